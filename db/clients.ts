@@ -1,0 +1,79 @@
+/** Queries on clients and their direct permission grants. */
+import type { Sql } from "./connection.ts";
+
+export type ClientRow = {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string | null;
+  is_active: boolean;
+  permission_ids: string[];
+  created_at: Date;
+  updated_at: Date;
+};
+
+const columns = (sql: Sql) =>
+  sql`c.id, c.project_id, c.name, c.description, c.is_active, c.created_at, c.updated_at,
+      array(select cp.permission_id from client_permissions cp where cp.client_id = c.id order by cp.permission_id)
+        as permission_ids`;
+
+export async function insertClient(
+  sql: Sql,
+  c: { project_id: string; id: string; name: string; description: string | null; secret_hash: Uint8Array },
+): Promise<void> {
+  await sql`
+    insert into clients (project_id, id, name, description, secret_hash)
+    values (${c.project_id}, ${c.id}, ${c.name}, ${c.description}, ${c.secret_hash})`;
+}
+
+/** Grants every permission of the project's default resources (the project's admin client). */
+export async function grantDefaultPermissions(sql: Sql, projectId: string, clientId: string): Promise<void> {
+  await sql`
+    insert into client_permissions (project_id, client_id, permission_id)
+    select p.project_id, ${clientId}, p.id
+    from permissions p join resources r on r.id = p.resource_id
+    where p.project_id = ${projectId} and r.is_default`;
+}
+
+export async function findClient(
+  sql: Sql,
+  projectId: string,
+  clientId: string,
+): Promise<ClientRow | undefined> {
+  const [row] = await sql<ClientRow[]>`
+    select ${columns(sql)} from clients c where c.project_id = ${projectId} and c.id = ${clientId}`;
+  return row;
+}
+
+export async function updateClientSecret(
+  sql: Sql,
+  projectId: string,
+  clientId: string,
+  secretHash: Uint8Array,
+): Promise<boolean> {
+  const rows = await sql`
+    update clients set secret_hash = ${secretHash}, updated_at = now()
+    where project_id = ${projectId} and id = ${clientId}
+    returning id`;
+  return rows.length === 1;
+}
+
+export type ClientCredentialsRow = {
+  id: string;
+  project_id: string;
+  secret_hash: Uint8Array;
+  is_active: boolean;
+  project_is_active: boolean;
+};
+
+/** What the token endpoint needs to authenticate a client, in one query. */
+export async function findClientCredentials(
+  sql: Sql,
+  clientId: string,
+): Promise<ClientCredentialsRow | undefined> {
+  const [row] = await sql<ClientCredentialsRow[]>`
+    select c.id, c.project_id, c.secret_hash, c.is_active, p.is_active as project_is_active
+    from clients c join projects p on p.id = c.project_id
+    where c.id = ${clientId}`;
+  return row;
+}

@@ -1,0 +1,80 @@
+/** The closed list of error codes, each with its HTTP status and the message the client sees. */
+
+export const ERRORS = {
+  invalid_params: { status: 400, message: "invalid or missing parameters, headers or body" },
+  invalid_client: { status: 400, message: "the client id is invalid" },
+  client_not_active: { status: 400, message: "the client is inactive" },
+  project_not_active: { status: 400, message: "the project is inactive" },
+  invalid_authorization_code: { status: 400, message: "the authorization code is invalid" },
+  different_authorize_redirect_uri: {
+    status: 400,
+    message: "redirect URI differs from the one in the authorize request",
+  },
+  auth_code_already_used: { status: 400, message: "the code was already used" },
+  auth_code_expired: { status: 400, message: "the code has expired" },
+  invalid_code_verifier: { status: 400, message: "the code verifier is invalid" },
+  invalid_refresh_token: { status: 400, message: "the refresh token is invalid" },
+  refresh_token_expired: { status: 400, message: "the refresh token has expired; the user signs in again" },
+  refresh_token_already_used: { status: 400, message: "the refresh token was already used" },
+  invalid_client_credentials: { status: 401, message: "client credentials are invalid" },
+  invalid_authorization_token: { status: 401, message: "the bearer token is missing or invalid" },
+  insufficient_permission: { status: 403, message: "the token lacks the required permission" },
+  default_resource_immutable: { status: 403, message: "default resources cannot be changed" },
+  not_found: { status: 404, message: "no such endpoint" },
+  project_not_found: { status: 404, message: "the project does not exist" },
+  resource_not_found: { status: 404, message: "the resource does not exist" },
+  role_not_found: { status: 404, message: "the role does not exist" },
+  user_not_found: { status: 404, message: "the user does not exist" },
+  client_not_found: { status: 404, message: "the client does not exist" },
+  some_permissions_not_found: { status: 404, message: "some of the given permission ids do not exist" },
+  resource_code_already_used: { status: 409, message: "a resource with this code exists in the project" },
+  role_code_already_used: { status: 409, message: "a role with this code exists in the project" },
+  user_external_id_already_used: {
+    status: 409,
+    message: "a user with this external id exists in the project",
+  },
+  user_email_already_used: { status: 409, message: "a user with this email exists" },
+  too_many_requests: { status: 429, message: "too many requests; retry later" },
+  system_error: { status: 500, message: "unexpected error" },
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+/** Statuses the codes answer with; 413 (`invalid_params`, body too large) and 503 (`system_error`, database
+ * unreachable) are the two overrides of a code's usual status. */
+export type ErrorStatus = (typeof ERRORS)[ErrorCode]["status"] | 413 | 503;
+
+export type ErrorDetail = { field: string; issue: string };
+
+/** A refusal with a code from ERRORS; `onError` turns it into the wire shape. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: ErrorStatus;
+  readonly details?: ErrorDetail[];
+  /** Extra response headers, such as WWW-Authenticate or Retry-After. */
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    opts: {
+      description?: string;
+      details?: ErrorDetail[];
+      headers?: Record<string, string>;
+      status?: 413 | 503;
+    } = {},
+  ) {
+    super(opts.description ?? ERRORS[code].message);
+    this.name = "AppError";
+    this.code = code;
+    this.status = opts.status ?? ERRORS[code].status;
+    this.details = opts.details;
+    this.headers = opts.headers;
+  }
+}
+
+/** Database constraint name → the error a unique-violation race answers (never a 500). */
+export const CONSTRAINT_ERRORS: Record<string, ErrorCode> = {
+  resources__project_id_code: "resource_code_already_used",
+  roles__project_id_code: "role_code_already_used",
+  users__project_id_email: "user_email_already_used",
+  users__project_id_external_user_id: "user_external_id_already_used",
+};

@@ -1,0 +1,76 @@
+/** The bearer-token gate of every admin operation: 401 (token), then 404 (path project), then 403 (permission). */
+import type { Sql } from "../db/connection.ts";
+import { findLivePrincipal } from "../db/principals.ts";
+import { AppError } from "./errors.ts";
+import type { AccessClaims, TokenService } from "./tokens.ts";
+import { SYSTEM_PROJECT_ID } from "./projects.ts";
+
+/** `<resource code>:<permission code>` of a default resource, e.g. `users:create`. */
+export type AdminPermission = `${"resources" | "roles" | "users" | "clients" | "projects"}:${
+  | "read"
+  | "create"
+  | "update"}`;
+
+/**
+ * Which project the operation acts on, and whether a system-project token may act on it too.
+ * - `own`: the path's project, which must be the token's.
+ * - `own-or-system`: the path's project, from a token of that project or of the system project.
+ * - `system`: no path project; only a system-project token.
+ */
+export type ProjectScope = "own" | "own-or-system" | "system";
+
+export type Principal = AccessClaims & { isSystem: boolean };
+
+const REALM = 'realm="access-control"';
+
+function unauthorized(description: string, withError: boolean): AppError {
+  return new AppError("invalid_authorization_token", {
+    description,
+    headers: { "WWW-Authenticate": withError ? `Bearer ${REALM}, error="invalid_token"` : `Bearer ${REALM}` },
+  });
+}
+
+/** Reads `Authorization: Bearer <token>`; the scheme is case-insensitive (RFC 7235 §2.1). */
+export function bearerToken(header: string | undefined): string {
+  if (!header) throw unauthorized("the Authorization header with a bearer token is missing", false);
+  const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
+  if (!m) throw unauthorized("the Authorization header is not a bearer token", true);
+  return m[1];
+}
+
+export async function authorize(
+  sql: Sql,
+  tokens: TokenService,
+  req: { authorization: string | undefined; pathProjectId: string | null },
+  need: { permission: AdminPermission; scope: ProjectScope },
+): Promise<Principal> {
+  const claims = await tokens.verifyAccessToken(bearerToken(req.authorization));
+  if (!claims) throw unauthorized("the bearer token is invalid or expired", true);
+  const [resource, permission] = need.permission.split(":");
+  const row = await findLivePrincipal(sql, {
+    projectId: claims.aud,
+    clientId: claims.client_id,
+    jti: claims.jti,
+    pathProjectId: req.pathProjectId,
+    resource,
+    permission,
+  });
+  // User tokens (with `sid`) are not issued yet; until sessions are checked here they are refused.
+  if (!row || claims.sid !== undefined || claims.sub !== claims.client_id) {
+    throw unauthorized("the bearer token is no longer valid", true);
+  }
+  if (req.pathProjectId !== null && !row.path_project_exists) throw new AppError("project_not_found");
+  const isSystem = claims.aud === SYSTEM_PROJECT_ID;
+  const projectAllowed = need.scope === "system"
+    ? isSystem
+    : req.pathProjectId === claims.aud || (need.scope === "own-or-system" && isSystem);
+  if (!projectAllowed) {
+    throw new AppError("insufficient_permission", { description: "the token belongs to another project" });
+  }
+  if (!row.allowed) {
+    throw new AppError("insufficient_permission", {
+      description: `the token lacks the permission ${need.permission}`,
+    });
+  }
+  return { ...claims, isSystem };
+}
