@@ -41,7 +41,7 @@ export function service(): Promise<Service> {
 }
 
 /** Deno.test with the sanitizers off: the shared service outlives any one test. */
-export function test(name: string, fn: () => Promise<void>, opts: { ignore?: boolean } = {}) {
+export function test(name: string, fn: () => void | Promise<void>, opts: { ignore?: boolean } = {}) {
   Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false, ...opts });
 }
 
@@ -117,7 +117,8 @@ export async function expectError(
   if (call instanceof Response) res = call;
   else {
     try {
-      await call;
+      const value = await call;
+      if (value instanceof Response) res = value;
     } catch (err) {
       if (!(err instanceof Response)) throw err;
       res = err;

@@ -1,0 +1,98 @@
+/** The published contract: openapi/openapi.json and sdk/ match the routes; /openapi.json and /docs serve. */
+import assert from "node:assert/strict";
+import { buildOpenApiDocument, OPENAPI_PATH, serialize } from "../openapi/document.ts";
+import { generateSdk } from "../openapi/sdk.ts";
+import { http, test } from "./helpers.ts";
+
+test("openapi/openapi.json is up to date with the routes (run `deno task openapi`)", async () => {
+  const fromRoutes = serialize(buildOpenApiDocument());
+  assert.equal(
+    await Deno.readTextFile(OPENAPI_PATH),
+    fromRoutes,
+    "openapi/openapi.json drifted: run `deno task openapi`",
+  );
+});
+
+test("sdk/ is up to date with openapi/openapi.json (run `deno task sdk`)", async () => {
+  const out = await Deno.makeTempDir({ prefix: "acs-sdk-" });
+  try {
+    await generateSdk(out);
+    const sdkDir = new URL("../sdk/", import.meta.url);
+    const names = (dir: string | URL) => [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    assert.deepEqual(names(sdkDir), names(out));
+    for (const name of names(out)) {
+      assert.equal(
+        await Deno.readTextFile(new URL(name, sdkDir)),
+        await Deno.readTextFile(`${out}/${name}`),
+        `sdk/${name} drifted: run \`deno task sdk\``,
+      );
+    }
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
+});
+
+test("every operation has an operationId, a tag, a summary and documented errors", () => {
+  const doc = buildOpenApiDocument() as {
+    openapi: string;
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          operationId?: string;
+          tags?: string[];
+          summary?: string;
+          responses: Record<string, unknown>;
+          security?: unknown[];
+        }
+      >
+    >;
+    components: { securitySchemes: Record<string, unknown> };
+  };
+  assert.equal(doc.openapi, "3.1.0");
+  assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ["basicAuth", "bearerAuth"]);
+  const ids = new Set<string>();
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const where = `${method.toUpperCase()} ${path}`;
+      assert.ok(op.operationId, `${where} has an operationId`);
+      assert.ok(!ids.has(op.operationId!), `${where}: operationId is unique`);
+      ids.add(op.operationId!);
+      assert.ok(op.tags?.length, `${where} has a tag`);
+      assert.ok(op.summary, `${where} has a summary`);
+      if (path !== "/healthz") assert.ok(op.responses["500"], `${where} documents system_error`);
+      if (path.startsWith("/api/v1/projects")) {
+        assert.deepEqual(op.security, [{ bearerAuth: [] }], `${where} needs a bearer token`);
+        assert.ok(op.responses["401"] && op.responses["403"], `${where} documents 401 and 403`);
+      }
+    }
+  }
+});
+
+test("GET /openapi.json serves the same document as openapi/openapi.json", async () => {
+  const res = await http("/openapi.json");
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), JSON.parse(await Deno.readTextFile(OPENAPI_PATH)));
+});
+
+test("GET /docs serves the API reference with its script from this service, under a strict CSP", async () => {
+  const res = await http("/docs");
+  assert.equal(res.status, 200);
+  const html = await res.text();
+  const csp = res.headers.get("content-security-policy") ?? "";
+  assert.match(csp, /frame-ancestors 'none'/);
+  assert.match(csp, /script-src 'self' 'nonce-/);
+  assert.match(html, /<script[^>]+src="\/docs\/scalar\.js"/);
+  assert.doesNotMatch(html, /https?:\/\/(cdn|fonts)\./, "no third-party assets");
+  assert.match(html, /\/openapi\.json/);
+  const script = await http("/docs/scalar.js");
+  assert.equal(script.status, 200);
+  assert.match(script.headers.get("content-type") ?? "", /javascript/);
+  assert.ok((await script.arrayBuffer()).byteLength > 100_000);
+});
+
+test("GET /healthz and GET /readyz", async () => {
+  assert.deepEqual(await (await http("/healthz")).json(), { status: "ok" });
+  assert.deepEqual(await (await http("/readyz")).json(), { status: "ready" });
+});

@@ -1,0 +1,136 @@
+/** One error model on every endpoint: unknown paths, malformed bodies, size limits, database failure. */
+import assert from "node:assert/strict";
+import { loadConfig } from "../config.ts";
+import { startService } from "../main.ts";
+import { CONSTRAINT_ERRORS } from "../domain/errors.ts";
+import {
+  ADMIN_SECRET,
+  basic,
+  DATABASE_URL,
+  expectError,
+  freePort,
+  http,
+  newProject,
+  postToken,
+  service,
+  test,
+} from "./helpers.ts";
+
+test("an unknown path or method answers 404 not_found in the error shape", async () => {
+  const err = await expectError(await http("/api/v1/nothing-here"), 404, "not_found");
+  assert.match(err.error_description, /GET \/api\/v1\/nothing-here/);
+  await expectError(await http("/api/v1/projects", { method: "DELETE" }), 404, "not_found");
+});
+
+test("malformed, mistyped or oversized JSON bodies answer invalid_params, never 500", async () => {
+  const p = await newProject();
+  const path = `/api/v1/projects/${p.project.id}`;
+  const send = (body: string, contentType = "application/json") =>
+    http(path, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${p.token}`, "content-type": contentType },
+      body,
+    });
+  for (const body of ["{", "not json", "[]", "null", '"text"', '{"name": }']) {
+    await expectError(await send(body), 400, "invalid_params");
+  }
+  const typed = await expectError(
+    await send(JSON.stringify({ name: ["x"], is_active: "true" })),
+    400,
+    "invalid_params",
+  );
+  assert.deepEqual(typed.details?.map((d) => d.field).sort(), ["is_active", "name"]);
+  const wrongType = await expectError(
+    await send(JSON.stringify({ name: "x" }), "text/plain"),
+    400,
+    "invalid_params",
+  );
+  assert.deepEqual(wrongType.details, [{ field: "Content-Type", issue: "must be application/json" }]);
+  await expectError(await send("name=x", "application/x-www-form-urlencoded"), 400, "invalid_params");
+  const huge = await expectError(
+    await send(JSON.stringify({ name: "x", description: "y".repeat(1024 * 1024) })),
+    413,
+    "invalid_params",
+  );
+  assert.match(huge.error_description, /1 MiB/);
+  // Nothing changed.
+  assert.equal((await p.api.projects.getProject(p.project.id)).name, p.project.name);
+});
+
+test("the database's unique constraints carry the names the error model maps to 409 codes", async () => {
+  // Resource codes are unique per project, case-insensitively: the database decides, so a race cannot
+  // slip through, and the constraint's name picks the error code.
+  const p = await newProject();
+  const { db } = await service();
+  const insert = (code: string) =>
+    db.sql`insert into resources (project_id, id, name, code) values (${p.project.id}, ${crypto.randomUUID()}, 'x', ${code})`;
+  await insert("orders");
+  await assert.rejects(insert("ORDERS"), (err: { constraint_name?: string }) => {
+    assert.equal(CONSTRAINT_ERRORS[err.constraint_name!], "resource_code_already_used");
+    return true;
+  });
+  const [{ names }] = await db.sql<{ names: string[] }[]>`
+    select array_agg(indexname::text order by indexname) as names from pg_indexes
+    where indexname = any(${Object.keys(CONSTRAINT_ERRORS)})`;
+  assert.deepEqual(names, Object.keys(CONSTRAINT_ERRORS).sort());
+});
+
+test("every response carries X-Request-Id; API responses carry Cache-Control: no-store", async () => {
+  const res = await http("/api/v1/projects", { headers: { "x-request-id": "trace-123" } });
+  assert.equal(res.headers.get("x-request-id"), "trace-123");
+  assert.equal(res.headers.get("cache-control"), "no-store");
+  await res.body?.cancel();
+  const other = await http("/healthz", { headers: { "x-request-id": "bad id with spaces" } });
+  assert.match(other.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
+  assert.deepEqual(await other.json(), { status: "ok" });
+});
+
+test("with its database gone the service fails closed: 503 system_error, never allowed or invalid", async () => {
+  const port = freePort();
+  const env: Record<string, string> = {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+    LOG_LEVEL: "error",
+  };
+  if (DATABASE_URL) env.DATABASE_URL = DATABASE_URL;
+  else env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-down-" });
+  const svc = await startService(loadConfig(env), { quiet: true });
+  const token = await (await fetch(`${svc.url}/api/v1/tokens`, {
+    method: "POST",
+    headers: {
+      authorization: basic("system-admin", ADMIN_SECRET),
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: "grant_type=client_credentials",
+  })).json();
+  assert.equal((await fetch(`${svc.url}/readyz`)).status, 200);
+  await svc.db.sql.end({ timeout: 1 });
+  try {
+    for (
+      const [path, init] of [
+        ["/readyz", {}],
+        ["/api/v1/projects/system", { headers: { authorization: `Bearer ${token.access_token}` } }],
+        ["/api/v1/tokens", {
+          method: "POST",
+          headers: {
+            authorization: basic("system-admin", ADMIN_SECRET),
+            "content-type": "application/x-www-form-urlencoded",
+          },
+          body: "grant_type=client_credentials",
+        }],
+      ] as [string, RequestInit][]
+    ) {
+      const err = await expectError(await fetch(`${svc.url}${path}`, init), 503, "system_error");
+      assert.doesNotMatch(err.error_description, /select|postgres|stack/i, path);
+    }
+  } finally {
+    await svc.close().catch(() => {});
+  }
+});
+
+test("POST /api/v1/tokens with an oversized body answers 413 invalid_params", async () => {
+  const res = await postToken(`grant_type=client_credentials&state=${"x".repeat(1024 * 1024)}`);
+  await expectError(res, 413, "invalid_params");
+});

@@ -1,0 +1,187 @@
+/** The bearer-token gate: 401, then 404, then 403; cross-project refusal; live effect of every change. */
+import assert from "node:assert/strict";
+import { generateKeyPair, importJWK, SignJWT } from "jose";
+import { baseUrl, expectError, http, newProject, sdk, service, systemToken, test } from "./helpers.ts";
+
+const UNKNOWN = "00000000-0000-7000-8000-000000000000";
+
+async function forged(
+  claims: Record<string, unknown>,
+  header: Record<string, unknown> = {},
+): Promise<string> {
+  const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519" });
+  const now = Math.floor(Date.now() / 1000);
+  return await new SignJWT({ client_id: claims.sub, ...claims })
+    .setProtectedHeader({ alg: "EdDSA", typ: "at+jwt", kid: "forged", ...header })
+    .setIssuer(await baseUrl())
+    .setIssuedAt(now)
+    .setExpirationTime(now + 600)
+    .setJti(crypto.randomUUID())
+    .sign(privateKey);
+}
+
+function withBearer(token: string, scheme = "Bearer"): RequestInit {
+  return { headers: { authorization: `${scheme} ${token}` } };
+}
+
+test("the gate answers 401 invalid_authorization_token with WWW-Authenticate for missing or bad tokens", async () => {
+  const p = await newProject();
+  const path = `/api/v1/projects/${p.project.id}`;
+  const missing = await expectError(await http(path), 401, "invalid_authorization_token");
+  assert.equal(missing.headers.get("www-authenticate"), 'Bearer realm="access-control"');
+  const [, payload, signature] = p.token.split(".");
+  const tampered = JSON.parse(atob(payload.replace(/-/g, "+").replace(/_/g, "/")));
+  tampered.aud = "system";
+  const tamperedToken = [
+    p.token.split(".")[0],
+    btoa(JSON.stringify(tampered)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_"),
+    signature,
+  ].join(".");
+  const noneToken = `${btoa(JSON.stringify({ alg: "none", typ: "at+jwt" })).replace(/=+$/, "")}.${payload}.`;
+  const bad = [
+    withBearer("not-a-jwt"),
+    withBearer(tamperedToken),
+    withBearer(noneToken),
+    withBearer(await forged({ sub: p.clientId, aud: p.project.id })),
+    withBearer(p.token, "Basic"),
+    { headers: { authorization: p.token } },
+    { headers: { authorization: "Bearer" } },
+  ];
+  for (const init of bad) {
+    const err = await expectError(await http(path, init), 401, "invalid_authorization_token");
+    assert.match(
+      err.headers.get("www-authenticate") ?? "",
+      /^Bearer realm="access-control", error="invalid_token"$/,
+    );
+  }
+  // The scheme is case-insensitive (RFC 7235 §2.1); the token is accepted only in the header.
+  assert.equal((await http(path, withBearer(p.token, "bearer"))).status, 200);
+  await expectError(await http(`${path}?access_token=${p.token}`), 401, "invalid_authorization_token");
+});
+
+test("the gate refuses an expired token", async () => {
+  const p = await newProject();
+  const { db } = await service();
+  // Sign with the service's own key but with exp in the past, as an old token would be.
+  const [key] = await db.sql<{ kid: string; private_jwk: Record<string, string> }[]>`
+    select kid, private_jwk from signing_keys where retired_at is null order by created_at desc limit 1`;
+  const now = Math.floor(Date.now() / 1000);
+  const expired = await new SignJWT({ client_id: p.clientId })
+    .setProtectedHeader({ alg: "EdDSA", typ: "at+jwt", kid: key.kid })
+    .setIssuer(await baseUrl()).setSubject(p.clientId).setAudience(p.project.id)
+    .setIssuedAt(now - 1000).setExpirationTime(now - 100).setJti(crypto.randomUUID())
+    .sign(await importJWK(key.private_jwk, "EdDSA"));
+  await expectError(
+    await http(`/api/v1/projects/${p.project.id}`, withBearer(expired)),
+    401,
+    "invalid_authorization_token",
+  );
+});
+
+test("the gate checks in the order 401, 404, 403", async () => {
+  const p = await newProject();
+  const other = await newProject();
+  // A bad token and an unknown project: 401 first.
+  await expectError(
+    await http(`/api/v1/projects/${UNKNOWN}`, withBearer("garbage")),
+    401,
+    "invalid_authorization_token",
+  );
+  // A valid token and an unknown project: 404, even though the token could never act there.
+  await expectError(p.api.projects.getProject(UNKNOWN), 404, "project_not_found");
+  await expectError(p.api.clients.rotateClientSecret(UNKNOWN, p.clientId), 404, "project_not_found");
+  // A valid token on another existing project: 403.
+  await expectError(p.api.projects.getProject(other.project.id), 403, "insufficient_permission");
+  await expectError(
+    p.api.clients.rotateClientSecret(other.project.id, other.clientId),
+    403,
+    "insufficient_permission",
+  );
+});
+
+test("tokens of one project never act on another, nor on the system project's operations", async () => {
+  const a = await newProject();
+  const b = await newProject();
+  await expectError(
+    a.api.projects.updateProject(b.project.id, { name: "taken over" }),
+    403,
+    "insufficient_permission",
+  );
+  await expectError(a.api.projects.createProject({ name: "nested" }), 403, "insufficient_permission");
+  await expectError(
+    a.api.projects.listProjects(undefined, undefined, undefined, undefined, undefined, undefined),
+    403,
+    "insufficient_permission",
+  );
+  await expectError(
+    a.api.clients.rotateClientSecret(b.project.id, b.clientId),
+    403,
+    "insufficient_permission",
+  );
+  // Its own project's client id under another project's path is not found there.
+  await expectError(a.api.clients.rotateClientSecret(a.project.id, b.clientId), 404, "client_not_found");
+  assert.equal((await b.api.projects.getProject(b.project.id)).name, b.project.name);
+});
+
+test("a system-project token reads and updates any project but cannot manage its clients", async () => {
+  const p = await newProject();
+  const admin = await sdk(await systemToken());
+  assert.equal((await admin.projects.getProject(p.project.id)).id, p.project.id);
+  assert.equal((await admin.projects.updateProject(p.project.id, { name: "renamed" })).name, "renamed");
+  await expectError(
+    admin.clients.rotateClientSecret(p.project.id, p.clientId),
+    403,
+    "insufficient_permission",
+  );
+});
+
+test("a permission taken away is refused on the very next request, and given back is allowed again", async () => {
+  const p = await newProject();
+  const { db } = await service();
+  assert.equal((await p.api.projects.getProject(p.project.id)).id, p.project.id);
+  // The resources and clients APIs arrive with the administrative API; here the grant changes in the database.
+  const revoked = await db.sql`
+    delete from client_permissions cp using permissions pe, resources r
+    where cp.client_id = ${p.clientId} and pe.id = cp.permission_id and r.id = pe.resource_id
+      and r.code = 'projects' and pe.code = 'read'
+    returning cp.permission_id`;
+  assert.equal(revoked.length, 1);
+  const err = await expectError(p.api.projects.getProject(p.project.id), 403, "insufficient_permission");
+  assert.match(err.error_description, /projects:read/);
+  // Other permissions of the same token still work.
+  assert.equal(
+    (await p.api.projects.updateProject(p.project.id, { name: "still allowed" })).name,
+    "still allowed",
+  );
+  await db.sql`insert into client_permissions (project_id, client_id, permission_id)
+    values (${p.project.id}, ${p.clientId}, ${revoked[0].permission_id})`;
+  assert.equal((await p.api.projects.getProject(p.project.id)).id, p.project.id);
+});
+
+test("a deactivated client's tokens are refused on the very next request", async () => {
+  const p = await newProject();
+  const { db } = await service();
+  assert.equal((await p.api.projects.getProject(p.project.id)).id, p.project.id);
+  await db.sql`update clients set is_active = false where id = ${p.clientId}`;
+  await expectError(p.api.projects.getProject(p.project.id), 401, "invalid_authorization_token");
+  await db.sql`update clients set is_active = true where id = ${p.clientId}`;
+  assert.equal((await p.api.projects.getProject(p.project.id)).id, p.project.id);
+});
+
+test("a deactivated project's tokens are refused on the very next request", async () => {
+  const p = await newProject();
+  const admin = await sdk(await systemToken());
+  await admin.projects.updateProject(p.project.id, { name: p.project.name, is_active: false });
+  await expectError(p.api.projects.getProject(p.project.id), 401, "invalid_authorization_token");
+  await admin.projects.updateProject(p.project.id, { name: p.project.name, is_active: true });
+  assert.equal((await p.api.projects.getProject(p.project.id)).is_active, true);
+});
+
+test("a revoked access token (by jti) is refused on the very next request", async () => {
+  const p = await newProject();
+  const { db } = await service();
+  const jti = JSON.parse(atob(p.token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).jti;
+  await db.sql`insert into revoked_access_tokens (jti, project_id, expires_at)
+    values (${jti}, ${p.project.id}, now() + interval '1 hour')`;
+  await expectError(p.api.projects.getProject(p.project.id), 401, "invalid_authorization_token");
+});

@@ -1,0 +1,267 @@
+/** The projects API: create with default resources and an admin client, list, get, update, secret rotation. */
+import assert from "node:assert/strict";
+import {
+  Api,
+  basic,
+  clientToken,
+  expectError,
+  http,
+  newProject,
+  postToken,
+  sdk,
+  service,
+  systemToken,
+  test,
+} from "./helpers.ts";
+
+const Sort = Api.ListProjectsSortByEnum;
+const Dir = Api.ListProjectsSortDirEnum;
+
+test("POST /api/v1/projects creates a project with its admin client, shown once", async () => {
+  const admin = await sdk(await systemToken());
+  const created = await admin.projects.createProject({
+    name: "Shop",
+    description: "the shop",
+    redirect_uris: [
+      "https://shop.example.com/callback?x=1",
+      "http://localhost:3000/cb",
+      "http://[::1]:8080/cb",
+    ],
+  });
+  assert.deepEqual(Object.keys(created).sort(), [
+    "admin_client",
+    "created_at",
+    "description",
+    "id",
+    "is_active",
+    "is_system",
+    "name",
+    "redirect_uris",
+    "updated_at",
+  ]);
+  assert.equal(created.name, "Shop");
+  assert.equal(created.is_active, true);
+  assert.equal(created.is_system, false);
+  assert.deepEqual(created.redirect_uris, [
+    "https://shop.example.com/callback?x=1",
+    "http://localhost:3000/cb",
+    "http://[::1]:8080/cb",
+  ]);
+  assert.match(created.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+  assert.equal(created.admin_client.client_secret.length, 43, "256 bits in base64url");
+  const token = await clientToken(created.admin_client.client_id, created.admin_client.client_secret);
+  const own = await sdk(token);
+  const read = await own.projects.getProject(created.id);
+  assert.equal(read.id, created.id);
+  assert.equal(
+    (read as unknown as Record<string, unknown>).admin_client,
+    undefined,
+    "the secret is never shown again",
+  );
+});
+
+test("a new project has the default resources, and its admin client holds every default permission", async () => {
+  const p = await newProject();
+  const { db } = await service();
+  const rows = await db.sql<{ code: string; is_default: boolean; permissions: string[] }[]>`
+    select r.code, r.is_default, array(select pe.code from permissions pe where pe.resource_id = r.id order by pe.code)
+      as permissions
+    from resources r where r.project_id = ${p.project.id} order by r.code`;
+  assert.deepEqual(rows.map((r) => [r.code, r.is_default, r.permissions]), [
+    ["clients", true, ["create", "read", "update"]],
+    ["projects", true, ["read", "update"]],
+    ["resources", true, ["create", "read", "update"]],
+    ["roles", true, ["create", "read", "update"]],
+    ["users", true, ["create", "read", "update"]],
+  ]);
+  const [{ granted }] = await db.sql<{ granted: number }[]>`
+    select count(*)::int as granted from client_permissions where client_id = ${p.clientId}`;
+  assert.equal(granted, 14);
+  const [{ system }] = await db.sql<{ system: string[] }[]>`
+    select array(select pe.code from permissions pe join resources r on r.id = pe.resource_id
+      where r.project_id = 'system' and r.code = 'projects' order by pe.code) as system`;
+  assert.deepEqual(system, ["create", "read", "update"]);
+});
+
+test("POST /api/v1/projects validates every field with invalid_params and details", async () => {
+  const admin = await sdk(await systemToken());
+  const bad: [Record<string, unknown>, string][] = [
+    [{}, "name"],
+    [{ name: "" }, "name"],
+    [{ name: "   " }, "name"],
+    [{ name: "x".repeat(51) }, "name"],
+    [{ name: 5 }, "name"],
+    [{ name: "ok", description: "d".repeat(201) }, "description"],
+    [{ name: "ok", redirect_uris: ["http://example.com/cb"] }, "redirect_uris.0"],
+    [{ name: "ok", redirect_uris: ["https://example.com/cb#frag"] }, "redirect_uris.0"],
+    [{ name: "ok", redirect_uris: ["/relative"] }, "redirect_uris.0"],
+    [{ name: "ok", redirect_uris: ["https://user:pw@example.com/cb"] }, "redirect_uris.0"],
+    [{ name: "ok", redirect_uris: ["javascript:alert(1)"] }, "redirect_uris.0"],
+    [{ name: "ok", redirect_uris: ["https://a.example/cb", "https://a.example/cb"] }, "redirect_uris"],
+    [{ name: "ok", redirect_uris: "https://a.example/cb" }, "redirect_uris"],
+    [{ name: "ok", is_active: "yes" }, "is_active"],
+  ];
+  for (const [body, field] of bad) {
+    const err = await expectError(
+      admin.projects.createProject(body as unknown as Api.CreateProjectRequest),
+      400,
+      "invalid_params",
+    );
+    assert.ok(
+      err.details?.some((d) => d.field === field),
+      `${JSON.stringify(body)} → ${JSON.stringify(err.details)}`,
+    );
+  }
+  // Limits are exact: 50 and 200 characters are accepted.
+  const ok = await admin.projects.createProject({ name: "n".repeat(50), description: "d".repeat(200) });
+  assert.equal(ok.name.length, 50);
+});
+
+test("GET /api/v1/projects pages without overlap, sorts, searches literally and filters by is_active", async () => {
+  const admin = await sdk(await systemToken());
+  const tag = crypto.randomUUID().slice(0, 8);
+  const names = ["b", "a", "c", "e", "d"].map((n) => `${tag} ${n}`);
+  for (const name of names) await admin.projects.createProject({ name, is_active: !name.endsWith("e") });
+  const list = (
+    page: number,
+    size: number,
+    sort?: Api.ListProjectsSortByEnum,
+    dir?: Api.ListProjectsSortDirEnum,
+  ) => admin.projects.listProjects(page, size, sort, dir, tag, undefined);
+  const p1 = await list(1, 2, Sort.Name, Dir.Asc);
+  const p2 = await list(2, 2, Sort.Name, Dir.Asc);
+  const p3 = await list(3, 2, Sort.Name, Dir.Asc);
+  assert.deepEqual([...p1.data, ...p2.data, ...p3.data].map((p) => p.name), [...names].sort());
+  assert.deepEqual(p1.pagination, { page_num: 1, page_size: 2, total: 5 });
+  assert.deepEqual((await list(4, 2)).data, []);
+  const byDefault = await admin.projects.listProjects(
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    tag,
+    undefined,
+  );
+  assert.equal(byDefault.pagination.page_size, 10);
+  assert.deepEqual(byDefault.data.map((p) => p.name), [...names].reverse(), "default: newest first");
+  const inactive = await admin.projects.listProjects(undefined, undefined, undefined, undefined, tag, false);
+  assert.deepEqual(inactive.data.map((p) => p.name), [`${tag} e`]);
+  // % and _ are literal in search.
+  await admin.projects.createProject({ name: `${tag}_100%` });
+  const literal = await admin.projects.listProjects(
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    `${tag}_100%`,
+    undefined,
+  );
+  assert.deepEqual(literal.data.map((p) => p.name), [`${tag}_100%`]);
+  const none = await admin.projects.listProjects(
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    `${tag}%`,
+    undefined,
+  );
+  assert.deepEqual(none.data, []);
+  assert.equal(none.pagination.total, 0);
+});
+
+test("GET /api/v1/projects refuses bad paging and sorting with invalid_params", async () => {
+  const token = await systemToken();
+  for (
+    const q of [
+      "page_num=0",
+      "page_num=abc",
+      "page_size=0",
+      "page_size=101",
+      "page_size=1.5",
+      "sort_by=secret_hash",
+      "sort_dir=up",
+      "is_active=yes",
+    ]
+  ) {
+    await expectError(
+      await http(`/api/v1/projects?${q}`, { headers: { authorization: `Bearer ${token}` } }),
+      400,
+      "invalid_params",
+    );
+  }
+  const max = await http("/api/v1/projects?page_size=100", { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(max.status, 200);
+});
+
+test("PUT /api/v1/projects/{project_id} keeps omitted fields and clears null ones", async () => {
+  const p = await newProject({ description: "first", redirect_uris: ["https://a.example/cb"] });
+  const kept = await p.api.projects.updateProject(p.project.id, { name: "second" });
+  assert.equal(kept.name, "second");
+  assert.equal(kept.description, "first");
+  assert.deepEqual(kept.redirect_uris, ["https://a.example/cb"]);
+  assert.ok(kept.updated_at >= p.project.updated_at);
+  const cleared = await p.api.projects.updateProject(p.project.id, {
+    name: "third",
+    description: null,
+    redirect_uris: [],
+  });
+  assert.equal(cleared.description, null);
+  assert.deepEqual(cleared.redirect_uris, []);
+  const emptied = await p.api.projects.updateProject(p.project.id, { name: "third", description: "x" });
+  assert.equal(
+    (await p.api.projects.updateProject(p.project.id, { name: "third", description: "" })).description,
+    null,
+  );
+  assert.equal(emptied.description, "x");
+  await expectError(p.api.projects.updateProject(p.project.id, { name: "" }), 400, "invalid_params");
+});
+
+test("PUT /api/v1/projects/{project_id}: only a system token changes is_active; the system project stays active", async () => {
+  const p = await newProject();
+  const err = await expectError(
+    p.api.projects.updateProject(p.project.id, { name: p.project.name, is_active: false }),
+    403,
+    "insufficient_permission",
+  );
+  assert.match(err.error_description, /system-project token/);
+  // Sending the unchanged value is fine.
+  assert.equal(
+    (await p.api.projects.updateProject(p.project.id, { name: "n", is_active: true })).is_active,
+    true,
+  );
+  const admin = await sdk(await systemToken());
+  const system = await admin.projects.getProject("system");
+  assert.equal(system.is_system, true);
+  const refused = await expectError(
+    admin.projects.updateProject("system", { name: system.name, is_active: false }),
+    400,
+    "invalid_params",
+  );
+  assert.equal(refused.details?.[0].field, "is_active");
+});
+
+test("POST .../clients/{client_id}/secret rotates the secret: the old one stops working at once", async () => {
+  const p = await newProject();
+  const rotated = await p.api.clients.rotateClientSecret(p.project.id, p.clientId);
+  assert.equal(rotated.id, p.clientId);
+  assert.equal(rotated.project_id, p.project.id);
+  assert.equal(rotated.permission_ids.length, 14);
+  assert.notEqual(rotated.client_secret, p.secret);
+  await expectError(
+    await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, p.secret) }),
+    401,
+    "invalid_client_credentials",
+  );
+  assert.ok(await clientToken(p.clientId, rotated.client_secret));
+  await expectError(
+    p.api.clients.rotateClientSecret(p.project.id, "no-such-client"),
+    404,
+    "client_not_found",
+  );
+  const { db } = await service();
+  const [row] = await db.sql<
+    { secret_hash: Uint8Array }[]
+  >`select secret_hash from clients where id = ${p.clientId}`;
+  assert.equal(row.secret_hash.length, 32, "only a SHA-256 hash is stored");
+  assert.ok(!new TextDecoder().decode(row.secret_hash).includes(rotated.client_secret));
+});

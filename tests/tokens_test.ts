@@ -1,0 +1,226 @@
+/** POST /api/v1/tokens with client credentials: success, the JWT and its JWKS, and every error. */
+import assert from "node:assert/strict";
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
+import {
+  ADMIN_SECRET,
+  baseUrl,
+  basic,
+  clientToken,
+  expectError,
+  http,
+  newProject,
+  postToken,
+  sdk,
+  service,
+  systemToken,
+  test,
+} from "./helpers.ts";
+
+test("bootstrap: the system admin client gets a token with BOOTSTRAP_ADMIN_SECRET", async () => {
+  const res = await postToken({ grant_type: "client_credentials" }, {
+    authorization: basic("system-admin", ADMIN_SECRET),
+  });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("cache-control"), "no-store");
+  assert.equal(res.headers.get("pragma"), "no-cache");
+  const body = await res.json();
+  assert.deepEqual(Object.keys(body).sort(), ["access_token", "expires_in", "token_type"]);
+  assert.equal(body.token_type, "Bearer");
+  assert.equal(body.expires_in, 900);
+});
+
+test("POST /api/v1/tokens issues an RFC 9068 JWT that verifies against the JWKS", async () => {
+  const p = await newProject();
+  const token = await clientToken(p.clientId, p.secret);
+  const url = await baseUrl();
+  const header = decodeProtectedHeader(token);
+  assert.equal(header.alg, "EdDSA");
+  assert.equal(header.typ, "at+jwt");
+  assert.equal(typeof header.kid, "string");
+  const jwks = createRemoteJWKSet(new URL(`${url}/.well-known/jwks.json`));
+  const { payload } = await jwtVerify(token, jwks, { issuer: url, audience: p.project.id, typ: "at+jwt" });
+  assert.equal(payload.sub, p.clientId);
+  assert.equal(payload.client_id, p.clientId);
+  assert.equal(payload.aud, p.project.id);
+  assert.equal(payload.exp! - payload.iat!, 900);
+  assert.ok(Math.abs(payload.iat! - Date.now() / 1000) < 60);
+  assert.match(payload.jti!, /^[0-9a-f-]{36}$/);
+  assert.equal(payload.sid, undefined);
+  assert.equal(payload.permissions, undefined, "permissions are evaluated live, never carried in the token");
+  const again = await clientToken(p.clientId, p.secret);
+  const second = await jwtVerify(again, jwks);
+  assert.notEqual(second.payload.jti, payload.jti);
+});
+
+test("GET /.well-known/jwks.json publishes only public Ed25519 keys", async () => {
+  const res = await http("/.well-known/jwks.json");
+  assert.equal(res.status, 200);
+  const { keys } = await res.json();
+  assert.ok(keys.length >= 1);
+  for (const k of keys) {
+    assert.equal(k.kty, "OKP");
+    assert.equal(k.crv, "Ed25519");
+    assert.equal(k.alg, "EdDSA");
+    assert.equal(k.use, "sig");
+    assert.equal(k.d, undefined, "no private part");
+  }
+});
+
+test("POST /api/v1/tokens decodes Basic credentials per RFC 6749 §2.3.1 (form-encoded, URL-safe base64)", async () => {
+  const p = await newProject();
+  // A client id with characters that must be form-encoded cannot exist, but encoding must still be undone.
+  const encoded = `Basic ${btoa(`${encodeURIComponent(p.clientId)}:${encodeURIComponent(p.secret)}`)}`;
+  assert.equal(
+    (await postToken({ grant_type: "client_credentials" }, { authorization: encoded })).status,
+    200,
+  );
+  const urlSafe = `basic ${
+    btoa(`${p.clientId}:${p.secret}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+  }`;
+  assert.equal(
+    (await postToken({ grant_type: "client_credentials" }, { authorization: urlSafe })).status,
+    200,
+  );
+  const withCharset = await postToken("grant_type=client_credentials", {
+    authorization: basic(p.clientId, p.secret),
+    "content-type": "application/x-www-form-urlencoded; charset=UTF-8",
+  });
+  assert.equal(withCharset.status, 200);
+});
+
+test("POST /api/v1/tokens refuses bad requests with invalid_params", async () => {
+  const p = await newProject();
+  const auth = { authorization: basic(p.clientId, p.secret) };
+  const cases: [string, Promise<Response>][] = [
+    ["no grant_type", postToken({}, auth)],
+    ["unknown grant_type", postToken({ grant_type: "password" }, auth)],
+    ["implicit", postToken({ grant_type: "implicit" }, auth)],
+    ["repeated grant_type", postToken("grant_type=client_credentials&grant_type=client_credentials", auth)],
+    ["no Authorization", postToken({ grant_type: "client_credentials" })],
+    [
+      "client_secret in the body",
+      postToken({ grant_type: "client_credentials", client_secret: p.secret }, auth),
+    ],
+    [
+      "client_id that differs from Basic",
+      postToken({ grant_type: "client_credentials", client_id: "other" }, auth),
+    ],
+    [
+      "JSON body",
+      http("/api/v1/tokens", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...auth },
+        body: JSON.stringify({ grant_type: "client_credentials" }),
+      }),
+    ],
+    [
+      "text body",
+      http("/api/v1/tokens", {
+        method: "POST",
+        headers: { "content-type": "text/plain", ...auth },
+        body: "grant_type=client_credentials",
+      }),
+    ],
+    ["empty body", http("/api/v1/tokens", { method: "POST", headers: auth })],
+  ];
+  for (const [name, call] of cases) {
+    const res = await call;
+    assert.equal(res.status, 400, name);
+    assert.equal((await res.json()).error, "invalid_params", name);
+    assert.equal(res.headers.get("cache-control"), "no-store", name);
+  }
+  const missing = await expectError(postToken({ grant_type: "client_credentials" }), 400, "invalid_params");
+  assert.deepEqual(missing.details, [{
+    field: "Authorization",
+    issue: "required for grant_type=client_credentials",
+  }]);
+});
+
+test("POST /api/v1/tokens answers malformed Basic credentials with 401 invalid_client_credentials", async () => {
+  const p = await newProject();
+  const headers = [
+    "Basic !!!not-base64!!!",
+    `Basic ${btoa("no-colon-here")}`,
+    `Basic ${btoa(`${p.clientId}:`)}`,
+    "Basic",
+    `Bearer ${p.token}`,
+    `Digest ${btoa(`${p.clientId}:${p.secret}`)}`,
+    `Basic ${btoa(`${p.clientId}:%zz`)}`,
+  ];
+  for (const authorization of headers) {
+    const err = await expectError(
+      await postToken({ grant_type: "client_credentials" }, { authorization }),
+      401,
+      "invalid_client_credentials",
+    );
+    assert.match(err.headers.get("www-authenticate") ?? "", /^Basic /, authorization);
+  }
+});
+
+test("POST /api/v1/tokens: unknown client invalid_client, wrong secret invalid_client_credentials", async () => {
+  const p = await newProject();
+  await expectError(
+    await postToken({ grant_type: "client_credentials" }, {
+      authorization: basic("no-such-client", p.secret),
+    }),
+    400,
+    "invalid_client",
+  );
+  const wrong = await expectError(
+    await postToken({ grant_type: "client_credentials" }, {
+      authorization: basic(p.clientId, p.secret + "x"),
+    }),
+    401,
+    "invalid_client_credentials",
+  );
+  assert.match(wrong.headers.get("www-authenticate") ?? "", /^Basic realm=/);
+  // Another project's secret does not open this client.
+  const other = await newProject();
+  await expectError(
+    await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, other.secret) }),
+    401,
+    "invalid_client_credentials",
+  );
+});
+
+test("POST /api/v1/tokens refuses a client of an inactive project with project_not_active", async () => {
+  const p = await newProject();
+  const admin = await sdk(await systemToken());
+  await admin.projects.updateProject(p.project.id, { name: p.project.name, is_active: false });
+  await expectError(
+    await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, p.secret) }),
+    400,
+    "project_not_active",
+  );
+  await admin.projects.updateProject(p.project.id, { name: p.project.name, is_active: true });
+  assert.ok(await clientToken(p.clientId, p.secret));
+});
+
+test("POST /api/v1/tokens refuses an inactive client with client_not_active, after checking its secret", async () => {
+  const p = await newProject();
+  // The clients API arrives with the administrative API; until then the state is set in the database.
+  const { db } = await service();
+  await db.sql`update clients set is_active = false where id = ${p.clientId}`;
+  await expectError(
+    await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, p.secret) }),
+    400,
+    "client_not_active",
+  );
+  await expectError(
+    await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, "wrong") }),
+    401,
+    "invalid_client_credentials",
+  );
+});
+
+test("POST /api/v1/tokens: grants of the user flow are refused as not enabled, without a 500", async () => {
+  const p = await newProject();
+  for (const grant_type of ["authorization_code", "refresh_token"]) {
+    const err = await expectError(
+      await postToken({ grant_type, client_id: p.clientId }),
+      400,
+      "invalid_params",
+    );
+    assert.equal(err.details?.[0].field, "grant_type");
+  }
+});
