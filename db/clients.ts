@@ -1,5 +1,6 @@
 /** Queries on clients and their direct permission grants. */
 import type { Sql } from "./connection.ts";
+import { containsPattern, offsetOf, type Page, pageOf, type Sort } from "./lists.ts";
 
 export type ClientRow = {
   id: string;
@@ -76,4 +77,46 @@ export async function findClientCredentials(
     from clients c join projects p on p.id = c.project_id
     where c.id = ${clientId}`;
   return row;
+}
+
+export async function updateClientRow(
+  sql: Sql,
+  projectId: string,
+  clientId: string,
+  c: { name: string; description: string | null; is_active: boolean },
+): Promise<boolean> {
+  const rows = await sql`
+    update clients set name = ${c.name}, description = ${c.description}, is_active = ${c.is_active}, updated_at = now()
+    where project_id = ${projectId} and id = ${clientId} returning id`;
+  return rows.length === 1;
+}
+
+/** Replaces the client's direct grants with exactly these permissions. */
+export async function setClientPermissions(sql: Sql, projectId: string, clientId: string, ids: string[]): Promise<void> {
+  await sql`delete from client_permissions where client_id = ${clientId}`;
+  if (ids.length === 0) return;
+  await sql`insert into client_permissions ${
+    sql(ids.map((permission_id) => ({ project_id: projectId, client_id: clientId, permission_id })))
+  }`;
+}
+
+export type ClientSortField = "name" | "is_active" | "created_at" | "updated_at";
+
+export function listClients(
+  sql: Sql,
+  projectId: string,
+  q: Page & Sort<ClientSortField> & { search?: string; is_active?: boolean },
+): Promise<{ rows: ClientRow[]; total: number }> {
+  const where = sql`
+    where c.project_id = ${projectId}
+    ${q.search ? sql`and c.name ilike ${containsPattern(q.search)}` : sql``}
+    ${q.is_active === undefined ? sql`` : sql`and c.is_active = ${q.is_active}`}`;
+  const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
+  return pageOf(
+    sql<ClientRow[]>`
+      select ${columns(sql)} from clients c ${where}
+      order by ${sql("c." + q.sort_by)} ${dir}, c.id ${dir}
+      limit ${q.page_size} offset ${offsetOf(q)}`,
+    sql<{ total: number }[]>`select count(*)::int as total from clients c ${where}`,
+  );
 }

@@ -11,3 +11,12 @@ export function containsPattern(search: string): string {
 export function offsetOf(page: Page): number {
   return (page.page_num - 1) * page.page_size;
 }
+
+/** A page of rows and the total: two statements sent together, whatever the page size. */
+export async function pageOf<R>(
+  rows: Promise<R[]>,
+  total: Promise<{ total: number }[]>,
+): Promise<{ rows: R[]; total: number }> {
+  const [r, [t]] = await Promise.all([rows, total]);
+  return { rows: r, total: t.total };
+}

@@ -1,9 +1,29 @@
-/** Machine clients: records and secret rotation (the rest of the clients API arrives with the admin API). */
-import type { Sql } from "../db/connection.ts";
-import { type ClientRow, findClient, updateClientSecret } from "../db/clients.ts";
+/** Machine clients: created with a secret shown once, granted permissions directly, rotated, deactivated. */
+import { type Sql, transaction } from "../db/connection.ts";
+import {
+  type ClientRow,
+  type ClientSortField,
+  findClient,
+  insertClient,
+  listClients as listClientRows,
+  setClientPermissions,
+  updateClientRow,
+  updateClientSecret,
+} from "../db/clients.ts";
+import type { Page, Sort } from "../db/lists.ts";
 import { AppError } from "./errors.ts";
-import { newSecret } from "./ids.ts";
+import { newId, newSecret } from "./ids.ts";
+import { type PageOut, pageResult } from "./pages.ts";
+import { checkPermissionIds } from "./permissions.ts";
+import { SYSTEM_ADMIN_CLIENT_ID, SYSTEM_PROJECT_ID } from "./projects.ts";
 import { hashSecret } from "./secrets.ts";
+
+export type ClientInput = {
+  name: string;
+  description?: string | null;
+  permission_ids?: string[];
+  is_active?: boolean;
+};
 
 export type ClientRecord = {
   id: string;
@@ -29,6 +49,66 @@ export function clientRecord(row: ClientRow): ClientRecord {
   };
 }
 
+export async function createClient(
+  sql: Sql,
+  projectId: string,
+  input: ClientInput,
+): Promise<ClientRecord & { client_secret: string }> {
+  const id = newId();
+  const secret = newSecret();
+  return await transaction(sql, async (tx) => {
+    const permissionIds = await checkPermissionIds(tx, projectId, input.permission_ids ?? []);
+    await insertClient(tx, {
+      project_id: projectId,
+      id,
+      name: input.name,
+      description: input.description || null,
+      secret_hash: hashSecret(secret),
+    });
+    await setClientPermissions(tx, projectId, id, permissionIds);
+    return { ...clientRecord((await findClient(tx, projectId, id))!), client_secret: secret };
+  });
+}
+
+/**
+ * Updates the client; given `permission_ids` replace its grants, omitted ones leave them. A deactivated
+ * client's tokens are refused on the next request. The system project's admin client can be neither
+ * deactivated nor stripped of its permissions, so that the service can never lock its operators out.
+ */
+export async function updateClient(
+  sql: Sql,
+  projectId: string,
+  clientId: string,
+  input: ClientInput & { is_active: boolean },
+): Promise<ClientRecord> {
+  return await transaction(sql, async (tx) => {
+    const current = await findClient(tx, projectId, clientId);
+    if (!current) throw new AppError("client_not_found");
+    if (projectId === SYSTEM_PROJECT_ID && clientId === SYSTEM_ADMIN_CLIENT_ID) {
+      if (!input.is_active) {
+        throw new AppError("invalid_params", {
+          details: [{ field: "is_active", issue: "the system admin client cannot be deactivated" }],
+        });
+      }
+      if (input.permission_ids !== undefined) {
+        throw new AppError("invalid_params", {
+          details: [{ field: "permission_ids", issue: "the system admin client's permissions cannot be changed" }],
+        });
+      }
+    }
+    const permissionIds = input.permission_ids === undefined
+      ? undefined
+      : await checkPermissionIds(tx, projectId, input.permission_ids);
+    await updateClientRow(tx, projectId, clientId, {
+      name: input.name,
+      description: input.description === undefined ? current.description : input.description || null,
+      is_active: input.is_active,
+    });
+    if (permissionIds) await setClientPermissions(tx, projectId, clientId, permissionIds);
+    return clientRecord((await findClient(tx, projectId, clientId))!);
+  });
+}
+
 /** Replaces the client's secret; the old one stops working at once. The new one is shown only here. */
 export async function rotateClientSecret(
   sql: Sql,
@@ -41,4 +121,12 @@ export async function rotateClientSecret(
   }
   const row = await findClient(sql, projectId, clientId);
   return { ...clientRecord(row!), client_secret: secret };
+}
+
+export async function listClients(
+  sql: Sql,
+  projectId: string,
+  q: Page & Sort<ClientSortField> & { search?: string; is_active?: boolean },
+): Promise<PageOut<ClientRecord>> {
+  return pageResult(q, await listClientRows(sql, projectId, q), clientRecord);
 }

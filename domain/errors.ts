@@ -71,10 +71,17 @@ export class AppError extends Error {
   }
 }
 
-/** Database constraint name → the error a unique-violation race answers (never a 500). */
+/** Database constraint name → the error a race answers (never a 500): unique violations... */
 export const CONSTRAINT_ERRORS: Record<string, ErrorCode> = {
   resources__project_id_code: "resource_code_already_used",
   roles__project_id_code: "role_code_already_used",
   users__project_id_email: "user_email_already_used",
   users__project_id_external_user_id: "user_external_id_already_used",
+};
+
+/** ...and foreign-key violations, when a referenced row is deleted between the check and the write. */
+export const FOREIGN_KEY_ERRORS: Record<string, ErrorCode> = {
+  role_permissions__permission_fkey: "some_permissions_not_found",
+  client_permissions__permission_fkey: "some_permissions_not_found",
+  users__role_fkey: "role_not_found",
 };

@@ -104,3 +104,23 @@ export const jsonResponse = <T extends z.ZodType>(schema: T, description: string
   description,
   content: { "application/json": { schema } },
 });
+
+/** A name: trimmed, 1 to 50 characters. */
+export const Name = z.string().trim().min(1, "must not be empty").max(50, "at most 50 characters");
+
+/** A code on create: letters, digits, dash and underscore, 1 to 50 characters. */
+export const Code = z.string().min(1, "must not be empty").max(50, "at most 50 characters")
+  .regex(/^[A-Za-z0-9_-]+$/, "only letters, digits, dash and underscore")
+  .openapi({ example: "orders", pattern: "^[A-Za-z0-9_-]{1,50}$" });
+
+export const Description = clearableText(200).openapi({
+  description: "At most 200 characters. On update: omitted keeps it; null or \"\" clears it.",
+});
+
+export const PermissionIds = z.array(Id).max(500, "at most 500 permission ids").openapi({
+  description: "Ids of permissions of this project; unknown ids answer `some_permissions_not_found`.",
+});
+
+/** A list answer: `{ data, pagination }`. */
+export const listOf = <T extends z.ZodType>(item: T, name: string) =>
+  z.object({ data: z.array(item), pagination: Pagination }).openapi(name);

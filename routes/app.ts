@@ -6,11 +6,14 @@ import { HTTPException } from "hono/http-exception";
 import postgres from "postgres";
 import type { Config } from "../config.ts";
 import type { Sql } from "../db/connection.ts";
-import { AppError, CONSTRAINT_ERRORS, type ErrorDetail } from "../domain/errors.ts";
+import { AppError, CONSTRAINT_ERRORS, type ErrorDetail, FOREIGN_KEY_ERRORS } from "../domain/errors.ts";
 import { type AdminPermission, authorize, type Principal, type ProjectScope } from "../domain/gate.ts";
 import type { TokenService } from "../domain/tokens.ts";
 import { registerClientRoutes } from "./clients.ts";
 import { registerProjectRoutes } from "./projects.ts";
+import { registerResourceRoutes } from "./resources.ts";
+import { registerRoleRoutes } from "./roles.ts";
+import { registerUserRoutes } from "./users.ts";
 import { registerSystemRoutes } from "./system.ts";
 import { registerTokenRoutes } from "./tokens.ts";
 
@@ -98,6 +101,9 @@ export function createApp(deps: Deps): App {
   registerSystemRoutes(app, deps);
   registerTokenRoutes(app, deps);
   registerProjectRoutes(app, deps);
+  registerResourceRoutes(app, deps);
+  registerRoleRoutes(app, deps);
+  registerUserRoutes(app, deps);
   registerClientRoutes(app, deps);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
@@ -117,6 +123,11 @@ export function createApp(deps: Deps): App {
   );
   app.onError((err, c) => errorResponse(c, toAppError(err, c, deps.log)));
   return app;
+}
+
+/** A route behind the gate: the permission is checked before the request is validated. */
+export function guarded<R extends object>(deps: Deps, route: R, permission: AdminPermission, scope: ProjectScope = "own") {
+  return { ...route, middleware: requirePermission(deps, permission, scope) };
 }
 
 /** The bearer-token gate as route middleware: sets `principal` or answers 401, 404 or 403. */

@@ -7,7 +7,7 @@ import {
   redirectUriIssue,
   updateProject,
 } from "../domain/projects.ts";
-import { type App, type Deps, requirePermission } from "./app.ts";
+import { type App, type Deps, guarded } from "./app.ts";
 import {
   booleanFilter,
   clearableText,
@@ -15,6 +15,7 @@ import {
   jsonBody,
   jsonResponse,
   listQuery,
+  Name,
   Pagination,
   ProjectIdParam,
   Timestamps,
@@ -35,9 +36,6 @@ const RedirectUris = z.array(RedirectUri).max(50).refine(
       "and [::1]; no fragment. At most 50.",
   });
 
-const Name = z.string().trim().min(1, "must not be empty").max(50, "at most 50 characters").openapi({
-  example: "Shop",
-});
 
 const Project = z.object({
   id: z.string(),
@@ -153,22 +151,19 @@ export const updateProjectRoute = createRoute({
 
 export function registerProjectRoutes(app: App, deps: Deps) {
   app.openapi(
-    { ...createProjectRoute, middleware: [requirePermission(deps, "projects:create", "system")] as const },
+    guarded(deps, createProjectRoute, "projects:create", "system"),
     async (c) => c.json(await createProject(deps.sql, c.req.valid("json")), 201),
   );
   app.openapi(
-    { ...listProjectsRoute, middleware: [requirePermission(deps, "projects:read", "system")] as const },
+    guarded(deps, listProjectsRoute, "projects:read", "system"),
     async (c) => c.json(await listProjects(deps.sql, c.req.valid("query")), 200),
   );
   app.openapi(
-    { ...getProjectRoute, middleware: [requirePermission(deps, "projects:read", "own-or-system")] as const },
+    guarded(deps, getProjectRoute, "projects:read", "own-or-system"),
     async (c) => c.json(await getProject(deps.sql, c.req.valid("param").project_id), 200),
   );
   app.openapi(
-    {
-      ...updateProjectRoute,
-      middleware: [requirePermission(deps, "projects:update", "own-or-system")] as const,
-    },
+    guarded(deps, updateProjectRoute, "projects:update", "own-or-system"),
     async (c) =>
       c.json(
         await updateProject(

@@ -27,6 +27,133 @@ export type FactoryFunction<T> = (configuration?: Configuration, basePath?: stri
 export const ClientsApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
+		 * <p>Needs <code>clients:create</code>. The answer carries the client&#39;s 256-bit secret, shown only here; it authenticates with HTTP Basic at <code>POST /api/v1/tokens</code> (client credentials).</p>
+		 * @summary Create a client
+		 * @param {string} projectId
+		 * @param {Api.CreateClientRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createClient(projectId: string, request: Api.CreateClientRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling createClient.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling createClient.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/clients`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>clients:read</code>. <code>search</code> matches the name. Secrets are never listed.</p>
+		 * @summary List clients
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1</p>
+		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {Api.ListClientsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListClientsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {boolean} [isActive] <p>Only active (true) or inactive (false) clients</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listClients(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListClientsSortByEnum | undefined, sortDir: Api.ListClientsSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listClients.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/clients`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			if (sortBy !== undefined) {
+				localVarQueryParameter.append('sort_by', String(sortBy));
+			}
+
+			if (sortDir !== undefined) {
+				localVarQueryParameter.append('sort_dir', String(sortDir));
+			}
+
+			if (search !== undefined) {
+				localVarQueryParameter.append('search', String(search));
+			}
+
+			if (isActive !== undefined) {
+				localVarQueryParameter.append('is_active', String(isActive));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs <code>clients:update</code>. Generates a new 256-bit secret; the old one stops working at once. The secret is stored only as a hash and is shown in this answer only.</p>
 		 * @summary Rotate a client's secret
 		 * @param {string} projectId
@@ -75,6 +202,66 @@ export const ClientsApiFetchParamCreator = function (configuration?: Configurati
 				options: localVarRequestOptions,
 			};
 		},
+		/**
+		 * <p>Needs <code>clients:update</code>. Permission changes and deactivation apply to the client&#39;s tokens on their next request. The system project&#39;s admin client cannot be deactivated or lose permissions.</p>
+		 * @summary Update a client
+		 * @param {string} projectId
+		 * @param {string} clientId
+		 * @param {Api.UpdateClientRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateClient(projectId: string, clientId: string, request: Api.UpdateClientRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling updateClient.');
+			}
+			// verify required parameter 'clientId' is not null or undefined
+			if (clientId === null || clientId === undefined) {
+				throw new RequiredError('clientId', 'Required parameter clientId was null or undefined when calling updateClient.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling updateClient.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/clients/{client_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{client_id}', encodeURIPathSegment(String(clientId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'PUT' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
 	}
 };
 
@@ -84,6 +271,145 @@ export const ClientsApiFetchParamCreator = function (configuration?: Configurati
  */
 export const ClientsApiFp = function(configuration?: Configuration) {
 	return {
+		/**
+		 * <p>Needs <code>clients:create</code>. The answer carries the client&#39;s 256-bit secret, shown only here; it authenticates with HTTP Basic at <code>POST /api/v1/tokens</code> (client credentials).</p>
+		 * @summary Create a client
+		 * @param {string} projectId
+		 * @param {Api.CreateClientRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createClient(projectId: string, request: Api.CreateClientRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ClientWithSecret> {
+			const localVarFetchArgs = ClientsApiFetchParamCreator(configuration).createClient(projectId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>clients:read</code>. <code>search</code> matches the name. Secrets are never listed.</p>
+		 * @summary List clients
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1</p>
+		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {Api.ListClientsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListClientsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {boolean} [isActive] <p>Only active (true) or inactive (false) clients</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listClients(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListClientsSortByEnum | undefined, sortDir: Api.ListClientsSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ClientList> {
+			const localVarFetchArgs = ClientsApiFetchParamCreator(configuration).listClients(projectId, pageNum, pageSize, sortBy, sortDir, search, isActive, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
 		/**
 		 * <p>Needs <code>clients:update</code>. Generates a new 256-bit secret; the old one stops working at once. The secret is stored only as a hash and is shown in this answer only.</p>
 		 * @summary Rotate a client's secret
@@ -139,6 +465,74 @@ export const ClientsApiFp = function(configuration?: Configuration) {
 				});
 			};
 		},
+		/**
+		 * <p>Needs <code>clients:update</code>. Permission changes and deactivation apply to the client&#39;s tokens on their next request. The system project&#39;s admin client cannot be deactivated or lose permissions.</p>
+		 * @summary Update a client
+		 * @param {string} projectId
+		 * @param {string} clientId
+		 * @param {Api.UpdateClientRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateClient(projectId: string, clientId: string, request: Api.UpdateClientRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Client> {
+			const localVarFetchArgs = ClientsApiFetchParamCreator(configuration).updateClient(projectId, clientId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
 	}
 };
 
@@ -158,6 +552,35 @@ export const ClientsApiFactory: FactoryFunction<ClientsApi> = function (configur
  */
 export class ClientsApi extends BaseAPI {
 	/**
+	 * <p>Needs <code>clients:create</code>. The answer carries the client&#39;s 256-bit secret, shown only here; it authenticates with HTTP Basic at <code>POST /api/v1/tokens</code> (client credentials).</p>
+	 * @summary Create a client
+	 * @param {string} projectId
+	 * @param {Api.CreateClientRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public createClient(projectId: string, request: Api.CreateClientRequest, options?: RequestInit) {
+		return ClientsApiFp(this.configuration).createClient(projectId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>clients:read</code>. <code>search</code> matches the name. Secrets are never listed.</p>
+	 * @summary List clients
+	 * @param {string} projectId
+	 * @param {number} [pageNum] <p>From 1</p>
+	 * @param {number} [pageSize] <p>1 to 100</p>
+	 * @param {Api.ListClientsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+	 * @param {Api.ListClientsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+	 * @param {boolean} [isActive] <p>Only active (true) or inactive (false) clients</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listClients(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListClientsSortByEnum | undefined, sortDir: Api.ListClientsSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, options?: RequestInit) {
+		return ClientsApiFp(this.configuration).listClients(projectId, pageNum, pageSize, sortBy, sortDir, search, isActive, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Needs <code>clients:update</code>. Generates a new 256-bit secret; the old one stops working at once. The secret is stored only as a hash and is shown in this answer only.</p>
 	 * @summary Rotate a client's secret
 	 * @param {string} projectId
@@ -167,6 +590,19 @@ export class ClientsApi extends BaseAPI {
 	 */
 	public rotateClientSecret(projectId: string, clientId: string, options?: RequestInit) {
 		return ClientsApiFp(this.configuration).rotateClientSecret(projectId, clientId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>clients:update</code>. Permission changes and deactivation apply to the client&#39;s tokens on their next request. The system project&#39;s admin client cannot be deactivated or lose permissions.</p>
+	 * @summary Update a client
+	 * @param {string} projectId
+	 * @param {string} clientId
+	 * @param {Api.UpdateClientRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public updateClient(projectId: string, clientId: string, request: Api.UpdateClientRequest, options?: RequestInit) {
+		return ClientsApiFp(this.configuration).updateClient(projectId, clientId, request, options)(this.fetch, this.basePath);
 	}
 
 }
@@ -713,6 +1149,963 @@ export class ProjectsApi extends BaseAPI {
 
 }
 /**
+ * ResourcesApi - fetch parameter creator
+ * @export
+ */
+export const ResourcesApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>resources:create</code>. Creates the resource and its permissions in one transaction.</p>
+		 * @summary Create a resource with its permissions
+		 * @param {string} projectId
+		 * @param {Api.CreateResourceRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createResource(projectId: string, request: Api.CreateResourceRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling createResource.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling createResource.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/resources`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>resources:read</code>. <code>search</code> matches the name, code and description of the resource or of any of its permissions.</p>
+		 * @summary List resources with their permissions
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1</p>
+		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {Api.ListResourcesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListResourcesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {boolean} [isDefault] <p>Only default system resources (true) or only the project&#39;s own (false)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listResources(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListResourcesSortByEnum | undefined, sortDir: Api.ListResourcesSortDirEnum | undefined, search: string | undefined, isDefault: boolean | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listResources.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/resources`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			if (sortBy !== undefined) {
+				localVarQueryParameter.append('sort_by', String(sortBy));
+			}
+
+			if (sortDir !== undefined) {
+				localVarQueryParameter.append('sort_dir', String(sortDir));
+			}
+
+			if (search !== undefined) {
+				localVarQueryParameter.append('search', String(search));
+			}
+
+			if (isDefault !== undefined) {
+				localVarQueryParameter.append('is_default', String(isDefault));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>resources:update</code>. Default resources are read-only (403 <code>default_resource_immutable</code>). Every change applies in one transaction and takes effect on the next request of any token.</p>
+		 * @summary Update a resource and its permissions
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {Api.UpdateResourceRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateResource(projectId: string, resourceId: string, request: Api.UpdateResourceRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling updateResource.');
+			}
+			// verify required parameter 'resourceId' is not null or undefined
+			if (resourceId === null || resourceId === undefined) {
+				throw new RequiredError('resourceId', 'Required parameter resourceId was null or undefined when calling updateResource.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling updateResource.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/resources/{resource_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{resource_id}', encodeURIPathSegment(String(resourceId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'PUT' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * ResourcesApi - functional programming interface
+ * @export
+ */
+export const ResourcesApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>resources:create</code>. Creates the resource and its permissions in one transaction.</p>
+		 * @summary Create a resource with its permissions
+		 * @param {string} projectId
+		 * @param {Api.CreateResourceRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createResource(projectId: string, request: Api.CreateResourceRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Resource> {
+			const localVarFetchArgs = ResourcesApiFetchParamCreator(configuration).createResource(projectId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>resources:read</code>. <code>search</code> matches the name, code and description of the resource or of any of its permissions.</p>
+		 * @summary List resources with their permissions
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1</p>
+		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {Api.ListResourcesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListResourcesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {boolean} [isDefault] <p>Only default system resources (true) or only the project&#39;s own (false)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listResources(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListResourcesSortByEnum | undefined, sortDir: Api.ListResourcesSortDirEnum | undefined, search: string | undefined, isDefault: boolean | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ResourceList> {
+			const localVarFetchArgs = ResourcesApiFetchParamCreator(configuration).listResources(projectId, pageNum, pageSize, sortBy, sortDir, search, isDefault, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>resources:update</code>. Default resources are read-only (403 <code>default_resource_immutable</code>). Every change applies in one transaction and takes effect on the next request of any token.</p>
+		 * @summary Update a resource and its permissions
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {Api.UpdateResourceRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateResource(projectId: string, resourceId: string, request: Api.UpdateResourceRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Resource> {
+			const localVarFetchArgs = ResourcesApiFetchParamCreator(configuration).updateResource(projectId, resourceId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * ResourcesApi - factory interface
+ * @export
+ */
+export const ResourcesApiFactory: FactoryFunction<ResourcesApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new ResourcesApi(configuration, basePath, fetch);
+};
+
+/**
+ * ResourcesApi - object-oriented interface
+ * @export
+ * @class ResourcesApi
+ * @extends {BaseAPI}
+ */
+export class ResourcesApi extends BaseAPI {
+	/**
+	 * <p>Needs <code>resources:create</code>. Creates the resource and its permissions in one transaction.</p>
+	 * @summary Create a resource with its permissions
+	 * @param {string} projectId
+	 * @param {Api.CreateResourceRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public createResource(projectId: string, request: Api.CreateResourceRequest, options?: RequestInit) {
+		return ResourcesApiFp(this.configuration).createResource(projectId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>resources:read</code>. <code>search</code> matches the name, code and description of the resource or of any of its permissions.</p>
+	 * @summary List resources with their permissions
+	 * @param {string} projectId
+	 * @param {number} [pageNum] <p>From 1</p>
+	 * @param {number} [pageSize] <p>1 to 100</p>
+	 * @param {Api.ListResourcesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+	 * @param {Api.ListResourcesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+	 * @param {boolean} [isDefault] <p>Only default system resources (true) or only the project&#39;s own (false)</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listResources(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListResourcesSortByEnum | undefined, sortDir: Api.ListResourcesSortDirEnum | undefined, search: string | undefined, isDefault: boolean | undefined, options?: RequestInit) {
+		return ResourcesApiFp(this.configuration).listResources(projectId, pageNum, pageSize, sortBy, sortDir, search, isDefault, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>resources:update</code>. Default resources are read-only (403 <code>default_resource_immutable</code>). Every change applies in one transaction and takes effect on the next request of any token.</p>
+	 * @summary Update a resource and its permissions
+	 * @param {string} projectId
+	 * @param {string} resourceId
+	 * @param {Api.UpdateResourceRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public updateResource(projectId: string, resourceId: string, request: Api.UpdateResourceRequest, options?: RequestInit) {
+		return ResourcesApiFp(this.configuration).updateResource(projectId, resourceId, request, options)(this.fetch, this.basePath);
+	}
+
+}
+/**
+ * RolesApi - fetch parameter creator
+ * @export
+ */
+export const RolesApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>roles:create</code>.</p>
+		 * @summary Create a role
+		 * @param {string} projectId
+		 * @param {Api.CreateRoleRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createRole(projectId: string, request: Api.CreateRoleRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling createRole.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling createRole.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/roles`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
+		 * @summary List roles
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1</p>
+		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {Api.ListRolesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListRolesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listRoles(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListRolesSortByEnum | undefined, sortDir: Api.ListRolesSortDirEnum | undefined, search: string | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listRoles.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/roles`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			if (sortBy !== undefined) {
+				localVarQueryParameter.append('sort_by', String(sortBy));
+			}
+
+			if (sortDir !== undefined) {
+				localVarQueryParameter.append('sort_dir', String(sortDir));
+			}
+
+			if (search !== undefined) {
+				localVarQueryParameter.append('search', String(search));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user with the role on their next request.</p>
+		 * @summary Update a role
+		 * @param {string} projectId
+		 * @param {string} roleId
+		 * @param {Api.UpdateRoleRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateRole(projectId: string, roleId: string, request: Api.UpdateRoleRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling updateRole.');
+			}
+			// verify required parameter 'roleId' is not null or undefined
+			if (roleId === null || roleId === undefined) {
+				throw new RequiredError('roleId', 'Required parameter roleId was null or undefined when calling updateRole.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling updateRole.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/roles/{role_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{role_id}', encodeURIPathSegment(String(roleId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'PUT' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * RolesApi - functional programming interface
+ * @export
+ */
+export const RolesApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>roles:create</code>.</p>
+		 * @summary Create a role
+		 * @param {string} projectId
+		 * @param {Api.CreateRoleRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createRole(projectId: string, request: Api.CreateRoleRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Role> {
+			const localVarFetchArgs = RolesApiFetchParamCreator(configuration).createRole(projectId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
+		 * @summary List roles
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1</p>
+		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {Api.ListRolesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListRolesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listRoles(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListRolesSortByEnum | undefined, sortDir: Api.ListRolesSortDirEnum | undefined, search: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.RoleList> {
+			const localVarFetchArgs = RolesApiFetchParamCreator(configuration).listRoles(projectId, pageNum, pageSize, sortBy, sortDir, search, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user with the role on their next request.</p>
+		 * @summary Update a role
+		 * @param {string} projectId
+		 * @param {string} roleId
+		 * @param {Api.UpdateRoleRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateRole(projectId: string, roleId: string, request: Api.UpdateRoleRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Role> {
+			const localVarFetchArgs = RolesApiFetchParamCreator(configuration).updateRole(projectId, roleId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * RolesApi - factory interface
+ * @export
+ */
+export const RolesApiFactory: FactoryFunction<RolesApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new RolesApi(configuration, basePath, fetch);
+};
+
+/**
+ * RolesApi - object-oriented interface
+ * @export
+ * @class RolesApi
+ * @extends {BaseAPI}
+ */
+export class RolesApi extends BaseAPI {
+	/**
+	 * <p>Needs <code>roles:create</code>.</p>
+	 * @summary Create a role
+	 * @param {string} projectId
+	 * @param {Api.CreateRoleRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public createRole(projectId: string, request: Api.CreateRoleRequest, options?: RequestInit) {
+		return RolesApiFp(this.configuration).createRole(projectId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
+	 * @summary List roles
+	 * @param {string} projectId
+	 * @param {number} [pageNum] <p>From 1</p>
+	 * @param {number} [pageSize] <p>1 to 100</p>
+	 * @param {Api.ListRolesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+	 * @param {Api.ListRolesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listRoles(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListRolesSortByEnum | undefined, sortDir: Api.ListRolesSortDirEnum | undefined, search: string | undefined, options?: RequestInit) {
+		return RolesApiFp(this.configuration).listRoles(projectId, pageNum, pageSize, sortBy, sortDir, search, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user with the role on their next request.</p>
+	 * @summary Update a role
+	 * @param {string} projectId
+	 * @param {string} roleId
+	 * @param {Api.UpdateRoleRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public updateRole(projectId: string, roleId: string, request: Api.UpdateRoleRequest, options?: RequestInit) {
+		return RolesApiFp(this.configuration).updateRole(projectId, roleId, request, options)(this.fetch, this.basePath);
+	}
+
+}
+/**
  * ServiceApi - fetch parameter creator
  * @export
  */
@@ -1120,6 +2513,618 @@ export class TokensApi extends BaseAPI {
 	 */
 	public getJwks(options?: RequestInit) {
 		return TokensApiFp(this.configuration).getJwks(options)(this.fetch, this.basePath);
+	}
+
+}
+/**
+ * UsersApi - fetch parameter creator
+ * @export
+ */
+export const UsersApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system).</p>
+		 * @summary Create a user
+		 * @param {string} projectId
+		 * @param {Api.CreateUserRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createUser(projectId: string, request: Api.CreateUserRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling createUser.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling createUser.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>. With <code>include_permissions=true</code> the answer lists the permissions the user holds through their role, evaluated now.</p>
+		 * @summary Get a user by external id
+		 * @param {string} projectId
+		 * @param {string} externalUserId
+		 * @param {boolean} [includePermissions] <p>Include <code>permissions</code> (default false)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getExternalUser(projectId: string, externalUserId: string, includePermissions: boolean | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getExternalUser.');
+			}
+			// verify required parameter 'externalUserId' is not null or undefined
+			if (externalUserId === null || externalUserId === undefined) {
+				throw new RequiredError('externalUserId', 'Required parameter externalUserId was null or undefined when calling getExternalUser.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/external/{external_user_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{external_user_id}', encodeURIPathSegment(String(externalUserId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (includePermissions !== undefined) {
+				localVarQueryParameter.append('include_permissions', String(includePermissions));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>. <code>search</code> matches the display name and email.</p>
+		 * @summary List users
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1</p>
+		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {Api.ListUsersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListUsersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {boolean} [isActive] <p>Only active (true) or inactive (false) users</p>
+		 * @param {string} [roleId] <p>Only users with this role</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listUsers(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListUsersSortByEnum | undefined, sortDir: Api.ListUsersSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, roleId: string | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listUsers.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			if (sortBy !== undefined) {
+				localVarQueryParameter.append('sort_by', String(sortBy));
+			}
+
+			if (sortDir !== undefined) {
+				localVarQueryParameter.append('sort_dir', String(sortDir));
+			}
+
+			if (search !== undefined) {
+				localVarQueryParameter.append('search', String(search));
+			}
+
+			if (isActive !== undefined) {
+				localVarQueryParameter.append('is_active', String(isActive));
+			}
+
+			if (roleId !== undefined) {
+				localVarQueryParameter.append('role_id', String(roleId));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request.</p>
+		 * @summary Update a user
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {Api.UpdateUserRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateUser(projectId: string, userId: string, request: Api.UpdateUserRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling updateUser.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling updateUser.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling updateUser.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'PUT' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * UsersApi - functional programming interface
+ * @export
+ */
+export const UsersApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system).</p>
+		 * @summary Create a user
+		 * @param {string} projectId
+		 * @param {Api.CreateUserRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createUser(projectId: string, request: Api.CreateUserRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.User> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).createUser(projectId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>. With <code>include_permissions=true</code> the answer lists the permissions the user holds through their role, evaluated now.</p>
+		 * @summary Get a user by external id
+		 * @param {string} projectId
+		 * @param {string} externalUserId
+		 * @param {boolean} [includePermissions] <p>Include <code>permissions</code> (default false)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getExternalUser(projectId: string, externalUserId: string, includePermissions: boolean | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.User> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).getExternalUser(projectId, externalUserId, includePermissions, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>. <code>search</code> matches the display name and email.</p>
+		 * @summary List users
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1</p>
+		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {Api.ListUsersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListUsersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {boolean} [isActive] <p>Only active (true) or inactive (false) users</p>
+		 * @param {string} [roleId] <p>Only users with this role</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listUsers(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListUsersSortByEnum | undefined, sortDir: Api.ListUsersSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, roleId: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.UserList> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).listUsers(projectId, pageNum, pageSize, sortBy, sortDir, search, isActive, roleId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request.</p>
+		 * @summary Update a user
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {Api.UpdateUserRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateUser(projectId: string, userId: string, request: Api.UpdateUserRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.User> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).updateUser(projectId, userId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * UsersApi - factory interface
+ * @export
+ */
+export const UsersApiFactory: FactoryFunction<UsersApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new UsersApi(configuration, basePath, fetch);
+};
+
+/**
+ * UsersApi - object-oriented interface
+ * @export
+ * @class UsersApi
+ * @extends {BaseAPI}
+ */
+export class UsersApi extends BaseAPI {
+	/**
+	 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system).</p>
+	 * @summary Create a user
+	 * @param {string} projectId
+	 * @param {Api.CreateUserRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public createUser(projectId: string, request: Api.CreateUserRequest, options?: RequestInit) {
+		return UsersApiFp(this.configuration).createUser(projectId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:read</code>. With <code>include_permissions=true</code> the answer lists the permissions the user holds through their role, evaluated now.</p>
+	 * @summary Get a user by external id
+	 * @param {string} projectId
+	 * @param {string} externalUserId
+	 * @param {boolean} [includePermissions] <p>Include <code>permissions</code> (default false)</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getExternalUser(projectId: string, externalUserId: string, includePermissions: boolean | undefined, options?: RequestInit) {
+		return UsersApiFp(this.configuration).getExternalUser(projectId, externalUserId, includePermissions, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:read</code>. <code>search</code> matches the display name and email.</p>
+	 * @summary List users
+	 * @param {string} projectId
+	 * @param {number} [pageNum] <p>From 1</p>
+	 * @param {number} [pageSize] <p>1 to 100</p>
+	 * @param {Api.ListUsersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+	 * @param {Api.ListUsersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+	 * @param {boolean} [isActive] <p>Only active (true) or inactive (false) users</p>
+	 * @param {string} [roleId] <p>Only users with this role</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listUsers(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListUsersSortByEnum | undefined, sortDir: Api.ListUsersSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, roleId: string | undefined, options?: RequestInit) {
+		return UsersApiFp(this.configuration).listUsers(projectId, pageNum, pageSize, sortBy, sortDir, search, isActive, roleId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request.</p>
+	 * @summary Update a user
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {Api.UpdateUserRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public updateUser(projectId: string, userId: string, request: Api.UpdateUserRequest, options?: RequestInit) {
+		return UsersApiFp(this.configuration).updateUser(projectId, userId, request, options)(this.fetch, this.basePath);
 	}
 
 }

@@ -46,6 +46,11 @@ export namespace Api {
 		'updated_at': string;
 	}
 
+	export interface ClientList {
+		data: Api.Client[];
+		pagination: Api.Pagination;
+	}
+
 	export interface ClientWithSecret extends Api.Client {
 		/**
 		 * @description <p>Shown only in this answer; store it now.</p>
@@ -53,6 +58,22 @@ export namespace Api {
 		 * @memberof ClientWithSecret
 		 */
 		'client_secret': string;
+	}
+
+	export interface CreateClientRequest {
+		name: string;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof CreateClientRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Ids of permissions of this project; unknown ids answer <code>some_permissions_not_found</code>.</p>
+		 * @type {string[]}
+		 * @memberof CreateClientRequest
+		 */
+		'permission_ids'?: string[];
 	}
 
 	export interface CreatedProject extends Api.Project {
@@ -97,6 +118,90 @@ export namespace Api {
 		 * @description <p>Default true</p>
 		 * @type {boolean}
 		 * @memberof CreateProjectRequest
+		 */
+		'is_active'?: boolean;
+	}
+
+	export interface CreateResourceRequest {
+		name: string;
+		/**
+		 * @description <p>Unique in the project (case-insensitively)</p>
+		 * @type {string}
+		 * @memberof CreateResourceRequest
+		 */
+		code: string;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof CreateResourceRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Created with the resource; codes unique</p>
+		 * @type {Api.PermissionInput[]}
+		 * @memberof CreateResourceRequest
+		 */
+		permissions?: Api.PermissionInput[];
+	}
+
+	export interface CreateRoleRequest {
+		/**
+		 * @description <p>Letters, digits, dash, underscore; unique in the project (case-insensitively)</p>
+		 * @type {string}
+		 * @memberof CreateRoleRequest
+		 */
+		code: string;
+		name: string;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof CreateRoleRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Ids of permissions of this project; unknown ids answer <code>some_permissions_not_found</code>.</p>
+		 * @type {string[]}
+		 * @memberof CreateRoleRequest
+		 */
+		'permission_ids'?: string[];
+	}
+
+	export interface CreateUserRequest {
+		'display_name': string;
+		/**
+		 * @description <p>URL of an image. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof CreateUserRequest
+		 */
+		'avatar_url'?: string | null;
+		/**
+		 * @description <p>The calling system&#39;s id for the user; unique in the project (exact match). Required when email is absent. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof CreateUserRequest
+		 */
+		'external_user_id'?: string | null;
+		/**
+		 * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof CreateUserRequest
+		 */
+		email?: string | null;
+		/**
+		 * @description <p>At least 8 characters; required when email is given. Stored only as an argon2id hash.</p>
+		 * @type {string | null}
+		 * @memberof CreateUserRequest
+		 */
+		password?: string | null;
+		/**
+		 * @description <p>A role of this project. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof CreateUserRequest
+		 */
+		'role_id'?: string | null;
+		/**
+		 * @description <p>Default true</p>
+		 * @type {boolean}
+		 * @memberof CreateUserRequest
 		 */
 		'is_active'?: boolean;
 	}
@@ -153,6 +258,24 @@ export namespace Api {
 	/**
 	 * <p>Default <code>created_at</code>; ties by id</p>
 	 */
+	export enum ListClientsSortByEnum {
+		Name = 'name',
+		IsActive = 'is_active',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListClientsSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
 	export enum ListProjectsSortByEnum {
 		Name = 'name',
 		CreatedAt = 'created_at',
@@ -163,6 +286,62 @@ export namespace Api {
 	 * <p>Default <code>desc</code></p>
 	 */
 	export enum ListProjectsSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListResourcesSortByEnum {
+		Name = 'name',
+		Code = 'code',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListResourcesSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListRolesSortByEnum {
+		Name = 'name',
+		Code = 'code',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListRolesSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListUsersSortByEnum {
+		DisplayName = 'display_name',
+		Email = 'email',
+		ExternalUserId = 'external_user_id',
+		IsActive = 'is_active',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListUsersSortDirEnum {
 		Asc = 'asc',
 		Desc = 'desc'
 	}
@@ -184,6 +363,36 @@ export namespace Api {
 		 * @memberof Pagination
 		 */
 		total: number;
+	}
+
+	export interface Permission {
+		/**
+		 * @description <p>Referenced by roles and clients through <code>permission_ids</code></p>
+		 * @type {string}
+		 * @memberof Permission
+		 */
+		id: string;
+		name: string;
+		code: string;
+		description: string | null;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Permission
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Permission
+		 */
+		'updated_at': string;
+	}
+
+	export interface PermissionInput {
+		name: string;
+		code: string;
+		description?: string | null;
 	}
 
 	export interface Project {
@@ -214,6 +423,69 @@ export namespace Api {
 
 	export interface ProjectList {
 		data: Api.Project[];
+		pagination: Api.Pagination;
+	}
+
+	export interface Resource {
+		id: string;
+		'project_id': string;
+		name: string;
+		code: string;
+		description: string | null;
+		/**
+		 * @description <p>A default system resource: read-only</p>
+		 * @type {boolean}
+		 * @memberof Resource
+		 */
+		'is_default': boolean;
+		/**
+		 * @description <p>Sorted by code</p>
+		 * @type {Api.Permission[]}
+		 * @memberof Resource
+		 */
+		permissions: Api.Permission[];
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Resource
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Resource
+		 */
+		'updated_at': string;
+	}
+
+	export interface ResourceList {
+		data: Api.Resource[];
+		pagination: Api.Pagination;
+	}
+
+	export interface Role {
+		id: string;
+		'project_id': string;
+		code: string;
+		name: string;
+		description: string | null;
+		'permission_ids': string[];
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Role
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Role
+		 */
+		'updated_at': string;
+	}
+
+	export interface RoleList {
+		data: Api.Role[];
 		pagination: Api.Pagination;
 	}
 
@@ -333,6 +605,28 @@ export namespace Api {
 
 	}
 
+	export interface UpdateClientRequest {
+		name: string;
+		/**
+		 * @description <p>false refuses the client&#39;s tokens from the next request on</p>
+		 * @type {boolean}
+		 * @memberof UpdateClientRequest
+		 */
+		'is_active': boolean;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateClientRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Omitted: unchanged. Given: replaces the client&#39;s permissions.</p>
+		 * @type {string[]}
+		 * @memberof UpdateClientRequest
+		 */
+		'permission_ids'?: string[];
+	}
+
 	export interface UpdateProjectRequest {
 		name: string;
 		/**
@@ -353,6 +647,129 @@ export namespace Api {
 		 * @memberof UpdateProjectRequest
 		 */
 		'is_active'?: boolean;
+	}
+
+	export interface UpdateResourceRequest {
+		name: string;
+		/**
+		 * @description <p>At most 50 characters; unique in the project (case-insensitively)</p>
+		 * @type {string}
+		 * @memberof UpdateResourceRequest
+		 */
+		code: string;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateResourceRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Omitted: unchanged. Given: matched by code — a kept code keeps its id and its grants, a new code is created, a code left out is deleted together with its grants to roles and clients.</p>
+		 * @type {Api.PermissionInput[]}
+		 * @memberof UpdateResourceRequest
+		 */
+		permissions?: Api.PermissionInput[];
+	}
+
+	export interface UpdateRoleRequest {
+		/**
+		 * @description <p>Letters, digits, dash, underscore; unique in the project (case-insensitively)</p>
+		 * @type {string}
+		 * @memberof UpdateRoleRequest
+		 */
+		code: string;
+		name: string;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateRoleRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Omitted: unchanged. Given: replaces the role&#39;s permissions.</p>
+		 * @type {string[]}
+		 * @memberof UpdateRoleRequest
+		 */
+		'permission_ids'?: string[];
+	}
+
+	export interface UpdateUserRequest {
+		'display_name': string;
+		/**
+		 * @description <p>false deactivates the user and ends their sessions at once</p>
+		 * @type {boolean}
+		 * @memberof UpdateUserRequest
+		 */
+		'is_active': boolean;
+		/**
+		 * @description <p>URL of an image. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateUserRequest
+		 */
+		'avatar_url'?: string | null;
+		/**
+		 * @description <p>The calling system&#39;s id for the user; unique in the project (exact match). Required when email is absent. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateUserRequest
+		 */
+		'external_user_id'?: string | null;
+		/**
+		 * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateUserRequest
+		 */
+		email?: string | null;
+		/**
+		 * @description <p>Empty or omitted keeps the current password; a new one ends the user&#39;s sessions.</p>
+		 * @type {string | null}
+		 * @memberof UpdateUserRequest
+		 */
+		password?: string | null;
+		/**
+		 * @description <p>A role of this project. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateUserRequest
+		 */
+		'role_id'?: string | null;
+	}
+
+	export interface User {
+		id: string;
+		'project_id': string;
+		'display_name': string;
+		'avatar_url': string | null;
+		'external_user_id': string | null;
+		/**
+		 * @description <p>Stored trimmed and lower-cased</p>
+		 * @type {string | null}
+		 * @memberof User
+		 */
+		email: string | null;
+		'role_id': string | null;
+		'is_active': boolean;
+		/**
+		 * @description <p>Only with <code>include_permissions=true</code>: the sorted <code>resource:permission</code> codes of the user&#39;s role</p>
+		 * @type {string[]}
+		 * @memberof User
+		 */
+		permissions?: string[];
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof User
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof User
+		 */
+		'updated_at': string;
+	}
+
+	export interface UserList {
+		data: Api.User[];
+		pagination: Api.Pagination;
 	}
 
 }

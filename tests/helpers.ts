@@ -5,7 +5,17 @@
 import assert from "node:assert/strict";
 import { loadConfig } from "../config.ts";
 import { type Service, startService } from "../main.ts";
-import { Api, ClientsApi, Configuration, ProjectsApi, ServiceApi, TokensApi } from "../sdk/index.ts";
+import {
+  Api,
+  ClientsApi,
+  Configuration,
+  ProjectsApi,
+  ResourcesApi,
+  RolesApi,
+  ServiceApi,
+  TokensApi,
+  UsersApi,
+} from "../sdk/index.ts";
 
 export { Api };
 export const ADMIN_SECRET = "test-bootstrap-secret-that-is-long-enough-0001";
@@ -49,13 +59,24 @@ export async function baseUrl(): Promise<string> {
   return (await service()).url;
 }
 
-export type Sdk = { projects: ProjectsApi; clients: ClientsApi; tokens: TokensApi; service: ServiceApi };
+export type Sdk = {
+  projects: ProjectsApi;
+  resources: ResourcesApi;
+  roles: RolesApi;
+  users: UsersApi;
+  clients: ClientsApi;
+  tokens: TokensApi;
+  service: ServiceApi;
+};
 
 /** SDK clients bound to a bearer token (or none). */
 export async function sdk(token?: string): Promise<Sdk> {
   const config = new Configuration({ basePath: await baseUrl(), ...(token ? { authorization: token } : {}) });
   return {
     projects: new ProjectsApi(config),
+    resources: new ResourcesApi(config),
+    roles: new RolesApi(config),
+    users: new UsersApi(config),
     clients: new ClientsApi(config),
     tokens: new TokensApi(config),
     service: new ServiceApi(config),
@@ -144,4 +165,25 @@ export async function postToken(form: Record<string, string> | string, headers: 
     headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
     body: typeof form === "string" ? form : new URLSearchParams(form).toString(),
   });
+}
+
+/** Permission ids by `resource:permission` code, for every resource of the project. */
+export async function permissionIds(p: TestProject): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (let page = 1;; page++) {
+    const res = await p.api.resources.listResources(p.project.id, page, 100, undefined, undefined, undefined, undefined);
+    for (const r of res.data) for (const perm of r.permissions) out[`${r.code}:${perm.code}`] = perm.id;
+    if (page * 100 >= res.pagination.total) return out;
+  }
+}
+
+/** A client of the project with exactly these permissions, and its token. */
+export async function clientWith(p: TestProject, codes: string[]): Promise<{ id: string; secret: string; token: string; api: Sdk }> {
+  const ids = await permissionIds(p);
+  const created = await p.api.clients.createClient(p.project.id, {
+    name: "limited",
+    permission_ids: codes.map((c) => ids[c]),
+  });
+  const token = await clientToken(created.id, created.client_secret);
+  return { id: created.id, secret: created.client_secret, token, api: await sdk(token) };
 }

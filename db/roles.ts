@@ -1,0 +1,79 @@
+/** Queries on roles and their permission grants. */
+import type { Sql } from "./connection.ts";
+import { containsPattern, offsetOf, type Page, pageOf, type Sort } from "./lists.ts";
+
+export type RoleRow = {
+  id: string;
+  project_id: string;
+  code: string;
+  name: string;
+  description: string | null;
+  permission_ids: string[];
+  created_at: Date;
+  updated_at: Date;
+};
+
+const columns = (sql: Sql) =>
+  sql`ro.id, ro.project_id, ro.code, ro.name, ro.description, ro.created_at, ro.updated_at,
+      array(select rp.permission_id from role_permissions rp where rp.role_id = ro.id order by rp.permission_id)
+        as permission_ids`;
+
+export async function insertRole(
+  sql: Sql,
+  r: { project_id: string; id: string; code: string; name: string; description: string | null },
+): Promise<void> {
+  await sql`insert into roles ${sql(r)}`;
+}
+
+export async function updateRoleRow(
+  sql: Sql,
+  projectId: string,
+  roleId: string,
+  r: { code: string; name: string; description: string | null },
+): Promise<boolean> {
+  const rows = await sql`
+    update roles set code = ${r.code}, name = ${r.name}, description = ${r.description}, updated_at = now()
+    where project_id = ${projectId} and id = ${roleId} returning id`;
+  return rows.length === 1;
+}
+
+/** Replaces the role's grants with exactly these permissions. */
+export async function setRolePermissions(sql: Sql, projectId: string, roleId: string, ids: string[]): Promise<void> {
+  await sql`delete from role_permissions where role_id = ${roleId}`;
+  if (ids.length === 0) return;
+  await sql`insert into role_permissions ${
+    sql(ids.map((permission_id) => ({ project_id: projectId, role_id: roleId, permission_id })))
+  }`;
+}
+
+export async function findRole(sql: Sql, projectId: string, roleId: string): Promise<RoleRow | undefined> {
+  const [row] = await sql<RoleRow[]>`
+    select ${columns(sql)} from roles ro where ro.project_id = ${projectId} and ro.id = ${roleId}`;
+  return row;
+}
+
+export async function roleExists(sql: Sql, projectId: string, roleId: string): Promise<boolean> {
+  const rows = await sql`select 1 from roles where project_id = ${projectId} and id = ${roleId}`;
+  return rows.length === 1;
+}
+
+export type RoleSortField = "name" | "code" | "created_at" | "updated_at";
+
+export function listRoles(
+  sql: Sql,
+  projectId: string,
+  q: Page & Sort<RoleSortField> & { search?: string },
+): Promise<{ rows: RoleRow[]; total: number }> {
+  const like = q.search ? containsPattern(q.search) : null;
+  const where = sql`
+    where ro.project_id = ${projectId}
+    ${like === null ? sql`` : sql`and (ro.code ilike ${like} or ro.name ilike ${like} or ro.description ilike ${like})`}`;
+  const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
+  return pageOf(
+    sql<RoleRow[]>`
+      select ${columns(sql)} from roles ro ${where}
+      order by ${sql("ro." + q.sort_by)} ${dir}, ro.id ${dir}
+      limit ${q.page_size} offset ${offsetOf(q)}`,
+    sql<{ total: number }[]>`select count(*)::int as total from roles ro ${where}`,
+  );
+}
