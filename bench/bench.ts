@@ -28,7 +28,16 @@ async function startServer(): Promise<{ url: string; pid: number; stop: () => Pr
   };
   if (!Deno.env.get("DATABASE_URL")) env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-bench-" });
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "--allow-sys", "--allow-ffi", "main.ts"],
+    args: [
+      "run",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "--allow-write",
+      "--allow-sys",
+      "--allow-ffi",
+      "main.ts",
+    ],
     cwd: new URL("../", import.meta.url),
     env,
     stdout: "null",

@@ -92,7 +92,12 @@ export async function updateClientRow(
 }
 
 /** Replaces the client's direct grants with exactly these permissions. */
-export async function setClientPermissions(sql: Sql, projectId: string, clientId: string, ids: string[]): Promise<void> {
+export async function setClientPermissions(
+  sql: Sql,
+  projectId: string,
+  clientId: string,
+  ids: string[],
+): Promise<void> {
   await sql`delete from client_permissions where client_id = ${clientId}`;
   if (ids.length === 0) return;
   await sql`insert into client_permissions ${

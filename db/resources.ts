@@ -51,7 +51,11 @@ export async function insertResources(sql: Sql, projectId: string, resources: Ne
       })),
     )
   }`;
-  await insertPermissions(sql, projectId, resources.flatMap((r) => r.permissions.map((p) => ({ ...p, resource_id: r.id }))));
+  await insertPermissions(
+    sql,
+    projectId,
+    resources.flatMap((r) => r.permissions.map((p) => ({ ...p, resource_id: r.id }))),
+  );
 }
 
 export async function insertPermissions(
@@ -79,7 +83,9 @@ export async function findResourceForUpdate(
   resourceId: string,
 ): Promise<ResourceRow | undefined> {
   const [row] = await sql<ResourceRow[]>`
-    select ${columns(sql)} from resources r where r.project_id = ${projectId} and r.id = ${resourceId} for update`;
+    select ${
+    columns(sql)
+  } from resources r where r.project_id = ${projectId} and r.id = ${resourceId} for update`;
   return row;
 }
 
@@ -121,7 +127,11 @@ export async function listPermissionsOf(sql: Sql, resourceIds: string[]): Promis
     order by lower(code), id`;
 }
 
-export async function findResource(sql: Sql, projectId: string, resourceId: string): Promise<ResourceRow | undefined> {
+export async function findResource(
+  sql: Sql,
+  projectId: string,
+  resourceId: string,
+): Promise<ResourceRow | undefined> {
   const [row] = await sql<ResourceRow[]>`
     select ${columns(sql)} from resources r where r.project_id = ${projectId} and r.id = ${resourceId}`;
   return row;

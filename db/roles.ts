@@ -38,7 +38,12 @@ export async function updateRoleRow(
 }
 
 /** Replaces the role's grants with exactly these permissions. */
-export async function setRolePermissions(sql: Sql, projectId: string, roleId: string, ids: string[]): Promise<void> {
+export async function setRolePermissions(
+  sql: Sql,
+  projectId: string,
+  roleId: string,
+  ids: string[],
+): Promise<void> {
   await sql`delete from role_permissions where role_id = ${roleId}`;
   if (ids.length === 0) return;
   await sql`insert into role_permissions ${
@@ -67,7 +72,11 @@ export function listRoles(
   const like = q.search ? containsPattern(q.search) : null;
   const where = sql`
     where ro.project_id = ${projectId}
-    ${like === null ? sql`` : sql`and (ro.code ilike ${like} or ro.name ilike ${like} or ro.description ilike ${like})`}`;
+    ${
+    like === null
+      ? sql``
+      : sql`and (ro.code ilike ${like} or ro.name ilike ${like} or ro.description ilike ${like})`
+  }`;
   const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
   return pageOf(
     sql<RoleRow[]>`

@@ -55,7 +55,11 @@ export async function updateUserRow(
   return row;
 }
 
-export async function findUserForUpdate(sql: Sql, projectId: string, userId: string): Promise<UserRow | undefined> {
+export async function findUserForUpdate(
+  sql: Sql,
+  projectId: string,
+  userId: string,
+): Promise<UserRow | undefined> {
   const [row] = await sql<UserRow[]>`
     select ${columns(sql)} from users u where u.project_id = ${projectId} and u.id = ${userId} for update`;
   return row;
@@ -67,7 +71,9 @@ export async function findUserByExternalId(
   externalUserId: string,
 ): Promise<UserRow | undefined> {
   const [row] = await sql<UserRow[]>`
-    select ${columns(sql)} from users u where u.project_id = ${projectId} and u.external_user_id = ${externalUserId}`;
+    select ${
+    columns(sql)
+  } from users u where u.project_id = ${projectId} and u.external_user_id = ${externalUserId}`;
   return row;
 }
 
@@ -89,7 +95,13 @@ export async function revokeUserSessions(sql: Sql, userId: string): Promise<void
   await sql`update sessions set revoked_at = now() where user_id = ${userId} and revoked_at is null`;
 }
 
-export type UserSortField = "display_name" | "email" | "external_user_id" | "is_active" | "created_at" | "updated_at";
+export type UserSortField =
+  | "display_name"
+  | "email"
+  | "external_user_id"
+  | "is_active"
+  | "created_at"
+  | "updated_at";
 
 export function listUsers(
   sql: Sql,

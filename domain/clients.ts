@@ -92,7 +92,10 @@ export async function updateClient(
       }
       if (input.permission_ids !== undefined) {
         throw new AppError("invalid_params", {
-          details: [{ field: "permission_ids", issue: "the system admin client's permissions cannot be changed" }],
+          details: [{
+            field: "permission_ids",
+            issue: "the system admin client's permissions cannot be changed",
+          }],
         });
       }
     }

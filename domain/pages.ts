@@ -4,7 +4,10 @@ import type { Page } from "../db/lists.ts";
 export type PageOut<T> = { data: T[]; pagination: Page & { total: number } };
 
 export function pageResult<R, T>(q: Page, res: { rows: R[]; total: number }, map: (row: R) => T): PageOut<T> {
-  return { data: res.rows.map(map), pagination: { page_num: q.page_num, page_size: q.page_size, total: res.total } };
+  return {
+    data: res.rows.map(map),
+    pagination: { page_num: q.page_num, page_size: q.page_size, total: res.total },
+  };
 }
 
 /** On update: an omitted field keeps the stored value; null or "" clears it. */

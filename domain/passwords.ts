@@ -21,7 +21,13 @@ let backend: Promise<Backend> | undefined;
 async function loadBackend(): Promise<Backend> {
   try {
     const native = await import("@node-rs/argon2");
-    const opts = { memoryCost: ARGON2.memoryKiB, timeCost: ARGON2.passes, parallelism: ARGON2.lanes, outputLen: ARGON2.hashLength, algorithm: 2 as const };
+    const opts = {
+      memoryCost: ARGON2.memoryKiB,
+      timeCost: ARGON2.passes,
+      parallelism: ARGON2.lanes,
+      outputLen: ARGON2.hashLength,
+      algorithm: 2 as const,
+    };
     // Prove the addon works before relying on it.
     await native.verify(await native.hash("probe", opts), "probe");
     return { name: "native", hash: (p) => native.hash(p, opts), verify: (h, p) => native.verify(h, p) };
@@ -54,7 +60,11 @@ async function loadBackend(): Promise<Backend> {
       verify: async (phc, password) => {
         const parsed = parsePhc(phc);
         if (!parsed) return false;
-        const actual = await compute(password, parsed.salt, { ...ARGON2, ...parsed.params, hashLength: parsed.hash.length });
+        const actual = await compute(password, parsed.salt, {
+          ...ARGON2,
+          ...parsed.params,
+          hashLength: parsed.hash.length,
+        });
         return timingSafeEqual(actual, parsed.hash);
       },
     };

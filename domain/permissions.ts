@@ -10,7 +10,10 @@ export async function checkPermissionIds(sql: Sql, projectId: string, ids: strin
   if (missing.length > 0) {
     throw new AppError("some_permissions_not_found", {
       description: `some of the given permission ids do not exist in this project: ${missing.join(", ")}`,
-      details: missing.map((id) => ({ field: "permission_ids", issue: `no permission ${id} in this project` })),
+      details: missing.map((id) => ({
+        field: "permission_ids",
+        issue: `no permission ${id} in this project`,
+      })),
     });
   }
   return unique;

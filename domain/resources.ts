@@ -78,7 +78,11 @@ async function loadResource(sql: Sql, projectId: string, resourceId: string): Pr
   return resourceRecord(row!, await listPermissionsOf(sql, [resourceId]));
 }
 
-export async function createResource(sql: Sql, projectId: string, input: ResourceInput): Promise<ResourceRecord> {
+export async function createResource(
+  sql: Sql,
+  projectId: string,
+  input: ResourceInput,
+): Promise<ResourceRecord> {
   const id = newId();
   return await transaction(sql, async (tx) => {
     await insertResources(tx, projectId, [{
@@ -119,7 +123,9 @@ export async function updateResource(
       description: input.description === undefined ? current.description : input.description || null,
     });
     if (input.permissions !== undefined) {
-      const existing = new Map((await listPermissionsOf(tx, [resourceId])).map((p) => [p.code.toLowerCase(), p]));
+      const existing = new Map(
+        (await listPermissionsOf(tx, [resourceId])).map((p) => [p.code.toLowerCase(), p]),
+      );
       const given = new Map(input.permissions.map((p) => [p.code.toLowerCase(), p]));
       await deletePermissions(tx, [...existing].filter(([code]) => !given.has(code)).map(([, p]) => p.id));
       // A kept permission takes the given name and description; its code keeps the stored spelling's id.

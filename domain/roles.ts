@@ -15,7 +15,12 @@ import { newId } from "./ids.ts";
 import { type PageOut, pageResult } from "./pages.ts";
 import { checkPermissionIds } from "./permissions.ts";
 
-export type RoleInput = { code: string; name: string; description?: string | null; permission_ids?: string[] };
+export type RoleInput = {
+  code: string;
+  name: string;
+  description?: string | null;
+  permission_ids?: string[];
+};
 
 export type RoleRecord = {
   id: string;
@@ -58,7 +63,12 @@ export async function createRole(sql: Sql, projectId: string, input: RoleInput):
 }
 
 /** Updates the role; given `permission_ids` replace its grants, omitted ones leave them. */
-export async function updateRole(sql: Sql, projectId: string, roleId: string, input: RoleInput): Promise<RoleRecord> {
+export async function updateRole(
+  sql: Sql,
+  projectId: string,
+  roleId: string,
+  input: RoleInput,
+): Promise<RoleRecord> {
   return await transaction(sql, async (tx) => {
     const current = await findRole(tx, projectId, roleId);
     if (!current) throw new AppError("role_not_found");

@@ -9,9 +9,9 @@ import {
   listUsers as listUserRows,
   revokeUserSessions,
   updateUserRow,
+  userPermissionCodes,
   type UserRow,
   type UserSortField,
-  userPermissionCodes,
 } from "../db/users.ts";
 import { AppError } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -132,7 +132,9 @@ export async function getExternalUser(
   includePermissions: boolean,
 ): Promise<UserRecord> {
   const row = await findUserByExternalId(sql, projectId, externalUserId);
-  if (!row) throw new AppError("user_not_found", { description: "no user with this external id in this project" });
+  if (!row) {
+    throw new AppError("user_not_found", { description: "no user with this external id in this project" });
+  }
   const record = userRecord(row);
   if (includePermissions) record.permissions = await userPermissionCodes(sql, row.id);
   return record;

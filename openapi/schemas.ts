@@ -114,7 +114,7 @@ export const Code = z.string().min(1, "must not be empty").max(50, "at most 50 c
   .openapi({ example: "orders", pattern: "^[A-Za-z0-9_-]{1,50}$" });
 
 export const Description = clearableText(200).openapi({
-  description: "At most 200 characters. On update: omitted keeps it; null or \"\" clears it.",
+  description: 'At most 200 characters. On update: omitted keeps it; null or "" clears it.',
 });
 
 export const PermissionIds = z.array(Id).max(500, "at most 500 permission ids").openapi({

@@ -126,7 +126,12 @@ export function createApp(deps: Deps): App {
 }
 
 /** A route behind the gate: the permission is checked before the request is validated. */
-export function guarded<R extends object>(deps: Deps, route: R, permission: AdminPermission, scope: ProjectScope = "own") {
+export function guarded<R extends object>(
+  deps: Deps,
+  route: R,
+  permission: AdminPermission,
+  scope: ProjectScope = "own",
+) {
   return { ...route, middleware: requirePermission(deps, permission, scope) };
 }
 
@@ -179,9 +184,9 @@ function toAppError(err: unknown, c: Context<AppEnv>, log: Logger): AppError {
     }
   }
   if (err instanceof postgres.PostgresError) {
-    const mapped = err.code === "23505" && err.constraint_name
-      ? CONSTRAINT_ERRORS[err.constraint_name]
-      : undefined;
+    // A race the database decided: a unique or foreign-key constraint, named after what it protects.
+    const table = err.code === "23505" ? CONSTRAINT_ERRORS : err.code === "23503" ? FOREIGN_KEY_ERRORS : {};
+    const mapped = err.constraint_name ? table[err.constraint_name] : undefined;
     if (mapped) return new AppError(mapped);
     if (UNAVAILABLE.test(err.code)) return unavailable(err, c, log);
   } else if (isConnectionError(err)) {

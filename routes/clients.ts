@@ -39,14 +39,18 @@ const CreateClientBody = z.object({
 
 const UpdateClientBody = z.object({
   name: Name,
-  is_active: z.boolean().openapi({ description: "false refuses the client's tokens from the next request on" }),
+  is_active: z.boolean().openapi({
+    description: "false refuses the client's tokens from the next request on",
+  }),
   description: Description,
   permission_ids: PermissionIds.optional().openapi({
     description: "Omitted: unchanged. Given: replaces the client's permissions.",
   }),
 }).openapi("UpdateClientRequest");
 
-const ClientIdParam = ProjectIdParam.extend({ client_id: Id.openapi({ param: { name: "client_id", in: "path" } }) });
+const ClientIdParam = ProjectIdParam.extend({
+  client_id: Id.openapi({ param: { name: "client_id", in: "path" } }),
+});
 
 const clientErrors = [
   "invalid_params",
@@ -62,11 +66,15 @@ export const createClientRoute = createRoute({
   operationId: "createClient",
   tags: ["Clients"],
   summary: "Create a client",
-  description: "Needs `clients:create`. The answer carries the client's 256-bit secret, shown only here; it " +
+  description:
+    "Needs `clients:create`. The answer carries the client's 256-bit secret, shown only here; it " +
     "authenticates with HTTP Basic at `POST /api/v1/tokens` (client credentials).",
   security: [{ bearerAuth: [] }],
   request: { params: ProjectIdParam, body: jsonBody(CreateClientBody) },
-  responses: { 201: jsonResponse(ClientWithSecret, "The client with its secret"), ...errorResponses(...clientErrors) },
+  responses: {
+    201: jsonResponse(ClientWithSecret, "The client with its secret"),
+    ...errorResponses(...clientErrors),
+  },
 });
 
 export const updateClientRoute = createRoute({
@@ -75,7 +83,8 @@ export const updateClientRoute = createRoute({
   operationId: "updateClient",
   tags: ["Clients"],
   summary: "Update a client",
-  description: "Needs `clients:update`. Permission changes and deactivation apply to the client's tokens on " +
+  description:
+    "Needs `clients:update`. Permission changes and deactivation apply to the client's tokens on " +
     "their next request. The system project's admin client cannot be deactivated or lose permissions.",
   security: [{ bearerAuth: [] }],
   request: { params: ClientIdParam, body: jsonBody(UpdateClientBody) },
@@ -101,7 +110,12 @@ export const listClientsRoute = createRoute({
   },
   responses: {
     200: jsonResponse(listOf(Client, "ClientList"), "A page of clients"),
-    ...errorResponses("invalid_params", "invalid_authorization_token", "insufficient_permission", "project_not_found"),
+    ...errorResponses(
+      "invalid_params",
+      "invalid_authorization_token",
+      "insufficient_permission",
+      "project_not_found",
+    ),
   },
 });
 
@@ -117,7 +131,12 @@ export const rotateClientSecretRoute = createRoute({
   request: { params: ClientIdParam },
   responses: {
     200: jsonResponse(ClientWithSecret, "The client with its new secret"),
-    ...errorResponses("invalid_authorization_token", "insufficient_permission", "project_not_found", "client_not_found"),
+    ...errorResponses(
+      "invalid_authorization_token",
+      "insufficient_permission",
+      "project_not_found",
+      "client_not_found",
+    ),
   },
 });
 

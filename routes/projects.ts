@@ -36,7 +36,6 @@ const RedirectUris = z.array(RedirectUri).max(50).refine(
       "and [::1]; no fragment. At most 50.",
   });
 
-
 const Project = z.object({
   id: z.string(),
   name: z.string(),

@@ -48,7 +48,9 @@ const PermissionInputs = z.array(PermissionInput).max(100, "at most 100 permissi
     const seen = new Set<string>();
     list.forEach((p, i) => {
       const key = p.code.toLowerCase();
-      if (seen.has(key)) ctx.addIssue({ code: "custom", path: [i, "code"], message: "repeats another permission's code" });
+      if (seen.has(key)) {
+        ctx.addIssue({ code: "custom", path: [i, "code"], message: "repeats another permission's code" });
+      }
       seen.add(key);
     });
   });
@@ -57,7 +59,9 @@ const CreateResourceBody = z.object({
   name: Name,
   code: Code.openapi({ description: "Unique in the project (case-insensitively)" }),
   description: Description,
-  permissions: PermissionInputs.optional().openapi({ description: "Created with the resource; codes unique" }),
+  permissions: PermissionInputs.optional().openapi({
+    description: "Created with the resource; codes unique",
+  }),
 }).openapi("CreateResourceRequest");
 
 const UpdateResourceBody = z.object({
@@ -67,7 +71,8 @@ const UpdateResourceBody = z.object({
   }),
   description: Description,
   permissions: PermissionInputs.optional().openapi({
-    description: "Omitted: unchanged. Given: matched by code — a kept code keeps its id and its grants, a new " +
+    description:
+      "Omitted: unchanged. Given: matched by code — a kept code keeps its id and its grants, a new " +
       "code is created, a code left out is deleted together with its grants to roles and clients.",
   }),
 }).openapi("UpdateResourceRequest");
@@ -103,7 +108,8 @@ export const updateResourceRoute = createRoute({
   operationId: "updateResource",
   tags: ["Resources"],
   summary: "Update a resource and its permissions",
-  description: "Needs `resources:update`. Default resources are read-only (403 `default_resource_immutable`). " +
+  description:
+    "Needs `resources:update`. Default resources are read-only (403 `default_resource_immutable`). " +
     "Every change applies in one transaction and takes effect on the next request of any token.",
   security: [{ bearerAuth: [] }],
   request: { params: ResourceIdParam, body: jsonBody(UpdateResourceBody) },
@@ -127,7 +133,8 @@ export const listResourcesRoute = createRoute({
   operationId: "listResources",
   tags: ["Resources"],
   summary: "List resources with their permissions",
-  description: "Needs `resources:read`. `search` matches the name, code and description of the resource or of " +
+  description:
+    "Needs `resources:read`. `search` matches the name, code and description of the resource or of " +
     "any of its permissions.",
   security: [{ bearerAuth: [] }],
   request: {
@@ -138,7 +145,12 @@ export const listResourcesRoute = createRoute({
   },
   responses: {
     200: jsonResponse(listOf(Resource, "ResourceList"), "A page of resources"),
-    ...errorResponses("invalid_params", "invalid_authorization_token", "insufficient_permission", "project_not_found"),
+    ...errorResponses(
+      "invalid_params",
+      "invalid_authorization_token",
+      "insufficient_permission",
+      "project_not_found",
+    ),
   },
 });
 

@@ -28,7 +28,9 @@ const Role = z.object({
 }).openapi("Role");
 
 const RoleBody = z.object({
-  code: Code.openapi({ description: "Letters, digits, dash, underscore; unique in the project (case-insensitively)" }),
+  code: Code.openapi({
+    description: "Letters, digits, dash, underscore; unique in the project (case-insensitively)",
+  }),
   name: Name,
   description: Description,
   permission_ids: PermissionIds.optional(),
@@ -41,7 +43,9 @@ const UpdateRoleBody = RoleBody.extend({
   }),
 }).openapi("UpdateRoleRequest");
 
-const RoleIdParam = ProjectIdParam.extend({ role_id: Id.openapi({ param: { name: "role_id", in: "path" } }) });
+const RoleIdParam = ProjectIdParam.extend({
+  role_id: Id.openapi({ param: { name: "role_id", in: "path" } }),
+});
 
 export const createRoleRoute = createRoute({
   method: "post",
@@ -71,7 +75,8 @@ export const updateRoleRoute = createRoute({
   operationId: "updateRole",
   tags: ["Roles"],
   summary: "Update a role",
-  description: "Needs `roles:update`. A change of permissions applies to every user with the role on their next " +
+  description:
+    "Needs `roles:update`. A change of permissions applies to every user with the role on their next " +
     "request.",
   security: [{ bearerAuth: [] }],
   request: { params: RoleIdParam, body: jsonBody(UpdateRoleBody) },
@@ -97,10 +102,18 @@ export const listRolesRoute = createRoute({
   summary: "List roles",
   description: "Needs `roles:read`. `search` matches the code, name and description.",
   security: [{ bearerAuth: [] }],
-  request: { params: ProjectIdParam, query: listQuery(["name", "code", "created_at", "updated_at"] as const) },
+  request: {
+    params: ProjectIdParam,
+    query: listQuery(["name", "code", "created_at", "updated_at"] as const),
+  },
   responses: {
     200: jsonResponse(listOf(Role, "RoleList"), "A page of roles"),
-    ...errorResponses("invalid_params", "invalid_authorization_token", "insufficient_permission", "project_not_found"),
+    ...errorResponses(
+      "invalid_params",
+      "invalid_authorization_token",
+      "insufficient_permission",
+      "project_not_found",
+    ),
   },
 });
 

@@ -25,7 +25,8 @@ const User = z.object({
   role_id: z.string().nullable(),
   is_active: z.boolean(),
   permissions: z.array(z.string()).optional().openapi({
-    description: "Only with `include_permissions=true`: the sorted `resource:permission` codes of the user's role",
+    description:
+      "Only with `include_permissions=true`: the sorted `resource:permission` codes of the user's role",
     example: ["orders:read", "orders:refund"],
   }),
   ...Timestamps,
@@ -42,17 +43,18 @@ const isHttpUrl = (v: string) => {
 /** "" means absent on create and "remove" on update; null likewise. */
 const AvatarUrl = z.string().max(2048, "at most 2048 characters")
   .refine((v) => v === "" || isHttpUrl(v), "must be an http or https URL").nullable().optional()
-  .openapi({ description: "URL of an image. On update: omitted keeps it; null or \"\" removes it." });
+  .openapi({ description: 'URL of an image. On update: omitted keeps it; null or "" removes it.' });
 const ExternalUserId = z.string().max(100, "at most 100 characters").nullable().optional().openapi({
   description: "The calling system's id for the user; unique in the project (exact match). Required when " +
-    "email is absent. On update: omitted keeps it; null or \"\" removes it.",
+    'email is absent. On update: omitted keeps it; null or "" removes it.',
 });
 const Email = z.string().trim().max(100, "at most 100 characters")
   .refine((v) => v === "" || z.regexes.email.test(v), "must be a valid email").nullable().optional().openapi({
-    description: "Unique in the project, case-insensitively. On update: omitted keeps it; null or \"\" removes it.",
+    description:
+      'Unique in the project, case-insensitively. On update: omitted keeps it; null or "" removes it.',
   });
 const RoleId = z.string().max(100).nullable().optional().openapi({
-  description: "A role of this project. On update: omitted keeps it; null or \"\" removes it.",
+  description: 'A role of this project. On update: omitted keeps it; null or "" removes it.',
 });
 
 const CreateUserBody = z.object({
@@ -60,8 +62,11 @@ const CreateUserBody = z.object({
   avatar_url: AvatarUrl,
   external_user_id: ExternalUserId,
   email: Email,
-  password: z.string().min(8, "at least 8 characters").max(1024, "at most 1024 characters").nullable().optional()
-    .openapi({ description: "At least 8 characters; required when email is given. Stored only as an argon2id hash." }),
+  password: z.string().min(8, "at least 8 characters").max(1024, "at most 1024 characters").nullable()
+    .optional()
+    .openapi({
+      description: "At least 8 characters; required when email is given. Stored only as an argon2id hash.",
+    }),
   role_id: RoleId,
   is_active: z.boolean().optional().openapi({ description: "Default true" }),
 }).superRefine((u, ctx) => {
@@ -75,21 +80,31 @@ const CreateUserBody = z.object({
 
 const UpdateUserBody = z.object({
   display_name: Name,
-  is_active: z.boolean().openapi({ description: "false deactivates the user and ends their sessions at once" }),
+  is_active: z.boolean().openapi({
+    description: "false deactivates the user and ends their sessions at once",
+  }),
   avatar_url: AvatarUrl,
   external_user_id: ExternalUserId,
   email: Email,
   password: z.string().max(1024, "at most 1024 characters")
     .refine((v) => v === "" || v.length >= 8, "at least 8 characters").nullable().optional()
-    .openapi({ description: "Empty or omitted keeps the current password; a new one ends the user's sessions." }),
+    .openapi({
+      description: "Empty or omitted keeps the current password; a new one ends the user's sessions.",
+    }),
   role_id: RoleId,
 }).superRefine((u, ctx) => {
   if (!u.email && !u.external_user_id) {
-    ctx.addIssue({ code: "custom", path: ["external_user_id"], message: "required when email is not provided" });
+    ctx.addIssue({
+      code: "custom",
+      path: ["external_user_id"],
+      message: "required when email is not provided",
+    });
   }
 }).openapi("UpdateUserRequest");
 
-const UserIdParam = ProjectIdParam.extend({ user_id: Id.openapi({ param: { name: "user_id", in: "path" } }) });
+const UserIdParam = ProjectIdParam.extend({
+  user_id: Id.openapi({ param: { name: "user_id", in: "path" } }),
+});
 
 const userErrors = [
   "invalid_params",
@@ -107,7 +122,8 @@ export const createUserRoute = createRoute({
   operationId: "createUser",
   tags: ["Users"],
   summary: "Create a user",
-  description: "Needs `users:create`. Either fully managed (`email` with `password`, logs in on the login page) " +
+  description:
+    "Needs `users:create`. Either fully managed (`email` with `password`, logs in on the login page) " +
     "or identified by `external_user_id` (supplied by the calling system).",
   security: [{ bearerAuth: [] }],
   request: { params: ProjectIdParam, body: jsonBody(CreateUserBody) },
@@ -120,11 +136,15 @@ export const updateUserRoute = createRoute({
   operationId: "updateUser",
   tags: ["Users"],
   summary: "Update a user",
-  description: "Needs `users:update`. `external_user_id` is required when `email` is not provided. A changed " +
+  description:
+    "Needs `users:update`. `external_user_id` is required when `email` is not provided. A changed " +
     "role applies on the user's next request.",
   security: [{ bearerAuth: [] }],
   request: { params: UserIdParam, body: jsonBody(UpdateUserBody) },
-  responses: { 200: jsonResponse(User, "The updated user"), ...errorResponses(...userErrors, "user_not_found") },
+  responses: {
+    200: jsonResponse(User, "The updated user"),
+    ...errorResponses(...userErrors, "user_not_found"),
+  },
 });
 
 export const listUsersRoute = createRoute({
@@ -146,7 +166,12 @@ export const listUsersRoute = createRoute({
   },
   responses: {
     200: jsonResponse(listOf(User, "UserList"), "A page of users"),
-    ...errorResponses("invalid_params", "invalid_authorization_token", "insufficient_permission", "project_not_found"),
+    ...errorResponses(
+      "invalid_params",
+      "invalid_authorization_token",
+      "insufficient_permission",
+      "project_not_found",
+    ),
   },
 });
 
@@ -156,18 +181,26 @@ export const getExternalUserRoute = createRoute({
   operationId: "getExternalUser",
   tags: ["Users"],
   summary: "Get a user by external id",
-  description: "Needs `users:read`. With `include_permissions=true` the answer lists the permissions the user " +
+  description:
+    "Needs `users:read`. With `include_permissions=true` the answer lists the permissions the user " +
     "holds through their role, evaluated now.",
   security: [{ bearerAuth: [] }],
   request: {
     params: ProjectIdParam.extend({
-      external_user_id: z.string().min(1).max(100).openapi({ param: { name: "external_user_id", in: "path" } }),
+      external_user_id: z.string().min(1).max(100).openapi({
+        param: { name: "external_user_id", in: "path" },
+      }),
     }),
     query: z.object({ include_permissions: booleanFilter("Include `permissions` (default false)") }),
   },
   responses: {
     200: jsonResponse(User, "The user"),
-    ...errorResponses("invalid_authorization_token", "insufficient_permission", "project_not_found", "user_not_found"),
+    ...errorResponses(
+      "invalid_authorization_token",
+      "insufficient_permission",
+      "project_not_found",
+      "user_not_found",
+    ),
   },
 });
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { loadConfig } from "../config.ts";
 import { startService } from "../main.ts";
-import { CONSTRAINT_ERRORS } from "../domain/errors.ts";
+import { CONSTRAINT_ERRORS, FOREIGN_KEY_ERRORS } from "../domain/errors.ts";
 import {
   ADMIN_SECRET,
   basic,
@@ -73,6 +73,10 @@ test("the database's unique constraints carry the names the error model maps to 
     select array_agg(indexname::text order by indexname) as names from pg_indexes
     where indexname = any(${Object.keys(CONSTRAINT_ERRORS)})`;
   assert.deepEqual(names, Object.keys(CONSTRAINT_ERRORS).sort());
+  const [{ fks }] = await db.sql<{ fks: string[] }[]>`
+    select array_agg(distinct conname::text order by conname::text) as fks from pg_constraint
+    where contype = 'f' and conname = any(${Object.keys(FOREIGN_KEY_ERRORS)})`;
+  assert.deepEqual(fks, Object.keys(FOREIGN_KEY_ERRORS).sort());
 });
 
 test("every response carries X-Request-Id; API responses carry Cache-Control: no-store", async () => {

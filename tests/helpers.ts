@@ -171,14 +171,25 @@ export async function postToken(form: Record<string, string> | string, headers: 
 export async function permissionIds(p: TestProject): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (let page = 1;; page++) {
-    const res = await p.api.resources.listResources(p.project.id, page, 100, undefined, undefined, undefined, undefined);
+    const res = await p.api.resources.listResources(
+      p.project.id,
+      page,
+      100,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    );
     for (const r of res.data) for (const perm of r.permissions) out[`${r.code}:${perm.code}`] = perm.id;
     if (page * 100 >= res.pagination.total) return out;
   }
 }
 
 /** A client of the project with exactly these permissions, and its token. */
-export async function clientWith(p: TestProject, codes: string[]): Promise<{ id: string; secret: string; token: string; api: Sdk }> {
+export async function clientWith(
+  p: TestProject,
+  codes: string[],
+): Promise<{ id: string; secret: string; token: string; api: Sdk }> {
   const ids = await permissionIds(p);
   const created = await p.api.clients.createClient(p.project.id, {
     name: "limited",

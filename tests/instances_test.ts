@@ -10,7 +10,16 @@ type Proc = { url: string; child: Deno.ChildProcess; output: () => string; stop:
 async function spawn(env: Record<string, string>, port = freePort()): Promise<Proc> {
   const url = `http://127.0.0.1:${port}`;
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "--allow-sys", "--allow-ffi", "main.ts"],
+    args: [
+      "run",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "--allow-write",
+      "--allow-sys",
+      "--allow-ffi",
+      "main.ts",
+    ],
     cwd: ROOT,
     env: { PORT: String(port), HOST: "127.0.0.1", PUBLIC_URL: url, LOG_LEVEL: "error", ...env },
     stdout: "piped",

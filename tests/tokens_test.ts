@@ -11,7 +11,6 @@ import {
   newProject,
   postToken,
   sdk,
-  service,
   systemToken,
   test,
 } from "./helpers.ts";
@@ -198,16 +197,15 @@ test("POST /api/v1/tokens refuses a client of an inactive project with project_n
 
 test("POST /api/v1/tokens refuses an inactive client with client_not_active, after checking its secret", async () => {
   const p = await newProject();
-  // The clients API arrives with the administrative API; until then the state is set in the database.
-  const { db } = await service();
-  await db.sql`update clients set is_active = false where id = ${p.clientId}`;
+  const c = await p.api.clients.createClient(p.project.id, { name: "worker" });
+  await p.api.clients.updateClient(p.project.id, c.id, { name: "worker", is_active: false });
   await expectError(
-    await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, p.secret) }),
+    await postToken({ grant_type: "client_credentials" }, { authorization: basic(c.id, c.client_secret) }),
     400,
     "client_not_active",
   );
   await expectError(
-    await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, "wrong") }),
+    await postToken({ grant_type: "client_credentials" }, { authorization: basic(c.id, "wrong") }),
     401,
     "invalid_client_credentials",
   );
