@@ -10,7 +10,9 @@ const schema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   DATA_DIR: z.string().min(1).default("./data"),
-  BOOTSTRAP_ADMIN_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  // Unreserved characters only, so that `curl -u system-admin:$SECRET` works without form-encoding.
+  BOOTSTRAP_ADMIN_SECRET: z.string().min(32, "must be at least 32 characters")
+    .regex(/^[A-Za-z0-9._~-]+$/, "may contain only letters, digits and . _ ~ -").optional(),
   ACCESS_TOKEN_TTL: seconds(900),
   REFRESH_TOKEN_TTL: seconds(604_800),
   AUTH_CODE_TTL: seconds(60),

@@ -118,6 +118,15 @@ try {
     body: JSON.stringify({ name: "bench" }),
   })).json();
   const projectToken = await tokenOf(project.admin_client.client_id, project.admin_client.client_secret);
+  const authed = { authorization: `Bearer ${projectToken}`, "content-type": "application/json" };
+  for (let i = 0; i < 10; i++) {
+    const res = await fetch(`${server.url}/api/v1/projects/${project.id}/roles`, {
+      method: "POST",
+      headers: authed,
+      body: JSON.stringify({ code: `role-${i}`, name: `Role ${i}`, description: "bench" }),
+    });
+    if (res.status !== 201) throw new Error(`could not create a role: ${res.status} ${await res.text()}`);
+  }
 
   const results: Result[] = [];
   const rssBefore = rssMiB(server.pid);
@@ -137,6 +146,12 @@ try {
         fetch(`${server.url}/api/v1/projects/${project.id}`, {
           headers: { authorization: `Bearer ${projectToken}` },
         }),
+    ),
+  );
+  results.push(
+    await run(
+      "GET .../roles?page_size=10 (admin read: gate + list of 10)",
+      () => fetch(`${server.url}/api/v1/projects/${project.id}/roles?page_size=10`, { headers: authed }),
     ),
   );
   results.push(

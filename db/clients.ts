@@ -118,10 +118,11 @@ export function listClients(
     ${q.is_active === undefined ? sql`` : sql`and c.is_active = ${q.is_active}`}`;
   const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
   return pageOf(
-    sql<ClientRow[]>`
-      select ${columns(sql)} from clients c ${where}
+    sql<(ClientRow & { total_count: number })[]>`
+      select ${columns(sql)}, count(*) over ()::int as total_count from clients c ${where}
       order by ${sql("c." + q.sort_by)} ${dir}, c.id ${dir}
       limit ${q.page_size} offset ${offsetOf(q)}`,
-    sql<{ total: number }[]>`select count(*)::int as total from clients c ${where}`,
+    q,
+    () => sql<{ total: number }[]>`select count(*)::int as total from clients c ${where}`,
   );
 }

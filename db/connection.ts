@@ -39,8 +39,10 @@ export async function openDatabase(opts: Options): Promise<Database> {
 
 /**
  * PGlite is one database session, so postgres.js gets exactly one connection to it: with more, one
- * request's transaction would swallow another request's statements. A lock file keeps a second process
- * from opening the same data directory, which PGlite itself does not prevent.
+ * request's transaction would swallow another request's statements. That connection is never let go (no
+ * idle timeout, no maximum lifetime), and the socket lives in a private 0700 directory: PGlite's socket
+ * server has no authentication, so no other process may take the one connection. A lock file keeps a
+ * second process from opening the same data directory, which PGlite itself does not prevent.
  */
 async function openEmbedded(dataDir: string): Promise<Database> {
   const dir = resolve(dataDir);
@@ -54,12 +56,9 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     );
   }
   const db = await PGlite.create(join(dir, "pgdata"));
-  // A Unix socket path is limited to about 107 bytes; fall back to a private temp dir when DATA_DIR is deep.
-  let socketDir = dir;
-  let tempSocketDir: string | undefined;
-  if (join(dir, ".s.PGSQL.5432").length > 100) socketDir = tempSocketDir = await Deno.makeTempDir();
+  const socketDir = await Deno.makeTempDir({ prefix: "acs-pglite-" });
+  await Deno.chmod(socketDir, 0o700);
   const socketPath = join(socketDir, ".s.PGSQL.5432");
-  await Deno.remove(socketPath).catch(() => {});
   const server = new PGLiteSocketServer({ db, path: socketPath });
   await server.start();
   const sql = postgres({
@@ -69,6 +68,8 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     username: "postgres",
     database: "postgres",
     max: 1,
+    idle_timeout: 0,
+    max_lifetime: 0,
   });
   return {
     sql,
@@ -77,7 +78,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       await sql.end({ timeout: 5 });
       await server.stop();
       await db.close();
-      if (tempSocketDir) await Deno.remove(tempSocketDir, { recursive: true }).catch(() => {});
+      await Deno.remove(socketDir, { recursive: true }).catch(() => {});
       await lock.unlock();
       lock.close();
     },

@@ -12,11 +12,18 @@ export function offsetOf(page: Page): number {
   return (page.page_num - 1) * page.page_size;
 }
 
-/** A page of rows and the total: two statements sent together, whatever the page size. */
-export async function pageOf<R>(
+/**
+ * A page and its total from one statement (`count(*) over () as total_count` in the page query), so both
+ * come from one snapshot. Only a page past the end, which has no row to carry the total, counts apart.
+ */
+export async function pageOf<R extends { total_count: number }>(
   rows: Promise<R[]>,
-  total: Promise<{ total: number }[]>,
+  page: Page,
+  count: () => Promise<{ total: number }[]>,
 ): Promise<{ rows: R[]; total: number }> {
-  const [r, [t]] = await Promise.all([rows, total]);
-  return { rows: r, total: t.total };
+  const r = await rows;
+  if (r.length > 0) return { rows: r, total: r[0].total_count };
+  if (page.page_num === 1) return { rows: [], total: 0 };
+  const [{ total }] = await count();
+  return { rows: [], total };
 }

@@ -1,6 +1,6 @@
 /** Queries on projects. Every function takes `sql` first so it runs inside a transaction as well. */
 import type { Sql } from "./connection.ts";
-import { containsPattern, offsetOf, type Page, type Sort } from "./lists.ts";
+import { containsPattern, offsetOf, type Page, pageOf, type Sort } from "./lists.ts";
 
 export type ProjectRow = {
   id: string;
@@ -59,12 +59,12 @@ export async function listProjects(
   }
     ${q.is_active === undefined ? sql`` : sql`and is_active = ${q.is_active}`}`;
   const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
-  const [rows, [{ total }]] = await Promise.all([
-    sql<ProjectRow[]>`
-      select ${columns(sql)} from projects ${where}
+  return await pageOf(
+    sql<(ProjectRow & { total_count: number })[]>`
+      select ${columns(sql)}, count(*) over ()::int as total_count from projects ${where}
       order by ${sql(q.sort_by)} ${dir}, id ${dir}
       limit ${q.page_size} offset ${offsetOf(q)}`,
-    sql<{ total: number }[]>`select count(*)::int as total from projects ${where}`,
-  ]);
-  return { rows, total };
+    q,
+    () => sql<{ total: number }[]>`select count(*)::int as total from projects ${where}`,
+  );
 }

@@ -159,11 +159,12 @@ export function listResources(
   }`;
   const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
   return pageOf(
-    sql<ResourceRow[]>`
-      select ${columns(sql)} from resources r ${where}
+    sql<(ResourceRow & { total_count: number })[]>`
+      select ${columns(sql)}, count(*) over ()::int as total_count from resources r ${where}
       order by ${sql("r." + q.sort_by)} ${dir}, r.id ${dir}
       limit ${q.page_size} offset ${offsetOf(q)}`,
-    sql<{ total: number }[]>`select count(*)::int as total from resources r ${where}`,
+    q,
+    () => sql<{ total: number }[]>`select count(*)::int as total from resources r ${where}`,
   );
 }
 

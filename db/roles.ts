@@ -79,10 +79,11 @@ export function listRoles(
   }`;
   const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
   return pageOf(
-    sql<RoleRow[]>`
-      select ${columns(sql)} from roles ro ${where}
+    sql<(RoleRow & { total_count: number })[]>`
+      select ${columns(sql)}, count(*) over ()::int as total_count from roles ro ${where}
       order by ${sql("ro." + q.sort_by)} ${dir}, ro.id ${dir}
       limit ${q.page_size} offset ${offsetOf(q)}`,
-    sql<{ total: number }[]>`select count(*)::int as total from roles ro ${where}`,
+    q,
+    () => sql<{ total: number }[]>`select count(*)::int as total from roles ro ${where}`,
   );
 }

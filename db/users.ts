@@ -116,10 +116,11 @@ export function listUsers(
     ${q.role_id === undefined ? sql`` : sql`and u.role_id = ${q.role_id}`}`;
   const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
   return pageOf(
-    sql<UserRow[]>`
-      select ${columns(sql)} from users u ${where}
+    sql<(UserRow & { total_count: number })[]>`
+      select ${columns(sql)}, count(*) over ()::int as total_count from users u ${where}
       order by ${sql("u." + q.sort_by)} ${dir}, u.id ${dir}
       limit ${q.page_size} offset ${offsetOf(q)}`,
-    sql<{ total: number }[]>`select count(*)::int as total from users u ${where}`,
+    q,
+    () => sql<{ total: number }[]>`select count(*)::int as total from users u ${where}`,
   );
 }

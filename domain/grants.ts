@@ -55,6 +55,9 @@ export function parseBasicCredentials(header: string): { clientId: string; secre
     const clientId = formDecode(text.slice(0, colon));
     const secret = formDecode(text.slice(colon + 1));
     if (!clientId || !secret) throw new Error("empty");
+    // Control characters are in no client id or secret; a NUL byte could not even be looked up.
+    // deno-lint-ignore no-control-regex -- finding control characters is the point
+    if (/[\u0000-\u001f\u007f]/.test(clientId + secret)) throw new Error("control character");
     return { clientId, secret };
   } catch {
     throw badCredentials("the Basic credentials are not form-urlencoded client id and secret");

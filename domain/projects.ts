@@ -184,6 +184,8 @@ export function redirectUriIssue(uri: string): string | null {
     return "must be an absolute URI";
   }
   if (uri.includes("#")) return "must not contain a fragment";
+  // Matching is byte for byte, so the stored string must be exactly what a URL parser reads back.
+  if (url.href !== uri) return `must be written in canonical form: ${JSON.stringify(url.href)}`;
   if (url.username || url.password) return "must not contain credentials";
   const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
   if (url.protocol === "https:") return null;

@@ -44,7 +44,10 @@ export async function ensureSigningKey(sql: Sql): Promise<void> {
 }
 
 export class TokenService {
-  /** Public keys by kid. A kid names one immutable key, so a cached entry can never be stale. */
+  /**
+   * Public keys by kid. A kid names one immutable key, so an entry never goes stale while keys are never
+   * retired (there is no key retirement yet; when there is, retiring must reach this cache too).
+   */
   readonly #publicKeys = new Map<string, CryptoKey>();
   #signing?: { kid: string; key: CryptoKey };
 
@@ -107,7 +110,8 @@ export class TokenService {
 
   async #keyFor(header: JWTHeaderParameters): Promise<CryptoKey> {
     const kid = header.kid;
-    if (!kid) throw new Error("no kid");
+    // Our kids are RFC 7638 thumbprints; anything else is refused before it can reach the database.
+    if (typeof kid !== "string" || !/^[A-Za-z0-9_-]{43}$/.test(kid)) throw new Error("not one of our kids");
     const cached = this.#publicKeys.get(kid);
     if (cached) return cached;
     let row;

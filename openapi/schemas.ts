@@ -21,9 +21,14 @@ export const ErrorSchema = z.object({
   description: "Every error on every endpoint has this shape (it is also the RFC 6749 §5.2 shape).",
 });
 
-/** Documents the error responses of an operation, grouped by status, listing each code and its meaning. */
+/**
+ * Documents the error responses of an operation, grouped by status, listing each code and its meaning.
+ * Every API operation (any call with codes) can also answer `invalid_params`: a malformed path or query
+ * parameter, Content-Type or body.
+ */
 export function errorResponses(...codes: ErrorCode[]) {
   const byStatus = new Map<number, string[]>();
+  if (codes.length > 0 && !codes.includes("invalid_params")) codes = ["invalid_params", ...codes];
   for (const code of new Set<ErrorCode>([...codes, "system_error"])) {
     const status = ERRORS[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), `\`${code}\`: ${ERRORS[code].message}`]);
@@ -70,17 +75,26 @@ export const Pagination = z.object({
 
 const boolParam = z.enum(["true", "false"]).transform((v) => v === "true");
 
+/** A whole-number query parameter written as plain digits (no sign, exponent, hex or spaces). */
+function intParam(min: number, max: number, fallback: number, description: string) {
+  return z.string().regex(/^[0-9]{1,9}$/, "must be a whole number").transform(Number)
+    .pipe(z.number().min(min, `at least ${min}`).max(max, `at most ${max}`))
+    .optional().transform((v) => v ?? fallback)
+    .openapi({
+      type: "integer",
+      minimum: min,
+      maximum: max,
+      default: fallback,
+      description,
+      example: fallback,
+    });
+}
+
 /** Query parameters of a list: paging, sorting by one of `sortable`, search and extra filters. */
 export function listQuery<F extends string>(sortable: readonly [F, ...F[]]) {
   return z.object({
-    page_num: z.coerce.number().int().min(1).max(1_000_000).default(1).openapi({
-      description: "From 1",
-      example: 1,
-    }),
-    page_size: z.coerce.number().int().min(1).max(100).default(10).openapi({
-      description: "1 to 100",
-      example: 10,
-    }),
+    page_num: intParam(1, 1_000_000, 1, "From 1 (default 1)"),
+    page_size: intParam(1, 100, 10, "1 to 100 (default 10)"),
     sort_by: z.enum(sortable).default("created_at" as F).openapi({
       description: "Default `created_at`; ties by id",
     }),

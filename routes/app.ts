@@ -34,6 +34,8 @@ export type App = OpenAPIHono<AppEnv>;
 
 /** The endpoints that take form posts (RFC 6749 §3.2, RFC 7009, RFC 7662); every other body is JSON. */
 const FORM_PATHS = new Set(["/api/v1/tokens", "/api/v1/tokens/revoke", "/api/v1/tokens/introspect"]);
+const JSON_TYPE = /^application\/json(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
+const FORM_TYPE = /^application\/x-www-form-urlencoded(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
 
 export const OPENAPI_INFO = {
   openapi: "3.1.0",
@@ -85,10 +87,13 @@ export function createApp(deps: Deps): App {
   );
 
   app.use("/api/*", async (c, next) => {
-    if (["POST", "PUT", "PATCH"].includes(c.req.method) && hasBody(c)) {
-      const expected = FORM_PATHS.has(c.req.path) ? "application/x-www-form-urlencoded" : "application/json";
-      const actual = (c.req.header("content-type") ?? "").split(";")[0].trim().toLowerCase();
-      if (actual !== expected) {
+    if (["POST", "PUT", "PATCH"].includes(c.req.method)) {
+      const form = FORM_PATHS.has(c.req.path);
+      const contentType = c.req.header("content-type");
+      // The same patterns the validators apply, so that the two layers never disagree.
+      const ok = contentType === undefined ? !hasBody(c) : (form ? FORM_TYPE : JSON_TYPE).test(contentType);
+      if (!ok) {
+        const expected = form ? "application/x-www-form-urlencoded" : "application/json";
         throw new AppError("invalid_params", {
           description: `the body must be ${expected}`,
           details: [{ field: "Content-Type", issue: `must be ${expected}` }],
@@ -171,23 +176,32 @@ function zodDetails(issues: Issue[]): ErrorDetail[] {
   return issues.map((i) => ({ field: i.path.map(String).join(".") || "body", issue: i.message }));
 }
 
-/** Postgres SQLSTATE classes that mean "the database is not there", not "the request was wrong". */
-const UNAVAILABLE = /^(08|53|57P0[1-3])/;
+/**
+ * SQLSTATEs that mean "the database cannot answer now", not "the request was wrong": connection (08),
+ * resources (53), shutdown (57P01-3), cancelled statement (57014), serialization failure and deadlock (40001,
+ * 40P01). They answer 503 with Retry-After.
+ */
+const UNAVAILABLE = /^(08|53|57P0[1-3]|57014|40001|40P01)/;
 
 function toAppError(err: unknown, c: Context<AppEnv>, log: Logger): AppError {
   if (err instanceof AppError) return err;
-  if (err instanceof HTTPException) {
+  if (err instanceof HTTPException && err.status >= 400 && err.status < 500) {
+    // The framework's own refusals: malformed JSON or form bodies (400), media types (415), size (413).
     if (err.status === 413) return new AppError("invalid_params", { status: 413 });
-    if (err.status === 400) {
-      // hono's validators: malformed JSON or form bodies.
-      return new AppError("invalid_params", { details: [{ field: "body", issue: err.message }] });
-    }
+    const field = err.status === 415 ? "Content-Type" : "body";
+    return new AppError("invalid_params", { details: [{ field, issue: err.message }] });
   }
   if (err instanceof postgres.PostgresError) {
     // A race the database decided: a unique or foreign-key constraint, named after what it protects.
     const table = err.code === "23505" ? CONSTRAINT_ERRORS : err.code === "23503" ? FOREIGN_KEY_ERRORS : {};
     const mapped = err.constraint_name ? table[err.constraint_name] : undefined;
     if (mapped) return new AppError(mapped);
+    // Class 22, data exceptions: a value the database cannot take (a NUL byte in text, say) is bad input.
+    if (err.code.startsWith("22")) {
+      return new AppError("invalid_params", {
+        details: [{ field: "body", issue: "contains a value that cannot be stored" }],
+      });
+    }
     if (UNAVAILABLE.test(err.code)) return unavailable(err, c, log);
   } else if (isConnectionError(err)) {
     return unavailable(err, c, log);

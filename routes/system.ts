@@ -54,7 +54,13 @@ let scalarBundle: Promise<Uint8Array> | undefined;
 function readScalarBundle(): Promise<Uint8Array> {
   scalarBundle ??= (async () => {
     const entry = import.meta.resolve("@scalar/api-reference");
-    return await Deno.readFile(new URL("./browser/standalone.js", entry));
+    try {
+      return await Deno.readFile(new URL("./browser/standalone.js", entry));
+    } catch (err) {
+      scalarBundle = undefined; // try again next time
+      // A plain Error, so that a missing file is not mistaken for an unreachable database.
+      throw new Error(`cannot read the API reference bundle: ${err}`);
+    }
   })();
   return scalarBundle;
 }

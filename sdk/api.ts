@@ -84,8 +84,8 @@ export const ClientsApiFetchParamCreator = function (configuration?: Configurati
 		 * <p>Needs <code>clients:read</code>. <code>search</code> matches the name. Secrets are never listed.</p>
 		 * @summary List clients
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1</p>
-		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListClientsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListClientsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -342,8 +342,8 @@ export const ClientsApiFp = function(configuration?: Configuration) {
 		 * <p>Needs <code>clients:read</code>. <code>search</code> matches the name. Secrets are never listed.</p>
 		 * @summary List clients
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1</p>
-		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListClientsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListClientsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -431,6 +431,12 @@ export const ClientsApiFp = function(configuration?: Configuration) {
 						}
 						throw response;
 					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
 					if (response.status === 401) {
 						if (mimeType === 'application/json') {
 							throw response;
@@ -444,6 +450,12 @@ export const ClientsApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -567,8 +579,8 @@ export class ClientsApi extends BaseAPI {
 	 * <p>Needs <code>clients:read</code>. <code>search</code> matches the name. Secrets are never listed.</p>
 	 * @summary List clients
 	 * @param {string} projectId
-	 * @param {number} [pageNum] <p>From 1</p>
-	 * @param {number} [pageSize] <p>1 to 100</p>
+	 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 	 * @param {Api.ListClientsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 	 * @param {Api.ListClientsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -706,8 +718,8 @@ export const ProjectsApiFetchParamCreator = function (configuration?: Configurat
 		/**
 		 * <p>Needs <code>projects:read</code> on a system-project token. <code>search</code> matches name and description.</p>
 		 * @summary List projects
-		 * @param {number} [pageNum] <p>From 1</p>
-		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListProjectsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListProjectsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -913,6 +925,12 @@ export const ProjectsApiFp = function(configuration?: Configuration) {
 						}
 						throw response;
 					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
 					if (response.status === 401) {
 						if (mimeType === 'application/json') {
 							throw response;
@@ -926,6 +944,12 @@ export const ProjectsApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -950,8 +974,8 @@ export const ProjectsApiFp = function(configuration?: Configuration) {
 		/**
 		 * <p>Needs <code>projects:read</code> on a system-project token. <code>search</code> matches name and description.</p>
 		 * @summary List projects
-		 * @param {number} [pageNum] <p>From 1</p>
-		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListProjectsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListProjectsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -1122,8 +1146,8 @@ export class ProjectsApi extends BaseAPI {
 	/**
 	 * <p>Needs <code>projects:read</code> on a system-project token. <code>search</code> matches name and description.</p>
 	 * @summary List projects
-	 * @param {number} [pageNum] <p>From 1</p>
-	 * @param {number} [pageSize] <p>1 to 100</p>
+	 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 	 * @param {Api.ListProjectsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 	 * @param {Api.ListProjectsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -1212,8 +1236,8 @@ export const ResourcesApiFetchParamCreator = function (configuration?: Configura
 		 * <p>Needs <code>resources:read</code>. <code>search</code> matches the name, code and description of the resource or of any of its permissions.</p>
 		 * @summary List resources with their permissions
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1</p>
-		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListResourcesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListResourcesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -1427,8 +1451,8 @@ export const ResourcesApiFp = function(configuration?: Configuration) {
 		 * <p>Needs <code>resources:read</code>. <code>search</code> matches the name, code and description of the resource or of any of its permissions.</p>
 		 * @summary List resources with their permissions
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1</p>
-		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListResourcesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListResourcesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -1603,8 +1627,8 @@ export class ResourcesApi extends BaseAPI {
 	 * <p>Needs <code>resources:read</code>. <code>search</code> matches the name, code and description of the resource or of any of its permissions.</p>
 	 * @summary List resources with their permissions
 	 * @param {string} projectId
-	 * @param {number} [pageNum] <p>From 1</p>
-	 * @param {number} [pageSize] <p>1 to 100</p>
+	 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 	 * @param {Api.ListResourcesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 	 * @param {Api.ListResourcesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -1694,8 +1718,8 @@ export const RolesApiFetchParamCreator = function (configuration?: Configuration
 		 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
 		 * @summary List roles
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1</p>
-		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListRolesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListRolesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -1904,8 +1928,8 @@ export const RolesApiFp = function(configuration?: Configuration) {
 		 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
 		 * @summary List roles
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1</p>
-		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListRolesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListRolesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -2079,8 +2103,8 @@ export class RolesApi extends BaseAPI {
 	 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
 	 * @summary List roles
 	 * @param {string} projectId
-	 * @param {number} [pageNum] <p>From 1</p>
-	 * @param {number} [pageSize] <p>1 to 100</p>
+	 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 	 * @param {Api.ListRolesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 	 * @param {Api.ListRolesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -2634,8 +2658,8 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 		 * <p>Needs <code>users:read</code>. <code>search</code> matches the display name and email.</p>
 		 * @summary List users
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1</p>
-		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListUsersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListUsersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -2872,6 +2896,12 @@ export const UsersApiFp = function(configuration?: Configuration) {
 						}
 						throw response;
 					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
 					if (response.status === 401) {
 						if (mimeType === 'application/json') {
 							throw response;
@@ -2885,6 +2915,12 @@ export const UsersApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -2910,8 +2946,8 @@ export const UsersApiFp = function(configuration?: Configuration) {
 		 * <p>Needs <code>users:read</code>. <code>search</code> matches the display name and email.</p>
 		 * @summary List users
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1</p>
-		 * @param {number} [pageSize] <p>1 to 100</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListUsersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListUsersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
@@ -3100,8 +3136,8 @@ export class UsersApi extends BaseAPI {
 	 * <p>Needs <code>users:read</code>. <code>search</code> matches the display name and email.</p>
 	 * @summary List users
 	 * @param {string} projectId
-	 * @param {number} [pageNum] <p>From 1</p>
-	 * @param {number} [pageSize] <p>1 to 100</p>
+	 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 	 * @param {Api.ListUsersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 	 * @param {Api.ListUsersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>

@@ -13,6 +13,7 @@ import {
   newProject,
   postToken,
   service,
+  systemToken,
   test,
 } from "./helpers.ts";
 
@@ -110,6 +111,12 @@ test("with its database gone the service fails closed: 503 system_error, never a
     body: "grant_type=client_credentials",
   })).json();
   assert.equal((await fetch(`${svc.url}/readyz`)).status, 200);
+  // One verified request first, so that the signing key is cached and only the gate's query can fail.
+  const warm = await fetch(`${svc.url}/api/v1/projects/system`, {
+    headers: { authorization: `Bearer ${token.access_token}` },
+  });
+  assert.equal(warm.status, 200);
+  await warm.body?.cancel();
   await svc.db.sql.end({ timeout: 1 });
   try {
     for (
@@ -137,4 +144,111 @@ test("with its database gone the service fails closed: 503 system_error, never a
 test("POST /api/v1/tokens with an oversized body answers 413 invalid_params", async () => {
   const res = await postToken(`grant_type=client_credentials&state=${"x".repeat(1024 * 1024)}`);
   await expectError(res, 413, "invalid_params");
+});
+
+test("odd Content-Type values answer invalid_params, never 500", async () => {
+  const p = await newProject();
+  const put = (contentType: string, body = JSON.stringify({ name: "x" })) =>
+    http(`/api/v1/projects/${p.project.id}`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${p.token}`, "content-type": contentType },
+      body,
+    });
+  for (
+    const ct of [
+      "application/json ; charset=utf-8",
+      "application/json; charset=utf-8;",
+      "application/json; charset",
+      "application/jsonx",
+      "text/plain",
+    ]
+  ) {
+    await expectError(await put(ct), 400, "invalid_params");
+  }
+  await expectError(await put("text/plain", ""), 400, "invalid_params");
+  assert.equal((await put("application/json; charset=utf-8")).status, 200);
+  for (
+    const ct of [
+      "application/x-www-form-urlencoded;",
+      "application/x-www-form-urlencoded ; charset=utf-8",
+      "multipart/form-data",
+    ]
+  ) {
+    await expectError(
+      await postToken("grant_type=client_credentials", {
+        authorization: basic(p.clientId, p.secret),
+        "content-type": ct,
+      }),
+      400,
+      "invalid_params",
+    );
+  }
+});
+
+test("NUL bytes and other values the database cannot store answer 4xx, never 500", async () => {
+  const p = await newProject();
+  const admin = `Bearer ${await systemToken()}`;
+  await expectError(
+    await postToken({ grant_type: "client_credentials" }, { authorization: `Basic ${btoa("%00:x")}` }),
+    401,
+    "invalid_client_credentials",
+  );
+  await expectError(
+    await postToken({ grant_type: "client_credentials" }, { authorization: `Basic ${btoa("a\u0000b:x")}` }),
+    401,
+    "invalid_client_credentials",
+  );
+  const b64 = (o: unknown) =>
+    btoa(JSON.stringify(o)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+  for (const kid of ["\u0000", true, 5, "x".repeat(43) + "'"]) {
+    const token = `${b64({ alg: "EdDSA", typ: "at+jwt", kid })}.${b64({ sub: "x" })}.c2ln`;
+    await expectError(
+      await http("/api/v1/projects/system", { headers: { authorization: `Bearer ${token}` } }),
+      401,
+      "invalid_authorization_token",
+    );
+  }
+  await expectError(
+    await http("/api/v1/projects/%00", { headers: { authorization: admin } }),
+    400,
+    "invalid_params",
+  );
+  await expectError(
+    await http("/api/v1/projects?search=%00", { headers: { authorization: admin } }),
+    400,
+    "invalid_params",
+  );
+  await expectError(
+    await http("/api/v1/projects", {
+      method: "POST",
+      headers: { authorization: admin, "content-type": "application/json" },
+      body: JSON.stringify({ name: "a\u0000b" }),
+    }),
+    400,
+    "invalid_params",
+  );
+  await expectError(
+    await http(`/api/v1/projects/${p.project.id}/clients/%00/secret`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${p.token}` },
+    }),
+    400,
+    "invalid_params",
+  );
+});
+
+test("page numbers are plain digits: hex, exponents, signs and spaces are refused", async () => {
+  const headers = { authorization: `Bearer ${await systemToken()}` };
+  for (
+    const q of [
+      "page_num=0x2",
+      "page_num=1e3",
+      "page_num=%205",
+      "page_num=-1",
+      "page_size=+5",
+      "page_size=10.0",
+    ]
+  ) {
+    await expectError(await http(`/api/v1/projects?${q}`, { headers }), 400, "invalid_params");
+  }
 });

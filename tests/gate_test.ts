@@ -31,6 +31,7 @@ test("the gate answers 401 invalid_authorization_token with WWW-Authenticate for
   assert.equal(missing.headers.get("www-authenticate"), 'Bearer realm="access-control"');
   const [, payload, signature] = p.token.split(".");
   const tampered = JSON.parse(atob(payload.replace(/-/g, "+").replace(/_/g, "/")));
+  // Signed with our key but altered afterwards: the signature no longer matches.
   tampered.aud = "system";
   const tamperedToken = [
     p.token.split(".")[0],
@@ -59,23 +60,46 @@ test("the gate answers 401 invalid_authorization_token with WWW-Authenticate for
   await expectError(await http(`${path}?access_token=${p.token}`), 401, "invalid_authorization_token");
 });
 
-test("the gate refuses an expired token", async () => {
-  const p = await newProject();
+/** Signs claims with the service's own current key: only the claims decide whether the gate accepts it. */
+async function signedByService(
+  claims: Record<string, unknown>,
+  header: Record<string, unknown> = {},
+  lifetime: [number, number] = [0, 600],
+): Promise<string> {
   const { db } = await service();
-  // Sign with the service's own key but with exp in the past, as an old token would be.
   const [key] = await db.sql<{ kid: string; private_jwk: Record<string, string> }[]>`
     select kid, private_jwk from signing_keys where retired_at is null order by created_at desc limit 1`;
   const now = Math.floor(Date.now() / 1000);
-  const expired = await new SignJWT({ client_id: p.clientId })
-    .setProtectedHeader({ alg: "EdDSA", typ: "at+jwt", kid: key.kid })
-    .setIssuer(await baseUrl()).setSubject(p.clientId).setAudience(p.project.id)
-    .setIssuedAt(now - 1000).setExpirationTime(now - 100).setJti(crypto.randomUUID())
+  return await new SignJWT(claims)
+    .setProtectedHeader({ alg: "EdDSA", typ: "at+jwt", kid: key.kid, ...header })
+    .setIssuedAt(now + lifetime[0]).setExpirationTime(now + lifetime[1]).setJti(crypto.randomUUID())
     .sign(await importJWK(key.private_jwk, "EdDSA"));
-  await expectError(
-    await http(`/api/v1/projects/${p.project.id}`, withBearer(expired)),
-    401,
-    "invalid_authorization_token",
-  );
+}
+
+test("the gate accepts only our access tokens: type, issuer, audience, subject and lifetime all count", async () => {
+  const p = await newProject();
+  const path = `/api/v1/projects/${p.project.id}`;
+  const iss = await baseUrl();
+  const good = { iss, sub: p.clientId, aud: p.project.id, client_id: p.clientId };
+  // The control: a token built this way is accepted.
+  assert.equal((await http(path, withBearer(await signedByService(good)))).status, 200);
+  const refused: [string, Promise<string>][] = [
+    ["expired", signedByService(good, {}, [-1000, -100])],
+    ["typ JWT", signedByService(good, { typ: "JWT" })],
+    ["no typ", signedByService(good, { typ: undefined })],
+    ["another issuer", signedByService({ ...good, iss: "https://evil.example" })],
+    ["no issuer", signedByService({ ...good, iss: undefined })],
+    ["audience as an array", signedByService({ ...good, aud: [p.project.id] })],
+    ["no client_id", signedByService({ ...good, client_id: undefined })],
+    ["subject other than the client", signedByService({ ...good, sub: "someone-else" })],
+    ["a user session it cannot check yet", signedByService({ ...good, sid: "s1" })],
+    ["another project's client", signedByService({ ...good, aud: "system" })],
+  ];
+  for (const [name, token] of refused) {
+    const res = await http(path, withBearer(await token));
+    assert.equal(res.status, 401, name);
+    assert.equal((await res.json()).error, "invalid_authorization_token", name);
+  }
 });
 
 test("the gate checks in the order 401, 404, 403", async () => {

@@ -1,6 +1,7 @@
 /** Whole processes: data survives a restart; instances share a PostgreSQL database; one per embedded DATA_DIR. */
 import assert from "node:assert/strict";
-import { ADMIN_SECRET, basic, DATABASE_URL, freePort, test } from "./helpers.ts";
+import postgres from "postgres";
+import { ADMIN_SECRET, basic, DATABASE_URL, freePort, service, test } from "./helpers.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
@@ -141,16 +142,31 @@ test("a second process refuses to open an embedded DATA_DIR that is in use", asy
 });
 
 test(
-  "two instances starting at once on one PostgreSQL database both come up and share keys and state",
+  "two instances starting at once on an empty PostgreSQL database both come up and share keys and state",
   async () => {
+    // A database of its own, so that both instances race to migrate and bootstrap it.
+    const fresh = `acs_race_${crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`;
+    const url = new URL(DATABASE_URL!);
+    const { db } = await service();
+    await db.sql.unsafe(`create database ${fresh}`);
+    url.pathname = `/${fresh}`;
     // Instances behind one load balancer share one public URL, which is the tokens' issuer.
     const env = {
-      DATABASE_URL: DATABASE_URL!,
+      DATABASE_URL: url.href,
       BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
       PUBLIC_URL: "https://auth.example.test",
     };
     const [a, b] = await Promise.all([spawn(env), spawn(env)]);
     try {
+      assert.doesNotMatch(a.output() + b.output(), /failed to start/);
+      const check = postgres(url.href, { max: 1, onnotice: () => {} });
+      const [counts] = await check<{ projects: number; keys: number; migrations: number }[]>`
+        select (select count(*)::int from projects) as projects, (select count(*)::int from signing_keys) as keys,
+               (select count(*)::int from schema_migrations) as migrations`;
+      await check.end();
+      assert.equal(counts.projects, 1, "bootstrapped once");
+      assert.equal(counts.keys, 1, "one signing key");
+      assert.ok(counts.migrations >= 1);
       const fromA = await bearer(a.url, "system-admin", ADMIN_SECRET);
       // A token issued by one instance is accepted by the other.
       const res = await fetch(`${b.url}/api/v1/projects/system`, {
@@ -186,6 +202,7 @@ test(
       await refused.body?.cancel();
     } finally {
       await Promise.all([a.stop(), b.stop()]);
+      await db.sql.unsafe(`drop database if exists ${fresh} with (force)`);
     }
   },
   { ignore: !DATABASE_URL },
