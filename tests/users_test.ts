@@ -404,3 +404,45 @@ test("GET .../users filters by is_active and role_id, searches name and email, s
     "invalid_params",
   );
 });
+
+test("deactivating a user or setting a new password ends the user's sessions at once", async () => {
+  const p = await newProject();
+  const { db } = await service();
+  const u = await p.api.users.createUser(p.project.id, {
+    display_name: "S",
+    email: "s@example.com",
+    password: "12345678",
+  });
+  // Sessions come from the browser login; here two are opened directly in the database.
+  const open = async () => {
+    const id = crypto.randomUUID();
+    await db.sql`insert into sessions (project_id, id, user_id, client_id, expires_at)
+      values (${p.project.id}, ${id}, ${u.id}, ${p.clientId}, now() + interval '1 day')`;
+    return id;
+  };
+  const live = async (id: string) =>
+    (await db.sql<
+      { revoked: boolean }[]
+    >`select revoked_at is not null as revoked from sessions where id = ${id}`)[0].revoked === false;
+  const first = await open();
+  await p.api.users.updateUser(p.project.id, u.id, {
+    display_name: "S2",
+    is_active: true,
+    email: "s@example.com",
+  });
+  assert.ok(await live(first), "a profile change keeps sessions");
+  await p.api.users.updateUser(p.project.id, u.id, {
+    display_name: "S2",
+    is_active: false,
+    email: "s@example.com",
+  });
+  assert.ok(!(await live(first)), "deactivation ends them");
+  const second = await open();
+  await p.api.users.updateUser(p.project.id, u.id, {
+    display_name: "S2",
+    is_active: true,
+    email: "s@example.com",
+    password: "another-password",
+  });
+  assert.ok(!(await live(second)), "a new password ends them");
+});
