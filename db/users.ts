@@ -32,6 +32,7 @@ export async function insertUser(
   sql: Sql,
   u: UserFields & { project_id: string; id: string; password_hash: string | null },
 ): Promise<UserRow> {
+  // postgres.js's insert helper needs `insert into users` right before it, so no alias here.
   const [row] = await sql<UserRow[]>`
     insert into users ${sql(u)}
     returning id, project_id, display_name, avatar_url, external_user_id, email, role_id, is_active, created_at, updated_at`;
@@ -46,12 +47,12 @@ export async function updateUserRow(
   u: UserFields & { password_hash: string | null },
 ): Promise<UserRow | undefined> {
   const [row] = await sql<UserRow[]>`
-    update users set
+    update users as u set
       display_name = ${u.display_name}, avatar_url = ${u.avatar_url}, external_user_id = ${u.external_user_id},
       email = ${u.email}, role_id = ${u.role_id}, is_active = ${u.is_active},
-      password_hash = coalesce(${u.password_hash}, password_hash), updated_at = now()
-    where project_id = ${projectId} and id = ${userId}
-    returning id, project_id, display_name, avatar_url, external_user_id, email, role_id, is_active, created_at, updated_at`;
+      password_hash = coalesce(${u.password_hash}, u.password_hash), updated_at = now()
+    where u.project_id = ${projectId} and u.id = ${userId}
+    returning ${columns(sql)}`;
   return row;
 }
 

@@ -1,18 +1,15 @@
 /** One error model on every endpoint: unknown paths, malformed bodies, size limits, database failure. */
 import assert from "node:assert/strict";
-import { loadConfig } from "../config.ts";
-import { startService } from "../main.ts";
 import { CONSTRAINT_ERRORS, FOREIGN_KEY_ERRORS } from "../domain/errors.ts";
 import {
   ADMIN_SECRET,
   basic,
-  DATABASE_URL,
   expectError,
-  freePort,
   http,
   newProject,
   postToken,
   service,
+  startTestService,
   systemToken,
   test,
 } from "./helpers.ts";
@@ -91,17 +88,8 @@ test("every response carries X-Request-Id; API responses carry Cache-Control: no
 });
 
 test("with its database gone the service fails closed: 503 system_error, never allowed or invalid", async () => {
-  const port = freePort();
-  const env: Record<string, string> = {
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
-    LOG_LEVEL: "error",
-  };
-  if (DATABASE_URL) env.DATABASE_URL = DATABASE_URL;
-  else env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-down-" });
-  const svc = await startService(loadConfig(env), { quiet: true });
+  // A service of its own, whose database connection this test ends.
+  const svc = await startTestService();
   const token = await (await fetch(`${svc.url}/api/v1/tokens`, {
     method: "POST",
     headers: {

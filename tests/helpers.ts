@@ -30,20 +30,25 @@ export function freePort(): number {
 
 let started: Promise<Service> | undefined;
 
+/** Starts a service in this process on the test database (or a fresh embedded one) and a free port. */
+export async function startTestService(): Promise<Service> {
+  const port = freePort();
+  const env: Record<string, string> = {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+    LOG_LEVEL: "error",
+  };
+  if (DATABASE_URL) env.DATABASE_URL = DATABASE_URL;
+  else env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-test-" });
+  return await startService(loadConfig(env), { quiet: true });
+}
+
 /** The shared in-process service. */
 export function service(): Promise<Service> {
   started ??= (async () => {
-    const port = freePort();
-    const env: Record<string, string> = {
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
-      LOG_LEVEL: "error",
-    };
-    if (DATABASE_URL) env.DATABASE_URL = DATABASE_URL;
-    else env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-test-" });
-    const svc = await startService(loadConfig(env), { quiet: true });
+    const svc = await startTestService();
     globalThis.addEventListener("unload", () => svc.close());
     return svc;
   })();
