@@ -8,23 +8,33 @@ export type ClientRow = {
   name: string;
   description: string | null;
   is_active: boolean;
+  is_admin: boolean;
   permission_ids: string[];
   created_at: Date;
   updated_at: Date;
 };
 
 const columns = (sql: Sql) =>
-  sql`c.id, c.project_id, c.name, c.description, c.is_active, c.created_at, c.updated_at,
+  sql`c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.created_at, c.updated_at,
       array(select cp.permission_id from client_permissions cp where cp.client_id = c.id order by cp.permission_id)
         as permission_ids`;
 
 export async function insertClient(
   sql: Sql,
-  c: { project_id: string; id: string; name: string; description: string | null; secret_hash: Uint8Array },
+  c: {
+    project_id: string;
+    id: string;
+    name: string;
+    description: string | null;
+    secret_hash: Uint8Array;
+    is_active?: boolean;
+    is_admin?: boolean;
+  },
 ): Promise<void> {
   await sql`
-    insert into clients (project_id, id, name, description, secret_hash)
-    values (${c.project_id}, ${c.id}, ${c.name}, ${c.description}, ${c.secret_hash})`;
+    insert into clients (project_id, id, name, description, secret_hash, is_active, is_admin)
+    values (${c.project_id}, ${c.id}, ${c.name}, ${c.description}, ${c.secret_hash}, ${c.is_active ?? true},
+            ${c.is_admin ?? false})`;
 }
 
 /** Grants every permission of the project's default resources (the project's admin client). */
@@ -40,9 +50,11 @@ export async function findClient(
   sql: Sql,
   projectId: string,
   clientId: string,
+  opts: { lock?: boolean } = {},
 ): Promise<ClientRow | undefined> {
   const [row] = await sql<ClientRow[]>`
-    select ${columns(sql)} from clients c where c.project_id = ${projectId} and c.id = ${clientId}`;
+    select ${columns(sql)} from clients c where c.project_id = ${projectId} and c.id = ${clientId}
+    ${opts.lock ? sql`for update` : sql``}`;
   return row;
 }
 
@@ -53,7 +65,7 @@ export async function updateClientSecret(
   secretHash: Uint8Array,
 ): Promise<boolean> {
   const rows = await sql`
-    update clients set secret_hash = ${secretHash}, updated_at = now()
+    update clients set secret_hash = ${secretHash}, tokens_valid_after = now(), updated_at = now()
     where project_id = ${projectId} and id = ${clientId}
     returning id`;
   return rows.length === 1;
@@ -86,7 +98,9 @@ export async function updateClientRow(
   c: { name: string; description: string | null; is_active: boolean },
 ): Promise<boolean> {
   const rows = await sql`
-    update clients set name = ${c.name}, description = ${c.description}, is_active = ${c.is_active}, updated_at = now()
+    update clients set name = ${c.name}, description = ${c.description}, is_active = ${c.is_active},
+      tokens_valid_after = case when is_active and not ${c.is_active} then now() else tokens_valid_after end,
+      updated_at = now()
     where project_id = ${projectId} and id = ${clientId} returning id`;
   return rows.length === 1;
 }
@@ -125,4 +139,16 @@ export function listClients(
     q,
     () => sql<{ total: number }[]>`select count(*)::int as total from clients c ${where}`,
   );
+}
+
+/** The `resource:permission` codes granted to the client, sorted. */
+export async function clientPermissionCodes(sql: Sql, clientId: string): Promise<string[]> {
+  const rows = await sql<{ code: string }[]>`
+    select r.code || ':' || p.code as code
+    from client_permissions g
+    join permissions p on p.id = g.permission_id
+    join resources r on r.id = p.resource_id
+    where g.client_id = ${clientId}
+    order by (r.code || ':' || p.code) collate "C"`;
+  return rows.map((r) => r.code);
 }

@@ -56,9 +56,15 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     );
   }
   const db = await PGlite.create(join(dir, "pgdata"));
-  const socketDir = await Deno.makeTempDir({ prefix: "acs-pglite-" });
+  // A Unix socket path is limited to about 107 bytes: under a deep DATA_DIR, a private temp dir instead.
+  let socketDir = join(dir, "socket");
+  const temporary = join(socketDir, ".s.PGSQL.5432").length > 100;
+  if (temporary) socketDir = await Deno.makeTempDir({ prefix: "acs-pglite-" });
+  else await Deno.mkdir(socketDir, { recursive: true });
   await Deno.chmod(socketDir, 0o700);
   const socketPath = join(socketDir, ".s.PGSQL.5432");
+  // We hold the lock, so a socket file left here belongs to a process that is gone.
+  await Deno.remove(socketPath).catch(() => {});
   const server = new PGLiteSocketServer({ db, path: socketPath });
   await server.start();
   const sql = postgres({
@@ -78,7 +84,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       await sql.end({ timeout: 5 });
       await server.stop();
       await db.close();
-      await Deno.remove(socketDir, { recursive: true }).catch(() => {});
+      if (temporary) await Deno.remove(socketDir, { recursive: true }).catch(() => {});
       await lock.unlock();
       lock.close();
     },

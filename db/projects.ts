@@ -38,7 +38,9 @@ export async function updateProject(
   const [row] = await sql<ProjectRow[]>`
     update projects
     set name = ${p.name}, description = ${p.description}, redirect_uris = ${p.redirect_uris},
-        is_active = ${p.is_active}, updated_at = now()
+        is_active = ${p.is_active},
+        tokens_valid_after = case when is_active and not ${p.is_active} then now() else tokens_valid_after end,
+        updated_at = now()
     where id = ${id}
     returning ${columns(sql)}`;
   return row;

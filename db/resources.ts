@@ -101,16 +101,18 @@ export async function updateResourceRow(
 
 export async function updatePermissionRows(
   sql: Sql,
-  permissions: { id: string; name: string; description: string | null }[],
+  permissions: { id: string; code: string; name: string; description: string | null }[],
 ): Promise<void> {
   if (permissions.length === 0) return;
   const ids = permissions.map((p) => p.id);
+  const codes = permissions.map((p) => p.code);
   const names = permissions.map((p) => p.name);
   const descriptions = permissions.map((p) => p.description);
   await sql`
-    update permissions p set name = v.name, description = v.description, updated_at = now()
-    from unnest(${ids}::text[], ${names}::text[], ${descriptions}::text[]) as v (id, name, description)
-    where p.id = v.id and (p.name, p.description) is distinct from (v.name, v.description)`;
+    update permissions p set code = v.code, name = v.name, description = v.description, updated_at = now()
+    from unnest(${ids}::text[], ${codes}::text[], ${names}::text[], ${descriptions}::text[])
+      as v (id, code, name, description)
+    where p.id = v.id and (p.code, p.name, p.description) is distinct from (v.code, v.name, v.description)`;
 }
 
 /** Deletes permissions; their grants to roles and clients go with them (foreign keys cascade). */

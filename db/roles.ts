@@ -51,9 +51,15 @@ export async function setRolePermissions(
   }`;
 }
 
-export async function findRole(sql: Sql, projectId: string, roleId: string): Promise<RoleRow | undefined> {
+export async function findRole(
+  sql: Sql,
+  projectId: string,
+  roleId: string,
+  opts: { lock?: boolean } = {},
+): Promise<RoleRow | undefined> {
   const [row] = await sql<RoleRow[]>`
-    select ${columns(sql)} from roles ro where ro.project_id = ${projectId} and ro.id = ${roleId}`;
+    select ${columns(sql)} from roles ro where ro.project_id = ${projectId} and ro.id = ${roleId}
+    ${opts.lock ? sql`for update` : sql``}`;
   return row;
 }
 

@@ -87,7 +87,7 @@ export async function userPermissionCodes(sql: Sql, userId: string): Promise<str
     join permissions p on p.id = rp.permission_id
     join resources r on r.id = p.resource_id
     where u.id = ${userId}
-    order by 1`;
+    order by (r.code || ':' || p.code) collate "C"`;
   return rows.map((r) => r.code);
 }
 
@@ -124,4 +124,10 @@ export function listUsers(
     q,
     () => sql<{ total: number }[]>`select count(*)::int as total from users u ${where}`,
   );
+}
+
+export async function findUser(sql: Sql, projectId: string, userId: string): Promise<UserRow | undefined> {
+  const [row] = await sql<UserRow[]>`
+    select ${columns(sql)} from users u where u.project_id = ${projectId} and u.id = ${userId}`;
+  return row;
 }

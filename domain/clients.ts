@@ -15,7 +15,6 @@ import { AppError } from "./errors.ts";
 import { newId, newSecret } from "./ids.ts";
 import { type PageOut, pageResult } from "./pages.ts";
 import { checkPermissionIds } from "./permissions.ts";
-import { SYSTEM_ADMIN_CLIENT_ID, SYSTEM_PROJECT_ID } from "./projects.ts";
 import { hashSecret } from "./secrets.ts";
 
 export type ClientInput = {
@@ -31,6 +30,7 @@ export type ClientRecord = {
   name: string;
   description: string | null;
   is_active: boolean;
+  is_admin: boolean;
   permission_ids: string[];
   created_at: string;
   updated_at: string;
@@ -43,6 +43,7 @@ export function clientRecord(row: ClientRow): ClientRecord {
     name: row.name,
     description: row.description,
     is_active: row.is_active,
+    is_admin: row.is_admin,
     permission_ids: row.permission_ids,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
@@ -64,6 +65,7 @@ export async function createClient(
       name: input.name,
       description: input.description || null,
       secret_hash: hashSecret(secret),
+      is_active: input.is_active ?? true,
     });
     await setClientPermissions(tx, projectId, id, permissionIds);
     return { ...clientRecord((await findClient(tx, projectId, id))!), client_secret: secret };
@@ -71,9 +73,10 @@ export async function createClient(
 }
 
 /**
- * Updates the client; given `permission_ids` replace its grants, omitted ones leave them. A deactivated
- * client's tokens are refused on the next request. The system project's admin client can be neither
- * deactivated nor stripped of its permissions, so that the service can never lock its operators out.
+ * Updates the client; given `permission_ids` replace its grants, omitted ones leave them. Deactivation
+ * refuses the client's tokens from the next request on, for good: reactivating does not revive them. A
+ * project's admin client can be neither deactivated nor stripped of its permissions, so that no project
+ * (and not the system project) can lock its operators out; rotate its secret instead.
  */
 export async function updateClient(
   sql: Sql,
@@ -82,19 +85,19 @@ export async function updateClient(
   input: ClientInput & { is_active: boolean },
 ): Promise<ClientRecord> {
   return await transaction(sql, async (tx) => {
-    const current = await findClient(tx, projectId, clientId);
+    const current = await findClient(tx, projectId, clientId, { lock: true });
     if (!current) throw new AppError("client_not_found");
-    if (projectId === SYSTEM_PROJECT_ID && clientId === SYSTEM_ADMIN_CLIENT_ID) {
+    if (current.is_admin) {
       if (!input.is_active) {
         throw new AppError("invalid_params", {
-          details: [{ field: "is_active", issue: "the system admin client cannot be deactivated" }],
+          details: [{ field: "is_active", issue: "the project's admin client cannot be deactivated" }],
         });
       }
       if (input.permission_ids !== undefined) {
         throw new AppError("invalid_params", {
           details: [{
             field: "permission_ids",
-            issue: "the system admin client's permissions cannot be changed",
+            issue: "the project's admin client's permissions cannot be changed",
           }],
         });
       }
@@ -112,7 +115,10 @@ export async function updateClient(
   });
 }
 
-/** Replaces the client's secret; the old one stops working at once. The new one is shown only here. */
+/**
+ * Replaces the client's secret; the old one stops working at once, and so do the access tokens issued
+ * before. The new one is shown only here.
+ */
 export async function rotateClientSecret(
   sql: Sql,
   projectId: string,

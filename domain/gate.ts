@@ -2,6 +2,7 @@
 import type { Sql } from "../db/connection.ts";
 import { findLivePrincipal } from "../db/principals.ts";
 import { AppError } from "./errors.ts";
+import { uuidV7Time } from "./ids.ts";
 import type { AccessClaims, TokenService } from "./tokens.ts";
 import { SYSTEM_PROJECT_ID } from "./projects.ts";
 
@@ -18,6 +19,12 @@ export type AdminPermission = `${"resources" | "roles" | "users" | "clients" | "
  * - `system`: no path project; only a system-project token.
  */
 export type ProjectScope = "own" | "own-or-system" | "system";
+
+/** What an operation needs: a permission on a project, or (`any`) only a live token of any project. */
+export type Need = { permission: AdminPermission; scope: ProjectScope } | {
+  permission: null;
+  scope: "token";
+};
 
 export type Principal = AccessClaims & { isSystem: boolean };
 
@@ -38,29 +45,34 @@ export function bearerToken(header: string | undefined): string {
   return m[1];
 }
 
+/** When a token was signed: its UUIDv7 jti carries milliseconds, `iat` only seconds. */
+export function issuedAt(claims: AccessClaims): Date {
+  return new Date(uuidV7Time(claims.jti) ?? claims.iat * 1000);
+}
+
 export async function authorize(
   sql: Sql,
   tokens: TokenService,
   req: { authorization: string | undefined; pathProjectId: string | null },
-  need: { permission: AdminPermission; scope: ProjectScope },
+  need: Need,
 ): Promise<Principal> {
   const claims = await tokens.verifyAccessToken(bearerToken(req.authorization));
   if (!claims) throw unauthorized("the bearer token is invalid or expired", true);
-  const [resource, permission] = need.permission.split(":");
+  const [resource, code] = need.permission?.split(":") ?? [];
   const row = await findLivePrincipal(sql, {
     projectId: claims.aud,
     clientId: claims.client_id,
+    subject: claims.sub,
+    sessionId: claims.sid,
     jti: claims.jti,
+    issuedAt: issuedAt(claims),
     pathProjectId: req.pathProjectId,
-    resource,
-    permission,
+    permission: need.permission ? { resource, code } : null,
   });
-  // User tokens (with `sid`) are not issued yet; until sessions are checked here they are refused.
-  if (!row || claims.sid !== undefined || claims.sub !== claims.client_id) {
-    throw unauthorized("the bearer token is no longer valid", true);
-  }
-  if (req.pathProjectId !== null && !row.path_project_exists) throw new AppError("project_not_found");
+  if (!row) throw unauthorized("the bearer token is no longer valid", true);
   const isSystem = claims.aud === SYSTEM_PROJECT_ID;
+  if (need.scope === "token") return { ...claims, isSystem };
+  if (req.pathProjectId !== null && !row.path_project_exists) throw new AppError("project_not_found");
   const projectAllowed = need.scope === "system"
     ? isSystem
     : req.pathProjectId === claims.aud || (need.scope === "own-or-system" && isSystem);

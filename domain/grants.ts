@@ -1,10 +1,24 @@
 /** The token endpoint's grants, each a list of small named checks in the order of the contract. */
-import type { Sql } from "../db/connection.ts";
-import { findClientCredentials } from "../db/clients.ts";
+import { type Sql, transaction } from "../db/connection.ts";
+import { type ClientCredentialsRow, findClientCredentials } from "../db/clients.ts";
+import {
+  consumeAuthorizationCode,
+  consumeRefreshToken,
+  findAuthorizationCode,
+  findCodeSession,
+  findRefreshToken,
+  insertRefreshToken,
+  insertSession,
+  revokeSession,
+} from "../db/sessions.ts";
+import { createHash } from "node:crypto";
 import { decodeBase64Strict } from "./base64.ts";
 import { AppError } from "./errors.ts";
-import { secretMatches } from "./secrets.ts";
+import { newId, newSecret } from "./ids.ts";
+import { hashSecret, secretMatches } from "./secrets.ts";
 import type { TokenService } from "./tokens.ts";
+
+export type GrantSettings = { refreshTokenTtl: number };
 
 export type TokenRequest = {
   grant_type: "authorization_code" | "refresh_token" | "client_credentials";
@@ -67,6 +81,7 @@ export function parseBasicCredentials(header: string): { clientId: string; secre
 export async function exchangeCredentials(
   sql: Sql,
   tokens: TokenService,
+  settings: GrantSettings,
   req: TokenRequest,
   authorization: string | undefined,
 ): Promise<TokenResponse> {
@@ -74,11 +89,195 @@ export async function exchangeCredentials(
     case "client_credentials":
       return await clientCredentials(sql, tokens, req, authorization);
     case "authorization_code":
+      return await authorizationCode(sql, tokens, settings, req, authorization);
     case "refresh_token":
-      throw new AppError("invalid_params", {
-        details: [{ field: "grant_type", issue: `${req.grant_type} is not enabled on this server yet` }],
-      });
+      return await refreshToken(sql, tokens, settings, req, authorization);
   }
+}
+
+/**
+ * The client of a user grant: named by `client_id` (public clients, PKCE), and when HTTP Basic is sent too,
+ * authenticated by it. Checks in the contract's order: exists, active, project active.
+ */
+async function userGrantClient(
+  sql: Sql,
+  clientId: string,
+  authorization: string | undefined,
+): Promise<ClientCredentialsRow> {
+  let secret: string | undefined;
+  if (authorization) {
+    const basic = parseBasicCredentials(authorization);
+    if (basic.clientId !== clientId) {
+      throw new AppError("invalid_params", {
+        details: [{ field: "client_id", issue: "differs from the client id of the Basic credentials" }],
+      });
+    }
+    secret = basic.secret;
+  }
+  const client = await findClientCredentials(sql, clientId);
+  if (!client) throw new AppError("invalid_client");
+  if (secret !== undefined && !secretMatches(secret, client.secret_hash)) {
+    throw badCredentials("the client secret is wrong");
+  }
+  if (!client.is_active) throw new AppError("client_not_active");
+  if (!client.project_is_active) throw new AppError("project_not_active");
+  return client;
+}
+
+function required(req: TokenRequest, grant: string, fields: (keyof TokenRequest)[]): void {
+  const details = fields.filter((f) => !req[f]).map((field) => ({
+    field,
+    issue: `required for grant_type=${grant}`,
+  }));
+  if (details.length > 0) throw new AppError("invalid_params", { details });
+}
+
+/** RFC 7636 §4.6: BASE64URL(SHA256(ASCII(code_verifier))) == code_challenge, compared in constant time. */
+function verifierMatches(verifier: string, challenge: string): boolean {
+  if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) return false;
+  const computed = createHash("sha256").update(verifier, "ascii").digest("base64url");
+  return secretMatches(computed, hashSecret(challenge));
+}
+
+/** Opens a session for the user and issues its first access and refresh tokens. */
+async function issueUserTokens(
+  tokens: TokenService,
+  settings: GrantSettings,
+  tx: Sql,
+  s: { projectId: string; sessionId: string; userId: string; clientId: string; fresh: boolean },
+): Promise<TokenResponse> {
+  if (s.fresh) {
+    await insertSession(tx, {
+      project_id: s.projectId,
+      id: s.sessionId,
+      user_id: s.userId,
+      client_id: s.clientId,
+      ttlSeconds: settings.refreshTokenTtl,
+    });
+  }
+  const refresh = newSecret();
+  await insertRefreshToken(tx, {
+    project_id: s.projectId,
+    token_hash: hashSecret(refresh),
+    session_id: s.sessionId,
+    ttlSeconds: settings.refreshTokenTtl,
+  });
+  const { token } = await tokens.issueAccessToken({
+    projectId: s.projectId,
+    subject: s.userId,
+    clientId: s.clientId,
+    sessionId: s.sessionId,
+  });
+  return {
+    access_token: token,
+    token_type: "Bearer",
+    expires_in: tokens.accessTokenTtl,
+    refresh_token: refresh,
+    refresh_token_expires_in: settings.refreshTokenTtl,
+  };
+}
+
+async function authorizationCode(
+  sql: Sql,
+  tokens: TokenService,
+  settings: GrantSettings,
+  req: TokenRequest,
+  authorization: string | undefined,
+): Promise<TokenResponse> {
+  const code = req.authorization_code ?? req.code;
+  if (req.authorization_code !== undefined && req.code !== undefined && req.code !== req.authorization_code) {
+    throw new AppError("invalid_params", {
+      details: [{ field: "code", issue: "differs from authorization_code" }],
+    });
+  }
+  required({ ...req, authorization_code: code }, "authorization_code", [
+    "client_id",
+    "authorization_code",
+    "redirect_uri",
+    "code_verifier",
+  ]);
+  const client = await userGrantClient(sql, req.client_id!, authorization);
+  const codeHash = hashSecret(code!);
+  const row = await findAuthorizationCode(sql, codeHash);
+  if (!row || row.client_id !== client.id || row.project_id !== client.project_id) {
+    throw new AppError("invalid_authorization_code");
+  }
+  if (row.redirect_uri !== req.redirect_uri) throw new AppError("different_authorize_redirect_uri");
+  if (row.used) {
+    await replayedCode(sql, codeHash);
+    throw new AppError("auth_code_already_used");
+  }
+  if (row.expired) throw new AppError("auth_code_expired");
+  if (!verifierMatches(req.code_verifier!, row.code_challenge)) throw new AppError("invalid_code_verifier");
+  const sessionId = newId();
+  const issued = await transaction(sql, async (tx) => {
+    // One statement decides which of concurrent redemptions wins.
+    if (!(await consumeAuthorizationCode(tx, codeHash, sessionId))) return null;
+    const [user] = await tx<{ is_active: boolean }[]>`select is_active from users where id = ${row.user_id}`;
+    if (!user?.is_active) return "inactive" as const;
+    return await issueUserTokens(tokens, settings, tx, {
+      projectId: row.project_id,
+      sessionId,
+      userId: row.user_id,
+      clientId: client.id,
+      fresh: true,
+    });
+  });
+  if (issued === "inactive") {
+    throw new AppError("invalid_authorization_code", { description: "the user is inactive" });
+  }
+  if (issued === null) {
+    await replayedCode(sql, codeHash);
+    throw new AppError("auth_code_already_used");
+  }
+  return issued;
+}
+
+/** RFC 6749 §4.1.2: a code used twice revokes what was issued from it. */
+async function replayedCode(sql: Sql, codeHash: Uint8Array): Promise<void> {
+  const sessionId = await findCodeSession(sql, codeHash);
+  if (sessionId) await revokeSession(sql, sessionId);
+}
+
+async function refreshToken(
+  sql: Sql,
+  tokens: TokenService,
+  settings: GrantSettings,
+  req: TokenRequest,
+  authorization: string | undefined,
+): Promise<TokenResponse> {
+  required(req, "refresh_token", ["client_id", "refresh_token"]);
+  const client = await userGrantClient(sql, req.client_id!, authorization);
+  const tokenHash = hashSecret(req.refresh_token!);
+  const row = await findRefreshToken(sql, tokenHash);
+  if (!row || row.client_id !== client.id || row.project_id !== client.project_id) {
+    throw new AppError("invalid_refresh_token");
+  }
+  if (row.used) {
+    // RFC 9700 §4.14.2: a spent refresh token presented again means it leaked; end the whole session.
+    await revokeSession(sql, row.session_id);
+    throw new AppError("refresh_token_already_used");
+  }
+  if (row.expired) throw new AppError("refresh_token_expired");
+  if (!row.session_live) {
+    throw new AppError("invalid_refresh_token", { description: "the session has ended" });
+  }
+  if (!row.user_active) throw new AppError("invalid_refresh_token", { description: "the user is inactive" });
+  const issued = await transaction(sql, async (tx) => {
+    if (!(await consumeRefreshToken(tx, tokenHash))) return null;
+    return await issueUserTokens(tokens, settings, tx, {
+      projectId: row.project_id,
+      sessionId: row.session_id,
+      userId: row.user_id,
+      clientId: client.id,
+      fresh: false,
+    });
+  });
+  if (issued === null) {
+    await revokeSession(sql, row.session_id);
+    throw new AppError("refresh_token_already_used");
+  }
+  return issued;
 }
 
 async function clientCredentials(

@@ -17,6 +17,12 @@ export function newId(): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
+/** The millisecond timestamp of a UUIDv7, or null for anything else. */
+export function uuidV7Time(id: string): number | null {
+  const m = /^([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.exec(id);
+  return m ? parseInt(m[1] + m[2], 16) : null;
+}
+
 /** A 256-bit random secret, base64url without padding (43 characters). */
 export function newSecret(): string {
   return encodeBase64Url(crypto.getRandomValues(new Uint8Array(32)));

@@ -111,6 +111,7 @@ export async function createProject(
       name: "Admin client",
       description: "Created with the project; holds every default permission",
       secret_hash: hashSecret(secret),
+      is_admin: true,
     });
     await grantDefaultPermissions(tx, id, clientId);
     return project;

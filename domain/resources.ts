@@ -128,11 +128,12 @@ export async function updateResource(
       );
       const given = new Map(input.permissions.map((p) => [p.code.toLowerCase(), p]));
       await deletePermissions(tx, [...existing].filter(([code]) => !given.has(code)).map(([, p]) => p.id));
-      // A kept permission takes the given name and description; its code keeps the stored spelling's id.
+      // A kept permission keeps its id and takes the given spelling of its code, name and description.
       await updatePermissionRows(
         tx,
         [...given].filter(([code]) => existing.has(code)).map(([code, p]) => ({
           id: existing.get(code)!.id,
+          code: p.code,
           name: p.name,
           description: p.description || null,
         })),

@@ -70,7 +70,7 @@ export async function updateRole(
   input: RoleInput,
 ): Promise<RoleRecord> {
   return await transaction(sql, async (tx) => {
-    const current = await findRole(tx, projectId, roleId);
+    const current = await findRole(tx, projectId, roleId, { lock: true });
     if (!current) throw new AppError("role_not_found");
     const permissionIds = input.permission_ids === undefined
       ? undefined

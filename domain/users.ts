@@ -2,7 +2,9 @@
 import { type Sql, transaction } from "../db/connection.ts";
 import type { Page, Sort } from "../db/lists.ts";
 import { roleExists } from "../db/roles.ts";
+import { revokeOtherSessions } from "../db/sessions.ts";
 import {
+  findUser,
   findUserByExternalId,
   findUserForUpdate,
   insertUser,
@@ -16,6 +18,7 @@ import {
 import { AppError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { keepOrClear, type PageOut, pageResult } from "./pages.ts";
+import type { Principal } from "./gate.ts";
 import { hashPassword } from "./passwords.ts";
 
 export type UserInput = {
@@ -131,7 +134,9 @@ export async function getExternalUser(
   externalUserId: string,
   includePermissions: boolean,
 ): Promise<UserRecord> {
-  const row = await findUserByExternalId(sql, projectId, externalUserId);
+  // An id no user can have (over 100 characters, a NUL byte) is not looked up: it is simply not found.
+  const possible = externalUserId.length <= 100 && !externalUserId.includes("\0");
+  const row = possible ? await findUserByExternalId(sql, projectId, externalUserId) : undefined;
   if (!row) {
     throw new AppError("user_not_found", { description: "no user with this external id in this project" });
   }
@@ -146,4 +151,55 @@ export async function listUsers(
   q: Page & Sort<UserSortField> & { search?: string; is_active?: boolean; role_id?: string },
 ): Promise<PageOut<UserRecord>> {
   return pageResult(q, await listUserRows(sql, projectId, q), userRecord);
+}
+
+/** The user a token belongs to; a client-credentials token has none (`user_not_found`). */
+export async function getCurrentUser(
+  sql: Sql,
+  principal: Principal,
+): Promise<UserRecord & { permissions: string[] }> {
+  if (!principal.sid) {
+    throw new AppError("user_not_found", { description: "the token belongs to a client, not a user" });
+  }
+  const row = await findUser(sql, principal.aud, principal.sub);
+  if (!row) throw new AppError("user_not_found");
+  return { ...userRecord(row), permissions: await userPermissionCodes(sql, row.id) };
+}
+
+export type CurrentUserInput = {
+  display_name: string;
+  email: string;
+  avatar_url?: string | null;
+  password?: string | null;
+};
+
+/**
+ * §4.13: the token's user updates their own profile. An omitted avatar keeps it, null or "" removes it; an
+ * empty or omitted password keeps it, and a new one ends the user's other sessions (not this one).
+ */
+export async function updateCurrentUser(
+  sql: Sql,
+  principal: Principal,
+  input: CurrentUserInput,
+): Promise<UserRecord & { permissions: string[] }> {
+  if (!principal.sid) {
+    throw new AppError("user_not_found", { description: "the token belongs to a client, not a user" });
+  }
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  const row = await transaction(sql, async (tx) => {
+    const current = await findUserForUpdate(tx, principal.aud, principal.sub);
+    if (!current) throw new AppError("user_not_found");
+    const updated = await updateUserRow(tx, principal.aud, principal.sub, {
+      display_name: input.display_name,
+      avatar_url: keepOrClear(input.avatar_url, current.avatar_url),
+      external_user_id: current.external_user_id,
+      email: normalizeEmail(input.email)!,
+      role_id: current.role_id,
+      is_active: current.is_active,
+      password_hash: passwordHash,
+    });
+    if (passwordHash) await revokeOtherSessions(tx, principal.sub, principal.sid!);
+    return updated!;
+  });
+  return { ...userRecord(row), permissions: await userPermissionCodes(sql, row.id) };
 }

@@ -73,7 +73,7 @@ export const Pagination = z.object({
   total: z.number().int().openapi({ description: "Items matching the filters, over all pages", example: 42 }),
 }).openapi("Pagination");
 
-const boolParam = z.enum(["true", "false"]).transform((v) => v === "true");
+const boolParam = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
 /** A whole-number query parameter written as plain digits (no sign, exponent, hex or spaces). */
 function intParam(min: number, max: number, fallback: number, description: string) {
@@ -93,7 +93,7 @@ function intParam(min: number, max: number, fallback: number, description: strin
 /** Query parameters of a list: paging, sorting by one of `sortable`, search and extra filters. */
 export function listQuery<F extends string>(sortable: readonly [F, ...F[]]) {
   return z.object({
-    page_num: intParam(1, 1_000_000, 1, "From 1 (default 1)"),
+    page_num: intParam(1, 999_999_999, 1, "From 1 (default 1); past the last page `data` is empty"),
     page_size: intParam(1, 100, 10, "1 to 100 (default 10)"),
     sort_by: z.enum(sortable).default("created_at" as F).openapi({
       description: "Default `created_at`; ties by id",

@@ -7,8 +7,15 @@ import postgres from "postgres";
 import type { Config } from "../config.ts";
 import type { Sql } from "../db/connection.ts";
 import { AppError, CONSTRAINT_ERRORS, type ErrorDetail, FOREIGN_KEY_ERRORS } from "../domain/errors.ts";
-import { type AdminPermission, authorize, type Principal, type ProjectScope } from "../domain/gate.ts";
+import {
+  type AdminPermission,
+  authorize,
+  type Need,
+  type Principal,
+  type ProjectScope,
+} from "../domain/gate.ts";
 import type { TokenService } from "../domain/tokens.ts";
+import { registerAuthorizeRoutes } from "./authorize.ts";
 import { registerClientRoutes } from "./clients.ts";
 import { registerProjectRoutes } from "./projects.ts";
 import { registerResourceRoutes } from "./resources.ts";
@@ -104,6 +111,7 @@ export function createApp(deps: Deps): App {
   });
 
   registerSystemRoutes(app, deps);
+  registerAuthorizeRoutes(app, deps);
   registerTokenRoutes(app, deps);
   registerProjectRoutes(app, deps);
   registerResourceRoutes(app, deps);
@@ -130,30 +138,38 @@ export function createApp(deps: Deps): App {
   return app;
 }
 
-/** A route behind the gate: the permission is checked before the request is validated. */
+/**
+ * A route behind the gate: the permission is checked before the request is validated. With a null
+ * permission the route needs only a live token, of any project.
+ */
 export function guarded<R extends object>(
   deps: Deps,
   route: R,
-  permission: AdminPermission,
+  permission: AdminPermission | null,
   scope: ProjectScope = "own",
 ) {
-  return { ...route, middleware: requirePermission(deps, permission, scope) };
+  const need: Need = permission === null ? { permission: null, scope: "token" } : { permission, scope };
+  return { ...route, middleware: requirePermission(deps, need) };
 }
 
 /** The bearer-token gate as route middleware: sets `principal` or answers 401, 404 or 403. */
-export function requirePermission(
-  deps: Deps,
-  permission: AdminPermission,
-  scope: ProjectScope,
-): MiddlewareHandler<AppEnv> {
+export function requirePermission(deps: Deps, need: Need): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const principal = await authorize(deps.sql, deps.tokens, {
       authorization: c.req.header("authorization"),
-      pathProjectId: scope === "system" ? null : c.req.param("project_id") ?? null,
-    }, { permission, scope });
+      pathProjectId: need.scope === "system" || need.scope === "token"
+        ? null
+        : pathProjectId(c.req.param("project_id")),
+    }, need);
     c.set("principal", principal);
     await next();
   };
+}
+
+/** A path project id that cannot name a project (too long, a NUL byte) looks up as one that does not exist. */
+function pathProjectId(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  return raw.length <= 100 && !raw.includes("\0") ? raw : "";
 }
 
 function hasBody(c: Context): boolean {
@@ -199,7 +215,7 @@ function toAppError(err: unknown, c: Context<AppEnv>, log: Logger): AppError {
     // Class 22, data exceptions: a value the database cannot take (a NUL byte in text, say) is bad input.
     if (err.code.startsWith("22")) {
       return new AppError("invalid_params", {
-        details: [{ field: "body", issue: "contains a value that cannot be stored" }],
+        details: [{ field: "request", issue: "contains a value that cannot be stored (a NUL byte, say)" }],
       });
     }
     if (UNAVAILABLE.test(err.code)) return unavailable(err, c, log);

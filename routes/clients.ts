@@ -23,6 +23,10 @@ export const Client = z.object({
   name: z.string(),
   description: z.string().nullable(),
   is_active: z.boolean(),
+  is_admin: z.boolean().openapi({
+    description:
+      "The project's admin client: it cannot be deactivated or lose permissions; rotate its secret instead",
+  }),
   permission_ids: z.array(z.string()).openapi({ description: "Permissions granted directly to the client" }),
   ...Timestamps,
 }).openapi("Client");
@@ -35,6 +39,7 @@ const CreateClientBody = z.object({
   name: Name,
   description: Description,
   permission_ids: PermissionIds.optional(),
+  is_active: z.boolean().optional().openapi({ description: "Default true" }),
 }).openapi("CreateClientRequest");
 
 const UpdateClientBody = z.object({

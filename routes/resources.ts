@@ -66,9 +66,10 @@ const CreateResourceBody = z.object({
 
 const UpdateResourceBody = z.object({
   name: Name,
-  code: z.string().min(1, "must not be empty").max(50, "at most 50 characters").openapi({
-    description: "At most 50 characters; unique in the project (case-insensitively)",
-  }),
+  code: z.string().min(1, "must not be empty").max(50, "at most 50 characters")
+    .refine((v) => v.trim() !== "", "must not be blank").openapi({
+      description: "At most 50 characters; unique in the project (case-insensitively)",
+    }),
   description: Description,
   permissions: PermissionInputs.optional().openapi({
     description:

@@ -49,6 +49,31 @@ export const getJwks = createRoute({
   },
 });
 
+const Metadata = z.object({
+  issuer: z.string(),
+  authorization_endpoint: z.string(),
+  token_endpoint: z.string(),
+  jwks_uri: z.string(),
+  revocation_endpoint: z.string(),
+  introspection_endpoint: z.string(),
+  response_types_supported: z.array(z.string()),
+  grant_types_supported: z.array(z.string()),
+  code_challenge_methods_supported: z.array(z.string()),
+  token_endpoint_auth_methods_supported: z.array(z.string()),
+  revocation_endpoint_auth_methods_supported: z.array(z.string()),
+  introspection_endpoint_auth_methods_supported: z.array(z.string()),
+  authorization_response_iss_parameter_supported: z.boolean(),
+}).openapi("AuthorizationServerMetadata");
+
+export const getMetadata = createRoute({
+  method: "get",
+  path: "/.well-known/oauth-authorization-server",
+  operationId: "getAuthorizationServerMetadata",
+  tags: ["Tokens"],
+  summary: "Authorization server metadata (RFC 8414)",
+  responses: { 200: jsonResponse(Metadata, "The metadata") },
+});
+
 /** The Scalar bundle, read once from the npm package and served by us, so /docs needs no CDN. */
 let scalarBundle: Promise<Uint8Array> | undefined;
 function readScalarBundle(): Promise<Uint8Array> {
@@ -76,6 +101,26 @@ export function registerSystemRoutes(app: App, deps: Deps) {
   app.openapi(getJwks, async (c) => {
     c.header("Cache-Control", "public, max-age=300");
     return c.json(await deps.tokens.jwks() as z.infer<typeof Jwk> & { keys: z.infer<typeof Jwk>[] }, 200);
+  });
+
+  app.openapi(getMetadata, (c) => {
+    const base = deps.config.publicUrl;
+    c.header("Cache-Control", "public, max-age=300");
+    return c.json({
+      issuer: base,
+      authorization_endpoint: `${base}/authorize`,
+      token_endpoint: `${base}/api/v1/tokens`,
+      jwks_uri: `${base}/.well-known/jwks.json`,
+      revocation_endpoint: `${base}/api/v1/tokens/revoke`,
+      introspection_endpoint: `${base}/api/v1/tokens/introspect`,
+      response_types_supported: ["code"],
+      grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
+      code_challenge_methods_supported: ["S256"],
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "none"],
+      revocation_endpoint_auth_methods_supported: ["client_secret_basic", "none"],
+      introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
+      authorization_response_iss_parameter_supported: true,
+    }, 200);
   });
 
   app.doc31("/openapi.json", OPENAPI_INFO);

@@ -1,6 +1,13 @@
 /** Users: `/api/v1/projects/{project_id}/users` and the lookup by external id. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { createUser, getExternalUser, listUsers, updateUser } from "../domain/users.ts";
+import {
+  createUser,
+  getCurrentUser,
+  getExternalUser,
+  listUsers,
+  updateCurrentUser,
+  updateUser,
+} from "../domain/users.ts";
 import { type App, type Deps, guarded } from "./app.ts";
 import {
   booleanFilter,
@@ -44,10 +51,11 @@ const isHttpUrl = (v: string) => {
 const AvatarUrl = z.string().max(2048, "at most 2048 characters")
   .refine((v) => v === "" || isHttpUrl(v), "must be an http or https URL").nullable().optional()
   .openapi({ description: 'URL of an image. On update: omitted keeps it; null or "" removes it.' });
-const ExternalUserId = z.string().max(100, "at most 100 characters").nullable().optional().openapi({
-  description: "The calling system's id for the user; unique in the project (exact match). Required when " +
-    'email is absent. On update: omitted keeps it; null or "" removes it.',
-});
+const ExternalUserId = z.string().max(100, "at most 100 characters")
+  .refine((v) => v === "" || v.trim() !== "", "must not be blank").nullable().optional().openapi({
+    description: "The calling system's id for the user; unique in the project (exact match). Required when " +
+      'email is absent. On update: omitted keeps it; null or "" removes it.',
+  });
 const Email = z.string().trim().max(100, "at most 100 characters")
   .refine((v) => v === "" || z.regexes.email.test(v), "must be a valid email").nullable().optional().openapi({
     description:
@@ -187,7 +195,8 @@ export const getExternalUserRoute = createRoute({
   security: [{ bearerAuth: [] }],
   request: {
     params: ProjectIdParam.extend({
-      external_user_id: z.string().min(1).max(100).openapi({
+      // Any string: one that no user can have (too long, say) is simply not found.
+      external_user_id: z.string().min(1).max(4096).openapi({
         param: { name: "external_user_id", in: "path" },
       }),
     }),
@@ -204,7 +213,71 @@ export const getExternalUserRoute = createRoute({
   },
 });
 
+const CurrentUser = User.extend({
+  permissions: z.array(z.string()).openapi({
+    description: "The user's `resource:permission` codes, evaluated now",
+  }),
+}).openapi("CurrentUser");
+
+const UpdateCurrentUserBody = z.object({
+  display_name: Name,
+  email: z.string().trim().max(100, "at most 100 characters").refine(
+    (v) => z.regexes.email.test(v),
+    "must be a valid email",
+  )
+    .openapi({ description: "Required; unique in the project, case-insensitively" }),
+  avatar_url: AvatarUrl,
+  password: z.string().max(1024, "at most 1024 characters")
+    .refine((v) => v === "" || v.length >= 8, "at least 8 characters").nullable().optional()
+    .openapi({
+      description: "Empty or omitted keeps the current password; a new one ends the user's other sessions.",
+    }),
+}).openapi("UpdateCurrentUserRequest");
+
+export const getCurrentUserRoute = createRoute({
+  method: "get",
+  path: "/api/v1/users/current",
+  operationId: "getCurrentUser",
+  tags: ["Users"],
+  summary: "The user the token belongs to",
+  description: "Needs only a valid user token (from the login). A client-credentials token has no user: " +
+    "`user_not_found`.",
+  security: [{ bearerAuth: [] }],
+  responses: {
+    200: jsonResponse(CurrentUser, "The user's profile and permissions"),
+    ...errorResponses("invalid_authorization_token", "user_not_found"),
+  },
+});
+
+export const updateCurrentUserRoute = createRoute({
+  method: "put",
+  path: "/api/v1/users/current",
+  operationId: "updateCurrentUser",
+  tags: ["Users"],
+  summary: "Update the user the token belongs to",
+  description:
+    "Needs only a valid user token. `display_name` and `email` are required; `avatar_url` omitted keeps " +
+    'it and null or "" removes it; `password` empty or omitted keeps it.',
+  security: [{ bearerAuth: [] }],
+  request: { body: jsonBody(UpdateCurrentUserBody) },
+  responses: {
+    200: jsonResponse(CurrentUser, "The updated profile"),
+    ...errorResponses(
+      "invalid_params",
+      "invalid_authorization_token",
+      "user_not_found",
+      "user_email_already_used",
+    ),
+  },
+});
+
 export function registerUserRoutes(app: App, deps: Deps) {
+  app.openapi(guarded(deps, getCurrentUserRoute, null), async (c) => {
+    return c.json(await getCurrentUser(deps.sql, c.get("principal")), 200);
+  });
+  app.openapi(guarded(deps, updateCurrentUserRoute, null), async (c) => {
+    return c.json(await updateCurrentUser(deps.sql, c.get("principal"), c.req.valid("json")), 200);
+  });
   app.openapi(guarded(deps, createUserRoute, "users:create"), async (c) => {
     return c.json(await createUser(deps.sql, c.req.valid("param").project_id, c.req.valid("json")), 201);
   });

@@ -84,7 +84,7 @@ export const ClientsApiFetchParamCreator = function (configuration?: Configurati
 		 * <p>Needs <code>clients:read</code>. <code>search</code> matches the name. Secrets are never listed.</p>
 		 * @summary List clients
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListClientsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListClientsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -342,7 +342,7 @@ export const ClientsApiFp = function(configuration?: Configuration) {
 		 * <p>Needs <code>clients:read</code>. <code>search</code> matches the name. Secrets are never listed.</p>
 		 * @summary List clients
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListClientsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListClientsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -579,7 +579,7 @@ export class ClientsApi extends BaseAPI {
 	 * <p>Needs <code>clients:read</code>. <code>search</code> matches the name. Secrets are never listed.</p>
 	 * @summary List clients
 	 * @param {string} projectId
-	 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 	 * @param {Api.ListClientsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 	 * @param {Api.ListClientsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -615,6 +615,250 @@ export class ClientsApi extends BaseAPI {
 	 */
 	public updateClient(projectId: string, clientId: string, request: Api.UpdateClientRequest, options?: RequestInit) {
 		return ClientsApiFp(this.configuration).updateClient(projectId, clientId, request, options)(this.fetch, this.basePath);
+	}
+
+}
+/**
+ * LoginApi - fetch parameter creator
+ * @export
+ */
+export const LoginApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>.</p>
+		 * @summary Start a browser login (authorization code with PKCE)
+		 * @param {string} clientId <p>The client&#39;s id</p>
+		 * @param {string} redirectUri <p>Registered in the project, matched byte for byte</p>
+		 * @param {Api.AuthorizeResponseTypeEnum} responseType
+		 * @param {string} codeChallenge <p>BASE64URL(SHA-256(code_verifier)), 43 characters</p>
+		 * @param {Api.AuthorizeCodeChallengeMethodEnum} codeChallengeMethod
+		 * @param {string} [state] <p>Returned unchanged; recommended against CSRF</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'clientId' is not null or undefined
+			if (clientId === null || clientId === undefined) {
+				throw new RequiredError('clientId', 'Required parameter clientId was null or undefined when calling authorize.');
+			}
+			// verify required parameter 'redirectUri' is not null or undefined
+			if (redirectUri === null || redirectUri === undefined) {
+				throw new RequiredError('redirectUri', 'Required parameter redirectUri was null or undefined when calling authorize.');
+			}
+			// verify required parameter 'responseType' is not null or undefined
+			if (responseType === null || responseType === undefined) {
+				throw new RequiredError('responseType', 'Required parameter responseType was null or undefined when calling authorize.');
+			}
+			// verify required parameter 'codeChallenge' is not null or undefined
+			if (codeChallenge === null || codeChallenge === undefined) {
+				throw new RequiredError('codeChallenge', 'Required parameter codeChallenge was null or undefined when calling authorize.');
+			}
+			// verify required parameter 'codeChallengeMethod' is not null or undefined
+			if (codeChallengeMethod === null || codeChallengeMethod === undefined) {
+				throw new RequiredError('codeChallengeMethod', 'Required parameter codeChallengeMethod was null or undefined when calling authorize.');
+			}
+			let localVarPath = `/authorize`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			if (clientId !== undefined) {
+				localVarQueryParameter.append('client_id', String(clientId));
+			}
+
+			if (redirectUri !== undefined) {
+				localVarQueryParameter.append('redirect_uri', String(redirectUri));
+			}
+
+			if (responseType !== undefined) {
+				localVarQueryParameter.append('response_type', String(responseType));
+			}
+
+			if (codeChallenge !== undefined) {
+				localVarQueryParameter.append('code_challenge', String(codeChallenge));
+			}
+
+			if (codeChallengeMethod !== undefined) {
+				localVarQueryParameter.append('code_challenge_method', String(codeChallengeMethod));
+			}
+
+			if (state !== undefined) {
+				localVarQueryParameter.append('state', String(state));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Posted by the login page, with the CSRF token bound to the browser&#39;s cookie. A failed login answers the page again with &quot;Invalid email or password&quot; whatever the cause (no account enumeration); repeated failures for one account or one address answer 429 with <code>Retry-After</code>.</p>
+		 * @summary Submit the login form
+		 * @param {Api.SubmitLoginRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitLogin(request: Api.SubmitLoginRequest | undefined, options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/authorize`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarHeaderParameter.set('Content-Type', 'application/x-www-form-urlencoded');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				const localVarFormParams = new URLSearchParams();
+				if (request["email"] !== undefined) {
+					localVarFormParams.append('email', String(request["email"]));
+				}
+				if (request["password"] !== undefined) {
+					localVarFormParams.append('password', String(request["password"]));
+				}
+				if (request["request_id"] !== undefined) {
+					localVarFormParams.append('request_id', String(request["request_id"]));
+				}
+				if (request["csrf"] !== undefined) {
+					localVarFormParams.append('csrf', String(request["csrf"]));
+				}
+				localVarRequestOptions.body = localVarFormParams;
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * LoginApi - functional programming interface
+ * @export
+ */
+export const LoginApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>.</p>
+		 * @summary Start a browser login (authorization code with PKCE)
+		 * @param {string} clientId <p>The client&#39;s id</p>
+		 * @param {string} redirectUri <p>Registered in the project, matched byte for byte</p>
+		 * @param {Api.AuthorizeResponseTypeEnum} responseType
+		 * @param {string} codeChallenge <p>BASE64URL(SHA-256(code_verifier)), 43 characters</p>
+		 * @param {Api.AuthorizeCodeChallengeMethodEnum} codeChallengeMethod
+		 * @param {string} [state] <p>Returned unchanged; recommended against CSRF</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					if (response.status === 302) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Posted by the login page, with the CSRF token bound to the browser&#39;s cookie. A failed login answers the page again with &quot;Invalid email or password&quot; whatever the cause (no account enumeration); repeated failures for one account or one address answer 429 with <code>Retry-After</code>.</p>
+		 * @summary Submit the login form
+		 * @param {Api.SubmitLoginRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitLogin(request: Api.SubmitLoginRequest | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).submitLogin(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 303) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 429) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * LoginApi - factory interface
+ * @export
+ */
+export const LoginApiFactory: FactoryFunction<LoginApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new LoginApi(configuration, basePath, fetch);
+};
+
+/**
+ * LoginApi - object-oriented interface
+ * @export
+ * @class LoginApi
+ * @extends {BaseAPI}
+ */
+export class LoginApi extends BaseAPI {
+	/**
+	 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>.</p>
+	 * @summary Start a browser login (authorization code with PKCE)
+	 * @param {string} clientId <p>The client&#39;s id</p>
+	 * @param {string} redirectUri <p>Registered in the project, matched byte for byte</p>
+	 * @param {Api.AuthorizeResponseTypeEnum} responseType
+	 * @param {string} codeChallenge <p>BASE64URL(SHA-256(code_verifier)), 43 characters</p>
+	 * @param {Api.AuthorizeCodeChallengeMethodEnum} codeChallengeMethod
+	 * @param {string} [state] <p>Returned unchanged; recommended against CSRF</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Posted by the login page, with the CSRF token bound to the browser&#39;s cookie. A failed login answers the page again with &quot;Invalid email or password&quot; whatever the cause (no account enumeration); repeated failures for one account or one address answer 429 with <code>Retry-After</code>.</p>
+	 * @summary Submit the login form
+	 * @param {Api.SubmitLoginRequest} [request]
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public submitLogin(request: Api.SubmitLoginRequest | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).submitLogin(request, options)(this.fetch, this.basePath);
 	}
 
 }
@@ -718,7 +962,7 @@ export const ProjectsApiFetchParamCreator = function (configuration?: Configurat
 		/**
 		 * <p>Needs <code>projects:read</code> on a system-project token. <code>search</code> matches name and description.</p>
 		 * @summary List projects
-		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListProjectsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListProjectsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -974,7 +1218,7 @@ export const ProjectsApiFp = function(configuration?: Configuration) {
 		/**
 		 * <p>Needs <code>projects:read</code> on a system-project token. <code>search</code> matches name and description.</p>
 		 * @summary List projects
-		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListProjectsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListProjectsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -1146,7 +1390,7 @@ export class ProjectsApi extends BaseAPI {
 	/**
 	 * <p>Needs <code>projects:read</code> on a system-project token. <code>search</code> matches name and description.</p>
 	 * @summary List projects
-	 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 	 * @param {Api.ListProjectsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 	 * @param {Api.ListProjectsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -1236,7 +1480,7 @@ export const ResourcesApiFetchParamCreator = function (configuration?: Configura
 		 * <p>Needs <code>resources:read</code>. <code>search</code> matches the name, code and description of the resource or of any of its permissions.</p>
 		 * @summary List resources with their permissions
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListResourcesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListResourcesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -1451,7 +1695,7 @@ export const ResourcesApiFp = function(configuration?: Configuration) {
 		 * <p>Needs <code>resources:read</code>. <code>search</code> matches the name, code and description of the resource or of any of its permissions.</p>
 		 * @summary List resources with their permissions
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListResourcesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListResourcesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -1627,7 +1871,7 @@ export class ResourcesApi extends BaseAPI {
 	 * <p>Needs <code>resources:read</code>. <code>search</code> matches the name, code and description of the resource or of any of its permissions.</p>
 	 * @summary List resources with their permissions
 	 * @param {string} projectId
-	 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 	 * @param {Api.ListResourcesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 	 * @param {Api.ListResourcesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -1718,7 +1962,7 @@ export const RolesApiFetchParamCreator = function (configuration?: Configuration
 		 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
 		 * @summary List roles
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListRolesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListRolesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -1928,7 +2172,7 @@ export const RolesApiFp = function(configuration?: Configuration) {
 		 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
 		 * @summary List roles
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListRolesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListRolesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -2103,7 +2347,7 @@ export class RolesApi extends BaseAPI {
 	 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
 	 * @summary List roles
 	 * @param {string} projectId
-	 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 	 * @param {Api.ListRolesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 	 * @param {Api.ListRolesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -2296,7 +2540,7 @@ export class ServiceApi extends BaseAPI {
 export const TokensApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Client credentials: <code>grant_type=client_credentials</code> with <code>Authorization: Basic base64(client_id:client_secret)</code>; the answer has no refresh token, so authenticate again when the token expires. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), secret (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>). Tokens carry <code>aud</code> = the project id; permissions are not in the token but evaluated live on every request. Answers carry <code>Cache-Control: no-store</code>.</p>
+		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>client_id</code>, <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>; answers an access and a refresh token. <strong>refresh_token</strong>: <code>client_id</code> and <code>refresh_token</code>; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), Basic secret when sent (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>), then the code (unknown or another client&#39;s <code>invalid_authorization_code</code>, <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> — which also revokes what the code issued —, <code>auth_code_expired</code>, <code>invalid_code_verifier</code>) or the refresh token (<code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>). Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. Answers carry <code>Cache-Control: no-store</code>.</p>
 		 * @summary Exchange credentials for an access token
 		 * @param {Api.TokenRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -2376,6 +2620,32 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 			};
 		},
 		/**
+		 * @summary Authorization server metadata (RFC 8414)
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getAuthorizationServerMetadata(options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/.well-known/oauth-authorization-server`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Access tokens are RFC 9068 JWTs (<code>typ: at+jwt</code>) signed with EdDSA (Ed25519); the header&#39;s <code>kid</code> names the key. Keys live in the database, so every instance publishes the same set.</p>
 		 * @summary The public keys that verify access tokens (JWKS)
 		 * @param {RequestInit} [options] Override http request option.
@@ -2402,6 +2672,130 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 				options: localVarRequestOptions,
 			};
 		},
+		/**
+		 * <p>Authenticated with HTTP Basic by an active client of the token&#39;s project. <code>active</code> is decided live (project, client, session, user, revocation), and <code>permissions</code> lists what the token&#39;s subject may do now. A token of another project is <code>active: false</code>. A database failure answers 503, never <code>active: false</code>.</p>
+		 * @summary Introspect a token (RFC 7662)
+		 * @param {Api.IntrospectTokenRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		introspectToken(request: Api.IntrospectTokenRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling introspectToken.');
+			}
+			let localVarPath = `/api/v1/tokens/introspect`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication basicAuth required
+			// http basic authentication required
+			if (configuration && (configuration.username || configuration.password)) {
+				localVarHeaderParameter.set("Authorization", "Basic " + btoa(configuration.username + ":" + configuration.password));
+			}
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('basicAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Basic " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/x-www-form-urlencoded');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				const localVarFormParams = new URLSearchParams();
+				if (request["token"] !== undefined) {
+					localVarFormParams.append('token', String(request["token"]));
+				}
+				if (request["token_type_hint"] !== undefined) {
+					localVarFormParams.append('token_type_hint', String(request["token_type_hint"]));
+				}
+				if (request["client_id"] !== undefined) {
+					localVarFormParams.append('client_id', String(request["client_id"]));
+				}
+				localVarRequestOptions.body = localVarFormParams;
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Authenticated with HTTP Basic by a client of the token&#39;s project, or by a public client with <code>client_id</code>. A refresh token ends its whole session (every token of it); an access token is refused from the next request on. Answers 200 for unknown tokens too (RFC 7009 §2.2).</p>
+		 * @summary Revoke a token (RFC 7009)
+		 * @param {Api.RevokeTokenRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeToken(request: Api.RevokeTokenRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling revokeToken.');
+			}
+			let localVarPath = `/api/v1/tokens/revoke`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication basicAuth required
+			// http basic authentication required
+			if (configuration && (configuration.username || configuration.password)) {
+				localVarHeaderParameter.set("Authorization", "Basic " + btoa(configuration.username + ":" + configuration.password));
+			}
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('basicAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Basic " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/x-www-form-urlencoded');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				const localVarFormParams = new URLSearchParams();
+				if (request["token"] !== undefined) {
+					localVarFormParams.append('token', String(request["token"]));
+				}
+				if (request["token_type_hint"] !== undefined) {
+					localVarFormParams.append('token_type_hint', String(request["token_type_hint"]));
+				}
+				if (request["client_id"] !== undefined) {
+					localVarFormParams.append('client_id', String(request["client_id"]));
+				}
+				localVarRequestOptions.body = localVarFormParams;
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
 	}
 };
 
@@ -2412,7 +2806,7 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 export const TokensApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Client credentials: <code>grant_type=client_credentials</code> with <code>Authorization: Basic base64(client_id:client_secret)</code>; the answer has no refresh token, so authenticate again when the token expires. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), secret (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>). Tokens carry <code>aud</code> = the project id; permissions are not in the token but evaluated live on every request. Answers carry <code>Cache-Control: no-store</code>.</p>
+		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>client_id</code>, <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>; answers an access and a refresh token. <strong>refresh_token</strong>: <code>client_id</code> and <code>refresh_token</code>; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), Basic secret when sent (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>), then the code (unknown or another client&#39;s <code>invalid_authorization_code</code>, <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> — which also revokes what the code issued —, <code>auth_code_expired</code>, <code>invalid_code_verifier</code>) or the refresh token (<code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>). Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. Answers carry <code>Cache-Control: no-store</code>.</p>
 		 * @summary Exchange credentials for an access token
 		 * @param {Api.TokenRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -2466,6 +2860,28 @@ export const TokensApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * @summary Authorization server metadata (RFC 8414)
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getAuthorizationServerMetadata(options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.AuthorizationServerMetadata> {
+			const localVarFetchArgs = TokensApiFetchParamCreator(configuration).getAuthorizationServerMetadata(options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Access tokens are RFC 9068 JWTs (<code>typ: at+jwt</code>) signed with EdDSA (Ed25519); the header&#39;s <code>kid</code> names the key. Keys live in the database, so every instance publishes the same set.</p>
 		 * @summary The public keys that verify access tokens (JWKS)
 		 * @param {RequestInit} [options] Override http request option.
@@ -2481,6 +2897,114 @@ export const TokensApiFp = function(configuration?: Configuration) {
 					if (response.status === 200) {
 						if (mimeType === 'application/json') {
 							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Authenticated with HTTP Basic by an active client of the token&#39;s project. <code>active</code> is decided live (project, client, session, user, revocation), and <code>permissions</code> lists what the token&#39;s subject may do now. A token of another project is <code>active: false</code>. A database failure answers 503, never <code>active: false</code>.</p>
+		 * @summary Introspect a token (RFC 7662)
+		 * @param {Api.IntrospectTokenRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		introspectToken(request: Api.IntrospectTokenRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Introspection> {
+			const localVarFetchArgs = TokensApiFetchParamCreator(configuration).introspectToken(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Authenticated with HTTP Basic by a client of the token&#39;s project, or by a public client with <code>client_id</code>. A refresh token ends its whole session (every token of it); an access token is refused from the next request on. Answers 200 for unknown tokens too (RFC 7009 §2.2).</p>
+		 * @summary Revoke a token (RFC 7009)
+		 * @param {Api.RevokeTokenRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeToken(request: Api.RevokeTokenRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Empty> {
+			const localVarFetchArgs = TokensApiFetchParamCreator(configuration).revokeToken(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
 						}
 						throw response;
 					}
@@ -2519,7 +3043,7 @@ export const TokensApiFactory: FactoryFunction<TokensApi> = function (configurat
  */
 export class TokensApi extends BaseAPI {
 	/**
-	 * <p>Client credentials: <code>grant_type=client_credentials</code> with <code>Authorization: Basic base64(client_id:client_secret)</code>; the answer has no refresh token, so authenticate again when the token expires. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), secret (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>). Tokens carry <code>aud</code> = the project id; permissions are not in the token but evaluated live on every request. Answers carry <code>Cache-Control: no-store</code>.</p>
+	 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>client_id</code>, <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>; answers an access and a refresh token. <strong>refresh_token</strong>: <code>client_id</code> and <code>refresh_token</code>; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), Basic secret when sent (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>), then the code (unknown or another client&#39;s <code>invalid_authorization_code</code>, <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> — which also revokes what the code issued —, <code>auth_code_expired</code>, <code>invalid_code_verifier</code>) or the refresh token (<code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>). Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. Answers carry <code>Cache-Control: no-store</code>.</p>
 	 * @summary Exchange credentials for an access token
 	 * @param {Api.TokenRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -2530,6 +3054,15 @@ export class TokensApi extends BaseAPI {
 	}
 
 	/**
+	 * @summary Authorization server metadata (RFC 8414)
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getAuthorizationServerMetadata(options?: RequestInit) {
+		return TokensApiFp(this.configuration).getAuthorizationServerMetadata(options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Access tokens are RFC 9068 JWTs (<code>typ: at+jwt</code>) signed with EdDSA (Ed25519); the header&#39;s <code>kid</code> names the key. Keys live in the database, so every instance publishes the same set.</p>
 	 * @summary The public keys that verify access tokens (JWKS)
 	 * @param {RequestInit} [options] Override http request option.
@@ -2537,6 +3070,28 @@ export class TokensApi extends BaseAPI {
 	 */
 	public getJwks(options?: RequestInit) {
 		return TokensApiFp(this.configuration).getJwks(options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Authenticated with HTTP Basic by an active client of the token&#39;s project. <code>active</code> is decided live (project, client, session, user, revocation), and <code>permissions</code> lists what the token&#39;s subject may do now. A token of another project is <code>active: false</code>. A database failure answers 503, never <code>active: false</code>.</p>
+	 * @summary Introspect a token (RFC 7662)
+	 * @param {Api.IntrospectTokenRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public introspectToken(request: Api.IntrospectTokenRequest, options?: RequestInit) {
+		return TokensApiFp(this.configuration).introspectToken(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Authenticated with HTTP Basic by a client of the token&#39;s project, or by a public client with <code>client_id</code>. A refresh token ends its whole session (every token of it); an access token is refused from the next request on. Answers 200 for unknown tokens too (RFC 7009 §2.2).</p>
+	 * @summary Revoke a token (RFC 7009)
+	 * @param {Api.RevokeTokenRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public revokeToken(request: Api.RevokeTokenRequest, options?: RequestInit) {
+		return TokensApiFp(this.configuration).revokeToken(request, options)(this.fetch, this.basePath);
 	}
 
 }
@@ -2590,6 +3145,43 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			if (request !== undefined) {
 				localVarRequestOptions.body = JSON.stringify(request || {});
 			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs only a valid user token (from the login). A client-credentials token has no user: <code>user_not_found</code>.</p>
+		 * @summary The user the token belongs to
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getCurrentUser(options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/api/v1/users/current`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
 
 			const localVarQueryParameterString = localVarQueryParameter.toString();
 			if (localVarQueryParameterString) {
@@ -2658,7 +3250,7 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 		 * <p>Needs <code>users:read</code>. <code>search</code> matches the display name and email.</p>
 		 * @summary List users
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListUsersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListUsersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -2722,6 +3314,54 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			}
 
 			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs only a valid user token. <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it.</p>
+		 * @summary Update the user the token belongs to
+		 * @param {Api.UpdateCurrentUserRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateCurrentUser(request: Api.UpdateCurrentUserRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling updateCurrentUser.');
+			}
+			let localVarPath = `/api/v1/users/current`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'PUT' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
 
 			const localVarQueryParameterString = localVarQueryParameter.toString();
 			if (localVarQueryParameterString) {
@@ -2875,6 +3515,65 @@ export const UsersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs only a valid user token (from the login). A client-credentials token has no user: <code>user_not_found</code>.</p>
+		 * @summary The user the token belongs to
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getCurrentUser(options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.CurrentUser> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).getCurrentUser(options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs <code>users:read</code>. With <code>include_permissions=true</code> the answer lists the permissions the user holds through their role, evaluated now.</p>
 		 * @summary Get a user by external id
 		 * @param {string} projectId
@@ -2946,7 +3645,7 @@ export const UsersApiFp = function(configuration?: Configuration) {
 		 * <p>Needs <code>users:read</code>. <code>search</code> matches the display name and email.</p>
 		 * @summary List users
 		 * @param {string} projectId
-		 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListUsersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListUsersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -2988,6 +3687,72 @@ export const UsersApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs only a valid user token. <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it.</p>
+		 * @summary Update the user the token belongs to
+		 * @param {Api.UpdateCurrentUserRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateCurrentUser(request: Api.UpdateCurrentUserRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.CurrentUser> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).updateCurrentUser(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -3120,6 +3885,16 @@ export class UsersApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Needs only a valid user token (from the login). A client-credentials token has no user: <code>user_not_found</code>.</p>
+	 * @summary The user the token belongs to
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getCurrentUser(options?: RequestInit) {
+		return UsersApiFp(this.configuration).getCurrentUser(options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Needs <code>users:read</code>. With <code>include_permissions=true</code> the answer lists the permissions the user holds through their role, evaluated now.</p>
 	 * @summary Get a user by external id
 	 * @param {string} projectId
@@ -3136,7 +3911,7 @@ export class UsersApi extends BaseAPI {
 	 * <p>Needs <code>users:read</code>. <code>search</code> matches the display name and email.</p>
 	 * @summary List users
 	 * @param {string} projectId
-	 * @param {number} [pageNum] <p>From 1 (default 1)</p>
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 	 * @param {Api.ListUsersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 	 * @param {Api.ListUsersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
@@ -3148,6 +3923,17 @@ export class UsersApi extends BaseAPI {
 	 */
 	public listUsers(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListUsersSortByEnum | undefined, sortDir: Api.ListUsersSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, roleId: string | undefined, options?: RequestInit) {
 		return UsersApiFp(this.configuration).listUsers(projectId, pageNum, pageSize, sortBy, sortDir, search, isActive, roleId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs only a valid user token. <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it.</p>
+	 * @summary Update the user the token belongs to
+	 * @param {Api.UpdateCurrentUserRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public updateCurrentUser(request: Api.UpdateCurrentUserRequest, options?: RequestInit) {
+		return UsersApiFp(this.configuration).updateCurrentUser(request, options)(this.fetch, this.basePath);
 	}
 
 	/**

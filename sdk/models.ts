@@ -15,6 +15,30 @@ Every error has the shape `{ error, error_description, details? }`; `error` is a
  */
 
 export namespace Api {
+	export interface AuthorizationServerMetadata {
+		issuer: string;
+		'authorization_endpoint': string;
+		'token_endpoint': string;
+		'jwks_uri': string;
+		'revocation_endpoint': string;
+		'introspection_endpoint': string;
+		'response_types_supported': string[];
+		'grant_types_supported': string[];
+		'code_challenge_methods_supported': string[];
+		'token_endpoint_auth_methods_supported': string[];
+		'revocation_endpoint_auth_methods_supported': string[];
+		'introspection_endpoint_auth_methods_supported': string[];
+		'authorization_response_iss_parameter_supported': boolean;
+	}
+
+	export enum AuthorizeCodeChallengeMethodEnum {
+		S256 = 'S256'
+	}
+
+	export enum AuthorizeResponseTypeEnum {
+		Code = 'code'
+	}
+
 	export interface Client {
 		/**
 		 * @description <p>The client_id</p>
@@ -26,6 +50,12 @@ export namespace Api {
 		name: string;
 		description: string | null;
 		'is_active': boolean;
+		/**
+		 * @description <p>The project&#39;s admin client: it cannot be deactivated or lose permissions; rotate its secret instead</p>
+		 * @type {boolean}
+		 * @memberof Client
+		 */
+		'is_admin': boolean;
 		/**
 		 * @description <p>Permissions granted directly to the client</p>
 		 * @type {string[]}
@@ -74,6 +104,12 @@ export namespace Api {
 		 * @memberof CreateClientRequest
 		 */
 		'permission_ids'?: string[];
+		/**
+		 * @description <p>Default true</p>
+		 * @type {boolean}
+		 * @memberof CreateClientRequest
+		 */
+		'is_active'?: boolean;
 	}
 
 	export interface CreatedProject extends Api.Project {
@@ -206,6 +242,18 @@ export namespace Api {
 		'is_active'?: boolean;
 	}
 
+	export interface CurrentUser extends Api.User {
+		/**
+		 * @description <p>The user&#39;s <code>resource:permission</code> codes, evaluated now</p>
+		 * @type {string[]}
+		 * @memberof CurrentUser
+		 */
+		permissions: string[];
+	}
+
+	export interface Empty {
+	}
+
 	/**
 	 * <p>Every error on every endpoint has this shape (it is also the RFC 6749 §5.2 shape).</p>
 	 */
@@ -238,6 +286,83 @@ export namespace Api {
 		export interface Detail {
 			field: string;
 			issue: string;
+		}
+
+	}
+
+	export interface Introspection {
+		active: boolean;
+		'token_type'?: Api.Introspection.TokenTypeEnum;
+		iss?: string;
+		/**
+		 * @description <p>The user id, or the client id for client credentials</p>
+		 * @type {string}
+		 * @memberof Introspection
+		 */
+		sub?: string;
+		/**
+		 * @description <p>The project id</p>
+		 * @type {string}
+		 * @memberof Introspection
+		 */
+		aud?: string;
+		'client_id'?: string;
+		/**
+		 * @type {number}
+		 * @memberof Introspection
+		 */
+		exp?: number;
+		/**
+		 * @type {number}
+		 * @memberof Introspection
+		 */
+		iat?: number;
+		jti?: string;
+		sid?: string;
+		/**
+		 * @description <p>The subject&#39;s <code>resource:permission</code> codes now: a user&#39;s through the role, a client&#39;s directly</p>
+		 * @type {string[]}
+		 * @memberof Introspection
+		 */
+		permissions?: string[];
+	}
+
+	/**
+	 * @export
+	 * @namespace Introspection
+	 */
+	export namespace Introspection {
+		export enum TokenTypeEnum {
+			AccessToken = 'access_token',
+			RefreshToken = 'refresh_token'
+		}
+
+	}
+
+	export interface IntrospectTokenRequest {
+		/**
+		 * @description <p>An access token or a refresh token</p>
+		 * @type {string}
+		 * @memberof IntrospectTokenRequest
+		 */
+		token: string;
+		'token_type_hint'?: Api.IntrospectTokenRequest.TokenTypeHintEnum;
+		/**
+		 * @description <p>For revocation by a public client, without HTTP Basic</p>
+		 * @type {string}
+		 * @memberof IntrospectTokenRequest
+		 */
+		'client_id'?: string;
+	}
+
+	/**
+	 * @export
+	 * @namespace IntrospectTokenRequest
+	 */
+	export namespace IntrospectTokenRequest {
+		export enum TokenTypeHintEnum {
+			AccessToken = 'access_token',
+			RefreshToken = 'refresh_token'
 		}
 
 	}
@@ -463,6 +588,34 @@ export namespace Api {
 		pagination: Api.Pagination;
 	}
 
+	export interface RevokeTokenRequest {
+		/**
+		 * @description <p>An access token or a refresh token</p>
+		 * @type {string}
+		 * @memberof RevokeTokenRequest
+		 */
+		token: string;
+		'token_type_hint'?: Api.RevokeTokenRequest.TokenTypeHintEnum;
+		/**
+		 * @description <p>For revocation by a public client, without HTTP Basic</p>
+		 * @type {string}
+		 * @memberof RevokeTokenRequest
+		 */
+		'client_id'?: string;
+	}
+
+	/**
+	 * @export
+	 * @namespace RevokeTokenRequest
+	 */
+	export namespace RevokeTokenRequest {
+		export enum TokenTypeHintEnum {
+			AccessToken = 'access_token',
+			RefreshToken = 'refresh_token'
+		}
+
+	}
+
 	export interface Role {
 		id: string;
 		'project_id': string;
@@ -491,6 +644,13 @@ export namespace Api {
 
 	export interface Status {
 		status: string;
+	}
+
+	export interface SubmitLoginRequest {
+		email: string;
+		password: string;
+		'request_id': string;
+		csrf: string;
 	}
 
 	export interface TokenRequest {
@@ -625,6 +785,28 @@ export namespace Api {
 		 * @memberof UpdateClientRequest
 		 */
 		'permission_ids'?: string[];
+	}
+
+	export interface UpdateCurrentUserRequest {
+		'display_name': string;
+		/**
+		 * @description <p>Required; unique in the project, case-insensitively</p>
+		 * @type {string}
+		 * @memberof UpdateCurrentUserRequest
+		 */
+		email: string;
+		/**
+		 * @description <p>URL of an image. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateCurrentUserRequest
+		 */
+		'avatar_url'?: string | null;
+		/**
+		 * @description <p>Empty or omitted keeps the current password; a new one ends the user&#39;s other sessions.</p>
+		 * @type {string | null}
+		 * @memberof UpdateCurrentUserRequest
+		 */
+		password?: string | null;
 	}
 
 	export interface UpdateProjectRequest {

@@ -61,7 +61,10 @@ test("a token holding exactly an operation's permission gets past the gate", asy
     const c = await clientWith(p, [op.permission]);
     const res = await request(op, p.project.id, c.token);
     const body = await res.text();
-    // Past the gate the fake ids and empty bodies answer 200, 400 or 404, never 401 or 403.
+    // Past the gate the fake ids and empty bodies answer 200, 400 or a "no such record" 404, never 401/403.
     assert.ok([200, 400, 404].includes(res.status), `${op.operationId}: ${res.status} ${body}`);
+    if (res.status === 404) {
+      assert.match(JSON.parse(body).error, /^(resource|role|user|client)_not_found$/, op.operationId);
+    }
   }
 });

@@ -28,6 +28,7 @@ test("POST .../clients creates a client whose secret is shown once and gets toke
     "description",
     "id",
     "is_active",
+    "is_admin",
     "name",
     "permission_ids",
     "project_id",
@@ -115,10 +116,65 @@ test("a client deactivated through the API is refused at once, at the gate and a
     "client_not_active",
   );
   await p.api.clients.updateClient(p.project.id, c.id, { name: "limited", is_active: true });
+  // A token issued before the deactivation stays dead; a new one works.
+  await expectError(
+    c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined),
+    401,
+    "invalid_authorization_token",
+  );
+  const again = await sdk(await clientToken(c.id, c.secret));
   assert.equal(
-    (await c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined)).data.length,
+    (await again.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined)).data.length,
     0,
   );
+});
+
+test("rotating a client's secret also ends the access tokens issued before", async () => {
+  const p = await newProject();
+  const c = await clientWith(p, ["roles:read"]);
+  const rotated = await p.api.clients.rotateClientSecret(p.project.id, c.id);
+  await expectError(
+    c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined),
+    401,
+    "invalid_authorization_token",
+  );
+  const fresh = await sdk(await clientToken(c.id, rotated.client_secret));
+  assert.equal(
+    (await fresh.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined)).data.length,
+    0,
+  );
+});
+
+test("a project's admin client can be neither deactivated nor stripped of its permissions", async () => {
+  const p = await newProject();
+  const [admin] =
+    (await p.api.clients.listClients(p.project.id, 1, 10, undefined, undefined, undefined, undefined)).data;
+  assert.equal(admin.id, p.clientId);
+  assert.equal(admin.is_admin, true);
+  const off = await expectError(
+    p.api.clients.updateClient(p.project.id, p.clientId, { name: "Admin client", is_active: false }),
+    400,
+    "invalid_params",
+  );
+  assert.equal(off.details?.[0].field, "is_active");
+  await expectError(
+    p.api.clients.updateClient(p.project.id, p.clientId, {
+      name: "Admin client",
+      is_active: true,
+      permission_ids: [],
+    }),
+    400,
+    "invalid_params",
+  );
+  const renamed = await p.api.clients.updateClient(p.project.id, p.clientId, {
+    name: "Ops",
+    is_active: true,
+  });
+  assert.equal(renamed.name, "Ops");
+  assert.equal(renamed.permission_ids.length, 14);
+  const other = await p.api.clients.createClient(p.project.id, { name: "not admin", is_active: false });
+  assert.equal(other.is_admin, false);
+  assert.equal(other.is_active, false, "is_active is accepted on create");
 });
 
 test("a client's permissions changed through the API apply on its very next request", async () => {

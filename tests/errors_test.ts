@@ -196,10 +196,16 @@ test("NUL bytes and other values the database cannot store answer 4xx, never 500
       "invalid_authorization_token",
     );
   }
+  // A path project id no project can have is simply not found.
   await expectError(
     await http("/api/v1/projects/%00", { headers: { authorization: admin } }),
-    400,
-    "invalid_params",
+    404,
+    "project_not_found",
+  );
+  await expectError(
+    await http(`/api/v1/projects/${"x".repeat(101)}/roles`, { headers: { authorization: admin } }),
+    404,
+    "project_not_found",
   );
   await expectError(
     await http("/api/v1/projects?search=%00", { headers: { authorization: admin } }),

@@ -1,7 +1,17 @@
 /** The bearer-token gate: 401, then 404, then 403; cross-project refusal; live effect of every change. */
 import assert from "node:assert/strict";
 import { generateKeyPair, importJWK, SignJWT } from "jose";
-import { baseUrl, expectError, http, newProject, sdk, service, systemToken, test } from "./helpers.ts";
+import {
+  baseUrl,
+  clientToken,
+  expectError,
+  http,
+  newProject,
+  sdk,
+  service,
+  systemToken,
+  test,
+} from "./helpers.ts";
 
 const UNKNOWN = "00000000-0000-7000-8000-000000000000";
 
@@ -165,7 +175,10 @@ test("a deactivated project's tokens are refused on the very next request", asyn
   await admin.projects.updateProject(p.project.id, { name: p.project.name, is_active: false });
   await expectError(p.api.projects.getProject(p.project.id), 401, "invalid_authorization_token");
   await admin.projects.updateProject(p.project.id, { name: p.project.name, is_active: true });
-  assert.equal((await p.api.projects.getProject(p.project.id)).is_active, true);
+  // Reactivation does not revive the tokens issued before the deactivation; new ones work.
+  await expectError(p.api.projects.getProject(p.project.id), 401, "invalid_authorization_token");
+  const fresh = await sdk(await clientToken(p.clientId, p.secret));
+  assert.equal((await fresh.projects.getProject(p.project.id)).is_active, true);
 });
 
 test("a revoked access token (by jti) is refused on the very next request", async () => {

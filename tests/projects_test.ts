@@ -258,9 +258,11 @@ test("POST .../clients/{client_id}/secret rotates the secret: the old one stops 
     401,
     "invalid_client_credentials",
   );
-  assert.ok(await clientToken(p.clientId, rotated.client_secret));
+  // The rotation also ended the client's own earlier token; a new one works.
+  await expectError(p.api.projects.getProject(p.project.id), 401, "invalid_authorization_token");
+  const fresh = await sdk(await clientToken(p.clientId, rotated.client_secret));
   await expectError(
-    p.api.clients.rotateClientSecret(p.project.id, "no-such-client"),
+    fresh.clients.rotateClientSecret(p.project.id, "no-such-client"),
     404,
     "client_not_found",
   );

@@ -211,14 +211,18 @@ test("POST /api/v1/tokens refuses an inactive client with client_not_active, aft
   );
 });
 
-test("POST /api/v1/tokens: grants of the user flow are refused as not enabled, without a 500", async () => {
+test("POST /api/v1/tokens: the user grants name their missing parameters", async () => {
   const p = await newProject();
-  for (const grant_type of ["authorization_code", "refresh_token"]) {
-    const err = await expectError(
-      await postToken({ grant_type, client_id: p.clientId }),
-      400,
-      "invalid_params",
-    );
-    assert.equal(err.details?.[0].field, "grant_type");
-  }
+  const code = await expectError(
+    await postToken({ grant_type: "authorization_code", client_id: p.clientId }),
+    400,
+    "invalid_params",
+  );
+  assert.deepEqual(code.details?.map((d) => d.field).sort(), [
+    "authorization_code",
+    "code_verifier",
+    "redirect_uri",
+  ]);
+  const refresh = await expectError(await postToken({ grant_type: "refresh_token" }), 400, "invalid_params");
+  assert.deepEqual(refresh.details?.map((d) => d.field).sort(), ["client_id", "refresh_token"]);
 });

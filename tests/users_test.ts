@@ -1,6 +1,6 @@
 /** Users through the SDK: both modes, every rule of §4.9/§4.10, limits, uniqueness, lookup, list, races. */
 import assert from "node:assert/strict";
-import { Api, expectError, newProject, permissionIds, service, test } from "./helpers.ts";
+import { Api, expectError, http, newProject, permissionIds, service, test } from "./helpers.ts";
 
 test("POST .../users creates a fully managed user; the password is stored only as an argon2id hash", async () => {
   const p = await newProject();
@@ -445,4 +445,23 @@ test("deactivating a user or setting a new password ends the user's sessions at 
     password: "another-password",
   });
   assert.ok(!(await live(second)), "a new password ends them");
+});
+
+test("GET .../users/external/{id}: an impossible id is not found, include_permissions takes 1 and 0", async () => {
+  const p = await newProject();
+  await p.api.users.createUser(p.project.id, { display_name: "x", external_user_id: "e1" });
+  const headers = { authorization: `Bearer ${p.token}` };
+  const base = `/api/v1/projects/${p.project.id}/users/external`;
+  await expectError(await http(`${base}/${"x".repeat(101)}`, { headers }), 404, "user_not_found");
+  await expectError(await http(`${base}/a%00b`, { headers }), 404, "user_not_found");
+  const one = await (await http(`${base}/e1?include_permissions=1`, { headers })).json();
+  assert.deepEqual(one.permissions, []);
+  const zero = await (await http(`${base}/e1?include_permissions=0`, { headers })).json();
+  assert.equal("permissions" in zero, false);
+  await expectError(await http(`${base}/e1?include_permissions=yes`, { headers }), 400, "invalid_params");
+  await expectError(
+    p.api.users.createUser(p.project.id, { display_name: "x", external_user_id: "   " }),
+    400,
+    "invalid_params",
+  );
 });

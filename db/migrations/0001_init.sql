@@ -8,6 +8,8 @@ create table projects (
   description text,
   redirect_uris text[] not null default '{}',
   is_active boolean not null default true,
+  -- Access tokens issued before this instant are refused (set when the project is deactivated).
+  tokens_valid_after timestamptz,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
   constraint projects__pkey primary key (id)
@@ -100,6 +102,10 @@ create table clients (
   description text,
   secret_hash bytea not null,
   is_active boolean not null default true,
+  -- The project's admin client, created with it: it can be neither deactivated nor stripped of permissions.
+  is_admin boolean not null default false,
+  -- Access tokens issued before this instant are refused (set on deactivation and on secret rotation).
+  tokens_valid_after timestamptz,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
   constraint clients__pkey primary key (id),

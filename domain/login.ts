@@ -1,0 +1,248 @@
+/**
+ * The browser side of the authorization code flow: validating GET /authorize (RFC 6749 §4.1.1, RFC 7636),
+ * the login form's CSRF binding, throttled password checks, and the code that the redirect carries.
+ */
+import { type Sql, transaction } from "../db/connection.ts";
+import {
+  type AuthorizationRequestRow,
+  type AuthorizeClientRow,
+  clearLoginFailures,
+  consumeAuthorizationRequest,
+  findAuthorizationRequest,
+  findAuthorizeClient,
+  findLoginUser,
+  insertAuthorizationCode,
+  insertAuthorizationRequest,
+  readLoginFailures,
+  recordLoginFailure,
+} from "../db/sessions.ts";
+import { newSecret } from "./ids.ts";
+import { hashPassword, verifyPassword } from "./passwords.ts";
+import { hashSecret, secretMatches } from "./secrets.ts";
+
+/** How long a login page stays usable. */
+export const LOGIN_REQUEST_TTL = 600;
+
+/** An error shown on our own page: the redirect URI cannot be trusted, so the browser is not sent there. */
+export class AuthorizePageError extends Error {
+  constructor(message: string, readonly status = 400) {
+    super(message);
+  }
+}
+
+/** An error sent back to the client's redirect URI (RFC 6749 §4.1.2.1). */
+export class AuthorizeRedirectError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly redirectUri: string,
+    readonly state: string | null,
+  ) {
+    super(message);
+  }
+}
+
+export type AuthorizeParams = Record<string, string[]>;
+
+export type ValidAuthorizeRequest = {
+  client: AuthorizeClientRow;
+  redirectUri: string;
+  codeChallenge: string;
+  state: string | null;
+};
+
+const single = (params: AuthorizeParams, name: string): string | undefined | null => {
+  const values = params[name];
+  if (!values || values.length === 0) return undefined;
+  return values.length === 1 ? values[0] : null; // null: repeated (RFC 6749 §3.1 forbids it)
+};
+
+/**
+ * Checks an authorization request in the order RFC 6749 §4.1.2.1 needs: what decides whether the redirect URI
+ * can be trusted first (client, its state, the exact redirect URI), then the rest, whose errors redirect.
+ */
+export async function validateAuthorizeRequest(
+  sql: Sql,
+  params: AuthorizeParams,
+): Promise<ValidAuthorizeRequest> {
+  const clientId = single(params, "client_id");
+  if (!clientId) throw new AuthorizePageError("The request has no valid client_id.");
+  const client = await findAuthorizeClient(sql, clientId);
+  if (!client) throw new AuthorizePageError("The application that sent you here is not known.");
+  if (!client.client_active) throw new AuthorizePageError("The application that sent you here is disabled.");
+  if (!client.project_active) throw new AuthorizePageError("The application that sent you here is disabled.");
+  const redirectUri = single(params, "redirect_uri");
+  if (!redirectUri) throw new AuthorizePageError("The request has no valid redirect_uri.");
+  if (!client.redirect_uris.includes(redirectUri)) {
+    throw new AuthorizePageError("The redirect_uri is not registered for this application.");
+  }
+  const rawState = single(params, "state");
+  const state = typeof rawState === "string" ? rawState : null;
+  const fail = (code: string, message: string) =>
+    new AuthorizeRedirectError(code, message, redirectUri, state);
+  for (const [name, values] of Object.entries(params)) {
+    if (values.length > 1) throw fail("invalid_request", `the parameter ${name} is repeated`);
+  }
+  const responseType = single(params, "response_type");
+  if (!responseType) throw fail("invalid_request", "response_type is required");
+  if (responseType !== "code") {
+    throw fail("unsupported_response_type", "only response_type=code is supported");
+  }
+  const method = single(params, "code_challenge_method");
+  const challenge = single(params, "code_challenge");
+  if (!challenge) throw fail("invalid_request", "code_challenge is required (PKCE)");
+  if (!method) throw fail("invalid_request", "code_challenge_method is required and must be S256");
+  if (method !== "S256") throw fail("invalid_request", "only code_challenge_method=S256 is supported");
+  // A SHA-256 digest in base64url without padding is 43 characters (RFC 7636 §4.2).
+  if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) {
+    throw fail("invalid_request", "code_challenge is not a base64url SHA-256 digest");
+  }
+  if (state !== null && state.length > 1024) {
+    throw fail("invalid_request", "state is longer than 1024 characters");
+  }
+  return { client, redirectUri, codeChallenge: challenge, state };
+}
+
+/** Stores the validated request; the form carries its id and a CSRF token bound to the browser's cookie. */
+export async function startLogin(
+  sql: Sql,
+  req: ValidAuthorizeRequest,
+  browserSecret: string,
+): Promise<{ requestId: string; csrf: string }> {
+  const requestId = newSecret();
+  const csrf = newSecret();
+  await insertAuthorizationRequest(sql, {
+    id: requestId,
+    project_id: req.client.project_id,
+    client_id: req.client.client_id,
+    redirect_uri: req.redirectUri,
+    code_challenge: req.codeChallenge,
+    state: req.state,
+    csrf_hash: hashSecret(csrf),
+    browser_hash: hashSecret(browserSecret),
+    ttlSeconds: LOGIN_REQUEST_TTL,
+  });
+  return { requestId, csrf };
+}
+
+/** The pending request of a login form, if the form's CSRF token and the browser's cookie both match it. */
+export async function loginRequestFor(
+  sql: Sql,
+  form: { request_id?: string; csrf?: string },
+  browserSecret: string | undefined,
+): Promise<AuthorizationRequestRow & { project_name: string }> {
+  const stale = new AuthorizePageError(
+    "This login page has expired or was not opened in this browser. Go back to the application and start again.",
+  );
+  if (!form.request_id || !form.csrf || !browserSecret) throw stale;
+  const req = await findAuthorizationRequest(sql, form.request_id);
+  if (!req || req.used || req.expired) throw stale;
+  if (!secretMatches(form.csrf, req.csrf_hash) || !secretMatches(browserSecret, req.browser_hash)) {
+    throw stale;
+  }
+  const client = await findAuthorizeClient(sql, req.client_id);
+  if (!client || !client.client_active || !client.project_active) {
+    throw new AuthorizePageError("The application that sent you here is disabled.");
+  }
+  return { ...req, project_name: client.project_name };
+}
+
+export class LoginThrottled extends Error {
+  constructor(readonly retryAfter: number) {
+    super("too many failed logins");
+  }
+}
+
+/** Per account: 5 failures in a row, then a delay doubling from 1 s up to 15 minutes. */
+const ACCOUNT_FREE_FAILURES = 5;
+const ACCOUNT_MAX_DELAY = 900;
+/** Per client address: 100 failures per 10 minutes, so a shared address is not locked out by one user. */
+const ADDRESS_LIMIT = 100;
+const ADDRESS_WINDOW = 600;
+
+function throttleKeys(projectId: string, email: string, address: string) {
+  return { account: `account:${projectId}:${email}`, address: `address:${address}` };
+}
+
+async function checkThrottle(sql: Sql, keys: { account: string; address: string }): Promise<void> {
+  for (const row of await readLoginFailures(sql, [keys.account, keys.address])) {
+    if (row.key === keys.account && row.failures >= ACCOUNT_FREE_FAILURES) {
+      const delay = Math.min(ACCOUNT_MAX_DELAY, 2 ** (row.failures - ACCOUNT_FREE_FAILURES));
+      if (row.seconds_since_last < delay) throw new LoginThrottled(Math.ceil(delay - row.seconds_since_last));
+    }
+    if (
+      row.key === keys.address && row.failures >= ADDRESS_LIMIT && row.seconds_since_window < ADDRESS_WINDOW
+    ) {
+      throw new LoginThrottled(Math.ceil(ADDRESS_WINDOW - row.seconds_since_window));
+    }
+  }
+}
+
+/** A hash to verify against when there is no user, so that unknown emails take as long as known ones. */
+let decoy: Promise<string> | undefined;
+
+/**
+ * Checks email and password. Unknown, inactive and password-less users fail exactly like a wrong password.
+ * Returns the user's id, or null for "invalid email or password".
+ */
+export async function checkPassword(
+  sql: Sql,
+  projectId: string,
+  email: string,
+  password: string,
+  address: string,
+): Promise<string | null> {
+  const normalized = email.trim().toLowerCase();
+  const keys = throttleKeys(projectId, normalized, address);
+  await checkThrottle(sql, keys);
+  const user = normalized ? await findLoginUser(sql, projectId, normalized) : undefined;
+  decoy ??= hashPassword(newSecret());
+  const ok = await verifyPassword(user?.password_hash ?? await decoy, password);
+  if (ok && user?.is_active && user.password_hash) {
+    await clearLoginFailures(sql, keys.account);
+    return user.id;
+  }
+  // The account window is long enough never to reset a run of failures by itself.
+  await recordLoginFailure(sql, [keys.address], ADDRESS_WINDOW);
+  await recordLoginFailure(sql, [keys.account], 86_400);
+  return null;
+}
+
+/** Spends the login request and issues the authorization code; returns the URL to send the browser to. */
+export async function issueAuthorizationCode(
+  sql: Sql,
+  req: AuthorizationRequestRow,
+  userId: string,
+  issuer: string,
+  codeTtl: number,
+): Promise<string> {
+  const code = newSecret();
+  await transaction(sql, async (tx) => {
+    if (!(await consumeAuthorizationRequest(tx, req.id))) {
+      throw new AuthorizePageError(
+        "This login page was already used. Go back to the application and start again.",
+      );
+    }
+    await insertAuthorizationCode(tx, {
+      project_id: req.project_id,
+      code_hash: hashSecret(code),
+      client_id: req.client_id,
+      user_id: userId,
+      redirect_uri: req.redirect_uri,
+      code_challenge: req.code_challenge,
+      ttlSeconds: codeTtl,
+    });
+  });
+  return redirectWith(req.redirect_uri, { code, state: req.state, iss: issuer });
+}
+
+/**
+ * Adds parameters to a registered redirect URI, keeping its own query byte for byte (RFC 6749 §3.1.2:
+ * the query component must be retained). Registered URIs have no fragment.
+ */
+export function redirectWith(redirectUri: string, params: Record<string, string | null>): string {
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== null) query.append(k, v);
+  const separator = !redirectUri.includes("?") ? "?" : /[?&]$/.test(redirectUri) ? "" : "&";
+  return `${redirectUri}${separator}${query}`;
+}

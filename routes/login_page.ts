@@ -1,0 +1,77 @@
+/** The server-rendered login and error pages: no script, no third-party asset, escaped by `html`. */
+import { html } from "hono/html";
+
+const STYLE = `
+  :root { color-scheme: light dark; font-family: system-ui, sans-serif; }
+  body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: Canvas; color: CanvasText; }
+  main { width: min(100% - 2rem, 24rem); padding: 2rem 1.5rem; border: 1px solid GrayText; border-radius: .75rem; }
+  h1 { margin: 0 0 .25rem; font-size: 1.5rem; }
+  p.lead { margin: 0 0 1.5rem; }
+  label { display: block; margin: 1rem 0 .25rem; font-weight: 600; }
+  input { box-sizing: border-box; width: 100%; padding: .65rem; font: inherit; border: 1px solid GrayText; border-radius: .4rem; }
+  input:focus-visible, button:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
+  button { margin-top: 1.5rem; width: 100%; padding: .75rem; font: inherit; font-weight: 600; border: 0; border-radius: .4rem;
+           background: #1a56db; color: #fff; cursor: pointer; }
+  .error { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #fde8e8; color: #9b1c1c; }
+`;
+
+export function loginPage(p: {
+  nonce: string;
+  action: string;
+  projectName: string;
+  requestId: string;
+  csrf: string;
+  email?: string;
+  error?: string;
+}) {
+  return html`
+    <!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>Sign in to ${p.projectName}</title>
+        <style nonce="${p.nonce}">${STYLE}</style>
+      </head>
+      <body>
+        <main>
+    <h1>Sign in</h1>
+    <p class="lead">to continue to <strong>${p.projectName}</strong></p>
+    ${p.error ? html`<p class="error" role="alert" id="error">${p.error}</p>` : ""}
+    <form method="post" action="${p.action}">
+    <input type="hidden" name="request_id" value="${p.requestId}">
+    <input type="hidden" name="csrf" value="${p.csrf}">
+    <label for="email">Email</label>
+    <input id="email" name="email" type="email" autocomplete="username" required maxlength="100" value="${p
+      .email ?? ""}"
+      ${p.error ? html`aria-describedby="error"` : ""} autofocus>
+    <label for="password">Password</label>
+    <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024">
+    <button type="submit">Sign in</button>
+    </form>
+        </main>
+      </body>
+    </html>
+  `;
+}
+
+export function errorPage(p: { nonce: string; message: string }) {
+  return html`
+    <!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>Sign-in problem</title>
+        <style nonce="${p.nonce}">${STYLE}</style>
+      </head>
+      <body>
+        <main>
+          <h1>Sign-in problem</h1>
+          <p class="error" role="alert">${p.message}</p>
+        </main>
+      </body>
+    </html>
+  `;
+}
