@@ -49,6 +49,8 @@ export async function startTestService(): Promise<Service> {
 export function service(): Promise<Service> {
   started ??= (async () => {
     const svc = await startTestService();
+    // Every test logs in from 127.0.0.1: earlier runs on the same database must not throttle this one.
+    await svc.db.sql`delete from login_failures where key like 'address:%'`;
     globalThis.addEventListener("unload", () => svc.close());
     return svc;
   })();
@@ -202,4 +204,119 @@ export async function clientWith(
   });
   const token = await clientToken(created.id, created.client_secret);
   return { id: created.id, secret: created.client_secret, token, api: await sdk(token) };
+}
+
+export const REDIRECT_URI = "http://127.0.0.1:9/callback";
+
+/** BASE64URL(SHA-256(verifier)), RFC 7636 §4.2. */
+export async function challengeOf(verifier: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  return btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export function newVerifier(): string {
+  return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
+    .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** A project with a registered redirect URI and a user who logs in with email and password. */
+export async function loginProject(): Promise<
+  TestProject & { email: string; password: string; userId: string }
+> {
+  const p = await newProject({ redirect_uris: [REDIRECT_URI] });
+  const email = `user-${crypto.randomUUID().slice(0, 8)}@example.com`;
+  const password = "correct horse battery";
+  const user = await p.api.users.createUser(p.project.id, { display_name: "Login User", email, password });
+  return { ...p, email, password, userId: user.id };
+}
+
+export type LoginPage = {
+  status: number;
+  cookie: string;
+  requestId: string;
+  csrf: string;
+  html: string;
+  headers: Headers;
+};
+
+/** GET /authorize as a browser: the page, its hidden fields and the binding cookie. */
+export async function openLoginPage(query: Record<string, string>): Promise<LoginPage> {
+  const res = await http(`/authorize?${new URLSearchParams(query)}`, { redirect: "manual" });
+  const html = await res.text();
+  const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? "";
+  const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
+  return {
+    status: res.status,
+    cookie,
+    requestId: field("request_id"),
+    csrf: field("csrf"),
+    html,
+    headers: res.headers,
+  };
+}
+
+/** POST /authorize as the login form would. */
+export async function submitLogin(
+  page: Pick<LoginPage, "cookie" | "requestId" | "csrf">,
+  email: string,
+  password: string,
+): Promise<Response> {
+  return await http("/authorize", {
+    method: "POST",
+    redirect: "manual",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      ...(page.cookie ? { cookie: page.cookie } : {}),
+    },
+    body: new URLSearchParams({ request_id: page.requestId, csrf: page.csrf, email, password }).toString(),
+  });
+}
+
+/** The whole browser part: authorize, log in, and return the code from the redirect. */
+export async function authorizationCode(
+  p: { clientId: string; email: string; password: string },
+  opts: { verifier?: string; state?: string; redirectUri?: string } = {},
+): Promise<{ code: string; verifier: string; location: URL }> {
+  const verifier = opts.verifier ?? newVerifier();
+  const page = await openLoginPage({
+    client_id: p.clientId,
+    redirect_uri: opts.redirectUri ?? REDIRECT_URI,
+    response_type: "code",
+    code_challenge: await challengeOf(verifier),
+    code_challenge_method: "S256",
+    ...(opts.state !== undefined ? { state: opts.state } : {}),
+  });
+  assert.equal(page.status, 200, page.html);
+  const res = await submitLogin(page, p.email, p.password);
+  assert.equal(res.status, 303, await res.text());
+  const location = new URL(res.headers.get("location")!);
+  return { code: location.searchParams.get("code")!, verifier, location };
+}
+
+/** Exchanges a code at the token endpoint as a public client. */
+export async function exchangeCode(
+  clientId: string,
+  code: string,
+  verifier: string,
+  redirectUri = REDIRECT_URI,
+): Promise<Response> {
+  return await postToken({
+    grant_type: "authorization_code",
+    client_id: clientId,
+    code,
+    redirect_uri: redirectUri,
+    code_verifier: verifier,
+  });
+}
+
+/** Logs the user in and returns the token response. */
+export async function userTokens(
+  p: { clientId: string; email: string; password: string },
+): Promise<
+  { access_token: string; refresh_token: string; expires_in: number; refresh_token_expires_in: number }
+> {
+  const { code, verifier } = await authorizationCode(p);
+  const res = await exchangeCode(p.clientId, code, verifier);
+  assert.equal(res.status, 200);
+  return await res.json();
 }
