@@ -1,13 +1,16 @@
 /**
  * `deno task bench`: runs the service as its own process (embedded database, or DATABASE_URL) and drives it
- * over loopback from this process, printing requests per second, latency percentiles and the server's memory.
+ * over loopback from this process, printing operations per second, latency percentiles and the server's memory.
  * Every scenario is bounded in time and count. BENCH_SECONDS (default 5) and BENCH_CONCURRENCY (default 32).
  */
+import { hashPassword, passwordBackend, verifyPassword } from "../domain/passwords.ts";
+
 const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 5);
 const CONCURRENCY = Number(Deno.env.get("BENCH_CONCURRENCY") ?? 32);
-const MAX_REQUESTS = 500_000;
+const MAX_OPERATIONS = 500_000;
 /** On a PostgreSQL database bootstrapped before, pass the system admin's secret as BOOTSTRAP_ADMIN_SECRET. */
 const SECRET = Deno.env.get("BOOTSTRAP_ADMIN_SECRET") ?? "bench-bootstrap-secret-that-is-long-enough-000001";
+const REDIRECT = "http://127.0.0.1:9/callback";
 
 function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -66,44 +69,56 @@ function rssMiB(pid: number): number {
   return Number(new TextDecoder().decode(out.stdout).trim()) / 1024;
 }
 
-type Result = { name: string; requests: number; rps: number; p50: number; p99: number; errors: number };
+type Result = { name: string; operations: number; rate: number; p50: number; p99: number; errors: number };
 
-async function run(name: string, request: () => Promise<Response>, expectStatus = 200): Promise<Result> {
-  // Warm up, then measure for SECONDS with CONCURRENCY requests in flight.
-  for (let i = 0; i < 50; i++) await (await request()).body?.cancel();
+/** Runs `op` from CONCURRENCY workers for SECONDS after a short warm-up; `op` says whether it succeeded. */
+async function run(name: string, op: (worker: number) => Promise<boolean>, warmup = 20): Promise<Result> {
+  for (let i = 0; i < warmup; i++) await op(i % CONCURRENCY);
   const latencies: number[] = [];
   let errors = 0;
   const start = performance.now();
   const end = start + SECONDS * 1000;
-  const worker = async () => {
-    while (performance.now() < end && latencies.length < MAX_REQUESTS) {
+  const worker = async (w: number) => {
+    while (performance.now() < end && latencies.length < MAX_OPERATIONS) {
       const t0 = performance.now();
-      const res = await request();
-      await res.arrayBuffer();
+      const ok = await op(w);
       latencies.push(performance.now() - t0);
-      if (res.status !== expectStatus) errors++;
+      if (!ok) errors++;
     }
   };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)));
   const elapsed = (performance.now() - start) / 1000;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
   return {
     name,
-    requests: latencies.length,
-    rps: latencies.length / elapsed,
+    operations: latencies.length,
+    rate: latencies.length / elapsed,
     p50: at(0.5),
     p99: at(0.99),
     errors,
   };
 }
 
+/** One request whose body is read and whose status is checked. */
+const expect = (status: number, request: () => Promise<Response>) => async () => {
+  const res = await request();
+  await res.arrayBuffer();
+  return res.status === status;
+};
+
+async function challenge(verifier: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  return btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
 const server = await startServer();
 try {
+  const base = server.url;
   const form = { "content-type": "application/x-www-form-urlencoded" };
   const basic = (id: string, secret: string) => ({ authorization: `Basic ${btoa(`${id}:${secret}`)}` });
   const tokenOf = async (id: string, secret: string) =>
-    (await (await fetch(`${server.url}/api/v1/tokens`, {
+    (await (await fetch(`${base}/api/v1/tokens`, {
       method: "POST",
       headers: { ...form, ...basic(id, secret) },
       body: "grant_type=client_credentials",
@@ -112,57 +127,143 @@ try {
   if (!admin) {
     throw new Error("no system token: on a database bootstrapped before, set BOOTSTRAP_ADMIN_SECRET");
   }
-  const project = await (await fetch(`${server.url}/api/v1/projects`, {
+  const project = await (await fetch(`${base}/api/v1/projects`, {
     method: "POST",
     headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
-    body: JSON.stringify({ name: "bench" }),
+    body: JSON.stringify({ name: "bench", redirect_uris: [REDIRECT] }),
   })).json();
-  const projectToken = await tokenOf(project.admin_client.client_id, project.admin_client.client_secret);
+  const clientId = project.admin_client.client_id;
+  const projectToken = await tokenOf(clientId, project.admin_client.client_secret);
   const authed = { authorization: `Bearer ${projectToken}`, "content-type": "application/json" };
-  for (let i = 0; i < 10; i++) {
-    const res = await fetch(`${server.url}/api/v1/projects/${project.id}/roles`, {
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${base}/api/v1/projects/${project.id}${path}`, {
       method: "POST",
       headers: authed,
-      body: JSON.stringify({ code: `role-${i}`, name: `Role ${i}`, description: "bench" }),
+      body: JSON.stringify(body),
     });
-    if (res.status !== 201) throw new Error(`could not create a role: ${res.status} ${await res.text()}`);
+    if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return await res.json();
+  };
+  for (let i = 0; i < 10; i++) {
+    await post("/roles", { code: `role-${i}`, name: `Role ${i}`, description: "bench" });
   }
+  const password = "bench password 1";
+  for (let w = 0; w < CONCURRENCY; w++) {
+    await post("/users", { display_name: `U${w}`, email: `u${w}@bench.test`, password });
+  }
+
+  /** The whole user login: authorize page, form post (one password check), code exchange. */
+  const login = async (w: number): Promise<{ refresh_token: string } | null> => {
+    const verifier = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
+      .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const page = await fetch(`${base}/authorize?${new URLSearchParams({
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      response_type: "code",
+      code_challenge: await challenge(verifier),
+      code_challenge_method: "S256",
+    })}`);
+    const html = await page.text();
+    const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? "";
+    const submitted = await fetch(`${base}/authorize`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { ...form, cookie: (page.headers.get("set-cookie") ?? "").split(";")[0] },
+      body: new URLSearchParams({
+        request_id: field("request_id"),
+        csrf: field("csrf"),
+        email: `u${w}@bench.test`,
+        password,
+      }),
+    });
+    await submitted.body?.cancel();
+    const code = new URL(submitted.headers.get("location") ?? "http://x/").searchParams.get("code");
+    if (!code) return null;
+    const res = await fetch(`${base}/api/v1/tokens`, {
+      method: "POST",
+      headers: form,
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        client_id: clientId,
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      }),
+    });
+    return res.status === 200 ? await res.json() : (await res.body?.cancel(), null);
+  };
 
   const results: Result[] = [];
   const rssBefore = rssMiB(server.pid);
-  results.push(await run("GET /healthz (bare route)", () => fetch(`${server.url}/healthz`)));
+  results.push(await run("GET /healthz (bare route)", expect(200, () => fetch(`${base}/healthz`))));
   results.push(
-    await run("POST /api/v1/tokens client_credentials", () =>
-      fetch(`${server.url}/api/v1/tokens`, {
-        method: "POST",
-        headers: { ...form, ...basic(project.admin_client.client_id, project.admin_client.client_secret) },
-        body: "grant_type=client_credentials",
-      })),
+    await run(
+      "POST /api/v1/tokens client_credentials",
+      expect(200, () =>
+        fetch(`${base}/api/v1/tokens`, {
+          method: "POST",
+          headers: { ...form, ...basic(clientId, project.admin_client.client_secret) },
+          body: "grant_type=client_credentials",
+        })),
+    ),
   );
   results.push(
     await run(
       "GET /api/v1/projects/{id} (JWT + live permission check)",
-      () =>
-        fetch(`${server.url}/api/v1/projects/${project.id}`, {
-          headers: { authorization: `Bearer ${projectToken}` },
-        }),
+      expect(200, () => fetch(`${base}/api/v1/projects/${project.id}`, { headers: authed })),
     ),
   );
   results.push(
     await run(
       "GET .../roles?page_size=10 (admin read: gate + list of 10)",
-      () => fetch(`${server.url}/api/v1/projects/${project.id}/roles?page_size=10`, { headers: authed }),
+      expect(
+        200,
+        () => fetch(`${base}/api/v1/projects/${project.id}/roles?page_size=10`, { headers: authed }),
+      ),
     ),
   );
   results.push(
     await run(
       "GET /api/v1/projects/{id} with a forged token (401)",
-      () =>
-        fetch(`${server.url}/api/v1/projects/${project.id}`, { headers: { authorization: "Bearer a.b.c" } }),
-      401,
+      expect(
+        401,
+        () => fetch(`${base}/api/v1/projects/${project.id}`, { headers: { authorization: "Bearer a.b.c" } }),
+      ),
     ),
   );
+  // Each worker refreshes its own chain: a refresh token is single use.
+  const chains: string[] = [];
+  for (let w = 0; w < CONCURRENCY; w++) chains[w] = (await login(w))!.refresh_token;
+  results.push(
+    await run("POST /api/v1/tokens refresh_token (rotation)", async (w) => {
+      const res = await fetch(`${base}/api/v1/tokens`, {
+        method: "POST",
+        headers: form,
+        body: new URLSearchParams({
+          grant_type: "refresh_token",
+          client_id: clientId,
+          refresh_token: chains[w],
+        }),
+      });
+      if (res.status !== 200) return (await res.body?.cancel(), false);
+      chains[w] = (await res.json()).refresh_token;
+      return true;
+    }, 0),
+  );
+  results.push(
+    await run("full login: authorize + form post + code exchange", async (w) => (await login(w)) !== null, 4),
+  );
   const rssAfter = rssMiB(server.pid);
+
+  // One password hash, measured here with the same backend the server uses.
+  const rounds = 10;
+  const hash = await hashPassword(password);
+  let t0 = performance.now();
+  for (let i = 0; i < rounds; i++) await hashPassword(password);
+  const hashMs = (performance.now() - t0) / rounds;
+  t0 = performance.now();
+  for (let i = 0; i < rounds; i++) await verifyPassword(hash, password);
+  const verifyMs = (performance.now() - t0) / rounds;
 
   const db = Deno.env.get("DATABASE_URL") ? "PostgreSQL server" : "embedded PGlite";
   console.log(
@@ -170,17 +271,21 @@ try {
       `client and server on this machine (${navigator.hardwareConcurrency} cores)\n`,
   );
   console.log(
-    "scenario".padEnd(58) + "req/s".padStart(9) + "p50 ms".padStart(9) + "p99 ms".padStart(9) +
+    "scenario".padEnd(58) + "ops/s".padStart(9) + "p50 ms".padStart(9) + "p99 ms".padStart(9) +
       "errors".padStart(8),
   );
   for (const r of results) {
     console.log(
-      r.name.padEnd(58) + r.rps.toFixed(0).padStart(9) + r.p50.toFixed(2).padStart(9) +
+      r.name.padEnd(58) + r.rate.toFixed(0).padStart(9) + r.p50.toFixed(2).padStart(9) +
         r.p99.toFixed(2).padStart(9) +
         String(r.errors).padStart(8),
     );
   }
-  console.log(`\nserver RSS: ${rssBefore.toFixed(0)} MiB before, ${rssAfter.toFixed(0)} MiB after the runs`);
+  console.log(
+    `\none argon2id password hash (${await passwordBackend()}, 19 MiB, t=2): ${hashMs.toFixed(1)} ms; ` +
+      `one verification: ${verifyMs.toFixed(1)} ms`,
+  );
+  console.log(`server RSS: ${rssBefore.toFixed(0)} MiB before, ${rssAfter.toFixed(0)} MiB after the runs`);
 } finally {
   await server.stop();
 }

@@ -4,11 +4,12 @@ import { html } from "hono/html";
 const STYLE = `
   :root { color-scheme: light dark; font-family: system-ui, sans-serif; }
   body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: Canvas; color: CanvasText; }
+  *, *::before, *::after { box-sizing: border-box; }
   main { width: min(100% - 2rem, 24rem); padding: 2rem 1.5rem; border: 1px solid GrayText; border-radius: .75rem; }
   h1 { margin: 0 0 .25rem; font-size: 1.5rem; }
   p.lead { margin: 0 0 1.5rem; }
   label { display: block; margin: 1rem 0 .25rem; font-weight: 600; }
-  input { box-sizing: border-box; width: 100%; padding: .65rem; font: inherit; border: 1px solid GrayText; border-radius: .4rem; }
+  input { width: 100%; padding: .65rem; font: inherit; border: 1px solid GrayText; border-radius: .4rem; }
   input:focus-visible, button:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
   button { margin-top: 1.5rem; width: 100%; padding: .75rem; font: inherit; font-weight: 600; border: 0; border-radius: .4rem;
            background: #1a56db; color: #fff; cursor: pointer; }
