@@ -17,6 +17,7 @@ const schema = z.object({
   REFRESH_TOKEN_TTL: seconds(604_800),
   AUTH_CODE_TTL: seconds(60),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
 });
 
 export type Config = {
@@ -32,6 +33,8 @@ export type Config = {
   refreshTokenTtl: number;
   authCodeTtl: number;
   logLevel: "debug" | "info" | "warn" | "error";
+  /** How many reverse proxies in front append to X-Forwarded-For (0: use the connection's address). */
+  trustProxyHops: number;
 };
 
 /** Parses an environment (by default the process's); throws one readable error listing every bad variable. */
@@ -56,5 +59,6 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     refreshTokenTtl: e.REFRESH_TOKEN_TTL,
     authCodeTtl: e.AUTH_CODE_TTL,
     logLevel: e.LOG_LEVEL,
+    trustProxyHops: e.TRUST_PROXY_HOPS,
   };
 }

@@ -2,6 +2,7 @@
 import { type Config, loadConfig } from "./config.ts";
 import { type Database, openDatabase } from "./db/connection.ts";
 import { migrate } from "./db/migrate.ts";
+import { purgeExpired } from "./db/maintenance.ts";
 import { bootstrap, type BootstrapResult } from "./domain/bootstrap.ts";
 import { SYSTEM_ADMIN_CLIENT_ID } from "./domain/projects.ts";
 import { TokenService } from "./domain/tokens.ts";
@@ -16,6 +17,8 @@ export type Service = {
 };
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
+/** How often each instance deletes expired login pages, codes, tokens and throttle counters. */
+const PURGE_EVERY_MS = 10 * 60 * 1000;
 
 export function createLogger(level: Config["logLevel"]): Logger {
   const at = (l: keyof typeof LEVELS) => (msg: string, fields: Record<string, unknown> = {}) => {
@@ -41,6 +44,10 @@ export async function startService(config: Config, opts: { quiet?: boolean } = {
     await tokens.init();
     const app = createApp({ sql: db.sql, tokens, config, log });
     const server = Deno.serve({ port: config.port, hostname: config.host, onListen: () => {} }, app.fetch);
+    const purge = setInterval(() => {
+      purgeExpired(db.sql).catch((err) => log.error("purge of expired rows failed", { error: String(err) }));
+    }, PURGE_EVERY_MS);
+    Deno.unrefTimer(purge);
     const host = server.addr.hostname === "0.0.0.0" ? "127.0.0.1" : server.addr.hostname;
     const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.addr.port}`;
     log.info("listening", { url, public_url: config.publicUrl, database: db.kind });
@@ -49,6 +56,7 @@ export async function startService(config: Config, opts: { quiet?: boolean } = {
       db,
       url,
       close: async () => {
+        clearInterval(purge);
         await server.shutdown();
         await db.close();
       },

@@ -77,32 +77,38 @@ export async function findLoginUser(
   return row;
 }
 
-export type ThrottleRow = {
-  key: string;
+export type AttemptRow = {
   failures: number;
-  seconds_since_last: number;
+  seconds_since_previous: number | null;
   seconds_since_window: number;
 };
 
-export async function readLoginFailures(sql: Sql, keys: string[]): Promise<ThrottleRow[]> {
-  return await sql<ThrottleRow[]>`
-    select key, failures,
-           extract(epoch from now() - last_failed_at)::float8 as seconds_since_last,
-           extract(epoch from now() - window_started_at)::float8 as seconds_since_window
-    from login_failures where key = any(${keys})`;
+/**
+ * Counts a login attempt against a key before its password is checked, in one statement, so that parallel
+ * guesses cannot all read a count from before any of them was recorded. A key whose window has passed starts
+ * again at 1. Returns the count including this attempt and how long ago the attempt before it was.
+ */
+export async function countLoginAttempt(sql: Sql, key: string, windowSeconds: number): Promise<AttemptRow> {
+  const [row] = await sql<AttemptRow[]>`
+    insert into login_failures as f (key, failures, window_started_at, last_failed_at)
+    values (${key}, 1, now(), now())
+    on conflict (key) do update set
+      failures = case when f.window_started_at < now() - make_interval(secs => ${windowSeconds})
+                      then 1 else f.failures + 1 end,
+      window_started_at = case when f.window_started_at < now() - make_interval(secs => ${windowSeconds})
+                               then now() else f.window_started_at end,
+      previous_failed_at = f.last_failed_at,
+      last_failed_at = now()
+    returning failures,
+      case when failures = 1 then null else extract(epoch from now() - previous_failed_at)::float8 end
+        as seconds_since_previous,
+      extract(epoch from now() - window_started_at)::float8 as seconds_since_window`;
+  return row;
 }
 
-/** Counts one failure for each key; a key whose window has passed starts a new window. */
-export async function recordLoginFailure(sql: Sql, keys: string[], windowSeconds: number): Promise<void> {
-  await sql`
-    insert into login_failures (key, failures, window_started_at, last_failed_at)
-    select k, 1, now(), now() from unnest(${keys}::text[]) as k
-    on conflict (key) do update set
-      failures = case when login_failures.window_started_at < now() - make_interval(secs => ${windowSeconds})
-                      then 1 else login_failures.failures + 1 end,
-      window_started_at = case when login_failures.window_started_at < now() - make_interval(secs => ${windowSeconds})
-                               then now() else login_failures.window_started_at end,
-      last_failed_at = now()`;
+/** Takes back an attempt that succeeded (for the address count, which counts failures only). */
+export async function uncountLoginAttempt(sql: Sql, key: string): Promise<void> {
+  await sql`update login_failures set failures = greatest(failures - 1, 0) where key = ${key}`;
 }
 
 export async function clearLoginFailures(sql: Sql, key: string): Promise<void> {

@@ -124,6 +124,15 @@ async function userGrantClient(
   return client;
 }
 
+/** RFC 6749 §2.3: credentials a client sends must be checked; in the body they are not supported at all. */
+function refuseBodySecret(req: TokenRequest): void {
+  if (req.client_secret !== undefined) {
+    throw new AppError("invalid_params", {
+      details: [{ field: "client_secret", issue: "send the secret in HTTP Basic authentication only" }],
+    });
+  }
+}
+
 function required(req: TokenRequest, grant: string, fields: (keyof TokenRequest)[]): void {
   const details = fields.filter((f) => !req[f]).map((field) => ({
     field,
@@ -190,6 +199,7 @@ async function authorizationCode(
       details: [{ field: "code", issue: "differs from authorization_code" }],
     });
   }
+  refuseBodySecret(req);
   required({ ...req, authorization_code: code }, "authorization_code", [
     "client_id",
     "authorization_code",
@@ -227,6 +237,9 @@ async function authorizationCode(
     throw new AppError("invalid_authorization_code", { description: "the user is inactive" });
   }
   if (issued === null) {
+    // Lost the race, or the code expired between the checks and the update.
+    const now = await findAuthorizationCode(sql, codeHash);
+    if (now && !now.used && now.expired) throw new AppError("auth_code_expired");
     await replayedCode(sql, codeHash);
     throw new AppError("auth_code_already_used");
   }
@@ -246,6 +259,7 @@ async function refreshToken(
   req: TokenRequest,
   authorization: string | undefined,
 ): Promise<TokenResponse> {
+  refuseBodySecret(req);
   required(req, "refresh_token", ["client_id", "refresh_token"]);
   const client = await userGrantClient(sql, req.client_id!, authorization);
   const tokenHash = hashSecret(req.refresh_token!);

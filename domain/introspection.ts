@@ -94,7 +94,13 @@ export async function introspectToken(
   const client = await authenticate(sql, authorization);
   if (!client.is_active) throw new AppError("client_not_active");
   if (!client.project_is_active) throw new AppError("project_not_active");
-  const claims = req.token_type_hint === "refresh_token" ? null : await tokens.verifyAccessToken(req.token);
+  // The hint orders the lookups; it never hides a token of the other type (RFC 7662 §2.1).
+  const refreshFirst = req.token_type_hint === "refresh_token";
+  if (refreshFirst) {
+    const refreshed = await introspectRefresh(sql, tokens, req.token, client.project_id);
+    if (refreshed) return refreshed;
+  }
+  const claims = await tokens.verifyAccessToken(req.token);
   if (claims) {
     if (claims.aud !== client.project_id) return { active: false };
     const live = await findLivePrincipal(sql, {
@@ -124,11 +130,22 @@ export async function introspectToken(
         : await clientPermissionCodes(sql, claims.client_id),
     };
   }
-  const refresh = await findRefreshToken(sql, hashSecret(req.token));
+  if (refreshFirst) return { active: false };
+  return await introspectRefresh(sql, tokens, req.token, client.project_id) ?? { active: false };
+}
+
+/** A refresh token's introspection, or null when it is not a live refresh token of the project. */
+async function introspectRefresh(
+  sql: Sql,
+  tokens: TokenService,
+  token: string,
+  projectId: string,
+): Promise<Introspection | null> {
+  const refresh = await findRefreshToken(sql, hashSecret(token));
   if (
-    !refresh || refresh.project_id !== client.project_id || refresh.used || refresh.expired ||
+    !refresh || refresh.project_id !== projectId || refresh.used || refresh.expired ||
     !refresh.session_live || !refresh.user_active || !refresh.client_live
-  ) return { active: false };
+  ) return null;
   return {
     active: true,
     token_type: "refresh_token",

@@ -8,13 +8,13 @@ import {
   type AuthorizeClientRow,
   clearLoginFailures,
   consumeAuthorizationRequest,
+  countLoginAttempt,
   findAuthorizationRequest,
   findAuthorizeClient,
   findLoginUser,
   insertAuthorizationCode,
   insertAuthorizationRequest,
-  readLoginFailures,
-  recordLoginFailure,
+  uncountLoginAttempt,
 } from "../db/sessions.ts";
 import { newSecret } from "./ids.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
@@ -65,6 +65,10 @@ export async function validateAuthorizeRequest(
   sql: Sql,
   params: AuthorizeParams,
 ): Promise<ValidAuthorizeRequest> {
+  // A NUL byte fits no parameter; nothing of such a request can be trusted, not even its redirect URI.
+  if (Object.entries(params).some(([k, vs]) => k.includes("\0") || vs.some((v) => v.includes("\0")))) {
+    throw new AuthorizePageError("The request is malformed.");
+  }
   const clientId = single(params, "client_id");
   if (!clientId) throw new AuthorizePageError("The request has no valid client_id.");
   const client = await findAuthorizeClient(sql, clientId);
@@ -77,7 +81,8 @@ export async function validateAuthorizeRequest(
     throw new AuthorizePageError("The redirect_uri is not registered for this application.");
   }
   const rawState = single(params, "state");
-  const state = typeof rawState === "string" ? rawState : null;
+  // An over-long state is refused and not echoed back.
+  const state = typeof rawState === "string" && rawState.length <= 1024 ? rawState : null;
   const fail = (code: string, message: string) =>
     new AuthorizeRedirectError(code, message, redirectUri, state);
   for (const [name, values] of Object.entries(params)) {
@@ -97,7 +102,7 @@ export async function validateAuthorizeRequest(
   if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) {
     throw fail("invalid_request", "code_challenge is not a base64url SHA-256 digest");
   }
-  if (state !== null && state.length > 1024) {
+  if (typeof rawState === "string" && rawState.length > 1024) {
     throw fail("invalid_request", "state is longer than 1024 characters");
   }
   return { client, redirectUri, codeChallenge: challenge, state };
@@ -144,6 +149,10 @@ export async function loginRequestFor(
   if (!client || !client.client_active || !client.project_active) {
     throw new AuthorizePageError("The application that sent you here is disabled.");
   }
+  // The redirect URI may have been removed from the project since the page was opened.
+  if (!client.redirect_uris.includes(req.redirect_uri)) {
+    throw new AuthorizePageError("The redirect_uri is no longer registered for this application.");
+  }
   return { ...req, project_name: client.project_name };
 }
 
@@ -153,37 +162,22 @@ export class LoginThrottled extends Error {
   }
 }
 
-/** Per account: 5 failures in a row, then a delay doubling from 1 s up to 15 minutes. */
-const ACCOUNT_FREE_FAILURES = 5;
+/** Per account: 5 attempts in a row, then one more per delay, doubling from 1 s up to 15 minutes. */
+const ACCOUNT_FREE_ATTEMPTS = 5;
 const ACCOUNT_MAX_DELAY = 900;
+/** A run of failures for one account is forgotten after a day without one. */
+const ACCOUNT_WINDOW = 86_400;
 /** Per client address: 100 failures per 10 minutes, so a shared address is not locked out by one user. */
 const ADDRESS_LIMIT = 100;
 const ADDRESS_WINDOW = 600;
-
-function throttleKeys(projectId: string, email: string, address: string) {
-  return { account: `account:${projectId}:${email}`, address: `address:${address}` };
-}
-
-async function checkThrottle(sql: Sql, keys: { account: string; address: string }): Promise<void> {
-  for (const row of await readLoginFailures(sql, [keys.account, keys.address])) {
-    if (row.key === keys.account && row.failures >= ACCOUNT_FREE_FAILURES) {
-      const delay = Math.min(ACCOUNT_MAX_DELAY, 2 ** (row.failures - ACCOUNT_FREE_FAILURES));
-      if (row.seconds_since_last < delay) throw new LoginThrottled(Math.ceil(delay - row.seconds_since_last));
-    }
-    if (
-      row.key === keys.address && row.failures >= ADDRESS_LIMIT && row.seconds_since_window < ADDRESS_WINDOW
-    ) {
-      throw new LoginThrottled(Math.ceil(ADDRESS_WINDOW - row.seconds_since_window));
-    }
-  }
-}
 
 /** A hash to verify against when there is no user, so that unknown emails take as long as known ones. */
 let decoy: Promise<string> | undefined;
 
 /**
  * Checks email and password. Unknown, inactive and password-less users fail exactly like a wrong password.
- * Returns the user's id, or null for "invalid email or password".
+ * Every attempt is counted before the password is checked (so that parallel guesses are counted too) and
+ * taken back only when it succeeds. Returns the user's id, or null for "invalid email or password".
  */
 export async function checkPassword(
   sql: Sql,
@@ -193,18 +187,26 @@ export async function checkPassword(
   address: string,
 ): Promise<string | null> {
   const normalized = email.trim().toLowerCase();
-  const keys = throttleKeys(projectId, normalized, address);
-  await checkThrottle(sql, keys);
+  const accountKey = `account:${projectId}:${normalized}`;
+  const addressKey = `address:${address}`;
+  const byAddress = await countLoginAttempt(sql, addressKey, ADDRESS_WINDOW);
+  if (byAddress.failures > ADDRESS_LIMIT) {
+    throw new LoginThrottled(Math.max(1, Math.ceil(ADDRESS_WINDOW - byAddress.seconds_since_window)));
+  }
+  const byAccount = await countLoginAttempt(sql, accountKey, ACCOUNT_WINDOW);
+  if (byAccount.failures > ACCOUNT_FREE_ATTEMPTS) {
+    const delay = Math.min(ACCOUNT_MAX_DELAY, 2 ** (byAccount.failures - ACCOUNT_FREE_ATTEMPTS - 1));
+    const waited = byAccount.seconds_since_previous ?? 0;
+    if (waited < delay) throw new LoginThrottled(Math.max(1, Math.ceil(delay - waited)));
+  }
   const user = normalized ? await findLoginUser(sql, projectId, normalized) : undefined;
   decoy ??= hashPassword(newSecret());
   const ok = await verifyPassword(user?.password_hash ?? await decoy, password);
   if (ok && user?.is_active && user.password_hash) {
-    await clearLoginFailures(sql, keys.account);
+    await clearLoginFailures(sql, accountKey);
+    await uncountLoginAttempt(sql, addressKey);
     return user.id;
   }
-  // The account window is long enough never to reset a run of failures by itself.
-  await recordLoginFailure(sql, [keys.address], ADDRESS_WINDOW);
-  await recordLoginFailure(sql, [keys.account], 86_400);
   return null;
 }
 

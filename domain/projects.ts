@@ -185,6 +185,10 @@ export function redirectUriIssue(uri: string): string | null {
     return "must be an absolute URI";
   }
   if (uri.includes("#")) return "must not contain a fragment";
+  // The answer's own parameters would be duplicated, and a client library might read the wrong one.
+  for (const name of ["code", "state", "iss", "error", "error_description", "error_uri"]) {
+    if (url.searchParams.has(name)) return `must not have a query parameter named ${name}`;
+  }
   // Matching is byte for byte, so the stored string must be exactly what a URL parser reads back.
   if (url.href !== uri) return `must be written in canonical form: ${JSON.stringify(url.href)}`;
   if (url.username || url.password) return "must not contain credentials";

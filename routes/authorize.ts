@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getConnInfo } from "hono/deno";
+import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
 import { encodeBase64Url } from "../domain/base64.ts";
 import {
@@ -19,13 +20,21 @@ import { newSecret } from "../domain/ids.ts";
 import type { App, AppEnv, Deps } from "./app.ts";
 import { errorPage, loginPage } from "./login_page.ts";
 
-const BROWSER_COOKIE = "acs_browser";
+/** Binds a login form to the browser. On https it is a `__Host-` cookie, which no sibling domain can plant. */
+const browserCookie = (secure: boolean) => secure ? "__Host-acs_browser" : "acs_browser";
+/** A login form is a few fields; anything larger is refused before it is read. */
+const LOGIN_FORM_LIMIT = 16 * 1024;
 const INVALID = "Invalid email or password.";
 
 /** Security headers of every login and error page; `form-action` must allow the redirect's origin too. */
 function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: string) {
   let formAction = "'self'";
-  if (redirectUri) formAction += ` ${new URL(redirectUri).origin}`;
+  if (redirectUri) {
+    // Chrome follows form-action through the redirect after the POST, so the redirect URI's origin must be
+    // allowed. Browsers cannot parse an IPv6 literal in a source expression: for those, the scheme.
+    const url = new URL(redirectUri);
+    formAction += url.hostname.startsWith("[") ? ` ${url.protocol}` : ` ${url.origin}`;
+  }
   c.header(
     "Content-Security-Policy",
     `default-src 'none'; style-src 'nonce-${nonce}'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
@@ -39,7 +48,7 @@ function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: string) {
 function showError(c: Context<AppEnv>, err: AuthorizePageError) {
   const nonce = newNonce();
   pageHeaders(c, nonce);
-  return c.html(errorPage({ nonce, message: err.message }), err.status as 400);
+  return c.html(errorPage({ nonce, message: err.message }), err.status as 400 | 413);
 }
 
 const newNonce = () => encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
@@ -50,17 +59,38 @@ function queryParams(c: Context<AppEnv>): Record<string, string[]> {
   return out;
 }
 
-function clientAddress(c: Context<AppEnv>): string {
-  try {
-    return getConnInfo(c).remote.address ?? "unknown";
-  } catch {
-    return "unknown";
+/**
+ * The address that login throttling counts: the connection's peer, or behind TRUST_PROXY_HOPS proxies the
+ * entry of X-Forwarded-For that the nearest trusted proxy saw. IPv6 addresses count by their /64 prefix,
+ * the block one subscriber holds.
+ */
+function clientAddress(c: Context<AppEnv>, trustedHops: number): string {
+  let address: string | undefined;
+  if (trustedHops > 0) {
+    const hops = (c.req.header("x-forwarded-for") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+    address = hops[hops.length - trustedHops];
   }
+  if (!address) {
+    try {
+      address = getConnInfo(c).remote.address;
+    } catch { /* no connection info (in-process requests) */ }
+  }
+  return address ? ipv6Prefix(address) : "unknown";
+}
+
+export function ipv6Prefix(address: string): string {
+  if (!address.includes(":")) return address;
+  const [head, tail = ""] = address.replace(/^\[|\]$/g, "").split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups.slice(0, 4).map((g) => parseInt(g || "0", 16).toString(16)).join(":")}::/64`;
 }
 
 export function registerAuthorizeRoutes(app: App, deps: Deps) {
   const action = `${deps.config.publicUrl}/authorize`;
   const secure = deps.config.publicUrl.startsWith("https:");
+  const cookieName = browserCookie(secure);
 
   app.get("/authorize", async (c) => {
     let valid;
@@ -82,13 +112,13 @@ export function registerAuthorizeRoutes(app: App, deps: Deps) {
       }
       throw err;
     }
-    let browser = getCookie(c, BROWSER_COOKIE);
+    let browser = getCookie(c, cookieName);
     if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) browser = newSecret();
-    setCookie(c, BROWSER_COOKIE, browser, {
+    setCookie(c, cookieName, browser, {
       httpOnly: true,
       sameSite: "Lax",
       secure,
-      path: "/authorize",
+      path: secure ? "/" : "/authorize", // __Host- cookies must have Path=/
       maxAge: 86_400,
     });
     const { requestId, csrf } = await startLogin(deps.sql, valid, browser);
@@ -97,6 +127,14 @@ export function registerAuthorizeRoutes(app: App, deps: Deps) {
     return c.html(loginPage({ nonce, action, projectName: valid.client.project_name, requestId, csrf }), 200);
   });
 
+  app.post(
+    "/authorize",
+    bodyLimit({
+      maxSize: LOGIN_FORM_LIMIT,
+      onError: (c) =>
+        showError(c as Context<AppEnv>, new AuthorizePageError("The sign-in form is too large.", 413)),
+    }),
+  );
   app.post("/authorize", async (c) => {
     const contentType = c.req.header("content-type") ?? "";
     if (!/^application\/x-www-form-urlencoded(;|$)/i.test(contentType)) {
@@ -105,7 +143,7 @@ export function registerAuthorizeRoutes(app: App, deps: Deps) {
     const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
     let req;
     try {
-      req = await loginRequestFor(deps.sql, form, getCookie(c, BROWSER_COOKIE));
+      req = await loginRequestFor(deps.sql, form, getCookie(c, cookieName));
     } catch (err) {
       if (err instanceof AuthorizePageError) return showError(c, err);
       throw err;
@@ -130,7 +168,13 @@ export function registerAuthorizeRoutes(app: App, deps: Deps) {
     if (!email || !password || email.length > 100 || password.length > 1024) return again(INVALID, 400);
     let userId;
     try {
-      userId = await checkPassword(deps.sql, req.project_id, email, password, clientAddress(c));
+      userId = await checkPassword(
+        deps.sql,
+        req.project_id,
+        email,
+        password,
+        clientAddress(c, deps.config.trustProxyHops),
+      );
     } catch (err) {
       if (err instanceof LoginThrottled) {
         c.header("Retry-After", String(err.retryAfter));

@@ -80,7 +80,9 @@ export const exchangeCredentialsRoute = createRoute({
 
 const TokenActionRequest = z.object({
   token: z.string().min(1).max(4096).openapi({ description: "An access token or a refresh token" }),
-  token_type_hint: z.enum(["access_token", "refresh_token"]).optional(),
+  token_type_hint: z.string().max(100).optional().openapi({
+    description: "`access_token` or `refresh_token`: where to look first; other values are ignored",
+  }),
   client_id: field("For revocation by a public client, without HTTP Basic"),
 });
 

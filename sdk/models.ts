@@ -346,25 +346,18 @@ export namespace Api {
 		 * @memberof IntrospectTokenRequest
 		 */
 		token: string;
-		'token_type_hint'?: Api.IntrospectTokenRequest.TokenTypeHintEnum;
+		/**
+		 * @description <p><code>access_token</code> or <code>refresh_token</code>: where to look first; other values are ignored</p>
+		 * @type {string}
+		 * @memberof IntrospectTokenRequest
+		 */
+		'token_type_hint'?: string;
 		/**
 		 * @description <p>For revocation by a public client, without HTTP Basic</p>
 		 * @type {string}
 		 * @memberof IntrospectTokenRequest
 		 */
 		'client_id'?: string;
-	}
-
-	/**
-	 * @export
-	 * @namespace IntrospectTokenRequest
-	 */
-	export namespace IntrospectTokenRequest {
-		export enum TokenTypeHintEnum {
-			AccessToken = 'access_token',
-			RefreshToken = 'refresh_token'
-		}
-
 	}
 
 	export interface Jwk {
@@ -595,25 +588,18 @@ export namespace Api {
 		 * @memberof RevokeTokenRequest
 		 */
 		token: string;
-		'token_type_hint'?: Api.RevokeTokenRequest.TokenTypeHintEnum;
+		/**
+		 * @description <p><code>access_token</code> or <code>refresh_token</code>: where to look first; other values are ignored</p>
+		 * @type {string}
+		 * @memberof RevokeTokenRequest
+		 */
+		'token_type_hint'?: string;
 		/**
 		 * @description <p>For revocation by a public client, without HTTP Basic</p>
 		 * @type {string}
 		 * @memberof RevokeTokenRequest
 		 */
 		'client_id'?: string;
-	}
-
-	/**
-	 * @export
-	 * @namespace RevokeTokenRequest
-	 */
-	export namespace RevokeTokenRequest {
-		export enum TokenTypeHintEnum {
-			AccessToken = 'access_token',
-			RefreshToken = 'refresh_token'
-		}
-
 	}
 
 	export interface Role {

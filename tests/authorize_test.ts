@@ -214,7 +214,7 @@ test("repeated failures for one account are throttled with 429 and Retry-After, 
   const [row] = await db.sql<
     { failures: number }[]
   >`select failures from login_failures where key = ${`account:${p.project.id}:${p.email}`}`;
-  assert.equal(row.failures, 5);
+  assert.equal(row.failures, 6, "the refused attempt counts too");
   // After the delay passes (moved back in the database rather than waited for), the right password works
   // and clears the count.
   await db
@@ -259,4 +259,80 @@ test("a user deactivated between login and code exchange gets no tokens", async 
     email: p.email,
   });
   await expectError(await exchangeCode(p.clientId, code, verifier), 400, "invalid_authorization_code");
+});
+
+test("parallel guesses are counted before the password is checked: at most 5 get through", async () => {
+  const p = await loginProject();
+  const page = await openLoginPage(await validQuery(p.clientId));
+  const results = await Promise.all(
+    Array.from({ length: 30 }, () => submitLogin(page, p.email, "wrong guess")),
+  );
+  const statuses = results.map((r) => r.status);
+  await Promise.all(results.map((r) => r.body?.cancel()));
+  assert.equal(statuses.filter((s) => s === 400).length, 5, statuses.join(","));
+  assert.equal(statuses.filter((s) => s === 429).length, 25);
+});
+
+test("the login page's form-action allows an IPv6 loopback redirect by scheme, which browsers can parse", async () => {
+  const uri = "http://[::1]:9/cb";
+  const p = await newProject({ redirect_uris: [uri] });
+  const page = await openLoginPage(await validQuery(p.clientId, { redirect_uri: uri }));
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get("content-security-policy") ?? "", /form-action 'self' http:;/);
+});
+
+test("POST /authorize refuses a body over 16 KiB with a page, before reading it", async () => {
+  const res = await http("/authorize", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: `email=${"x".repeat(20_000)}`,
+  });
+  assert.equal(res.status, 413);
+  assert.match(await res.text(), /too large/);
+});
+
+test("GET /authorize: an over-long state is refused and not echoed; a NUL byte gets the error page", async () => {
+  const p = await loginProject();
+  const res = await http(
+    `/authorize?${new URLSearchParams(await validQuery(p.clientId, { state: "s".repeat(1025) }))}`,
+    {
+      redirect: "manual",
+    },
+  );
+  const location = new URL(res.headers.get("location")!);
+  assert.equal(location.searchParams.get("error"), "invalid_request");
+  assert.equal(location.searchParams.has("state"), false);
+  const nul = await http(
+    `/authorize?${new URLSearchParams(await validQuery(p.clientId, { state: "a\u0000b" }))}`,
+    {
+      redirect: "manual",
+    },
+  );
+  assert.equal(nul.status, 400);
+  assert.match(nul.headers.get("content-type") ?? "", /^text\/html/);
+  await nul.body?.cancel();
+});
+
+test("a redirect URI removed from the project after the page was opened gets no code", async () => {
+  const p = await loginProject();
+  const page = await openLoginPage(await validQuery(p.clientId));
+  await p.api.projects.updateProject(p.project.id, {
+    name: p.project.name,
+    redirect_uris: ["https://elsewhere.example/cb"],
+  });
+  const res = await submitLogin(page, p.email, p.password);
+  assert.equal(res.status, 400);
+  assert.equal(res.headers.get("location"), null);
+  assert.match(await res.text(), /no longer registered/);
+});
+
+test("expired login pages, codes and revocations are purged", async () => {
+  const p = await loginProject();
+  const page = await openLoginPage(await validQuery(p.clientId));
+  const { db } = await service();
+  await db
+    .sql`update authorization_requests set expires_at = now() - interval '2 hours' where id = ${page.requestId}`;
+  const { purgeExpired } = await import("../db/maintenance.ts");
+  assert.ok(await purgeExpired(db.sql) >= 1);
+  assert.equal((await db.sql`select 1 from authorization_requests where id = ${page.requestId}`).length, 0);
 });

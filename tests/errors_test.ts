@@ -246,3 +246,35 @@ test("page numbers are plain digits: hex, exponents, signs and spaces are refuse
     await expectError(await http(`/api/v1/projects?${q}`, { headers }), 400, "invalid_params");
   }
 });
+
+test("with its database gone before any key is cached, the gate and introspection answer 503 too", async () => {
+  const svc = await startTestService();
+  const auth = basic("system-admin", ADMIN_SECRET);
+  const token = await (await fetch(`${svc.url}/api/v1/tokens`, {
+    method: "POST",
+    headers: { authorization: auth, "content-type": "application/x-www-form-urlencoded" },
+    body: "grant_type=client_credentials",
+  })).json();
+  // No request has verified a token on this instance yet: its key cache is empty.
+  await svc.db.sql.end({ timeout: 1 });
+  try {
+    await expectError(
+      await fetch(`${svc.url}/api/v1/projects/system`, {
+        headers: { authorization: `Bearer ${token.access_token}` },
+      }),
+      503,
+      "system_error",
+    );
+    await expectError(
+      await fetch(`${svc.url}/api/v1/tokens/introspect`, {
+        method: "POST",
+        headers: { authorization: auth, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token: token.access_token }).toString(),
+      }),
+      503,
+      "system_error",
+    );
+  } finally {
+    await svc.close().catch(() => {});
+  }
+});

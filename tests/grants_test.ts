@@ -312,3 +312,47 @@ test("introspection: live state and permissions for the token's project only", a
   });
   await expectError(unauth, 401, "invalid_client_credentials");
 });
+
+test("user grants refuse a client_secret in the body; a refused exchange does not spend the code", async () => {
+  const p = await loginProject();
+  const t = await userTokens(p);
+  const err = await expectError(
+    await postToken({
+      grant_type: "refresh_token",
+      client_id: p.clientId,
+      refresh_token: t.refresh_token,
+      client_secret: "x",
+    }),
+    400,
+    "invalid_params",
+  );
+  assert.equal(err.details?.[0].field, "client_secret");
+  assert.equal((await refresh(p.clientId, t.refresh_token)).status, 200, "the refused request spent nothing");
+  const spa = await p.api.clients.createClient(p.project.id, { name: "spa" });
+  const { code, verifier } = await authorizationCode({
+    clientId: spa.id,
+    email: p.email,
+    password: p.password,
+  });
+  await p.api.clients.updateClient(p.project.id, spa.id, { name: "spa", is_active: false });
+  await expectError(await exchangeCode(spa.id, code, verifier), 400, "client_not_active");
+  await p.api.clients.updateClient(p.project.id, spa.id, { name: "spa", is_active: true });
+  assert.equal((await exchangeCode(spa.id, code, verifier)).status, 200);
+});
+
+test("introspection: the type hint orders the lookup but never hides a token; unknown hints are ignored", async () => {
+  const p = await loginProject();
+  const t = await userTokens(p);
+  const introspect = async (token: string, hint: string) =>
+    await (await http("/api/v1/tokens/introspect", {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        authorization: basic(p.clientId, p.secret),
+      },
+      body: new URLSearchParams({ token, token_type_hint: hint }).toString(),
+    })).json();
+  assert.equal((await introspect(t.access_token, "refresh_token")).token_type, "access_token");
+  assert.equal((await introspect(t.refresh_token, "access_token")).token_type, "refresh_token");
+  assert.equal((await introspect(t.access_token, "something_else")).active, true);
+});

@@ -103,6 +103,8 @@ test("POST /api/v1/projects validates every field with invalid_params and detail
     [{ name: "ok", redirect_uris: ["http://0x7f.1/x"] }, "redirect_uris.0"],
     [{ name: "ok", redirect_uris: ["https://A.example/cb"] }, "redirect_uris.0"],
     [{ name: "ok", redirect_uris: ["https://a.example"] }, "redirect_uris.0"],
+    [{ name: "ok", redirect_uris: ["https://a.example/cb?state=fixed"] }, "redirect_uris.0"],
+    [{ name: "ok", redirect_uris: ["https://a.example/cb?code=1"] }, "redirect_uris.0"],
     [{ name: "ok", redirect_uris: ["https://a.example/cb", "https://a.example/cb"] }, "redirect_uris"],
     [{ name: "ok", redirect_uris: "https://a.example/cb" }, "redirect_uris"],
     [{ name: "ok", is_active: "yes" }, "is_active"],

@@ -60,3 +60,12 @@ test("configuration: defaults, and one readable error for every bad variable", (
   // A secret with + or % would not survive `curl -u`, which does not form-encode.
   assert.throws(() => loadConfig({ BOOTSTRAP_ADMIN_SECRET: "a".repeat(31) + "+" }), /BOOTSTRAP_ADMIN_SECRET/);
 });
+
+test("login throttling counts IPv6 addresses by their /64", async () => {
+  const { ipv6Prefix } = await import("../routes/authorize.ts");
+  assert.equal(ipv6Prefix("203.0.113.7"), "203.0.113.7");
+  assert.equal(ipv6Prefix("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
+  assert.equal(ipv6Prefix("2001:db8:1:2::9"), "2001:db8:1:2::/64");
+  assert.equal(ipv6Prefix("[2001:DB8::1]"), "2001:db8:0:0::/64");
+  assert.equal(ipv6Prefix("::1"), "0:0:0:0::/64");
+});

@@ -202,5 +202,6 @@ create table login_failures (
   failures integer not null default 0,
   window_started_at timestamptz not null default now(),
   last_failed_at timestamptz not null default now(),
+  previous_failed_at timestamptz,
   constraint login_failures__pkey primary key (key)
 );
