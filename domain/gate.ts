@@ -1,6 +1,6 @@
 /** The bearer-token gate of every admin operation: 401 (token), then 404 (path project), then 403 (permission). */
 import type { Sql } from "../db/connection.ts";
-import { findLivePrincipal } from "../db/principals.ts";
+import { findLivePrincipal, type GateRow } from "../db/principals.ts";
 import { AppError } from "./errors.ts";
 import { uuidV7Time } from "./ids.ts";
 import type { AccessClaims, TokenService } from "./tokens.ts";
@@ -46,8 +46,30 @@ export function bearerToken(header: string | undefined): string {
 }
 
 /** When a token was signed: its UUIDv7 jti carries milliseconds, `iat` only seconds. */
-export function issuedAt(claims: AccessClaims): Date {
+function issuedAt(claims: AccessClaims): Date {
   return new Date(uuidV7Time(claims.jti) ?? claims.iat * 1000);
+}
+
+/**
+ * Whether a verified token is still live (its project, client, session, user; not revoked), and whether its
+ * subject holds `permission` now. One query; undefined when the token is not live.
+ */
+export async function liveToken(
+  sql: Sql,
+  claims: AccessClaims,
+  opts: { pathProjectId: string | null; permission: AdminPermission | null },
+): Promise<GateRow | undefined> {
+  const [resource, code] = opts.permission?.split(":") ?? [];
+  return await findLivePrincipal(sql, {
+    projectId: claims.aud,
+    clientId: claims.client_id,
+    subject: claims.sub,
+    sessionId: claims.sid,
+    jti: claims.jti,
+    issuedAt: issuedAt(claims),
+    pathProjectId: opts.pathProjectId,
+    permission: opts.permission ? { resource, code } : null,
+  });
 }
 
 export async function authorize(
@@ -58,17 +80,7 @@ export async function authorize(
 ): Promise<Principal> {
   const claims = await tokens.verifyAccessToken(bearerToken(req.authorization));
   if (!claims) throw unauthorized("the bearer token is invalid or expired", true);
-  const [resource, code] = need.permission?.split(":") ?? [];
-  const row = await findLivePrincipal(sql, {
-    projectId: claims.aud,
-    clientId: claims.client_id,
-    subject: claims.sub,
-    sessionId: claims.sid,
-    jti: claims.jti,
-    issuedAt: issuedAt(claims),
-    pathProjectId: req.pathProjectId,
-    permission: need.permission ? { resource, code } : null,
-  });
+  const row = await liveToken(sql, claims, { pathProjectId: req.pathProjectId, permission: need.permission });
   if (!row) throw unauthorized("the bearer token is no longer valid", true);
   const isSystem = claims.aud === SYSTEM_PROJECT_ID;
   if (need.scope === "token") return { ...claims, isSystem };

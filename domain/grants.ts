@@ -96,25 +96,30 @@ export async function exchangeCredentials(
 }
 
 /**
- * The client of a user grant: named by `client_id` (public clients, PKCE), and when HTTP Basic is sent too,
- * authenticated by it. Checks in the contract's order: exists, active, project active.
+ * The requesting client, in the contract's order: exists (`invalid_client`), then, when HTTP Basic is sent,
+ * its secret, then active and its project active. The secret comes before any state is revealed, so only
+ * the client's holder learns that it is inactive. `client_id` in the form must match the Basic one; user
+ * grants name a public client by `client_id` alone.
  */
-async function userGrantClient(
+async function requestingClient(
   sql: Sql,
-  clientId: string,
+  req: TokenRequest,
   authorization: string | undefined,
 ): Promise<ClientCredentialsRow> {
+  refuseBodySecret(req);
+  let clientId = req.client_id;
   let secret: string | undefined;
   if (authorization) {
     const basic = parseBasicCredentials(authorization);
-    if (basic.clientId !== clientId) {
+    if (clientId !== undefined && basic.clientId !== clientId) {
       throw new AppError("invalid_params", {
         details: [{ field: "client_id", issue: "differs from the client id of the Basic credentials" }],
       });
     }
+    clientId = basic.clientId;
     secret = basic.secret;
   }
-  const client = await findClientCredentials(sql, clientId);
+  const client = await findClientCredentials(sql, clientId!);
   if (!client) throw new AppError("invalid_client");
   if (secret !== undefined && !secretMatches(secret, client.secret_hash)) {
     throw badCredentials("the client secret is wrong");
@@ -199,14 +204,13 @@ async function authorizationCode(
       details: [{ field: "code", issue: "differs from authorization_code" }],
     });
   }
-  refuseBodySecret(req);
   required({ ...req, authorization_code: code }, "authorization_code", [
     "client_id",
     "authorization_code",
     "redirect_uri",
     "code_verifier",
   ]);
-  const client = await userGrantClient(sql, req.client_id!, authorization);
+  const client = await requestingClient(sql, req, authorization);
   const codeHash = hashSecret(code!);
   const row = await findAuthorizationCode(sql, codeHash);
   if (!row || row.client_id !== client.id || row.project_id !== client.project_id) {
@@ -259,9 +263,8 @@ async function refreshToken(
   req: TokenRequest,
   authorization: string | undefined,
 ): Promise<TokenResponse> {
-  refuseBodySecret(req);
   required(req, "refresh_token", ["client_id", "refresh_token"]);
-  const client = await userGrantClient(sql, req.client_id!, authorization);
+  const client = await requestingClient(sql, req, authorization);
   const tokenHash = hashSecret(req.refresh_token!);
   const row = await findRefreshToken(sql, tokenHash);
   if (!row || row.client_id !== client.id || row.project_id !== client.project_id) {
@@ -301,24 +304,7 @@ async function clientCredentials(
   authorization: string | undefined,
 ): Promise<TokenResponse> {
   if (!authorization) throw missing("Authorization", "client_credentials");
-  if (req.client_secret !== undefined) {
-    // RFC 6749 §2.3: one authentication method per request; we support only HTTP Basic.
-    throw new AppError("invalid_params", {
-      details: [{ field: "client_secret", issue: "send the secret in HTTP Basic authentication only" }],
-    });
-  }
-  const { clientId, secret } = parseBasicCredentials(authorization);
-  if (req.client_id !== undefined && req.client_id !== clientId) {
-    throw new AppError("invalid_params", {
-      details: [{ field: "client_id", issue: "differs from the client id of the Basic credentials" }],
-    });
-  }
-  const client = await findClientCredentials(sql, clientId);
-  if (!client) throw new AppError("invalid_client");
-  // The secret is checked before any state is revealed, so only the client's holder learns it is inactive.
-  if (!secretMatches(secret, client.secret_hash)) throw badCredentials("the client secret is wrong");
-  if (!client.is_active) throw new AppError("client_not_active");
-  if (!client.project_is_active) throw new AppError("project_not_active");
+  const client = await requestingClient(sql, req, authorization);
   const { token } = await tokens.issueAccessToken({
     projectId: client.project_id,
     subject: client.id,

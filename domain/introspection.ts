@@ -1,11 +1,10 @@
 /** Token revocation (RFC 7009) and introspection (RFC 7662), for clients of the token's project. */
 import type { Sql } from "../db/connection.ts";
 import { type ClientCredentialsRow, clientPermissionCodes, findClientCredentials } from "../db/clients.ts";
-import { findLivePrincipal } from "../db/principals.ts";
 import { findRefreshToken, revokeAccessToken, revokeSession } from "../db/sessions.ts";
 import { userPermissionCodes } from "../db/users.ts";
 import { AppError } from "./errors.ts";
-import { issuedAt } from "./gate.ts";
+import { liveToken } from "./gate.ts";
 import { parseBasicCredentials } from "./grants.ts";
 import { hashSecret, secretMatches } from "./secrets.ts";
 import type { TokenService } from "./tokens.ts";
@@ -103,16 +102,7 @@ export async function introspectToken(
   const claims = await tokens.verifyAccessToken(req.token);
   if (claims) {
     if (claims.aud !== client.project_id) return { active: false };
-    const live = await findLivePrincipal(sql, {
-      projectId: claims.aud,
-      clientId: claims.client_id,
-      subject: claims.sub,
-      sessionId: claims.sid,
-      jti: claims.jti,
-      issuedAt: issuedAt(claims),
-      pathProjectId: null,
-      permission: null,
-    });
+    const live = await liveToken(sql, claims, { pathProjectId: null, permission: null });
     if (!live) return { active: false };
     return {
       active: true,
