@@ -140,15 +140,3 @@ export function listClients(
     () => sql<{ total: number }[]>`select count(*)::int as total from clients c ${where}`,
   );
 }
-
-/** The `resource:permission` codes granted to the client, sorted. */
-export async function clientPermissionCodes(sql: Sql, clientId: string): Promise<string[]> {
-  const rows = await sql<{ code: string }[]>`
-    select r.code || ':' || p.code as code
-    from client_permissions g
-    join permissions p on p.id = g.permission_id
-    join resources r on r.id = p.resource_id
-    where g.client_id = ${clientId}
-    order by (r.code || ':' || p.code) collate "C"`;
-  return rows.map((r) => r.code);
-}

@@ -22,51 +22,67 @@ export type GateQuery = {
  * token was not revoked, and, for a user token, its session is live and its user active. `allowed` says
  * whether the subject holds the permission: a client directly, a user through the role.
  */
+/**
+ * The grants of a subject: a client holds permissions directly, a user through the role. `owner` is the
+ * correlation to the outer query's client or user.
+ */
+function grantsOf(sql: Sql, subject: "client" | "user") {
+  return subject === "client"
+    ? { table: sql`client_permissions g`, owner: sql`g.client_id = c.id` }
+    : { table: sql`role_permissions g`, owner: sql`g.role_id = u.role_id` };
+}
+
+/**
+ * One round trip per request. A row comes back only when the token's project and client are active, the
+ * token was not revoked, and, for a user token, its session is live and its user active. `allowed` says
+ * whether the subject holds the permission.
+ */
 export async function findLivePrincipal(sql: Sql, t: GateQuery): Promise<GateRow | undefined> {
+  const user = t.sessionId !== undefined;
+  // A client-credentials token: the client is the subject.
+  if (!user && t.subject !== t.clientId) return undefined;
   const pathProject = t.pathProjectId === null
     ? sql`null::boolean`
     : sql`exists (select 1 from projects where id = ${t.pathProjectId})`;
-  const permissionMatches = t.permission === null
-    ? sql`true`
-    : sql`r.is_default and r.code = ${t.permission.resource} and pe.code = ${t.permission.code}`;
+  const grants = grantsOf(sql, user ? "user" : "client");
+  const allowed = t.permission === null ? sql`true` : sql`exists (
+    select 1 from ${grants.table}
+    join permissions pe on pe.id = g.permission_id
+    join resources r on r.id = pe.resource_id
+    where ${grants.owner} and r.is_default and r.code = ${t.permission.resource} and pe.code = ${t.permission.code}
+  )`;
+  const session = user
+    ? sql`join sessions s on s.project_id = p.id and s.id = ${t.sessionId!} and s.client_id = c.id
+          join users u on u.project_id = p.id and u.id = s.user_id and u.id = ${t.subject}`
+    : sql``;
+  const sessionLive = user ? sql`and u.is_active and s.revoked_at is null and s.expires_at > now()` : sql``;
   // Revoked by jti, or issued before its client or project was deactivated or the client's secret rotated.
-  const notRevoked = sql`not exists (select 1 from revoked_access_tokens x where x.jti = ${t.jti})
-    and (c.tokens_valid_after is null or ${t.issuedAt} > c.tokens_valid_after)
-    and (p.tokens_valid_after is null or ${t.issuedAt} > p.tokens_valid_after)`;
-
-  if (t.sessionId === undefined) {
-    // A client-credentials token: the client is the subject.
-    if (t.subject !== t.clientId) return undefined;
-    const [row] = await sql<GateRow[]>`
-      select ${pathProject} as path_project_exists,
-        ${
-      t.permission === null ? sql`true` : sql`exists (
-          select 1 from client_permissions g
-          join permissions pe on pe.id = g.permission_id
-          join resources r on r.id = pe.resource_id
-          where g.client_id = c.id and ${permissionMatches}
-        )`
-    } as allowed
-      from projects p
-      join clients c on c.project_id = p.id and c.id = ${t.clientId}
-      where p.id = ${t.projectId} and p.is_active and c.is_active and ${notRevoked}`;
-    return row;
-  }
   const [row] = await sql<GateRow[]>`
-    select ${pathProject} as path_project_exists,
-      ${
-    t.permission === null ? sql`true` : sql`exists (
-        select 1 from role_permissions g
-        join permissions pe on pe.id = g.permission_id
-        join resources r on r.id = pe.resource_id
-        where g.role_id = u.role_id and ${permissionMatches}
-      )`
-  } as allowed
+    select ${pathProject} as path_project_exists, ${allowed} as allowed
     from projects p
     join clients c on c.project_id = p.id and c.id = ${t.clientId}
-    join sessions s on s.project_id = p.id and s.id = ${t.sessionId} and s.client_id = c.id
-    join users u on u.project_id = p.id and u.id = s.user_id and u.id = ${t.subject}
-    where p.id = ${t.projectId} and p.is_active and c.is_active and u.is_active
-      and s.revoked_at is null and s.expires_at > now() and ${notRevoked}`;
+    ${session}
+    where p.id = ${t.projectId} and p.is_active and c.is_active ${sessionLive}
+      and not exists (select 1 from revoked_access_tokens x where x.jti = ${t.jti})
+      and (c.tokens_valid_after is null or ${t.issuedAt} > c.tokens_valid_after)
+      and (p.tokens_valid_after is null or ${t.issuedAt} > p.tokens_valid_after)`;
   return row;
+}
+
+/** The `resource:permission` codes a client (directly) or a user (through the role) holds now, sorted byte-wise. */
+export async function permissionCodes(
+  sql: Sql,
+  subject: { clientId: string } | { userId: string },
+): Promise<string[]> {
+  const [table, owner] = "clientId" in subject
+    ? [sql`client_permissions`, sql`g.client_id = ${subject.clientId}`]
+    : [sql`role_permissions`, sql`g.role_id = (select role_id from users where id = ${subject.userId})`];
+  const rows = await sql<{ code: string }[]>`
+    select r.code || ':' || pe.code as code
+    from ${table} g
+    join permissions pe on pe.id = g.permission_id
+    join resources r on r.id = pe.resource_id
+    where ${owner}
+    order by (r.code || ':' || pe.code) collate "C"`;
+  return rows.map((r) => r.code);
 }

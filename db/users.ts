@@ -78,19 +78,6 @@ export async function findUserByExternalId(
   return row;
 }
 
-/** The `resource:permission` codes the user holds through the role, sorted. */
-export async function userPermissionCodes(sql: Sql, userId: string): Promise<string[]> {
-  const rows = await sql<{ code: string }[]>`
-    select r.code || ':' || p.code as code
-    from users u
-    join role_permissions rp on rp.role_id = u.role_id
-    join permissions p on p.id = rp.permission_id
-    join resources r on r.id = p.resource_id
-    where u.id = ${userId}
-    order by (r.code || ':' || p.code) collate "C"`;
-  return rows.map((r) => r.code);
-}
-
 /** Ends every live session of the user (deactivation, password reset). */
 export async function revokeUserSessions(sql: Sql, userId: string): Promise<void> {
   await sql`update sessions set revoked_at = now() where user_id = ${userId} and revoked_at is null`;

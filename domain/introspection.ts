@@ -1,8 +1,8 @@
 /** Token revocation (RFC 7009) and introspection (RFC 7662), for clients of the token's project. */
 import type { Sql } from "../db/connection.ts";
-import { type ClientCredentialsRow, clientPermissionCodes, findClientCredentials } from "../db/clients.ts";
+import { type ClientCredentialsRow, findClientCredentials } from "../db/clients.ts";
+import { permissionCodes } from "../db/principals.ts";
 import { findRefreshToken, revokeAccessToken, revokeSession } from "../db/sessions.ts";
-import { userPermissionCodes } from "../db/users.ts";
 import { AppError } from "./errors.ts";
 import { liveToken } from "./gate.ts";
 import { parseBasicCredentials } from "./grants.ts";
@@ -115,9 +115,10 @@ export async function introspectToken(
       iat: claims.iat,
       jti: claims.jti,
       ...(claims.sid ? { sid: claims.sid } : {}),
-      permissions: claims.sid
-        ? await userPermissionCodes(sql, claims.sub)
-        : await clientPermissionCodes(sql, claims.client_id),
+      permissions: await permissionCodes(
+        sql,
+        claims.sid ? { userId: claims.sub } : { clientId: claims.client_id },
+      ),
     };
   }
   if (refreshFirst) return { active: false };
@@ -145,6 +146,6 @@ async function introspectRefresh(
     client_id: refresh.client_id,
     exp: refresh.exp,
     sid: refresh.session_id,
-    permissions: await userPermissionCodes(sql, refresh.user_id),
+    permissions: await permissionCodes(sql, { userId: refresh.user_id }),
   };
 }

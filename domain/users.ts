@@ -2,6 +2,7 @@
 import { type Sql, transaction } from "../db/connection.ts";
 import type { Page, Sort } from "../db/lists.ts";
 import { roleExists } from "../db/roles.ts";
+import { permissionCodes } from "../db/principals.ts";
 import { revokeOtherSessions } from "../db/sessions.ts";
 import {
   findUser,
@@ -11,7 +12,6 @@ import {
   listUsers as listUserRows,
   revokeUserSessions,
   updateUserRow,
-  userPermissionCodes,
   type UserRow,
   type UserSortField,
 } from "../db/users.ts";
@@ -141,7 +141,7 @@ export async function getExternalUser(
     throw new AppError("user_not_found", { description: "no user with this external id in this project" });
   }
   const record = userRecord(row);
-  if (includePermissions) record.permissions = await userPermissionCodes(sql, row.id);
+  if (includePermissions) record.permissions = await permissionCodes(sql, { userId: row.id });
   return record;
 }
 
@@ -163,7 +163,7 @@ export async function getCurrentUser(
   }
   const row = await findUser(sql, principal.aud, principal.sub);
   if (!row) throw new AppError("user_not_found");
-  return { ...userRecord(row), permissions: await userPermissionCodes(sql, row.id) };
+  return { ...userRecord(row), permissions: await permissionCodes(sql, { userId: row.id }) };
 }
 
 export type CurrentUserInput = {
@@ -201,5 +201,5 @@ export async function updateCurrentUser(
     if (passwordHash) await revokeOtherSessions(tx, principal.sub, principal.sid!);
     return updated!;
   });
-  return { ...userRecord(row), permissions: await userPermissionCodes(sql, row.id) };
+  return { ...userRecord(row), permissions: await permissionCodes(sql, { userId: row.id }) };
 }
