@@ -142,13 +142,15 @@ export type CodeRow = {
   used: boolean;
   expired: boolean;
   session_id: string | null;
+  user_active: boolean;
 };
 
 export async function findAuthorizationCode(sql: Sql, codeHash: Uint8Array): Promise<CodeRow | undefined> {
   const [row] = await sql<CodeRow[]>`
-    select project_id, client_id, user_id, redirect_uri, code_challenge, used_at is not null as used,
-           expires_at <= now() as expired, session_id
-    from authorization_codes where code_hash = ${codeHash}`;
+    select a.project_id, a.client_id, a.user_id, a.redirect_uri, a.code_challenge, a.used_at is not null as used,
+           a.expires_at <= now() as expired, a.session_id, u.is_active as user_active
+    from authorization_codes a join users u on u.id = a.user_id
+    where a.code_hash = ${codeHash}`;
   return row;
 }
 
@@ -162,13 +164,6 @@ export async function consumeAuthorizationCode(
     update authorization_codes set used_at = now(), session_id = ${sessionId}
     where code_hash = ${codeHash} and used_at is null and expires_at > now() returning session_id`;
   return rows.length === 1;
-}
-
-/** The session a spent code created, once that redemption has committed. */
-export async function findCodeSession(sql: Sql, codeHash: Uint8Array): Promise<string | null> {
-  const [row] = await sql<{ session_id: string | null }[]>`
-    select session_id from authorization_codes where code_hash = ${codeHash}`;
-  return row?.session_id ?? null;
 }
 
 export async function insertSession(

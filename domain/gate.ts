@@ -20,7 +20,7 @@ export type AdminPermission = `${"resources" | "roles" | "users" | "clients" | "
  */
 export type ProjectScope = "own" | "own-or-system" | "system";
 
-/** What an operation needs: a permission on a project, or (`any`) only a live token of any project. */
+/** What an operation needs: a permission on a project, or (`token`) only a live token of any project. */
 export type Need = { permission: AdminPermission; scope: ProjectScope } | {
   permission: null;
   scope: "token";

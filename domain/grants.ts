@@ -5,7 +5,6 @@ import {
   consumeAuthorizationCode,
   consumeRefreshToken,
   findAuthorizationCode,
-  findCodeSession,
   findRefreshToken,
   insertRefreshToken,
   insertSession,
@@ -42,7 +41,8 @@ export type TokenResponse = {
 
 const BASIC_CHALLENGE = { "WWW-Authenticate": 'Basic realm="access-control", charset="UTF-8"' };
 
-function badCredentials(description: string): AppError {
+/** 401 `invalid_client_credentials` with the Basic challenge (RFC 6749 §5.2). */
+export function badCredentials(description?: string): AppError {
   return new AppError("invalid_client_credentials", { description, headers: BASIC_CHALLENGE });
 }
 
@@ -218,17 +218,19 @@ async function authorizationCode(
   }
   if (row.redirect_uri !== req.redirect_uri) throw new AppError("different_authorize_redirect_uri");
   if (row.used) {
-    await replayedCode(sql, codeHash);
+    await replayedCode(sql, row.session_id);
     throw new AppError("auth_code_already_used");
   }
   if (row.expired) throw new AppError("auth_code_expired");
   if (!verifierMatches(req.code_verifier!, row.code_challenge)) throw new AppError("invalid_code_verifier");
+  // Deactivated between the login and now: the session would be refused at once anyway.
+  if (!row.user_active) {
+    throw new AppError("invalid_authorization_code", { description: "the user is inactive" });
+  }
   const sessionId = newId();
   const issued = await transaction(sql, async (tx) => {
     // One statement decides which of concurrent redemptions wins.
     if (!(await consumeAuthorizationCode(tx, codeHash, sessionId))) return null;
-    const [user] = await tx<{ is_active: boolean }[]>`select is_active from users where id = ${row.user_id}`;
-    if (!user?.is_active) return "inactive" as const;
     return await issueUserTokens(tokens, settings, tx, {
       projectId: row.project_id,
       sessionId,
@@ -237,22 +239,18 @@ async function authorizationCode(
       fresh: true,
     });
   });
-  if (issued === "inactive") {
-    throw new AppError("invalid_authorization_code", { description: "the user is inactive" });
-  }
   if (issued === null) {
     // Lost the race, or the code expired between the checks and the update.
     const now = await findAuthorizationCode(sql, codeHash);
     if (now && !now.used && now.expired) throw new AppError("auth_code_expired");
-    await replayedCode(sql, codeHash);
+    await replayedCode(sql, now?.session_id ?? null);
     throw new AppError("auth_code_already_used");
   }
   return issued;
 }
 
 /** RFC 6749 §4.1.2: a code used twice revokes what was issued from it. */
-async function replayedCode(sql: Sql, codeHash: Uint8Array): Promise<void> {
-  const sessionId = await findCodeSession(sql, codeHash);
+async function replayedCode(sql: Sql, sessionId: string | null): Promise<void> {
   if (sessionId) await revokeSession(sql, sessionId);
 }
 

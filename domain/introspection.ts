@@ -5,7 +5,7 @@ import { permissionCodes } from "../db/principals.ts";
 import { findRefreshToken, revokeAccessToken, revokeSession } from "../db/sessions.ts";
 import { AppError } from "./errors.ts";
 import { liveToken } from "./gate.ts";
-import { parseBasicCredentials } from "./grants.ts";
+import { badCredentials, parseBasicCredentials } from "./grants.ts";
 import { hashSecret, secretMatches } from "./secrets.ts";
 import type { TokenService } from "./tokens.ts";
 
@@ -28,20 +28,13 @@ export type Introspection =
     permissions: string[];
   };
 
-const BASIC_CHALLENGE = { "WWW-Authenticate": 'Basic realm="access-control", charset="UTF-8"' };
-
 /** HTTP Basic authentication of a confidential client. */
 async function authenticate(sql: Sql, authorization: string | undefined): Promise<ClientCredentialsRow> {
-  if (!authorization) {
-    throw new AppError("invalid_client_credentials", {
-      description: "authenticate the client with HTTP Basic",
-      headers: BASIC_CHALLENGE,
-    });
-  }
+  if (!authorization) throw badCredentials("authenticate the client with HTTP Basic");
   const { clientId, secret } = parseBasicCredentials(authorization);
   const client = await findClientCredentials(sql, clientId);
   if (!client || !secretMatches(secret, client.secret_hash)) {
-    throw new AppError("invalid_client_credentials", { headers: BASIC_CHALLENGE });
+    throw badCredentials();
   }
   return client;
 }

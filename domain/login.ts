@@ -19,6 +19,7 @@ import {
 import { newSecret } from "./ids.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { hashSecret, secretMatches } from "./secrets.ts";
+import { normalizeEmail } from "./users.ts";
 
 /** How long a login page stays usable. */
 export const LOGIN_REQUEST_TTL = 600;
@@ -186,7 +187,7 @@ export async function checkPassword(
   password: string,
   address: string,
 ): Promise<string | null> {
-  const normalized = email.trim().toLowerCase();
+  const normalized = normalizeEmail(email)!;
   const accountKey = `account:${projectId}:${normalized}`;
   const addressKey = `address:${address}`;
   const byAddress = await countLoginAttempt(sql, addressKey, ADDRESS_WINDOW);
