@@ -1,7 +1,49 @@
 /** The one place that reads the environment: a zod schema, parsed once at start. */
+import { Buffer } from "node:buffer";
 import { z } from "zod";
 
+const decodeBase64Url = (v: string) => new Uint8Array(Buffer.from(v, "base64url"));
+
 const seconds = (fallback: number) => z.coerce.number().int().min(1).max(31_536_000).default(fallback);
+
+/** Shannon entropy in bits per item, with the Miller–Madow correction of its bias on short samples. */
+function shannonBits(items: string[]): number {
+  const counts = new Map<string, number>();
+  for (const x of items) counts.set(x, (counts.get(x) ?? 0) + 1);
+  let h = (counts.size - 1) / (2 * items.length * Math.LN2);
+  for (const c of counts.values()) h -= (c / items.length) * Math.log2(c / items.length);
+  return h;
+}
+
+/**
+ * A secret's estimated entropy in bits: the bits per character of the character classes it uses, times the
+ * number of characters that do not repeat a run of three or more seen before, scaled down by how unevenly its
+ * characters and pairs vary (Shannon entropy with the Miller–Madow correction, against the most that many
+ * could show). "a" × 32 scores 0, "Password1Password2Password3Pass4" about 60, 32 random hex digits about 120.
+ */
+export function estimatedEntropyBits(secret: string): number {
+  const chars = [...secret];
+  const n = chars.length;
+  if (n < 3) return 0;
+  const classes: [RegExp, number][] = [[/[a-z]/, 26], [/[A-Z]/, 26], [/[0-9]/, 10], [/[^A-Za-z0-9]/, 4]];
+  const pool = classes.reduce((sum, [re, size]) => sum + (re.test(secret) ? size : 0), 0);
+  if (pool < 2) return 0;
+  let surprising = 1;
+  for (let i = 1; i < n; i++) {
+    const repeat = i + 3 <= n && secret.indexOf(secret.slice(i, i + 3)) < i;
+    if (!repeat) surprising++;
+  }
+  const pairs = chars.slice(1).map((c, i) => chars[i] + c);
+  const evenness = Math.min(
+    1,
+    shannonBits(chars) / Math.log2(Math.min(pool, n)),
+    shannonBits(pairs) / Math.log2(Math.min(pool * pool, n - 1)),
+  );
+  return surprising * Math.log2(pool) * evenness;
+}
+
+/** Refused below this estimate: about 128 bits, with room for the estimate's error on short random secrets. */
+const MIN_SECRET_BITS = 112;
 
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(8000),
@@ -9,15 +51,63 @@ const schema = z.object({
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+  DATABASE_POOLER: z.enum(["none", "session", "transaction"], {
+    error: "must be none, session or transaction (what sits between the service and PostgreSQL)",
+  }).default("none"),
+  DATABASE_DIRECT_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
+  DATABASE_START_TIMEOUT: z.coerce.number().int().min(1).max(600).default(15),
   DATA_DIR: z.string().min(1).default("./data"),
   // Unreserved characters only, so that `curl -u system-admin:$SECRET` works without form-encoding.
   BOOTSTRAP_ADMIN_SECRET: z.string().min(32, "must be at least 32 characters")
-    .regex(/^[A-Za-z0-9._~-]+$/, "may contain only letters, digits and . _ ~ -").optional(),
+    .regex(/^[A-Za-z0-9._~-]+$/, "may contain only letters, digits and . _ ~ -")
+    .refine(
+      (s) => estimatedEntropyBits(s) >= MIN_SECRET_BITS,
+      {
+        error: (issue) =>
+          `is too weak (about ${Math.floor(estimatedEntropyBits(String(issue.input)))} bits of estimated ` +
+          "entropy; at least 128 are needed): use a random value, e.g. `openssl rand -hex 32`",
+      },
+    ).optional(),
   ACCESS_TOKEN_TTL: seconds(900),
   REFRESH_TOKEN_TTL: seconds(604_800),
+  SESSION_MAX_TTL: seconds(2_592_000),
   AUTH_CODE_TTL: seconds(60),
+  SIGNING_ALG: z.enum(["EdDSA", "ES256", "RS256"]).default("EdDSA"),
+  SIGNING_KEY_ROTATION_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
+  KEY_ENCRYPTION_KEY: z.string().refine(
+    (v) => /^[A-Za-z0-9_-]{43}$/.test(v) && decodeBase64Url(v).length === 32,
+    "must be 32 random bytes in base64url without padding (43 characters), e.g. " +
+      "`openssl rand 32 | basenc --base64url | tr -d =`",
+  ).optional(),
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false"]).default("false"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  /** Set by Deno Deploy in every deployment: there is no local disk for the embedded database. */
+  DENO_DEPLOYMENT_ID: z.string().optional(),
+}).superRefine((e, ctx) => {
+  if (e.DENO_DEPLOYMENT_ID && !e.DATABASE_URL) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["DATABASE_URL"],
+      message: "is required on Deno Deploy, which has no local disk for the embedded database: " +
+        "set it to a PostgreSQL server's postgres:// URL",
+    });
+  }
+  if (e.DENO_DEPLOYMENT_ID && !e.PUBLIC_URL) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["PUBLIC_URL"],
+      message: "is required on Deno Deploy: the deployment's https:// URL, which is the tokens' issuer",
+    });
+  }
+  if (e.DATABASE_DIRECT_URL && !e.DATABASE_URL) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["DATABASE_DIRECT_URL"],
+      message: "needs DATABASE_URL too (it is the direct connection to the same database, for migrations)",
+    });
+  }
 });
 
 export type Config = {
@@ -27,11 +117,32 @@ export type Config = {
   publicUrl: string;
   databaseUrl?: string;
   databasePoolSize: number;
+  /**
+   * What sits between the service and PostgreSQL: `transaction` (PgBouncer's transaction mode and the like:
+   * no prepared statements, nothing kept in a session), or `none`/`session` (a connection is ours while open).
+   */
+  databasePooler: "none" | "session" | "transaction";
+  /** A direct connection to the same database for migrations and bootstrap, bypassing a pooler. */
+  databaseDirectUrl?: string;
+  /** How long a start keeps trying to reach an unreachable database before it gives up. */
+  databaseStartTimeout: number;
   dataDir: string;
   bootstrapAdminSecret?: string;
   accessTokenTtl: number;
   refreshTokenTtl: number;
+  /** A login session ends this long after the login, whatever its refreshes. */
+  sessionMaxTtl: number;
   authCodeTtl: number;
+  /** The algorithm new signing keys use; changing it rotates to a key of the new algorithm. */
+  signingAlg: "EdDSA" | "ES256" | "RS256";
+  /** Days between automatic rotations of the signing key; 0: never. */
+  signingKeyRotationDays: number;
+  /** AES-256-GCM key that encrypts private signing keys at rest. */
+  keyEncryptionKey?: Uint8Array;
+  /** Audit events older than this many days are deleted. */
+  auditRetentionDays: number;
+  /** Webhooks may target loopback and private addresses (tests, on-premise receivers). */
+  webhookAllowPrivateTargets: boolean;
   logLevel: "debug" | "info" | "warn" | "error";
   /** How many reverse proxies in front append to X-Forwarded-For (0: use the connection's address). */
   trustProxyHops: number;
@@ -53,11 +164,20 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     publicUrl,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    databasePooler: e.DATABASE_POOLER,
+    databaseDirectUrl: e.DATABASE_DIRECT_URL,
+    databaseStartTimeout: e.DATABASE_START_TIMEOUT,
     dataDir: e.DATA_DIR,
     bootstrapAdminSecret: e.BOOTSTRAP_ADMIN_SECRET,
     accessTokenTtl: e.ACCESS_TOKEN_TTL,
     refreshTokenTtl: e.REFRESH_TOKEN_TTL,
+    sessionMaxTtl: e.SESSION_MAX_TTL,
     authCodeTtl: e.AUTH_CODE_TTL,
+    signingAlg: e.SIGNING_ALG,
+    signingKeyRotationDays: e.SIGNING_KEY_ROTATION_DAYS,
+    keyEncryptionKey: e.KEY_ENCRYPTION_KEY === undefined ? undefined : decodeBase64Url(e.KEY_ENCRYPTION_KEY),
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS === "true",
     logLevel: e.LOG_LEVEL,
     trustProxyHops: e.TRUST_PROXY_HOPS,
   };

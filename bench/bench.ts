@@ -1,7 +1,8 @@
 /**
  * `deno task bench`: runs the service as its own process (embedded database, or DATABASE_URL) and drives it
  * over loopback from this process, printing operations per second, latency percentiles and the server's memory.
- * Every scenario is bounded in time and count. BENCH_SECONDS (default 5) and BENCH_CONCURRENCY (default 32).
+ * Every scenario is bounded in time and count. BENCH_SECONDS (default 5) and BENCH_CONCURRENCY (default 32). Last,
+ * the time from a process's start to its first answer (cold start), as `deno task start` and as `deno serve`.
  */
 import { hashPassword, passwordBackend, verifyPassword } from "../domain/passwords.ts";
 
@@ -40,6 +41,7 @@ async function startServer(): Promise<{ url: string; pid: number; stop: () => Pr
       "--allow-sys",
       "--allow-ffi",
       "main.ts",
+      "--listen",
     ],
     cwd: new URL("../", import.meta.url),
     env,
@@ -62,6 +64,69 @@ async function startServer(): Promise<{ url: string; pid: number; stop: () => Pr
       await child.status;
     },
   };
+}
+
+/**
+ * Cold start: from spawning a fresh process to its first successful answer (200 from /readyz), on a database
+ * that is already migrated. `run` is `deno task start` (starts, then listens); `serve` is `deno serve` with
+ * the restricted permissions of Deno Deploy, which listens at once and starts on that first request.
+ */
+async function coldStartMs(mode: "run" | "serve"): Promise<number> {
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env: Record<string, string> = {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    PUBLIC_URL: url,
+    BOOTSTRAP_ADMIN_SECRET: SECRET,
+    LOG_LEVEL: "error",
+  };
+  if (!Deno.env.get("DATABASE_URL")) env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-bench-cold-" });
+  const args = mode === "serve"
+    ? [
+      "serve",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "main.ts",
+    ]
+    : [
+      "run",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "--allow-write",
+      "--allow-sys",
+      "--allow-ffi",
+      "main.ts",
+      "--listen",
+    ];
+  const t0 = performance.now();
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: new URL("../", import.meta.url),
+    env,
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    while (performance.now() - t0 < 60_000) {
+      try {
+        const res = await fetch(`${url}/readyz`);
+        await res.body?.cancel();
+        if (res.ok) return performance.now() - t0;
+      } catch { /* not listening yet */ }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error(`no answer from a cold ${mode} instance within 60 s`);
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+  }
 }
 
 function rssMiB(pid: number): number {
@@ -101,8 +166,8 @@ async function run(name: string, op: (worker: number) => Promise<boolean>, warmu
 }
 
 /** One request whose body is read and whose status is checked. */
-const expect = (status: number, request: () => Promise<Response>) => async () => {
-  const res = await request();
+const expect = (status: number, request: (worker: number) => Promise<Response>) => async (worker: number) => {
+  const res = await request(worker);
   await res.arrayBuffer();
   return res.status === status;
 };
@@ -144,8 +209,9 @@ try {
     if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return await res.json();
   };
-  for (let i = 0; i < 10; i++) {
-    await post("/roles", { code: `role-${i}`, name: `Role ${i}`, description: "bench" });
+  const roles: string[] = [];
+  for (let i = 0; i < Math.max(10, CONCURRENCY); i++) {
+    roles.push((await post("/roles", { code: `role-${i}`, name: `Role ${i}`, description: "bench" })).id);
   }
   const password = "bench password 1";
   for (let w = 0; w < CONCURRENCY; w++) {
@@ -222,6 +288,19 @@ try {
       ),
     ),
   );
+  // Each worker renames its own role back and forth: a real change, and its audit event, every time.
+  let writes = 0;
+  results.push(
+    await run(
+      "PUT .../roles/{id} (admin write: gate, update, audit event)",
+      expect(200, (w) =>
+        fetch(`${base}/api/v1/projects/${project.id}/roles/${roles[w]}`, {
+          method: "PUT",
+          headers: authed,
+          body: JSON.stringify({ code: `role-${w}`, name: `Role ${w} ${writes++ % 2}` }),
+        })),
+    ),
+  );
   results.push(
     await run(
       "GET /api/v1/projects/{id} with a forged token (401)",
@@ -265,6 +344,19 @@ try {
   for (let i = 0; i < rounds; i++) await verifyPassword(hash, password);
   const verifyMs = (performance.now() - t0) / rounds;
 
+  // Cold starts last, with the load over: three of each, the median shown (deno serve needs PostgreSQL: its
+  // restricted permissions leave no disk for the embedded database).
+  const cold: string[] = [];
+  for (const mode of Deno.env.get("DATABASE_URL") ? ["run", "serve"] as const : ["run"] as const) {
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) times.push(await coldStartMs(mode));
+    times.sort((a, b) => a - b);
+    const label = mode === "run"
+      ? "deno run main.ts --listen (start, then listen)"
+      : "deno serve, --allow-net --allow-env --allow-read (listen, start on the first request)";
+    cold.push(`  ${label}: ${times[1].toFixed(0)} ms (of ${times.map((t) => t.toFixed(0)).join(", ")})`);
+  }
+
   const db = Deno.env.get("DATABASE_URL") ? "PostgreSQL server" : "embedded PGlite";
   console.log(
     `\naccess-control bench: ${db}, ${CONCURRENCY} in flight, ${SECONDS}s per scenario, ` +
@@ -286,6 +378,8 @@ try {
       `one verification: ${verifyMs.toFixed(1)} ms`,
   );
   console.log(`server RSS: ${rssBefore.toFixed(0)} MiB before, ${rssAfter.toFixed(0)} MiB after the runs`);
+  console.log("cold start, process spawned to first 200 from /readyz (migrated database), median of 3:");
+  for (const line of cold) console.log(line);
 } finally {
   await server.stop();
 }

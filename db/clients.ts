@@ -1,23 +1,17 @@
-/** Queries on clients and their direct permission grants. */
+/** Queries on clients and their direct permission grants; a client row is the API's `Client`. */
+import type { Client, ClientListQuery, TokenEndpointAuthMethod } from "../openapi/clients.ts";
+import type { PageOf } from "../openapi/fields.ts";
+import { timestamps } from "./columns.ts";
 import type { Sql } from "./connection.ts";
-import { containsPattern, offsetOf, type Page, pageOf, type Sort } from "./lists.ts";
-
-export type ClientRow = {
-  id: string;
-  project_id: string;
-  name: string;
-  description: string | null;
-  is_active: boolean;
-  is_admin: boolean;
-  permission_ids: string[];
-  created_at: Date;
-  updated_at: Date;
-};
+import { containsPattern, offsetOf, pageOf } from "./lists.ts";
+import { currentKidSql } from "./keys.ts";
+import { type ThrottlePolicy, waitSql } from "./throttle.ts";
 
 const columns = (sql: Sql) =>
-  sql`c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.created_at, c.updated_at,
+  sql`c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.token_endpoint_auth_method,
       array(select cp.permission_id from client_permissions cp where cp.client_id = c.id order by cp.permission_id)
-        as permission_ids`;
+        as permission_ids,
+      ${timestamps(sql, "c")}`;
 
 export async function insertClient(
   sql: Sql,
@@ -29,12 +23,13 @@ export async function insertClient(
     secret_hash: Uint8Array;
     is_active?: boolean;
     is_admin?: boolean;
+    token_endpoint_auth_method?: TokenEndpointAuthMethod;
   },
 ): Promise<void> {
   await sql`
-    insert into clients (project_id, id, name, description, secret_hash, is_active, is_admin)
+    insert into clients (project_id, id, name, description, secret_hash, is_active, is_admin, token_endpoint_auth_method)
     values (${c.project_id}, ${c.id}, ${c.name}, ${c.description}, ${c.secret_hash}, ${c.is_active ?? true},
-            ${c.is_admin ?? false})`;
+            ${c.is_admin ?? false}, ${c.token_endpoint_auth_method ?? "none"})`;
 }
 
 /** Grants every permission of the project's default resources (the project's admin client). */
@@ -51,8 +46,8 @@ export async function findClient(
   projectId: string,
   clientId: string,
   opts: { lock?: boolean } = {},
-): Promise<ClientRow | undefined> {
-  const [row] = await sql<ClientRow[]>`
+): Promise<Client | undefined> {
+  const [row] = await sql<Client[]>`
     select ${columns(sql)} from clients c where c.project_id = ${projectId} and c.id = ${clientId}
     ${opts.lock ? sql`for update` : sql``}`;
   return row;
@@ -65,27 +60,53 @@ export async function updateClientSecret(
   secretHash: Uint8Array,
 ): Promise<boolean> {
   const rows = await sql`
-    update clients set secret_hash = ${secretHash}, tokens_valid_after = now(), updated_at = now()
+    update clients set secret_hash = ${secretHash}, tokens_valid_after = clock_timestamp(), updated_at = now()
     where project_id = ${projectId} and id = ${clientId}
     returning id`;
   return rows.length === 1;
 }
 
-export type ClientCredentialsRow = {
+/**
+ * Moves a client's token cut-off to now, after the transaction that set it has committed: a token request
+ * that read the client before that commit was stamped before it, so it is refused too.
+ */
+export async function restampClientCutoff(sql: Sql, clientId: string): Promise<void> {
+  await sql`update clients set tokens_valid_after = clock_timestamp() where id = ${clientId}`;
+}
+
+/** A client with what its project decides for it: authentication, the login page, the token endpoint. */
+export type ClientWithProjectRow = {
   id: string;
   project_id: string;
   secret_hash: Uint8Array;
   is_active: boolean;
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
+  project_name: string;
   project_is_active: boolean;
+  redirect_uris: string[];
+  /** The database's clock, which stamps tokens so that every instance compares one clock with itself. */
+  now: Date;
+  /** The signing key that signs now. */
+  current_kid: string;
+  /** With a throttle key: seconds the key must still wait, and whether it has failures on record. */
+  throttle_wait: number | null;
+  throttle_failures: boolean;
 };
 
-/** What the token endpoint needs to authenticate a client, in one query. */
-export async function findClientCredentials(
+/** The client and its project in one query, with the throttle state of `throttle` when given. */
+export async function findClientWithProject(
   sql: Sql,
   clientId: string,
-): Promise<ClientCredentialsRow | undefined> {
-  const [row] = await sql<ClientCredentialsRow[]>`
-    select c.id, c.project_id, c.secret_hash, c.is_active, p.is_active as project_is_active
+  throttle?: { key: string; policy: ThrottlePolicy },
+): Promise<ClientWithProjectRow | undefined> {
+  const [row] = await sql<ClientWithProjectRow[]>`
+    select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method,
+           p.name as project_name, p.is_active as project_is_active, p.redirect_uris, now() as now,
+           ${currentKidSql(sql)} as current_kid,
+           ${throttle ? waitSql(sql, throttle.key, throttle.policy) : sql`null::int`} as throttle_wait,
+           ${
+    throttle ? sql`exists (select 1 from login_failures f where f.key = ${throttle.key})` : sql`false`
+  } as throttle_failures
     from clients c join projects p on p.id = c.project_id
     where c.id = ${clientId}`;
   return row;
@@ -95,11 +116,17 @@ export async function updateClientRow(
   sql: Sql,
   projectId: string,
   clientId: string,
-  c: { name: string; description: string | null; is_active: boolean },
+  c: {
+    name: string;
+    description: string | null;
+    is_active: boolean;
+    token_endpoint_auth_method: TokenEndpointAuthMethod;
+  },
 ): Promise<boolean> {
   const rows = await sql`
     update clients set name = ${c.name}, description = ${c.description}, is_active = ${c.is_active},
-      tokens_valid_after = case when is_active and not ${c.is_active} then now() else tokens_valid_after end,
+      token_endpoint_auth_method = ${c.token_endpoint_auth_method},
+      tokens_valid_after = case when is_active and not ${c.is_active} then clock_timestamp() else tokens_valid_after end,
       updated_at = now()
     where project_id = ${projectId} and id = ${clientId} returning id`;
   return rows.length === 1;
@@ -119,20 +146,14 @@ export async function setClientPermissions(
   }`;
 }
 
-export type ClientSortField = "name" | "is_active" | "created_at" | "updated_at";
-
-export function listClients(
-  sql: Sql,
-  projectId: string,
-  q: Page & Sort<ClientSortField> & { search?: string; is_active?: boolean },
-): Promise<{ rows: ClientRow[]; total: number }> {
+export function listClientRows(sql: Sql, projectId: string, q: ClientListQuery): Promise<PageOf<Client>> {
   const where = sql`
     where c.project_id = ${projectId}
     ${q.search ? sql`and c.name ilike ${containsPattern(q.search)}` : sql``}
     ${q.is_active === undefined ? sql`` : sql`and c.is_active = ${q.is_active}`}`;
   const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
   return pageOf(
-    sql<(ClientRow & { total_count: number })[]>`
+    sql<(Client & { total_count: number })[]>`
       select ${columns(sql)}, count(*) over ()::int as total_count from clients c ${where}
       order by ${sql("c." + q.sort_by)} ${dir}, c.id ${dir}
       limit ${q.page_size} offset ${offsetOf(q)}`,

@@ -1,18 +1,102 @@
-/** Opens the database: a PostgreSQL server by DATABASE_URL, or an embedded PGlite reached over a Unix socket. */
+/**
+ * Opens the database: a PostgreSQL server by DATABASE_URL (directly or behind a pooler), or an embedded PGlite
+ * reached over a Unix socket. Also the retry rules for transient failures: transactions PostgreSQL rolled back
+ * as a conflict run again, and idempotent reads run again on a new connection when theirs dropped.
+ */
 import postgres from "postgres";
-import { PGlite } from "@electric-sql/pglite";
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { join, resolve } from "node:path";
 
 /** What query functions take: the pool, or a transaction opened on it. */
 export type Sql = postgres.ISql<Record<string, never>>;
 export type Tx = postgres.TransactionSql<Record<string, never>>;
 
-/** Runs `fn` in a transaction: a new one on the pool, or a savepoint inside the caller's transaction. */
-export function transaction<T>(sql: Sql, fn: (tx: Tx) => Promise<T>): Promise<T> {
+/** How often a transaction or a read runs at most (the first run included). */
+export const TRANSACTION_ATTEMPTS = 4;
+export const READ_ATTEMPTS = 3;
+
+/**
+ * Serialization failure and deadlock: PostgreSQL rolled the whole transaction back and asks the client to run
+ * it again. Nothing of it was applied, so running all of it again is safe.
+ */
+const CONFLICT = new Set(["40001", "40P01"]);
+
+/** SQLSTATEs of a connection that went away: connection exceptions (08), shutdown or restart (57P01-3). */
+const CONNECTION_LOST_STATE = /^(08|57P0[1-3])/;
+/**
+ * postgres.js's and the socket's codes for a connection that went away or could not be made. Not
+ * CONNECT_TIMEOUT (its wait already took the connect timeout) nor CONNECTION_ENDED (the pool was closed by us).
+ */
+const CONNECTION_LOST_CODE = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+]);
+
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === "string" ? code : "";
+}
+
+/** A serialization failure or deadlock: the transaction was rolled back whole. */
+export function isConflict(err: unknown): boolean {
+  return err instanceof postgres.PostgresError && CONFLICT.has(err.code);
+}
+
+/** The connection under a statement was lost (or none could be had); a new one may well work. */
+export function isConnectionLoss(err: unknown): boolean {
+  if (err instanceof postgres.PostgresError) return CONNECTION_LOST_STATE.test(err.code);
+  return CONNECTION_LOST_CODE.has(codeOf(err));
+}
+
+/** Jittered exponential backoff: about 20, 40, 80 ms (full jitter), so that retrying peers spread out. */
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.random() * 20 * 2 ** (attempt - 1) + 5;
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * Runs `fn` in a transaction: a new one on the pool, or a savepoint inside the caller's transaction. A new
+ * transaction that PostgreSQL rolled back as a conflict (40001, 40P01), or whose connection was lost before
+ * COMMIT was sent, runs again from the start, up to TRANSACTION_ATTEMPTS times: in both cases nothing of it
+ * was applied. A connection lost during COMMIT is not retried (the outcome is unknown), and a savepoint is
+ * never retried alone: the conflict aborted the enclosing transaction, whose own runner retries it.
+ * `fn` must therefore keep its effects inside the transaction (it may run more than once).
+ */
+export async function transaction<T>(sql: Sql, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const s = sql as Partial<postgres.Sql<Record<string, never>> & Tx>;
-  if (typeof s.savepoint === "function") return s.savepoint(fn) as Promise<T>;
-  return s.begin!(fn) as Promise<T>;
+  if (typeof s.savepoint === "function") return await (s.savepoint(fn) as Promise<T>);
+  for (let attempt = 1;; attempt++) {
+    let committing = false;
+    try {
+      return await (s.begin!(async (tx) => {
+        const result = await fn(tx);
+        committing = true;
+        return result;
+      }) as Promise<T>);
+    } catch (err) {
+      const again = isConflict(err) || (!committing && isConnectionLoss(err));
+      if (!again || attempt >= TRANSACTION_ATTEMPTS) throw err;
+      await backoff(attempt);
+    }
+  }
+}
+
+/**
+ * Runs an idempotent read, again on a new connection when its connection was lost under it (a pooler or
+ * server restart, an idle connection cut by the network), up to READ_ATTEMPTS times. Only for reads: a write
+ * whose connection dropped may or may not have been applied, so it is never run again outside a transaction.
+ */
+export async function retryRead<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(isConnectionLoss(err) || isConflict(err)) || attempt >= READ_ATTEMPTS) throw err;
+      await backoff(attempt);
+    }
+  }
 }
 
 export type Database = {
@@ -21,7 +105,13 @@ export type Database = {
   close(): Promise<void>;
 };
 
-type Options = { databaseUrl?: string; dataDir: string; poolSize: number };
+export type DatabaseOptions = {
+  databaseUrl?: string;
+  dataDir: string;
+  poolSize: number;
+  /** `transaction`: behind a transaction-mode pooler (PgBouncer), so no named prepared statements. */
+  pooler?: "none" | "session" | "transaction";
+};
 
 const common = {
   onnotice: () => {},
@@ -29,12 +119,132 @@ const common = {
   idle_timeout: 60,
 };
 
-export async function openDatabase(opts: Options): Promise<Database> {
+/**
+ * A pool on a PostgreSQL server. Behind a transaction-mode pooler consecutive statements may reach different
+ * server connections, so nothing may live in a session: no named prepared statements (`prepare: false`), and
+ * the service itself uses no SET, LISTEN, temporary tables or session-level advisory locks.
+ */
+export function connectServer(
+  url: string,
+  opts: { max: number; pooler?: DatabaseOptions["pooler"] },
+): Database["sql"] {
+  return postgres(url, {
+    ...common,
+    max: opts.max,
+    prepare: opts.pooler !== "transaction",
+  }) as Database["sql"];
+}
+
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
-    const sql = postgres(opts.databaseUrl, { ...common, max: opts.poolSize });
+    const sql = connectServer(opts.databaseUrl, { max: opts.poolSize, pooler: opts.pooler });
     return { sql, kind: "postgres", close: () => sql.end({ timeout: 5 }) };
   }
   return await openEmbedded(opts.dataDir);
+}
+
+/** host:port/database of a postgres:// URL, never its credentials: for messages. */
+export function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || 5432}${u.pathname}`;
+  } catch {
+    return "(an unparsable URL)";
+  }
+}
+
+/**
+ * Waits until the database answers `select 1`, trying again while it cannot be reached, for at most
+ * `timeoutSeconds`; then throws one readable error. Refusals that waiting cannot cure (a wrong password, a
+ * database that does not exist) throw at once.
+ */
+export async function waitForDatabase(
+  sql: Sql,
+  opts: { timeoutSeconds: number; what: string },
+): Promise<void> {
+  const started = performance.now();
+  const deadline = started + opts.timeoutSeconds * 1000;
+  for (let attempt = 1;; attempt++) {
+    try {
+      await sql`select 1`;
+      return;
+    } catch (err) {
+      const transient = isConnectionLoss(err) || codeOf(err) === "CONNECT_TIMEOUT" ||
+        ["ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "53300"].includes(codeOf(err));
+      const message = err instanceof Error ? err.message : String(err);
+      if (!transient) throw new Error(`the database at ${opts.what} refused the service: ${message}`);
+      const wait = Math.min(2000, 250 * 2 ** (attempt - 1));
+      if (performance.now() + wait >= deadline) {
+        const seconds = ((performance.now() - started) / 1000).toFixed(1);
+        throw new Error(
+          `cannot reach the database at ${opts.what} (tried ${attempt} times in ${seconds} s): ${message}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}
+
+/** PGlite's own start parameters (its `defaultStartParams`), kept when ours are added. */
+const PGLITE_START = [
+  "--single",
+  "-F",
+  "-O",
+  "-j",
+  ...["-c", "search_path=public", "-c", "exit_on_error=false", "-c", "log_checkpoints=false"],
+  ...["-c", "max_worker_processes=0", "-c", "max_parallel_workers=0"],
+  ...[
+    "-c",
+    "max_parallel_workers_per_gather=0",
+    "-c",
+    "io_method=sync",
+    "-c",
+    "max_parallel_maintenance_workers=0",
+  ],
+];
+
+/**
+ * One session serves one process: 16 MB of shared buffers (the default 128 MB is sized for a server) and a
+ * handful of connection slots keep the WebAssembly memory small.
+ */
+const EMBEDDED_SETTINGS = ["-c", "shared_buffers=16MB", "-c", "max_connections=8"];
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Creates a new embedded database in a worker (db/pglite_init.ts), so that its memory is given back after. */
+async function createInWorker(pgdata: string): Promise<void> {
+  const worker = new Worker(new URL("./pglite_init.ts", import.meta.url), { type: "module" });
+  try {
+    const result = await new Promise<{ ok: boolean; error?: string }>((resolve, reject) => {
+      worker.onmessage = (e) => resolve(e.data);
+      worker.onerror = (e) => {
+        e.preventDefault();
+        reject(new Error(`creating the embedded database failed: ${e.message}`));
+      };
+      worker.postMessage({ dir: pgdata });
+    });
+    if (!result.ok) throw new Error(`creating the embedded database failed: ${result.error}`);
+  } finally {
+    worker.terminate();
+  }
+}
+
+/** Directories 0700 and files 0600 below `dir` (itself included), so no other local user reads the data. */
+async function ownerOnly(dir: string): Promise<void> {
+  await Deno.chmod(dir, 0o700);
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isSymlink) continue;
+    if (entry.isDirectory) await ownerOnly(path);
+    else await Deno.chmod(path, 0o600);
+  }
 }
 
 /**
@@ -42,11 +252,14 @@ export async function openDatabase(opts: Options): Promise<Database> {
  * request's transaction would swallow another request's statements. That connection is never let go (no
  * idle timeout, no maximum lifetime), and the socket lives in a private 0700 directory: PGlite's socket
  * server has no authentication, so no other process may take the one connection. A lock file keeps a
- * second process from opening the same data directory, which PGlite itself does not prevent.
+ * second process from opening the same data directory, which PGlite itself does not prevent. PGlite is
+ * imported only here, so that a service on a PostgreSQL server never loads it (a faster cold start, and
+ * nothing that needs a writable disk).
  */
 async function openEmbedded(dataDir: string): Promise<Database> {
   const dir = resolve(dataDir);
-  await Deno.mkdir(dir, { recursive: true });
+  await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  await Deno.chmod(dir, 0o700);
   const lock = await Deno.open(join(dir, "service.lock"), { create: true, write: true });
   if (!(await lock.tryLock(true))) {
     lock.close();
@@ -55,7 +268,11 @@ async function openEmbedded(dataDir: string): Promise<Database> {
         "run one instance per DATA_DIR, or set DATABASE_URL to share a PostgreSQL server",
     );
   }
-  const db = await PGlite.create(join(dir, "pgdata"));
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
+  const pgdata = join(dir, "pgdata");
+  if (!(await exists(join(pgdata, "PG_VERSION")))) await createInWorker(pgdata);
+  const db = await PGlite.create(pgdata, { startParams: [...PGLITE_START, ...EMBEDDED_SETTINGS] });
   // A Unix socket path is limited to about 107 bytes: under a deep DATA_DIR, a private temp dir instead.
   let socketDir = join(dir, "socket");
   const temporary = join(socketDir, ".s.PGSQL.5432").length > 100;
@@ -67,6 +284,8 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   await Deno.remove(socketPath).catch(() => {});
   const server = new PGLiteSocketServer({ db, path: socketPath });
   await server.start();
+  // PGlite creates its files 0666 and directories 0755 whatever the umask: make the whole tree its owner's.
+  await ownerOnly(dir);
   const sql = postgres({
     ...common,
     host: socketDir,

@@ -1,7 +1,12 @@
 /** The bearer-token gate's one query: is the token's subject live, and does it hold the permission? */
 import type { Sql } from "./connection.ts";
 
-export type GateRow = { path_project_exists: boolean | null; allowed: boolean };
+export type GateRow = {
+  path_project_exists: boolean | null;
+  allowed: boolean;
+  /** A client-credentials token of the project's admin client. */
+  is_admin: boolean;
+};
 
 export type GateQuery = {
   projectId: string;
@@ -10,6 +15,8 @@ export type GateQuery = {
   /** Present on user tokens only. */
   sessionId?: string;
   jti: string;
+  /** The key that signed it: it must still be published (not retired, not revoked). */
+  kid: string;
   /** When the token was signed (from its UUIDv7 jti, to the millisecond). */
   issuedAt: Date;
   pathProjectId: string | null;
@@ -17,11 +24,6 @@ export type GateQuery = {
   permission: { resource: string; code: string } | null;
 };
 
-/**
- * One round trip per request. A row comes back only when the token's project and client are active, the
- * token was not revoked, and, for a user token, its session is live and its user active. `allowed` says
- * whether the subject holds the permission: a client directly, a user through the role.
- */
 /**
  * The grants of a subject: a client holds permissions directly, a user through the role. `owner` is the
  * correlation to the outer query's client or user.
@@ -56,14 +58,18 @@ export async function findLivePrincipal(sql: Sql, t: GateQuery): Promise<GateRow
           join users u on u.project_id = p.id and u.id = s.user_id and u.id = ${t.subject}`
     : sql``;
   const sessionLive = user ? sql`and u.is_active and s.revoked_at is null and s.expires_at > now()` : sql``;
-  // Revoked by jti, or issued before its client or project was deactivated or the client's secret rotated.
+  // Revoked by jti or by its key, or issued before its client or project was deactivated or the client's
+  // secret rotated.
   const [row] = await sql<GateRow[]>`
-    select ${pathProject} as path_project_exists, ${allowed} as allowed
+    select ${pathProject} as path_project_exists, ${allowed} as allowed, ${
+    user ? sql`false` : sql`c.is_admin`
+  } as is_admin
     from projects p
     join clients c on c.project_id = p.id and c.id = ${t.clientId}
     ${session}
     where p.id = ${t.projectId} and p.is_active and c.is_active ${sessionLive}
       and not exists (select 1 from revoked_access_tokens x where x.jti = ${t.jti})
+      and exists (select 1 from signing_keys k where k.kid = ${t.kid} and k.state in ('next', 'current', 'previous'))
       and (c.tokens_valid_after is null or ${t.issuedAt} > c.tokens_valid_after)
       and (p.tokens_valid_after is null or ${t.issuedAt} > p.tokens_valid_after)`;
   return row;
@@ -83,6 +89,55 @@ export async function permissionCodes(
     join permissions pe on pe.id = g.permission_id
     join resources r on r.id = pe.resource_id
     where ${owner}
+    order by (r.code || ':' || pe.code) collate "C"`;
+  return rows.map((r) => r.code);
+}
+
+/** Whose permissions: a client's direct grants, a user's through the role, a role's, given ids, or all. */
+export type Holder =
+  | { clientId: string }
+  | { userId: string }
+  | { roleId: string }
+  | { permissionIds: string[] }
+  | { codes: string[] }
+  | { wholeProject: true };
+
+function permissionIdsOf(sql: Sql, projectId: string, h: Holder) {
+  if ("clientId" in h) {
+    return sql`select permission_id from client_permissions where project_id = ${projectId} and client_id = ${h.clientId}`;
+  }
+  if ("userId" in h) {
+    return sql`select rp.permission_id from role_permissions rp
+      join users u on u.project_id = rp.project_id and u.role_id = rp.role_id
+      where u.project_id = ${projectId} and u.id = ${h.userId}`;
+  }
+  if ("roleId" in h) {
+    return sql`select permission_id from role_permissions where project_id = ${projectId} and role_id = ${h.roleId}`;
+  }
+  if ("permissionIds" in h) return sql`select unnest(${h.permissionIds}::text[])`;
+  if ("codes" in h) {
+    return sql`select pe.id from permissions pe join resources r on r.id = pe.resource_id
+      where pe.project_id = ${projectId} and r.is_default and r.code || ':' || pe.code = any(${h.codes}::text[])`;
+  }
+  return sql`select id from permissions where project_id = ${projectId}`;
+}
+
+/**
+ * The `resource:permission` codes of the project's permissions that `wanted` holds and `caller` does not,
+ * sorted byte-wise; empty when the caller covers them all. One query.
+ */
+export async function uncoveredCodes(
+  sql: Sql,
+  projectId: string,
+  wanted: Holder,
+  caller: Holder,
+): Promise<string[]> {
+  const rows = await sql<{ code: string }[]>`
+    select r.code || ':' || pe.code as code
+    from permissions pe join resources r on r.id = pe.resource_id
+    where pe.project_id = ${projectId}
+      and pe.id in (${permissionIdsOf(sql, projectId, wanted)})
+      and pe.id not in (${permissionIdsOf(sql, projectId, caller)})
     order by (r.code || ':' || pe.code) collate "C"`;
   return rows.map((r) => r.code);
 }

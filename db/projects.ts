@@ -1,72 +1,69 @@
-/** Queries on projects. Every function takes `sql` first so it runs inside a transaction as well. */
+/** Queries on projects; a project row is the API's `Project`. */
+import type { PageOf } from "../openapi/fields.ts";
+import { type Project, type ProjectListQuery, SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
+import { timestamps } from "./columns.ts";
 import type { Sql } from "./connection.ts";
-import { containsPattern, offsetOf, type Page, pageOf, type Sort } from "./lists.ts";
+import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
-export type ProjectRow = {
-  id: string;
-  name: string;
-  description: string | null;
-  redirect_uris: string[];
-  is_active: boolean;
-  created_at: Date;
-  updated_at: Date;
-};
+const columns = (sql: Sql, alias = "p") =>
+  sql`${sql(alias + ".id")}, ${sql(alias + ".name")}, ${sql(alias + ".description")},
+      ${sql(alias + ".redirect_uris")}, ${sql(alias + ".is_active")},
+      ${sql(alias + ".id")} = ${SYSTEM_PROJECT_ID} as is_system, ${timestamps(sql, alias)}`;
 
-const columns = (sql: Sql) => sql`id, name, description, redirect_uris, is_active, created_at, updated_at`;
+/** The stored fields of a project that an update sets. */
+export type ProjectFields = Pick<Project, "name" | "description" | "redirect_uris" | "is_active">;
 
-export async function insertProject(
-  sql: Sql,
-  p: { id: string; name: string; description: string | null; redirect_uris: string[]; is_active: boolean },
-): Promise<ProjectRow> {
-  const [row] = await sql<ProjectRow[]>`
+export async function insertProject(sql: Sql, p: ProjectFields & { id: string }): Promise<Project> {
+  const [row] = await sql<Project[]>`
     insert into projects (id, name, description, redirect_uris, is_active)
     values (${p.id}, ${p.name}, ${p.description}, ${p.redirect_uris}, ${p.is_active})
-    returning ${columns(sql)}`;
+    returning ${columns(sql, "projects")}`;
   return row;
 }
 
-export async function findProject(sql: Sql, id: string): Promise<ProjectRow | undefined> {
-  const [row] = await sql<ProjectRow[]>`select ${columns(sql)} from projects where id = ${id}`;
-  return row;
-}
-
-export async function updateProject(
+/** The project; `lock` holds it for the rest of the transaction. */
+export async function findProject(
   sql: Sql,
   id: string,
-  p: { name: string; description: string | null; redirect_uris: string[]; is_active: boolean },
-): Promise<ProjectRow | undefined> {
-  const [row] = await sql<ProjectRow[]>`
-    update projects
+  opts: { lock?: boolean } = {},
+): Promise<Project | undefined> {
+  const [row] = await sql<Project[]>`
+    select ${columns(sql)} from projects p where p.id = ${id} ${opts.lock ? sql`for update` : sql``}`;
+  return row;
+}
+
+/** Deactivation also sets the cut-off before which the project's tokens are refused. */
+export async function updateProjectRow(sql: Sql, id: string, p: ProjectFields): Promise<Project | undefined> {
+  const [row] = await sql<Project[]>`
+    update projects as p
     set name = ${p.name}, description = ${p.description}, redirect_uris = ${p.redirect_uris},
         is_active = ${p.is_active},
-        tokens_valid_after = case when is_active and not ${p.is_active} then now() else tokens_valid_after end,
+        tokens_valid_after = case when p.is_active and not ${p.is_active} then clock_timestamp()
+                                  else p.tokens_valid_after end,
         updated_at = now()
-    where id = ${id}
+    where p.id = ${id}
     returning ${columns(sql)}`;
   return row;
 }
 
-export type ProjectSortField = "name" | "created_at" | "updated_at";
+/** The project's token cut-off, moved to now after the deactivation committed (see restampClientCutoff). */
+export async function restampProjectCutoff(sql: Sql, id: string): Promise<void> {
+  await sql`update projects set tokens_valid_after = clock_timestamp() where id = ${id} and not is_active`;
+}
 
-export async function listProjects(
-  sql: Sql,
-  q: Page & Sort<ProjectSortField> & { search?: string; is_active?: boolean },
-): Promise<{ rows: ProjectRow[]; total: number }> {
+export async function listProjectRows(sql: Sql, q: ProjectListQuery): Promise<PageOf<Project>> {
+  const like = q.search ? containsPattern(q.search) : null;
   const where = sql`
     where true
-    ${
-    q.search
-      ? sql`and (name ilike ${containsPattern(q.search)} or description ilike ${containsPattern(q.search)})`
-      : sql``
-  }
-    ${q.is_active === undefined ? sql`` : sql`and is_active = ${q.is_active}`}`;
+    ${like === null ? sql`` : sql`and (p.name ilike ${like} or p.description ilike ${like})`}
+    ${q.is_active === undefined ? sql`` : sql`and p.is_active = ${q.is_active}`}`;
   const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
   return await pageOf(
-    sql<(ProjectRow & { total_count: number })[]>`
-      select ${columns(sql)}, count(*) over ()::int as total_count from projects ${where}
-      order by ${sql(q.sort_by)} ${dir}, id ${dir}
+    sql<(Project & { total_count: number })[]>`
+      select ${columns(sql)}, count(*) over ()::int as total_count from projects p ${where}
+      order by ${sql("p." + q.sort_by)} ${dir}, p.id ${dir}
       limit ${q.page_size} offset ${offsetOf(q)}`,
     q,
-    () => sql<{ total: number }[]>`select count(*)::int as total from projects ${where}`,
+    () => sql<{ total: number }[]>`select count(*)::int as total from projects p ${where}`,
   );
 }

@@ -1,6 +1,9 @@
-/** Queries on resources and their permissions. */
+/** Queries on resources and their permissions; a resource row (with its permissions) is the API's `Resource`. */
+import type { PageOf } from "../openapi/fields.ts";
+import type { Resource, ResourceListQuery } from "../openapi/resources.ts";
+import { iso, timestamps } from "./columns.ts";
 import type { Sql } from "./connection.ts";
-import { containsPattern, offsetOf, type Page, pageOf, type Sort } from "./lists.ts";
+import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
 export type NewPermission = { id: string; name: string; code: string; description: string | null };
 export type NewResource = {
@@ -12,29 +15,17 @@ export type NewResource = {
   permissions: NewPermission[];
 };
 
-export type PermissionRow = {
-  id: string;
-  resource_id: string;
-  name: string;
-  code: string;
-  description: string | null;
-  created_at: Date;
-  updated_at: Date;
-};
-
-export type ResourceRow = {
-  id: string;
-  project_id: string;
-  name: string;
-  code: string;
-  description: string | null;
-  is_default: boolean;
-  created_at: Date;
-  updated_at: Date;
-};
-
+/** A resource with its permissions (sorted by code) as one JSON array, in one statement. */
 const columns = (sql: Sql) =>
-  sql`r.id, r.project_id, r.name, r.code, r.description, r.is_default, r.created_at, r.updated_at`;
+  sql`r.id, r.project_id, r.name, r.code, r.description, r.is_default,
+      coalesce((
+        select json_agg(json_build_object(
+          'id', p.id, 'name', p.name, 'code', p.code, 'description', p.description,
+          'created_at', ${iso(sql, "p.created_at")}, 'updated_at', ${iso(sql, "p.updated_at")}
+        ) order by lower(p.code), p.id)
+        from permissions p where p.resource_id = r.id
+      ), '[]'::json) as permissions,
+      ${timestamps(sql, "r")}`;
 
 /** Inserts resources and their permissions with two statements, whatever their number. */
 export async function insertResources(sql: Sql, projectId: string, resources: NewResource[]): Promise<void> {
@@ -76,19 +67,6 @@ export async function insertPermissions(
   }`;
 }
 
-/** The resource, locked for the rest of the transaction so that concurrent updates apply one after another. */
-export async function findResourceForUpdate(
-  sql: Sql,
-  projectId: string,
-  resourceId: string,
-): Promise<ResourceRow | undefined> {
-  const [row] = await sql<ResourceRow[]>`
-    select ${
-    columns(sql)
-  } from resources r where r.project_id = ${projectId} and r.id = ${resourceId} for update`;
-  return row;
-}
-
 export async function updateResourceRow(
   sql: Sql,
   resourceId: string,
@@ -121,31 +99,33 @@ export async function deletePermissions(sql: Sql, ids: string[]): Promise<void> 
   await sql`delete from permissions where id = any(${ids})`;
 }
 
-export async function listPermissionsOf(sql: Sql, resourceIds: string[]): Promise<PermissionRow[]> {
-  if (resourceIds.length === 0) return [];
-  return await sql<PermissionRow[]>`
-    select id, resource_id, name, code, description, created_at, updated_at
-    from permissions where resource_id = any(${resourceIds})
-    order by lower(code), id`;
+/** The ids and codes of a resource's permissions, to match an update's by code. */
+export async function listPermissionCodes(
+  sql: Sql,
+  resourceId: string,
+): Promise<{ id: string; code: string }[]> {
+  return await sql<{ id: string; code: string }[]>`
+    select id, code from permissions where resource_id = ${resourceId}`;
 }
 
+/** The resource; `lock` holds it for the rest of the transaction, so that concurrent updates queue. */
 export async function findResource(
   sql: Sql,
   projectId: string,
   resourceId: string,
-): Promise<ResourceRow | undefined> {
-  const [row] = await sql<ResourceRow[]>`
-    select ${columns(sql)} from resources r where r.project_id = ${projectId} and r.id = ${resourceId}`;
+  opts: { lock?: boolean } = {},
+): Promise<Resource | undefined> {
+  const [row] = await sql<Resource[]>`
+    select ${columns(sql)} from resources r where r.project_id = ${projectId} and r.id = ${resourceId}
+    ${opts.lock ? sql`for update` : sql``}`;
   return row;
 }
 
-export type ResourceSortField = "name" | "code" | "created_at" | "updated_at";
-
-export function listResources(
+export function listResourceRows(
   sql: Sql,
   projectId: string,
-  q: Page & Sort<ResourceSortField> & { search?: string; is_default?: boolean },
-): Promise<{ rows: ResourceRow[]; total: number }> {
+  q: ResourceListQuery,
+): Promise<PageOf<Resource>> {
   const like = q.search ? containsPattern(q.search) : null;
   const where = sql`
     where r.project_id = ${projectId}
@@ -161,7 +141,7 @@ export function listResources(
   }`;
   const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
   return pageOf(
-    sql<(ResourceRow & { total_count: number })[]>`
+    sql<(Resource & { total_count: number })[]>`
       select ${columns(sql)}, count(*) over ()::int as total_count from resources r ${where}
       order by ${sql("r." + q.sort_by)} ${dir}, r.id ${dir}
       limit ${q.page_size} offset ${offsetOf(q)}`,
@@ -177,4 +157,60 @@ export async function missingPermissionIds(sql: Sql, projectId: string, ids: str
     select id from permissions where project_id = ${projectId} and id = any(${ids})`;
   const have = new Set(found.map((r) => r.id));
   return ids.filter((id) => !have.has(id));
+}
+
+type DefaultPermission = { code: string; name: string; description: string };
+
+/**
+ * Adds a default resource to every project lacking it (or to `onlyProject`), and its permissions to every
+ * such default resource lacking them (`systemPermissions` in the system project only). Ids are random UUIDs.
+ * Returns the projects whose own, non-default resource already has the code.
+ */
+export async function insertMissingDefault(
+  sql: Sql,
+  d: {
+    code: string;
+    name: string;
+    description: string;
+    onlyProject: string | null;
+    permissions: DefaultPermission[];
+    systemPermissions: DefaultPermission[];
+    systemProjectId: string;
+  },
+): Promise<string[]> {
+  const scope = d.onlyProject === null ? sql`true` : sql`p.id = ${d.onlyProject}`;
+  await sql`
+    insert into resources (project_id, id, name, code, description, is_default)
+    select p.id, gen_random_uuid()::text, ${d.name}, ${d.code}, ${d.description}, true from projects p
+    where ${scope} and not exists (
+      select 1 from resources r where r.project_id = p.id and lower(r.code) = lower(${d.code}))`;
+  const add = async (perms: DefaultPermission[], where: ReturnType<Sql>) => {
+    if (perms.length === 0) return;
+    await sql`
+      insert into permissions (project_id, id, resource_id, name, code, description)
+      select r.project_id, gen_random_uuid()::text, r.id, v.name, v.code, v.description
+      from resources r
+      cross join unnest(${perms.map((p) => p.code)}::text[], ${perms.map((p) => p.name)}::text[],
+                        ${perms.map((p) => p.description)}::text[]) as v (code, name, description)
+      where r.is_default and r.code = ${d.code} and ${where}
+        and not exists (select 1 from permissions pe where pe.resource_id = r.id and lower(pe.code) = lower(v.code))`;
+  };
+  await add(d.permissions, sql`true`);
+  await add(d.systemPermissions, sql`r.project_id = ${d.systemProjectId}`);
+  const clashes = await sql<{ project_id: string }[]>`
+    select r.project_id from resources r join projects p on p.id = r.project_id
+    where ${scope} and lower(r.code) = lower(${d.code}) and not r.is_default`;
+  return clashes.map((r) => r.project_id);
+}
+
+/** Grants every project's admin client the default permissions it lacks. */
+export async function grantAdminClientsDefaults(sql: Sql): Promise<void> {
+  await sql`
+    insert into client_permissions (project_id, client_id, permission_id)
+    select c.project_id, c.id, pe.id
+    from clients c
+    join permissions pe on pe.project_id = c.project_id
+    join resources r on r.id = pe.resource_id and r.is_default
+    where c.is_admin
+    on conflict do nothing`;
 }

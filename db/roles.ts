@@ -1,22 +1,15 @@
-/** Queries on roles and their permission grants. */
+/** Queries on roles and their permission grants; a role row is the API's `Role`. */
+import type { Role, RoleListQuery } from "../openapi/roles.ts";
+import { timestamps } from "./columns.ts";
 import type { Sql } from "./connection.ts";
-import { containsPattern, offsetOf, type Page, pageOf, type Sort } from "./lists.ts";
-
-export type RoleRow = {
-  id: string;
-  project_id: string;
-  code: string;
-  name: string;
-  description: string | null;
-  permission_ids: string[];
-  created_at: Date;
-  updated_at: Date;
-};
+import type { PageOf } from "../openapi/fields.ts";
+import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
 const columns = (sql: Sql) =>
-  sql`ro.id, ro.project_id, ro.code, ro.name, ro.description, ro.created_at, ro.updated_at,
+  sql`ro.id, ro.project_id, ro.code, ro.name, ro.description,
       array(select rp.permission_id from role_permissions rp where rp.role_id = ro.id order by rp.permission_id)
-        as permission_ids`;
+        as permission_ids,
+      ${timestamps(sql, "ro")}`;
 
 export async function insertRole(
   sql: Sql,
@@ -51,13 +44,14 @@ export async function setRolePermissions(
   }`;
 }
 
+/** The role; `lock` holds it for the rest of the transaction. */
 export async function findRole(
   sql: Sql,
   projectId: string,
   roleId: string,
   opts: { lock?: boolean } = {},
-): Promise<RoleRow | undefined> {
-  const [row] = await sql<RoleRow[]>`
+): Promise<Role | undefined> {
+  const [row] = await sql<Role[]>`
     select ${columns(sql)} from roles ro where ro.project_id = ${projectId} and ro.id = ${roleId}
     ${opts.lock ? sql`for update` : sql``}`;
   return row;
@@ -68,13 +62,7 @@ export async function roleExists(sql: Sql, projectId: string, roleId: string): P
   return rows.length === 1;
 }
 
-export type RoleSortField = "name" | "code" | "created_at" | "updated_at";
-
-export function listRoles(
-  sql: Sql,
-  projectId: string,
-  q: Page & Sort<RoleSortField> & { search?: string },
-): Promise<{ rows: RoleRow[]; total: number }> {
+export function listRoleRows(sql: Sql, projectId: string, q: RoleListQuery): Promise<PageOf<Role>> {
   const like = q.search ? containsPattern(q.search) : null;
   const where = sql`
     where ro.project_id = ${projectId}
@@ -85,7 +73,7 @@ export function listRoles(
   }`;
   const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
   return pageOf(
-    sql<(RoleRow & { total_count: number })[]>`
+    sql<(Role & { total_count: number })[]>`
       select ${columns(sql)}, count(*) over ()::int as total_count from roles ro ${where}
       order by ${sql("ro." + q.sort_by)} ${dir}, ro.id ${dir}
       limit ${q.page_size} offset ${offsetOf(q)}`,

@@ -1,26 +1,6 @@
 /** Queries of the user login: authorization requests and codes, sessions, refresh tokens, revocations, throttling. */
 import type { Sql } from "./connection.ts";
-
-export type AuthorizeClientRow = {
-  client_id: string;
-  project_id: string;
-  project_name: string;
-  client_active: boolean;
-  project_active: boolean;
-  redirect_uris: string[];
-};
-
-export async function findAuthorizeClient(
-  sql: Sql,
-  clientId: string,
-): Promise<AuthorizeClientRow | undefined> {
-  const [row] = await sql<AuthorizeClientRow[]>`
-    select c.id as client_id, c.project_id, p.name as project_name, c.is_active as client_active,
-           p.is_active as project_active, p.redirect_uris
-    from clients c join projects p on p.id = c.project_id
-    where c.id = ${clientId}`;
-  return row;
-}
+import { currentKidSql } from "./keys.ts";
 
 export type AuthorizationRequestRow = {
   id: string;
@@ -65,56 +45,6 @@ export async function consumeAuthorizationRequest(sql: Sql, id: string): Promise
   return rows.length === 1;
 }
 
-export type LoginUserRow = { id: string; password_hash: string | null; is_active: boolean };
-
-export async function findLoginUser(
-  sql: Sql,
-  projectId: string,
-  email: string,
-): Promise<LoginUserRow | undefined> {
-  const [row] = await sql<LoginUserRow[]>`
-    select id, password_hash, is_active from users where project_id = ${projectId} and email = ${email}`;
-  return row;
-}
-
-export type AttemptRow = {
-  failures: number;
-  seconds_since_previous: number | null;
-  seconds_since_window: number;
-};
-
-/**
- * Counts a login attempt against a key before its password is checked, in one statement, so that parallel
- * guesses cannot all read a count from before any of them was recorded. A key whose window has passed starts
- * again at 1. Returns the count including this attempt and how long ago the attempt before it was.
- */
-export async function countLoginAttempt(sql: Sql, key: string, windowSeconds: number): Promise<AttemptRow> {
-  const [row] = await sql<AttemptRow[]>`
-    insert into login_failures as f (key, failures, window_started_at, last_failed_at)
-    values (${key}, 1, now(), now())
-    on conflict (key) do update set
-      failures = case when f.window_started_at < now() - make_interval(secs => ${windowSeconds})
-                      then 1 else f.failures + 1 end,
-      window_started_at = case when f.window_started_at < now() - make_interval(secs => ${windowSeconds})
-                               then now() else f.window_started_at end,
-      previous_failed_at = f.last_failed_at,
-      last_failed_at = now()
-    returning failures,
-      case when failures = 1 then null else extract(epoch from now() - previous_failed_at)::float8 end
-        as seconds_since_previous,
-      extract(epoch from now() - window_started_at)::float8 as seconds_since_window`;
-  return row;
-}
-
-/** Takes back an attempt that succeeded (for the address count, which counts failures only). */
-export async function uncountLoginAttempt(sql: Sql, key: string): Promise<void> {
-  await sql`update login_failures set failures = greatest(failures - 1, 0) where key = ${key}`;
-}
-
-export async function clearLoginFailures(sql: Sql, key: string): Promise<void> {
-  await sql`delete from login_failures where key = ${key}`;
-}
-
 export async function insertAuthorizationCode(
   sql: Sql,
   c: {
@@ -154,47 +84,90 @@ export async function findAuthorizationCode(sql: Sql, codeHash: Uint8Array): Pro
   return row;
 }
 
-/** Spends the code for this session in one statement: of concurrent redemptions exactly one gets true. */
+/**
+ * Spends the code for this session in one statement: of concurrent redemptions exactly one gets the database's
+ * time (which stamps the tokens) and the kid of the current signing key, the others null.
+ */
 export async function consumeAuthorizationCode(
   sql: Sql,
   codeHash: Uint8Array,
   sessionId: string,
-): Promise<boolean> {
+): Promise<{ now: Date; kid: string } | null> {
   const rows = await sql`
     update authorization_codes set used_at = now(), session_id = ${sessionId}
-    where code_hash = ${codeHash} and used_at is null and expires_at > now() returning session_id`;
-  return rows.length === 1;
+    where code_hash = ${codeHash} and used_at is null and expires_at > now()
+    returning now() as now, ${currentKidSql(sql)} as kid`;
+  return rows.length === 1 ? rows[0] as { now: Date; kid: string } : null;
 }
 
-export async function insertSession(
+/**
+ * Opens a login session with its first refresh token, in one statement. The session ends `maxTtlSeconds`
+ * after the login whatever the refreshes; the refresh token lives `ttlSeconds`, at most that long. Returns
+ * the refresh token's lifetime in seconds.
+ */
+export async function openSession(
   sql: Sql,
-  s: { project_id: string; id: string; user_id: string; client_id: string; ttlSeconds: number },
-): Promise<void> {
-  await sql`
-    insert into sessions (project_id, id, user_id, client_id, expires_at)
-    values (${s.project_id}, ${s.id}, ${s.user_id}, ${s.client_id}, now() + make_interval(secs => ${s.ttlSeconds}))`;
+  s: {
+    project_id: string;
+    id: string;
+    user_id: string;
+    client_id: string;
+    token_hash: Uint8Array;
+    ttlSeconds: number;
+    maxTtlSeconds: number;
+  },
+): Promise<number> {
+  const [row] = await sql<{ expires_in: number }[]>`
+    with s as (
+      insert into sessions (project_id, id, user_id, client_id, expires_at, max_expires_at)
+      values (${s.project_id}, ${s.id}, ${s.user_id}, ${s.client_id},
+              now() + make_interval(secs => least(${s.ttlSeconds}::int, ${s.maxTtlSeconds}::int)),
+              now() + make_interval(secs => ${s.maxTtlSeconds}))
+      returning project_id, id, expires_at
+    )
+    insert into refresh_tokens (project_id, token_hash, session_id, expires_at)
+    select s.project_id, ${s.token_hash}, s.id, s.expires_at from s
+    returning floor(extract(epoch from expires_at - now()))::int as expires_in`;
+  return row.expires_in;
 }
 
 export async function revokeSession(sql: Sql, sessionId: string): Promise<void> {
   await sql`update sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null`;
 }
 
-/** Ends the user's other sessions (a password change), keeping the one in use. */
-export async function revokeOtherSessions(sql: Sql, userId: string, keep: string): Promise<void> {
-  await sql`update sessions set revoked_at = now() where user_id = ${userId} and id <> ${keep} and revoked_at is null`;
+/**
+ * Ends every live session of a user (optionally but one), a client or a project, with their refresh tokens, so
+ * that a later reactivation brings none of them back. (A code not yet exchanged is checked against the
+ * user, client and project when it is.)
+ */
+export async function endSessions(
+  sql: Sql,
+  of: { userId: string; except?: string } | { clientId: string } | { projectId: string },
+): Promise<void> {
+  const where = "userId" in of
+    ? sql`user_id = ${of.userId}`
+    : "clientId" in of
+    ? sql`client_id = ${of.clientId}`
+    : sql`project_id = ${of.projectId}`;
+  const except = "userId" in of && of.except ? sql`and id <> ${of.except}` : sql``;
+  await sql`update sessions set revoked_at = now() where ${where} ${except} and revoked_at is null`;
 }
 
 export async function insertRefreshToken(
   sql: Sql,
   t: { project_id: string; token_hash: Uint8Array; session_id: string; ttlSeconds: number },
-): Promise<void> {
-  await sql`
+): Promise<number> {
+  const [row] = await sql<{ expires_in: number }[]>`
+    with s as (
+      update sessions
+      set expires_at = greatest(expires_at, least(now() + make_interval(secs => ${t.ttlSeconds}), max_expires_at))
+      where project_id = ${t.project_id} and id = ${t.session_id}
+      returning project_id, id, least(now() + make_interval(secs => ${t.ttlSeconds}), max_expires_at) as until
+    )
     insert into refresh_tokens (project_id, token_hash, session_id, expires_at)
-    values (${t.project_id}, ${t.token_hash}, ${t.session_id}, now() + make_interval(secs => ${t.ttlSeconds}))`;
-  // The session lives as long as its newest refresh token.
-  await sql`
-    update sessions set expires_at = greatest(expires_at, now() + make_interval(secs => ${t.ttlSeconds}))
-    where id = ${t.session_id}`;
+    select s.project_id, ${t.token_hash}, s.id, s.until from s
+    returning floor(extract(epoch from expires_at - now()))::int as expires_in`;
+  return row.expires_in;
 }
 
 export type RefreshRow = {
@@ -227,20 +200,26 @@ export async function findRefreshToken(sql: Sql, tokenHash: Uint8Array): Promise
   return row;
 }
 
-/** Spends the refresh token in one statement: of concurrent refreshes exactly one gets true. */
-export async function consumeRefreshToken(sql: Sql, tokenHash: Uint8Array): Promise<boolean> {
+/** Spends the refresh token in one statement: of concurrent refreshes exactly one gets the time and current kid. */
+export async function consumeRefreshToken(
+  sql: Sql,
+  tokenHash: Uint8Array,
+): Promise<{ now: Date; kid: string } | null> {
   const rows = await sql`
     update refresh_tokens set used_at = now()
-    where token_hash = ${tokenHash} and used_at is null and expires_at > now() returning session_id`;
-  return rows.length === 1;
+    where token_hash = ${tokenHash} and used_at is null and expires_at > now()
+    returning now() as now, ${currentKidSql(sql)} as kid`;
+  return rows.length === 1 ? rows[0] as { now: Date; kid: string } : null;
 }
 
 export async function revokeAccessToken(
   sql: Sql,
   t: { jti: string; project_id: string; exp: number },
-): Promise<void> {
-  await sql`
+): Promise<boolean> {
+  const rows = await sql`
     insert into revoked_access_tokens (jti, project_id, expires_at)
     values (${t.jti}, ${t.project_id}, to_timestamp(${t.exp}))
-    on conflict (jti) do nothing`;
+    on conflict (jti) do nothing
+    returning jti`;
+  return rows.length === 1;
 }

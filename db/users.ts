@@ -1,41 +1,30 @@
-/** Queries on users. The password hash is read only by the functions that need it, never by listings. */
+/**
+ * Queries on users; a user row is the API's `User`. The password hash is read only by the functions that need
+ * it, never by listings.
+ */
+import type { PageOf } from "../openapi/fields.ts";
+import type { User, UserListQuery } from "../openapi/users.ts";
+import { timestamps } from "./columns.ts";
 import type { Sql } from "./connection.ts";
-import { containsPattern, offsetOf, type Page, pageOf, type Sort } from "./lists.ts";
+import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
-export type UserRow = {
-  id: string;
-  project_id: string;
-  display_name: string;
-  avatar_url: string | null;
-  external_user_id: string | null;
-  email: string | null;
-  role_id: string | null;
-  is_active: boolean;
-  created_at: Date;
-  updated_at: Date;
-};
+/** The stored fields of a user that an update sets (the password hash aside). */
+export type UserFields = Pick<
+  User,
+  "display_name" | "avatar_url" | "external_user_id" | "email" | "role_id" | "is_active"
+>;
 
-export type UserFields = {
-  display_name: string;
-  avatar_url: string | null;
-  external_user_id: string | null;
-  email: string | null;
-  role_id: string | null;
-  is_active: boolean;
-};
-
-const columns = (sql: Sql) =>
-  sql`u.id, u.project_id, u.display_name, u.avatar_url, u.external_user_id, u.email, u.role_id, u.is_active,
-      u.created_at, u.updated_at`;
+const columns = (sql: Sql, alias = "u") =>
+  sql`${sql(alias + ".id")}, ${sql(alias + ".project_id")}, ${sql(alias + ".display_name")},
+      ${sql(alias + ".avatar_url")}, ${sql(alias + ".external_user_id")}, ${sql(alias + ".email")},
+      ${sql(alias + ".role_id")}, ${sql(alias + ".is_active")}, ${timestamps(sql, alias)}`;
 
 export async function insertUser(
   sql: Sql,
   u: UserFields & { project_id: string; id: string; password_hash: string | null },
-): Promise<UserRow> {
+): Promise<User> {
   // postgres.js's insert helper needs `insert into users` right before it, so no alias here.
-  const [row] = await sql<UserRow[]>`
-    insert into users ${sql(u)}
-    returning id, project_id, display_name, avatar_url, external_user_id, email, role_id, is_active, created_at, updated_at`;
+  const [row] = await sql<User[]>`insert into users ${sql(u)} returning ${columns(sql, "users")}`;
   return row;
 }
 
@@ -45,8 +34,8 @@ export async function updateUserRow(
   projectId: string,
   userId: string,
   u: UserFields & { password_hash: string | null },
-): Promise<UserRow | undefined> {
-  const [row] = await sql<UserRow[]>`
+): Promise<User | undefined> {
+  const [row] = await sql<User[]>`
     update users as u set
       display_name = ${u.display_name}, avatar_url = ${u.avatar_url}, external_user_id = ${u.external_user_id},
       email = ${u.email}, role_id = ${u.role_id}, is_active = ${u.is_active},
@@ -56,46 +45,19 @@ export async function updateUserRow(
   return row;
 }
 
-export async function findUserForUpdate(
-  sql: Sql,
-  projectId: string,
-  userId: string,
-): Promise<UserRow | undefined> {
-  const [row] = await sql<UserRow[]>`
-    select ${columns(sql)} from users u where u.project_id = ${projectId} and u.id = ${userId} for update`;
-  return row;
-}
-
 export async function findUserByExternalId(
   sql: Sql,
   projectId: string,
   externalUserId: string,
-): Promise<UserRow | undefined> {
-  const [row] = await sql<UserRow[]>`
+): Promise<User | undefined> {
+  const [row] = await sql<User[]>`
     select ${
     columns(sql)
   } from users u where u.project_id = ${projectId} and u.external_user_id = ${externalUserId}`;
   return row;
 }
 
-/** Ends every live session of the user (deactivation, password reset). */
-export async function revokeUserSessions(sql: Sql, userId: string): Promise<void> {
-  await sql`update sessions set revoked_at = now() where user_id = ${userId} and revoked_at is null`;
-}
-
-export type UserSortField =
-  | "display_name"
-  | "email"
-  | "external_user_id"
-  | "is_active"
-  | "created_at"
-  | "updated_at";
-
-export function listUsers(
-  sql: Sql,
-  projectId: string,
-  q: Page & Sort<UserSortField> & { search?: string; is_active?: boolean; role_id?: string },
-): Promise<{ rows: UserRow[]; total: number }> {
+export function listUserRows(sql: Sql, projectId: string, q: UserListQuery): Promise<PageOf<User>> {
   const like = q.search ? containsPattern(q.search) : null;
   const where = sql`
     where u.project_id = ${projectId}
@@ -104,7 +66,7 @@ export function listUsers(
     ${q.role_id === undefined ? sql`` : sql`and u.role_id = ${q.role_id}`}`;
   const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
   return pageOf(
-    sql<(UserRow & { total_count: number })[]>`
+    sql<(User & { total_count: number })[]>`
       select ${columns(sql)}, count(*) over ()::int as total_count from users u ${where}
       order by ${sql("u." + q.sort_by)} ${dir}, u.id ${dir}
       limit ${q.page_size} offset ${offsetOf(q)}`,
@@ -113,8 +75,28 @@ export function listUsers(
   );
 }
 
-export async function findUser(sql: Sql, projectId: string, userId: string): Promise<UserRow | undefined> {
-  const [row] = await sql<UserRow[]>`
-    select ${columns(sql)} from users u where u.project_id = ${projectId} and u.id = ${userId}`;
+/** The user; `lock` holds the row for the rest of the transaction, `withPasswordHash` adds the hash. */
+export async function findUser(
+  sql: Sql,
+  projectId: string,
+  userId: string,
+  opts: { lock?: boolean; withPasswordHash?: boolean } = {},
+): Promise<(User & { password_hash?: string | null }) | undefined> {
+  const [row] = await sql<(User & { password_hash?: string | null })[]>`
+    select ${columns(sql)} ${opts.withPasswordHash ? sql`, u.password_hash` : sql``}
+    from users u where u.project_id = ${projectId} and u.id = ${userId}
+    ${opts.lock ? sql`for update` : sql``}`;
+  return row;
+}
+
+export type LoginUserRow = { id: string; password_hash: string | null; is_active: boolean };
+
+export async function findLoginUser(
+  sql: Sql,
+  projectId: string,
+  email: string,
+): Promise<LoginUserRow | undefined> {
+  const [row] = await sql<LoginUserRow[]>`
+    select id, password_hash, is_active from users where project_id = ${projectId} and email = ${email}`;
   return row;
 }

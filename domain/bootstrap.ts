@@ -1,19 +1,38 @@
-/** First start: the system project, its admin client and the first signing key, created once under a lock. */
+/**
+ * At every start, under one lock: the signing keys (sealed, proven, made on a first start), the default
+ * resources of every project, and on a first start the system project with its admin client.
+ */
 import { type Sql, transaction } from "../db/connection.ts";
-import { findProject } from "../db/projects.ts";
 import { SCHEMA_LOCK } from "../db/migrate.ts";
-import { createProject, SYSTEM_ADMIN_CLIENT_ID, SYSTEM_PROJECT_ID } from "./projects.ts";
-import { ensureSigningKey } from "./tokens.ts";
+import { findProject } from "../db/projects.ts";
+import { SYSTEM_ADMIN_CLIENT_ID, SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
+import { SYSTEM } from "./audit.ts";
+import { syncDefaultResources } from "./defaults.ts";
+import { type KeySettings, prepareKeys } from "./keys.ts";
+import { createProject } from "./projects.ts";
 
-export type BootstrapResult = { created: false } | { created: true; secret: string; generated: boolean };
+export type BootstrapResult = {
+  created: boolean;
+  /** The system admin client's secret, on a first start. */
+  secret?: string;
+  generated?: boolean;
+  /** Projects where a resource of their own has a default resource's code, so the default is missing there. */
+  clashes: string[];
+};
 
-export async function bootstrap(sql: Sql, adminSecret?: string): Promise<BootstrapResult> {
+export async function bootstrap(
+  sql: Sql,
+  adminSecret: string | undefined,
+  keys: KeySettings,
+): Promise<BootstrapResult> {
   return await transaction(sql, async (tx) => {
     await tx`select pg_advisory_xact_lock(${SCHEMA_LOCK})`;
-    await ensureSigningKey(tx);
-    if (await findProject(tx, SYSTEM_PROJECT_ID)) return { created: false };
+    await prepareKeys(tx, keys);
+    if (await findProject(tx, SYSTEM_PROJECT_ID)) {
+      return { created: false, clashes: await syncDefaultResources(tx, SYSTEM_PROJECT_ID) };
+    }
     // createProject opens a savepoint inside this transaction, so the lock covers it.
-    const project = await createProject(tx, {
+    const project = await createProject(tx, SYSTEM, {
       name: "System",
       description: "Administers the other projects",
     }, { id: SYSTEM_PROJECT_ID, adminClientId: SYSTEM_ADMIN_CLIENT_ID, adminSecret });
@@ -21,6 +40,7 @@ export async function bootstrap(sql: Sql, adminSecret?: string): Promise<Bootstr
       created: true,
       secret: project.admin_client.client_secret,
       generated: adminSecret === undefined,
+      clashes: [],
     };
   });
 }

@@ -1,64 +1,53 @@
 /** Machine clients: created with a secret shown once, granted permissions directly, rotated, deactivated. */
-import { type Sql, transaction } from "../db/connection.ts";
 import {
-  type ClientRow,
-  type ClientSortField,
   findClient,
   insertClient,
-  listClients as listClientRows,
+  listClientRows,
+  restampClientCutoff,
   setClientPermissions,
   updateClientRow,
   updateClientSecret,
 } from "../db/clients.ts";
-import type { Page, Sort } from "../db/lists.ts";
+import { retryRead, type Sql, transaction } from "../db/connection.ts";
+import { endSessions } from "../db/sessions.ts";
+import type {
+  Client,
+  ClientListQuery,
+  ClientWithSecret,
+  CreateClientRequest,
+  UpdateClientRequest,
+} from "../openapi/clients.ts";
+import type { PageOf } from "../openapi/fields.ts";
+import { diff, record, sourceOf, updateType } from "./audit.ts";
+import { requireCovered, requireCoversAll } from "./coverage.ts";
 import { AppError } from "./errors.ts";
 import { newId, newSecret } from "./ids.ts";
-import { type PageOut, pageResult } from "./pages.ts";
-import { checkPermissionIds } from "./permissions.ts";
+import { grantablePermissionIds } from "./permissions.ts";
+import type { Principal } from "./principal.ts";
 import { hashSecret } from "./secrets.ts";
+import { keepOrClear } from "./updates.ts";
 
-export type ClientInput = {
-  name: string;
-  description?: string | null;
-  permission_ids?: string[];
-  is_active?: boolean;
-};
-
-export type ClientRecord = {
-  id: string;
-  project_id: string;
-  name: string;
-  description: string | null;
-  is_active: boolean;
-  is_admin: boolean;
-  permission_ids: string[];
-  created_at: string;
-  updated_at: string;
-};
-
-export function clientRecord(row: ClientRow): ClientRecord {
-  return {
-    id: row.id,
-    project_id: row.project_id,
-    name: row.name,
-    description: row.description,
-    is_active: row.is_active,
-    is_admin: row.is_admin,
-    permission_ids: row.permission_ids,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
+/**
+ * The caller may act on the client only when it covers the client's permissions; a project's admin client,
+ * which covers every permission, only by itself or by the system project's admin client.
+ */
+async function requireActOn(tx: Sql, caller: Principal, target: Client, what: string): Promise<void> {
+  if (target.is_admin) return await requireCoversAll(tx, caller, target.project_id, "client_id", what);
+  await requireCovered(tx, caller, target.project_id, { clientId: target.id }, "client_id", what, {
+    nameCodes: false,
+  });
 }
 
 export async function createClient(
   sql: Sql,
+  caller: Principal,
   projectId: string,
-  input: ClientInput,
-): Promise<ClientRecord & { client_secret: string }> {
+  input: CreateClientRequest,
+): Promise<ClientWithSecret> {
   const id = newId();
   const secret = newSecret();
   return await transaction(sql, async (tx) => {
-    const permissionIds = await checkPermissionIds(tx, projectId, input.permission_ids ?? []);
+    const permissionIds = await grantablePermissionIds(tx, caller, projectId, input.permission_ids ?? []);
     await insertClient(tx, {
       project_id: projectId,
       id,
@@ -66,27 +55,36 @@ export async function createClient(
       description: input.description || null,
       secret_hash: hashSecret(secret),
       is_active: input.is_active ?? true,
+      token_endpoint_auth_method: input.token_endpoint_auth_method ?? "none",
     });
     await setClientPermissions(tx, projectId, id, permissionIds);
-    return { ...clientRecord((await findClient(tx, projectId, id))!), client_secret: secret };
+    await record(tx, {
+      projectId,
+      type: "client.created",
+      source: sourceOf(caller),
+      target: { type: "client", id },
+    });
+    return { ...(await findClient(tx, projectId, id))!, client_secret: secret };
   });
 }
 
 /**
  * Updates the client; given `permission_ids` replace its grants, omitted ones leave them. Deactivation
- * refuses the client's tokens from the next request on, for good: reactivating does not revive them. A
- * project's admin client can be neither deactivated nor stripped of its permissions, so that no project
- * (and not the system project) can lock its operators out; rotate its secret instead.
+ * refuses the client's tokens from the next request on and ends its users' sessions, for good: reactivating
+ * does not revive them. A project's admin client can be neither deactivated nor stripped of its permissions,
+ * so that no project (and not the system project) can lock its operators out; rotate its secret instead.
  */
 export async function updateClient(
   sql: Sql,
+  caller: Principal,
   projectId: string,
   clientId: string,
-  input: ClientInput & { is_active: boolean },
-): Promise<ClientRecord> {
-  return await transaction(sql, async (tx) => {
+  input: UpdateClientRequest,
+): Promise<Client> {
+  const client = await transaction(sql, async (tx) => {
     const current = await findClient(tx, projectId, clientId, { lock: true });
     if (!current) throw new AppError("client_not_found");
+    await requireActOn(tx, caller, current, "changing this client");
     if (current.is_admin) {
       if (!input.is_active) {
         throw new AppError("invalid_params", {
@@ -104,38 +102,60 @@ export async function updateClient(
     }
     const permissionIds = input.permission_ids === undefined
       ? undefined
-      : await checkPermissionIds(tx, projectId, input.permission_ids);
+      : await grantablePermissionIds(tx, caller, projectId, input.permission_ids);
     await updateClientRow(tx, projectId, clientId, {
       name: input.name,
-      description: input.description === undefined ? current.description : input.description || null,
+      description: keepOrClear(input.description, current.description),
       is_active: input.is_active,
+      token_endpoint_auth_method: input.token_endpoint_auth_method ?? current.token_endpoint_auth_method,
     });
     if (permissionIds) await setClientPermissions(tx, projectId, clientId, permissionIds);
-    return clientRecord((await findClient(tx, projectId, clientId))!);
+    if (current.is_active && !input.is_active) await endSessions(tx, { clientId });
+    const after = (await findClient(tx, projectId, clientId))!;
+    await record(tx, {
+      projectId,
+      type: updateType("client", current, after),
+      source: sourceOf(caller),
+      target: { type: "client", id: clientId },
+      changes: diff(current, after),
+    });
+    return { before: current, after };
   });
+  if (client.before.is_active && !client.after.is_active) await restampClientCutoff(sql, clientId);
+  return client.after;
 }
 
 /**
  * Replaces the client's secret; the old one stops working at once, and so do the access tokens issued
- * before. The new one is shown only here.
+ * before. The new one is shown only here. A client may rotate its own secret; any other caller must cover
+ * the client's permissions.
  */
 export async function rotateClientSecret(
   sql: Sql,
+  caller: Principal,
   projectId: string,
   clientId: string,
-): Promise<ClientRecord & { client_secret: string }> {
+): Promise<ClientWithSecret> {
   const secret = newSecret();
-  if (!(await updateClientSecret(sql, projectId, clientId, hashSecret(secret)))) {
-    throw new AppError("client_not_found");
-  }
-  const row = await findClient(sql, projectId, clientId);
-  return { ...clientRecord(row!), client_secret: secret };
+  const client = await transaction(sql, async (tx) => {
+    const current = await findClient(tx, projectId, clientId, { lock: true });
+    if (!current) throw new AppError("client_not_found");
+    const itself = caller.userId === undefined && caller.clientId === clientId;
+    if (!itself) await requireActOn(tx, caller, current, "rotating this client's secret");
+    await updateClientSecret(tx, projectId, clientId, hashSecret(secret));
+    await record(tx, {
+      projectId,
+      type: "client.secret_rotated",
+      source: sourceOf(caller),
+      target: { type: "client", id: clientId },
+      changes: { client_secret: "changed" },
+    });
+    return (await findClient(tx, projectId, clientId))!;
+  });
+  await restampClientCutoff(sql, clientId);
+  return { ...client, client_secret: secret };
 }
 
-export async function listClients(
-  sql: Sql,
-  projectId: string,
-  q: Page & Sort<ClientSortField> & { search?: string; is_active?: boolean },
-): Promise<PageOut<ClientRecord>> {
-  return pageResult(q, await listClientRows(sql, projectId, q), clientRecord);
+export async function listClients(sql: Sql, projectId: string, q: ClientListQuery): Promise<PageOf<Client>> {
+  return await retryRead(() => listClientRows(sql, projectId, q));
 }

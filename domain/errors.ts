@@ -1,4 +1,5 @@
 /** The closed list of error codes, each with its HTTP status and the message the client sees. */
+import type { ErrorCode as ContractCode } from "../openapi/fields.ts";
 
 export const ERRORS = {
   invalid_params: { status: 400, message: "invalid or missing parameters, headers or body" },
@@ -27,6 +28,9 @@ export const ERRORS = {
   user_not_found: { status: 404, message: "the user does not exist" },
   client_not_found: { status: 404, message: "the client does not exist" },
   some_permissions_not_found: { status: 404, message: "some of the given permission ids do not exist" },
+  signing_key_not_found: { status: 404, message: "no signing key has this kid" },
+  webhook_not_found: { status: 404, message: "the webhook does not exist" },
+  webhook_delivery_not_found: { status: 404, message: "the webhook has no such delivery" },
   resource_code_already_used: { status: 409, message: "a resource with this code exists in the project" },
   role_code_already_used: { status: 409, message: "a role with this code exists in the project" },
   user_external_id_already_used: {
@@ -34,9 +38,14 @@ export const ERRORS = {
     message: "a user with this external id exists in the project",
   },
   user_email_already_used: { status: 409, message: "a user with this email exists" },
+  key_rotation_too_soon: {
+    status: 409,
+    message: "the next signing key is too new: verifiers caching the JWKS may not know it yet",
+  },
+  only_signing_key: { status: 409, message: "this is the only key that can sign" },
   too_many_requests: { status: 429, message: "too many requests; retry later" },
   system_error: { status: 500, message: "unexpected error" },
-} as const;
+} as const satisfies Record<ContractCode, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
 /** Statuses the codes answer with; 413 (`invalid_params`, body too large) and 503 (`system_error`, database
@@ -62,7 +71,11 @@ export class AppError extends Error {
       status?: 413 | 503;
     } = {},
   ) {
+    // A refusal is an expected answer, not a fault: capturing a stack trace would cost more than the answer.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(opts.description ?? ERRORS[code].message);
+    Error.stackTraceLimit = limit;
     this.name = "AppError";
     this.code = code;
     this.status = opts.status ?? ERRORS[code].status;

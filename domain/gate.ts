@@ -1,16 +1,13 @@
 /** The bearer-token gate of every admin operation: 401 (token), then 404 (path project), then 403 (permission). */
-import type { Sql } from "../db/connection.ts";
+import { retryRead, type Sql } from "../db/connection.ts";
 import { findLivePrincipal, type GateRow } from "../db/principals.ts";
+import type { AdminPermission } from "./defaults.ts";
+import { coversAll } from "./coverage.ts";
 import { AppError } from "./errors.ts";
 import { uuidV7Time } from "./ids.ts";
-import type { AccessClaims, TokenService } from "./tokens.ts";
-import { SYSTEM_PROJECT_ID } from "./projects.ts";
-
-/** `<resource code>:<permission code>` of a default resource, e.g. `users:create`. */
-export type AdminPermission = `${"resources" | "roles" | "users" | "clients" | "projects"}:${
-  | "read"
-  | "create"
-  | "update"}`;
+import type { Principal } from "./principal.ts";
+import { SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
+import type { TokenService, VerifiedClaims } from "./tokens.ts";
 
 /**
  * Which project the operation acts on, and whether a system-project token may act on it too.
@@ -26,27 +23,13 @@ export type Need = { permission: AdminPermission; scope: ProjectScope } | {
   scope: "token";
 };
 
-export type Principal = AccessClaims & { isSystem: boolean };
-
-const REALM = 'realm="access-control"';
-
-function unauthorized(description: string, withError: boolean): AppError {
-  return new AppError("invalid_authorization_token", {
-    description,
-    headers: { "WWW-Authenticate": withError ? `Bearer ${REALM}, error="invalid_token"` : `Bearer ${REALM}` },
-  });
-}
-
-/** Reads `Authorization: Bearer <token>`; the scheme is case-insensitive (RFC 7235 §2.1). */
-export function bearerToken(header: string | undefined): string {
-  if (!header) throw unauthorized("the Authorization header with a bearer token is missing", false);
-  const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
-  if (!m) throw unauthorized("the Authorization header is not a bearer token", true);
-  return m[1];
+/** 401 `invalid_authorization_token`; the HTTP edge adds the `WWW-Authenticate: Bearer` challenge. */
+export function invalidToken(description: string): AppError {
+  return new AppError("invalid_authorization_token", { description });
 }
 
 /** When a token was signed: its UUIDv7 jti carries milliseconds, `iat` only seconds. */
-function issuedAt(claims: AccessClaims): Date {
+function issuedAt(claims: VerifiedClaims): Date {
   return new Date(uuidV7Time(claims.jti) ?? claims.iat * 1000);
 }
 
@@ -56,38 +39,59 @@ function issuedAt(claims: AccessClaims): Date {
  */
 export async function liveToken(
   sql: Sql,
-  claims: AccessClaims,
+  claims: VerifiedClaims,
   opts: { pathProjectId: string | null; permission: AdminPermission | null },
 ): Promise<GateRow | undefined> {
   const [resource, code] = opts.permission?.split(":") ?? [];
-  return await findLivePrincipal(sql, {
-    projectId: claims.aud,
-    clientId: claims.client_id,
-    subject: claims.sub,
-    sessionId: claims.sid,
-    jti: claims.jti,
-    issuedAt: issuedAt(claims),
-    pathProjectId: opts.pathProjectId,
-    permission: opts.permission ? { resource, code } : null,
-  });
+  return await retryRead(() =>
+    findLivePrincipal(sql, {
+      projectId: claims.aud,
+      clientId: claims.client_id,
+      subject: claims.sub,
+      sessionId: claims.sid,
+      jti: claims.jti,
+      kid: claims.kid,
+      issuedAt: issuedAt(claims),
+      pathProjectId: opts.pathProjectId,
+      permission: opts.permission ? { resource, code } : null,
+    })
+  );
 }
 
+/** The principal of a verified claim set whose liveness `row` confirmed. */
+export function principalOf(claims: VerifiedClaims, row: GateRow): Principal {
+  return {
+    projectId: claims.aud,
+    clientId: claims.client_id,
+    ...(claims.sid ? { userId: claims.sub, sessionId: claims.sid } : {}),
+    jti: claims.jti,
+    isSystem: claims.aud === SYSTEM_PROJECT_ID,
+    isAdmin: row.is_admin,
+  };
+}
+
+/** Checks a bearer token (undefined when none was sent) against what the operation needs. */
 export async function authorize(
   sql: Sql,
   tokens: TokenService,
-  req: { authorization: string | undefined; pathProjectId: string | null },
+  req: { token: string | undefined; pathProjectId: string | null },
   need: Need,
 ): Promise<Principal> {
-  const claims = await tokens.verifyAccessToken(bearerToken(req.authorization));
-  if (!claims) throw unauthorized("the bearer token is invalid or expired", true);
+  if (req.token === undefined) throw invalidToken("the Authorization header with a bearer token is missing");
+  const claims = await tokens.verifyAccessToken(req.token);
+  if (!claims) throw invalidToken("the bearer token is invalid or expired");
   const row = await liveToken(sql, claims, { pathProjectId: req.pathProjectId, permission: need.permission });
-  if (!row) throw unauthorized("the bearer token is no longer valid", true);
-  const isSystem = claims.aud === SYSTEM_PROJECT_ID;
-  if (need.scope === "token") return { ...claims, isSystem };
+  if (!row) throw invalidToken("the bearer token is no longer valid");
+  const principal = principalOf(claims, row);
+  if (need.scope === "token") return principal;
   if (req.pathProjectId !== null && !row.path_project_exists) throw new AppError("project_not_found");
   const projectAllowed = need.scope === "system"
-    ? isSystem
-    : req.pathProjectId === claims.aud || (need.scope === "own-or-system" && isSystem);
+    ? principal.isSystem
+    : req.pathProjectId === principal.projectId || (need.scope === "own-or-system" && principal.isSystem) ||
+      // Operators of the system project (its admin client, or a principal holding every system permission)
+      // administer every project.
+      (principal.isSystem && req.pathProjectId !== null &&
+        await coversAll(sql, principal, req.pathProjectId));
   if (!projectAllowed) {
     throw new AppError("insufficient_permission", { description: "the token belongs to another project" });
   }
@@ -96,5 +100,5 @@ export async function authorize(
       description: `the token lacks the permission ${need.permission}`,
     });
   }
-  return { ...claims, isSystem };
+  return principal;
 }

@@ -1,10 +1,9 @@
 /** Identifiers and secrets: UUIDv7 ids (time-ordered, random tail) and 256-bit opaque secrets. */
 import { encodeBase64Url } from "./base64.ts";
 
-/** RFC 9562 UUIDv7: 48-bit millisecond timestamp, then 74 random bits. */
-export function newId(): string {
+/** RFC 9562 UUIDv7: 48-bit millisecond timestamp (now, or `ms`), then 74 random bits. */
+export function newId(ms: number = Date.now()): string {
   const b = crypto.getRandomValues(new Uint8Array(16));
-  const ms = Date.now();
   b[0] = Math.floor(ms / 2 ** 40) & 0xff;
   b[1] = Math.floor(ms / 2 ** 32) & 0xff;
   b[2] = (ms >>> 24) & 0xff;

@@ -1,75 +1,62 @@
 /** Token revocation (RFC 7009) and introspection (RFC 7662), for clients of the token's project. */
-import type { Sql } from "../db/connection.ts";
-import { type ClientCredentialsRow, findClientCredentials } from "../db/clients.ts";
+import { type Sql, transaction } from "../db/connection.ts";
+import type { Introspection, TokenActionRequest } from "../openapi/tokens.ts";
 import { permissionCodes } from "../db/principals.ts";
 import { findRefreshToken, revokeAccessToken, revokeSession } from "../db/sessions.ts";
-import { AppError } from "./errors.ts";
+import { record, type Source } from "./audit.ts";
+import { authenticateClient, type PresentedClient } from "./client_auth.ts";
 import { liveToken } from "./gate.ts";
-import { badCredentials, parseBasicCredentials } from "./grants.ts";
-import { hashSecret, secretMatches } from "./secrets.ts";
+import { hashSecret } from "./secrets.ts";
 import type { TokenService } from "./tokens.ts";
-
-export type TokenActionRequest = { token: string; token_type_hint?: string; client_id?: string };
-
-export type Introspection =
-  | { active: false }
-  | {
-    active: true;
-    token_type: "access_token" | "refresh_token";
-    iss: string;
-    sub: string;
-    aud: string;
-    client_id: string;
-    exp: number;
-    iat?: number;
-    jti?: string;
-    sid?: string;
-    /** The subject's permissions now: a user's through the role, a client's directly. */
-    permissions: string[];
-  };
-
-/** HTTP Basic authentication of a confidential client. */
-async function authenticate(sql: Sql, authorization: string | undefined): Promise<ClientCredentialsRow> {
-  if (!authorization) throw badCredentials("authenticate the client with HTTP Basic");
-  const { clientId, secret } = parseBasicCredentials(authorization);
-  const client = await findClientCredentials(sql, clientId);
-  if (!client || !secretMatches(secret, client.secret_hash)) {
-    throw badCredentials();
-  }
-  return client;
-}
 
 /**
  * RFC 7009. A confidential client authenticates with HTTP Basic; a public client (PKCE) names itself with
- * `client_id`, since holding the token is what lets one revoke it. A refresh token ends its whole session;
- * an access token is refused from the next request on. Unknown tokens, and tokens of another project,
- * answer 200 like any other (§2.2) and change nothing.
+ * `client_id`, since holding the token is what lets one revoke it. A client revokes only its own tokens
+ * (§2.1): a refresh token ends its whole session, an access token is refused from the next request on. Other
+ * clients' tokens, unknown tokens, and anything an inactive client sends answer 200 (§2.2) and change nothing.
  */
 export async function revokeToken(
   sql: Sql,
   tokens: TokenService,
   req: TokenActionRequest,
-  authorization: string | undefined,
+  presented: PresentedClient,
 ): Promise<void> {
-  let projectId: string;
-  if (authorization) projectId = (await authenticate(sql, authorization)).project_id;
-  else if (req.client_id) {
-    const client = await findClientCredentials(sql, req.client_id);
-    if (!client) throw new AppError("invalid_client");
-    projectId = client.project_id;
-  } else {
-    throw new AppError("invalid_params", {
-      details: [{ field: "client_id", issue: "required without HTTP Basic authentication" }],
-    });
-  }
+  const client = await authenticateClient(sql, presented, "revocation");
+  if (!client.is_active || !client.project_is_active) return;
+  const source: Source = {
+    actor: { type: "client", id: client.id, token_jti: null },
+    request: presented.request,
+  };
   const refresh = await findRefreshToken(sql, hashSecret(req.token));
   if (refresh) {
-    if (refresh.project_id === projectId) await revokeSession(sql, refresh.session_id);
+    if (refresh.project_id === client.project_id && refresh.client_id === client.id && refresh.session_live) {
+      await transaction(sql, async (tx) => {
+        await revokeSession(tx, refresh.session_id);
+        await record(tx, {
+          projectId: client.project_id,
+          type: "session.revoked",
+          source,
+          target: { type: "session", id: refresh.session_id },
+          details: { user_id: refresh.user_id, reason: "refresh token revoked (RFC 7009)" },
+        });
+      });
+    }
     return;
   }
   const claims = await tokens.verifyAccessToken(req.token);
-  if (claims && claims.aud === projectId) {
-    await revokeAccessToken(sql, { jti: claims.jti, project_id: projectId, exp: claims.exp });
+  if (claims && claims.aud === client.project_id && claims.client_id === client.id) {
+    await transaction(sql, async (tx) => {
+      if (
+        !(await revokeAccessToken(tx, { jti: claims.jti, project_id: client.project_id, exp: claims.exp }))
+      ) return;
+      await record(tx, {
+        projectId: client.project_id,
+        type: "token.revoked",
+        source,
+        target: { type: "token", id: claims.jti },
+        details: { subject: claims.sub },
+      });
+    });
   }
 }
 
@@ -81,11 +68,9 @@ export async function introspectToken(
   sql: Sql,
   tokens: TokenService,
   req: TokenActionRequest,
-  authorization: string | undefined,
+  presented: PresentedClient,
 ): Promise<Introspection> {
-  const client = await authenticate(sql, authorization);
-  if (!client.is_active) throw new AppError("client_not_active");
-  if (!client.project_is_active) throw new AppError("project_not_active");
+  const client = await authenticateClient(sql, presented, "introspection");
   // The hint orders the lookups; it never hides a token of the other type (RFC 7662 §2.1).
   const refreshFirst = req.token_type_hint === "refresh_token";
   if (refreshFirst) {

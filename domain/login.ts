@@ -3,23 +3,24 @@
  * the login form's CSRF binding, throttled password checks, and the code that the redirect carries.
  */
 import { type Sql, transaction } from "../db/connection.ts";
+import { type ClientWithProjectRow, findClientWithProject } from "../db/clients.ts";
 import {
   type AuthorizationRequestRow,
-  type AuthorizeClientRow,
-  clearLoginFailures,
   consumeAuthorizationRequest,
-  countLoginAttempt,
   findAuthorizationRequest,
-  findAuthorizeClient,
-  findLoginUser,
   insertAuthorizationCode,
   insertAuthorizationRequest,
-  uncountLoginAttempt,
 } from "../db/sessions.ts";
+import { clearAttempts, uncountAttempt } from "../db/throttle.ts";
+import { findLoginUser } from "../db/users.ts";
 import { newSecret } from "./ids.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { hashSecret, secretMatches } from "./secrets.ts";
-import { normalizeEmail } from "./users.ts";
+import { recentEvent, record } from "./audit.ts";
+import { AppError } from "./errors.ts";
+import type { RequestInfo } from "./principal.ts";
+import { addressKey, attempt, THROTTLE } from "./throttle.ts";
+import { accountKey, normalizeEmail } from "./users.ts";
 
 /** How long a login page stays usable. */
 export const LOGIN_REQUEST_TTL = 600;
@@ -46,7 +47,7 @@ export class AuthorizeRedirectError extends Error {
 export type AuthorizeParams = Record<string, string[]>;
 
 export type ValidAuthorizeRequest = {
-  client: AuthorizeClientRow;
+  client: ClientWithProjectRow;
   redirectUri: string;
   codeChallenge: string;
   state: string | null;
@@ -72,10 +73,12 @@ export async function validateAuthorizeRequest(
   }
   const clientId = single(params, "client_id");
   if (!clientId) throw new AuthorizePageError("The request has no valid client_id.");
-  const client = await findAuthorizeClient(sql, clientId);
+  const client = await findClientWithProject(sql, clientId);
   if (!client) throw new AuthorizePageError("The application that sent you here is not known.");
-  if (!client.client_active) throw new AuthorizePageError("The application that sent you here is disabled.");
-  if (!client.project_active) throw new AuthorizePageError("The application that sent you here is disabled.");
+  if (!client.is_active) throw new AuthorizePageError("The application that sent you here is disabled.");
+  if (!client.project_is_active) {
+    throw new AuthorizePageError("The application that sent you here is disabled.");
+  }
   const redirectUri = single(params, "redirect_uri");
   if (!redirectUri) throw new AuthorizePageError("The request has no valid redirect_uri.");
   if (!client.redirect_uris.includes(redirectUri)) {
@@ -109,18 +112,23 @@ export async function validateAuthorizeRequest(
   return { client, redirectUri, codeChallenge: challenge, state };
 }
 
-/** Stores the validated request; the form carries its id and a CSRF token bound to the browser's cookie. */
+/**
+ * Stores the validated request; the form carries its id and a CSRF token bound to the browser's cookie. Each
+ * is a row that anyone can make, so each address may open a limited number (429 `too_many_requests` beyond).
+ */
 export async function startLogin(
   sql: Sql,
   req: ValidAuthorizeRequest,
   browserSecret: string,
+  request: RequestInfo,
 ): Promise<{ requestId: string; csrf: string }> {
+  await attempt(sql, `authorize:${addressKey(request.ip)}`, THROTTLE.loginPage);
   const requestId = newSecret();
   const csrf = newSecret();
   await insertAuthorizationRequest(sql, {
     id: requestId,
     project_id: req.client.project_id,
-    client_id: req.client.client_id,
+    client_id: req.client.id,
     redirect_uri: req.redirectUri,
     code_challenge: req.codeChallenge,
     state: req.state,
@@ -146,8 +154,8 @@ export async function loginRequestFor(
   if (!secretMatches(form.csrf, req.csrf_hash) || !secretMatches(browserSecret, req.browser_hash)) {
     throw stale;
   }
-  const client = await findAuthorizeClient(sql, req.client_id);
-  if (!client || !client.client_active || !client.project_active) {
+  const client = await findClientWithProject(sql, req.client_id);
+  if (!client || !client.is_active || !client.project_is_active) {
     throw new AuthorizePageError("The application that sent you here is disabled.");
   }
   // The redirect URI may have been removed from the project since the page was opened.
@@ -157,58 +165,88 @@ export async function loginRequestFor(
   return { ...req, project_name: client.project_name };
 }
 
-export class LoginThrottled extends Error {
-  constructor(readonly retryAfter: number) {
-    super("too many failed logins");
-  }
-}
-
-/** Per account: 5 attempts in a row, then one more per delay, doubling from 1 s up to 15 minutes. */
-const ACCOUNT_FREE_ATTEMPTS = 5;
-const ACCOUNT_MAX_DELAY = 900;
-/** A run of failures for one account is forgotten after a day without one. */
-const ACCOUNT_WINDOW = 86_400;
-/** Per client address: 100 failures per 10 minutes, so a shared address is not locked out by one user. */
-const ADDRESS_LIMIT = 100;
-const ADDRESS_WINDOW = 600;
-
 /** A hash to verify against when there is no user, so that unknown emails take as long as known ones. */
 let decoy: Promise<string> | undefined;
 
 /**
  * Checks email and password. Unknown, inactive and password-less users fail exactly like a wrong password.
- * Every attempt is counted before the password is checked (so that parallel guesses are counted too) and
- * taken back only when it succeeds. Returns the user's id, or null for "invalid email or password".
+ * Every attempt is counted, per address and per account, before the password is checked (so that parallel
+ * guesses are counted too), and taken back when it succeeds; an attempt refused with 429
+ * `too_many_requests` is not counted, so a throttled account is free again once its delay has passed.
+ * Each outcome is an audit event (`login.succeeded`, `login.failed`, `login.throttled`). Returns the user's
+ * id, or null for "invalid email or password".
  */
 export async function checkPassword(
   sql: Sql,
-  projectId: string,
+  req: { project_id: string; client_id: string },
   email: string,
   password: string,
-  address: string,
+  request: RequestInfo,
 ): Promise<string | null> {
   const normalized = normalizeEmail(email)!;
-  const accountKey = `account:${projectId}:${normalized}`;
-  const addressKey = `address:${address}`;
-  const byAddress = await countLoginAttempt(sql, addressKey, ADDRESS_WINDOW);
-  if (byAddress.failures > ADDRESS_LIMIT) {
-    throw new LoginThrottled(Math.max(1, Math.ceil(ADDRESS_WINDOW - byAddress.seconds_since_window)));
+  const account = accountKey(req.project_id, normalized);
+  const address = `address:${addressKey(request.ip)}`;
+  const event = (
+    type: "login.succeeded" | "login.failed" | "login.throttled",
+    userId: string | null,
+    extra = {},
+  ) =>
+    record(sql, {
+      projectId: req.project_id,
+      type,
+      source: { actor: { type: "user", id: userId, token_jti: null }, request },
+      target: { type: "user", id: userId },
+      details: { email: normalized.slice(0, 100), client_id: req.client_id, ...extra },
+    });
+  try {
+    await attempt(sql, address, THROTTLE.address);
+    try {
+      await attempt(sql, account, THROTTLE.account);
+    } catch (err) {
+      await uncountAttempt(sql, address); // answered 429: not a failure of this address either
+      throw err;
+    }
+  } catch (err) {
+    if (err instanceof AppError && err.code === "too_many_requests") {
+      await throttledEvent(sql, req, normalized, request);
+    }
+    throw err;
   }
-  const byAccount = await countLoginAttempt(sql, accountKey, ACCOUNT_WINDOW);
-  if (byAccount.failures > ACCOUNT_FREE_ATTEMPTS) {
-    const delay = Math.min(ACCOUNT_MAX_DELAY, 2 ** (byAccount.failures - ACCOUNT_FREE_ATTEMPTS - 1));
-    const waited = byAccount.seconds_since_previous ?? 0;
-    if (waited < delay) throw new LoginThrottled(Math.max(1, Math.ceil(delay - waited)));
-  }
-  const user = normalized ? await findLoginUser(sql, projectId, normalized) : undefined;
+  const user = normalized ? await findLoginUser(sql, req.project_id, normalized) : undefined;
   decoy ??= hashPassword(newSecret());
   const ok = await verifyPassword(user?.password_hash ?? await decoy, password);
   if (ok && user?.is_active && user.password_hash) {
-    await clearLoginFailures(sql, accountKey);
-    await uncountLoginAttempt(sql, addressKey);
+    await clearAttempts(sql, account);
+    await uncountAttempt(sql, address);
+    await event("login.succeeded", user.id);
     return user.id;
   }
+  const reason = !user
+    ? "unknown_email"
+    : !user.password_hash
+    ? "no_password"
+    : !ok
+    ? "wrong_password"
+    : "user_inactive";
+  await event("login.failed", user?.id ?? null, { reason });
   return null;
+}
+
+/** One `login.throttled` event per account and minute at most: refused attempts cannot flood the trail. */
+async function throttledEvent(
+  sql: Sql,
+  req: { project_id: string; client_id: string },
+  email: string,
+  request: RequestInfo,
+): Promise<void> {
+  if (await recentEvent(sql, req.project_id, "login.throttled", { email }, 60)) return;
+  await record(sql, {
+    projectId: req.project_id,
+    type: "login.throttled",
+    source: { actor: { type: "user", id: null, token_jti: null }, request },
+    target: { type: "user", id: null },
+    details: { email: email.slice(0, 100), client_id: req.client_id },
+  });
 }
 
 /** Spends the login request and issues the authorization code; returns the URL to send the browser to. */

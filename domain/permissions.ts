@@ -1,7 +1,9 @@
 /** Checks on permission ids given to roles and clients. */
 import type { Sql } from "../db/connection.ts";
 import { missingPermissionIds } from "../db/resources.ts";
+import { requireCovered } from "./coverage.ts";
 import { AppError } from "./errors.ts";
+import type { Principal } from "./principal.ts";
 
 /** Returns the ids without repeats; throws some_permissions_not_found naming those not in the project. */
 export async function checkPermissionIds(sql: Sql, projectId: string, ids: string[]): Promise<string[]> {
@@ -16,5 +18,27 @@ export async function checkPermissionIds(sql: Sql, projectId: string, ids: strin
       })),
     });
   }
+  return unique;
+}
+
+/**
+ * The ids to grant, without repeats: 404 `some_permissions_not_found` for ids that are not the project's, then
+ * 403 `insufficient_permission` naming those the caller does not cover.
+ */
+export async function grantablePermissionIds(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  ids: string[],
+): Promise<string[]> {
+  const unique = await checkPermissionIds(sql, projectId, ids);
+  await requireCovered(
+    sql,
+    caller,
+    projectId,
+    { permissionIds: unique },
+    "permission_ids",
+    "granting these permissions",
+  );
   return unique;
 }

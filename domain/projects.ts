@@ -1,98 +1,40 @@
 /** Projects: the system project, default resources, each project's admin client, and the project rules. */
-import { type Sql, transaction } from "../db/connection.ts";
 import { grantDefaultPermissions, insertClient } from "../db/clients.ts";
-import type { Page, Sort } from "../db/lists.ts";
+import { retryRead, type Sql, transaction } from "../db/connection.ts";
 import {
   findProject,
   insertProject,
-  listProjects as listProjectRows,
-  type ProjectRow,
-  type ProjectSortField,
-  updateProject as updateProjectRow,
+  listProjectRows,
+  restampProjectCutoff,
+  updateProjectRow,
 } from "../db/projects.ts";
-import { insertResources, type NewResource } from "../db/resources.ts";
+import { insertResources } from "../db/resources.ts";
+import { endSessions } from "../db/sessions.ts";
+import type { PageOf } from "../openapi/fields.ts";
+import {
+  type CreatedProject,
+  type CreateProjectRequest,
+  type Project,
+  type ProjectListQuery,
+  SYSTEM_PROJECT_ID,
+  type UpdateProjectRequest,
+} from "../openapi/projects.ts";
+import { diff, record, type Source, sourceOf, updateType } from "./audit.ts";
+import { requireCovered, requireCoversAll } from "./coverage.ts";
+import { defaultResources } from "./defaults.ts";
 import { AppError } from "./errors.ts";
 import { newId, newSecret } from "./ids.ts";
+import type { Principal } from "./principal.ts";
 import { hashSecret } from "./secrets.ts";
-import type { Principal } from "./gate.ts";
-
-export const SYSTEM_PROJECT_ID = "system";
-export const SYSTEM_ADMIN_CLIENT_ID = "system-admin";
-
-export type ProjectRecord = {
-  id: string;
-  name: string;
-  description: string | null;
-  redirect_uris: string[];
-  is_active: boolean;
-  is_system: boolean;
-  created_at: string;
-  updated_at: string;
-};
-
-export type AdminClientCredentials = { client_id: string; client_secret: string };
-
-export function projectRecord(row: ProjectRow): ProjectRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    redirect_uris: row.redirect_uris,
-    is_active: row.is_active,
-    is_system: row.id === SYSTEM_PROJECT_ID,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
-const DEFAULTS: { code: string; name: string; noun: string; actions: string[] }[] = [
-  {
-    code: "resources",
-    name: "Resources",
-    noun: "resources and their permissions",
-    actions: ["read", "create", "update"],
-  },
-  { code: "roles", name: "Roles", noun: "roles", actions: ["read", "create", "update"] },
-  { code: "users", name: "Users", noun: "users", actions: ["read", "create", "update"] },
-  { code: "clients", name: "Clients", noun: "machine clients", actions: ["read", "create", "update"] },
-  { code: "projects", name: "Projects", noun: "projects", actions: ["read", "update"] },
-];
-
-const VERBS: Record<string, string> = { read: "Read", create: "Create", update: "Update" };
-
-/** The read-only resources every project starts with; the system project may also create projects. */
-export function defaultResources(isSystem: boolean): NewResource[] {
-  return DEFAULTS.map((d) => {
-    const actions = isSystem && d.code === "projects" ? ["read", "create", "update"] : d.actions;
-    return {
-      id: newId(),
-      name: d.name,
-      code: d.code,
-      description: `Administration of ${d.noun} (default resource)`,
-      is_default: true,
-      permissions: actions.map((a) => ({
-        id: newId(),
-        name: `${VERBS[a]} ${d.code}`,
-        code: a,
-        description: `${VERBS[a]} ${d.noun} of the project`,
-      })),
-    };
-  });
-}
-
-export type ProjectInput = {
-  name: string;
-  description?: string | null;
-  redirect_uris?: string[];
-  is_active?: boolean;
-};
+import { keepOrClear } from "./updates.ts";
 
 /** Creates a project, its default resources and its admin client in one transaction. */
 export async function createProject(
   sql: Sql,
-  input: ProjectInput,
+  source: Source,
+  input: CreateProjectRequest,
   opts: { id?: string; adminClientId?: string; adminSecret?: string } = {},
-): Promise<ProjectRecord & { admin_client: AdminClientCredentials }> {
+): Promise<CreatedProject> {
   const id = opts.id ?? newId();
   const clientId = opts.adminClientId ?? newId();
   const secret = opts.adminSecret ?? newSecret();
@@ -114,15 +56,22 @@ export async function createProject(
       is_admin: true,
     });
     await grantDefaultPermissions(tx, id, clientId);
+    await record(tx, {
+      projectId: id,
+      type: "project.created",
+      source,
+      target: { type: "project", id },
+      details: { admin_client_id: clientId },
+    });
     return project;
   });
-  return { ...projectRecord(row), admin_client: { client_id: clientId, client_secret: secret } };
+  return { ...row, admin_client: { client_id: clientId, client_secret: secret } };
 }
 
-export async function getProject(sql: Sql, id: string): Promise<ProjectRecord> {
-  const row = await findProject(sql, id);
+export async function getProject(sql: Sql, id: string): Promise<Project> {
+  const row = await retryRead(() => findProject(sql, id));
   if (!row) throw new AppError("project_not_found");
-  return projectRecord(row);
+  return row;
 }
 
 /**
@@ -134,14 +83,23 @@ export async function updateProject(
   sql: Sql,
   principal: Principal,
   id: string,
-  input: ProjectInput,
-): Promise<ProjectRecord> {
-  return await transaction(sql, async (tx) => {
-    const current = await tx<
-      ProjectRow[]
-    >`select id, name, description, redirect_uris, is_active, created_at, updated_at
-      from projects where id = ${id} for update`.then((r) => r[0]);
+  input: UpdateProjectRequest,
+): Promise<Project> {
+  const project = await transaction(sql, async (tx) => {
+    const current = await findProject(tx, id, { lock: true });
     if (!current) throw new AppError("project_not_found");
+    const redirectUris = input.redirect_uris ?? current.redirect_uris;
+    if (!sameList(redirectUris, current.redirect_uris)) {
+      // Where every user's codes are sent: only a caller that covers the whole project may change it.
+      await requireCovered(
+        tx,
+        principal,
+        id,
+        { wholeProject: true },
+        "redirect_uris",
+        "changing redirect_uris",
+      );
+    }
     const isActive = input.is_active ?? current.is_active;
     if (isActive !== current.is_active) {
       if (!principal.isSystem) {
@@ -149,6 +107,8 @@ export async function updateProject(
           description: "only a system-project token may activate or deactivate a project",
         });
       }
+      // It switches off the project's admin client too: only callers that cover the whole project.
+      await requireCoversAll(tx, principal, id, "is_active", "activating or deactivating a project");
       if (id === SYSTEM_PROJECT_ID) {
         throw new AppError("invalid_params", {
           details: [{ field: "is_active", issue: "the system project cannot be deactivated" }],
@@ -157,43 +117,26 @@ export async function updateProject(
     }
     const row = await updateProjectRow(tx, id, {
       name: input.name,
-      description: input.description === undefined ? current.description : input.description || null,
-      redirect_uris: input.redirect_uris ?? current.redirect_uris,
+      description: keepOrClear(input.description, current.description),
+      redirect_uris: redirectUris,
       is_active: isActive,
     });
-    return projectRecord(row!);
+    if (current.is_active && !isActive) await endSessions(tx, { projectId: id });
+    await record(tx, {
+      projectId: id,
+      type: updateType("project", current, row!),
+      source: sourceOf(principal),
+      target: { type: "project", id },
+      changes: diff(current, row!),
+    });
+    return { deactivated: current.is_active && !isActive, row: row! };
   });
+  if (project.deactivated) await restampProjectCutoff(sql, id);
+  return project.row;
 }
 
-export async function listProjects(
-  sql: Sql,
-  q: Page & Sort<ProjectSortField> & { search?: string; is_active?: boolean },
-): Promise<{ data: ProjectRecord[]; pagination: Page & { total: number } }> {
-  const { rows, total } = await listProjectRows(sql, q);
-  return {
-    data: rows.map(projectRecord),
-    pagination: { page_num: q.page_num, page_size: q.page_size, total },
-  };
+export async function listProjects(sql: Sql, q: ProjectListQuery): Promise<PageOf<Project>> {
+  return await retryRead(() => listProjectRows(sql, q));
 }
 
-/** `https`, or `http` on a loopback host; absolute, without a fragment or credentials. */
-export function redirectUriIssue(uri: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return "must be an absolute URI";
-  }
-  if (uri.includes("#")) return "must not contain a fragment";
-  // The answer's own parameters would be duplicated, and a client library might read the wrong one.
-  for (const name of ["code", "state", "iss", "error", "error_description", "error_uri"]) {
-    if (url.searchParams.has(name)) return `must not have a query parameter named ${name}`;
-  }
-  // Matching is byte for byte, so the stored string must be exactly what a URL parser reads back.
-  if (url.href !== uri) return `must be written in canonical form: ${JSON.stringify(url.href)}`;
-  if (url.username || url.password) return "must not contain credentials";
-  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
-  if (url.protocol === "https:") return null;
-  if (url.protocol === "http:" && loopback) return null;
-  return "must use https (http is allowed only on localhost, 127.0.0.1 and [::1])";
-}
+const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);

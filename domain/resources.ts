@@ -1,88 +1,35 @@
 /** Resources and their permissions: create together, update matched by code, list with permissions. */
-import { type Sql, transaction } from "../db/connection.ts";
-import type { Page, Sort } from "../db/lists.ts";
+import { retryRead, type Sql, transaction } from "../db/connection.ts";
 import {
   deletePermissions,
   findResource,
-  findResourceForUpdate,
   insertPermissions,
   insertResources,
-  listPermissionsOf,
-  listResources as listResourceRows,
-  type PermissionRow,
-  type ResourceRow,
-  type ResourceSortField,
+  listPermissionCodes,
+  listResourceRows,
   updatePermissionRows,
   updateResourceRow,
 } from "../db/resources.ts";
+import type { PageOf } from "../openapi/fields.ts";
+import type {
+  CreateResourceRequest,
+  Resource,
+  ResourceListQuery,
+  UpdateResourceRequest,
+} from "../openapi/resources.ts";
+import { diff, record, sourceOf } from "./audit.ts";
+import { requireCovered } from "./coverage.ts";
 import { AppError } from "./errors.ts";
+import type { Principal } from "./principal.ts";
 import { newId } from "./ids.ts";
-import { type PageOut, pageResult } from "./pages.ts";
-
-export type PermissionInput = { name: string; code: string; description?: string | null };
-export type ResourceInput = {
-  name: string;
-  code: string;
-  description?: string | null;
-  permissions?: PermissionInput[];
-};
-
-export type PermissionRecord = {
-  id: string;
-  name: string;
-  code: string;
-  description: string | null;
-  created_at: string;
-  updated_at: string;
-};
-
-export type ResourceRecord = {
-  id: string;
-  project_id: string;
-  name: string;
-  code: string;
-  description: string | null;
-  is_default: boolean;
-  permissions: PermissionRecord[];
-  created_at: string;
-  updated_at: string;
-};
-
-function permissionRecord(p: PermissionRow): PermissionRecord {
-  return {
-    id: p.id,
-    name: p.name,
-    code: p.code,
-    description: p.description,
-    created_at: p.created_at.toISOString(),
-    updated_at: p.updated_at.toISOString(),
-  };
-}
-
-function resourceRecord(r: ResourceRow, permissions: PermissionRow[]): ResourceRecord {
-  return {
-    id: r.id,
-    project_id: r.project_id,
-    name: r.name,
-    code: r.code,
-    description: r.description,
-    is_default: r.is_default,
-    permissions: permissions.map(permissionRecord),
-    created_at: r.created_at.toISOString(),
-    updated_at: r.updated_at.toISOString(),
-  };
-}
-
-async function loadResource(sql: Sql, projectId: string, resourceId: string): Promise<ResourceRecord> {
-  const row = await findResource(sql, projectId, resourceId);
-  return resourceRecord(row!, await listPermissionsOf(sql, [resourceId]));
-}
+import { keepOrClear } from "./updates.ts";
 
 export async function createResource(
   sql: Sql,
+  caller: Principal,
   projectId: string,
-  input: ResourceInput,
-): Promise<ResourceRecord> {
+  input: CreateResourceRequest,
+): Promise<Resource> {
   const id = newId();
   return await transaction(sql, async (tx) => {
     await insertResources(tx, projectId, [{
@@ -98,33 +45,53 @@ export async function createResource(
         description: p.description || null,
       })),
     }]);
-    return await loadResource(tx, projectId, id);
+    await record(tx, {
+      projectId,
+      type: "resource.created",
+      source: sourceOf(caller),
+      target: { type: "resource", id },
+    });
+    return (await findResource(tx, projectId, id))!;
   });
 }
 
 /**
  * Updates the resource; given `permissions` are matched by code (case-insensitively): a kept code keeps its
  * id and every grant on it, a new code is created, a code left out is deleted with its grants. Omitted
- * `permissions` leave them as they are. Default resources are read-only.
+ * `permissions` leave them as they are. Default resources are read-only. A new code, or a new list of
+ * permissions, changes what every holder of them may do (`billing:read` renamed is a grant of something
+ * else), so it needs a caller that covers the resource's permissions; a name or description does not.
  */
 export async function updateResource(
   sql: Sql,
+  caller: Principal,
   projectId: string,
   resourceId: string,
-  input: ResourceInput,
-): Promise<ResourceRecord> {
+  input: UpdateResourceRequest,
+): Promise<Resource> {
   return await transaction(sql, async (tx) => {
-    const current = await findResourceForUpdate(tx, projectId, resourceId);
+    const current = await findResource(tx, projectId, resourceId, { lock: true });
     if (!current) throw new AppError("resource_not_found");
     if (current.is_default) throw new AppError("default_resource_immutable");
+    if (input.code !== current.code || input.permissions !== undefined) {
+      await requireCovered(
+        tx,
+        caller,
+        projectId,
+        { permissionIds: current.permissions.map((p) => p.id) },
+        "resource_id",
+        "changing this resource's code or permissions",
+        { nameCodes: false },
+      );
+    }
     await updateResourceRow(tx, resourceId, {
       name: input.name,
       code: input.code,
-      description: input.description === undefined ? current.description : input.description || null,
+      description: keepOrClear(input.description, current.description),
     });
     if (input.permissions !== undefined) {
       const existing = new Map(
-        (await listPermissionsOf(tx, [resourceId])).map((p) => [p.code.toLowerCase(), p]),
+        (await listPermissionCodes(tx, resourceId)).map((p) => [p.code.toLowerCase(), p]),
       );
       const given = new Map(input.permissions.map((p) => [p.code.toLowerCase(), p]));
       await deletePermissions(tx, [...existing].filter(([code]) => !given.has(code)).map(([, p]) => p.id));
@@ -150,17 +117,22 @@ export async function updateResource(
         })),
       );
     }
-    return await loadResource(tx, projectId, resourceId);
+    const resource = (await findResource(tx, projectId, resourceId))!;
+    await record(tx, {
+      projectId,
+      type: "resource.updated",
+      source: sourceOf(caller),
+      target: { type: "resource", id: resourceId },
+      changes: diff(current, resource),
+    });
+    return resource;
   });
 }
 
 export async function listResources(
   sql: Sql,
   projectId: string,
-  q: Page & Sort<ResourceSortField> & { search?: string; is_default?: boolean },
-): Promise<PageOut<ResourceRecord>> {
-  const page = await listResourceRows(sql, projectId, q);
-  const permissions = await listPermissionsOf(sql, page.rows.map((r) => r.id));
-  const byResource = Map.groupBy(permissions, (p) => p.resource_id);
-  return pageResult(q, page, (r) => resourceRecord(r, byResource.get(r.id) ?? []));
+  q: ResourceListQuery,
+): Promise<PageOf<Resource>> {
+  return await retryRead(() => listResourceRows(sql, projectId, q));
 }

@@ -1,55 +1,26 @@
 /** Roles: a code, a name and the permissions a user with the role holds. */
-import { type Sql, transaction } from "../db/connection.ts";
-import type { Page, Sort } from "../db/lists.ts";
-import {
-  findRole,
-  insertRole,
-  listRoles as listRoleRows,
-  type RoleRow,
-  type RoleSortField,
-  setRolePermissions,
-  updateRoleRow,
-} from "../db/roles.ts";
+import { retryRead, type Sql, transaction } from "../db/connection.ts";
+import { findRole, insertRole, listRoleRows, setRolePermissions, updateRoleRow } from "../db/roles.ts";
+import type { PageOf } from "../openapi/fields.ts";
+import type { CreateRoleRequest, Role, RoleListQuery, UpdateRoleRequest } from "../openapi/roles.ts";
+import { diff, record, sourceOf } from "./audit.ts";
 import { AppError } from "./errors.ts";
 import { newId } from "./ids.ts";
-import { type PageOut, pageResult } from "./pages.ts";
-import { checkPermissionIds } from "./permissions.ts";
+import { requireCovered } from "./coverage.ts";
+import { grantablePermissionIds } from "./permissions.ts";
+import type { Principal } from "./principal.ts";
+import { keepOrClear } from "./updates.ts";
 
-export type RoleInput = {
-  code: string;
-  name: string;
-  description?: string | null;
-  permission_ids?: string[];
-};
-
-export type RoleRecord = {
-  id: string;
-  project_id: string;
-  code: string;
-  name: string;
-  description: string | null;
-  permission_ids: string[];
-  created_at: string;
-  updated_at: string;
-};
-
-function roleRecord(r: RoleRow): RoleRecord {
-  return {
-    id: r.id,
-    project_id: r.project_id,
-    code: r.code,
-    name: r.name,
-    description: r.description,
-    permission_ids: r.permission_ids,
-    created_at: r.created_at.toISOString(),
-    updated_at: r.updated_at.toISOString(),
-  };
-}
-
-export async function createRole(sql: Sql, projectId: string, input: RoleInput): Promise<RoleRecord> {
+/** Creates a role holding only permissions the caller covers. */
+export async function createRole(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  input: CreateRoleRequest,
+): Promise<Role> {
   const id = newId();
   return await transaction(sql, async (tx) => {
-    const permissionIds = await checkPermissionIds(tx, projectId, input.permission_ids ?? []);
+    const permissionIds = await grantablePermissionIds(tx, caller, projectId, input.permission_ids ?? []);
     await insertRole(tx, {
       project_id: projectId,
       id,
@@ -58,37 +29,57 @@ export async function createRole(sql: Sql, projectId: string, input: RoleInput):
       description: input.description || null,
     });
     await setRolePermissions(tx, projectId, id, permissionIds);
-    return roleRecord((await findRole(tx, projectId, id))!);
+    const role = (await findRole(tx, projectId, id))!;
+    await record(tx, {
+      projectId,
+      type: "role.created",
+      source: sourceOf(caller),
+      target: { type: "role", id },
+    });
+    return role;
   });
 }
 
-/** Updates the role; given `permission_ids` replace its grants, omitted ones leave them. */
+/**
+ * Updates the role; given `permission_ids` replace its grants, omitted ones leave them. Changing them acts on
+ * every user with the role, so the caller must cover what the role holds now (or it could strip a role above
+ * it, and then act on its users) and every permission it is given.
+ */
 export async function updateRole(
   sql: Sql,
+  caller: Principal,
   projectId: string,
   roleId: string,
-  input: RoleInput,
-): Promise<RoleRecord> {
+  input: UpdateRoleRequest,
+): Promise<Role> {
   return await transaction(sql, async (tx) => {
     const current = await findRole(tx, projectId, roleId, { lock: true });
     if (!current) throw new AppError("role_not_found");
-    const permissionIds = input.permission_ids === undefined
-      ? undefined
-      : await checkPermissionIds(tx, projectId, input.permission_ids);
+    let permissionIds: string[] | undefined;
+    if (input.permission_ids !== undefined) {
+      await requireCovered(tx, caller, projectId, { roleId }, "role_id", "changing this role's permissions", {
+        nameCodes: false,
+      });
+      permissionIds = await grantablePermissionIds(tx, caller, projectId, input.permission_ids);
+    }
     await updateRoleRow(tx, projectId, roleId, {
       code: input.code,
       name: input.name,
-      description: input.description === undefined ? current.description : input.description || null,
+      description: keepOrClear(input.description, current.description),
     });
     if (permissionIds) await setRolePermissions(tx, projectId, roleId, permissionIds);
-    return roleRecord((await findRole(tx, projectId, roleId))!);
+    const role = (await findRole(tx, projectId, roleId))!;
+    await record(tx, {
+      projectId,
+      type: "role.updated",
+      source: sourceOf(caller),
+      target: { type: "role", id: roleId },
+      changes: diff(current, role),
+    });
+    return role;
   });
 }
 
-export async function listRoles(
-  sql: Sql,
-  projectId: string,
-  q: Page & Sort<RoleSortField> & { search?: string },
-): Promise<PageOut<RoleRecord>> {
-  return pageResult(q, await listRoleRows(sql, projectId, q), roleRecord);
+export async function listRoles(sql: Sql, projectId: string, q: RoleListQuery): Promise<PageOf<Role>> {
+  return await retryRead(() => listRoleRows(sql, projectId, q));
 }

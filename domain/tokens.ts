@@ -1,20 +1,28 @@
-/** Access tokens: RFC 9068 JWTs signed with Ed25519 keys kept in the database and published as a JWKS. */
-import {
-  calculateJwkThumbprint,
-  type CryptoKey,
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  type JWK,
-  type JWTHeaderParameters,
-  jwtVerify,
-  SignJWT,
-} from "jose";
-import type { Sql } from "../db/connection.ts";
-import { findPublicKey, findSigningKey, insertSigningKey, listPublicKeys } from "../db/keys.ts";
+/**
+ * Access tokens: RFC 9068 JWTs signed with the current signing key (EdDSA, ES256 or RS256) and verified with
+ * any published one. Keys are immutable by kid, so each instance caches them by kid; which key signs, and
+ * whether a key still counts, is read from the database with every decision (the grant's query names the
+ * current kid; the gate's checks the token's kid), so a rotation or revocation reaches every instance at once.
+ */
+import type { JWK } from "jose";
+import { retryRead, type Sql } from "../db/connection.ts";
+import { findPrivateKey, listPublishedKeys } from "../db/keys.ts";
 import { newId } from "./ids.ts";
+import {
+  encodeHeader,
+  privateKeyOf,
+  publicKeyOf,
+  signCompact,
+  type SigningKey,
+  verifyCompact,
+  type VerifyingKey,
+} from "./jws.ts";
+import type { KeyVault } from "./key_vault.ts";
 
-const ALG = "EdDSA";
+/** An unknown kid reloads the published keys at most this often, so forged kids cannot flood the database. */
+const RELOAD_EVERY_MS = 5_000;
+/** Verified tokens remembered (a signature's validity never changes; everything else is checked live). */
+const VERIFIED_CACHE = 10_000;
 
 export type AccessClaims = {
   /** The project (RFC 9068 `aud`). */
@@ -29,107 +37,163 @@ export type AccessClaims = {
   sid?: string;
 };
 
-/** Creates the first signing key when there is none; called under the bootstrap lock. */
-export async function ensureSigningKey(sql: Sql): Promise<void> {
-  if (await findSigningKey(sql)) return;
-  const { publicKey, privateKey } = await generateKeyPair(ALG, { crv: "Ed25519", extractable: true });
-  const public_jwk = await exportJWK(publicKey);
-  const kid = await calculateJwkThumbprint(public_jwk);
-  await insertSigningKey(sql, {
-    kid,
-    alg: ALG,
-    public_jwk: { ...public_jwk, kid, alg: ALG, use: "sig" },
-    private_jwk: await exportJWK(privateKey),
-  });
-}
+/** A verified token's claims and the key that signed it. */
+export type VerifiedClaims = AccessClaims & { kid: string };
+
+type Signer = { key: SigningKey; header: string };
 
 export class TokenService {
+  readonly #publicKeys = new Map<string, VerifyingKey>();
+  readonly #signers = new Map<string, Promise<Signer>>();
+  /** Token → its verified claims: a token's signature is checked once; its liveness on every request. */
+  readonly #verified = new Map<string, VerifiedClaims>();
+  #reloadedAt = 0;
+
+  constructor(
+    private readonly sql: Sql,
+    readonly issuer: string,
+    readonly accessTokenTtl: number,
+    private readonly vault: KeyVault | null,
+  ) {}
+
   /**
-   * Public keys by kid. A kid names one immutable key, so an entry never goes stale while keys are never
-   * retired (there is no key retirement yet; when there is, retiring must reach this cache too).
+   * Signs an access token with the key `kid`, the current key as the grant's query read it. `issuedAt` is the
+   * database's clock from the same query, so that revocation cut-offs (also set by the database) compare one
+   * clock with itself on every instance.
    */
-  readonly #publicKeys = new Map<string, CryptoKey>();
-  #signing?: { kid: string; key: CryptoKey };
-
-  constructor(private readonly sql: Sql, readonly issuer: string, readonly accessTokenTtl: number) {}
-
-  /** Loads the newest signing key; call after bootstrap. */
-  async init(): Promise<void> {
-    const row = await findSigningKey(this.sql);
-    if (!row) throw new Error("no signing key in the database; bootstrap did not run");
-    this.#signing = { kid: row.kid, key: await importJWK(row.private_jwk, ALG) as CryptoKey };
-  }
-
   async issueAccessToken(
-    c: { projectId: string; subject: string; clientId: string; sessionId?: string },
+    c: {
+      projectId: string;
+      subject: string;
+      clientId: string;
+      sessionId?: string;
+      issuedAt: Date;
+      kid: string;
+    },
   ): Promise<{ token: string; claims: AccessClaims }> {
-    if (!this.#signing) throw new Error("TokenService.init() was not called");
-    const iat = Math.floor(Date.now() / 1000);
+    const signer = await this.#signer(c.kid);
+    const ms = c.issuedAt.getTime();
+    const iat = Math.floor(ms / 1000);
     const claims: AccessClaims = {
       aud: c.projectId,
       sub: c.subject,
       client_id: c.clientId,
-      jti: newId(),
+      jti: newId(ms),
       iat,
       exp: iat + this.accessTokenTtl,
       ...(c.sessionId ? { sid: c.sessionId } : {}),
     };
-    const token = await new SignJWT({
+    const token = signCompact(signer.key, signer.header, {
+      iss: this.issuer,
+      sub: claims.sub,
+      aud: claims.aud,
       client_id: claims.client_id,
       ...(claims.sid ? { sid: claims.sid } : {}),
-    })
-      .setProtectedHeader({ alg: ALG, typ: "at+jwt", kid: this.#signing.kid })
-      .setIssuer(this.issuer)
-      .setSubject(claims.sub)
-      .setAudience(claims.aud)
-      .setIssuedAt(claims.iat)
-      .setExpirationTime(claims.exp)
-      .setJti(claims.jti)
-      .sign(this.#signing.key);
+      iat: claims.iat,
+      exp: claims.exp,
+      jti: claims.jti,
+    });
     return { token, claims };
   }
 
-  /** Verifies signature, type, issuer and lifetime; returns null for anything that is not our live JWT. */
-  async verifyAccessToken(token: string): Promise<AccessClaims | null> {
+  /**
+   * Verifies signature, type, issuer and lifetime; returns null for anything that is not our JWT. Whether its
+   * key still counts (not revoked or retired) is for the caller's live check, with the returned `kid`.
+   */
+  async verifyAccessToken(token: string): Promise<VerifiedClaims | null> {
+    const now = Math.floor(Date.now() / 1000);
+    const known = this.#verified.get(token);
+    if (known) return known.exp > now ? known : null;
+    let decoded;
     try {
-      const { payload } = await jwtVerify(token, (header) => this.#keyFor(header), {
-        issuer: this.issuer,
-        algorithms: [ALG],
-        typ: "at+jwt",
-        requiredClaims: ["sub", "aud", "exp", "iat", "jti", "client_id"],
-      });
-      const { aud, sub, jti, client_id, sid, iat, exp } = payload;
-      if (typeof aud !== "string" || typeof sub !== "string" || typeof jti !== "string") return null;
-      if (typeof client_id !== "string" || (sid !== undefined && typeof sid !== "string")) return null;
-      return { aud, sub, jti, client_id, iat: iat!, exp: exp!, ...(sid ? { sid } : {}) };
+      decoded = await verifyCompact(token, (header) => this.#keyFor(header));
     } catch (err) {
       if (err instanceof KeyLookupFailure) throw err.cause;
       return null;
     }
+    if (!decoded) return null;
+    const claims = accessClaims(decoded.header, decoded.payload, this.issuer, now);
+    if (!claims) return null;
+    if (this.#verified.size >= VERIFIED_CACHE) this.#verified.delete(this.#verified.keys().next().value!);
+    this.#verified.set(token, claims);
+    return claims;
   }
 
-  async #keyFor(header: JWTHeaderParameters): Promise<CryptoKey> {
+  /** The published public keys (next, current, previous) as a JWKS. */
+  async jwks(): Promise<{ keys: JWK[] }> {
+    return { keys: (await listPublishedKeys(this.sql)).map((r) => r.public_jwk) };
+  }
+
+  async #keyFor(header: Record<string, unknown>): Promise<VerifyingKey | null> {
     const kid = header.kid;
     // Our kids are RFC 7638 thumbprints; anything else is refused before it can reach the database.
-    if (typeof kid !== "string" || !/^[A-Za-z0-9_-]{43}$/.test(kid)) throw new Error("not one of our kids");
-    const cached = this.#publicKeys.get(kid);
-    if (cached) return cached;
-    let row;
-    try {
-      row = await findPublicKey(this.sql, kid);
-    } catch (err) {
-      // A database failure must not read as "invalid token": it propagates and answers 503.
-      throw new KeyLookupFailure(err);
+    if (typeof kid !== "string" || !/^[A-Za-z0-9_-]{43}$/.test(kid)) return null;
+    let known = this.#publicKeys.get(kid);
+    if (!known && Date.now() - this.#reloadedAt >= RELOAD_EVERY_MS) {
+      this.#reloadedAt = Date.now();
+      try {
+        for (const row of await retryRead(() => listPublishedKeys(this.sql))) {
+          if (!this.#publicKeys.has(row.kid)) {
+            this.#publicKeys.set(row.kid, publicKeyOf(row.public_jwk, row.alg));
+          }
+        }
+      } catch (err) {
+        // A database failure must not read as "invalid token": it propagates and answers 503.
+        this.#reloadedAt = 0;
+        throw new KeyLookupFailure(err);
+      }
+      known = this.#publicKeys.get(kid);
     }
-    if (!row) throw new Error("unknown kid");
-    const key = await importJWK(row.public_jwk, ALG) as CryptoKey;
-    this.#publicKeys.set(kid, key);
-    return key;
+    return known ?? null;
   }
 
-  async jwks(): Promise<{ keys: JWK[] }> {
-    return { keys: (await listPublicKeys(this.sql)).map((r) => r.public_jwk) };
+  #signer(kid: string): Promise<Signer> {
+    let signer = this.#signers.get(kid);
+    if (!signer) {
+      signer = (async () => {
+        const row = await retryRead(() => findPrivateKey(this.sql, kid));
+        if (!row) throw new Error(`signing key ${kid} is not in the database`);
+        const jwk = row.private_jwk_sealed ? this.vault?.open(kid, row.private_jwk_sealed) : row.private_jwk;
+        if (!jwk) {
+          throw new Error(`signing key ${kid} cannot be opened (KEY_ENCRYPTION_KEY missing, or retired)`);
+        }
+        return {
+          key: privateKeyOf(jwk, row.alg, kid),
+          header: encodeHeader({ alg: row.alg, typ: "at+jwt", kid }),
+        };
+      })();
+      signer.catch(() => this.#signers.delete(kid));
+      this.#signers.set(kid, signer);
+    }
+    return signer;
   }
+}
+
+/** RFC 9068 §2: `typ` at+jwt, our issuer, a lifetime that has not ended, and the claims we issue. */
+function accessClaims(
+  header: Record<string, unknown>,
+  p: Record<string, unknown>,
+  issuer: string,
+  now: number,
+): VerifiedClaims | null {
+  const typ = typeof header.typ === "string" ? header.typ.toLowerCase() : "";
+  if (typ !== "at+jwt" && typ !== "application/at+jwt") return null;
+  const { iss, aud, sub, jti, client_id, sid, iat, exp, nbf } = p;
+  if (iss !== issuer) return null;
+  if (typeof exp !== "number" || exp <= now || typeof iat !== "number") return null;
+  if (nbf !== undefined && (typeof nbf !== "number" || nbf > now)) return null;
+  if (typeof aud !== "string" || typeof sub !== "string" || typeof jti !== "string") return null;
+  if (typeof client_id !== "string" || (sid !== undefined && typeof sid !== "string")) return null;
+  return {
+    aud,
+    sub,
+    jti,
+    client_id,
+    iat,
+    exp,
+    ...(sid ? { sid: sid as string } : {}),
+    kid: header.kid as string,
+  };
 }
 
 class KeyLookupFailure extends Error {

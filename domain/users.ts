@@ -1,80 +1,56 @@
 /** Users of a project: fully managed (email and password) or identified by the calling system's external id. */
-import { type Sql, transaction } from "../db/connection.ts";
-import type { Page, Sort } from "../db/lists.ts";
-import { roleExists } from "../db/roles.ts";
+import { retryRead, type Sql, transaction } from "../db/connection.ts";
 import { permissionCodes } from "../db/principals.ts";
-import { revokeOtherSessions } from "../db/sessions.ts";
-import {
-  findUser,
-  findUserByExternalId,
-  findUserForUpdate,
-  insertUser,
-  listUsers as listUserRows,
-  revokeUserSessions,
-  updateUserRow,
-  type UserRow,
-  type UserSortField,
-} from "../db/users.ts";
+import { roleExists } from "../db/roles.ts";
+import { endSessions } from "../db/sessions.ts";
+import { clearAttempts } from "../db/throttle.ts";
+import { findUser, findUserByExternalId, insertUser, listUserRows, updateUserRow } from "../db/users.ts";
+import type { PageOf } from "../openapi/fields.ts";
+import type {
+  CreateUserRequest,
+  CurrentUser,
+  UpdateCurrentUserRequest,
+  UpdateUserRequest,
+  User,
+  UserListQuery,
+} from "../openapi/users.ts";
+import { diff, record, sourceOf, updateType } from "./audit.ts";
+import { requireCovered } from "./coverage.ts";
 import { AppError } from "./errors.ts";
 import { newId } from "./ids.ts";
-import { keepOrClear, type PageOut, pageResult } from "./pages.ts";
-import type { Principal } from "./gate.ts";
-import { hashPassword } from "./passwords.ts";
-
-export type UserInput = {
-  display_name: string;
-  avatar_url?: string | null;
-  external_user_id?: string | null;
-  email?: string | null;
-  password?: string | null;
-  role_id?: string | null;
-  is_active?: boolean;
-};
-
-export type UserRecord = {
-  id: string;
-  project_id: string;
-  display_name: string;
-  avatar_url: string | null;
-  external_user_id: string | null;
-  email: string | null;
-  role_id: string | null;
-  is_active: boolean;
-  created_at: string;
-  updated_at: string;
-  permissions?: string[];
-};
-
-export function userRecord(u: UserRow): UserRecord {
-  return {
-    id: u.id,
-    project_id: u.project_id,
-    display_name: u.display_name,
-    avatar_url: u.avatar_url,
-    external_user_id: u.external_user_id,
-    email: u.email,
-    role_id: u.role_id,
-    is_active: u.is_active,
-    created_at: u.created_at.toISOString(),
-    updated_at: u.updated_at.toISOString(),
-  };
-}
+import { keepOrClear } from "./updates.ts";
+import { hashPassword, verifyPassword } from "./passwords.ts";
+import { type Principal, requireUser } from "./principal.ts";
+import { attempt, THROTTLE } from "./throttle.ts";
 
 /** Emails are stored trimmed and lower-cased, so uniqueness and login are case-insensitive. */
 export function normalizeEmail(email: string | null | undefined): string | null | undefined {
   return typeof email === "string" ? email.trim().toLowerCase() : email;
 }
 
-async function checkRole(sql: Sql, projectId: string, roleId: string | null) {
-  if (roleId !== null && !(await roleExists(sql, projectId, roleId))) throw new AppError("role_not_found");
+/** A role to give a user: it must exist (404), and the caller must cover its permissions (403). */
+async function checkRole(sql: Sql, caller: Principal, projectId: string, roleId: string | null) {
+  if (roleId === null) return;
+  if (!(await roleExists(sql, projectId, roleId))) throw new AppError("role_not_found");
+  await requireCovered(sql, caller, projectId, { roleId }, "role_id", "giving this role");
 }
 
-export async function createUser(sql: Sql, projectId: string, input: UserInput): Promise<UserRecord> {
+/** The account key that login throttling counts failed passwords against. */
+export function accountKey(projectId: string, email: string): string {
+  return `account:${projectId}:${email}`;
+}
+
+export async function createUser(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  input: CreateUserRequest,
+): Promise<User> {
   // Hash before the transaction: it takes milliseconds and must not hold a connection.
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   return await transaction(sql, async (tx) => {
     const roleId = input.role_id || null;
-    await checkRole(tx, projectId, roleId);
+    await checkRole(tx, caller, projectId, roleId);
     const row = await insertUser(tx, {
       project_id: projectId,
       id: newId(),
@@ -86,29 +62,66 @@ export async function createUser(sql: Sql, projectId: string, input: UserInput):
       is_active: input.is_active ?? true,
       password_hash: passwordHash,
     });
-    return userRecord(row);
+    await record(tx, {
+      projectId,
+      type: "user.created",
+      source: sourceOf(caller),
+      target: { type: "user", id: row.id },
+    });
+    return row;
   });
 }
 
 /**
  * Applies an update: `avatar_url`, `external_user_id`, `email` and `role_id` keep their value when
  * omitted and are cleared by null or ""; an empty or omitted password keeps the current one. Deactivating
- * the user or setting a new password ends the user's sessions at once.
+ * the user or setting a new password ends the user's sessions at once. What decides who the user is or what
+ * they may do (password, email, external id, active state, role) changes only when the caller covers the
+ * user's permissions; a new role's permissions must be covered too.
  */
 export async function updateUser(
   sql: Sql,
+  caller: Principal,
   projectId: string,
   userId: string,
-  input: UserInput & { is_active: boolean },
-): Promise<UserRecord> {
+  input: UpdateUserRequest,
+): Promise<User> {
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   return await transaction(sql, async (tx) => {
-    const current = await findUserForUpdate(tx, projectId, userId);
+    const current = await findUser(tx, projectId, userId, { lock: true });
     if (!current) throw new AppError("user_not_found");
     const roleId = keepOrClear(input.role_id, current.role_id);
-    if (roleId !== current.role_id) await checkRole(tx, projectId, roleId);
     const email = keepOrClear(normalizeEmail(input.email), current.email);
     const externalUserId = keepOrClear(input.external_user_id, current.external_user_id);
+    const sensitive = [
+      passwordHash !== null && "password",
+      email !== current.email && "email",
+      externalUserId !== current.external_user_id && "external_user_id",
+      input.is_active !== current.is_active && "is_active",
+      roleId !== current.role_id && "role_id",
+    ].filter((f): f is string => f !== false);
+    if (caller.userId === userId && (sensitive.includes("password") || sensitive.includes("email"))) {
+      // A stolen token must not change the account's password or email without the current password.
+      throw new AppError("insufficient_permission", {
+        description:
+          "a user changes their own password or email with PUT /api/v1/users/current and current_password",
+        details: [{ field: "user_id", issue: "is the caller: use PUT /api/v1/users/current" }],
+      });
+    }
+    if (sensitive.length > 0) {
+      await requireCovered(
+        tx,
+        caller,
+        projectId,
+        { userId },
+        "user_id",
+        `changing this user's ${sensitive.join(", ")}`,
+        {
+          nameCodes: false,
+        },
+      );
+    }
+    if (roleId !== current.role_id) await checkRole(tx, caller, projectId, roleId);
     if (email === null && externalUserId === null) {
       throw new AppError("invalid_params", {
         details: [{ field: "external_user_id", issue: "required when the user has no email" }],
@@ -123,8 +136,15 @@ export async function updateUser(
       is_active: input.is_active,
       password_hash: passwordHash,
     });
-    if (!input.is_active || passwordHash) await revokeUserSessions(tx, userId);
-    return userRecord(row!);
+    if (!input.is_active || passwordHash) await endSessions(tx, { userId });
+    await record(tx, {
+      projectId,
+      type: updateType("user", current, row!),
+      source: sourceOf(caller),
+      target: { type: "user", id: userId },
+      changes: diff(current, row!, passwordHash ? ["password"] : []),
+    });
+    return row!;
   });
 }
 
@@ -133,73 +153,90 @@ export async function getExternalUser(
   projectId: string,
   externalUserId: string,
   includePermissions: boolean,
-): Promise<UserRecord> {
+): Promise<User> {
   // An id no user can have (over 100 characters, a NUL byte) is not looked up: it is simply not found.
   const possible = externalUserId.length <= 100 && !externalUserId.includes("\0");
-  const row = possible ? await findUserByExternalId(sql, projectId, externalUserId) : undefined;
-  if (!row) {
-    throw new AppError("user_not_found", { description: "no user with this external id in this project" });
-  }
-  const record = userRecord(row);
-  if (includePermissions) record.permissions = await permissionCodes(sql, { userId: row.id });
-  return record;
+  return await retryRead(async () => {
+    const row = possible ? await findUserByExternalId(sql, projectId, externalUserId) : undefined;
+    if (!row) {
+      throw new AppError("user_not_found", { description: "no user with this external id in this project" });
+    }
+    if (includePermissions) return { ...row, permissions: await permissionCodes(sql, { userId: row.id }) };
+    return row;
+  });
 }
 
-export async function listUsers(
-  sql: Sql,
-  projectId: string,
-  q: Page & Sort<UserSortField> & { search?: string; is_active?: boolean; role_id?: string },
-): Promise<PageOut<UserRecord>> {
-  return pageResult(q, await listUserRows(sql, projectId, q), userRecord);
+export async function listUsers(sql: Sql, projectId: string, q: UserListQuery): Promise<PageOf<User>> {
+  return await retryRead(() => listUserRows(sql, projectId, q));
 }
 
 /** The user a token belongs to; a client-credentials token has none (`user_not_found`). */
 export async function getCurrentUser(
   sql: Sql,
   principal: Principal,
-): Promise<UserRecord & { permissions: string[] }> {
-  if (!principal.sid) {
-    throw new AppError("user_not_found", { description: "the token belongs to a client, not a user" });
-  }
-  const row = await findUser(sql, principal.aud, principal.sub);
-  if (!row) throw new AppError("user_not_found");
-  return { ...userRecord(row), permissions: await permissionCodes(sql, { userId: row.id }) };
+): Promise<CurrentUser> {
+  const { projectId, userId } = requireUser(principal);
+  return await retryRead(async () => {
+    const row = await findUser(sql, projectId, userId);
+    if (!row) throw new AppError("user_not_found");
+    return { ...row, permissions: await permissionCodes(sql, { userId: row.id }) };
+  });
 }
 
-export type CurrentUserInput = {
-  display_name: string;
-  email: string;
-  avatar_url?: string | null;
-  password?: string | null;
-};
+const currentPasswordIssue = (issue: string) =>
+  new AppError("invalid_params", { details: [{ field: "current_password", issue }] });
 
 /**
  * §4.13: the token's user updates their own profile. An omitted avatar keeps it, null or "" removes it; an
- * empty or omitted password keeps it, and a new one ends the user's other sessions (not this one).
+ * empty or omitted password keeps it, and a new one ends the user's other sessions (not this one). A new
+ * password or another email needs the current password when the user has one (OWASP ASVS V2.1.6): a stolen
+ * access token alone cannot lock the owner out. Wrong current passwords count toward the login throttle.
  */
 export async function updateCurrentUser(
   sql: Sql,
   principal: Principal,
-  input: CurrentUserInput,
-): Promise<UserRecord & { permissions: string[] }> {
-  if (!principal.sid) {
-    throw new AppError("user_not_found", { description: "the token belongs to a client, not a user" });
+  input: UpdateCurrentUserRequest,
+): Promise<CurrentUser> {
+  const { projectId, userId, sessionId } = requireUser(principal);
+  const before = await findUser(sql, projectId, userId, { withPasswordHash: true });
+  if (!before) throw new AppError("user_not_found");
+  const email = normalizeEmail(input.email)!;
+  if (before.password_hash && (input.password || email !== before.email)) {
+    if (!input.current_password) {
+      throw currentPasswordIssue("required to change the password or the email");
+    }
+    const key = accountKey(projectId, before.email ?? userId);
+    await attempt(sql, key, THROTTLE.account);
+    if (!(await verifyPassword(before.password_hash, input.current_password))) {
+      throw currentPasswordIssue("is wrong");
+    }
+    await clearAttempts(sql, key);
   }
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   const row = await transaction(sql, async (tx) => {
-    const current = await findUserForUpdate(tx, principal.aud, principal.sub);
+    const current = await findUser(tx, projectId, userId, { lock: true, withPasswordHash: true });
     if (!current) throw new AppError("user_not_found");
-    const updated = await updateUserRow(tx, principal.aud, principal.sub, {
+    // Changed by another request since it was checked: the current password given is no longer current.
+    if (current.password_hash !== before.password_hash) throw currentPasswordIssue("is wrong");
+    const updated = await updateUserRow(tx, projectId, userId, {
       display_name: input.display_name,
       avatar_url: keepOrClear(input.avatar_url, current.avatar_url),
       external_user_id: current.external_user_id,
-      email: normalizeEmail(input.email)!,
+      email,
       role_id: current.role_id,
       is_active: current.is_active,
       password_hash: passwordHash,
     });
-    if (passwordHash) await revokeOtherSessions(tx, principal.sub, principal.sid!);
+    if (passwordHash) await endSessions(tx, { userId, except: sessionId });
+    const { password_hash: _, ...previous } = current;
+    await record(tx, {
+      projectId,
+      type: "user.updated",
+      source: sourceOf(principal),
+      target: { type: "user", id: userId },
+      changes: diff(previous, updated!, passwordHash ? ["password"] : []),
+    });
     return updated!;
   });
-  return { ...userRecord(row), permissions: await permissionCodes(sql, { userId: row.id }) };
+  return { ...row, permissions: await permissionCodes(sql, { userId: row.id }) };
 }

@@ -1,12 +1,17 @@
 /**
- * `deno task sdk`: generates the TypeScript fetch SDK from openapi/openapi.json into sdk/ with
+ * `deno task sdk`: generates the TypeScript fetch client from openapi/openapi.json into sdk/src/generated/ (the
+ * generator's folder; the package around it, sdk/, is written by hand) with
  * @openapi-generator-plus/typescript-fetch-client-generator, then gives its relative imports the `.ts`
- * extension Deno needs. `--out DIR` writes elsewhere (the drift test compares the two).
+ * extension that Deno needs (and that tsc rewrites to `.js` when it builds the package for Node), and drops
+ * the generator's README (the package has its own). `--out DIR` writes elsewhere (the drift test compares).
  */
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
+
+/** Where the generated client lives; nothing else may be kept there, `deno task sdk` empties it. */
+export const GENERATED_DIR = join(root, "sdk/src/generated");
 
 export async function generateSdk(outDir: string): Promise<void> {
   const config = await Deno.makeTempFile({ suffix: ".yml" });
@@ -38,6 +43,7 @@ export async function generateSdk(outDir: string): Promise<void> {
   }).output();
   await Deno.remove(config);
   if (!out.success) throw new Error(`SDK generation failed:\n${new TextDecoder().decode(out.stderr)}`);
+  await Deno.remove(join(outDir, "README.md")).catch(() => {});
   for await (const entry of Deno.readDir(outDir)) {
     if (!entry.name.endsWith(".ts")) continue;
     const path = join(outDir, entry.name);
@@ -48,7 +54,7 @@ export async function generateSdk(outDir: string): Promise<void> {
 
 if (import.meta.main) {
   const i = Deno.args.indexOf("--out");
-  const outDir = i >= 0 ? Deno.args[i + 1] : join(root, "sdk");
+  const outDir = i >= 0 ? Deno.args[i + 1] : GENERATED_DIR;
   await Deno.remove(outDir, { recursive: true }).catch(() => {});
   await generateSdk(outDir);
   console.log(`generated ${relative(Deno.cwd(), outDir) || "."}`);

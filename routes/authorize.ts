@@ -1,7 +1,6 @@
 /** GET /authorize (RFC 6749 §4.1.1) shows the login page; POST /authorize checks it and redirects with a code. */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { getConnInfo } from "hono/deno";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
 import { encodeBase64Url } from "../domain/base64.ts";
@@ -11,13 +10,14 @@ import {
   checkPassword,
   issueAuthorizationCode,
   loginRequestFor,
-  LoginThrottled,
   redirectWith,
   startLogin,
   validateAuthorizeRequest,
 } from "../domain/login.ts";
+import { AppError } from "../domain/errors.ts";
 import { newSecret } from "../domain/ids.ts";
-import type { App, AppEnv, Deps } from "./app.ts";
+import type { App, AppEnv } from "./env.ts";
+import { requestInfo } from "./request_info.ts";
 import { errorPage, loginPage } from "./login_page.ts";
 
 /** Binds a login form to the browser. On https it is a `__Host-` cookie, which no sibling domain can plant. */
@@ -48,7 +48,42 @@ function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: string) {
 function showError(c: Context<AppEnv>, err: AuthorizePageError) {
   const nonce = newNonce();
   pageHeaders(c, nonce);
-  return c.html(errorPage({ nonce, message: err.message }), err.status as 400 | 413);
+  return c.html(errorPage({ nonce, message: err.message }), err.status as 400 | 413 | 429);
+}
+
+/** The `Retry-After` of a 429 `too_many_requests`, or null for any other error. */
+function retryAfter(err: unknown): string | null {
+  return err instanceof AppError && err.code === "too_many_requests" ? err.headers!["Retry-After"] : null;
+}
+
+/**
+ * The one place where /authorize's errors become answers: a request error the redirect URI can be trusted
+ * with goes back to it (RFC 6749 §4.1.2.1); anything about the client or the page is shown on our own page;
+ * too many login pages is a 429 page. Anything else is a server error, answered by the app's error handler.
+ */
+function pageErrors(handler: (c: Context<AppEnv>) => Promise<Response>) {
+  return async (c: Context<AppEnv>): Promise<Response> => {
+    try {
+      return await handler(c);
+    } catch (err) {
+      if (err instanceof AuthorizeRedirectError) {
+        c.header("Cache-Control", "no-store");
+        const params = { error: err.code, error_description: err.message, state: err.state };
+        return c.redirect(
+          redirectWith(err.redirectUri, { ...params, iss: c.var.deps.config.publicUrl }),
+          302,
+        );
+      }
+      if (err instanceof AuthorizePageError) return showError(c, err);
+      const wait = retryAfter(err);
+      if (wait === null) throw err;
+      c.header("Retry-After", wait);
+      return showError(
+        c,
+        new AuthorizePageError(`Too many sign-in pages opened. Try again in ${wait} seconds.`, 429),
+      );
+    }
+  };
 }
 
 const newNonce = () => encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
@@ -59,73 +94,38 @@ function queryParams(c: Context<AppEnv>): Record<string, string[]> {
   return out;
 }
 
-/**
- * The address that login throttling counts: the connection's peer, or behind TRUST_PROXY_HOPS proxies the
- * entry of X-Forwarded-For that the nearest trusted proxy saw. IPv6 addresses count by their /64 prefix,
- * the block one subscriber holds.
- */
-function clientAddress(c: Context<AppEnv>, trustedHops: number): string {
-  let address: string | undefined;
-  if (trustedHops > 0) {
-    const hops = (c.req.header("x-forwarded-for") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-    address = hops[hops.length - trustedHops];
-  }
-  if (!address) {
-    try {
-      address = getConnInfo(c).remote.address;
-    } catch { /* no connection info (in-process requests) */ }
-  }
-  return address ? ipv6Prefix(address) : "unknown";
+/** The login form's page and the cookie it is bound to, for the service's public URL. */
+function formSettings(c: Context<AppEnv>) {
+  const { publicUrl } = c.var.deps.config;
+  const secure = publicUrl.startsWith("https:");
+  return { action: `${publicUrl}/authorize`, secure, cookieName: browserCookie(secure) };
 }
 
-export function ipv6Prefix(address: string): string {
-  if (!address.includes(":")) return address;
-  const [head, tail = ""] = address.replace(/^\[|\]$/g, "").split("::");
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  const groups = [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
-  return `${groups.slice(0, 4).map((g) => parseInt(g || "0", 16).toString(16)).join(":")}::/64`;
-}
-
-export function registerAuthorizeRoutes(app: App, deps: Deps) {
-  const action = `${deps.config.publicUrl}/authorize`;
-  const secure = deps.config.publicUrl.startsWith("https:");
-  const cookieName = browserCookie(secure);
-
-  app.get("/authorize", async (c) => {
-    let valid;
-    try {
-      valid = await validateAuthorizeRequest(deps.sql, queryParams(c));
-    } catch (err) {
-      if (err instanceof AuthorizePageError) return showError(c, err);
-      if (err instanceof AuthorizeRedirectError) {
-        c.header("Cache-Control", "no-store");
-        return c.redirect(
-          redirectWith(err.redirectUri, {
-            error: err.code,
-            error_description: err.message,
-            state: err.state,
-            iss: deps.config.publicUrl,
-          }),
-          302,
-        );
-      }
-      throw err;
-    }
-    let browser = getCookie(c, cookieName);
-    if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) browser = newSecret();
-    setCookie(c, cookieName, browser, {
-      httpOnly: true,
-      sameSite: "Lax",
-      secure,
-      path: secure ? "/" : "/authorize", // __Host- cookies must have Path=/
-      maxAge: 86_400,
-    });
-    const { requestId, csrf } = await startLogin(deps.sql, valid, browser);
-    const nonce = newNonce();
-    pageHeaders(c, nonce, valid.redirectUri);
-    return c.html(loginPage({ nonce, action, projectName: valid.client.project_name, requestId, csrf }), 200);
-  });
+export function registerAuthorizeRoutes(app: App) {
+  app.get(
+    "/authorize",
+    pageErrors(async (c) => {
+      const { sql } = c.var.deps;
+      const { action, secure, cookieName } = formSettings(c);
+      const valid = await validateAuthorizeRequest(sql, queryParams(c));
+      let browser = getCookie(c, cookieName);
+      if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) browser = newSecret();
+      setCookie(c, cookieName, browser, {
+        httpOnly: true,
+        sameSite: "Lax",
+        secure,
+        path: secure ? "/" : "/authorize", // __Host- cookies must have Path=/
+        maxAge: 86_400,
+      });
+      const { requestId, csrf } = await startLogin(sql, valid, browser, requestInfo(c));
+      const nonce = newNonce();
+      pageHeaders(c, nonce, valid.redirectUri);
+      return c.html(
+        loginPage({ nonce, action, projectName: valid.client.project_name, requestId, csrf }),
+        200,
+      );
+    }),
+  );
 
   app.post(
     "/authorize",
@@ -135,68 +135,52 @@ export function registerAuthorizeRoutes(app: App, deps: Deps) {
         showError(c as Context<AppEnv>, new AuthorizePageError("The sign-in form is too large.", 413)),
     }),
   );
-  app.post("/authorize", async (c) => {
-    const contentType = c.req.header("content-type") ?? "";
-    if (!/^application\/x-www-form-urlencoded(;|$)/i.test(contentType)) {
-      return showError(c, new AuthorizePageError("The sign-in form was not sent as a form."));
-    }
-    const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
-    let req;
-    try {
-      req = await loginRequestFor(deps.sql, form, getCookie(c, cookieName));
-    } catch (err) {
-      if (err instanceof AuthorizePageError) return showError(c, err);
-      throw err;
-    }
-    const nonce = newNonce();
-    pageHeaders(c, nonce, req.redirect_uri);
-    const again = (error: string, status: 400 | 429) =>
-      c.html(
-        loginPage({
-          nonce,
-          action,
-          projectName: req.project_name,
-          requestId: form.request_id,
-          csrf: form.csrf,
-          email: (form.email ?? "").slice(0, 100),
-          error,
-        }),
-        status,
-      );
-    const email = form.email ?? "";
-    const password = form.password ?? "";
-    if (!email || !password || email.length > 100 || password.length > 1024) return again(INVALID, 400);
-    let userId;
-    try {
-      userId = await checkPassword(
-        deps.sql,
-        req.project_id,
-        email,
-        password,
-        clientAddress(c, deps.config.trustProxyHops),
-      );
-    } catch (err) {
-      if (err instanceof LoginThrottled) {
-        c.header("Retry-After", String(err.retryAfter));
-        return again(`Too many failed attempts. Try again in ${err.retryAfter} seconds.`, 429);
+  app.post(
+    "/authorize",
+    pageErrors(async (c) => {
+      const { sql, config } = c.var.deps;
+      const { action, cookieName } = formSettings(c);
+      const contentType = c.req.header("content-type") ?? "";
+      if (!/^application\/x-www-form-urlencoded(;|$)/i.test(contentType)) {
+        throw new AuthorizePageError("The sign-in form was not sent as a form.");
       }
-      throw err;
-    }
-    if (!userId) return again(INVALID, 400);
-    try {
-      const location = await issueAuthorizationCode(
-        deps.sql,
-        req,
-        userId,
-        deps.config.publicUrl,
-        deps.config.authCodeTtl,
+      const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
+      const req = await loginRequestFor(sql, form, getCookie(c, cookieName));
+      const nonce = newNonce();
+      pageHeaders(c, nonce, req.redirect_uri);
+      // A failed or throttled login shows the form again, with its message.
+      const again = (error: string, status: 400 | 429) =>
+        c.html(
+          loginPage({
+            nonce,
+            action,
+            projectName: req.project_name,
+            requestId: form.request_id,
+            csrf: form.csrf,
+            email: (form.email ?? "").slice(0, 100),
+            error,
+          }),
+          status,
+        );
+      const email = form.email ?? "";
+      const password = form.password ?? "";
+      if (!email || !password || email.length > 100 || password.length > 1024) return again(INVALID, 400);
+      let userId;
+      try {
+        userId = await checkPassword(sql, req, email, password, requestInfo(c));
+      } catch (err) {
+        const wait = retryAfter(err);
+        if (wait === null) throw err;
+        c.header("Retry-After", wait);
+        return again(`Too many failed attempts. Try again in ${wait} seconds.`, 429);
+      }
+      if (!userId) return again(INVALID, 400);
+      return c.redirect(
+        await issueAuthorizationCode(sql, req, userId, config.publicUrl, config.authCodeTtl),
+        303,
       );
-      return c.redirect(location, 303);
-    } catch (err) {
-      if (err instanceof AuthorizePageError) return showError(c, err);
-      throw err;
-    }
-  });
+    }),
+  );
 
   // Documented for the reference page; the handlers above do their own checks, since their errors are pages.
   app.openAPIRegistry.registerPath({

@@ -1,131 +1,69 @@
 /** Roles: `/api/v1/projects/{project_id}/roles`. */
-import { createRoute, z } from "@hono/zod-openapi";
 import { createRole, listRoles, updateRole } from "../domain/roles.ts";
-import { type App, type Deps, guarded } from "./app.ts";
-import {
-  Code,
-  Description,
-  errorResponses,
-  Id,
-  jsonBody,
-  jsonResponse,
-  listOf,
-  listQuery,
-  Name,
-  PermissionIds,
-  ProjectIdParam,
-  Timestamps,
-} from "../openapi/schemas.ts";
+import { listOf, ProjectIdParam } from "../openapi/fields.ts";
+import { CreateRoleRequest, Role, RoleIdParam, RoleListQuery, UpdateRoleRequest } from "../openapi/roles.ts";
+import type { App } from "./env.ts";
+import { guardedRoute } from "./operation.ts";
+import { jsonBody, jsonResponse } from "./responses.ts";
 
-const Role = z.object({
-  id: z.string(),
-  project_id: z.string(),
-  code: z.string(),
-  name: z.string(),
-  description: z.string().nullable(),
-  permission_ids: z.array(z.string()),
-  ...Timestamps,
-}).openapi("Role");
-
-const RoleBody = z.object({
-  code: Code.openapi({
-    description: "Letters, digits, dash, underscore; unique in the project (case-insensitively)",
-  }),
-  name: Name,
-  description: Description,
-  permission_ids: PermissionIds.optional(),
-});
-
-const CreateRoleBody = RoleBody.openapi("CreateRoleRequest");
-const UpdateRoleBody = RoleBody.extend({
-  permission_ids: PermissionIds.optional().openapi({
-    description: "Omitted: unchanged. Given: replaces the role's permissions.",
-  }),
-}).openapi("UpdateRoleRequest");
-
-const RoleIdParam = ProjectIdParam.extend({
-  role_id: Id.openapi({ param: { name: "role_id", in: "path" } }),
-});
-
-export const createRoleRoute = createRoute({
+export const createRoleRoute = guardedRoute({
   method: "post",
   path: "/api/v1/projects/{project_id}/roles",
   operationId: "createRole",
   tags: ["Roles"],
   summary: "Create a role",
-  description: "Needs `roles:create`.",
-  security: [{ bearerAuth: [] }],
-  request: { params: ProjectIdParam, body: jsonBody(CreateRoleBody) },
-  responses: {
-    201: jsonResponse(Role, "The role"),
-    ...errorResponses(
-      "invalid_params",
-      "invalid_authorization_token",
-      "insufficient_permission",
-      "project_not_found",
-      "some_permissions_not_found",
-      "role_code_already_used",
-    ),
-  },
+  permission: "roles:create",
+  description: "The caller grants only permissions it holds itself (the project's admin client holds them " +
+    "all): otherwise 403 `insufficient_permission`, `details` naming the codes it lacks, and nothing is " +
+    "written. Unknown ids are checked first (`some_permissions_not_found`).",
+  request: { params: ProjectIdParam, body: jsonBody(CreateRoleRequest) },
+  responses: { 201: jsonResponse(Role, "The role") },
+  errors: ["some_permissions_not_found", "role_code_already_used"],
 });
 
-export const updateRoleRoute = createRoute({
+export const updateRoleRoute = guardedRoute({
   method: "put",
   path: "/api/v1/projects/{project_id}/roles/{role_id}",
   operationId: "updateRole",
   tags: ["Roles"],
   summary: "Update a role",
-  description:
-    "Needs `roles:update`. A change of permissions applies to every user with the role on their next " +
-    "request.",
-  security: [{ bearerAuth: [] }],
-  request: { params: RoleIdParam, body: jsonBody(UpdateRoleBody) },
-  responses: {
-    200: jsonResponse(Role, "The updated role"),
-    ...errorResponses(
-      "invalid_params",
-      "invalid_authorization_token",
-      "insufficient_permission",
-      "project_not_found",
-      "role_not_found",
-      "some_permissions_not_found",
-      "role_code_already_used",
-    ),
-  },
+  permission: "roles:update",
+  description: "A change of permissions applies to every user with the role on their next request. Every " +
+    "permission added must be held by the caller (403 `insufficient_permission` otherwise, naming the " +
+    "codes); permissions the role keeps or loses need not be.",
+  request: { params: RoleIdParam, body: jsonBody(UpdateRoleRequest) },
+  responses: { 200: jsonResponse(Role, "The updated role") },
+  errors: ["role_not_found", "some_permissions_not_found", "role_code_already_used"],
 });
 
-export const listRolesRoute = createRoute({
+export const listRolesRoute = guardedRoute({
   method: "get",
   path: "/api/v1/projects/{project_id}/roles",
   operationId: "listRoles",
   tags: ["Roles"],
   summary: "List roles",
-  description: "Needs `roles:read`. `search` matches the code, name and description.",
-  security: [{ bearerAuth: [] }],
-  request: {
-    params: ProjectIdParam,
-    query: listQuery(["name", "code", "created_at", "updated_at"] as const),
-  },
-  responses: {
-    200: jsonResponse(listOf(Role, "RoleList"), "A page of roles"),
-    ...errorResponses(
-      "invalid_params",
-      "invalid_authorization_token",
-      "insufficient_permission",
-      "project_not_found",
-    ),
-  },
+  permission: "roles:read",
+  description: "`search` matches the code, name and description.",
+  request: { params: ProjectIdParam, query: RoleListQuery },
+  responses: { 200: jsonResponse(listOf(Role, "RoleList"), "A page of roles") },
 });
 
-export function registerRoleRoutes(app: App, deps: Deps) {
-  app.openapi(guarded(deps, createRoleRoute, "roles:create"), async (c) => {
-    return c.json(await createRole(deps.sql, c.req.valid("param").project_id, c.req.valid("json")), 201);
+export function registerRoleRoutes(app: App) {
+  app.openapi(createRoleRoute, async (c) => {
+    const { project_id } = c.req.valid("param");
+    return c.json(await createRole(c.var.deps.sql, c.var.principal, project_id, c.req.valid("json")), 201);
   });
-  app.openapi(guarded(deps, updateRoleRoute, "roles:update"), async (c) => {
+  app.openapi(updateRoleRoute, async (c) => {
     const { project_id, role_id } = c.req.valid("param");
-    return c.json(await updateRole(deps.sql, project_id, role_id, c.req.valid("json")), 200);
+    return c.json(
+      await updateRole(c.var.deps.sql, c.var.principal, project_id, role_id, c.req.valid("json")),
+      200,
+    );
   });
-  app.openapi(guarded(deps, listRolesRoute, "roles:read"), async (c) => {
-    return c.json(await listRoles(deps.sql, c.req.valid("param").project_id, c.req.valid("query")), 200);
+  app.openapi(listRolesRoute, async (c) => {
+    return c.json(
+      await listRoles(c.var.deps.sql, c.req.valid("param").project_id, c.req.valid("query")),
+      200,
+    );
   });
 }

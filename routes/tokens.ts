@@ -1,38 +1,14 @@
-/** The token endpoint (RFC 6749 §3.2): `POST /api/v1/tokens`, form-encoded. */
-import { createRoute, z } from "@hono/zod-openapi";
-import { exchangeCredentials } from "../domain/grants.ts";
+/** The token endpoint (RFC 6749 §3.2), revocation (RFC 7009) and introspection (RFC 7662), form-encoded. */
+import { z } from "@hono/zod-openapi";
+import { exchangeCredentials } from "../domain/grants/exchange.ts";
 import { introspectToken, revokeToken } from "../domain/introspection.ts";
-import type { App, Deps } from "./app.ts";
-import { errorResponses, jsonResponse } from "../openapi/schemas.ts";
+import { Introspection, TokenActionRequest, TokenRequest, TokenResponse } from "../openapi/tokens.ts";
+import { presentedClient } from "./client_auth.ts";
+import type { App } from "./env.ts";
+import { publicRoute } from "./operation.ts";
+import { formBody, jsonResponse } from "./responses.ts";
 
-const field = (description: string) => z.string().max(4096).optional().openapi({ description });
-
-const TokenRequest = z.object({
-  grant_type: z.enum(["authorization_code", "refresh_token", "client_credentials"]).openapi({
-    description: "`client_credentials` for machine clients (HTTP Basic authentication required).",
-  }),
-  client_id: field("Required for `authorization_code` and `refresh_token`; with Basic, must match it."),
-  client_secret: field("Not accepted: send client credentials with HTTP Basic."),
-  authorization_code: field("The code from the authorize redirect (`code` is accepted too)."),
-  code: field("RFC 6749's name for `authorization_code`."),
-  redirect_uri: field("Required for `authorization_code`; must equal the authorize request's."),
-  code_verifier: field("Required for `authorization_code` (PKCE, S256)."),
-  refresh_token: field("Required for `refresh_token`."),
-  state: field("Optional; ignored."),
-}).openapi("TokenRequest");
-
-const TokenResponse = z.object({
-  access_token: z.string().openapi({ description: "An RFC 9068 JWT; verify it with the JWKS." }),
-  token_type: z.literal("Bearer"),
-  expires_in: z.number().int().openapi({
-    description: "Seconds until the access token expires",
-    example: 900,
-  }),
-  refresh_token: z.string().optional().openapi({ description: "User grants only" }),
-  refresh_token_expires_in: z.number().int().optional().openapi({ description: "User grants only" }),
-}).openapi("TokenResponse");
-
-export const exchangeCredentialsRoute = createRoute({
+export const exchangeCredentialsRoute = publicRoute({
   method: "post",
   path: "/api/v1/tokens",
   operationId: "exchangeCredentials",
@@ -45,88 +21,54 @@ export const exchangeCredentialsRoute = createRoute({
     "**refresh_token**: `client_id` and `refresh_token`; every refresh rotates both tokens, and a spent refresh " +
     "token presented again ends the whole session. Checks, in order: parameters (`invalid_params`), client " +
     "exists (`invalid_client`), Basic secret when sent (`invalid_client_credentials`, 401 with " +
-    "`WWW-Authenticate: Basic`), client active (`client_not_active`), project active (`project_not_active`), " +
+    "`WWW-Authenticate: Basic`; a client whose `token_endpoint_auth_method` is `client_secret_basic` must " +
+    "send it with every grant; failed secrets are throttled per client id and address, 429 " +
+    "`too_many_requests` with `Retry-After`), client active (`client_not_active`), project active (`project_not_active`), " +
     "then the code (unknown or another client's `invalid_authorization_code`, `different_authorize_redirect_uri`, " +
     "`auth_code_already_used` — which also revokes what the code issued —, `auth_code_expired`, " +
     "`invalid_code_verifier`) or the refresh token (`invalid_refresh_token`, `refresh_token_already_used`, " +
     "`refresh_token_expired`). Tokens carry `aud` = the project id; permissions are evaluated live on every " +
     "request. Answers carry `Cache-Control: no-store`.",
   security: [{ basicAuth: [] }],
-  request: {
-    body: {
-      required: true,
-      content: { "application/x-www-form-urlencoded": { schema: TokenRequest } },
-    },
-  },
-  responses: {
-    200: jsonResponse(TokenResponse, "An access token"),
-    ...errorResponses(
-      "invalid_params",
-      "invalid_client",
-      "client_not_active",
-      "project_not_active",
-      "invalid_authorization_code",
-      "different_authorize_redirect_uri",
-      "auth_code_already_used",
-      "auth_code_expired",
-      "invalid_code_verifier",
-      "invalid_refresh_token",
-      "refresh_token_expired",
-      "refresh_token_already_used",
-      "invalid_client_credentials",
-    ),
-  },
+  request: { body: formBody(TokenRequest) },
+  responses: { 200: jsonResponse(TokenResponse, "An access token") },
+  errors: [
+    "invalid_params",
+    "invalid_client",
+    "client_not_active",
+    "project_not_active",
+    "invalid_authorization_code",
+    "different_authorize_redirect_uri",
+    "auth_code_already_used",
+    "auth_code_expired",
+    "invalid_code_verifier",
+    "invalid_refresh_token",
+    "refresh_token_expired",
+    "refresh_token_already_used",
+    "invalid_client_credentials",
+    "too_many_requests",
+  ],
 });
 
-const TokenActionRequest = z.object({
-  token: z.string().min(1).max(4096).openapi({ description: "An access token or a refresh token" }),
-  token_type_hint: z.string().max(100).optional().openapi({
-    description: "`access_token` or `refresh_token`: where to look first; other values are ignored",
-  }),
-  client_id: field("For revocation by a public client, without HTTP Basic"),
-});
-
-const Introspection = z.object({
-  active: z.boolean(),
-  token_type: z.enum(["access_token", "refresh_token"]).optional(),
-  iss: z.string().optional(),
-  sub: z.string().optional().openapi({ description: "The user id, or the client id for client credentials" }),
-  aud: z.string().optional().openapi({ description: "The project id" }),
-  client_id: z.string().optional(),
-  exp: z.number().int().optional(),
-  iat: z.number().int().optional(),
-  jti: z.string().optional(),
-  sid: z.string().optional(),
-  permissions: z.array(z.string()).optional().openapi({
-    description:
-      "The subject's `resource:permission` codes now: a user's through the role, a client's directly",
-  }),
-}).openapi("Introspection");
-
-export const revokeTokenRoute = createRoute({
+export const revokeTokenRoute = publicRoute({
   method: "post",
   path: "/api/v1/tokens/revoke",
   operationId: "revokeToken",
   tags: ["Tokens"],
   summary: "Revoke a token (RFC 7009)",
   description:
-    "Authenticated with HTTP Basic by a client of the token's project, or by a public client with " +
-    "`client_id`. A refresh token ends its whole session (every token of it); an access token is refused from " +
-    "the next request on. Answers 200 for unknown tokens too (RFC 7009 §2.2).",
+    "Authenticated with HTTP Basic, or by a public client (`token_endpoint_auth_method` `none`) with " +
+    "`client_id`. A client revokes only tokens issued to it (RFC 7009 §2.1): a refresh token ends its whole " +
+    "session (every token of it); an access token is refused from the next request on. Another client's " +
+    "tokens, unknown tokens, and anything an inactive client sends answer 200 too and change nothing " +
+    "(§2.2). Failed secrets are throttled per client id and address (429 with `Retry-After`).",
   security: [{ basicAuth: [] }],
-  request: {
-    body: {
-      required: true,
-      content: { "application/x-www-form-urlencoded": { schema: TokenActionRequest } },
-    },
-  },
-  responses: {
-    200: jsonResponse(z.object({}).openapi("Empty"), "Revoked, or nothing to revoke"),
-    ...errorResponses("invalid_params", "invalid_client", "invalid_client_credentials"),
-  },
+  request: { body: formBody(TokenActionRequest) },
+  responses: { 200: jsonResponse(z.object({}).openapi("Empty"), "Revoked, or nothing to revoke") },
+  errors: ["invalid_params", "invalid_client", "invalid_client_credentials", "too_many_requests"],
 });
 
-export const introspectTokenRoute = createRoute({
+export const introspectTokenRoute = publicRoute({
   method: "post",
   path: "/api/v1/tokens/introspect",
   operationId: "introspectToken",
@@ -138,47 +80,41 @@ export const introspectTokenRoute = createRoute({
     "do now. A token of another project is `active: false`. A database failure answers 503, never " +
     "`active: false`.",
   security: [{ basicAuth: [] }],
-  request: {
-    body: {
-      required: true,
-      content: { "application/x-www-form-urlencoded": { schema: TokenActionRequest } },
-    },
-  },
-  responses: {
-    200: jsonResponse(Introspection, "The token's state"),
-    ...errorResponses(
-      "invalid_params",
-      "invalid_client_credentials",
-      "client_not_active",
-      "project_not_active",
-    ),
-  },
+  request: { body: formBody(TokenActionRequest) },
+  responses: { 200: jsonResponse(Introspection, "The token's state") },
+  errors: [
+    "invalid_params",
+    "invalid_client_credentials",
+    "client_not_active",
+    "project_not_active",
+    "too_many_requests",
+  ],
 });
 
-export function registerTokenRoutes(app: App, deps: Deps) {
-  const settings = { refreshTokenTtl: deps.config.refreshTokenTtl };
+export function registerTokenRoutes(app: App) {
   app.openapi(exchangeCredentialsRoute, async (c) => {
-    const body = await exchangeCredentials(
-      deps.sql,
-      deps.tokens,
-      settings,
-      c.req.valid("form"),
-      c.req.header("authorization"),
-    );
+    const { sql, tokens, config } = c.var.deps;
+    const form = c.req.valid("form");
+    const body = await exchangeCredentials({
+      sql,
+      tokens,
+      settings: { refreshTokenTtl: config.refreshTokenTtl, sessionMaxTtl: config.sessionMaxTtl },
+      form,
+      client: presentedClient(c, form),
+    });
     c.header("Pragma", "no-cache");
     return c.json(body, 200);
   });
   app.openapi(revokeTokenRoute, async (c) => {
-    await revokeToken(deps.sql, deps.tokens, c.req.valid("form"), c.req.header("authorization"));
+    const { sql, tokens } = c.var.deps;
+    const form = c.req.valid("form");
+    await revokeToken(sql, tokens, form, presentedClient(c, form));
     return c.json({}, 200);
   });
   app.openapi(introspectTokenRoute, async (c) => {
-    const result = await introspectToken(
-      deps.sql,
-      deps.tokens,
-      c.req.valid("form"),
-      c.req.header("authorization"),
-    );
+    const { sql, tokens } = c.var.deps;
+    const form = c.req.valid("form");
+    const result = await introspectToken(sql, tokens, form, presentedClient(c, form));
     c.header("Pragma", "no-cache");
     return c.json(result, 200);
   });

@@ -4,26 +4,49 @@
  * with 404; a token holding exactly the operation's permission gets past the gate.
  */
 import assert from "node:assert/strict";
-import { buildOpenApiDocument } from "../openapi/document.ts";
+import { buildOpenApiDocument } from "../routes/document.ts";
 import { clientWith, expectError, http, newProject, test } from "./helpers.ts";
 
 type Op = { method: string; path: string; operationId: string; permission: string };
+type DocOp = { operationId: string; security?: Record<string, unknown>[]; "x-permission"?: string | null };
 
-function adminOperations(): Op[] {
-  const doc = buildOpenApiDocument() as {
-    paths: Record<string, Record<string, { operationId: string; description?: string }>>;
-  };
-  const ops: Op[] = [];
+/** Every operation behind the bearer gate must state its permission (`x-permission`, null for "a live token"). */
+function guardedOperations(): (Omit<Op, "permission"> & { permission: string | null })[] {
+  const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, DocOp>> };
+  const ops = [];
   for (const [path, methods] of Object.entries(doc.paths)) {
-    if (!path.startsWith("/api/v1/projects/{project_id}/")) continue;
     for (const [method, op] of Object.entries(methods)) {
-      const permission = /Needs `([a-z]+:[a-z]+)`/.exec(op.description ?? "")?.[1];
-      assert.ok(permission, `${op.operationId} names its permission`);
-      ops.push({ method: method.toUpperCase(), path, operationId: op.operationId, permission });
+      if (!op.security?.some((s) => "bearerAuth" in s)) continue;
+      assert.ok("x-permission" in op, `${op.operationId} states its permission (x-permission)`);
+      ops.push({
+        method: method.toUpperCase(),
+        path,
+        operationId: op.operationId,
+        permission: op["x-permission"]!,
+      });
     }
   }
   return ops;
 }
+
+/** The project-scoped administrative operations and the permission each needs. */
+function adminOperations(): Op[] {
+  return guardedOperations().filter((op): op is Op =>
+    op.path.startsWith("/api/v1/projects/{project_id}/") && op.permission !== null
+  );
+}
+
+test("every operation behind the bearer gate states its permission in the OpenAPI document", () => {
+  const ops = guardedOperations();
+  for (const op of ops) {
+    if (op.permission !== null) assert.match(op.permission, /^[a-z]+:[a-z]+$/, op.operationId);
+  }
+  assert.deepEqual(
+    ops.filter((o) => o.permission === null).map((o) => o.operationId).sort(),
+    ["getCurrentUser", "updateCurrentUser"],
+    "only the current user's operations need no permission",
+  );
+});
 
 function request(op: Op, projectId: string, token?: string): Promise<Response> {
   const path = op.path.replace("{project_id}", projectId).replace(/\{[a-z_]+\}/g, "no-such-id");
@@ -35,7 +58,7 @@ function request(op: Op, projectId: string, token?: string): Promise<Response> {
 
 test("every administrative operation refuses a missing, bad, foreign or unpermitted token", async () => {
   const ops = adminOperations();
-  assert.equal(ops.length, 14, ops.map((o) => o.operationId).join(", "));
+  assert.equal(ops.length, 23, ops.map((o) => o.operationId).join(", "));
   const p = await newProject();
   const other = await newProject();
   const powerless = await clientWith(p, []);
@@ -64,7 +87,11 @@ test("a token holding exactly an operation's permission gets past the gate", asy
     // Past the gate the fake ids and empty bodies answer 200, 400 or a "no such record" 404, never 401/403.
     assert.ok([200, 400, 404].includes(res.status), `${op.operationId}: ${res.status} ${body}`);
     if (res.status === 404) {
-      assert.match(JSON.parse(body).error, /^(resource|role|user|client)_not_found$/, op.operationId);
+      assert.match(
+        JSON.parse(body).error,
+        /^(resource|role|user|client|webhook|webhook_delivery)_not_found$/,
+        op.operationId,
+      );
     }
   }
 });

@@ -32,9 +32,11 @@ test("POST .../clients creates a client whose secret is shown once and gets toke
     "name",
     "permission_ids",
     "project_id",
+    "token_endpoint_auth_method",
     "updated_at",
   ]);
   assert.equal(c.is_active, true);
+  assert.equal(c.token_endpoint_auth_method, "none");
   assert.deepEqual(c.permission_ids, [ids["users:read"]]);
   assert.equal(c.client_secret.length, 43);
   const token = await clientToken(c.id, c.client_secret);
@@ -171,7 +173,7 @@ test("a project's admin client can be neither deactivated nor stripped of its pe
     is_active: true,
   });
   assert.equal(renamed.name, "Ops");
-  assert.equal(renamed.permission_ids.length, 14);
+  assert.equal(renamed.permission_ids.length, 19);
   const other = await p.api.clients.createClient(p.project.id, { name: "not admin", is_active: false });
   assert.equal(other.is_admin, false);
   assert.equal(other.is_active, false, "is_active is accepted on create");

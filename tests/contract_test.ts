@@ -1,7 +1,7 @@
 /** The published contract: openapi/openapi.json and sdk/ match the routes; /openapi.json and /docs serve. */
 import assert from "node:assert/strict";
-import { buildOpenApiDocument, OPENAPI_PATH, serialize } from "../openapi/document.ts";
-import { generateSdk } from "../openapi/sdk.ts";
+import { buildOpenApiDocument, OPENAPI_PATH, serialize } from "../routes/document.ts";
+import { GENERATED_DIR, generateSdk } from "../openapi/sdk.ts";
 import { http, test } from "./helpers.ts";
 
 test("openapi/openapi.json is up to date with the routes (run `deno task openapi`)", async () => {
@@ -13,18 +13,21 @@ test("openapi/openapi.json is up to date with the routes (run `deno task openapi
   );
 });
 
-test("sdk/ is up to date with openapi/openapi.json (run `deno task sdk`)", async () => {
+test("sdk/src/generated/ is up to date with openapi/openapi.json (run `deno task sdk`)", async () => {
   const out = await Deno.makeTempDir({ prefix: "acs-sdk-" });
   try {
     await generateSdk(out);
-    const sdkDir = new URL("../sdk/", import.meta.url);
-    const names = (dir: string | URL) => [...Deno.readDirSync(dir)].map((e) => e.name).sort();
-    assert.deepEqual(names(sdkDir), names(out));
+    const names = (dir: string) => [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    assert.deepEqual(
+      names(GENERATED_DIR),
+      names(out),
+      "sdk/src/generated/ holds exactly what the generator writes",
+    );
     for (const name of names(out)) {
       assert.equal(
-        await Deno.readTextFile(new URL(name, sdkDir)),
+        await Deno.readTextFile(`${GENERATED_DIR}/${name}`),
         await Deno.readTextFile(`${out}/${name}`),
-        `sdk/${name} drifted: run \`deno task sdk\``,
+        `sdk/src/generated/${name} drifted: run \`deno task sdk\``,
       );
     }
   } finally {
@@ -86,13 +89,29 @@ test("GET /docs serves the API reference with its script from this service, unde
   assert.match(html, /<script[^>]+src="\/docs\/scalar\.js"/);
   assert.doesNotMatch(html, /https?:\/\/(cdn|fonts)\./, "no third-party assets");
   assert.match(html, /\/openapi\.json/);
+  // Scalar's vendor features that need the internet or a vendor account are off.
+  assert.match(html, /"agent":\{"disabled":true\}/);
+  assert.match(html, /"mcp":\{"disabled":true\}/);
+  assert.match(html, /"showDeveloperTools":"never"/);
   const script = await http("/docs/scalar.js");
   assert.equal(script.status, 200);
   assert.match(script.headers.get("content-type") ?? "", /javascript/);
   assert.ok((await script.arrayBuffer()).byteLength > 100_000);
+  // A client that does not take gzip gets the script as it is.
+  const plain = await http("/docs/scalar.js", { headers: { "accept-encoding": "identity" } });
+  assert.equal(plain.headers.get("content-encoding"), null);
+  assert.match((await plain.text()).slice(0, 200), /[a-zA-Z(]/);
 });
 
 test("GET /healthz and GET /readyz", async () => {
   assert.deepEqual(await (await http("/healthz")).json(), { status: "ok" });
   assert.deepEqual(await (await http("/readyz")).json(), { status: "ready" });
+});
+
+test("the embedded database's seed was made by the PGlite version the service runs (deno task embedded-seed)", async () => {
+  const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)));
+  const version = /@([\d.]+)$/.exec(config.imports["@electric-sql/pglite"])![1];
+  const seed = await Deno.readTextFile(new URL("../db/embedded/seed.version", import.meta.url));
+  assert.equal(seed.trim(), version, "run `deno task embedded-seed` after changing the PGlite version");
+  assert.ok((await Deno.stat(new URL("../db/embedded/seed.tar.gz", import.meta.url))).size > 100_000);
 });

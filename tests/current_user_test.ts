@@ -56,7 +56,7 @@ test("PUT /api/v1/users/current: §4.13 rules, limits, and a client token has no
     password: "12345678",
   });
   await expectError(
-    api.updateCurrentUser({ display_name: "x", email: "TAKEN@example.com" }),
+    api.updateCurrentUser({ display_name: "x", email: "TAKEN@example.com", current_password: p.password }),
     409,
     "user_email_already_used",
   );
@@ -78,6 +78,7 @@ test("a new password through /users/current keeps this session and ends the user
     display_name: "x",
     email: p.email,
     password: "brand new password",
+    current_password: p.password,
   });
   assert.equal((await (await sdk(mine.access_token)).users.getCurrentUser()).id, p.userId);
   await expectError(

@@ -157,13 +157,16 @@ test("tokens of one project never act on another, nor on the system project's op
   assert.equal((await b.api.projects.getProject(b.project.id)).name, b.project.name);
 });
 
-test("a system-project token reads and updates any project but cannot manage its clients", async () => {
+test("the system admin client administers any project, down to its admin client; other projects' tokens do not", async () => {
   const p = await newProject();
   const admin = await sdk(await systemToken());
   assert.equal((await admin.projects.getProject(p.project.id)).id, p.project.id);
   assert.equal((await admin.projects.updateProject(p.project.id, { name: "renamed" })).name, "renamed");
+  const rotated = await admin.clients.rotateClientSecret(p.project.id, p.clientId);
+  assert.ok(await clientToken(p.clientId, rotated.client_secret));
+  const other = await newProject();
   await expectError(
-    admin.clients.rotateClientSecret(p.project.id, p.clientId),
+    other.api.clients.rotateClientSecret(p.project.id, p.clientId),
     403,
     "insufficient_permission",
   );

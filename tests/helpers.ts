@@ -1,9 +1,13 @@
 /**
  * Test harness: one service per test process, on the embedded database (a fresh temp DATA_DIR) or, when
- * DATABASE_URL is set, on that PostgreSQL server. Tests reach it through the generated SDK and raw HTTP.
+ * DATABASE_URL is set, on that PostgreSQL server (DATABASE_POOLER and DATABASE_DIRECT_URL pass through, for a
+ * run behind PgBouncer). With TEST_SERVICE_URL the tests talk to a service running elsewhere instead (such as
+ * `deno serve` with restricted permissions), and open their own connection to DATABASE_URL, its database, for
+ * the few direct queries. Tests reach the service through the generated SDK and raw HTTP.
  */
 import assert from "node:assert/strict";
 import { loadConfig } from "../config.ts";
+import { connectServer, type Database } from "../db/connection.ts";
 import { type Service, startService } from "../main.ts";
 import {
   Api,
@@ -15,11 +19,22 @@ import {
   ServiceApi,
   TokensApi,
   UsersApi,
-} from "../sdk/index.ts";
+} from "../sdk/src/mod.ts";
 
 export { Api };
 export const ADMIN_SECRET = "test-bootstrap-secret-that-is-long-enough-0001";
 export const DATABASE_URL = Deno.env.get("DATABASE_URL") || undefined;
+/** The variables of a PostgreSQL run that a service started by a test must get too. */
+export const DATABASE_ENV: Record<string, string> = Object.fromEntries(
+  ["DATABASE_URL", "DATABASE_POOLER", "DATABASE_DIRECT_URL"]
+    .map((name) => [name, Deno.env.get(name) ?? ""])
+    .filter(([, value]) => value !== ""),
+);
+/** Set: a service started elsewhere, with BOOTSTRAP_ADMIN_SECRET=ADMIN_SECRET and PUBLIC_URL=this address. */
+export const TEST_SERVICE_URL = Deno.env.get("TEST_SERVICE_URL")?.replace(/\/+$/, "") || undefined;
+if (TEST_SERVICE_URL && !DATABASE_URL) {
+  throw new Error("TEST_SERVICE_URL needs DATABASE_URL: the database of that service, for direct queries");
+}
 
 export function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -28,7 +43,10 @@ export function freePort(): number {
   return port;
 }
 
-let started: Promise<Service> | undefined;
+/** What tests use of the shared service: its address, and a connection to its database. */
+export type TestService = { url: string; db: { sql: Database["sql"] } };
+
+let started: Promise<TestService> | undefined;
 
 /** Starts a service in this process on the test database (or a fresh embedded one) and a free port. */
 export async function startTestService(): Promise<Service> {
@@ -40,21 +58,34 @@ export async function startTestService(): Promise<Service> {
     BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
     LOG_LEVEL: "error",
   };
-  if (DATABASE_URL) env.DATABASE_URL = DATABASE_URL;
+  if (DATABASE_URL) Object.assign(env, DATABASE_ENV);
   else env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-test-" });
   return await startService(loadConfig(env), { quiet: true });
 }
 
-/** The shared in-process service. */
-export function service(): Promise<Service> {
+/** The shared service: in this process, or the one at TEST_SERVICE_URL. */
+export function service(): Promise<TestService> {
   started ??= (async () => {
-    const svc = await startTestService();
+    const svc: TestService & { close(): Promise<unknown> } = TEST_SERVICE_URL
+      ? external(TEST_SERVICE_URL, DATABASE_URL!)
+      : await startTestService();
     // Every test logs in from 127.0.0.1: earlier runs on the same database must not throttle this one.
     await svc.db.sql`delete from login_failures where key like 'address:%'`;
     globalThis.addEventListener("unload", () => svc.close());
     return svc;
   })();
   return started;
+}
+
+/** A connection of the test's own to a database of the PostgreSQL run, through its pooler if it has one. */
+export function connectTestDatabase(url: string, max = 1): Database["sql"] {
+  const pooler = Deno.env.get("DATABASE_POOLER") === "transaction" ? "transaction" : "none";
+  return connectServer(url, { max, pooler });
+}
+
+function external(url: string, databaseUrl: string): TestService & { close(): Promise<unknown> } {
+  const sql = connectTestDatabase(databaseUrl, 4);
+  return { url, db: { sql }, close: () => sql.end({ timeout: 1 }) };
 }
 
 /** Deno.test with the sanitizers off: the shared service outlives any one test. */
@@ -319,4 +350,42 @@ export async function userTokens(
   const res = await exchangeCode(p.clientId, code, verifier);
   assert.equal(res.status, 200);
   return await res.json();
+}
+
+/**
+ * A database of its own for a test that needs a service with other settings, or several services in turn:
+ * a fresh database on the PostgreSQL server under test, or a fresh embedded data directory.
+ */
+export async function isolatedDatabase(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  if (!DATABASE_URL) {
+    const dir = await Deno.makeTempDir({ prefix: "acs-iso-" });
+    return { env: { DATA_DIR: dir }, drop: () => Deno.remove(dir, { recursive: true }).catch(() => {}) };
+  }
+  const name = `acs_iso_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const { db } = await service();
+  await db.sql.unsafe(`create database ${name}`);
+  const url = new URL(DATABASE_URL);
+  url.pathname = `/${name}`;
+  return {
+    env: { DATABASE_URL: url.href },
+    drop: async () => {
+      await db.sql.unsafe(`drop database if exists ${name} with (force)`);
+    },
+  };
+}
+
+/** Starts a service in this process with these settings on a free port (quiet, the test secret). */
+export async function startWith(env: Record<string, string>): Promise<Service> {
+  const port = freePort();
+  return await startService(
+    loadConfig({
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+      LOG_LEVEL: "error",
+      ...env,
+    }),
+    { quiet: true },
+  );
 }

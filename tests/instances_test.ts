@@ -1,68 +1,18 @@
-/** Whole processes: data survives a restart; instances share a PostgreSQL database; one per embedded DATA_DIR. */
+/**
+ * Whole processes: data survives a restart; instances cold-starting at once on one PostgreSQL database (started
+ * by `deno run` and by a restricted `deno serve`) all come up and share state; one process per embedded DATA_DIR.
+ */
 import assert from "node:assert/strict";
-import postgres from "postgres";
-import { ADMIN_SECRET, basic, DATABASE_URL, freePort, service, test } from "./helpers.ts";
-
-const ROOT = new URL("../", import.meta.url);
-
-type Proc = { url: string; child: Deno.ChildProcess; output: () => string; stop: () => Promise<void> };
-
-/** Starts `main.ts` as its own process and waits until /readyz answers. */
-async function spawn(env: Record<string, string>, port = freePort()): Promise<Proc> {
-  const url = `http://127.0.0.1:${port}`;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--allow-write",
-      "--allow-sys",
-      "--allow-ffi",
-      "main.ts",
-    ],
-    cwd: ROOT,
-    env: { PORT: String(port), HOST: "127.0.0.1", PUBLIC_URL: url, LOG_LEVEL: "error", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  const decoder = new TextDecoder();
-  const drain = async (s: ReadableStream<Uint8Array>) => {
-    for await (const chunk of s) text += decoder.decode(chunk);
-  };
-  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
-  const proc: Proc = {
-    url,
-    child,
-    output: () => text,
-    stop: async () => {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already gone */ }
-      await child.status;
-      await drained;
-    },
-  };
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const exited = await Promise.race([
-      child.status.then(() => true),
-      new Promise((r) => setTimeout(r, 200, false)),
-    ]);
-    if (exited) {
-      await drained;
-      return proc;
-    }
-    try {
-      const res = await fetch(`${url}/readyz`);
-      await res.body?.cancel();
-      if (res.ok) return proc;
-    } catch { /* not listening yet */ }
-  }
-  await proc.stop();
-  throw new Error(`service did not become ready:\n${text}`);
-}
+import {
+  ADMIN_SECRET,
+  basic,
+  connectTestDatabase,
+  DATABASE_URL,
+  freePort,
+  service,
+  test,
+} from "./helpers.ts";
+import { exitWithin, spawn } from "./processes.ts";
 
 async function token(url: string, clientId: string, secret: string): Promise<Response> {
   return await fetch(`${url}/api/v1/tokens`, {
@@ -84,7 +34,7 @@ test("data survives a restart: projects, clients and signing keys", async () => 
     : { DATA_DIR: await Deno.makeTempDir({ prefix: "acs-restart-" }) };
   // The same address both times: the issuer (PUBLIC_URL) is part of what a token is checked against.
   const port = freePort();
-  const first = await spawn(env, port);
+  const first = await spawn(env, { port });
   let secret = ADMIN_SECRET;
   if (!DATABASE_URL) {
     // Without BOOTSTRAP_ADMIN_SECRET the first start prints a generated secret once.
@@ -105,7 +55,7 @@ test("data survives a restart: projects, clients and signing keys", async () => 
   );
   await first.stop();
 
-  const second = await spawn(env, port);
+  const second = await spawn(env, { port });
   try {
     assert.doesNotMatch(second.output(), /client_secret:/, "the secret is printed on the first start only");
     // A token issued before the restart still verifies: the key lives in the database.
@@ -123,16 +73,17 @@ test("data survives a restart: projects, clients and signing keys", async () => 
 test("a second process refuses to open an embedded DATA_DIR that is in use", async () => {
   const dir = await Deno.makeTempDir({ prefix: "acs-lock-" });
   // An empty DATABASE_URL counts as unset, so this runs on the embedded database in either test mode.
-  const env = { DATA_DIR: dir, DATABASE_URL: "", BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET };
+  const env = {
+    DATA_DIR: dir,
+    DATABASE_URL: "",
+    DATABASE_DIRECT_URL: "",
+    DATABASE_POOLER: "",
+    BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+  };
   const first = await spawn(env);
   try {
     const second = await spawn(env);
-    const status = await Promise.race([
-      second.child.status,
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error("the second instance did not exit")), 30_000)
-      ),
-    ]).finally(() => second.stop());
+    const status = await exitWithin(second, 30_000).finally(() => second.stop());
     assert.equal(status.code, 1);
     assert.match(second.output(), /in use by another process/);
     assert.equal((await token(first.url, "system-admin", ADMIN_SECRET)).status, 200);
@@ -142,41 +93,62 @@ test("a second process refuses to open an embedded DATA_DIR that is in use", asy
 });
 
 test(
-  "two instances starting at once on an empty PostgreSQL database both come up and share keys and state",
+  "four instances cold-starting at once on an empty PostgreSQL database (two deno run, two restricted deno " +
+    "serve) all come up, migrate and bootstrap once, and share keys and state",
   async () => {
-    // A database of its own, so that both instances race to migrate and bootstrap it.
+    // A database of its own, so that every instance races to migrate and bootstrap it.
     const fresh = `acs_race_${crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`;
-    const url = new URL(DATABASE_URL!);
     const { db } = await service();
     await db.sql.unsafe(`create database ${fresh}`);
-    url.pathname = `/${fresh}`;
+    const onFresh = (href: string) => Object.assign(new URL(href), { pathname: `/${fresh}` }).href;
     // Instances behind one load balancer share one public URL, which is the tokens' issuer.
-    const env = {
-      DATABASE_URL: url.href,
+    const env: Record<string, string> = {
+      DATABASE_URL: onFresh(DATABASE_URL!),
       BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
       PUBLIC_URL: "https://auth.example.test",
     };
-    const [a, b] = await Promise.all([spawn(env), spawn(env)]);
+    const direct = Deno.env.get("DATABASE_DIRECT_URL");
+    if (direct) env.DATABASE_DIRECT_URL = onFresh(direct);
+    // A `deno serve` instance starts on its first request: spawn() sends it as soon as the port listens.
+    const all = await Promise.all(
+      (["run", "serve", "run", "serve"] as const).map((mode) => spawn(env, { mode })),
+    );
+    const [a, b] = all;
     try {
-      assert.doesNotMatch(a.output() + b.output(), /failed to start/);
-      const check = postgres(url.href, { max: 1, onnotice: () => {} });
-      const [counts] = await check<{ projects: number; keys: number; migrations: number }[]>`
-        select (select count(*)::int from projects) as projects, (select count(*)::int from signing_keys) as keys,
+      for (const p of all) {
+        const ready = await fetch(`${p.url}/readyz`);
+        await ready.body?.cancel();
+        assert.equal(ready.status, 200, p.output());
+      }
+      assert.doesNotMatch(all.map((p) => p.output()).join(""), /failed to start/);
+      const check = connectTestDatabase(env.DATABASE_URL);
+      const [counts] = await check<{ projects: number; keys: string; migrations: number }[]>`
+        select (select count(*)::int from projects) as projects,
+               (select string_agg(state, ',' order by state) from signing_keys) as keys,
                (select count(*)::int from schema_migrations) as migrations`;
       await check.end();
       assert.equal(counts.projects, 1, "bootstrapped once");
-      assert.equal(counts.keys, 1, "one signing key");
-      assert.ok(counts.migrations >= 1);
+      assert.equal(counts.keys, "current,next", "one current signing key, and the next one published");
+      assert.equal(
+        counts.migrations,
+        [...Deno.readDirSync(new URL("../db/migrations/", import.meta.url))].filter((e) =>
+          e.name.endsWith(".sql")
+        )
+          .length,
+      );
       const fromA = await bearer(a.url, "system-admin", ADMIN_SECRET);
-      // A token issued by one instance is accepted by the other.
-      const res = await fetch(`${b.url}/api/v1/projects/system`, {
-        headers: { authorization: `Bearer ${fromA}` },
-      });
-      assert.equal(res.status, 200);
-      await res.body?.cancel();
-      const jwksA = await (await fetch(`${a.url}/.well-known/jwks.json`)).json();
-      const jwksB = await (await fetch(`${b.url}/.well-known/jwks.json`)).json();
-      assert.deepEqual(jwksA, jwksB);
+      // A token issued by one instance is accepted by every other.
+      for (const p of all) {
+        const res = await fetch(`${p.url}/api/v1/projects/system`, {
+          headers: { authorization: `Bearer ${fromA}` },
+        });
+        assert.equal(res.status, 200);
+        await res.body?.cancel();
+      }
+      const jwks = await Promise.all(
+        all.map(async (p) => await (await fetch(`${p.url}/.well-known/jwks.json`)).json()),
+      );
+      for (const j of jwks) assert.deepEqual(j, jwks[0]);
       // A project deactivated through one instance refuses its tokens on the other at once.
       const created = await (await fetch(`${a.url}/api/v1/projects`, {
         method: "POST",
@@ -201,7 +173,7 @@ test(
       assert.equal(refused.status, 401);
       await refused.body?.cancel();
     } finally {
-      await Promise.all([a.stop(), b.stop()]);
+      await Promise.all(all.map((p) => p.stop()));
       await db.sql.unsafe(`drop database if exists ${fresh} with (force)`);
     }
   },

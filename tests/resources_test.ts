@@ -214,7 +214,7 @@ test("PUT .../resources/{id}: errors and the update rules of the code", async ()
     undefined,
     true,
   );
-  assert.equal(defaults.pagination.total, 5);
+  assert.equal(defaults.pagination.total, 7);
   const users = defaults.data.find((r) => r.code === "users")!;
   await expectError(
     p.api.resources.updateResource(p.project.id, users.id, { name: "Users", code: "users", permissions: [] }),
@@ -266,8 +266,8 @@ test("GET .../resources pages, sorts, filters by is_default and searches resourc
     undefined,
     undefined,
   );
-  assert.equal(all.pagination.total, 8);
-  assert.equal(all.data.length, 8);
+  assert.equal(all.pagination.total, 10);
+  assert.equal(all.data.length, 10);
   assert.ok(
     all.data.find((r) => r.code === "users")!.permissions.length === 3,
     "each resource carries its permissions",

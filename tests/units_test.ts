@@ -1,7 +1,7 @@
 /** Pure helpers whose edge cases black-box requests cannot reach: Basic decoding and configuration. */
 import assert from "node:assert/strict";
 import { loadConfig } from "../config.ts";
-import { parseBasicCredentials } from "../domain/grants.ts";
+import { parseBasicCredentials } from "../routes/client_auth.ts";
 import { AppError } from "../domain/errors.ts";
 import { test } from "./helpers.ts";
 
@@ -61,11 +61,82 @@ test("configuration: defaults, and one readable error for every bad variable", (
   assert.throws(() => loadConfig({ BOOTSTRAP_ADMIN_SECRET: "a".repeat(31) + "+" }), /BOOTSTRAP_ADMIN_SECRET/);
 });
 
+test("configuration of the database's path: pooler, direct URL, start timeout, and Deno Deploy's needs", () => {
+  const c = loadConfig({});
+  assert.equal(c.databasePooler, "none");
+  assert.equal(c.databaseDirectUrl, undefined);
+  assert.equal(c.databaseStartTimeout, 15);
+  const pooled = loadConfig({
+    DATABASE_URL: "postgres://app@pooler:6432/acs",
+    DATABASE_POOLER: "transaction",
+    DATABASE_DIRECT_URL: "postgresql://app@db:5432/acs",
+    DATABASE_START_TIMEOUT: "3",
+  });
+  assert.deepEqual(
+    [pooled.databasePooler, pooled.databaseDirectUrl, pooled.databaseStartTimeout],
+    ["transaction", "postgresql://app@db:5432/acs", 3],
+  );
+  assert.throws(
+    () => loadConfig({ DATABASE_POOLER: "statement" }),
+    /DATABASE_POOLER: must be none, session or/,
+  );
+  assert.throws(
+    () => loadConfig({ DATABASE_DIRECT_URL: "postgres://db/acs" }),
+    /DATABASE_DIRECT_URL: needs DATABASE_URL/,
+  );
+  assert.throws(() => loadConfig({ DATABASE_START_TIMEOUT: "0" }), /DATABASE_START_TIMEOUT/);
+  assert.throws(
+    () => loadConfig({ DENO_DEPLOYMENT_ID: "abc" }),
+    (e: Error) =>
+      /DATABASE_URL: is required on Deno Deploy/.test(e.message) && /PUBLIC_URL: is required/.test(e.message),
+  );
+  assert.ok(
+    loadConfig({
+      DENO_DEPLOYMENT_ID: "abc",
+      DATABASE_URL: "postgres://db/acs",
+      PUBLIC_URL: "https://a.example",
+    }),
+  );
+});
+
 test("login throttling counts IPv6 addresses by their /64", async () => {
-  const { ipv6Prefix } = await import("../routes/authorize.ts");
+  const { addressKey: ipv6Prefix } = await import("../domain/throttle.ts");
   assert.equal(ipv6Prefix("203.0.113.7"), "203.0.113.7");
   assert.equal(ipv6Prefix("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
   assert.equal(ipv6Prefix("2001:db8:1:2::9"), "2001:db8:1:2::/64");
   assert.equal(ipv6Prefix("[2001:DB8::1]"), "2001:db8:0:0::/64");
   assert.equal(ipv6Prefix("::1"), "0:0:0:0::/64");
+});
+
+test("BOOTSTRAP_ADMIN_SECRET: short or low-entropy secrets stop the start, naming the variable", () => {
+  for (const weak of ["a".repeat(32), "ab".repeat(20), "0123456789".repeat(4), "short-but-random-Xy7"]) {
+    assert.throws(() => loadConfig({ BOOTSTRAP_ADMIN_SECRET: weak }), /BOOTSTRAP_ADMIN_SECRET/, weak);
+  }
+  const hex = Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0"));
+  assert.equal(loadConfig({ BOOTSTRAP_ADMIN_SECRET: hex.join("") }).bootstrapAdminSecret, hex.join(""));
+  assert.ok(loadConfig({ BOOTSTRAP_ADMIN_SECRET: "test-bootstrap-secret-that-is-long-enough-0001" }));
+});
+
+test("a malformed KEY_ENCRYPTION_KEY or SIGNING_ALG stops the start, naming the variable", () => {
+  assert.throws(() => loadConfig({ KEY_ENCRYPTION_KEY: "too-short" }), /KEY_ENCRYPTION_KEY/);
+  assert.throws(() => loadConfig({ KEY_ENCRYPTION_KEY: "!".repeat(43) }), /KEY_ENCRYPTION_KEY/);
+  assert.throws(() => loadConfig({ SIGNING_ALG: "HS256" }), /SIGNING_ALG/);
+  assert.throws(() => loadConfig({ SIGNING_KEY_ROTATION_DAYS: "-1" }), /SIGNING_KEY_ROTATION_DAYS/);
+  const key = loadConfig({ KEY_ENCRYPTION_KEY: "A".repeat(43) }).keyEncryptionKey!;
+  assert.equal(key.length, 32);
+});
+
+test("client addresses have one spelling: no brackets, port or zone; IPv4-mapped IPv6 is IPv4", async () => {
+  const { normalizeIp } = await import("../routes/request_info.ts");
+  const { addressKey } = await import("../domain/throttle.ts");
+  assert.equal(normalizeIp("::ffff:203.0.113.5"), "203.0.113.5");
+  assert.equal(normalizeIp("203.0.113.5:4711"), "203.0.113.5");
+  assert.equal(normalizeIp("[2001:DB8::1]:443"), "2001:db8::1");
+  assert.equal(normalizeIp("fe80::1%eth0"), "fe80::1");
+  assert.equal(normalizeIp("not an address"), "not an address");
+  // Every IPv4 client is its own key, not one shared "0:0:0:0::/64".
+  assert.notEqual(
+    addressKey(normalizeIp("::ffff:203.0.113.5")),
+    addressKey(normalizeIp("::ffff:198.51.100.7")),
+  );
 });

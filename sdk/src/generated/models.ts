@@ -15,6 +15,162 @@ Every error has the shape `{ error, error_description, details? }`; `error` is a
  */
 
 export namespace Api {
+	export type AuditChange = Api.AuditChange.ObjectValue | Api.AuditChange.EnumValueEnum;
+
+	/**
+	 * @export
+	 * @namespace AuditChange
+	 */
+	export namespace AuditChange {
+		export interface ObjectValue {
+			before?: unknown;
+			after?: unknown;
+		}
+
+		export enum EnumValueEnum {
+			Changed = 'changed'
+		}
+
+	}
+
+	export interface AuditEvent {
+		/**
+		 * @description <p>UUIDv7</p>
+		 * @type {string}
+		 * @memberof AuditEvent
+		 */
+		id: string;
+		'project_id': string;
+		'occurred_at': string;
+		/**
+		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); <code>login.throttled</code>: A sign-in was refused for too many failures (429); <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: revocation of its refresh token, sign-out, or an administrator; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+		 * @type {Api.AuditEventType}
+		 * @memberof AuditEvent
+		 */
+		'type': Api.AuditEventType;
+		actor: Api.AuditEvent.Actor;
+		/**
+		 * @description <p>Null for background work</p>
+		 * @type {Api.AuditEvent.Request | null}
+		 * @memberof AuditEvent
+		 */
+		request: Api.AuditEvent.Request | null;
+		target: Api.AuditEvent.Target | null;
+		/**
+		 * @description <p>For updates: each changed field</p>
+		 * @type {({ [name: string]: Api.AuditChange }) | null}
+		 * @memberof AuditEvent
+		 */
+		changes: ({ [name: string]: Api.AuditChange }) | null;
+		/**
+		 * @description <p>For security facts: what identifies them (the email tried, the client, the reason)</p>
+		 * @type {({ [name: string]: string }) | null}
+		 * @memberof AuditEvent
+		 */
+		details: ({ [name: string]: string }) | null;
+	}
+
+	/**
+	 * @export
+	 * @namespace AuditEvent
+	 */
+	export namespace AuditEvent {
+		export interface Actor {
+			'type': Api.AuditEvent.Actor.TypeEnum;
+			/**
+			 * @description <p>The client or user id; null for the system, or an unknown user</p>
+			 * @type {string | null}
+			 * @memberof Actor
+			 */
+			id: string | null;
+			/**
+			 * @description <p>The access token the actor used</p>
+			 * @type {string | null}
+			 * @memberof Actor
+			 */
+			'token_jti': string | null;
+		}
+
+		/**
+		 * @export
+		 * @namespace Actor
+		 */
+		export namespace Actor {
+			export enum TypeEnum {
+				Client = 'client',
+				User = 'user',
+				System = 'system'
+			}
+
+		}
+
+		/**
+		 * <p>Null for background work</p>
+		 */
+		export interface Request {
+			id: string | null;
+			/**
+			 * @description <p>The caller&#39;s address, after TRUST_PROXY_HOPS</p>
+			 * @type {string | null}
+			 * @memberof Request
+			 */
+			ip: string | null;
+			'user_agent': string | null;
+		}
+
+		export interface Target {
+			'type': string;
+			id: string | null;
+		}
+
+	}
+
+	export interface AuditEventPage {
+		data: Api.AuditEvent[];
+		/**
+		 * @description <p>Pass as <code>cursor</code> for the next (older) page; null at the end</p>
+		 * @type {string | null}
+		 * @memberof AuditEventPage
+		 */
+		'next_cursor': string | null;
+	}
+
+	/**
+	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); <code>login.throttled</code>: A sign-in was refused for too many failures (429); <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: revocation of its refresh token, sign-out, or an administrator; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+	 */
+	export enum AuditEventType {
+		ProjectCreated = 'project.created',
+		ProjectUpdated = 'project.updated',
+		ProjectActivated = 'project.activated',
+		ProjectDeactivated = 'project.deactivated',
+		ResourceCreated = 'resource.created',
+		ResourceUpdated = 'resource.updated',
+		RoleCreated = 'role.created',
+		RoleUpdated = 'role.updated',
+		UserCreated = 'user.created',
+		UserUpdated = 'user.updated',
+		UserActivated = 'user.activated',
+		UserDeactivated = 'user.deactivated',
+		ClientCreated = 'client.created',
+		ClientUpdated = 'client.updated',
+		ClientActivated = 'client.activated',
+		ClientDeactivated = 'client.deactivated',
+		ClientSecretRotated = 'client.secret_rotated',
+		WebhookCreated = 'webhook.created',
+		WebhookUpdated = 'webhook.updated',
+		WebhookDeleted = 'webhook.deleted',
+		WebhookSecretRotated = 'webhook.secret_rotated',
+		LoginSucceeded = 'login.succeeded',
+		LoginFailed = 'login.failed',
+		LoginThrottled = 'login.throttled',
+		AuthorizationCodeReplayed = 'authorization_code.replayed',
+		RefreshTokenReuseDetected = 'refresh_token.reuse_detected',
+		SessionRevoked = 'session.revoked',
+		TokenRevoked = 'token.revoked',
+		KeyRotated = 'key.rotated',
+		KeyRevoked = 'key.revoked'
+	}
+
 	export interface AuthorizationServerMetadata {
 		issuer: string;
 		'authorization_endpoint': string;
@@ -29,6 +185,12 @@ export namespace Api {
 		'revocation_endpoint_auth_methods_supported': string[];
 		'introspection_endpoint_auth_methods_supported': string[];
 		'authorization_response_iss_parameter_supported': boolean;
+		/**
+		 * @description <p>The algorithms of the published signing keys, the current key&#39;s first</p>
+		 * @type {string[]}
+		 * @memberof AuthorizationServerMetadata
+		 */
+		'id_token_signing_alg_values_supported': string[];
 	}
 
 	export enum AuthorizeCodeChallengeMethodEnum {
@@ -56,6 +218,12 @@ export namespace Api {
 		 * @memberof Client
 		 */
 		'is_admin': boolean;
+		/**
+		 * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant (without it: 401 <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
+		 * @type {Api.TokenEndpointAuthMethod}
+		 * @memberof Client
+		 */
+		'token_endpoint_auth_method': Api.TokenEndpointAuthMethod;
 		/**
 		 * @description <p>Permissions granted directly to the client</p>
 		 * @type {string[]}
@@ -110,6 +278,12 @@ export namespace Api {
 		 * @memberof CreateClientRequest
 		 */
 		'is_active'?: boolean;
+		/**
+		 * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant (without it: 401 <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
+		 * @type {Api.TokenEndpointAuthMethod}
+		 * @memberof CreateClientRequest
+		 */
+		'token_endpoint_auth_method'?: Api.TokenEndpointAuthMethod;
 	}
 
 	export interface CreatedProject extends Api.Project {
@@ -242,6 +416,33 @@ export namespace Api {
 		'is_active'?: boolean;
 	}
 
+	export interface CreateWebhookRequest {
+		/**
+		 * @description <p>Where events are POSTed. <code>https</code>; <code>http</code> only to loopback with WEBHOOK_ALLOW_PRIVATE_TARGETS. Targets that resolve to loopback, private, link-local or metadata addresses are refused at delivery time unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true; redirects are not followed.</p>
+		 * @type {string}
+		 * @memberof CreateWebhookRequest
+		 */
+		url: string;
+		/**
+		 * @description <p>Which events to deliver: <code>*</code>, exact types (<code>role.created</code>) or prefixes (<code>user.*</code>)</p>
+		 * @type {string[]}
+		 * @memberof CreateWebhookRequest
+		 */
+		'event_types': string[];
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof CreateWebhookRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Default true</p>
+		 * @type {boolean}
+		 * @memberof CreateWebhookRequest
+		 */
+		'is_active'?: boolean;
+	}
+
 	export interface CurrentUser extends Api.User {
 		/**
 		 * @description <p>The user&#39;s <code>resource:permission</code> codes, evaluated now</p>
@@ -259,11 +460,11 @@ export namespace Api {
 	 */
 	export interface Error {
 		/**
-		 * @description <p>A stable code from the error table; switch on it.</p>
-		 * @type {string}
+		 * @description <p>A stable code from the error table; switch on it. Each operation lists the codes it answers.</p>
+		 * @type {Api.Error.ErrorEnum}
 		 * @memberof Error
 		 */
-		error: string;
+		error: Api.Error.ErrorEnum;
 		/**
 		 * @description <p>A human-readable message.</p>
 		 * @type {string}
@@ -283,6 +484,46 @@ export namespace Api {
 	 * @namespace Error
 	 */
 	export namespace Error {
+		/**
+		 * <p>A stable code from the error table; switch on it. Each operation lists the codes it answers.</p>
+		 */
+		export enum ErrorEnum {
+			InvalidParams = 'invalid_params',
+			InvalidClient = 'invalid_client',
+			ClientNotActive = 'client_not_active',
+			ProjectNotActive = 'project_not_active',
+			InvalidAuthorizationCode = 'invalid_authorization_code',
+			DifferentAuthorizeRedirectUri = 'different_authorize_redirect_uri',
+			AuthCodeAlreadyUsed = 'auth_code_already_used',
+			AuthCodeExpired = 'auth_code_expired',
+			InvalidCodeVerifier = 'invalid_code_verifier',
+			InvalidRefreshToken = 'invalid_refresh_token',
+			RefreshTokenExpired = 'refresh_token_expired',
+			RefreshTokenAlreadyUsed = 'refresh_token_already_used',
+			InvalidClientCredentials = 'invalid_client_credentials',
+			InvalidAuthorizationToken = 'invalid_authorization_token',
+			InsufficientPermission = 'insufficient_permission',
+			DefaultResourceImmutable = 'default_resource_immutable',
+			NotFound = 'not_found',
+			ProjectNotFound = 'project_not_found',
+			ResourceNotFound = 'resource_not_found',
+			RoleNotFound = 'role_not_found',
+			UserNotFound = 'user_not_found',
+			ClientNotFound = 'client_not_found',
+			SomePermissionsNotFound = 'some_permissions_not_found',
+			SigningKeyNotFound = 'signing_key_not_found',
+			WebhookNotFound = 'webhook_not_found',
+			WebhookDeliveryNotFound = 'webhook_delivery_not_found',
+			ResourceCodeAlreadyUsed = 'resource_code_already_used',
+			RoleCodeAlreadyUsed = 'role_code_already_used',
+			UserExternalIdAlreadyUsed = 'user_external_id_already_used',
+			UserEmailAlreadyUsed = 'user_email_already_used',
+			KeyRotationTooSoon = 'key_rotation_too_soon',
+			OnlySigningKey = 'only_signing_key',
+			TooManyRequests = 'too_many_requests',
+			SystemError = 'system_error'
+		}
+
 		export interface Detail {
 			field: string;
 			issue: string;
@@ -361,16 +602,44 @@ export namespace Api {
 	}
 
 	export interface Jwk {
+		/**
+		 * @description <p><code>OKP</code> (Ed25519), <code>EC</code> (P-256) or <code>RSA</code></p>
+		 * @type {string}
+		 * @memberof Jwk
+		 */
 		kty: string;
-		crv: string;
-		x: string;
 		kid: string;
+		/**
+		 * @description <p><code>EdDSA</code>, <code>ES256</code> or <code>RS256</code></p>
+		 * @type {string}
+		 * @memberof Jwk
+		 */
 		alg: string;
 		use: string;
+		crv?: string;
+		x?: string;
+		y?: string;
+		n?: string;
+		e?: string;
 	}
 
 	export interface Jwks {
 		keys: Api.Jwk[];
+	}
+
+	export interface KeySet {
+		/**
+		 * @description <p>Every key, current first, then next, previous, retired</p>
+		 * @type {Api.SigningKey[]}
+		 * @memberof KeySet
+		 */
+		keys: Api.SigningKey[];
+		/**
+		 * @description <p>What verifiers and clients will see after this change</p>
+		 * @type {string}
+		 * @memberof KeySet
+		 */
+		notice?: string;
 	}
 
 	/**
@@ -460,6 +729,38 @@ export namespace Api {
 	 * <p>Default <code>desc</code></p>
 	 */
 	export enum ListUsersSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListWebhookDeliveriesSortByEnum {
+		CreatedAt = 'created_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListWebhookDeliveriesSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListWebhooksSortByEnum {
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at',
+		Url = 'url'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListWebhooksSortDirEnum {
 		Asc = 'asc',
 		Desc = 'desc'
 	}
@@ -628,6 +929,78 @@ export namespace Api {
 		pagination: Api.Pagination;
 	}
 
+	export interface SigningKey {
+		kid: string;
+		alg: Api.SigningKey.AlgEnum;
+		/**
+		 * @description <p><code>next</code>: published in the JWKS, not signing yet. <code>current</code>: signs every new token. <code>previous</code>: published until every token it signed has expired. <code>retired</code>: gone from the JWKS. <code>revoked</code>: gone at once, every token it signed refused.</p>
+		 * @type {Api.SigningKeyState}
+		 * @memberof SigningKey
+		 */
+		state: Api.SigningKeyState;
+		/**
+		 * @description <p>When it was made and published</p>
+		 * @type {string}
+		 * @memberof SigningKey
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>When it started signing</p>
+		 * @type {string | null}
+		 * @memberof SigningKey
+		 */
+		'activated_at': string | null;
+		/**
+		 * @description <p>For the next key: from when it may sign, once verifiers caching the JWKS know it</p>
+		 * @type {string | null}
+		 * @memberof SigningKey
+		 */
+		'promotable_at': string | null;
+		/**
+		 * @description <p>For a previous key: when it leaves the JWKS, after its last token has expired</p>
+		 * @type {string | null}
+		 * @memberof SigningKey
+		 */
+		'retires_at': string | null;
+		/**
+		 * @description <p>When it left the JWKS</p>
+		 * @type {string | null}
+		 * @memberof SigningKey
+		 */
+		'retired_at': string | null;
+		/**
+		 * @description <p>When it was revoked</p>
+		 * @type {string | null}
+		 * @memberof SigningKey
+		 */
+		'revoked_at': string | null;
+		'public_jwk': Api.Jwk;
+	}
+
+	/**
+	 * @export
+	 * @namespace SigningKey
+	 */
+	export namespace SigningKey {
+		export enum AlgEnum {
+			EdDSA = 'EdDSA',
+			ES256 = 'ES256',
+			RS256 = 'RS256'
+		}
+
+	}
+
+	/**
+	 * <p><code>next</code>: published in the JWKS, not signing yet. <code>current</code>: signs every new token. <code>previous</code>: published until every token it signed has expired. <code>retired</code>: gone from the JWKS. <code>revoked</code>: gone at once, every token it signed refused.</p>
+	 */
+	export enum SigningKeyState {
+		Next = 'next',
+		Current = 'current',
+		Previous = 'previous',
+		Retired = 'retired',
+		Revoked = 'revoked'
+	}
+
 	export interface Status {
 		status: string;
 	}
@@ -637,6 +1010,14 @@ export namespace Api {
 		password: string;
 		'request_id': string;
 		csrf: string;
+	}
+
+	/**
+	 * <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant (without it: 401 <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
+	 */
+	export enum TokenEndpointAuthMethod {
+		None = 'none',
+		ClientSecretBasic = 'client_secret_basic'
 	}
 
 	export interface TokenRequest {
@@ -771,6 +1152,12 @@ export namespace Api {
 		 * @memberof UpdateClientRequest
 		 */
 		'permission_ids'?: string[];
+		/**
+		 * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant (without it: 401 <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
+		 * @type {Api.TokenEndpointAuthMethod}
+		 * @memberof UpdateClientRequest
+		 */
+		'token_endpoint_auth_method'?: Api.TokenEndpointAuthMethod;
 	}
 
 	export interface UpdateCurrentUserRequest {
@@ -793,6 +1180,12 @@ export namespace Api {
 		 * @memberof UpdateCurrentUserRequest
 		 */
 		password?: string | null;
+		/**
+		 * @description <p>Required with a new <code>password</code> or another <code>email</code> when the user has a password: a token alone cannot take the account over. Wrong attempts count toward the account&#39;s login throttle.</p>
+		 * @type {string | null}
+		 * @memberof UpdateCurrentUserRequest
+		 */
+		'current_password'?: string | null;
 	}
 
 	export interface UpdateProjectRequest {
@@ -901,6 +1294,33 @@ export namespace Api {
 		'role_id'?: string | null;
 	}
 
+	export interface UpdateWebhookRequest {
+		/**
+		 * @description <p>Where events are POSTed. <code>https</code>; <code>http</code> only to loopback with WEBHOOK_ALLOW_PRIVATE_TARGETS. Targets that resolve to loopback, private, link-local or metadata addresses are refused at delivery time unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true; redirects are not followed.</p>
+		 * @type {string}
+		 * @memberof UpdateWebhookRequest
+		 */
+		url: string;
+		/**
+		 * @description <p>Which events to deliver: <code>*</code>, exact types (<code>role.created</code>) or prefixes (<code>user.*</code>)</p>
+		 * @type {string[]}
+		 * @memberof UpdateWebhookRequest
+		 */
+		'event_types': string[];
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateWebhookRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Omitted: unchanged</p>
+		 * @type {boolean}
+		 * @memberof UpdateWebhookRequest
+		 */
+		'is_active'?: boolean;
+	}
+
 	export interface User {
 		id: string;
 		'project_id': string;
@@ -938,6 +1358,95 @@ export namespace Api {
 	export interface UserList {
 		data: Api.User[];
 		pagination: Api.Pagination;
+	}
+
+	export interface Webhook {
+		id: string;
+		'project_id': string;
+		url: string;
+		description: string | null;
+		'event_types': string[];
+		'is_active': boolean;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Webhook
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Webhook
+		 */
+		'updated_at': string;
+	}
+
+	export interface WebhookDelivery {
+		id: string;
+		'webhook_id': string;
+		/**
+		 * @description <p>The event; also the <code>webhook-id</code> header of every attempt</p>
+		 * @type {string}
+		 * @memberof WebhookDelivery
+		 */
+		'event_id': string;
+		'event_type': string;
+		/**
+		 * @description <p><code>pending</code>: waiting for its next attempt. <code>sending</code>: being sent now. <code>delivered</code>: the receiver answered 2xx. <code>failed</code>: refused target, or no 2xx after about a day of retries.</p>
+		 * @type {Api.WebhookDeliveryStatus}
+		 * @memberof WebhookDelivery
+		 */
+		status: Api.WebhookDeliveryStatus;
+		/**
+		 * @type {number}
+		 * @memberof WebhookDelivery
+		 */
+		attempts: number;
+		'next_attempt_at': string | null;
+		'last_attempt_at': string | null;
+		/**
+		 * @description <p>The receiver&#39;s last HTTP status</p>
+		 * @type {number | null}
+		 * @memberof WebhookDelivery
+		 */
+		'last_status': number | null;
+		/**
+		 * @description <p>Why the last attempt failed, when it did</p>
+		 * @type {string | null}
+		 * @memberof WebhookDelivery
+		 */
+		'last_error': string | null;
+		'delivered_at': string | null;
+		'created_at': string;
+	}
+
+	export interface WebhookDeliveryList {
+		data: Api.WebhookDelivery[];
+		pagination: Api.Pagination;
+	}
+
+	/**
+	 * <p><code>pending</code>: waiting for its next attempt. <code>sending</code>: being sent now. <code>delivered</code>: the receiver answered 2xx. <code>failed</code>: refused target, or no 2xx after about a day of retries.</p>
+	 */
+	export enum WebhookDeliveryStatus {
+		Pending = 'pending',
+		Sending = 'sending',
+		Delivered = 'delivered',
+		Failed = 'failed'
+	}
+
+	export interface WebhookList {
+		data: Api.Webhook[];
+		pagination: Api.Pagination;
+	}
+
+	export interface WebhookWithSecret extends Api.Webhook {
+		/**
+		 * @description <p>The Standard Webhooks signing secret (<code>whsec_</code> + base64), shown only in this answer</p>
+		 * @type {string}
+		 * @memberof WebhookWithSecret
+		 */
+		secret: string;
 	}
 
 }

@@ -1,10 +1,56 @@
-/** Schemas shared by every route: the error shape, documented error responses, ids, pages and limits. */
+/**
+ * The fields every shape is built from: the error shape, ids, names and codes with the specification's limits,
+ * timestamps, pages and list queries. This folder is the contract: each shape is declared once here, as a zod
+ * schema; routes validate with it and publish it, the domain and the queries take their types from it.
+ */
 import { z } from "@hono/zod-openapi";
-import { type ErrorCode, ERRORS } from "../domain/errors.ts";
+
+/**
+ * Every code an error can carry. domain/errors.ts gives each its status and message, and the compiler holds
+ * the two lists equal; the SDK types its errors' `error` with this list.
+ */
+export const ERROR_CODES = [
+  "invalid_params",
+  "invalid_client",
+  "client_not_active",
+  "project_not_active",
+  "invalid_authorization_code",
+  "different_authorize_redirect_uri",
+  "auth_code_already_used",
+  "auth_code_expired",
+  "invalid_code_verifier",
+  "invalid_refresh_token",
+  "refresh_token_expired",
+  "refresh_token_already_used",
+  "invalid_client_credentials",
+  "invalid_authorization_token",
+  "insufficient_permission",
+  "default_resource_immutable",
+  "not_found",
+  "project_not_found",
+  "resource_not_found",
+  "role_not_found",
+  "user_not_found",
+  "client_not_found",
+  "some_permissions_not_found",
+  "signing_key_not_found",
+  "webhook_not_found",
+  "webhook_delivery_not_found",
+  "resource_code_already_used",
+  "role_code_already_used",
+  "user_external_id_already_used",
+  "user_email_already_used",
+  "key_rotation_too_soon",
+  "only_signing_key",
+  "too_many_requests",
+  "system_error",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export const ErrorSchema = z.object({
-  error: z.string().openapi({
-    description: "A stable code from the error table; switch on it.",
+  error: z.enum(ERROR_CODES).openapi({
+    description:
+      "A stable code from the error table; switch on it. Each operation lists the codes it answers.",
     example: "invalid_params",
   }),
   error_description: z.string().openapi({
@@ -20,32 +66,6 @@ export const ErrorSchema = z.object({
 }).openapi("Error", {
   description: "Every error on every endpoint has this shape (it is also the RFC 6749 §5.2 shape).",
 });
-
-/**
- * Documents the error responses of an operation, grouped by status, listing each code and its meaning.
- * Every API operation (any call with codes) can also answer `invalid_params`: a malformed path or query
- * parameter, Content-Type or body.
- */
-export function errorResponses(...codes: ErrorCode[]) {
-  const byStatus = new Map<number, string[]>();
-  if (codes.length > 0 && !codes.includes("invalid_params")) codes = ["invalid_params", ...codes];
-  for (const code of new Set<ErrorCode>([...codes, "system_error"])) {
-    const status = ERRORS[code].status;
-    byStatus.set(status, [...(byStatus.get(status) ?? []), `\`${code}\`: ${ERRORS[code].message}`]);
-  }
-  if (codes.includes("invalid_params")) {
-    byStatus.set(413, ["`invalid_params`: the request body is larger than 1 MiB"]);
-  }
-  byStatus.set(503, ["`system_error`: the database cannot be reached; nothing was decided, retry later"]);
-  const out: Record<
-    number,
-    { description: string; content: { "application/json": { schema: typeof ErrorSchema } } }
-  > = {};
-  for (const [status, lines] of [...byStatus].sort(([a], [b]) => a - b)) {
-    out[status] = { description: lines.join("; "), content: { "application/json": { schema: ErrorSchema } } };
-  }
-  return out;
-}
 
 export const Id = z.string().min(1).max(100);
 
@@ -72,6 +92,10 @@ export const Pagination = z.object({
   page_size: z.number().int().openapi({ example: 10 }),
   total: z.number().int().openapi({ description: "Items matching the filters, over all pages", example: 42 }),
 }).openapi("Pagination");
+export type Pagination = z.infer<typeof Pagination>;
+
+/** What a list operation answers (see `listOf`). */
+export type PageOf<T> = { data: T[]; pagination: Pagination };
 
 const boolParam = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
@@ -107,17 +131,6 @@ export function listQuery<F extends string>(sortable: readonly [F, ...F[]]) {
 
 export const booleanFilter = (description: string) =>
   boolParam.optional().openapi({ type: "boolean", description });
-
-export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
-  required: true,
-  description,
-  content: { "application/json": { schema } },
-});
-
-export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { "application/json": { schema } },
-});
 
 /** A name: trimmed, 1 to 50 characters. */
 export const Name = z.string().trim().min(1, "must not be empty").max(50, "at most 50 characters");

@@ -1,0 +1,138 @@
+/**
+ * Run by .ci/run from a scratch project that installed the packed SDK (`npm pack` of sdk/): compiled with tsc
+ * and run by Node, and run by Deno from the same project. It manages a project the way the README shows, with
+ * createAdminClient, and checks the errors. ACS_URL and ACS_SYSTEM_SECRET name the running service.
+ */
+import process from "node:process";
+import { type AdminClient, Api, ApiError, type ApiErrorCode, createAdminClient } from "@access-control/sdk";
+
+const baseUrl = process.env.ACS_URL!;
+const systemSecret = process.env.ACS_SYSTEM_SECRET!;
+let checks = 0;
+
+function check(ok: boolean, what: string): void {
+  if (!ok) throw new Error(`failed: ${what}`);
+  checks++;
+}
+
+/** The ApiError a call fails with. */
+async function failure(call: Promise<unknown>): Promise<ApiError> {
+  try {
+    await call;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error("the call succeeded");
+}
+
+/** A fetch that counts the token requests it sends. */
+function counting(): { fetch: typeof fetch; tokenRequests: () => number } {
+  let n = 0;
+  return {
+    fetch: (input, init) => {
+      if (String(input).endsWith("/api/v1/tokens")) n++;
+      return fetch(input, init);
+    },
+    tokenRequests: () => n,
+  };
+}
+
+const system = createAdminClient({ baseUrl, clientId: "system-admin", clientSecret: systemSecret });
+const created = await system.projects.createProject({
+  name: `SDK ${Math.random().toString(36).slice(2, 8)}`,
+  redirect_uris: ["http://localhost:3000/callback"],
+});
+check(typeof created.admin_client.client_secret === "string", "the project's admin client is shown once");
+
+const counter = counting();
+const shop: AdminClient = createAdminClient({
+  baseUrl,
+  clientId: created.admin_client.client_id,
+  clientSecret: created.admin_client.client_secret,
+  fetch: counter.fetch,
+});
+const projectId = created.id;
+
+const orders = await shop.resources.createResource(projectId, {
+  name: "Orders",
+  code: "orders",
+  permissions: [{ name: "Read orders", code: "read" }, { name: "Refund orders", code: "refund" }],
+});
+const id = Object.fromEntries(orders.permissions.map((p) => [p.code, p.id]));
+const clerk = await shop.roles.createRole(projectId, {
+  code: "clerk",
+  name: "Clerk",
+  permission_ids: [id.read, id.refund],
+});
+await shop.users.createUser(projectId, {
+  display_name: "Ada",
+  external_user_id: "crm-42",
+  role_id: clerk.id,
+});
+const job = await shop.clients.createClient(projectId, { name: "nightly report", permission_ids: [id.read] });
+const ada = await shop.users.getExternalUser(projectId, "crm-42", true);
+check(
+  JSON.stringify(ada.permissions) === JSON.stringify(["orders:read", "orders:refund"]),
+  "Ada's permissions",
+);
+await shop.roles.updateRole(projectId, clerk.id, { code: "clerk", name: "Clerk", permission_ids: [id.read] });
+const after = await shop.users.getExternalUser(projectId, "crm-42", true);
+check(JSON.stringify(after.permissions) === JSON.stringify(["orders:read"]), "a role change applies at once");
+const roles = await shop.roles.listRoles(
+  projectId,
+  1,
+  10,
+  Api.ListRolesSortByEnum.Code,
+  undefined,
+  undefined,
+);
+check(roles.pagination.total === 1 && roles.data[0].code === "clerk", "listRoles");
+check(counter.tokenRequests() === 1, `one cached token for all calls (${counter.tokenRequests()} requests)`);
+
+// Errors: one ApiError class, with the status, the typed code, the description and the details.
+const duplicate = await failure(shop.roles.createRole(projectId, { code: "CLERK", name: "Again" }));
+const code: ApiErrorCode = duplicate.error;
+check(
+  duplicate.status === 409 && code === "role_code_already_used",
+  `409 role_code_already_used: ${duplicate}`,
+);
+const invalid = await failure(
+  shop.resources.createResource(projectId, { name: "x".repeat(51), code: "bad code" }),
+);
+check(
+  invalid.status === 400 && invalid.error === "invalid_params" &&
+    invalid.details!.some((d) => d.field === "name") && invalid.details!.some((d) => d.field === "code"),
+  `400 invalid_params with details: ${JSON.stringify(invalid.details)}`,
+);
+const missing = await failure(shop.users.getExternalUser(projectId, "nobody", false));
+check(missing.status === 404 && missing.error === "user_not_found", `404 user_not_found: ${missing}`);
+const foreign = await failure(shop.projects.getProject("system"));
+check(foreign.status === 403 && foreign.error === "insufficient_permission", `403: ${foreign}`);
+const wrong = createAdminClient({ baseUrl, clientId: job.id, clientSecret: "not-the-secret" });
+const refused = await failure(wrong.roles.listRoles(projectId, 1, 10, undefined, undefined, undefined));
+check(refused.status === 401 && refused.error === "invalid_client_credentials", `401: ${refused}`);
+check(refused instanceof Error && refused.message.startsWith("401 invalid_client_credentials"), "message");
+
+// A token the service stopped accepting (the client was deactivated and reactivated) is renewed once.
+const jobCounter = counting();
+const jobClient = createAdminClient({
+  baseUrl,
+  clientId: job.id,
+  clientSecret: job.client_secret,
+  fetch: jobCounter.fetch,
+});
+const readable = await failure(jobClient.roles.listRoles(projectId, 1, 10, undefined, undefined, undefined));
+check(readable.status === 403 && readable.error === "insufficient_permission", "the job may not read roles");
+await shop.clients.updateClient(projectId, job.id, { name: "nightly report", is_active: false });
+await shop.clients.updateClient(projectId, job.id, { name: "nightly report", is_active: true });
+const again = await failure(jobClient.roles.listRoles(projectId, 1, 10, undefined, undefined, undefined));
+check(again.status === 403, `after renewal the call reaches the permission check: ${again}`);
+check(jobCounter.tokenRequests() === 2, `the refused token was renewed once (${jobCounter.tokenRequests()})`);
+
+// Introspection with the client's own credentials.
+const live = await shop.tokens.introspectToken({ token: await shop.accessToken() });
+check(live.active && live.aud === projectId, "introspection of the cached token");
+
+const runtime = "Deno" in globalThis ? "Deno" : `Node ${process.versions.node}`;
+console.log(`sdk smoke (${runtime}): ${checks} checks passed against ${baseUrl}`);

@@ -1,0 +1,110 @@
+/** Queries on the audit trail; an event row is the API's `AuditEvent`. */
+import type { AuditEvent, AuditQuery } from "../openapi/audit.ts";
+import { iso } from "./columns.ts";
+import type { Sql } from "./connection.ts";
+
+export type NewEvent = {
+  id: string;
+  project_id: string;
+  type: string;
+  actor: AuditEvent["actor"];
+  request: AuditEvent["request"];
+  target: AuditEvent["target"];
+  changes: AuditEvent["changes"];
+  details: AuditEvent["details"];
+};
+
+/**
+ * Writes the event and, in the same statement, a pending delivery for every active webhook of the project that
+ * subscribes to its type (the outbox): one round trip, in the caller's transaction.
+ */
+export async function insertEvent(sql: Sql, e: NewEvent): Promise<void> {
+  await sql`
+    with e as (
+      insert into audit_events (project_id, id, occurred_at, type, actor_type, actor_id, actor_token_jti,
+                                request_id, request_ip, request_user_agent, target_type, target_id, changes, details)
+      values (${e.project_id}, ${e.id}, clock_timestamp(), ${e.type}, ${e.actor.type}, ${e.actor.id},
+              ${e.actor.token_jti}, ${e.request?.id ?? null}, ${e.request?.ip ?? null}, ${
+    e.request?.user_agent ?? null
+  },
+              ${e.target?.type ?? null}, ${e.target?.id ?? null},
+              ${e.changes === null ? null : sql.json(e.changes as never)},
+              ${e.details === null ? null : sql.json(e.details as never)})
+      returning project_id, id, type
+    )
+    insert into webhook_deliveries (project_id, id, webhook_id, event_id)
+    select w.project_id, gen_random_uuid()::text, w.id, e.id
+    from e join webhooks w on w.project_id = e.project_id and w.is_active
+    where exists (
+      select 1 from unnest(w.event_types) p
+      where p = '*' or p = e.type or (right(p, 2) = '.*' and starts_with(e.type, left(p, -1))))`;
+}
+
+/** An event row in the API's shape (and `position`, the exact instant and id that cursors resume from). */
+export const eventColumns = (sql: Sql) =>
+  sql`a.id, a.project_id, ${iso(sql, "a.occurred_at")} as occurred_at, a.type,
+      json_build_object('type', a.actor_type, 'id', a.actor_id, 'token_jti', a.actor_token_jti) as actor,
+      case when a.request_id is null and a.request_ip is null and a.request_user_agent is null then null
+           else json_build_object('id', a.request_id, 'ip', a.request_ip, 'user_agent', a.request_user_agent) end
+        as request,
+      case when a.target_type is null then null else json_build_object('type', a.target_type, 'id', a.target_id) end
+        as target,
+      a.changes, a.details`;
+
+export type Position = { at: string; id: string };
+
+/**
+ * A page of the project's events matching the filters, newest first, strictly older than `after` when given.
+ * Each row carries its `position` (the instant to the microsecond, and the id) for the next cursor.
+ */
+export async function listEventRows(
+  sql: Sql,
+  projectId: string,
+  q: Omit<AuditQuery, "cursor" | "limit">,
+  after: Position | null,
+  limit: number,
+): Promise<(AuditEvent & { position: Position })[]> {
+  const prefix = q.type?.endsWith(".*") ? q.type.slice(0, -1) : null;
+  return await sql<(AuditEvent & { position: Position })[]>`
+    select ${eventColumns(sql)},
+           json_build_object('at', to_char(a.occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                             'id', a.id) as position
+    from audit_events a
+    where a.project_id = ${projectId}
+      ${
+    q.type === undefined
+      ? sql``
+      : prefix !== null
+      ? sql`and starts_with(a.type, ${prefix})`
+      : sql`and a.type = ${q.type}`
+  }
+      ${q.actor_id === undefined ? sql`` : sql`and a.actor_id = ${q.actor_id}`}
+      ${q.target_id === undefined ? sql`` : sql`and a.target_id = ${q.target_id}`}
+      ${q.since === undefined ? sql`` : sql`and a.occurred_at >= ${q.since}::timestamptz`}
+      ${q.until === undefined ? sql`` : sql`and a.occurred_at < ${q.until}::timestamptz`}
+      ${after === null ? sql`` : sql`and (a.occurred_at, a.id) < (${after.at}::timestamptz, ${after.id})`}
+    order by a.occurred_at desc, a.id desc
+    limit ${limit}`;
+}
+
+export async function hasRecentEvent(
+  sql: Sql,
+  projectId: string,
+  type: string,
+  details: Record<string, string>,
+  seconds: number,
+): Promise<boolean> {
+  const rows = await sql`
+    select 1 from audit_events
+    where project_id = ${projectId} and occurred_at > now() - make_interval(secs => ${seconds})
+      and type = ${type} and details @> ${sql.json(details)}
+    limit 1`;
+  return rows.length === 1;
+}
+
+/** Deletes events older than the retention; their deliveries go with them. Returns how many went. */
+export async function purgeEvents(sql: Sql, retentionDays: number): Promise<number> {
+  const rows = await sql`
+    delete from audit_events where occurred_at < now() - make_interval(days => ${retentionDays})`;
+  return rows.count;
+}

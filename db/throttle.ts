@@ -1,0 +1,69 @@
+/**
+ * Attempt counters shared by every instance (table login_failures): failed logins per account and per
+ * address, failed client authentications, login pages per address. One statement counts an attempt unless
+ * the key is blocked, so parallel attempts are all counted and a refused attempt never extends a block.
+ */
+import type { Sql } from "./connection.ts";
+
+/**
+ * `delay`: after `free` attempts in the window, each further one must wait 2^(n - free - 1) seconds (at most
+ * `maxDelay`) after the one before. `limit`: at most `free` attempts per window.
+ */
+export type ThrottlePolicy =
+  | { kind: "delay"; free: number; maxDelay: number; window: number }
+  | { kind: "limit"; free: number; window: number };
+
+/** When the key is blocked until, given its row `f` as it stands before this attempt. */
+function blockedUntil(sql: Sql, p: ThrottlePolicy) {
+  if (p.kind === "limit") {
+    return sql`case when f.failures >= ${p.free}
+      then f.window_started_at + make_interval(secs => ${p.window}) else '-infinity'::timestamptz end`;
+  }
+  return sql`case when f.failures >= ${p.free}
+    then f.last_failed_at + make_interval(secs => least(${p.maxDelay}::float8, power(2, least(f.failures - ${p.free}, 30))))
+    else '-infinity'::timestamptz end`;
+}
+
+/**
+ * Counts an attempt against `key` unless the key is blocked now. Returns null when counted, or the seconds to
+ * wait when blocked (the attempt is then not counted). A key whose window has passed starts again at 1.
+ */
+export async function countAttempt(sql: Sql, key: string, p: ThrottlePolicy): Promise<number | null> {
+  const expired = sql`f.window_started_at < now() - make_interval(secs => ${p.window})`;
+  const counted = await sql`
+    insert into login_failures as f (key, failures, window_started_at, last_failed_at)
+    values (${key}, 1, now(), now())
+    on conflict (key) do update set
+      failures = case when ${expired} then 1 else f.failures + 1 end,
+      window_started_at = case when ${expired} then now() else f.window_started_at end,
+      previous_failed_at = f.last_failed_at,
+      last_failed_at = now()
+    where ${expired} or ${blockedUntil(sql, p)} <= now()
+    returning 1`;
+  if (counted.length === 1) return null;
+  return await waitFor(sql, key, p) ?? 1;
+}
+
+/** A scalar subquery: seconds until `key` may try again, or null when it may now; joins into other lookups. */
+export function waitSql(sql: Sql, key: string, p: ThrottlePolicy) {
+  return sql`(
+    select case when f.window_started_at >= now() - make_interval(secs => ${p.window})
+                 and ${blockedUntil(sql, p)} > now()
+           then ceil(extract(epoch from ${blockedUntil(sql, p)} - now()))::int end
+    from login_failures f where f.key = ${key})`;
+}
+
+/** Seconds until `key` may try again, or null when it may now. Reads only. */
+export async function waitFor(sql: Sql, key: string, p: ThrottlePolicy): Promise<number | null> {
+  const [row] = await sql<{ wait: number | null }[]>`select ${waitSql(sql, key, p)} as wait`;
+  return row.wait;
+}
+
+/** Takes back an attempt that succeeded (for counters of failures only). */
+export async function uncountAttempt(sql: Sql, key: string): Promise<void> {
+  await sql`update login_failures set failures = greatest(failures - 1, 0) where key = ${key}`;
+}
+
+export async function clearAttempts(sql: Sql, key: string): Promise<void> {
+  await sql`delete from login_failures where key = ${key}`;
+}

@@ -1,0 +1,85 @@
+/**
+ * Client authentication for every endpoint that authenticates a client: the token endpoint, revocation and
+ * introspection (RFC 6749 §2.3.1). The HTTP edge reads the credentials; this decides whether they authenticate
+ * the client, throttles failed secrets per client id and address, and applies the client's
+ * `token_endpoint_auth_method`.
+ */
+import type { Sql } from "../db/connection.ts";
+import { type ClientWithProjectRow, findClientWithProject } from "../db/clients.ts";
+import { clearAttempts, countAttempt } from "../db/throttle.ts";
+import { AppError } from "./errors.ts";
+import { secretMatches } from "./secrets.ts";
+import type { RequestInfo } from "./principal.ts";
+import { addressKey, THROTTLE, throttled } from "./throttle.ts";
+
+/** What a request presented to identify its client, as the HTTP edge read it. */
+export type PresentedClient = {
+  /** From HTTP Basic, or else the form's `client_id`. */
+  clientId?: string;
+  /** From HTTP Basic only. */
+  secret?: string;
+  /** Whether HTTP Basic credentials were sent. */
+  basic: boolean;
+  /** Malformed credentials, raised when the client is authenticated so that earlier checks keep their order. */
+  error?: AppError;
+  /** Where the request came from: failed secrets are throttled per client id and address. */
+  request: RequestInfo;
+};
+
+/**
+ * - `token`: the token endpoint. An unknown client is `invalid_client`; a secret, when sent, must match; a
+ *   `client_secret_basic` client must send it; then the client and its project must be active.
+ * - `revocation`: HTTP Basic, or a public client's `client_id`; the client's state is not checked.
+ * - `introspection`: HTTP Basic only; then the client and its project must be active.
+ */
+export type AuthenticationRule = "token" | "revocation" | "introspection";
+
+/** 401 `invalid_client_credentials`; the HTTP edge adds the `WWW-Authenticate: Basic` challenge. */
+export function badCredentials(description?: string): AppError {
+  return new AppError("invalid_client_credentials", { description });
+}
+
+export async function authenticateClient(
+  sql: Sql,
+  presented: PresentedClient,
+  rule: AuthenticationRule,
+): Promise<ClientWithProjectRow> {
+  if (presented.error) throw presented.error;
+  if (rule === "introspection" && !presented.basic) {
+    throw badCredentials("authenticate the client with HTTP Basic");
+  }
+  if (presented.clientId === undefined) {
+    throw new AppError("invalid_params", {
+      details: [{ field: "client_id", issue: "required without HTTP Basic authentication" }],
+    });
+  }
+  const key = `client:${presented.clientId}:${addressKey(presented.request.ip)}`;
+  const client = await findClientWithProject(
+    sql,
+    presented.clientId,
+    presented.secret === undefined ? undefined : { key, policy: THROTTLE.client },
+  );
+  if (!client) throw rule === "token" || !presented.basic ? new AppError("invalid_client") : badCredentials();
+  if (presented.secret !== undefined) {
+    if (client.throttle_wait !== null) {
+      throw throttled(client.throttle_wait, "too many failed client authentications");
+    }
+    if (!secretMatches(presented.secret, client.secret_hash)) {
+      // Counted after the comparison, so that a right secret costs no write; a burst of parallel wrong ones
+      // can pass the limit by its size, which matters nothing against 256-bit secrets.
+      const wait = await countAttempt(sql, key, THROTTLE.client);
+      if (wait !== null) throw throttled(wait, "too many failed client authentications");
+      throw badCredentials("the client secret is wrong");
+    }
+    if (client.throttle_failures) await clearAttempts(sql, key);
+  } else if (client.token_endpoint_auth_method === "client_secret_basic") {
+    throw badCredentials(
+      "this client authenticates with HTTP Basic (token_endpoint_auth_method client_secret_basic)",
+    );
+  }
+  if (rule !== "revocation") {
+    if (!client.is_active) throw new AppError("client_not_active");
+    if (!client.project_is_active) throw new AppError("project_not_active");
+  }
+  return client;
+}

@@ -1,0 +1,110 @@
+/**
+ * The default resources: read-only resources whose permissions drive the admin API. Every project has them
+ * (some only in the system project), its admin client holds all of them, and they are brought up to date in
+ * every existing project at start, so that a new version's defaults reach projects created before it.
+ */
+import type { Sql } from "../db/connection.ts";
+import { grantAdminClientsDefaults, insertMissingDefault, type NewResource } from "../db/resources.ts";
+import { newId } from "./ids.ts";
+
+type Default = {
+  code: string;
+  name: string;
+  /** What the resource administers, for the descriptions. */
+  noun: string;
+  /** Permissions in every project that has the resource. */
+  actions: readonly string[];
+  /** Permissions only the system project's resource has. */
+  systemActions?: readonly string[];
+  /** Only the system project has the resource at all. */
+  systemOnly?: boolean;
+};
+
+export const DEFAULTS = [
+  {
+    code: "resources",
+    name: "Resources",
+    noun: "resources and their permissions",
+    actions: ["read", "create", "update"],
+  },
+  { code: "roles", name: "Roles", noun: "roles", actions: ["read", "create", "update"] },
+  { code: "users", name: "Users", noun: "users", actions: ["read", "create", "update"] },
+  { code: "clients", name: "Clients", noun: "machine clients", actions: ["read", "create", "update"] },
+  {
+    code: "projects",
+    name: "Projects",
+    noun: "projects",
+    actions: ["read", "update"],
+    systemActions: ["create"],
+  },
+  { code: "keys", name: "Keys", noun: "the signing keys", actions: ["read", "update"], systemOnly: true },
+  { code: "audit", name: "Audit", noun: "the audit trail", actions: ["read"] },
+  { code: "webhooks", name: "Webhooks", noun: "webhooks", actions: ["read", "create", "update", "delete"] },
+] as const satisfies readonly Default[];
+
+type Defaults = typeof DEFAULTS[number];
+/** `<resource code>:<permission code>` of a default resource, e.g. `users:create`. */
+export type AdminPermission = {
+  [D in Defaults as D["code"]]: `${D["code"]}:${
+    | D["actions"][number]
+    | (D extends { systemActions: readonly string[] } ? D["systemActions"][number] : never)}`;
+}[Defaults["code"]];
+
+const VERBS: Record<string, string> = { read: "Read", create: "Create", update: "Update", delete: "Delete" };
+
+function actionsOf(d: Default, isSystem: boolean): readonly string[] {
+  return isSystem && d.systemActions ? [...d.actions, ...d.systemActions] : d.actions;
+}
+
+const describe = (d: Default) => `Administration of ${d.noun} (default resource)`;
+const permissionName = (d: Default, action: string) => `${VERBS[action] ?? action} ${d.code}`;
+const permissionDescription = (d: Default, action: string) =>
+  `${VERBS[action] ?? action} ${d.noun} of the project`;
+
+/** The default resources a new project starts with. */
+export function defaultResources(isSystem: boolean): NewResource[] {
+  return (DEFAULTS as readonly Default[]).filter((d) => isSystem || !d.systemOnly).map((d) => ({
+    id: newId(),
+    name: d.name,
+    code: d.code,
+    description: describe(d),
+    is_default: true,
+    permissions: actionsOf(d, isSystem).map((a) => ({
+      id: newId(),
+      name: permissionName(d, a),
+      code: a,
+      description: permissionDescription(d, a),
+    })),
+  }));
+}
+
+/**
+ * Adds the default resources and permissions that existing projects lack, and grants them to each project's
+ * admin client. Idempotent; run at start under the bootstrap lock. Returns the projects where a resource of
+ * the project's own already has a default's code (the default is then left out there).
+ */
+export async function syncDefaultResources(sql: Sql, systemProjectId: string): Promise<string[]> {
+  const clashes = new Set<string>();
+  for (const d of DEFAULTS as readonly Default[]) {
+    const found = await insertMissingDefault(sql, {
+      code: d.code,
+      name: d.name,
+      description: describe(d),
+      onlyProject: d.systemOnly ? systemProjectId : null,
+      permissions: d.actions.map((a) => ({
+        code: a,
+        name: permissionName(d, a),
+        description: permissionDescription(d, a),
+      })),
+      systemPermissions: (d.systemActions ?? []).map((a) => ({
+        code: a,
+        name: permissionName(d, a),
+        description: permissionDescription(d, a),
+      })),
+      systemProjectId,
+    });
+    for (const p of found) clashes.add(p);
+  }
+  await grantAdminClientsDefaults(sql);
+  return [...clashes];
+}

@@ -1,0 +1,85 @@
+/** What every grant of the token endpoint takes and answers, and the checks they share. */
+import type { Sql } from "../../db/connection.ts";
+import type { TokenRequest, TokenResponse } from "../../openapi/tokens.ts";
+import { insertRefreshToken, openSession } from "../../db/sessions.ts";
+import type { PresentedClient } from "../client_auth.ts";
+import { AppError } from "../errors.ts";
+import { newSecret } from "../ids.ts";
+import { hashSecret } from "../secrets.ts";
+import type { TokenService } from "../tokens.ts";
+
+export type GrantSettings = {
+  /** Lifetime of each refresh token, seconds. */
+  refreshTokenTtl: number;
+  /** A login session ends this long after the login, whatever its refreshes, seconds. */
+  sessionMaxTtl: number;
+};
+
+/** One request to the token endpoint: its form, the client it presented, and the services it needs. */
+export type GrantContext = {
+  sql: Sql;
+  tokens: TokenService;
+  settings: GrantSettings;
+  form: TokenRequest;
+  client: PresentedClient;
+};
+
+/** `invalid_params` naming every field the grant needs and the form lacks. */
+export function required(form: TokenRequest, grant: string, fields: (keyof TokenRequest)[]): void {
+  const details = fields.filter((f) => !form[f]).map((field) => ({
+    field,
+    issue: `required for grant_type=${grant}`,
+  }));
+  if (details.length > 0) throw new AppError("invalid_params", { details });
+}
+
+/**
+ * The access and refresh tokens of a user session: a new session (code grant) or the next refresh token of
+ * one (refresh grant).
+ */
+export async function issueUserTokens(
+  ctx: GrantContext,
+  tx: Sql,
+  s: {
+    projectId: string;
+    sessionId: string;
+    userId: string;
+    clientId: string;
+    fresh: boolean;
+    /** The database's time and current signing key, from the statement that spent the code or token. */
+    spent: { now: Date; kid: string };
+  },
+): Promise<TokenResponse> {
+  const refresh = newSecret();
+  const refreshTtl = s.fresh
+    ? await openSession(tx, {
+      project_id: s.projectId,
+      id: s.sessionId,
+      user_id: s.userId,
+      client_id: s.clientId,
+      token_hash: hashSecret(refresh),
+      ttlSeconds: ctx.settings.refreshTokenTtl,
+      maxTtlSeconds: ctx.settings.sessionMaxTtl,
+    })
+    : await insertRefreshToken(tx, {
+      project_id: s.projectId,
+      token_hash: hashSecret(refresh),
+      session_id: s.sessionId,
+      ttlSeconds: ctx.settings.refreshTokenTtl,
+    });
+  const { token } = await ctx.tokens.issueAccessToken({
+    projectId: s.projectId,
+    subject: s.userId,
+    clientId: s.clientId,
+    sessionId: s.sessionId,
+    issuedAt: s.spent.now,
+    kid: s.spent.kid,
+  });
+  return {
+    access_token: token,
+    token_type: "Bearer",
+    expires_in: ctx.tokens.accessTokenTtl,
+    refresh_token: refresh,
+    refresh_token_expires_in: refreshTtl,
+  };
+}

@@ -1,0 +1,52 @@
+/** The refresh token grant (RFC 6749 §6): every refresh rotates; a spent token presented again ends its session. */
+import { transaction } from "../../db/connection.ts";
+import { consumeRefreshToken, findRefreshToken, revokeSession } from "../../db/sessions.ts";
+import { record } from "../audit.ts";
+import { authenticateClient } from "../client_auth.ts";
+import { AppError } from "../errors.ts";
+import { hashSecret } from "../secrets.ts";
+import type { TokenResponse } from "../../openapi/tokens.ts";
+import { type GrantContext, issueUserTokens, required } from "./grant.ts";
+
+export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
+  const { sql, form } = ctx;
+  required(form, "refresh_token", ["client_id", "refresh_token"]);
+  const client = await authenticateClient(sql, ctx.client, "token");
+  const tokenHash = hashSecret(form.refresh_token!);
+  const row = await findRefreshToken(sql, tokenHash);
+  if (!row || row.client_id !== client.id || row.project_id !== client.project_id) {
+    throw new AppError("invalid_refresh_token");
+  }
+  // RFC 9700 §4.14.2: a spent refresh token presented again means it leaked; end the whole session.
+  const reused = async () => {
+    await revokeSession(sql, row.session_id);
+    await record(sql, {
+      projectId: row.project_id,
+      type: "refresh_token.reuse_detected",
+      source: { actor: { type: "client", id: client.id, token_jti: null }, request: ctx.client.request },
+      target: { type: "session", id: row.session_id },
+      details: { client_id: client.id, user_id: row.user_id },
+    });
+    return new AppError("refresh_token_already_used");
+  };
+  if (row.used) throw await reused();
+  if (row.expired) throw new AppError("refresh_token_expired");
+  if (!row.session_live) {
+    throw new AppError("invalid_refresh_token", { description: "the session has ended" });
+  }
+  if (!row.user_active) throw new AppError("invalid_refresh_token", { description: "the user is inactive" });
+  const issued = await transaction(sql, async (tx) => {
+    const spent = await consumeRefreshToken(tx, tokenHash);
+    if (spent === null) return null;
+    return await issueUserTokens(ctx, tx, {
+      projectId: row.project_id,
+      sessionId: row.session_id,
+      userId: row.user_id,
+      clientId: client.id,
+      fresh: false,
+      spent,
+    });
+  });
+  if (issued === null) throw await reused();
+  return issued;
+}

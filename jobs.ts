@@ -1,0 +1,78 @@
+/**
+ * The service's background work, in one place: each job runs on a timer in every instance, and a leased job
+ * runs only in the instance that holds its lease in the database, so exactly one instance does it at a time
+ * (another takes over within a lease's length when that instance stops). main.ts starts them.
+ */
+import { purgeExpired } from "./db/maintenance.ts";
+import { releaseLease, takeLease } from "./db/jobs.ts";
+import type { Config } from "./config.ts";
+import { purgeEvents } from "./db/audit.ts";
+import type { Sql } from "./db/connection.ts";
+import { deliverDue } from "./domain/webhook_delivery.ts";
+import { type KeySettings, maintainKeys } from "./domain/keys.ts";
+import type { Logger } from "./routes/env.ts";
+
+type Job = {
+  name: string;
+  everyMs: number;
+  /** Leased: one instance at a time. Otherwise every instance runs it (work it claims row by row). */
+  leased: boolean;
+  run(): Promise<unknown>;
+};
+
+export function jobsOf(sql: Sql, keys: KeySettings, config: Config): Job[] {
+  const webhooks = { vault: keys.vault, allowPrivateTargets: config.webhookAllowPrivateTargets };
+  return [
+    // Webhook deliveries: every instance sends, each delivery claimed by one worker (SKIP LOCKED).
+    { name: "webhook-deliveries", everyMs: 1_000, leased: false, run: () => deliverDue(sql, webhooks) },
+    // The audit trail keeps AUDIT_RETENTION_DAYS days; the deliveries of older events go with them.
+    {
+      name: "audit-retention",
+      everyMs: 60 * 60_000,
+      leased: true,
+      run: () => purgeEvents(sql, config.auditRetentionDays),
+    },
+    // Expired login pages, codes, tokens and throttle counters: unauthenticated traffic cannot grow tables.
+    { name: "purge-expired", everyMs: 10 * 60_000, leased: true, run: () => purgeExpired(sql) },
+    // Signing keys: publish the next key, promote it when due, retire keys whose tokens have expired.
+    { name: "signing-keys", everyMs: 60_000, leased: true, run: () => maintainKeys(sql, keys) },
+  ];
+}
+
+export type Jobs = { stop(): Promise<void> };
+
+export function startJobs(sql: Sql, jobs: Job[], log: Logger): Jobs {
+  const holder = crypto.randomUUID();
+  const timers: ReturnType<typeof setInterval>[] = [];
+  const running = new Set<Promise<unknown>>();
+  let stopped = false;
+  for (const job of jobs) {
+    const tick = async () => {
+      if (stopped) return;
+      try {
+        // The lease outlives two periods, so a holder that runs on time always renews it first.
+        if (job.leased && !(await takeLease(sql, job.name, holder, Math.ceil((job.everyMs * 2) / 1000)))) {
+          return;
+        }
+        await job.run();
+      } catch (err) {
+        log.error("background job failed", { job: job.name, error: String(err) });
+      }
+    };
+    const timer = setInterval(() => {
+      const run = tick();
+      running.add(run);
+      run.finally(() => running.delete(run));
+    }, job.everyMs);
+    Deno.unrefTimer(timer);
+    timers.push(timer);
+  }
+  return {
+    async stop() {
+      stopped = true;
+      for (const t of timers) clearInterval(t);
+      await Promise.allSettled(running);
+      await Promise.allSettled(jobs.filter((j) => j.leased).map((j) => releaseLease(sql, j.name, holder)));
+    },
+  };
+}

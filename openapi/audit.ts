@@ -1,0 +1,111 @@
+/** The audit trail: one event per change or security fact, and the query that reads it. */
+import { z } from "@hono/zod-openapi";
+
+/** Every event type, with what it records. Updates carry `changes`; security facts carry `details`. */
+export const EVENT_TYPES = {
+  "project.created": "A project was created, with its default resources and admin client",
+  "project.updated": "A project's name, description or redirect URIs changed",
+  "project.activated": "A project was activated",
+  "project.deactivated": "A project was deactivated: its tokens are refused and its sessions ended",
+  "resource.created": "A resource was created with its permissions",
+  "resource.updated": "A resource or its permissions changed",
+  "role.created": "A role was created",
+  "role.updated": "A role's code, name, description or permissions changed",
+  "user.created": "A user was created",
+  "user.updated": 'A user\'s profile, identity, password (`"changed"`) or role changed',
+  "user.activated": "A user was activated",
+  "user.deactivated": "A user was deactivated: their sessions ended",
+  "client.created": "A client was created",
+  "client.updated": "A client's name, description, authentication method or permissions changed",
+  "client.activated": "A client was activated",
+  "client.deactivated": "A client was deactivated: its tokens are refused and its sessions ended",
+  "client.secret_rotated": "A client's secret was replaced; tokens issued before are refused",
+  "webhook.created": "A webhook subscription was created",
+  "webhook.updated": "A webhook subscription changed",
+  "webhook.deleted": "A webhook subscription was deleted",
+  "webhook.secret_rotated": "A webhook's signing secret was replaced",
+  "login.succeeded": "A user signed in on the login page",
+  "login.failed": "A sign-in failed (wrong password, unknown, inactive or password-less user)",
+  "login.throttled": "A sign-in was refused for too many failures (429)",
+  "authorization_code.replayed": "A spent authorization code was presented again; its session was revoked",
+  "refresh_token.reuse_detected": "A spent refresh token was presented again; its session was revoked",
+  "session.revoked": "A login session ended: revocation of its refresh token, sign-out, or an administrator",
+  "token.revoked": "An access token was revoked (RFC 7009)",
+  "key.rotated": "The signing key was rotated (system project)",
+  "key.revoked": "A signing key was revoked (system project)",
+} as const;
+
+export type EventType = keyof typeof EVENT_TYPES;
+const TYPES = Object.keys(EVENT_TYPES) as [EventType, ...EventType[]];
+
+export const AuditEventType = z.enum(TYPES).openapi("AuditEventType", {
+  description: Object.entries(EVENT_TYPES).map(([t, d]) => `\`${t}\`: ${d}`).join("; "),
+});
+
+const Change = z.union([
+  z.object({ before: z.unknown(), after: z.unknown() }),
+  z.literal("changed"),
+]).openapi("AuditChange", {
+  description: 'A field\'s value before and after, or `"changed"` for a secret, password, token or code',
+});
+
+export const AuditEvent = z.object({
+  id: z.string().openapi({ description: "UUIDv7" }),
+  project_id: z.string(),
+  occurred_at: z.string().openapi({ format: "date-time" }),
+  type: AuditEventType,
+  actor: z.object({
+    type: z.enum(["client", "user", "system"]),
+    id: z.string().nullable().openapi({
+      description: "The client or user id; null for the system, or an unknown user",
+    }),
+    token_jti: z.string().nullable().openapi({ description: "The access token the actor used" }),
+  }),
+  request: z.object({
+    id: z.string().nullable(),
+    ip: z.string().nullable().openapi({ description: "The caller's address, after TRUST_PROXY_HOPS" }),
+    user_agent: z.string().nullable(),
+  }).nullable().openapi({ description: "Null for background work" }),
+  target: z.object({ type: z.string(), id: z.string().nullable() }).nullable(),
+  changes: z.record(z.string(), Change).nullable().openapi({
+    description: "For updates: each changed field",
+  }),
+  details: z.record(z.string(), z.unknown()).nullable().openapi({
+    description: "For security facts: what identifies them (the email tried, the client, the reason)",
+  }),
+}).openapi("AuditEvent");
+export type AuditEvent = z.infer<typeof AuditEvent>;
+
+export const AuditEventPage = z.object({
+  data: z.array(AuditEvent),
+  next_cursor: z.string().nullable().openapi({
+    description: "Pass as `cursor` for the next (older) page; null at the end",
+  }),
+}).openapi("AuditEventPage");
+export type AuditEventPage = z.infer<typeof AuditEventPage>;
+
+/** `role.created` exactly, `role.*` any type of that prefix. */
+export const TypeFilter = z.string().max(100).refine(
+  (t) => t in EVENT_TYPES || (t.endsWith(".*") && TYPES.some((k) => k.startsWith(t.slice(0, -1)))),
+  "must be an event type, or a prefix of one followed by .* (e.g. role.*)",
+);
+
+const Timestamp = z.string().refine((v) => !Number.isNaN(Date.parse(v)) && /^\d{4}-\d{2}-\d{2}T/.test(v), {
+  message: "must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z",
+});
+
+export const AuditQuery = z.object({
+  type: TypeFilter.optional().openapi({ description: "An event type, or a prefix such as `role.*`" }),
+  actor_id: z.string().max(100).optional(),
+  target_id: z.string().max(200).optional(),
+  since: Timestamp.optional().openapi({
+    description: "Events at or after this instant",
+    format: "date-time",
+  }),
+  until: Timestamp.optional().openapi({ description: "Events before this instant", format: "date-time" }),
+  limit: z.string().regex(/^[0-9]{1,3}$/, "must be a whole number").transform(Number)
+    .pipe(z.number().min(1, "at least 1").max(100, "at most 100")).optional().transform((v) => v ?? 50)
+    .openapi({ type: "integer", minimum: 1, maximum: 100, default: 50 }),
+  cursor: z.string().max(500).optional().openapi({ description: "`next_cursor` of the page before" }),
+});
+export type AuditQuery = z.infer<typeof AuditQuery>;

@@ -1,0 +1,93 @@
+/** A project: the tenant that owns resources, roles, users and clients, and where its users' codes may go. */
+import { z } from "@hono/zod-openapi";
+import { booleanFilter, clearableText, listOf, listQuery, Name, Timestamps } from "./fields.ts";
+
+/** The system project, created at first start, administers the others through its admin client. */
+export const SYSTEM_PROJECT_ID = "system";
+export const SYSTEM_ADMIN_CLIENT_ID = "system-admin";
+
+/** `https`, or `http` on a loopback host; absolute, without a fragment or credentials. */
+export function redirectUriIssue(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return "must be an absolute URI";
+  }
+  if (uri.includes("#")) return "must not contain a fragment";
+  // The answer's own parameters would be duplicated, and a client library might read the wrong one.
+  for (const name of ["code", "state", "iss", "error", "error_description", "error_uri"]) {
+    if (url.searchParams.has(name)) return `must not have a query parameter named ${name}`;
+  }
+  // Matching is byte for byte, so the stored string must be exactly what a URL parser reads back.
+  if (url.href !== uri) return `must be written in canonical form: ${JSON.stringify(url.href)}`;
+  if (url.username || url.password) return "must not contain credentials";
+  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+  if (url.protocol === "https:") return null;
+  if (url.protocol === "http:" && loopback) return null;
+  return "must use https (http is allowed only on localhost, 127.0.0.1 and [::1])";
+}
+
+const RedirectUri = z.string().max(2000).superRefine((uri, ctx) => {
+  const issue = redirectUriIssue(uri);
+  if (issue) ctx.addIssue({ code: "custom", message: issue });
+}).openapi({ example: "https://app.example.com/callback" });
+
+const RedirectUris = z.array(RedirectUri).max(50).refine(
+  (a) => new Set(a).size === a.length,
+  "must not repeat a URI",
+)
+  .openapi({
+    description:
+      "Registered redirect URIs, matched byte for byte: `https`, or `http` on localhost, 127.0.0.1 " +
+      "and [::1]; no fragment. At most 50.",
+  });
+
+export const Project = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  redirect_uris: z.array(z.string()),
+  is_active: z.boolean(),
+  is_system: z.boolean().openapi({
+    description: "True for the system project, which administers the others",
+  }),
+  ...Timestamps,
+}).openapi("Project");
+export type Project = z.infer<typeof Project>;
+
+export const CreatedProject = Project.extend({
+  admin_client: z.object({
+    client_id: z.string(),
+    client_secret: z.string().openapi({ description: "Shown only here; store it now." }),
+  }).openapi({ description: "The project's admin client, granted every default permission of the project" }),
+}).openapi("CreatedProject");
+export type CreatedProject = z.infer<typeof CreatedProject>;
+
+export const CreateProjectRequest = z.object({
+  name: Name,
+  description: clearableText(200),
+  redirect_uris: RedirectUris.optional(),
+  is_active: z.boolean().optional().openapi({ description: "Default true" }),
+}).openapi("CreateProjectRequest");
+export type CreateProjectRequest = z.infer<typeof CreateProjectRequest>;
+
+export const UpdateProjectRequest = z.object({
+  name: Name,
+  description: clearableText(200).openapi({ description: 'Omitted keeps it; null or "" clears it' }),
+  redirect_uris: RedirectUris.optional().openapi({
+    description: "Omitted keeps them; an array replaces them",
+  }),
+  is_active: z.boolean().optional().openapi({
+    description:
+      "Omitted keeps it. Only a system-project token may change it; the system project stays active.",
+  }),
+}).openapi("UpdateProjectRequest");
+export type UpdateProjectRequest = z.infer<typeof UpdateProjectRequest>;
+
+export const ProjectList = listOf(Project, "ProjectList");
+
+export const ProjectListQuery = listQuery(["name", "created_at", "updated_at"] as const).extend({
+  is_active: booleanFilter("Only active (true) or inactive (false) projects"),
+});
+export type ProjectListQuery = z.infer<typeof ProjectListQuery>;

@@ -1,0 +1,58 @@
+/** The token endpoint's form and answer, and the forms and answers of revocation and introspection. */
+import { z } from "@hono/zod-openapi";
+
+const field = (description: string) => z.string().max(4096).optional().openapi({ description });
+
+export const TokenRequest = z.object({
+  grant_type: z.enum(["authorization_code", "refresh_token", "client_credentials"]).openapi({
+    description: "`client_credentials` for machine clients (HTTP Basic authentication required).",
+  }),
+  client_id: field("Required for `authorization_code` and `refresh_token`; with Basic, must match it."),
+  client_secret: field("Not accepted: send client credentials with HTTP Basic."),
+  authorization_code: field("The code from the authorize redirect (`code` is accepted too)."),
+  code: field("RFC 6749's name for `authorization_code`."),
+  redirect_uri: field("Required for `authorization_code`; must equal the authorize request's."),
+  code_verifier: field("Required for `authorization_code` (PKCE, S256)."),
+  refresh_token: field("Required for `refresh_token`."),
+  state: field("Optional; ignored."),
+}).openapi("TokenRequest");
+export type TokenRequest = z.infer<typeof TokenRequest>;
+
+export const TokenResponse = z.object({
+  access_token: z.string().openapi({ description: "An RFC 9068 JWT; verify it with the JWKS." }),
+  token_type: z.literal("Bearer"),
+  expires_in: z.number().int().openapi({
+    description: "Seconds until the access token expires",
+    example: 900,
+  }),
+  refresh_token: z.string().optional().openapi({ description: "User grants only" }),
+  refresh_token_expires_in: z.number().int().optional().openapi({ description: "User grants only" }),
+}).openapi("TokenResponse");
+export type TokenResponse = z.infer<typeof TokenResponse>;
+
+export const TokenActionRequest = z.object({
+  token: z.string().min(1).max(4096).openapi({ description: "An access token or a refresh token" }),
+  token_type_hint: z.string().max(100).optional().openapi({
+    description: "`access_token` or `refresh_token`: where to look first; other values are ignored",
+  }),
+  client_id: field("For revocation by a public client, without HTTP Basic"),
+});
+export type TokenActionRequest = z.infer<typeof TokenActionRequest>;
+
+export const Introspection = z.object({
+  active: z.boolean(),
+  token_type: z.enum(["access_token", "refresh_token"]).optional(),
+  iss: z.string().optional(),
+  sub: z.string().optional().openapi({ description: "The user id, or the client id for client credentials" }),
+  aud: z.string().optional().openapi({ description: "The project id" }),
+  client_id: z.string().optional(),
+  exp: z.number().int().optional(),
+  iat: z.number().int().optional(),
+  jti: z.string().optional(),
+  sid: z.string().optional(),
+  permissions: z.array(z.string()).optional().openapi({
+    description:
+      "The subject's `resource:permission` codes now: a user's through the role, a client's directly",
+  }),
+}).openapi("Introspection");
+export type Introspection = z.infer<typeof Introspection>;

@@ -1,0 +1,144 @@
+/** A user of a project: fully managed (email and password) or identified by the calling system's external id. */
+import { z } from "@hono/zod-openapi";
+import { booleanFilter, Id, listQuery, Name, ProjectIdParam, Timestamps } from "./fields.ts";
+
+export const User = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  display_name: z.string(),
+  avatar_url: z.string().nullable(),
+  external_user_id: z.string().nullable(),
+  email: z.string().nullable().openapi({ description: "Stored trimmed and lower-cased" }),
+  role_id: z.string().nullable(),
+  is_active: z.boolean(),
+  permissions: z.array(z.string()).optional().openapi({
+    description:
+      "Only with `include_permissions=true`: the sorted `resource:permission` codes of the user's role",
+    example: ["orders:read", "orders:refund"],
+  }),
+  ...Timestamps,
+}).openapi("User");
+export type User = z.infer<typeof User>;
+
+const isHttpUrl = (v: string) => {
+  try {
+    return ["http:", "https:"].includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+};
+
+/** "" means absent on create and "remove" on update; null likewise. */
+const AvatarUrl = z.string().max(2048, "at most 2048 characters")
+  .refine((v) => v === "" || isHttpUrl(v), "must be an http or https URL").nullable().optional()
+  .openapi({ description: 'URL of an image. On update: omitted keeps it; null or "" removes it.' });
+const ExternalUserId = z.string().max(100, "at most 100 characters")
+  .refine((v) => v === "" || v.trim() !== "", "must not be blank").nullable().optional().openapi({
+    description: "The calling system's id for the user; unique in the project (exact match). Required when " +
+      'email is absent. On update: omitted keeps it; null or "" removes it.',
+  });
+const Email = z.string().trim().max(100, "at most 100 characters")
+  .refine((v) => v === "" || z.regexes.email.test(v), "must be a valid email").nullable().optional().openapi({
+    description:
+      'Unique in the project, case-insensitively. On update: omitted keeps it; null or "" removes it.',
+  });
+const RoleId = z.string().max(100).nullable().optional().openapi({
+  description: 'A role of this project. On update: omitted keeps it; null or "" removes it.',
+});
+
+export const CreateUserRequest = z.object({
+  display_name: Name,
+  avatar_url: AvatarUrl,
+  external_user_id: ExternalUserId,
+  email: Email,
+  password: z.string().min(8, "at least 8 characters").max(1024, "at most 1024 characters").nullable()
+    .optional()
+    .openapi({
+      description: "At least 8 characters; required when email is given. Stored only as an argon2id hash.",
+    }),
+  role_id: RoleId,
+  is_active: z.boolean().optional().openapi({ description: "Default true" }),
+}).superRefine((u, ctx) => {
+  if (!u.email && !u.external_user_id) {
+    ctx.addIssue({ code: "custom", path: ["external_user_id"], message: "required when email is absent" });
+  }
+  if (u.email && !u.password) {
+    ctx.addIssue({ code: "custom", path: ["password"], message: "required when email is given" });
+  }
+}).openapi("CreateUserRequest");
+export type CreateUserRequest = z.infer<typeof CreateUserRequest>;
+
+export const UpdateUserRequest = z.object({
+  display_name: Name,
+  is_active: z.boolean().openapi({
+    description: "false deactivates the user and ends their sessions at once",
+  }),
+  avatar_url: AvatarUrl,
+  external_user_id: ExternalUserId,
+  email: Email,
+  password: z.string().max(1024, "at most 1024 characters")
+    .refine((v) => v === "" || v.length >= 8, "at least 8 characters").nullable().optional()
+    .openapi({
+      description: "Empty or omitted keeps the current password; a new one ends the user's sessions.",
+    }),
+  role_id: RoleId,
+}).superRefine((u, ctx) => {
+  if (!u.email && !u.external_user_id) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["external_user_id"],
+      message: "required when email is not provided",
+    });
+  }
+}).openapi("UpdateUserRequest");
+export type UpdateUserRequest = z.infer<typeof UpdateUserRequest>;
+
+export const UserIdParam = ProjectIdParam.extend({
+  user_id: Id.openapi({ param: { name: "user_id", in: "path" } }),
+});
+
+export const UserListQuery = listQuery(
+  ["display_name", "email", "external_user_id", "is_active", "created_at", "updated_at"] as const,
+).extend({
+  is_active: booleanFilter("Only active (true) or inactive (false) users"),
+  role_id: z.string().max(100).optional().openapi({ description: "Only users with this role" }),
+});
+export type UserListQuery = z.infer<typeof UserListQuery>;
+
+export const ExternalUserParams = ProjectIdParam.extend({
+  // Any string: one that no user can have (too long, say) is simply not found.
+  external_user_id: z.string().min(1).max(4096).openapi({
+    param: { name: "external_user_id", in: "path" },
+  }),
+});
+
+export const ExternalUserQuery = z.object({
+  include_permissions: booleanFilter("Include `permissions` (default false)"),
+});
+
+export const CurrentUser = User.extend({
+  permissions: z.array(z.string()).openapi({
+    description: "The user's `resource:permission` codes, evaluated now",
+  }),
+}).openapi("CurrentUser");
+export type CurrentUser = z.infer<typeof CurrentUser>;
+
+export const UpdateCurrentUserRequest = z.object({
+  display_name: Name,
+  email: z.string().trim().max(100, "at most 100 characters").refine(
+    (v) => z.regexes.email.test(v),
+    "must be a valid email",
+  )
+    .openapi({ description: "Required; unique in the project, case-insensitively" }),
+  avatar_url: AvatarUrl,
+  password: z.string().max(1024, "at most 1024 characters")
+    .refine((v) => v === "" || v.length >= 8, "at least 8 characters").nullable().optional()
+    .openapi({
+      description: "Empty or omitted keeps the current password; a new one ends the user's other sessions.",
+    }),
+  current_password: z.string().max(1024, "at most 1024 characters").nullable().optional().openapi({
+    description: "Required with a new `password` or another `email` when the user has a password: a token " +
+      "alone cannot take the account over. Wrong attempts count toward the account's login throttle.",
+  }),
+}).openapi("UpdateCurrentUserRequest");
+export type UpdateCurrentUserRequest = z.infer<typeof UpdateCurrentUserRequest>;

@@ -1,0 +1,91 @@
+/**
+ * Every error becomes one wire shape, `{ error, error_description, details? }`: refusals by code, races the
+ * database decided by constraint name, an unreachable database as 503, anything else as a logged 500.
+ */
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import postgres from "postgres";
+import { AppError, CONSTRAINT_ERRORS, type ErrorDetail, FOREIGN_KEY_ERRORS } from "../domain/errors.ts";
+import type { AppEnv, Logger } from "./env.ts";
+
+const REALM = 'realm="access-control"';
+export const BASIC_CHALLENGE = `Basic ${REALM}, charset="UTF-8"`;
+
+export function errorResponse(c: Context, err: AppError): Response {
+  // RFC 6750 §3 and RFC 6749 §5.2: a 401 names the scheme it wants; `error` only when a token was sent.
+  if (err.code === "invalid_authorization_token") {
+    const sent = c.req.header("authorization") !== undefined;
+    c.header("WWW-Authenticate", sent ? `Bearer ${REALM}, error="invalid_token"` : `Bearer ${REALM}`);
+  } else if (err.code === "invalid_client_credentials") c.header("WWW-Authenticate", BASIC_CHALLENGE);
+  for (const [k, v] of Object.entries(err.headers ?? {})) c.header(k, v);
+  c.header("Cache-Control", "no-store");
+  return c.json(
+    { error: err.code, error_description: err.message, ...(err.details ? { details: err.details } : {}) },
+    err.status,
+  );
+}
+
+type Issue = { path: PropertyKey[]; message: string };
+
+/** zod's issues as `details`, one per offending field. */
+export function zodDetails(issues: Issue[]): ErrorDetail[] {
+  return issues.map((i) => ({ field: i.path.map(String).join(".") || "body", issue: i.message }));
+}
+
+/**
+ * SQLSTATEs that mean "the database cannot answer now", not "the request was wrong": connection (08),
+ * resources (53), shutdown (57P01-3), cancelled statement (57014), serialization failure and deadlock (40001,
+ * 40P01; these only once db/connection.ts has run the transaction or read again its bounded number of times).
+ * They answer 503 with Retry-After.
+ */
+const UNAVAILABLE = /^(08|53|57P0[1-3]|57014|40001|40P01)/;
+
+const CONNECTION_ERRORS = new Set([
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOENT",
+  "EPIPE",
+]);
+
+export function toAppError(err: unknown, c: Context<AppEnv>, log: Logger): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof HTTPException && err.status >= 400 && err.status < 500) {
+    // The framework's own refusals: malformed JSON or form bodies (400), media types (415), size (413).
+    if (err.status === 413) return new AppError("invalid_params", { status: 413 });
+    const field = err.status === 415 ? "Content-Type" : "body";
+    return new AppError("invalid_params", { details: [{ field, issue: err.message }] });
+  }
+  if (err instanceof postgres.PostgresError) {
+    // A race the database decided: a unique or foreign-key constraint, named after what it protects.
+    const table = err.code === "23505" ? CONSTRAINT_ERRORS : err.code === "23503" ? FOREIGN_KEY_ERRORS : {};
+    const mapped = err.constraint_name ? table[err.constraint_name] : undefined;
+    if (mapped) return new AppError(mapped);
+    // Class 22, data exceptions: a value the database cannot take (a NUL byte in text, say) is bad input.
+    if (err.code.startsWith("22")) {
+      return new AppError("invalid_params", {
+        details: [{ field: "request", issue: "contains a value that cannot be stored (a NUL byte, say)" }],
+      });
+    }
+    if (UNAVAILABLE.test(err.code)) return unavailable(err, c, log);
+  } else if (CONNECTION_ERRORS.has((err as { code?: string })?.code ?? "")) {
+    return unavailable(err, c, log);
+  }
+  log.error("unexpected error", {
+    request_id: c.get("requestId"),
+    error: String((err as Error)?.stack ?? err),
+  });
+  return new AppError("system_error");
+}
+
+function unavailable(err: unknown, c: Context<AppEnv>, log: Logger): AppError {
+  log.error("database unavailable", { request_id: c.get("requestId"), error: String(err) });
+  return new AppError("system_error", {
+    status: 503,
+    description: "the service cannot reach its database; retry later",
+    headers: { "Retry-After": "1" },
+  });
+}

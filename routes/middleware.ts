@@ -1,0 +1,62 @@
+/** The middleware every request passes: request ids and headers, no caching of the API, body size and type. */
+import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { AppError } from "../domain/errors.ts";
+import type { AppEnv, Deps } from "./env.ts";
+
+/** The endpoints that take form posts (RFC 6749 §3.2, RFC 7009, RFC 7662); every other body is JSON. */
+const FORM_PATHS = new Set(["/api/v1/tokens", "/api/v1/tokens/revoke", "/api/v1/tokens/introspect"]);
+const JSON_TYPE = /^application\/json(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
+const FORM_TYPE = /^application\/x-www-form-urlencoded(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
+
+/** Hands the service's dependencies and a request id to the request; tags the answer with it. */
+export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const incoming = c.req.header("x-request-id");
+    const id = incoming && /^[\w.\-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
+    c.set("deps", deps);
+    c.set("requestId", id);
+    await next();
+    c.header("X-Request-Id", id);
+    c.header("X-Content-Type-Options", "nosniff");
+  };
+}
+
+/** Responses of the API carry secrets and live authorization state; nothing may cache them. */
+export const noStore: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next();
+  c.header("Cache-Control", "no-store");
+};
+
+export const apiBodyLimit: MiddlewareHandler<AppEnv> = bodyLimit({
+  maxSize: 1024 * 1024,
+  onError: () => {
+    throw new AppError("invalid_params", {
+      status: 413,
+      description: "the request body is larger than 1 MiB",
+      details: [{ field: "body", issue: "at most 1 MiB" }],
+    });
+  },
+});
+
+/** JSON bodies everywhere but the form endpoints; the same patterns the validators apply. */
+export const bodyType: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (["POST", "PUT", "PATCH"].includes(c.req.method)) {
+    const form = FORM_PATHS.has(c.req.path);
+    const contentType = c.req.header("content-type");
+    const ok = contentType === undefined ? !hasBody(c) : (form ? FORM_TYPE : JSON_TYPE).test(contentType);
+    if (!ok) {
+      const expected = form ? "application/x-www-form-urlencoded" : "application/json";
+      throw new AppError("invalid_params", {
+        description: `the body must be ${expected}`,
+        details: [{ field: "Content-Type", issue: `must be ${expected}` }],
+      });
+    }
+  }
+  await next();
+};
+
+function hasBody(c: Context): boolean {
+  const length = c.req.header("content-length");
+  return (length !== undefined && length !== "0") || c.req.header("transfer-encoding") !== undefined;
+}

@@ -1,0 +1,96 @@
+/**
+ * The one source of an operation: its route object. A guarded operation names its permission (and which
+ * project it acts on) as fields of the route; from them come the bearer gate, the `security` entry, the gate's
+ * 401/403/404 responses, the "Needs …" sentence and the `x-permission` extension of the OpenAPI document.
+ */
+import { createRoute, type RouteConfig } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { ErrorCode } from "../domain/errors.ts";
+import type { AdminPermission } from "../domain/defaults.ts";
+import { authorize, invalidToken, type Need, type ProjectScope } from "../domain/gate.ts";
+import type { AppEnv } from "./env.ts";
+import { requestInfo } from "./request_info.ts";
+import { errorResponses } from "./responses.ts";
+
+type Config = Omit<RouteConfig, "responses" | "middleware" | "security"> & {
+  /** The success responses; the error responses are generated from `errors` (and the gate's). */
+  responses: RouteConfig["responses"];
+  /** The operation's own error codes, in the order a reader meets them. */
+  errors?: ErrorCode[];
+};
+
+/** An operation anyone may call (its own checks, if any, are in its handler). */
+export function publicRoute<const C extends Config>(config: C & { security?: RouteConfig["security"] }) {
+  const { errors, ...route } = config;
+  return createRoute({
+    ...route,
+    responses: { ...route.responses, ...(errors ? errorResponses(...errors) : {}) },
+  });
+}
+
+/**
+ * An operation behind the bearer gate. `permission` is the default resource's permission it needs, or `null`
+ * when a live token of any project is all it needs. `scope` (default `own`) says which project it acts on.
+ */
+export function guardedRoute<const C extends Config>(
+  config: C & { permission: AdminPermission | null; scope?: ProjectScope },
+) {
+  const { permission, scope = "own", errors = [], description, ...route } = config;
+  const need: Need = permission === null ? { permission: null, scope: "token" } : { permission, scope };
+  const gateErrors: ErrorCode[] = need.scope === "token"
+    ? ["invalid_authorization_token"]
+    : need.scope === "system"
+    ? ["invalid_authorization_token", "insufficient_permission"]
+    : ["invalid_authorization_token", "insufficient_permission", "project_not_found"];
+  return createRoute({
+    ...route,
+    description: [needs(need), description].filter(Boolean).join(" "),
+    security: [{ bearerAuth: [] }],
+    responses: { ...route.responses, ...errorResponses(...gateErrors, ...errors) },
+    middleware: gate(need),
+    "x-permission": permission,
+  });
+}
+
+/** The sentence that opens a guarded operation's description. */
+function needs(need: Need): string {
+  switch (need.scope) {
+    case "token":
+      return "Needs only a valid token, and no permission.";
+    case "system":
+      return `Needs \`${need.permission}\` on a system-project token.`;
+    case "own-or-system":
+      return `Needs \`${need.permission}\`, on a token of this project or of the system project.`;
+    case "own":
+      return `Needs \`${need.permission}\`.`;
+  }
+}
+
+/** The bearer-token gate as route middleware: sets `principal`, or answers 401, 404 or 403. */
+function gate(need: Need): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const { sql, tokens } = c.var.deps;
+    const principal = await authorize(sql, tokens, {
+      token: bearerToken(c.req.header("authorization")),
+      pathProjectId: need.scope === "system" || need.scope === "token"
+        ? null
+        : pathProjectId(c.req.param("project_id")),
+    }, need);
+    c.set("principal", { ...principal, request: requestInfo(c) });
+    await next();
+  };
+}
+
+/** Reads `Authorization: Bearer <token>`; the scheme is case-insensitive (RFC 7235 §2.1). */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
+  if (!m) throw invalidToken("the Authorization header is not a bearer token");
+  return m[1];
+}
+
+/** A path project id that cannot name a project (too long, a NUL byte) looks up as one that does not exist. */
+function pathProjectId(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  return raw.length <= 100 && !raw.includes("\0") ? raw : "";
+}

@@ -1,0 +1,7 @@
+/**
+ * The Access-Control Service SDK: createAdminClient and ApiError, written by hand, and the client generated
+ * from the service's OpenAPI document (every API class and model), in ./generated/.
+ */
+export * from "./generated/index.ts";
+export { ApiError, type ApiErrorCode, type ApiErrorDetail } from "./errors.ts";
+export { type AdminClient, type AdminClientOptions, createAdminClient } from "./admin.ts";

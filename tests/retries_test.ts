@@ -1,0 +1,166 @@
+/**
+ * Transient database failures: a transaction PostgreSQL rolls back as a serialization failure or deadlock runs
+ * again whole (bounded, and applied once); an idempotent read whose connection drops runs again on a new one;
+ * nothing else is retried. Black-box through the API on PostgreSQL, and the two runners on any database.
+ */
+import assert from "node:assert/strict";
+import { READ_ATTEMPTS, retryRead, transaction, TRANSACTION_ATTEMPTS } from "../db/connection.ts";
+import { DATABASE_URL, http, newProject, permissionIds, service, test } from "./helpers.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` until it returns a value, for at most 10 s. */
+async function eventually<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const raise = (state: string) =>
+  `do $$ begin raise exception 'test failure' using errcode = '${state}'; end $$`;
+
+for (const state of ["40001", "40P01"]) {
+  test(`transaction() runs a transaction again after SQLSTATE ${state} and applies it exactly once`, async () => {
+    const { db } = await service();
+    const key = `test:retry:${crypto.randomUUID()}`;
+    let attempts = 0;
+    try {
+      const result = await transaction(db.sql, async (tx) => {
+        attempts++;
+        await tx`insert into login_failures (key, failures) values (${key}, ${attempts})`;
+        // A savepoint inside is part of the transaction: it is not retried on its own.
+        await transaction(tx, async (sp) => {
+          if (attempts === 1) await sp.unsafe(raise(state));
+        });
+        return "done";
+      });
+      assert.equal(result, "done");
+      assert.equal(attempts, 2);
+      const rows = await db.sql<
+        { failures: number }[]
+      >`select failures from login_failures where key = ${key}`;
+      assert.deepEqual(rows.map((r) => r.failures), [2], "the first attempt left nothing behind");
+    } finally {
+      await db.sql`delete from login_failures where key = ${key}`;
+    }
+  });
+}
+
+test("transaction() gives up after a bounded number of runs, and never retries other errors", async () => {
+  const { db } = await service();
+  let attempts = 0;
+  await assert.rejects(
+    transaction(db.sql, async (tx) => {
+      attempts++;
+      await tx.unsafe(raise("40001"));
+    }),
+    (err: { code?: string }) => err.code === "40001",
+  );
+  assert.equal(attempts, TRANSACTION_ATTEMPTS);
+  for (const state of ["23505", "P0001", "22P02"]) {
+    attempts = 0;
+    await assert.rejects(
+      transaction(db.sql, async (tx) => {
+        attempts++;
+        await tx.unsafe(raise(state));
+      }),
+      (err: { code?: string }) => err.code === state,
+    );
+    assert.equal(attempts, 1, state);
+  }
+});
+
+test("retryRead() runs a read again when its connection was lost, a bounded number of times, and nothing else", async () => {
+  const lost = Object.assign(new Error("write CONNECTION_CLOSED"), { code: "CONNECTION_CLOSED" });
+  let attempts = 0;
+  assert.equal(
+    await retryRead(() => ++attempts < 3 ? Promise.reject(lost) : Promise.resolve("read")),
+    "read",
+  );
+  assert.equal(attempts, 3);
+  attempts = 0;
+  await assert.rejects(retryRead(() => (attempts++, Promise.reject(lost))), /CONNECTION_CLOSED/);
+  assert.equal(attempts, READ_ATTEMPTS);
+  for (const code of ["CONNECTION_ENDED", "CONNECT_TIMEOUT", "23505", undefined]) {
+    attempts = 0;
+    const other = Object.assign(new Error(`error ${code}`), { code });
+    await assert.rejects(retryRead(() => (attempts++, Promise.reject(other))));
+    assert.equal(attempts, 1, String(code));
+  }
+});
+
+test(
+  "PUT .../roles/{id} caught in a deadlock is run again by the service: it answers 200 and applies once",
+  async () => {
+    const p = await newProject();
+    const ids = await permissionIds(p);
+    const role = await p.api.roles.createRole(p.project.id, {
+      code: "deadlocked",
+      name: "Deadlocked",
+      permission_ids: [ids["roles:read"]],
+    });
+    const wanted = [ids["roles:read"], ids["roles:update"]].sort();
+    const { db } = await service();
+    let update: Promise<Response> | undefined;
+    await db.sql.begin(async (tx) => {
+      // This transaction holds the role's grants; the service's update locks the role, then waits for them.
+      await tx`select 1 from role_permissions where role_id = ${role.id} for update`;
+      update = http(`/api/v1/projects/${p.project.id}/roles/${role.id}`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${p.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ code: "deadlocked", name: "Deadlocked", permission_ids: wanted }),
+      });
+      await eventually(async () => {
+        const rows = await db.sql`
+          select pid from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'
+            and query like 'delete from role_permissions%'`;
+        return rows.length > 0 ? true : undefined;
+      }, "the service's update to wait for the grants");
+      // Now ask for the role: a cycle. PostgreSQL ends the transaction that has waited longest, the service's
+      // (its deadlock_timeout runs out first), and this one goes on.
+      await sleep(300);
+      await tx`select 1 from roles where id = ${role.id} for update`;
+    });
+    const res = await update!;
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.deepEqual(body.permission_ids, wanted);
+    const grants = await db.sql<{ permission_id: string }[]>`
+      select permission_id from role_permissions where role_id = ${role.id} order by permission_id`;
+    assert.deepEqual(grants.map((g) => g.permission_id), wanted, "applied once, whole");
+  },
+  { ignore: !DATABASE_URL },
+);
+
+test(
+  "GET /api/v1/projects/{id} whose database connection is ended mid-query runs the read again and answers 200",
+  async () => {
+    const p = await newProject();
+    const { db } = await service();
+    let read: Promise<Response> | undefined;
+    await db.sql.begin(async (tx) => {
+      // Every read of projects waits behind this lock, so the service's query is in flight when its
+      // connection is ended.
+      await tx`lock table projects in access exclusive mode`;
+      read = http(`/api/v1/projects/${p.project.id}`, { headers: { authorization: `Bearer ${p.token}` } });
+      const pid = await eventually(async () => {
+        const [row] = await db.sql<{ pid: number }[]>`
+          select pid from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()
+            and query ilike '%from projects%'`;
+        return row?.pid;
+      }, "the service's read to wait for the lock");
+      const [{ ended }] = await db.sql<{ ended: boolean }[]>`select pg_terminate_backend(${pid}) as ended`;
+      assert.ok(ended);
+    });
+    const res = await read!;
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.id, p.project.id);
+  },
+  { ignore: !DATABASE_URL },
+);

@@ -1,0 +1,106 @@
+/**
+ * Starting, as `deno task start` and as `deno serve`: a bad configuration stops the start naming the variable;
+ * an unreachable database ends the start with a clear message after a bounded wait, never a hang; Deno Deploy
+ * without DATABASE_URL refuses to start rather than look for a disk.
+ */
+import assert from "node:assert/strict";
+import { ADMIN_SECRET, test } from "./helpers.ts";
+import { exitWithin, launch } from "./processes.ts";
+
+/** A variable that must not leak from the parent's PostgreSQL run into these starts. */
+const NO_DATABASE = { DATABASE_URL: "", DATABASE_DIRECT_URL: "", DATABASE_POOLER: "" };
+
+test("DATABASE_POOLER with an unknown value stops the start, naming the variable (deno run and deno serve)", async () => {
+  for (const mode of ["run", "serve"] as const) {
+    const proc = launch({ ...NO_DATABASE, DATABASE_POOLER: "statement-ish" }, { mode });
+    const status = await exitWithin(proc, 30_000);
+    assert.equal(status.code, 1, proc.output());
+    assert.match(
+      proc.output(),
+      /failed to start: invalid configuration:\s+DATABASE_POOLER: must be none, session/,
+    );
+  }
+});
+
+test("a DATABASE_URL that refuses connections ends the start with exit 1 after a bounded retry", async () => {
+  const started = performance.now();
+  const proc = launch({
+    ...NO_DATABASE,
+    DATABASE_URL: "postgres://acs:s3cret-password@127.0.0.1:1/acs",
+    DATABASE_START_TIMEOUT: "2",
+  });
+  const status = await exitWithin(proc, 30_000);
+  const seconds = (performance.now() - started) / 1000;
+  assert.equal(status.code, 1, proc.output());
+  assert.match(
+    proc.output(),
+    /failed to start: cannot reach the database at 127\.0\.0\.1:1\/acs \(DATABASE_URL\) \(tried [2-9] times in [12]\.\d s\)/,
+  );
+  assert.doesNotMatch(proc.output(), /s3cret-password/, "the password is never printed");
+  assert.ok(seconds < 20, `took ${seconds} s`);
+});
+
+test("a DATABASE_URL whose server accepts but never answers ends the start too (connect timeout)", async () => {
+  // A listener that takes connections and says nothing, like a host behind a black-holing firewall.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) held.push(conn);
+  })().catch(() => {});
+  try {
+    const port = (listener.addr as Deno.NetAddr).port;
+    const proc = launch({
+      ...NO_DATABASE,
+      DATABASE_URL: `postgres://acs@127.0.0.1:${port}/acs`,
+      DATABASE_START_TIMEOUT: "1",
+    });
+    const status = await exitWithin(proc, 30_000);
+    assert.equal(status.code, 1, proc.output());
+    assert.match(proc.output(), /failed to start: cannot reach the database at .*CONNECT_TIMEOUT/);
+  } finally {
+    listener.close();
+    for (const c of held) c.close();
+    await accepting;
+  }
+});
+
+test("under deno serve an unreachable database answers 503 system_error, bounded, and the next request retries", async () => {
+  const proc = launch(
+    {
+      ...NO_DATABASE,
+      DATABASE_URL: "postgres://acs@127.0.0.1:1/acs",
+      DATABASE_START_TIMEOUT: "1",
+      BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+    },
+    { mode: "serve" },
+  );
+  try {
+    let res: Response | undefined;
+    for (let i = 0; i < 100 && !res; i++) {
+      res = await fetch(`${proc.url}/readyz`).catch(() => undefined);
+      if (!res) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(res, proc.output());
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get("retry-after"), "1");
+    assert.equal((await res.json()).error, "system_error");
+    const again = await fetch(`${proc.url}/healthz`);
+    assert.equal(again.status, 503, "no half-started service answers");
+    await again.body?.cancel();
+    assert.match(proc.output(), /failed to start: cannot reach the database at 127\.0\.0\.1:1\/acs/);
+  } finally {
+    await proc.stop();
+  }
+});
+
+test("on Deno Deploy (DENO_DEPLOYMENT_ID set) without DATABASE_URL the start stops with a clear message", async () => {
+  const proc = launch(
+    { ...NO_DATABASE, DENO_DEPLOYMENT_ID: "test", PUBLIC_URL: "https://acs.example.test" },
+    {
+      mode: "serve",
+    },
+  );
+  const status = await exitWithin(proc, 30_000);
+  assert.equal(status.code, 1, proc.output());
+  assert.match(proc.output(), /DATABASE_URL: is required on Deno Deploy, which has no local disk/);
+});

@@ -1,0 +1,323 @@
+/**
+ * Webhooks: subscriptions with a Standard Webhooks secret shown once; durable delivery from the outbox (signed,
+ * retried, resumed after a restart, sent once by several instances); no server-side request forgery.
+ */
+import assert from "node:assert/strict";
+import { Webhook as Verifier } from "standardwebhooks";
+import type { Service } from "../main.ts";
+import { privateAddress, resolveTarget } from "../domain/webhook_targets.ts";
+import {
+  ADMIN_SECRET,
+  basic,
+  clientWith,
+  DATABASE_URL,
+  expectError,
+  freePort,
+  http,
+  isolatedDatabase,
+  newProject,
+  startWith,
+  test,
+} from "./helpers.ts";
+
+type Received = { headers: Headers; body: string };
+
+/** A webhook receiver on loopback; `status` decides its answers. */
+function receiver(status: () => number = () => 200) {
+  const got: Received[] = [];
+  const port = freePort();
+  const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, async (req) => {
+    const body = await req.text();
+    const answer = status();
+    if (answer >= 200 && answer < 300) got.push({ headers: req.headers, body });
+    return new Response(null, { status: answer });
+  });
+  return { url: `http://127.0.0.1:${port}/hooks`, got, close: () => server.shutdown() };
+}
+
+async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  ms = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A project on `svc`; `call` acts as its admin client on `svc` (or on `on`, another service). */
+async function projectOn(svc: Service) {
+  const sys = await token(svc.url, "system-admin", ADMIN_SECRET);
+  const res = await fetch(`${svc.url}/api/v1/projects`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${sys}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "hooks" }),
+  });
+  const project = await res.json();
+  const call = async (method: string, path: string, body?: unknown, on: Service = svc) => {
+    const admin = await token(on.url, project.admin_client.client_id, project.admin_client.client_secret);
+    const r = await fetch(`${on.url}/api/v1/projects/${project.id}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${admin}`, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await r.text();
+    return { status: r.status, body: text ? JSON.parse(text) : null };
+  };
+  return { id: project.id as string, call };
+}
+
+async function token(url: string, id: string, secret: string): Promise<string> {
+  const res = await fetch(`${url}/api/v1/tokens`, {
+    method: "POST",
+    headers: { authorization: basic(id, secret), "content-type": "application/x-www-form-urlencoded" },
+    body: "grant_type=client_credentials",
+  });
+  return (await res.json()).access_token;
+}
+
+test("webhooks: CRUD with the secret shown once; audit:read needed; bad URLs and event types refused", async () => {
+  const p = await newProject();
+  const call = (method: string, path: string, body?: unknown, tokenOf = p.token) =>
+    http(`/api/v1/projects/${p.project.id}/webhooks${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${tokenOf}`,
+        ...(body ? { "content-type": "application/json" } : {}),
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  const created = await call("POST", "", {
+    url: "https://hooks.example.com/in",
+    event_types: ["role.*", "user.deactivated"],
+  });
+  assert.equal(created.status, 201);
+  const hook = await created.json();
+  assert.match(hook.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+  assert.deepEqual(hook.event_types, ["role.*", "user.deactivated"]);
+  const got = await (await call("GET", `/${hook.id}`)).json();
+  assert.equal(got.secret, undefined, "the secret is shown only once");
+  const list = await (await call("GET", "")).json();
+  assert.deepEqual(list.data.map((w: { id: string }) => w.id), [hook.id]);
+  assert.ok(!JSON.stringify(list).includes(hook.secret));
+  const put = await call("PUT", `/${hook.id}`, {
+    url: "https://hooks.example.com/v2",
+    event_types: ["*"],
+    is_active: false,
+  });
+  assert.equal((await put.json()).is_active, false);
+  const rotated = await (await call("POST", `/${hook.id}/secret`)).json();
+  assert.notEqual(rotated.secret, hook.secret);
+  for (
+    const [body, field] of [
+      [{ url: "http://hooks.example.com/in", event_types: ["*"] }, "url"],
+      [{ url: "https://127.0.0.1/in", event_types: ["*"] }, "url"],
+      [{ url: "https://10.1.2.3/in", event_types: ["*"] }, "url"],
+      [{ url: "https://[::1]/in", event_types: ["*"] }, "url"],
+      [{ url: "https://localhost/in", event_types: ["*"] }, "url"],
+      [{ url: "https://169.254.169.254/latest/meta-data", event_types: ["*"] }, "url"],
+      [{ url: "not a url", event_types: ["*"] }, "url"],
+      [{ url: "https://hooks.example.com/in", event_types: ["role.nope"] }, "event_types.0"],
+      [{ url: "https://hooks.example.com/in", event_types: [] }, "event_types"],
+    ] as [unknown, string][]
+  ) {
+    const err = await expectError(await call("POST", "", body), 400, "invalid_params");
+    assert.equal(err.details?.[0].field, field, JSON.stringify(body));
+  }
+  // Another project's webhook is not found; webhooks:create without audit:read is refused.
+  const other = await newProject();
+  await expectError(
+    await call("GET", `/${hook.id}`, undefined, other.token),
+    403,
+    "insufficient_permission",
+  );
+  const otherHook = await http(`/api/v1/projects/${other.project.id}/webhooks/${hook.id}`, {
+    headers: { authorization: `Bearer ${other.token}` },
+  });
+  await expectError(otherHook, 404, "webhook_not_found");
+  const narrow = await clientWith(p, ["webhooks:create"]);
+  await expectError(
+    await call("POST", "", { url: "https://hooks.example.com/in", event_types: ["*"] }, narrow.token),
+    403,
+    "insufficient_permission",
+  );
+  assert.equal((await call("DELETE", `/${hook.id}`)).status, 204);
+  await expectError(await call("GET", `/${hook.id}`), 404, "webhook_not_found");
+  // Each change is in the trail, without the secret.
+  const trail = await (await http(`/api/v1/projects/${p.project.id}/audit-events?type=webhook.*`, {
+    headers: { authorization: `Bearer ${p.token}` },
+  })).json();
+  assert.deepEqual(trail.data.map((e: { type: string }) => e.type), [
+    "webhook.deleted",
+    "webhook.secret_rotated",
+    "webhook.updated",
+    "webhook.created",
+  ]);
+  assert.ok(!JSON.stringify(trail).includes("whsec_"));
+});
+
+test("events are delivered signed per Standard Webhooks; a receiver that is down gets them when it is back", async () => {
+  const db = await isolatedDatabase();
+  const svc = await startWith({ ...db.env, WEBHOOK_ALLOW_PRIVATE_TARGETS: "true" });
+  let answer = 200;
+  const rx = receiver(() => answer);
+  try {
+    const p = await projectOn(svc);
+    const hook = (await p.call("POST", "/webhooks", { url: rx.url, event_types: ["role.*"] })).body;
+    const role = (await p.call("POST", "/roles", { code: "clerk", name: "Clerk" })).body;
+    await p.call("POST", "/clients", { name: "not subscribed" });
+    const first = await until("the delivery", () => rx.got[0]);
+    const event = new Verifier(hook.secret).verify(first.body, {
+      "webhook-id": first.headers.get("webhook-id")!,
+      "webhook-timestamp": first.headers.get("webhook-timestamp")!,
+      "webhook-signature": first.headers.get("webhook-signature")!,
+    }) as { id: string; type: string; target: { id: string } };
+    assert.equal(event.type, "role.created");
+    assert.equal(event.target.id, role.id);
+    assert.equal(first.headers.get("webhook-id"), event.id);
+    assert.equal(rx.got.length, 1, "only subscribed types");
+    // Down: the attempt fails and is retried later.
+    answer = 503;
+    await p.call("PUT", `/roles/${role.id}`, { code: "clerk", name: "Senior clerk" });
+    const failing = await until("a failed attempt", async () => {
+      const list = (await p.call("GET", `/webhooks/${hook.id}/deliveries`)).body;
+      const d = list.data.find((x: { event_type: string; last_status: number }) =>
+        x.event_type === "role.updated" && x.last_status === 503
+      );
+      return d;
+    });
+    assert.equal(failing.status, "pending");
+    assert.equal(failing.attempts, 1);
+    assert.ok(failing.next_attempt_at);
+    answer = 200;
+    const retried = await p.call("POST", `/webhooks/${hook.id}/deliveries/${failing.id}/retry`);
+    assert.equal(retried.status, 200);
+    const second = await until("the retried delivery", () => rx.got[1]);
+    assert.equal(JSON.parse(second.body).type, "role.updated");
+    const delivered = await until("delivered", async () => {
+      const d = (await p.call("GET", `/webhooks/${hook.id}/deliveries?status=delivered`)).body;
+      return d.data.length === 2 ? d.data : undefined;
+    });
+    assert.ok(delivered.every((d: { attempts: number; delivered_at: string }) => d.delivered_at));
+  } finally {
+    await rx.close();
+    await svc.close();
+    await db.drop();
+  }
+});
+
+test("a delivery survives the service stopping between commit and delivery, and a worker that died mid-send", async () => {
+  const db = await isolatedDatabase();
+  const env = { ...db.env, WEBHOOK_ALLOW_PRIVATE_TARGETS: "true" };
+  let svc = await startWith(env);
+  let up = false;
+  const rx = receiver(() => up ? 200 : 503);
+  try {
+    const p = await projectOn(svc);
+    const hook = (await p.call("POST", "/webhooks", { url: rx.url, event_types: ["client.*"] })).body;
+    await p.call("POST", "/clients", { name: "one" });
+    await p.call("POST", "/clients", { name: "two" });
+    await svc.close();
+    // While the service was down: one delivery left claimed by a worker that never finished.
+    const check = await startWith({ ...env, LOG_LEVEL: "error" });
+    await check.db
+      .sql`update webhook_deliveries set status = 'sending', locked_until = now() - interval '1 second',
+      next_attempt_at = now() where id = (select id from webhook_deliveries order by created_at limit 1)`;
+    await check.db.sql`update webhook_deliveries set next_attempt_at = now() where status = 'pending'`;
+    up = true;
+    svc = check;
+    await until("both deliveries", () => rx.got.length >= 2 ? true : undefined);
+    assert.deepEqual(rx.got.map((r) => JSON.parse(r.body).type).sort(), ["client.created", "client.created"]);
+    assert.equal(new Set(rx.got.map((r) => r.headers.get("webhook-id"))).size, 2);
+    assert.ok(hook.id);
+  } finally {
+    await rx.close();
+    await svc.close().catch(() => {});
+    await db.drop();
+  }
+});
+
+test(
+  "two instances deliver each event once (PostgreSQL: the embedded database serves one process)",
+  async () => {
+    const db = await isolatedDatabase();
+    const env = { ...db.env, WEBHOOK_ALLOW_PRIVATE_TARGETS: "true" };
+    const a = await startWith(env);
+    const b = await startWith(env);
+    const rx = receiver();
+    try {
+      const p = await projectOn(a);
+      await p.call("POST", "/webhooks", { url: rx.url, event_types: ["role.created"] });
+      for (let i = 0; i < 20; i++) await p.call("POST", "/roles", { code: `r${i}`, name: `R${i}` });
+      await until("20 deliveries", () => rx.got.length >= 20 ? true : undefined);
+      await new Promise((r) => setTimeout(r, 2_500)); // time for any duplicate to arrive
+      const ids = rx.got.map((r) => r.headers.get("webhook-id"));
+      assert.equal(ids.length, 20);
+      assert.equal(new Set(ids).size, 20);
+    } finally {
+      await rx.close();
+      await b.close();
+      await a.close();
+      await db.drop();
+    }
+  },
+  { ignore: !DATABASE_URL },
+);
+
+test("no server-side request forgery: private, loopback, link-local and metadata targets are refused", async () => {
+  for (
+    const a of [
+      "127.0.0.1",
+      "10.0.0.1",
+      "172.16.5.4",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+    ]
+  ) {
+    assert.ok(privateAddress(a), a);
+  }
+  for (
+    const a of ["::1", "::", "fe80::1", "fd00::1", "::ffff:10.0.0.1", "64:ff9b::a9fe:a9fe", "2002:a00:1::"]
+  ) {
+    assert.ok(privateAddress(a), a);
+  }
+  for (const a of ["93.184.216.34", "8.8.8.8", "2606:4700::1111"]) assert.ok(!privateAddress(a), a);
+  await assert.rejects(resolveTarget("localhost", false), /private/);
+  // At delivery time: a webhook made while private targets were allowed is refused once they are not, even by a
+  // host name that only its lookup shows to be loopback.
+  const host = Deno.hostname();
+  const loopbackName = (await resolveTarget(host, true).catch(() => [])).every((x) =>
+    privateAddress(x.address)
+  );
+  const db = await isolatedDatabase();
+  let svc = await startWith({ ...db.env, WEBHOOK_ALLOW_PRIVATE_TARGETS: "true" });
+  const rx = receiver();
+  try {
+    const p = await projectOn(svc);
+    const port = new URL(rx.url).port;
+    await p.call("POST", "/webhooks", { url: rx.url, event_types: ["role.*"] });
+    await svc.close();
+    svc = await startWith(db.env);
+    await svc.db.sql`update webhooks set url = ${`https://${
+      loopbackName ? host : "127.0.0.1"
+    }:${port}/hooks`}`;
+    assert.equal((await p.call("POST", "/roles", { code: "x", name: "X" }, svc)).status, 201);
+    const sql = svc.db.sql;
+    const [row] = await until("the refused delivery", async () => {
+      const rows = await sql`select status, last_error from webhook_deliveries where status = 'failed'`;
+      return rows.length ? rows : undefined;
+    });
+    assert.match(row.last_error, /target refused/);
+    assert.equal(rx.got.length, 0, "nothing reached the receiver");
+  } finally {
+    await rx.close();
+    await svc.close();
+    await db.drop();
+  }
+});
