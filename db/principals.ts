@@ -19,6 +19,8 @@ export type GateQuery = {
   kid: string;
   /** When the token was signed (from its UUIDv7 jti, to the millisecond). */
   issuedAt: Date;
+  /** Its `exp`, seconds since the epoch: compared with the database's clock, as its `iat` was stamped by it. */
+  expiresAt: number;
   pathProjectId: string | null;
   /** A default resource's permission, or null when a live token is all the operation needs. */
   permission: { resource: string; code: string } | null;
@@ -58,8 +60,8 @@ export async function findLivePrincipal(sql: Sql, t: GateQuery): Promise<GateRow
           join users u on u.project_id = p.id and u.id = s.user_id and u.id = ${t.subject}`
     : sql``;
   const sessionLive = user ? sql`and u.is_active and s.revoked_at is null and s.expires_at > now()` : sql``;
-  // Revoked by jti or by its key, or issued before its client or project was deactivated or the client's
-  // secret rotated.
+  // Expired by the database's clock; revoked by jti or by its key; or issued before its client or project was
+  // deactivated or the client's secret rotated.
   const [row] = await sql<GateRow[]>`
     select ${pathProject} as path_project_exists, ${allowed} as allowed, ${
     user ? sql`false` : sql`c.is_admin`
@@ -68,6 +70,7 @@ export async function findLivePrincipal(sql: Sql, t: GateQuery): Promise<GateRow
     join clients c on c.project_id = p.id and c.id = ${t.clientId}
     ${session}
     where p.id = ${t.projectId} and p.is_active and c.is_active ${sessionLive}
+      and ${t.expiresAt}::bigint > extract(epoch from now())
       and not exists (select 1 from revoked_access_tokens x where x.jti = ${t.jti})
       and exists (select 1 from signing_keys k where k.kid = ${t.kid} and k.state in ('next', 'current', 'previous'))
       and (c.tokens_valid_after is null or ${t.issuedAt} > c.tokens_valid_after)
@@ -93,14 +96,17 @@ export async function permissionCodes(
   return rows.map((r) => r.code);
 }
 
-/** Whose permissions: a client's direct grants, a user's through the role, a role's, given ids, or all. */
+/**
+ * Whose permissions: a client's direct grants, a user's through the role, a role's, given ids or default codes,
+ * or those of the default resources.
+ */
 export type Holder =
   | { clientId: string }
   | { userId: string }
   | { roleId: string }
   | { permissionIds: string[] }
   | { codes: string[] }
-  | { wholeProject: true };
+  | { defaultResources: true };
 
 function permissionIdsOf(sql: Sql, projectId: string, h: Holder) {
   if ("clientId" in h) {
@@ -119,7 +125,8 @@ function permissionIdsOf(sql: Sql, projectId: string, h: Holder) {
     return sql`select pe.id from permissions pe join resources r on r.id = pe.resource_id
       where pe.project_id = ${projectId} and r.is_default and r.code || ':' || pe.code = any(${h.codes}::text[])`;
   }
-  return sql`select id from permissions where project_id = ${projectId}`;
+  return sql`select pe.id from permissions pe join resources r on r.id = pe.resource_id
+    where pe.project_id = ${projectId} and r.is_default`;
 }
 
 /**

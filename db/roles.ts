@@ -57,8 +57,12 @@ export async function findRole(
   return row;
 }
 
-export async function roleExists(sql: Sql, projectId: string, roleId: string): Promise<boolean> {
-  const rows = await sql`select 1 from roles where project_id = ${projectId} and id = ${roleId}`;
+/**
+ * Whether the role exists, holding it (`for share`) for the rest of the transaction: its permissions cannot
+ * change (an update locks the role `for update`) between a coverage check and the write that relies on it.
+ */
+export async function lockRoleShared(sql: Sql, projectId: string, roleId: string): Promise<boolean> {
+  const rows = await sql`select 1 from roles where project_id = ${projectId} and id = ${roleId} for share`;
   return rows.length === 1;
 }
 

@@ -22,7 +22,7 @@ import { diff, record, sourceOf, updateType } from "./audit.ts";
 import { requireCovered, requireCoversAll } from "./coverage.ts";
 import { AppError } from "./errors.ts";
 import { newId, newSecret } from "./ids.ts";
-import { grantablePermissionIds } from "./permissions.ts";
+import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
 import { hashSecret } from "./secrets.ts";
 import { keepOrClear } from "./updates.ts";
@@ -84,6 +84,10 @@ export async function updateClient(
   const client = await transaction(sql, async (tx) => {
     const current = await findClient(tx, projectId, clientId, { lock: true });
     if (!current) throw new AppError("client_not_found");
+    // Unknown ids are 404 before any 403: what exists is checked before who may touch it.
+    const permissionIds = input.permission_ids === undefined
+      ? undefined
+      : await checkPermissionIds(tx, projectId, input.permission_ids);
     await requireActOn(tx, caller, current, "changing this client");
     if (current.is_admin) {
       if (!input.is_active) {
@@ -100,9 +104,7 @@ export async function updateClient(
         });
       }
     }
-    const permissionIds = input.permission_ids === undefined
-      ? undefined
-      : await grantablePermissionIds(tx, caller, projectId, input.permission_ids);
+    if (permissionIds) await requireGrantable(tx, caller, projectId, permissionIds);
     await updateClientRow(tx, projectId, clientId, {
       name: input.name,
       description: keepOrClear(input.description, current.description),

@@ -1,8 +1,8 @@
 /**
  * Least privilege ("you cannot grant permissions you do not hold", as Kubernetes RBAC puts it). A caller
  * covers every permission of a project when it is that project's admin client, or an operator of the system
- * project: its admin client, or a principal holding every permission of the system project. Any other caller
- * covers exactly the permissions it holds now. A caller grants only what it covers, and changes only
+ * project: its admin client, or a principal holding every permission of the system project's default
+ * resources. Any other caller covers exactly the permissions it holds now. A caller grants only what it covers, and changes only
  * principals (and roles and resources, whose changes reach every holder) whose permissions it covers.
  */
 import type { Sql } from "../db/connection.ts";
@@ -18,11 +18,13 @@ function holderOf(caller: Principal): Holder {
 /**
  * Whether the caller covers every permission of `projectId`, including those of resources created later:
  * the project's admin client, or an operator of the system project (which administers every project).
+ * An operator holds every permission of the system project's default resources (the admin API's); custom
+ * resources of the system project do not count, or whoever may create one could demote every operator.
  */
 export async function coversAll(sql: Sql, caller: Principal, projectId: string): Promise<boolean> {
   if (caller.isAdmin && (caller.projectId === projectId || caller.isSystem)) return true;
   if (!caller.isSystem) return false;
-  const missing = await uncoveredCodes(sql, SYSTEM_PROJECT_ID, { wholeProject: true }, holderOf(caller));
+  const missing = await uncoveredCodes(sql, SYSTEM_PROJECT_ID, { defaultResources: true }, holderOf(caller));
   return missing.length === 0;
 }
 

@@ -52,6 +52,7 @@ export async function liveToken(
       jti: claims.jti,
       kid: claims.kid,
       issuedAt: issuedAt(claims),
+      expiresAt: claims.exp,
       pathProjectId: opts.pathProjectId,
       permission: opts.permission ? { resource, code } : null,
     })

@@ -21,6 +21,18 @@ export async function checkPermissionIds(sql: Sql, projectId: string, ids: strin
   return unique;
 }
 
+/** 403 `insufficient_permission`, naming the codes, unless the caller covers every one of these permissions. */
+export async function requireGrantable(sql: Sql, caller: Principal, projectId: string, ids: string[]) {
+  await requireCovered(
+    sql,
+    caller,
+    projectId,
+    { permissionIds: ids },
+    "permission_ids",
+    "granting these permissions",
+  );
+}
+
 /**
  * The ids to grant, without repeats: 404 `some_permissions_not_found` for ids that are not the project's, then
  * 403 `insufficient_permission` naming those the caller does not cover.
@@ -32,13 +44,6 @@ export async function grantablePermissionIds(
   ids: string[],
 ): Promise<string[]> {
   const unique = await checkPermissionIds(sql, projectId, ids);
-  await requireCovered(
-    sql,
-    caller,
-    projectId,
-    { permissionIds: unique },
-    "permission_ids",
-    "granting these permissions",
-  );
+  await requireGrantable(sql, caller, projectId, unique);
   return unique;
 }

@@ -20,7 +20,7 @@ import {
   type UpdateProjectRequest,
 } from "../openapi/projects.ts";
 import { diff, record, type Source, sourceOf, updateType } from "./audit.ts";
-import { requireCovered, requireCoversAll } from "./coverage.ts";
+import { requireCoversAll } from "./coverage.ts";
 import { defaultResources } from "./defaults.ts";
 import { AppError } from "./errors.ts";
 import { newId, newSecret } from "./ids.ts";
@@ -91,14 +91,7 @@ export async function updateProject(
     const redirectUris = input.redirect_uris ?? current.redirect_uris;
     if (!sameList(redirectUris, current.redirect_uris)) {
       // Where every user's codes are sent: only a caller that covers the whole project may change it.
-      await requireCovered(
-        tx,
-        principal,
-        id,
-        { wholeProject: true },
-        "redirect_uris",
-        "changing redirect_uris",
-      );
+      await requireCoversAll(tx, principal, id, "redirect_uris", "changing redirect_uris");
     }
     const isActive = input.is_active ?? current.is_active;
     if (isActive !== current.is_active) {

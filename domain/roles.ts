@@ -7,7 +7,7 @@ import { diff, record, sourceOf } from "./audit.ts";
 import { AppError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { requireCovered } from "./coverage.ts";
-import { grantablePermissionIds } from "./permissions.ts";
+import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
 import { keepOrClear } from "./updates.ts";
 
@@ -57,10 +57,12 @@ export async function updateRole(
     if (!current) throw new AppError("role_not_found");
     let permissionIds: string[] | undefined;
     if (input.permission_ids !== undefined) {
+      // Unknown ids are 404 before any 403.
+      permissionIds = await checkPermissionIds(tx, projectId, input.permission_ids);
       await requireCovered(tx, caller, projectId, { roleId }, "role_id", "changing this role's permissions", {
         nameCodes: false,
       });
-      permissionIds = await grantablePermissionIds(tx, caller, projectId, input.permission_ids);
+      await requireGrantable(tx, caller, projectId, permissionIds);
     }
     await updateRoleRow(tx, projectId, roleId, {
       code: input.code,

@@ -23,6 +23,8 @@ import type { KeyVault } from "./key_vault.ts";
 const RELOAD_EVERY_MS = 5_000;
 /** Verified tokens remembered (a signature's validity never changes; everything else is checked live). */
 const VERIFIED_CACHE = 10_000;
+/** How far this process's clock may run ahead of the database's before it turns away a token on its own. */
+const CLOCK_LEEWAY_SECONDS = 60;
 
 export type AccessClaims = {
   /** The project (RFC 9068 `aud`). */
@@ -101,9 +103,11 @@ export class TokenService {
    * key still counts (not revoked or retired) is for the caller's live check, with the returned `kid`.
    */
   async verifyAccessToken(token: string): Promise<VerifiedClaims | null> {
+    // Expiry is decided exactly by the live check, on the database's clock (which stamped `iat` and `exp`); this
+    // clock only turns away tokens that are long expired, so instances whose clocks drift a little agree.
     const now = Math.floor(Date.now() / 1000);
     const known = this.#verified.get(token);
-    if (known) return known.exp > now ? known : null;
+    if (known) return known.exp > now - CLOCK_LEEWAY_SECONDS ? known : null;
     let decoded;
     try {
       decoded = await verifyCompact(token, (header) => this.#keyFor(header));
@@ -180,7 +184,7 @@ function accessClaims(
   if (typ !== "at+jwt" && typ !== "application/at+jwt") return null;
   const { iss, aud, sub, jti, client_id, sid, iat, exp, nbf } = p;
   if (iss !== issuer) return null;
-  if (typeof exp !== "number" || exp <= now || typeof iat !== "number") return null;
+  if (typeof exp !== "number" || exp <= now - CLOCK_LEEWAY_SECONDS || typeof iat !== "number") return null;
   if (nbf !== undefined && (typeof nbf !== "number" || nbf > now)) return null;
   if (typeof aud !== "string" || typeof sub !== "string" || typeof jti !== "string") return null;
   if (typeof client_id !== "string" || (sid !== undefined && typeof sid !== "string")) return null;

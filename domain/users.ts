@@ -1,7 +1,7 @@
 /** Users of a project: fully managed (email and password) or identified by the calling system's external id. */
 import { retryRead, type Sql, transaction } from "../db/connection.ts";
 import { permissionCodes } from "../db/principals.ts";
-import { roleExists } from "../db/roles.ts";
+import { lockRoleShared } from "../db/roles.ts";
 import { endSessions } from "../db/sessions.ts";
 import { clearAttempts } from "../db/throttle.ts";
 import { findUser, findUserByExternalId, insertUser, listUserRows, updateUserRow } from "../db/users.ts";
@@ -28,11 +28,18 @@ export function normalizeEmail(email: string | null | undefined): string | null 
   return typeof email === "string" ? email.trim().toLowerCase() : email;
 }
 
-/** A role to give a user: it must exist (404), and the caller must cover its permissions (403). */
-async function checkRole(sql: Sql, caller: Principal, projectId: string, roleId: string | null) {
-  if (roleId === null) return;
-  if (!(await roleExists(sql, projectId, roleId))) throw new AppError("role_not_found");
-  await requireCovered(sql, caller, projectId, { roleId }, "role_id", "giving this role");
+/** A role to give a user must exist (404); it is held until the transaction ends, so its permissions stay put. */
+async function requireRole(sql: Sql, projectId: string, roleId: string | null): Promise<void> {
+  if (roleId !== null && !(await lockRoleShared(sql, projectId, roleId))) {
+    throw new AppError("role_not_found");
+  }
+}
+
+/** The caller must cover the permissions of a role it gives (403 naming the codes it lacks). */
+async function requireGivable(sql: Sql, caller: Principal, projectId: string, roleId: string | null) {
+  if (roleId !== null) {
+    await requireCovered(sql, caller, projectId, { roleId }, "role_id", "giving this role");
+  }
 }
 
 /** The account key that login throttling counts failed passwords against. */
@@ -50,7 +57,8 @@ export async function createUser(
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   return await transaction(sql, async (tx) => {
     const roleId = input.role_id || null;
-    await checkRole(tx, caller, projectId, roleId);
+    await requireRole(tx, projectId, roleId);
+    await requireGivable(tx, caller, projectId, roleId);
     const row = await insertUser(tx, {
       project_id: projectId,
       id: newId(),
@@ -93,6 +101,10 @@ export async function updateUser(
     const roleId = keepOrClear(input.role_id, current.role_id);
     const email = keepOrClear(normalizeEmail(input.email), current.email);
     const externalUserId = keepOrClear(input.external_user_id, current.external_user_id);
+    // What exists is checked before who may touch it (404 before 403). The user's current role is held too:
+    // a role gaining permissions meanwhile must not let a caller act on a user who now holds more than it.
+    if (roleId !== current.role_id) await requireRole(tx, projectId, roleId);
+    if (current.role_id !== null) await lockRoleShared(tx, projectId, current.role_id);
     const sensitive = [
       passwordHash !== null && "password",
       email !== current.email && "email",
@@ -121,7 +133,7 @@ export async function updateUser(
         },
       );
     }
-    if (roleId !== current.role_id) await checkRole(tx, caller, projectId, roleId);
+    if (roleId !== current.role_id) await requireGivable(tx, caller, projectId, roleId);
     if (email === null && externalUserId === null) {
       throw new AppError("invalid_params", {
         details: [{ field: "external_user_id", issue: "required when the user has no email" }],
