@@ -11,6 +11,7 @@ export async function purgeExpired(sql: Sql): Promise<number> {
     sql`delete from sessions s where (s.expires_at < now() - interval '1 day' or s.revoked_at < now() - interval '1 day')
           and not exists (select 1 from refresh_tokens t where t.session_id = s.id and t.expires_at > now())`,
     sql`delete from login_failures where last_failed_at < now() - interval '1 day'`,
+    sql`delete from login_devices where expires_at < now()`,
   ]);
   return counts.reduce((n, r) => n + r.count, 0);
 }

@@ -13,6 +13,7 @@ import {
 } from "../db/sessions.ts";
 import { clearAttempts, uncountAttempt } from "../db/throttle.ts";
 import { findLoginUser } from "../db/users.ts";
+import { deviceFor, deviceThrottleKey, trustDevice } from "./devices.ts";
 import { newSecret } from "./ids.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { hashSecret, secretMatches } from "./secrets.ts";
@@ -172,19 +173,22 @@ let decoy: Promise<string> | undefined;
  * Checks email and password. Unknown, inactive and password-less users fail exactly like a wrong password.
  * Every attempt is counted, per address and per account, before the password is checked (so that parallel
  * guesses are counted too), and taken back when it succeeds; an attempt refused with 429
- * `too_many_requests` is not counted, so a throttled account is free again once its delay has passed.
- * Each outcome is an audit event (`login.succeeded`, `login.failed`, `login.throttled`). Returns the user's
- * id, or null for "invalid email or password".
+ * `too_many_requests` is not counted, so a throttled account is free again once its delay has passed. A
+ * browser that signed in to the account before (its device cookie) counts against a counter of its own, so
+ * guesses from elsewhere cannot keep the owner out of it. Each outcome is an audit event (`login.succeeded`,
+ * `login.failed`, `login.throttled`). Returns the user's id and the device token to set, or null for "invalid
+ * email or password".
  */
 export async function checkPassword(
   sql: Sql,
   req: { project_id: string; client_id: string },
-  email: string,
-  password: string,
-  request: RequestInfo,
-): Promise<string | null> {
-  const normalized = normalizeEmail(email)!;
-  const account = accountKey(req.project_id, normalized);
+  login: { email: string; password: string; device: string | undefined; request: RequestInfo },
+): Promise<{ userId: string; device: string } | null> {
+  const { password, request } = login;
+  const normalized = normalizeEmail(login.email)!;
+  const who = { projectId: req.project_id, email: normalized };
+  const device = await deviceFor(sql, login.device, who);
+  const account = deviceThrottleKey(accountKey(req.project_id, normalized), device);
   const address = `address:${addressKey(request.ip)}`;
   const event = (
     type: "login.succeeded" | "login.failed" | "login.throttled",
@@ -218,8 +222,9 @@ export async function checkPassword(
   if (ok && user?.is_active && user.password_hash) {
     await clearAttempts(sql, account);
     await uncountAttempt(sql, address);
+    await trustDevice(sql, device, who);
     await event("login.succeeded", user.id);
-    return user.id;
+    return { userId: user.id, device: device.token };
   }
   const reason = !user
     ? "unknown_email"

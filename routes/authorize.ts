@@ -4,6 +4,7 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
 import { encodeBase64Url } from "../domain/base64.ts";
+import { DEVICE_TTL } from "../domain/devices.ts";
 import {
   AuthorizePageError,
   AuthorizeRedirectError,
@@ -22,6 +23,11 @@ import { errorPage, loginPage } from "./login_page.ts";
 
 /** Binds a login form to the browser. On https it is a `__Host-` cookie, which no sibling domain can plant. */
 const browserCookie = (secure: boolean) => secure ? "__Host-acs_browser" : "acs_browser";
+/** Names a browser that signed in before, so that its failed logins count apart (see domain/devices.ts). */
+const deviceCookie = (secure: boolean) => secure ? "__Host-acs_device" : "acs_device";
+/** Both cookies are sent only to /authorize, except that a `__Host-` cookie must have Path=/. */
+const cookieOptions = (secure: boolean, maxAge: number) =>
+  ({ httpOnly: true, sameSite: "Lax", secure, path: secure ? "/" : "/authorize", maxAge }) as const;
 /** A login form is a few fields; anything larger is refused before it is read. */
 const LOGIN_FORM_LIMIT = 16 * 1024;
 const INVALID = "Invalid email or password.";
@@ -110,13 +116,7 @@ export function registerAuthorizeRoutes(app: App) {
       const valid = await validateAuthorizeRequest(sql, queryParams(c));
       let browser = getCookie(c, cookieName);
       if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) browser = newSecret();
-      setCookie(c, cookieName, browser, {
-        httpOnly: true,
-        sameSite: "Lax",
-        secure,
-        path: secure ? "/" : "/authorize", // __Host- cookies must have Path=/
-        maxAge: 86_400,
-      });
+      setCookie(c, cookieName, browser, cookieOptions(secure, 86_400));
       const { requestId, csrf } = await startLogin(sql, valid, browser, requestInfo(c));
       const nonce = newNonce();
       pageHeaders(c, nonce, valid.redirectUri);
@@ -139,7 +139,7 @@ export function registerAuthorizeRoutes(app: App) {
     "/authorize",
     pageErrors(async (c) => {
       const { sql, config } = c.var.deps;
-      const { action, cookieName } = formSettings(c);
+      const { action, secure, cookieName } = formSettings(c);
       const contentType = c.req.header("content-type") ?? "";
       if (!/^application\/x-www-form-urlencoded(;|$)/i.test(contentType)) {
         throw new AuthorizePageError("The sign-in form was not sent as a form.");
@@ -165,18 +165,24 @@ export function registerAuthorizeRoutes(app: App) {
       const email = form.email ?? "";
       const password = form.password ?? "";
       if (!email || !password || email.length > 100 || password.length > 1024) return again(INVALID, 400);
-      let userId;
+      let signedIn;
       try {
-        userId = await checkPassword(sql, req, email, password, requestInfo(c));
+        signedIn = await checkPassword(sql, req, {
+          email,
+          password,
+          device: getCookie(c, deviceCookie(secure)),
+          request: requestInfo(c),
+        });
       } catch (err) {
         const wait = retryAfter(err);
         if (wait === null) throw err;
         c.header("Retry-After", wait);
         return again(`Too many failed attempts. Try again in ${wait} seconds.`, 429);
       }
-      if (!userId) return again(INVALID, 400);
+      if (!signedIn) return again(INVALID, 400);
+      setCookie(c, deviceCookie(secure), signedIn.device, cookieOptions(secure, DEVICE_TTL));
       return c.redirect(
-        await issueAuthorizationCode(sql, req, userId, config.publicUrl, config.authCodeTtl),
+        await issueAuthorizationCode(sql, req, signedIn.userId, config.publicUrl, config.authCodeTtl),
         303,
       );
     }),
