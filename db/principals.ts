@@ -99,7 +99,7 @@ export type Holder =
   | { userId: string }
   | { roleId: string }
   | { permissionIds: string[] }
-  | { codes: string[] }
+  | { codes: readonly string[] }
   | { wholeProject: true };
 
 function permissionIdsOf(sql: Sql, projectId: string, h: Holder) {

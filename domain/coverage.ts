@@ -8,12 +8,12 @@
 import type { Sql } from "../db/connection.ts";
 import { type Holder, uncoveredCodes } from "../db/principals.ts";
 import { SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
+import type { AdminPermission } from "./defaults.ts";
 import { AppError } from "./errors.ts";
-import type { Principal } from "./principal.ts";
+import { type Principal, subjectOf } from "./principal.ts";
 
-function holderOf(caller: Principal): Holder {
-  return caller.userId !== undefined ? { userId: caller.userId } : { clientId: caller.clientId };
-}
+/** Whose permissions the caller must cover; codes name the default resources' permissions. */
+export type Wanted = Exclude<Holder, { codes: readonly string[] }> | { codes: readonly AdminPermission[] };
 
 /**
  * Whether the caller covers every permission of `projectId`, including those of resources created later:
@@ -22,7 +22,7 @@ function holderOf(caller: Principal): Holder {
 export async function coversAll(sql: Sql, caller: Principal, projectId: string): Promise<boolean> {
   if (caller.isAdmin && (caller.projectId === projectId || caller.isSystem)) return true;
   if (!caller.isSystem) return false;
-  const missing = await uncoveredCodes(sql, SYSTEM_PROJECT_ID, { wholeProject: true }, holderOf(caller));
+  const missing = await uncoveredCodes(sql, SYSTEM_PROJECT_ID, { wholeProject: true }, subjectOf(caller));
   return missing.length === 0;
 }
 
@@ -31,14 +31,14 @@ export async function uncovered(
   sql: Sql,
   caller: Principal,
   projectId: string,
-  wanted: Holder,
+  wanted: Wanted,
 ): Promise<string[]> {
   if (await coversAll(sql, caller, projectId)) return [];
   // A token of another project (a system-project token acting on a project) holds none of its permissions.
   if (caller.projectId !== projectId) {
     return await uncoveredCodes(sql, projectId, wanted, { permissionIds: [] });
   }
-  return await uncoveredCodes(sql, projectId, wanted, holderOf(caller));
+  return await uncoveredCodes(sql, projectId, wanted, subjectOf(caller));
 }
 
 /**
@@ -51,7 +51,7 @@ export async function requireCovered(
   sql: Sql,
   caller: Principal,
   projectId: string,
-  wanted: Holder,
+  wanted: Wanted,
   field: string,
   what: string,
   opts: { nameCodes: boolean } = { nameCodes: true },
