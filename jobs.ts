@@ -10,7 +10,7 @@ import { purgeEvents } from "./db/audit.ts";
 import type { Sql } from "./db/connection.ts";
 import { deliverDue } from "./domain/webhook_delivery.ts";
 import { type KeySettings, maintainKeys } from "./domain/keys.ts";
-import type { Logger } from "./routes/env.ts";
+import type { Logger } from "./log.ts";
 
 type Job = {
   name: string;

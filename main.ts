@@ -14,7 +14,8 @@ import { TokenService } from "./domain/tokens.ts";
 import { jobsOf, startJobs } from "./jobs.ts";
 import { SYSTEM_ADMIN_CLIENT_ID } from "./openapi/projects.ts";
 import { createApp } from "./routes/app.ts";
-import type { App, Logger } from "./routes/env.ts";
+import type { Logger } from "./log.ts";
+import type { App } from "./routes/env.ts";
 
 /** The service with its database, ready to answer requests, and not yet listening. */
 export type OpenedService = {

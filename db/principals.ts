@@ -105,7 +105,7 @@ export type Holder =
   | { userId: string }
   | { roleId: string }
   | { permissionIds: string[] }
-  | { codes: string[] }
+  | { codes: readonly string[] }
   | { defaultResources: true };
 
 function permissionIdsOf(sql: Sql, projectId: string, h: Holder) {

@@ -1,17 +1,14 @@
 /** Queries on resources and their permissions; a resource row (with its permissions) is the API's `Resource`. */
 import type { PageOf } from "../openapi/fields.ts";
-import type { Resource, ResourceListQuery } from "../openapi/resources.ts";
+import type { Permission, Resource, ResourceListQuery } from "../openapi/resources.ts";
 import { iso, timestamps } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
-export type NewPermission = { id: string; name: string; code: string; description: string | null };
-export type NewResource = {
-  id: string;
-  name: string;
-  code: string;
-  description: string | null;
-  is_default: boolean;
+/** A permission to insert: the API's `Permission` without what the database sets. */
+export type NewPermission = Pick<Permission, "id" | "name" | "code" | "description">;
+/** A resource to insert, with its permissions. */
+export type NewResource = Pick<Resource, "id" | "name" | "code" | "description" | "is_default"> & {
   permissions: NewPermission[];
 };
 

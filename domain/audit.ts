@@ -18,6 +18,16 @@ export type Source = { actor: AuditEvent["actor"]; request: RequestInfo | null }
 /** Background work: no caller. */
 export const SYSTEM: Source = { actor: { type: "system", id: null, token_jti: null }, request: null };
 
+/** A client acting with its own credentials, without an access token (the token endpoint, revocation). */
+export function clientSource(clientId: string, request: RequestInfo | null): Source {
+  return { actor: { type: "client", id: clientId, token_jti: null }, request };
+}
+
+/** A user at the login form, before any token; `userId` is null when no account matched. */
+export function userSource(userId: string | null, request: RequestInfo | null): Source {
+  return { actor: { type: "user", id: userId, token_jti: null }, request };
+}
+
 /** The caller of an admin operation: a user (through their token) or a client. */
 export function sourceOf(p: Principal): Source {
   return {

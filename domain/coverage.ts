@@ -2,18 +2,19 @@
  * Least privilege ("you cannot grant permissions you do not hold", as Kubernetes RBAC puts it). A caller
  * covers every permission of a project when it is that project's admin client, or an operator of the system
  * project: its admin client, or a principal holding every permission of the system project's default
- * resources. Any other caller covers exactly the permissions it holds now. A caller grants only what it covers, and changes only
- * principals (and roles and resources, whose changes reach every holder) whose permissions it covers.
+ * resources. Any other caller covers exactly the permissions it holds now. A caller grants only what it
+ * covers, and changes only principals (and roles and resources, whose changes reach every holder) whose
+ * permissions it covers.
  */
 import type { Sql } from "../db/connection.ts";
 import { type Holder, uncoveredCodes } from "../db/principals.ts";
 import { SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
+import type { AdminPermission } from "./defaults.ts";
 import { AppError } from "./errors.ts";
-import type { Principal } from "./principal.ts";
+import { type Principal, subjectOf } from "./principal.ts";
 
-function holderOf(caller: Principal): Holder {
-  return caller.userId !== undefined ? { userId: caller.userId } : { clientId: caller.clientId };
-}
+/** Whose permissions the caller must cover; codes name the default resources' permissions. */
+export type Wanted = Exclude<Holder, { codes: readonly string[] }> | { codes: readonly AdminPermission[] };
 
 /**
  * Whether the caller covers every permission of `projectId`, including those of resources created later:
@@ -24,7 +25,7 @@ function holderOf(caller: Principal): Holder {
 export async function coversAll(sql: Sql, caller: Principal, projectId: string): Promise<boolean> {
   if (caller.isAdmin && (caller.projectId === projectId || caller.isSystem)) return true;
   if (!caller.isSystem) return false;
-  const missing = await uncoveredCodes(sql, SYSTEM_PROJECT_ID, { defaultResources: true }, holderOf(caller));
+  const missing = await uncoveredCodes(sql, SYSTEM_PROJECT_ID, { defaultResources: true }, subjectOf(caller));
   return missing.length === 0;
 }
 
@@ -33,14 +34,14 @@ export async function uncovered(
   sql: Sql,
   caller: Principal,
   projectId: string,
-  wanted: Holder,
+  wanted: Wanted,
 ): Promise<string[]> {
   if (await coversAll(sql, caller, projectId)) return [];
   // A token of another project (a system-project token acting on a project) holds none of its permissions.
   if (caller.projectId !== projectId) {
     return await uncoveredCodes(sql, projectId, wanted, { permissionIds: [] });
   }
-  return await uncoveredCodes(sql, projectId, wanted, holderOf(caller));
+  return await uncoveredCodes(sql, projectId, wanted, subjectOf(caller));
 }
 
 /**
@@ -53,7 +54,7 @@ export async function requireCovered(
   sql: Sql,
   caller: Principal,
   projectId: string,
-  wanted: Holder,
+  wanted: Wanted,
   field: string,
   what: string,
   opts: { nameCodes: boolean } = { nameCodes: true },

@@ -59,15 +59,15 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: ErrorStatus;
   readonly details?: ErrorDetail[];
-  /** Extra response headers, such as WWW-Authenticate or Retry-After. */
-  readonly headers?: Record<string, string>;
+  /** Seconds to wait before trying again (429, 503); the HTTP edge sends it as `Retry-After`. */
+  readonly retryAfter?: number;
 
   constructor(
     code: ErrorCode,
     opts: {
       description?: string;
       details?: ErrorDetail[];
-      headers?: Record<string, string>;
+      retryAfter?: number;
       status?: 413 | 503;
     } = {},
   ) {
@@ -80,7 +80,7 @@ export class AppError extends Error {
     this.code = code;
     this.status = opts.status ?? ERRORS[code].status;
     this.details = opts.details;
-    this.headers = opts.headers;
+    this.retryAfter = opts.retryAfter;
   }
 }
 

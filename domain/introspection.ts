@@ -3,9 +3,10 @@ import { type Sql, transaction } from "../db/connection.ts";
 import type { Introspection, TokenActionRequest } from "../openapi/tokens.ts";
 import { permissionCodes } from "../db/principals.ts";
 import { findRefreshToken, revokeAccessToken, revokeSession } from "../db/sessions.ts";
-import { record, type Source } from "./audit.ts";
+import { clientSource, record } from "./audit.ts";
 import { authenticateClient, type PresentedClient } from "./client_auth.ts";
-import { liveToken } from "./gate.ts";
+import { liveToken, principalOf } from "./gate.ts";
+import { subjectOf } from "./principal.ts";
 import { hashSecret } from "./secrets.ts";
 import type { TokenService } from "./tokens.ts";
 
@@ -23,10 +24,7 @@ export async function revokeToken(
 ): Promise<void> {
   const client = await authenticateClient(sql, presented, "revocation");
   if (!client.is_active || !client.project_is_active) return;
-  const source: Source = {
-    actor: { type: "client", id: client.id, token_jti: null },
-    request: presented.request,
-  };
+  const source = clientSource(client.id, presented.request);
   const refresh = await findRefreshToken(sql, hashSecret(req.token));
   if (refresh) {
     if (refresh.project_id === client.project_id && refresh.client_id === client.id && refresh.session_live) {
@@ -82,6 +80,7 @@ export async function introspectToken(
     if (claims.aud !== client.project_id) return { active: false };
     const live = await liveToken(sql, claims, { pathProjectId: null, permission: null });
     if (!live) return { active: false };
+    const principal = principalOf(claims, live);
     return {
       active: true,
       token_type: "access_token",
@@ -92,11 +91,8 @@ export async function introspectToken(
       exp: claims.exp,
       iat: claims.iat,
       jti: claims.jti,
-      ...(claims.sid ? { sid: claims.sid } : {}),
-      permissions: await permissionCodes(
-        sql,
-        claims.sid ? { userId: claims.sub } : { clientId: claims.client_id },
-      ),
+      ...(principal.sessionId ? { sid: principal.sessionId } : {}),
+      permissions: await permissionCodes(sql, subjectOf(principal)),
     };
   }
   if (refreshFirst) return { active: false };

@@ -17,7 +17,7 @@ import { deviceFor, deviceThrottleKey, trustDevice } from "./devices.ts";
 import { newSecret } from "./ids.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { hashSecret, secretMatches } from "./secrets.ts";
-import { recentEvent, record } from "./audit.ts";
+import { recentEvent, record, userSource } from "./audit.ts";
 import { AppError } from "./errors.ts";
 import type { RequestInfo } from "./principal.ts";
 import { addressKey, attempt, THROTTLE } from "./throttle.ts";
@@ -198,7 +198,7 @@ export async function checkPassword(
     record(sql, {
       projectId: req.project_id,
       type,
-      source: { actor: { type: "user", id: userId, token_jti: null }, request },
+      source: userSource(userId, request),
       target: { type: "user", id: userId },
       details: { email: normalized.slice(0, 100), client_id: req.client_id, ...extra },
     });
@@ -248,7 +248,7 @@ async function throttledEvent(
   await record(sql, {
     projectId: req.project_id,
     type: "login.throttled",
-    source: { actor: { type: "user", id: null, token_jti: null }, request },
+    source: userSource(null, request),
     target: { type: "user", id: null },
     details: { email: email.slice(0, 100), client_id: req.client_id },
   });

@@ -1,8 +1,9 @@
 /** Who is calling: built once by the gate from a verified, live access token. */
+import type { AuditEvent } from "../openapi/audit.ts";
 import { AppError } from "./errors.ts";
 
-/** Where a request came from, as the HTTP edge read it (for the audit trail). */
-export type RequestInfo = { id: string; ip: string | null; user_agent: string | null };
+/** Where a request came from, as the HTTP edge read it: the audit event's `request`, always with its id. */
+export type RequestInfo = NonNullable<AuditEvent["request"]> & { id: string };
 
 export type Principal = {
   /** The token's project (its `aud`). */
@@ -24,6 +25,11 @@ export type Principal = {
 };
 
 export type UserPrincipal = Principal & { userId: string; sessionId: string };
+
+/** Whose permissions the principal's are: the user's (through the role) on a user token, else the client's. */
+export function subjectOf(p: Principal): { userId: string } | { clientId: string } {
+  return p.userId !== undefined ? { userId: p.userId } : { clientId: p.clientId };
+}
 
 /** For operations that only a user's token may call; a client-credentials token has no user. */
 export function requireUser(principal: Principal): UserPrincipal {

@@ -24,6 +24,13 @@ import type { Principal } from "./principal.ts";
 import { newId } from "./ids.ts";
 import { keepOrClear } from "./updates.ts";
 
+type PermissionInput = NonNullable<CreateResourceRequest["permissions"]>[number];
+
+/** A given permission's stored fields: an empty description is none. */
+function permissionFields(p: PermissionInput) {
+  return { name: p.name, code: p.code, description: p.description || null };
+}
+
 export async function createResource(
   sql: Sql,
   caller: Principal,
@@ -38,12 +45,7 @@ export async function createResource(
       code: input.code,
       description: input.description || null,
       is_default: false,
-      permissions: (input.permissions ?? []).map((p) => ({
-        id: newId(),
-        name: p.name,
-        code: p.code,
-        description: p.description || null,
-      })),
+      permissions: (input.permissions ?? []).map((p) => ({ id: newId(), ...permissionFields(p) })),
     }]);
     await record(tx, {
       projectId,
@@ -100,9 +102,7 @@ export async function updateResource(
         tx,
         [...given].filter(([code]) => existing.has(code)).map(([code, p]) => ({
           id: existing.get(code)!.id,
-          code: p.code,
-          name: p.name,
-          description: p.description || null,
+          ...permissionFields(p),
         })),
       );
       await insertPermissions(
@@ -111,9 +111,7 @@ export async function updateResource(
         [...given].filter(([code]) => !existing.has(code)).map(([, p]) => ({
           id: newId(),
           resource_id: resourceId,
-          name: p.name,
-          code: p.code,
-          description: p.description || null,
+          ...permissionFields(p),
         })),
       );
     }

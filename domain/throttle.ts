@@ -25,12 +25,9 @@ export function addressKey(ip: string | null): string {
   return `${groups.slice(0, 4).map((g) => parseInt(g || "0", 16).toString(16)).join(":")}::/64`;
 }
 
-/** 429 `too_many_requests` with `Retry-After`. */
+/** 429 `too_many_requests`, retryable after at least a second. */
 export function throttled(retryAfter: number, description = "too many attempts; retry later"): AppError {
-  return new AppError("too_many_requests", {
-    description,
-    headers: { "Retry-After": String(Math.max(1, retryAfter)) },
-  });
+  return new AppError("too_many_requests", { description, retryAfter: Math.max(1, retryAfter) });
 }
 
 /** Counts an attempt against `key`, or throws `throttled` (without counting it) while the key must wait. */

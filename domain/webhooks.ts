@@ -29,6 +29,7 @@ import type {
 } from "../openapi/webhooks.ts";
 import { diff, record, sourceOf } from "./audit.ts";
 import { requireCovered } from "./coverage.ts";
+import type { AdminPermission } from "./defaults.ts";
 import { AppError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import type { KeyVault } from "./key_vault.ts";
@@ -57,13 +58,18 @@ export function secretOf(s: WebhookSettings, id: string, stored: StoredSecret): 
   return stored.secret!;
 }
 
-/** Subscribing reads the trail: the caller must hold `audit:read` as well as the webhook permission. */
+/**
+ * Subscribing reads the trail: creating, changing or re-keying a subscription also needs these, which the
+ * caller must cover (checked after the request is valid and the webhook found). The routes publish them.
+ */
+export const SUBSCRIBING_NEEDS = ["audit:read"] as const satisfies readonly AdminPermission[];
+
 async function requireAuditRead(tx: Sql, caller: Principal, projectId: string): Promise<void> {
   await requireCovered(
     tx,
     caller,
     projectId,
-    { codes: ["audit:read"] },
+    { codes: SUBSCRIBING_NEEDS },
     "event_types",
     "subscribing to events",
   );

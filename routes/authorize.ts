@@ -59,7 +59,7 @@ function showError(c: Context<AppEnv>, err: AuthorizePageError) {
 
 /** The `Retry-After` of a 429 `too_many_requests`, or null for any other error. */
 function retryAfter(err: unknown): string | null {
-  return err instanceof AppError && err.code === "too_many_requests" ? err.headers!["Retry-After"] : null;
+  return err instanceof AppError && err.code === "too_many_requests" ? String(err.retryAfter ?? 1) : null;
 }
 
 /**

@@ -1,16 +1,11 @@
 /** What every route handler is given: the service's dependencies, and per request the caller and its id. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Config } from "../config.ts";
+import type { Logger } from "../log.ts";
 import type { Sql } from "../db/connection.ts";
 import type { Principal } from "../domain/principal.ts";
 import type { KeySettings } from "../domain/keys.ts";
 import type { TokenService } from "../domain/tokens.ts";
-
-export type Logger = {
-  error(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-};
 
 export type Deps = {
   sql: Sql;

@@ -6,7 +6,8 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import postgres from "postgres";
 import { AppError, CONSTRAINT_ERRORS, type ErrorDetail, FOREIGN_KEY_ERRORS } from "../domain/errors.ts";
-import type { AppEnv, Logger } from "./env.ts";
+import type { Logger } from "../log.ts";
+import type { AppEnv } from "./env.ts";
 
 const REALM = 'realm="access-control"';
 export const BASIC_CHALLENGE = `Basic ${REALM}, charset="UTF-8"`;
@@ -17,7 +18,7 @@ export function errorResponse(c: Context, err: AppError): Response {
     const sent = c.req.header("authorization") !== undefined;
     c.header("WWW-Authenticate", sent ? `Bearer ${REALM}, error="invalid_token"` : `Bearer ${REALM}`);
   } else if (err.code === "invalid_client_credentials") c.header("WWW-Authenticate", BASIC_CHALLENGE);
-  for (const [k, v] of Object.entries(err.headers ?? {})) c.header(k, v);
+  if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
   c.header("Cache-Control", "no-store");
   return c.json(
     { error: err.code, error_description: err.message, ...(err.details ? { details: err.details } : {}) },
@@ -86,6 +87,6 @@ function unavailable(err: unknown, c: Context<AppEnv>, log: Logger): AppError {
   return new AppError("system_error", {
     status: 503,
     description: "the service cannot reach its database; retry later",
-    headers: { "Retry-After": "1" },
+    retryAfter: 1,
   });
 }

@@ -3,9 +3,12 @@ import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { AppError } from "../domain/errors.ts";
 import type { AppEnv, Deps } from "./env.ts";
+import { exchangeCredentialsRoute, introspectTokenRoute, revokeTokenRoute } from "./tokens.ts";
 
 /** The endpoints that take form posts (RFC 6749 §3.2, RFC 7009, RFC 7662); every other body is JSON. */
-const FORM_PATHS = new Set(["/api/v1/tokens", "/api/v1/tokens/revoke", "/api/v1/tokens/introspect"]);
+const FORM_PATHS = new Set<string>(
+  [exchangeCredentialsRoute, revokeTokenRoute, introspectTokenRoute].map((r) => r.path),
+);
 const JSON_TYPE = /^application\/json(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
 

@@ -1,7 +1,8 @@
 /**
  * The one source of an operation: its route object. A guarded operation names its permission (and which
  * project it acts on) as fields of the route; from them come the bearer gate, the `security` entry, the gate's
- * 401/403/404 responses, the "Needs …" sentence and the `x-permission` extension of the OpenAPI document.
+ * 401/403/404 responses, the "Needs …" sentence and the `x-permission`, `x-permission-scope` (and
+ * `x-also-needs`) extensions of the OpenAPI document.
  */
 import { createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
@@ -31,24 +32,35 @@ export function publicRoute<const C extends Config>(config: C & { security?: Rou
 /**
  * An operation behind the bearer gate. `permission` is the default resource's permission it needs, or `null`
  * when a live token of any project is all it needs. `scope` (default `own`) says which project it acts on.
+ * `alsoNeeds` are permissions the operation itself checks the caller covers (domain/coverage.ts), once the
+ * request is valid and its target found: they are not the gate's, but they are published with it.
  */
 export function guardedRoute<const C extends Config>(
-  config: C & { permission: AdminPermission | null; scope?: ProjectScope },
+  config: C & {
+    permission: AdminPermission | null;
+    scope?: ProjectScope;
+    alsoNeeds?: readonly AdminPermission[];
+  },
 ) {
-  const { permission, scope = "own", errors = [], description, ...route } = config;
+  const { permission, scope = "own", alsoNeeds = [], errors = [], description, ...route } = config;
   const need: Need = permission === null ? { permission: null, scope: "token" } : { permission, scope };
   const gateErrors: ErrorCode[] = need.scope === "token"
     ? ["invalid_authorization_token"]
     : need.scope === "system"
     ? ["invalid_authorization_token", "insufficient_permission"]
     : ["invalid_authorization_token", "insufficient_permission", "project_not_found"];
+  const also: { "x-also-needs"?: AdminPermission[] } = alsoNeeds.length > 0
+    ? { "x-also-needs": [...alsoNeeds] }
+    : {};
   return createRoute({
     ...route,
-    description: [needs(need), description].filter(Boolean).join(" "),
+    description: [needs(need), alsoNeeded(alsoNeeds), description].filter(Boolean).join(" "),
     security: [{ bearerAuth: [] }],
     responses: { ...route.responses, ...errorResponses(...gateErrors, ...errors) },
     middleware: gate(need),
     "x-permission": permission,
+    "x-permission-scope": need.scope,
+    ...also,
   });
 }
 
@@ -64,6 +76,13 @@ function needs(need: Need): string {
     case "own":
       return `Needs \`${need.permission}\`.`;
   }
+}
+
+/** The sentence on the permissions the operation checks beyond the gate's. */
+function alsoNeeded(codes: readonly AdminPermission[]): string {
+  if (codes.length === 0) return "";
+  const list = codes.map((c) => `\`${c}\``).join(", ");
+  return `Also needs ${list}, checked once the request is valid and its target found: 403 otherwise.`;
 }
 
 /** The bearer-token gate as route middleware: sets `principal`, or answers 401, 404 or 403. */

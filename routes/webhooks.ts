@@ -7,6 +7,7 @@ import {
   listWebhooks,
   retryDelivery,
   rotateWebhookSecret,
+  SUBSCRIBING_NEEDS,
   updateWebhook,
   type WebhookSettings,
 } from "../domain/webhooks.ts";
@@ -26,8 +27,6 @@ import type { App, Deps } from "./env.ts";
 import { guardedRoute } from "./operation.ts";
 import { jsonBody, jsonResponse } from "./responses.ts";
 
-const AUDIT = "Managing webhooks also needs `audit:read` (they deliver the audit trail): 403 otherwise.";
-
 export const createWebhookRoute = guardedRoute({
   method: "post",
   path: "/api/v1/projects/{project_id}/webhooks",
@@ -35,10 +34,11 @@ export const createWebhookRoute = guardedRoute({
   tags: ["Webhooks"],
   summary: "Subscribe to events",
   permission: "webhooks:create",
+  alsoNeeds: SUBSCRIBING_NEEDS,
   description:
     "Events of the types given are POSTed to `url` as JSON (the audit event), signed per Standard " +
     "Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer carries the signing secret " +
-    `(\`whsec_…\`) once. ${AUDIT}`,
+    "(`whsec_…`) once.",
   request: { params: ProjectIdParam, body: jsonBody(CreateWebhookRequest) },
   responses: { 201: jsonResponse(WebhookWithSecret, "The webhook with its signing secret") },
 });
@@ -74,8 +74,8 @@ export const updateWebhookRoute = guardedRoute({
   tags: ["Webhooks"],
   summary: "Update a webhook",
   permission: "webhooks:update",
-  description:
-    `Events committed from now on follow the new settings; pending deliveries keep their target. ${AUDIT}`,
+  alsoNeeds: SUBSCRIBING_NEEDS,
+  description: "Events committed from now on follow the new settings; pending deliveries keep their target.",
   request: { params: WebhookIdParam, body: jsonBody(UpdateWebhookRequest) },
   responses: { 200: jsonResponse(Webhook, "The updated webhook") },
   errors: ["webhook_not_found"],
@@ -101,7 +101,8 @@ export const rotateWebhookSecretRoute = guardedRoute({
   tags: ["Webhooks"],
   summary: "Replace a webhook's signing secret",
   permission: "webhooks:update",
-  description: `Every delivery from now on is signed with the new secret, shown only here. ${AUDIT}`,
+  alsoNeeds: SUBSCRIBING_NEEDS,
+  description: "Every delivery from now on is signed with the new secret, shown only here.",
   request: { params: WebhookIdParam },
   responses: { 200: jsonResponse(WebhookWithSecret, "The webhook with its new secret") },
   errors: ["webhook_not_found"],

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { Webhook as Verifier } from "standardwebhooks";
 import type { Service } from "../main.ts";
 import { privateAddress, resolveTarget } from "../domain/webhook_targets.ts";
+import { buildOpenApiDocument } from "../routes/document.ts";
 import {
   ADMIN_SECRET,
   basic,
@@ -158,6 +159,49 @@ test("webhooks: CRUD with the secret shown once; audit:read needed; bad URLs and
     "webhook.created",
   ]);
   assert.ok(!JSON.stringify(trail).includes("whsec_"));
+});
+
+test("the operations publishing x-also-needs refuse a caller with only their own permission, after finding the webhook", async () => {
+  const doc = buildOpenApiDocument() as {
+    paths: Record<
+      string,
+      Record<string, { operationId: string; "x-permission": string; "x-also-needs"?: string[] }>
+    >;
+  };
+  const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).filter(([, op]) => op["x-also-needs"]).map(([method, op]) => ({
+      path,
+      method,
+      op,
+    }))
+  );
+  assert.ok(ops.length > 0);
+  const p = await newProject();
+  const body = JSON.stringify({ url: "https://hooks.example.com/in", event_types: ["*"] });
+  const call = (path: string, method: string, token: string, webhookId: string) =>
+    http(path.replace("{project_id}", p.project.id).replace("{webhook_id}", webhookId), {
+      method: method.toUpperCase(),
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body,
+    });
+  const hook = await (await call("/api/v1/projects/{project_id}/webhooks", "post", p.token, "")).json();
+  for (const { path, method, op } of ops) {
+    const also = op["x-also-needs"]!;
+    const narrow = await clientWith(p, [op["x-permission"]]);
+    if (path.includes("{webhook_id}")) {
+      // The webhook is looked up first: an unknown one is 404 whatever else the caller lacks.
+      await expectError(await call(path, method, narrow.token, "no-such-id"), 404, "webhook_not_found");
+    }
+    const refused = await expectError(
+      await call(path, method, narrow.token, hook.id),
+      403,
+      "insufficient_permission",
+    );
+    for (const code of also) assert.match(refused.error_description, new RegExp(code), op.operationId);
+    const enough = await clientWith(p, [op["x-permission"], ...also]);
+    const res = await call(path, method, enough.token, hook.id);
+    assert.ok([200, 201].includes(res.status), `${op.operationId}: ${res.status} ${await res.text()}`);
+  }
 });
 
 test("events are delivered signed per Standard Webhooks; a receiver that is down gets them when it is back", async () => {

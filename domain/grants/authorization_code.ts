@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import { transaction } from "../../db/connection.ts";
 import { consumeAuthorizationCode, findAuthorizationCode, revokeSession } from "../../db/sessions.ts";
-import { record } from "../audit.ts";
+import { clientSource, record } from "../audit.ts";
 import { authenticateClient } from "../client_auth.ts";
 import { AppError } from "../errors.ts";
 import { newId } from "../ids.ts";
@@ -28,7 +28,7 @@ async function replayedCode(
   await record(ctx.sql, {
     projectId,
     type: "authorization_code.replayed",
-    source: { actor: { type: "client", id: clientId, token_jti: null }, request: ctx.client.request },
+    source: clientSource(clientId, ctx.client.request),
     target: { type: "session", id: sessionId },
     details: { client_id: clientId },
   });

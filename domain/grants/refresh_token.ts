@@ -1,7 +1,7 @@
 /** The refresh token grant (RFC 6749 §6): every refresh rotates; a spent token presented again ends its session. */
 import { transaction } from "../../db/connection.ts";
 import { consumeRefreshToken, findRefreshToken, revokeSession } from "../../db/sessions.ts";
-import { record } from "../audit.ts";
+import { clientSource, record } from "../audit.ts";
 import { authenticateClient } from "../client_auth.ts";
 import { AppError } from "../errors.ts";
 import { hashSecret } from "../secrets.ts";
@@ -23,7 +23,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
     await record(sql, {
       projectId: row.project_id,
       type: "refresh_token.reuse_detected",
-      source: { actor: { type: "client", id: client.id, token_jti: null }, request: ctx.client.request },
+      source: clientSource(client.id, ctx.client.request),
       target: { type: "session", id: row.session_id },
       details: { client_id: client.id, user_id: row.user_id },
     });

@@ -4591,7 +4591,7 @@ export class UsersApi extends BaseAPI {
 export const WebhooksApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>webhooks:create</code>. Events of the types given are POSTed to <code>url</code> as JSON (the audit event), signed per Standard Webhooks (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>). The answer carries the signing secret (<code>whsec_…</code>) once. Managing webhooks also needs <code>audit:read</code> (they deliver the audit trail): 403 otherwise.</p>
+		 * <p>Needs <code>webhooks:create</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Events of the types given are POSTed to <code>url</code> as JSON (the audit event), signed per Standard Webhooks (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>). The answer carries the signing secret (<code>whsec_…</code>) once.</p>
 		 * @summary Subscribe to events
 		 * @param {string} projectId
 		 * @param {Api.CreateWebhookRequest} request
@@ -4950,7 +4950,7 @@ export const WebhooksApiFetchParamCreator = function (configuration?: Configurat
 			};
 		},
 		/**
-		 * <p>Needs <code>webhooks:update</code>. Every delivery from now on is signed with the new secret, shown only here. Managing webhooks also needs <code>audit:read</code> (they deliver the audit trail): 403 otherwise.</p>
+		 * <p>Needs <code>webhooks:update</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Every delivery from now on is signed with the new secret, shown only here.</p>
 		 * @summary Replace a webhook's signing secret
 		 * @param {string} projectId
 		 * @param {string} webhookId
@@ -4999,7 +4999,7 @@ export const WebhooksApiFetchParamCreator = function (configuration?: Configurat
 			};
 		},
 		/**
-		 * <p>Needs <code>webhooks:update</code>. Events committed from now on follow the new settings; pending deliveries keep their target. Managing webhooks also needs <code>audit:read</code> (they deliver the audit trail): 403 otherwise.</p>
+		 * <p>Needs <code>webhooks:update</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Events committed from now on follow the new settings; pending deliveries keep their target.</p>
 		 * @summary Update a webhook
 		 * @param {string} projectId
 		 * @param {string} webhookId
@@ -5068,7 +5068,7 @@ export const WebhooksApiFetchParamCreator = function (configuration?: Configurat
 export const WebhooksApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>webhooks:create</code>. Events of the types given are POSTed to <code>url</code> as JSON (the audit event), signed per Standard Webhooks (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>). The answer carries the signing secret (<code>whsec_…</code>) once. Managing webhooks also needs <code>audit:read</code> (they deliver the audit trail): 403 otherwise.</p>
+		 * <p>Needs <code>webhooks:create</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Events of the types given are POSTed to <code>url</code> as JSON (the audit event), signed per Standard Webhooks (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>). The answer carries the signing secret (<code>whsec_…</code>) once.</p>
 		 * @summary Subscribe to events
 		 * @param {string} projectId
 		 * @param {Api.CreateWebhookRequest} request
@@ -5479,7 +5479,7 @@ export const WebhooksApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>webhooks:update</code>. Every delivery from now on is signed with the new secret, shown only here. Managing webhooks also needs <code>audit:read</code> (they deliver the audit trail): 403 otherwise.</p>
+		 * <p>Needs <code>webhooks:update</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Every delivery from now on is signed with the new secret, shown only here.</p>
 		 * @summary Replace a webhook's signing secret
 		 * @param {string} projectId
 		 * @param {string} webhookId
@@ -5546,7 +5546,7 @@ export const WebhooksApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>webhooks:update</code>. Events committed from now on follow the new settings; pending deliveries keep their target. Managing webhooks also needs <code>audit:read</code> (they deliver the audit trail): 403 otherwise.</p>
+		 * <p>Needs <code>webhooks:update</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Events committed from now on follow the new settings; pending deliveries keep their target.</p>
 		 * @summary Update a webhook
 		 * @param {string} projectId
 		 * @param {string} webhookId
@@ -5632,7 +5632,7 @@ export const WebhooksApiFactory: FactoryFunction<WebhooksApi> = function (config
  */
 export class WebhooksApi extends BaseAPI {
 	/**
-	 * <p>Needs <code>webhooks:create</code>. Events of the types given are POSTed to <code>url</code> as JSON (the audit event), signed per Standard Webhooks (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>). The answer carries the signing secret (<code>whsec_…</code>) once. Managing webhooks also needs <code>audit:read</code> (they deliver the audit trail): 403 otherwise.</p>
+	 * <p>Needs <code>webhooks:create</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Events of the types given are POSTed to <code>url</code> as JSON (the audit event), signed per Standard Webhooks (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>). The answer carries the signing secret (<code>whsec_…</code>) once.</p>
 	 * @summary Subscribe to events
 	 * @param {string} projectId
 	 * @param {Api.CreateWebhookRequest} request
@@ -5716,7 +5716,7 @@ export class WebhooksApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>webhooks:update</code>. Every delivery from now on is signed with the new secret, shown only here. Managing webhooks also needs <code>audit:read</code> (they deliver the audit trail): 403 otherwise.</p>
+	 * <p>Needs <code>webhooks:update</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Every delivery from now on is signed with the new secret, shown only here.</p>
 	 * @summary Replace a webhook's signing secret
 	 * @param {string} projectId
 	 * @param {string} webhookId
@@ -5728,7 +5728,7 @@ export class WebhooksApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>webhooks:update</code>. Events committed from now on follow the new settings; pending deliveries keep their target. Managing webhooks also needs <code>audit:read</code> (they deliver the audit trail): 403 otherwise.</p>
+	 * <p>Needs <code>webhooks:update</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Events committed from now on follow the new settings; pending deliveries keep their target.</p>
 	 * @summary Update a webhook
 	 * @param {string} projectId
 	 * @param {string} webhookId
