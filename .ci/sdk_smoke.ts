@@ -130,6 +130,35 @@ const again = await failure(jobClient.roles.listRoles(projectId, 1, 10, undefine
 check(again.status === 403, `after renewal the call reaches the permission check: ${again}`);
 check(jobCounter.tokenRequests() === 2, `the refused token was renewed once (${jobCounter.tokenRequests()})`);
 
+// Webhooks and the audit trail with the project's admin client; the signing keys with the system client only.
+const hook = await shop.webhooks.createWebhook(projectId, {
+  url: "https://hooks.example.com/in",
+  event_types: ["role.*"],
+  is_active: false,
+});
+check(typeof hook.secret === "string" && hook.secret.length > 0, "a webhook's secret is shown once");
+const hooks = await shop.webhooks.listWebhooks(projectId, 1, 10, undefined, undefined, undefined, undefined);
+check(hooks.data.length === 1 && hooks.data[0].id === hook.id, "listWebhooks");
+await shop.webhooks.deleteWebhook(projectId, hook.id);
+const trail = await shop.audit.listAuditEvents(
+  projectId,
+  "role.updated",
+  undefined,
+  clerk.id,
+  undefined,
+  undefined,
+  10,
+  undefined,
+);
+check(
+  trail.data.length === 1 && trail.data[0].target?.id === clerk.id,
+  "the role's update is in the audit trail",
+);
+const keys = await system.keys.listKeys();
+check(keys.keys.some((k) => k.state === "current"), "the system client lists the signing keys");
+const notSystem = await failure(shop.keys.listKeys());
+check(notSystem.status === 403 && notSystem.error === "insufficient_permission", `keys: 403: ${notSystem}`);
+
 // Introspection with the client's own credentials.
 const live = await shop.tokens.introspectToken({ token: await shop.accessToken() });
 check(live.active && live.aud === projectId, "introspection of the cached token");

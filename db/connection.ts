@@ -99,6 +99,25 @@ export async function retryRead<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Runs one autocommit statement that writes (a throttle counter, a webhook claim) again when PostgreSQL rolled
+ * it back as a conflict (40001, 40P01), up to TRANSACTION_ATTEMPTS times: a statement outside a transaction is
+ * its own transaction, and PostgreSQL rolled all of it back, so nothing of it was applied. A lost connection
+ * is not retried (the write may or may not have been applied), and neither is a statement inside the caller's
+ * transaction (`sql` a transaction): the conflict aborted that transaction, whose own runner retries it.
+ */
+export async function retryConflict<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
+  if (typeof (sql as Partial<Tx>).savepoint === "function") return await fn();
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isConflict(err) || attempt >= TRANSACTION_ATTEMPTS) throw err;
+      await backoff(attempt);
+    }
+  }
+}
+
 export type Database = {
   sql: postgres.Sql<Record<string, never>>;
   kind: "postgres" | "embedded";

@@ -3,7 +3,7 @@
  * address, failed client authentications, login pages per address. One statement counts an attempt unless
  * the key is blocked, so parallel attempts are all counted and a refused attempt never extends a block.
  */
-import type { Sql } from "./connection.ts";
+import { retryConflict, type Sql } from "./connection.ts";
 
 /**
  * `delay`: after `free` attempts in the window, each further one must wait 2^(n - free - 1) seconds (at most
@@ -30,7 +30,9 @@ function blockedUntil(sql: Sql, p: ThrottlePolicy) {
  */
 export async function countAttempt(sql: Sql, key: string, p: ThrottlePolicy): Promise<number | null> {
   const expired = sql`f.window_started_at < now() - make_interval(secs => ${p.window})`;
-  const counted = await sql`
+  // A deadlock between parallel attempts rolls the one statement back whole: safe to run again.
+  const counted = await retryConflict(sql, () =>
+    sql`
     insert into login_failures as f (key, failures, window_started_at, last_failed_at)
     values (${key}, 1, now(), now())
     on conflict (key) do update set
@@ -39,7 +41,7 @@ export async function countAttempt(sql: Sql, key: string, p: ThrottlePolicy): Pr
       previous_failed_at = f.last_failed_at,
       last_failed_at = now()
     where ${expired} or ${blockedUntil(sql, p)} <= now()
-    returning 1`;
+    returning 1`);
   if (counted.length === 1) return null;
   return await waitFor(sql, key, p) ?? 1;
 }
@@ -61,9 +63,12 @@ export async function waitFor(sql: Sql, key: string, p: ThrottlePolicy): Promise
 
 /** Takes back an attempt that succeeded (for counters of failures only). */
 export async function uncountAttempt(sql: Sql, key: string): Promise<void> {
-  await sql`update login_failures set failures = greatest(failures - 1, 0) where key = ${key}`;
+  await retryConflict(
+    sql,
+    () => sql`update login_failures set failures = greatest(failures - 1, 0) where key = ${key}`,
+  );
 }
 
 export async function clearAttempts(sql: Sql, key: string): Promise<void> {
-  await sql`delete from login_failures where key = ${key}`;
+  await retryConflict(sql, () => sql`delete from login_failures where key = ${key}`);
 }

@@ -4,7 +4,7 @@ import type { PageOf } from "../openapi/fields.ts";
 import type { DeliveryListQuery, Webhook, WebhookDelivery, WebhookListQuery } from "../openapi/webhooks.ts";
 import { eventColumns } from "./audit.ts";
 import { iso, timestamps } from "./columns.ts";
-import type { Sql } from "./connection.ts";
+import { retryConflict, type Sql } from "./connection.ts";
 import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
 const columns = (sql: Sql) =>
@@ -161,7 +161,9 @@ export async function claimDeliveries(
   limit: number,
   leaseSeconds: number,
 ): Promise<ClaimedDelivery[]> {
-  return await sql<ClaimedDelivery[]>`
+  // One autocommit statement: a deadlock rolls it back whole, so running it again claims nothing twice.
+  return await retryConflict(sql, () =>
+    sql<ClaimedDelivery[]>`
     with due as (
       select id from webhook_deliveries
       where (status = 'pending' or (status = 'sending' and locked_until < now())) and next_attempt_at <= now()
@@ -179,14 +181,15 @@ export async function claimDeliveries(
            row_to_json(ev) as event
     from claimed c
     join webhooks w on w.id = c.webhook_id
-    cross join lateral (select ${eventColumns(sql)} from audit_events a where a.id = c.event_id) ev`;
+    cross join lateral (select ${eventColumns(sql)} from audit_events a where a.id = c.event_id) ev`);
 }
 
 export async function markDelivered(sql: Sql, id: string, status: number): Promise<void> {
-  await sql`
+  await retryConflict(sql, () =>
+    sql`
     update webhook_deliveries set status = 'delivered', delivered_at = now(), last_status = ${status},
       last_error = null, locked_until = null
-    where id = ${id}`;
+    where id = ${id}`);
 }
 
 /** A failed attempt: another in `retryInSeconds`, or (null) the delivery has failed for good. */
@@ -195,11 +198,12 @@ export async function markAttemptFailed(
   id: string,
   outcome: { status: number | null; error: string; retryInSeconds: number | null },
 ): Promise<void> {
-  await sql`
+  await retryConflict(sql, () =>
+    sql`
     update webhook_deliveries set
       status = ${outcome.retryInSeconds === null ? "failed" : "pending"},
       next_attempt_at = case when ${outcome.retryInSeconds}::float8 is null then next_attempt_at
                              else now() + make_interval(secs => ${outcome.retryInSeconds}::float8) end,
       last_status = ${outcome.status}, last_error = ${outcome.error.slice(0, 500)}, locked_until = null
-    where id = ${id}`;
+    where id = ${id}`);
 }

@@ -4,7 +4,7 @@
  * the client, throttles failed secrets per client id and address, and applies the client's
  * `token_endpoint_auth_method`.
  */
-import type { Sql } from "../db/connection.ts";
+import { retryRead, type Sql } from "../db/connection.ts";
 import { type ClientWithProjectRow, findClientWithProject } from "../db/clients.ts";
 import { clearAttempts, countAttempt } from "../db/throttle.ts";
 import { AppError } from "./errors.ts";
@@ -54,11 +54,9 @@ export async function authenticateClient(
     });
   }
   const key = `client:${presented.clientId}:${addressKey(presented.request.ip)}`;
-  const client = await findClientWithProject(
-    sql,
-    presented.clientId,
-    presented.secret === undefined ? undefined : { key, policy: THROTTLE.client },
-  );
+  const clientId = presented.clientId;
+  const throttle = presented.secret === undefined ? undefined : { key, policy: THROTTLE.client };
+  const client = await retryRead(() => findClientWithProject(sql, clientId, throttle));
   if (!client) throw rule === "token" || !presented.basic ? new AppError("invalid_client") : badCredentials();
   if (presented.secret !== undefined) {
     if (client.throttle_wait !== null) {

@@ -1,5 +1,5 @@
 /** Token revocation (RFC 7009) and introspection (RFC 7662), for clients of the token's project. */
-import { type Sql, transaction } from "../db/connection.ts";
+import { retryRead, type Sql, transaction } from "../db/connection.ts";
 import type { Introspection, TokenActionRequest } from "../openapi/tokens.ts";
 import { permissionCodes } from "../db/principals.ts";
 import { findRefreshToken, revokeAccessToken, revokeSession } from "../db/sessions.ts";
@@ -25,7 +25,7 @@ export async function revokeToken(
   const client = await authenticateClient(sql, presented, "revocation");
   if (!client.is_active || !client.project_is_active) return;
   const source = clientSource(client.id, presented.request);
-  const refresh = await findRefreshToken(sql, hashSecret(req.token));
+  const refresh = await retryRead(() => findRefreshToken(sql, hashSecret(req.token)));
   if (refresh) {
     if (refresh.project_id === client.project_id && refresh.client_id === client.id && refresh.session_live) {
       await transaction(sql, async (tx) => {
@@ -92,7 +92,7 @@ export async function introspectToken(
       iat: claims.iat,
       jti: claims.jti,
       ...(principal.sessionId ? { sid: principal.sessionId } : {}),
-      permissions: await permissionCodes(sql, subjectOf(principal)),
+      permissions: await retryRead(() => permissionCodes(sql, subjectOf(principal))),
     };
   }
   if (refreshFirst) return { active: false };
@@ -106,7 +106,7 @@ async function introspectRefresh(
   token: string,
   projectId: string,
 ): Promise<Introspection | null> {
-  const refresh = await findRefreshToken(sql, hashSecret(token));
+  const refresh = await retryRead(() => findRefreshToken(sql, hashSecret(token)));
   if (
     !refresh || refresh.project_id !== projectId || refresh.used || refresh.expired ||
     !refresh.session_live || !refresh.user_active || !refresh.client_live
@@ -120,6 +120,6 @@ async function introspectRefresh(
     client_id: refresh.client_id,
     exp: refresh.exp,
     sid: refresh.session_id,
-    permissions: await permissionCodes(sql, { userId: refresh.user_id }),
+    permissions: await retryRead(() => permissionCodes(sql, { userId: refresh.user_id })),
   };
 }

@@ -108,10 +108,20 @@ test("GET /healthz and GET /readyz", async () => {
   assert.deepEqual(await (await http("/readyz")).json(), { status: "ready" });
 });
 
-test("the embedded database's seed was made by the PGlite version the service runs (deno task embedded-seed)", async () => {
+test("the embedded database's seed was made by the PGlite version the service runs, and is the tarball it recorded (deno task embedded-seed)", async () => {
   const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)));
   const version = /@([\d.]+)$/.exec(config.imports["@electric-sql/pglite"])![1];
   const seed = await Deno.readTextFile(new URL("../db/embedded/seed.version", import.meta.url));
   assert.equal(seed.trim(), version, "run `deno task embedded-seed` after changing the PGlite version");
-  assert.ok((await Deno.stat(new URL("../db/embedded/seed.tar.gz", import.meta.url))).size > 100_000);
+  const tarball = await Deno.readFile(new URL("../db/embedded/seed.tar.gz", import.meta.url));
+  assert.ok(tarball.length > 100_000);
+  // The tarball is the one the script wrote: its SHA-256 matches the one recorded beside it.
+  const recorded = await Deno.readTextFile(new URL("../db/embedded/seed.sha256", import.meta.url));
+  const actual = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", tarball)))
+    .map((b) => b.toString(16).padStart(2, "0")).join("");
+  assert.equal(
+    recorded,
+    `${actual}  seed.tar.gz\n`,
+    "db/embedded/seed.tar.gz is not the one db/embedded/make_seed.ts recorded in seed.sha256",
+  );
 });

@@ -1,10 +1,16 @@
 /**
  * Transient database failures: a transaction PostgreSQL rolls back as a serialization failure or deadlock runs
- * again whole (bounded, and applied once); an idempotent read whose connection drops runs again on a new one;
- * nothing else is retried. Black-box through the API on PostgreSQL, and the two runners on any database.
+ * again whole (bounded, and applied once), and so does a single autocommit write; an idempotent read whose
+ * connection drops runs again on a new one; nothing else is retried. Black-box through the API on PostgreSQL, and the two runners on any database.
  */
 import assert from "node:assert/strict";
-import { READ_ATTEMPTS, retryRead, transaction, TRANSACTION_ATTEMPTS } from "../db/connection.ts";
+import {
+  READ_ATTEMPTS,
+  retryConflict,
+  retryRead,
+  transaction,
+  TRANSACTION_ATTEMPTS,
+} from "../db/connection.ts";
 import { DATABASE_URL, http, newProject, permissionIds, service, test } from "./helpers.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -90,6 +96,52 @@ test("retryRead() runs a read again when its connection was lost, a bounded numb
     await assert.rejects(retryRead(() => (attempts++, Promise.reject(other))));
     assert.equal(attempts, 1, String(code));
   }
+});
+
+for (const state of ["40001", "40P01"]) {
+  test(`retryConflict() runs a single autocommit write again after SQLSTATE ${state}: applied once`, async () => {
+    const { db } = await service();
+    const key = `test:retry:${crypto.randomUUID()}`;
+    let attempts = 0;
+    try {
+      // One statement that writes and then fails on its first run: PostgreSQL rolls all of it back.
+      const write = (n: number) =>
+        db.sql.unsafe(`do $$ begin
+          insert into login_failures (key, failures) values ('${key}', ${n});
+          if ${n} = 1 then raise exception 'test failure' using errcode = '${state}'; end if;
+        end $$`);
+      await retryConflict(db.sql, () => write(++attempts));
+      assert.equal(attempts, 2);
+      const rows = await db.sql<
+        { failures: number }[]
+      >`select failures from login_failures where key = ${key}`;
+      assert.deepEqual(rows.map((r) => r.failures), [2], "the first run left nothing behind");
+    } finally {
+      await db.sql`delete from login_failures where key = ${key}`;
+    }
+  });
+}
+
+test("retryConflict() gives up after a bounded number of runs, and never retries a lost connection or inside a transaction", async () => {
+  const { db } = await service();
+  let attempts = 0;
+  await assert.rejects(
+    retryConflict(db.sql, () => (attempts++, db.sql.unsafe(raise("40P01")))),
+    (err: { code?: string }) => err.code === "40P01",
+  );
+  assert.equal(attempts, TRANSACTION_ATTEMPTS);
+  // A write whose connection dropped may have been applied: never run again.
+  const lost = Object.assign(new Error("write CONNECTION_CLOSED"), { code: "CONNECTION_CLOSED" });
+  attempts = 0;
+  await assert.rejects(retryConflict(db.sql, () => (attempts++, Promise.reject(lost))), /CONNECTION_CLOSED/);
+  assert.equal(attempts, 1);
+  // Inside a transaction the conflict aborted the transaction: its runner retries it, not the statement.
+  attempts = 0;
+  await assert.rejects(
+    db.sql.begin((tx) => retryConflict(tx, () => (attempts++, tx.unsafe(raise("40001"))))),
+    (err: { code?: string }) => err.code === "40001",
+  );
+  assert.equal(attempts, 1);
 });
 
 test(

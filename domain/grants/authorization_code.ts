@@ -1,6 +1,6 @@
 /** The authorization code grant with PKCE (RFC 6749 §4.1.3, RFC 7636 §4.6), checked in the contract's order. */
 import { createHash } from "node:crypto";
-import { transaction } from "../../db/connection.ts";
+import { retryRead, transaction } from "../../db/connection.ts";
 import { consumeAuthorizationCode, findAuthorizationCode, revokeSession } from "../../db/sessions.ts";
 import { clientSource, record } from "../audit.ts";
 import { authenticateClient } from "../client_auth.ts";
@@ -52,7 +52,7 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
   ]);
   const client = await authenticateClient(sql, ctx.client, "token");
   const codeHash = hashSecret(code!);
-  const row = await findAuthorizationCode(sql, codeHash);
+  const row = await retryRead(() => findAuthorizationCode(sql, codeHash));
   if (!row || row.client_id !== client.id || row.project_id !== client.project_id) {
     throw new AppError("invalid_authorization_code");
   }

@@ -1,5 +1,5 @@
 /** The refresh token grant (RFC 6749 §6): every refresh rotates; a spent token presented again ends its session. */
-import { transaction } from "../../db/connection.ts";
+import { retryRead, transaction } from "../../db/connection.ts";
 import { consumeRefreshToken, findRefreshToken, revokeSession } from "../../db/sessions.ts";
 import { clientSource, record } from "../audit.ts";
 import { authenticateClient } from "../client_auth.ts";
@@ -13,7 +13,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
   required(form, "refresh_token", ["client_id", "refresh_token"]);
   const client = await authenticateClient(sql, ctx.client, "token");
   const tokenHash = hashSecret(form.refresh_token!);
-  const row = await findRefreshToken(sql, tokenHash);
+  const row = await retryRead(() => findRefreshToken(sql, tokenHash));
   if (!row || row.client_id !== client.id || row.project_id !== client.project_id) {
     throw new AppError("invalid_refresh_token");
   }

@@ -4,13 +4,16 @@
  * service refuses it, e.g. after a secret rotation), and turns every failed call into an ApiError.
  */
 import {
+  AuditApi,
   ClientsApi,
+  KeysApi,
   ProjectsApi,
   ResourcesApi,
   RolesApi,
   ServiceApi,
   TokensApi,
   UsersApi,
+  WebhooksApi,
 } from "./generated/api.ts";
 import { Configuration } from "./generated/configuration.ts";
 import type { FetchAPI } from "./generated/runtime.ts";
@@ -33,6 +36,12 @@ export type AdminClient = {
   roles: RolesApi;
   users: UsersApi;
   clients: ClientsApi;
+  /** Webhook subscriptions of a project, their deliveries and signing secrets. */
+  webhooks: WebhooksApi;
+  /** A project's audit trail (newest first, by cursor). */
+  audit: AuditApi;
+  /** The service's signing keys: list, rotate, revoke. Only a client of the system project may call them. */
+  keys: KeysApi;
   /** Introspection and revocation, authenticated with this client's id and secret. */
   tokens: TokensApi;
   /** Health, readiness, the JWKS and the authorization server metadata. */
@@ -123,6 +132,9 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     roles: new RolesApi(bearer, baseUrl, authorizedFetch),
     users: new UsersApi(bearer, baseUrl, authorizedFetch),
     clients: new ClientsApi(bearer, baseUrl, authorizedFetch),
+    webhooks: new WebhooksApi(bearer, baseUrl, authorizedFetch),
+    audit: new AuditApi(bearer, baseUrl, authorizedFetch),
+    keys: new KeysApi(bearer, baseUrl, authorizedFetch),
     tokens: new TokensApi(basic, baseUrl, checkedFetch),
     service: new ServiceApi(bearer, baseUrl, checkedFetch),
     accessToken,
