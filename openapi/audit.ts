@@ -94,7 +94,8 @@ const Timestamp = z.string().refine((v) => !Number.isNaN(Date.parse(v)) && /^\d{
   message: "must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z",
 });
 
-export const AuditQuery = z.object({
+/** Strict: a misspelt filter (`actor=`) is refused, not ignored into an unfiltered answer. */
+export const AuditQuery = z.strictObject({
   type: TypeFilter.optional().openapi({ description: "An event type, or a prefix such as `role.*`" }),
   actor_id: z.string().max(100).optional(),
   target_id: z.string().max(200).optional(),
@@ -107,5 +108,10 @@ export const AuditQuery = z.object({
     .pipe(z.number().min(1, "at least 1").max(100, "at most 100")).optional().transform((v) => v ?? 50)
     .openapi({ type: "integer", minimum: 1, maximum: 100, default: 50 }),
   cursor: z.string().max(500).optional().openapi({ description: "`next_cursor` of the page before" }),
+}, {
+  error: (issue) =>
+    issue.code === "unrecognized_keys"
+      ? "is not a parameter of the audit trail (type, actor_id, target_id, since, until, limit, cursor)"
+      : undefined,
 });
 export type AuditQuery = z.infer<typeof AuditQuery>;
