@@ -69,6 +69,29 @@ async function requireAuditRead(tx: Sql, caller: Principal, projectId: string): 
   );
 }
 
+/**
+ * A URL as the trail records it: without its query and fragment, which may carry a receiver's token. The trail
+ * (and every webhook that reads it) shows where events go, never such a secret.
+ */
+export function urlForTrail(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return "changed";
+  }
+}
+
+/** The changed fields of a webhook, its URL without query: `"changed"` when only the query changed. */
+function webhookChanges(before: Webhook, after: Webhook) {
+  const changes = diff({ ...before, url: urlForTrail(before.url) }, {
+    ...after,
+    url: urlForTrail(after.url),
+  });
+  if (before.url !== after.url && changes.url === undefined) changes.url = "changed";
+  return changes;
+}
+
 /** The URL is checked now as far as it can be without a lookup; its address is checked at every delivery. */
 function checkUrl(s: WebhookSettings, url: string): void {
   const issue = targetIssue(new URL(url), s.allowPrivateTargets);
@@ -144,7 +167,7 @@ export async function updateWebhook(
       type: "webhook.updated",
       source: sourceOf(caller),
       target: { type: "webhook", id },
-      changes: diff(current, updated),
+      changes: webhookChanges(current, updated),
     });
     return updated;
   });
@@ -165,7 +188,7 @@ export async function deleteWebhook(
       type: "webhook.deleted",
       source: sourceOf(caller),
       target: { type: "webhook", id },
-      details: { url: current.url },
+      details: { url: urlForTrail(current.url) },
     });
   });
 }
