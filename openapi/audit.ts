@@ -24,6 +24,7 @@ export const EVENT_TYPES = {
   "webhook.updated": "A webhook subscription changed",
   "webhook.deleted": "A webhook subscription was deleted",
   "webhook.secret_rotated": "A webhook's signing secret was replaced",
+  "webhook.delivery_retried": "A delivery was put back in line to be sent again now, on request",
   "login.succeeded": "A user signed in on the login page",
   "login.failed": "A sign-in failed (wrong password, unknown, inactive or password-less user)",
   "login.throttled": "A sign-in was refused for too many failures (429)",
