@@ -30,7 +30,7 @@ export const EVENT_TYPES = {
   "login.throttled": "A sign-in was refused for too many failures (429)",
   "authorization_code.replayed": "A spent authorization code was presented again; its session was revoked",
   "refresh_token.reuse_detected": "A spent refresh token was presented again; its session was revoked",
-  "session.revoked": "A login session ended: revocation of its refresh token, sign-out, or an administrator",
+  "session.revoked": "A login session ended because its refresh token was revoked (RFC 7009)",
   "token.revoked": "An access token was revoked (RFC 7009)",
   "key.rotated": "The signing key was rotated (system project)",
   "key.revoked": "A signing key was revoked (system project)",
