@@ -12,7 +12,8 @@ import { openService } from "../main.ts";
 
 const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 5);
 const CONCURRENCY = Number(Deno.env.get("BENCH_CONCURRENCY") ?? 32);
-const SECRET = "bench-bootstrap-secret-that-is-long-enough-000001";
+/** On a PostgreSQL database bootstrapped before, pass the system admin's secret as BOOTSTRAP_ADMIN_SECRET. */
+const SECRET = Deno.env.get("BOOTSTRAP_ADMIN_SECRET") ?? "bench-bootstrap-secret-that-is-long-enough-000001";
 
 const env: Record<string, string> = { BOOTSTRAP_ADMIN_SECRET: SECRET, LOG_LEVEL: "error" };
 const databaseUrl = Deno.env.get("DATABASE_URL");
