@@ -81,6 +81,9 @@ const schema = z.object({
   ).optional(),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false"]).default("false"),
+  // Tests shorten the schedule; production keeps 5 (about a day of retries in all).
+  WEBHOOK_RETRY_BASE_SECONDS: z.coerce.number().min(0.1, "must be at least 0.1").max(3600, "at most 3600")
+    .default(5),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** Set by Deno Deploy in every deployment: there is no local disk for the embedded database. */
@@ -143,6 +146,8 @@ export type Config = {
   auditRetentionDays: number;
   /** Webhooks may target loopback and private addresses (tests, on-premise receivers). */
   webhookAllowPrivateTargets: boolean;
+  /** Seconds before a failed delivery's first retry; later retries scale with it (5 s … 8 h by default). */
+  webhookRetryBaseSeconds: number;
   logLevel: "debug" | "info" | "warn" | "error";
   /** How many reverse proxies in front append to X-Forwarded-For (0: use the connection's address). */
   trustProxyHops: number;
@@ -178,6 +183,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     keyEncryptionKey: e.KEY_ENCRYPTION_KEY === undefined ? undefined : decodeBase64Url(e.KEY_ENCRYPTION_KEY),
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS === "true",
+    webhookRetryBaseSeconds: e.WEBHOOK_RETRY_BASE_SECONDS,
     logLevel: e.LOG_LEVEL,
     trustProxyHops: e.TRUST_PROXY_HOPS,
   };

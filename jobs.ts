@@ -21,7 +21,11 @@ type Job = {
 };
 
 export function jobsOf(sql: Sql, keys: KeySettings, config: Config): Job[] {
-  const webhooks = { vault: keys.vault, allowPrivateTargets: config.webhookAllowPrivateTargets };
+  const webhooks = {
+    vault: keys.vault,
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    retryBaseSeconds: config.webhookRetryBaseSeconds,
+  };
   return [
     // Webhook deliveries: every instance sends, each delivery claimed by one worker (SKIP LOCKED).
     { name: "webhook-deliveries", everyMs: 1_000, leased: false, run: () => deliverDue(sql, webhooks) },

@@ -123,16 +123,25 @@ export async function listDeliveryRows(
   );
 }
 
-/** Puts a delivery back in line for an attempt now; undefined when there is no such delivery. */
+/** Puts a delivery back in line for an attempt now, unless a worker is sending it; whether it was. */
 export async function requeueDelivery(
   sql: Sql,
   projectId: string,
   webhookId: string,
   id: string,
-): Promise<WebhookDelivery | undefined> {
-  await sql`
+): Promise<boolean> {
+  const rows = await sql`
     update webhook_deliveries set status = 'pending', next_attempt_at = now(), locked_until = null
     where project_id = ${projectId} and webhook_id = ${webhookId} and id = ${id} and status <> 'sending'`;
+  return rows.count === 1;
+}
+
+export async function findDelivery(
+  sql: Sql,
+  projectId: string,
+  webhookId: string,
+  id: string,
+): Promise<WebhookDelivery | undefined> {
   const [row] = await sql<WebhookDelivery[]>`
     select ${deliveryColumns(sql)} from webhook_deliveries d join audit_events a on a.id = d.event_id
     where d.project_id = ${projectId} and d.webhook_id = ${webhookId} and d.id = ${id}`;
@@ -184,18 +193,24 @@ export async function claimDeliveries(
     cross join lateral (select ${eventColumns(sql)} from audit_events a where a.id = c.event_id) ev`);
 }
 
-export async function markDelivered(sql: Sql, id: string, status: number): Promise<void> {
+/**
+ * Which claim an outcome belongs to: the delivery and its attempt number (each claim counts one more). An
+ * outcome recorded after the lease ran out and another worker claimed the delivery again changes nothing.
+ */
+export type Claim = { id: string; attempts: number };
+
+export async function markDelivered(sql: Sql, claim: Claim, status: number): Promise<void> {
   await retryConflict(sql, () =>
     sql`
     update webhook_deliveries set status = 'delivered', delivered_at = now(), last_status = ${status},
       last_error = null, locked_until = null
-    where id = ${id}`);
+    where id = ${claim.id} and status = 'sending' and attempts = ${claim.attempts}`);
 }
 
 /** A failed attempt: another in `retryInSeconds`, or (null) the delivery has failed for good. */
 export async function markAttemptFailed(
   sql: Sql,
-  id: string,
+  claim: Claim,
   outcome: { status: number | null; error: string; retryInSeconds: number | null },
 ): Promise<void> {
   await retryConflict(sql, () =>
@@ -205,5 +220,5 @@ export async function markAttemptFailed(
       next_attempt_at = case when ${outcome.retryInSeconds}::float8 is null then next_attempt_at
                              else now() + make_interval(secs => ${outcome.retryInSeconds}::float8) end,
       last_status = ${outcome.status}, last_error = ${outcome.error.slice(0, 500)}, locked_until = null
-    where id = ${id}`);
+    where id = ${claim.id} and status = 'sending' and attempts = ${claim.attempts}`);
 }

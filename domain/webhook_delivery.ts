@@ -26,10 +26,16 @@ export function sign(secret: string, id: string, timestamp: number, body: string
   return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
 }
 
-function retryIn(attempts: number): number | null {
+/**
+ * Seconds before the retry after attempt `attempts`, or null when the schedule is over. `firstDelay` scales the
+ * whole schedule (WEBHOOK_RETRY_BASE_SECONDS; 5, the schedule above, unless a test shortens it). Fractions of a
+ * second are kept: the column takes them, and a shortened schedule needs them.
+ */
+export function retryIn(attempts: number, firstDelay = RETRY_DELAYS[0]): number | null {
   const base = RETRY_DELAYS[attempts - 1];
   if (base === undefined) return null;
-  return Math.round(base * (0.8 + Math.random() * 0.4));
+  const scaled = base * (firstDelay / RETRY_DELAYS[0]);
+  return Math.round(scaled * (0.8 + Math.random() * 0.4) * 1000) / 1000;
 }
 
 type Outcome = { ok: true; status: number } | {
@@ -101,10 +107,10 @@ async function deliver(sql: Sql, s: WebhookSettings, d: ClaimedDelivery): Promis
     await attempt(sql, s, d);
   } catch (err) {
     // An attempt that could not even be made (a secret that cannot be opened, say) is retried like a failure.
-    await markAttemptFailed(sql, d.id, {
+    await markAttemptFailed(sql, d, {
       status: null,
       error: String(err),
-      retryInSeconds: retryIn(d.attempts),
+      retryInSeconds: retryIn(d.attempts, s.retryBaseSeconds),
     });
   }
 }
@@ -131,12 +137,12 @@ async function attempt(sql: Sql, s: WebhookSettings, d: ClaimedDelivery): Promis
       s.allowPrivateTargets,
     );
   }
-  if (outcome.ok) await markDelivered(sql, d.id, outcome.status);
+  if (outcome.ok) await markDelivered(sql, d, outcome.status);
   else {
-    await markAttemptFailed(sql, d.id, {
+    await markAttemptFailed(sql, d, {
       status: outcome.status,
       error: outcome.error,
-      retryInSeconds: outcome.final ? null : retryIn(d.attempts),
+      retryInSeconds: outcome.final ? null : retryIn(d.attempts, s.retryBaseSeconds),
     });
   }
 }

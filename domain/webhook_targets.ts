@@ -57,7 +57,10 @@ function v6Blocked(address: string): boolean {
   const embeddedV4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
   if (g.slice(0, 7).every((x) => x === 0)) return true; // :: and ::1 (and IPv4-compatible)
   if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return v4Blocked(embeddedV4(g[6], g[7])); // mapped
-  if (g[0] === 0x64 && g[1] === 0xff9b) return v4Blocked(embeddedV4(g[6], g[7])); // NAT64
+  // NAT64, the well-known 64:ff9b::/96 (RFC 6052) and local-use 64:ff9b:1::/48 (RFC 8215), refused as all of
+  // 64:ff9b::/32: a gateway may translate to any IPv4 address behind it, private ones included.
+  if (g[0] === 0x64 && g[1] === 0xff9b) return true;
+  if (g[0] === 0x2001 && g[1] === 0) return true; // Teredo 2001::/32: a tunnel to an address not shown here
   if (g[0] === 0x2002) return v4Blocked(embeddedV4(g[1], g[2])); // 6to4
   if ((g[0] & 0xfe00) === 0xfc00) return true; // unique local fc00::/7
   if ((g[0] & 0xffc0) === 0xfe80) return true; // link-local fe80::/10

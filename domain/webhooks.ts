@@ -8,6 +8,7 @@ import { Buffer } from "node:buffer";
 import { type Sql, transaction } from "../db/connection.ts";
 import {
   deleteWebhookRow,
+  findDelivery,
   findWebhook,
   insertWebhook,
   listDeliveryRows,
@@ -37,7 +38,12 @@ import type { Principal } from "./principal.ts";
 import { keepOrClear } from "./updates.ts";
 import { targetIssue } from "./webhook_targets.ts";
 
-export type WebhookSettings = { vault: KeyVault | null; allowPrivateTargets: boolean };
+export type WebhookSettings = {
+  vault: KeyVault | null;
+  allowPrivateTargets: boolean;
+  /** The first retry's delay in seconds; the rest of the schedule scales with it (default 5). */
+  retryBaseSeconds?: number;
+};
 
 function newWebhookSecret(): string {
   return `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`;
@@ -73,6 +79,29 @@ async function requireAuditRead(tx: Sql, caller: Principal, projectId: string): 
     "event_types",
     "subscribing to events",
   );
+}
+
+/**
+ * A URL as the trail records it: without its query and fragment, which may carry a receiver's token. The trail
+ * (and every webhook that reads it) shows where events go, never such a secret.
+ */
+export function urlForTrail(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return "changed";
+  }
+}
+
+/** The changed fields of a webhook, its URL without query: `"changed"` when only the query changed. */
+function webhookChanges(before: Webhook, after: Webhook) {
+  const changes = diff({ ...before, url: urlForTrail(before.url) }, {
+    ...after,
+    url: urlForTrail(after.url),
+  });
+  if (before.url !== after.url && changes.url === undefined) changes.url = "changed";
+  return changes;
 }
 
 /** The URL is checked now as far as it can be without a lookup; its address is checked at every delivery. */
@@ -150,7 +179,7 @@ export async function updateWebhook(
       type: "webhook.updated",
       source: sourceOf(caller),
       target: { type: "webhook", id },
-      changes: diff(current, updated),
+      changes: webhookChanges(current, updated),
     });
     return updated;
   });
@@ -171,7 +200,7 @@ export async function deleteWebhook(
       type: "webhook.deleted",
       source: sourceOf(caller),
       target: { type: "webhook", id },
-      details: { url: current.url },
+      details: { url: urlForTrail(current.url) },
     });
   });
 }
@@ -210,15 +239,31 @@ export async function listDeliveries(
   return await listDeliveryRows(sql, projectId, webhookId, q);
 }
 
-/** Sends a delivery again now (after the receiver was fixed, or a failed one). */
+/**
+ * Sends a delivery again now (after the receiver was fixed, or a failed one); the request is an event of its
+ * own. A delivery being sent at this moment is left to its worker (and records nothing).
+ */
 export async function retryDelivery(
   sql: Sql,
+  caller: Principal,
   projectId: string,
   webhookId: string,
   deliveryId: string,
 ): Promise<WebhookDelivery> {
-  await getWebhook(sql, projectId, webhookId);
-  const delivery = await requeueDelivery(sql, projectId, webhookId, deliveryId);
-  if (!delivery) throw new AppError("webhook_delivery_not_found");
-  return delivery;
+  return await transaction(sql, async (tx) => {
+    await getWebhook(tx, projectId, webhookId);
+    const requeued = await requeueDelivery(tx, projectId, webhookId, deliveryId);
+    const delivery = await findDelivery(tx, projectId, webhookId, deliveryId);
+    if (!delivery) throw new AppError("webhook_delivery_not_found");
+    if (requeued) {
+      await record(tx, {
+        projectId,
+        type: "webhook.delivery_retried",
+        source: sourceOf(caller),
+        target: { type: "webhook_delivery", id: deliveryId },
+        details: { webhook_id: webhookId, event_id: delivery.event_id, attempts: delivery.attempts },
+      });
+    }
+    return delivery;
+  });
 }

@@ -24,12 +24,13 @@ export const EVENT_TYPES = {
   "webhook.updated": "A webhook subscription changed",
   "webhook.deleted": "A webhook subscription was deleted",
   "webhook.secret_rotated": "A webhook's signing secret was replaced",
+  "webhook.delivery_retried": "A delivery was put back in line to be sent again now, on request",
   "login.succeeded": "A user signed in on the login page",
   "login.failed": "A sign-in failed (wrong password, unknown, inactive or password-less user)",
   "login.throttled": "A sign-in was refused for too many failures (429)",
   "authorization_code.replayed": "A spent authorization code was presented again; its session was revoked",
   "refresh_token.reuse_detected": "A spent refresh token was presented again; its session was revoked",
-  "session.revoked": "A login session ended: revocation of its refresh token, sign-out, or an administrator",
+  "session.revoked": "A login session ended because its refresh token was revoked (RFC 7009)",
   "token.revoked": "An access token was revoked (RFC 7009)",
   "key.rotated": "The signing key was rotated (system project)",
   "key.revoked": "A signing key was revoked (system project)",
@@ -94,7 +95,8 @@ const Timestamp = z.string().refine((v) => !Number.isNaN(Date.parse(v)) && /^\d{
   message: "must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z",
 });
 
-export const AuditQuery = z.object({
+/** Strict: a misspelt filter (`actor=`) is refused, not ignored into an unfiltered answer. */
+export const AuditQuery = z.strictObject({
   type: TypeFilter.optional().openapi({ description: "An event type, or a prefix such as `role.*`" }),
   actor_id: z.string().max(100).optional(),
   target_id: z.string().max(200).optional(),
@@ -107,5 +109,10 @@ export const AuditQuery = z.object({
     .pipe(z.number().min(1, "at least 1").max(100, "at most 100")).optional().transform((v) => v ?? 50)
     .openapi({ type: "integer", minimum: 1, maximum: 100, default: 50 }),
   cursor: z.string().max(500).optional().openapi({ description: "`next_cursor` of the page before" }),
+}, {
+  error: (issue) =>
+    issue.code === "unrecognized_keys"
+      ? "is not a parameter of the audit trail (type, actor_id, target_id, since, until, limit, cursor)"
+      : undefined,
 });
 export type AuditQuery = z.infer<typeof AuditQuery>;

@@ -26,11 +26,18 @@ export function errorResponse(c: Context, err: AppError): Response {
   );
 }
 
-type Issue = { path: PropertyKey[]; message: string };
+type Issue = { path: PropertyKey[]; message: string; code?: string; keys?: string[] };
 
-/** zod's issues as `details`, one per offending field. */
+/** zod's issues as `details`, one per offending field; each unknown key of a strict object is one of them. */
 export function zodDetails(issues: Issue[]): ErrorDetail[] {
-  return issues.map((i) => ({ field: i.path.map(String).join(".") || "body", issue: i.message }));
+  return issues.flatMap((i) =>
+    i.code === "unrecognized_keys" && i.keys?.length
+      ? i.keys.map((key) => ({
+        field: [...i.path, key.slice(0, 100)].map(String).join("."),
+        issue: i.message,
+      }))
+      : [{ field: i.path.map(String).join(".") || "body", issue: i.message }]
+  );
 }
 
 /**

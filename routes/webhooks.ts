@@ -186,6 +186,9 @@ export function registerWebhookRoutes(app: App) {
   });
   app.openapi(retryDeliveryRoute, async (c) => {
     const { project_id, webhook_id, delivery_id } = c.req.valid("param");
-    return c.json(await retryDelivery(c.var.deps.sql, project_id, webhook_id, delivery_id), 200);
+    return c.json(
+      await retryDelivery(c.var.deps.sql, c.var.principal, project_id, webhook_id, delivery_id),
+      200,
+    );
   });
 }

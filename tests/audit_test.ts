@@ -4,13 +4,19 @@
  * trail is read by filters and stable cursors, or exported as NDJSON.
  */
 import assert from "node:assert/strict";
+import { loadConfig } from "../config.ts";
+import { jobsOf } from "../jobs.ts";
+import { keySettings } from "../main.ts";
+import { spawn } from "./processes.ts";
 import {
+  ADMIN_SECRET,
   authorizationCode,
   basic,
   clientWith,
   exchangeCode,
   expectError,
   http,
+  isolatedDatabase,
   loginProject,
   newProject,
   openLoginPage,
@@ -306,11 +312,15 @@ test("Accept: application/x-ndjson streams every matching event, one per line", 
   });
   assert.equal(res.status, 200);
   assert.match(res.headers.get("content-type")!, /application\/x-ndjson/);
+  // Streamed: no length known in advance, and the body arrives in many pieces (read in batches of 500).
+  assert.equal(res.headers.get("content-length"), null);
+  let chunks = 0;
   let lines = 0;
   let previous = "9999";
   let buffer = "";
   const decoder = new TextDecoder();
   for await (const chunk of res.body!) {
+    chunks++;
     buffer += decoder.decode(chunk, { stream: true });
     const parts = buffer.split("\n");
     buffer = parts.pop()!;
@@ -324,4 +334,151 @@ test("Accept: application/x-ndjson streams every matching event, one per line", 
   }
   assert.equal(buffer, "");
   assert.equal(lines, 3000);
+  assert.ok(chunks > 1, `streamed in ${chunks} chunks`);
+});
+
+test("GET …/audit-events refuses an unknown parameter (a misspelt filter) instead of ignoring it", async () => {
+  const p = await newProject();
+  const err = await expectError(
+    await http(`/api/v1/projects/${p.project.id}/audit-events?actor=${p.clientId}&type=role.*`, {
+      headers: { authorization: `Bearer ${p.token}` },
+    }),
+    400,
+    "invalid_params",
+  );
+  assert.deepEqual(err.details, [{
+    field: "actor",
+    issue: "is not a parameter of the audit trail (type, actor_id, target_id, since, until, limit, cursor)",
+  }]);
+  // The NDJSON export is refused the same way, before it starts.
+  await expectError(
+    await http(`/api/v1/projects/${p.project.id}/audit-events?target=x`, {
+      headers: { authorization: `Bearer ${p.token}`, accept: "application/x-ndjson" },
+    }),
+    400,
+    "invalid_params",
+  );
+});
+
+test("a sign-in refused for too many failures is a login.throttled event, once a minute per account", async () => {
+  const p = await loginProject();
+  const attempt = async (password: string) => {
+    const page = await openLoginPage({
+      client_id: p.clientId,
+      redirect_uri: REDIRECT_URI,
+      response_type: "code",
+      code_challenge: await challengeOf(newVerifier()),
+      code_challenge_method: "S256",
+    });
+    const res = await submitLogin(page, p.email, password);
+    await res.body?.cancel();
+    return res.status;
+  };
+  for (let i = 0; i < 5; i++) assert.equal(await attempt("wrong"), 400);
+  const throttled = await during(p, async () => {
+    assert.equal(await attempt(p.password), 429);
+    assert.equal(await attempt(p.password), 429);
+  });
+  assert.deepEqual(throttled.map((e) => e.type), ["login.throttled"]);
+  assert.equal(throttled[0].details?.email, p.email);
+  assert.equal(throttled[0].request?.ip, "127.0.0.1");
+});
+
+test("the retention job deletes events older than AUDIT_RETENTION_DAYS and keeps the rest", async () => {
+  const p = await newProject();
+  const { db } = await service();
+  await p.api.roles.createRole(p.project.id, { code: "kept", name: "Kept" });
+  // Aged in the database: events 31 and 400 days old, beside the fresh ones.
+  await db.sql`
+    insert into audit_events (project_id, id, occurred_at, type, actor_type, actor_id)
+    select ${p.project.id}, gen_random_uuid()::text, now() - make_interval(days => d), 'role.updated', 'client',
+           ${p.clientId}
+    from unnest(array[31, 400]) d`;
+  const before = (await events(p, { limit: "100" })).data;
+  assert.equal(before.filter((e) => e.type === "role.updated").length, 2);
+  const config = loadConfig({ AUDIT_RETENTION_DAYS: "30", DATA_DIR: "unused" });
+  const job = jobsOf(db.sql, keySettings(config), config).find((j) => j.name === "audit-retention")!;
+  await job.run();
+  const after = (await events(p, { limit: "100" })).data;
+  assert.equal(after.filter((e) => e.type === "role.updated").length, 0, "both old events are gone");
+  assert.deepEqual(
+    after.map((e) => e.id),
+    before.filter((e) => e.type !== "role.updated").map((e) => e.id),
+    "the recent ones are kept",
+  );
+});
+
+test("SIGKILL during a burst of writes leaves no change without its event, and no event without its change", async () => {
+  const db = await isolatedDatabase();
+  const env = { ...db.env, BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET };
+  let proc = await spawn(env);
+  const bearer = async (id: string, secret: string) =>
+    (await (await fetch(`${proc.url}/api/v1/tokens`, {
+      method: "POST",
+      headers: { authorization: basic(id, secret), "content-type": "application/x-www-form-urlencoded" },
+      body: "grant_type=client_credentials",
+    })).json()).access_token as string;
+  try {
+    const project = await (await fetch(`${proc.url}/api/v1/projects`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${await bearer("system-admin", ADMIN_SECRET)}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ name: "burst" }),
+    })).json();
+    const { client_id, client_secret } = project.admin_client;
+    const token = await bearer(client_id, client_secret);
+    // Eight writers create roles until the process dies under them.
+    const created: string[] = [];
+    let killed = false;
+    const writer = async (w: number) => {
+      for (let i = 0; !killed; i++) {
+        try {
+          const res = await fetch(`${proc.url}/api/v1/projects/${project.id}/roles`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            body: JSON.stringify({ code: `w${w}-${i}`, name: `Role ${w}-${i}` }),
+          });
+          if (res.status === 201) created.push((await res.json()).id);
+          else await res.body?.cancel();
+        } catch {
+          return; // the connection died with the process
+        }
+      }
+    };
+    const writers = Array.from({ length: 8 }, (_, w) => writer(w));
+    while (created.length < 40) await new Promise((r) => setTimeout(r, 5));
+    proc.child.kill("SIGKILL");
+    killed = true;
+    assert.equal((await proc.exited).signal, "SIGKILL");
+    await Promise.all(writers);
+    proc = await spawn(env);
+    const again = await bearer(client_id, client_secret);
+    const get = async (path: string) => {
+      const res = await fetch(`${proc.url}/api/v1/projects/${project.id}${path}`, {
+        headers: { authorization: `Bearer ${again}` },
+      });
+      assert.equal(res.status, 200);
+      return await res.json();
+    };
+    const roles = new Set<string>();
+    for (let page = 1;; page++) {
+      const body = await get(`/roles?page=${page}&page_size=100`);
+      for (const r of body.data) roles.add(r.id);
+      if (page * 100 >= body.pagination.total) break;
+    }
+    const targets = new Set<string>();
+    let cursor = "";
+    do {
+      const body = await get(`/audit-events?type=role.created&limit=100${cursor && `&cursor=${cursor}`}`);
+      for (const e of body.data) targets.add(e.target.id);
+      cursor = body.next_cursor ?? "";
+    } while (cursor);
+    assert.ok(created.every((id) => roles.has(id)), "every acknowledged write is there");
+    assert.deepEqual([...roles].sort(), [...targets].sort(), "each role has its event, each event its role");
+  } finally {
+    await proc.stop();
+    await db.drop();
+  }
 });

@@ -60,6 +60,20 @@ async function keys(url: string): Promise<Key[]> {
 /** Instances of one deployment, and one deployment across restarts, share the public URL: the tokens' issuer. */
 const ISSUER = "http://acs.test";
 
+/** The system project's key events, newest first, read through the audit trail. */
+async function keyEvents(url: string): Promise<
+  {
+    type: string;
+    target: { id: string };
+    actor: { type: string; id: string };
+    details: Record<string, unknown>;
+  }[]
+> {
+  const res = await call(url, "/api/v1/projects/system/audit-events?type=key.*");
+  assert.equal(res.status, 200);
+  return (await res.json()).data;
+}
+
 const byState = (ks: Key[], state: string) => ks.filter((k) => k.state === state);
 const kidOf = (token: string) => decodeProtectedHeader(token).kid!;
 
@@ -174,6 +188,11 @@ test("a planned rotation: too soon is 409 unless forced; earlier tokens stay val
     const after = await res.json() as { keys: Key[]; notice: string };
     assert.match(after.notice, /Forced/);
     const [k2] = byState(after.keys, "current");
+    // One key.rotated event, by the system admin, naming the new key and the one it replaced.
+    const rotated = await keyEvents(svc.url);
+    assert.deepEqual(rotated.map((e) => [e.type, e.target.id, e.actor.id, e.details]), [
+      ["key.rotated", k2.kid, "system-admin", { previous: k1.kid, forced: true }],
+    ]);
     assert.notEqual(k2.kid, k1.kid);
     assert.equal(byState(after.keys, "previous")[0].kid, k1.kid);
     assert.ok(byState(after.keys, "previous")[0].retires_at);
@@ -243,6 +262,10 @@ test("revoking a key refuses its tokens on the next request, on every instance; 
     const body = await res.json() as { keys: Key[]; notice: string };
     assert.match(body.notice, /refused/);
     assert.equal(byState(body.keys, "current")[0].kid, n1.kid);
+    const revoked = await keyEvents(a.url);
+    assert.deepEqual(revoked.map((e) => [e.type, e.target.id, e.actor.id, e.details]), [
+      ["key.revoked", k1.kid, "system-admin", { state: "current", successor: n1.kid, forced: false }],
+    ]);
     for (const svc of [a, b]) {
       await expectError(
         await fetch(`${svc.url}/api/v1/projects/system`, { headers: { authorization: `Bearer ${early}` } }),

@@ -1,5 +1,6 @@
 /** Pure helpers whose edge cases black-box requests cannot reach: Basic decoding and configuration. */
 import assert from "node:assert/strict";
+import { RETRY_DELAYS, retryIn } from "../domain/webhook_delivery.ts";
 import { loadConfig } from "../config.ts";
 import { parseBasicCredentials } from "../routes/client_auth.ts";
 import { AppError } from "../domain/errors.ts";
@@ -59,6 +60,12 @@ test("configuration: defaults, and one readable error for every bad variable", (
   );
   // A secret with + or % would not survive `curl -u`, which does not form-encode.
   assert.throws(() => loadConfig({ BOOTSTRAP_ADMIN_SECRET: "a".repeat(31) + "+" }), /BOOTSTRAP_ADMIN_SECRET/);
+  // The webhook retry schedule keeps its production start unless a test shortens it.
+  assert.equal(c.webhookRetryBaseSeconds, 5);
+  assert.equal(loadConfig({ WEBHOOK_RETRY_BASE_SECONDS: "0.5" }).webhookRetryBaseSeconds, 0.5);
+  for (const bad of ["0", "-1", "soon", "3601"]) {
+    assert.throws(() => loadConfig({ WEBHOOK_RETRY_BASE_SECONDS: bad }), /WEBHOOK_RETRY_BASE_SECONDS/, bad);
+  }
 });
 
 test("configuration of the database's path: pooler, direct URL, start timeout, and Deno Deploy's needs", () => {
@@ -139,4 +146,17 @@ test("client addresses have one spelling: no brackets, port or zone; IPv4-mapped
     addressKey(normalizeIp("::ffff:203.0.113.5")),
     addressKey(normalizeIp("::ffff:198.51.100.7")),
   );
+});
+
+test("the webhook retry schedule: about a day in all, each wait within a fifth of its step, scaled for tests", () => {
+  for (let attempt = 1; attempt <= RETRY_DELAYS.length; attempt++) {
+    const step = RETRY_DELAYS[attempt - 1];
+    const wait = retryIn(attempt)!;
+    assert.ok(wait >= step * 0.8 && wait <= step * 1.2, `attempt ${attempt}: ${wait}`);
+    const short = retryIn(attempt, 0.5)!;
+    assert.ok(short >= step * 0.08 && short <= step * 0.12, `attempt ${attempt} scaled: ${short}`);
+  }
+  assert.equal(retryIn(RETRY_DELAYS.length + 1), null, "then the delivery has failed");
+  const total = RETRY_DELAYS.reduce((a, b) => a + b, 0) / 3600;
+  assert.ok(total > 20 && total < 28, `${total} h`);
 });

@@ -7,6 +7,8 @@ import { Webhook as Verifier } from "standardwebhooks";
 import type { Service } from "../main.ts";
 import { privateAddress, resolveTarget } from "../domain/webhook_targets.ts";
 import { buildOpenApiDocument } from "../routes/document.ts";
+import { markAttemptFailed, markDelivered } from "../db/webhooks.ts";
+import { spawn } from "./processes.ts";
 import {
   ADMIN_SECRET,
   basic,
@@ -17,23 +19,25 @@ import {
   http,
   isolatedDatabase,
   newProject,
+  service,
   startWith,
   test,
 } from "./helpers.ts";
 
 type Received = { headers: Headers; body: string };
 
-/** A webhook receiver on loopback; `status` decides its answers. */
-function receiver(status: () => number = () => 200) {
+/** A webhook receiver on loopback; `status` decides its answers; `times` holds when each request came. */
+function receiver(status: () => number = () => 200, port = freePort()) {
   const got: Received[] = [];
-  const port = freePort();
+  const times: number[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, async (req) => {
     const body = await req.text();
+    times.push(Date.now());
     const answer = status();
     if (answer >= 200 && answer < 300) got.push({ headers: req.headers, body });
     return new Response(null, { status: answer });
   });
-  return { url: `http://127.0.0.1:${port}/hooks`, got, close: () => server.shutdown() };
+  return { url: `http://127.0.0.1:${port}/hooks`, got, times, close: () => server.shutdown() };
 }
 
 async function until<T>(
@@ -50,8 +54,10 @@ async function until<T>(
   }
 }
 
+type Reachable = Pick<Service, "url">;
+
 /** A project on `svc`; `call` acts as its admin client on `svc` (or on `on`, another service). */
-async function projectOn(svc: Service) {
+async function projectOn(svc: Reachable) {
   const sys = await token(svc.url, "system-admin", ADMIN_SECRET);
   const res = await fetch(`${svc.url}/api/v1/projects`, {
     method: "POST",
@@ -59,7 +65,7 @@ async function projectOn(svc: Service) {
     body: JSON.stringify({ name: "hooks" }),
   });
   const project = await res.json();
-  const call = async (method: string, path: string, body?: unknown, on: Service = svc) => {
+  const call = async (method: string, path: string, body?: unknown, on: Reachable = svc) => {
     const admin = await token(on.url, project.admin_client.client_id, project.admin_client.client_secret);
     const r = await fetch(`${on.url}/api/v1/projects/${project.id}${path}`, {
       method,
@@ -242,6 +248,14 @@ test("events are delivered signed per Standard Webhooks; a receiver that is down
     assert.equal(retried.status, 200);
     const second = await until("the retried delivery", () => rx.got[1]);
     assert.equal(JSON.parse(second.body).type, "role.updated");
+    // Asking for the retry is an event of its own.
+    const asked = (await p.call("GET", "/audit-events?type=webhook.delivery_retried")).body.data;
+    assert.deepEqual(
+      asked.map((
+        e: { target: unknown; details: { webhook_id: string } },
+      ) => [e.target, e.details.webhook_id]),
+      [[{ type: "webhook_delivery", id: failing.id }, hook.id]],
+    );
     const delivered = await until("delivered", async () => {
       const d = (await p.call("GET", `/webhooks/${hook.id}/deliveries?status=delivered`)).body;
       return d.data.length === 2 ? d.data : undefined;
@@ -327,11 +341,25 @@ test("no server-side request forgery: private, loopback, link-local and metadata
     assert.ok(privateAddress(a), a);
   }
   for (
-    const a of ["::1", "::", "fe80::1", "fd00::1", "::ffff:10.0.0.1", "64:ff9b::a9fe:a9fe", "2002:a00:1::"]
+    const a of [
+      "::1",
+      "::",
+      "fe80::1",
+      "fd00::1",
+      "::ffff:10.0.0.1",
+      "64:ff9b::a9fe:a9fe",
+      "64:ff9b::808:808", // NAT64 of a public address: the gateway decides where it goes
+      "64:ff9b:1::a00:1", // local-use NAT64
+      "2001::1", // Teredo
+      "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+      "2002:a00:1::",
+    ]
   ) {
     assert.ok(privateAddress(a), a);
   }
-  for (const a of ["93.184.216.34", "8.8.8.8", "2606:4700::1111"]) assert.ok(!privateAddress(a), a);
+  for (const a of ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "2001:4860:4860::8888"]) {
+    assert.ok(!privateAddress(a), a);
+  }
   await assert.rejects(resolveTarget("localhost", false), /private/);
   // At delivery time: a webhook made while private targets were allowed is refused once they are not, even by a
   // host name that only its lookup shows to be loopback.
@@ -362,6 +390,155 @@ test("no server-side request forgery: private, loopback, link-local and metadata
   } finally {
     await rx.close();
     await svc.close();
+    await db.drop();
+  }
+});
+
+test("a webhook URL's query and fragment never reach the trail: the URL is recorded without them", async () => {
+  const p = await newProject();
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await http(`/api/v1/projects/${p.project.id}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${p.token}`,
+        ...(body ? { "content-type": "application/json" } : {}),
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return res.status === 204 ? null : await res.json();
+  };
+  const hook = await call("POST", "/webhooks", {
+    url: "https://hooks.example.com/in?token=first-s3cret",
+    event_types: ["role.*"],
+  });
+  // Only the query changed: "changed". The path changed: before and after, without the query.
+  await call("PUT", `/webhooks/${hook.id}`, {
+    url: "https://hooks.example.com/in?token=second-s3cret",
+    event_types: ["role.*"],
+  });
+  await call("PUT", `/webhooks/${hook.id}`, {
+    url: "https://hooks.example.com/v2?token=third-s3cret",
+    event_types: ["role.*"],
+  });
+  await call("DELETE", `/webhooks/${hook.id}`);
+  const trail = (await call("GET", "/audit-events?type=webhook.*")).data as {
+    type: string;
+    changes: Record<string, unknown> | null;
+    details: Record<string, unknown> | null;
+  }[];
+  assert.deepEqual(trail.map((e) => [e.type, e.changes?.url ?? e.details?.url ?? null]), [
+    ["webhook.deleted", "https://hooks.example.com/v2"],
+    ["webhook.updated", { before: "https://hooks.example.com/in", after: "https://hooks.example.com/v2" }],
+    ["webhook.updated", "changed"],
+    ["webhook.created", null],
+  ]);
+  assert.ok(!JSON.stringify(trail).includes("s3cret"));
+  // A refused URL is not echoed back either.
+  const refused = await http(`/api/v1/projects/${p.project.id}/webhooks`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${p.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ url: "http://hooks.example.com/in?token=fourth-s3cret", event_types: ["*"] }),
+  });
+  assert.equal(refused.status, 400);
+  assert.ok(!(await refused.text()).includes("s3cret"));
+});
+
+test("a failing receiver gets the delivery retried automatically, each wait longer than the one before", async () => {
+  const db = await isolatedDatabase();
+  // The schedule scaled down (first retry after 0.5 s instead of 5 s), with its shape and jitter kept.
+  const svc = await startWith({
+    ...db.env,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
+    WEBHOOK_RETRY_BASE_SECONDS: "0.5",
+  });
+  let requests = 0;
+  const rx = receiver(() => ++requests <= 2 ? 503 : 200);
+  try {
+    const p = await projectOn(svc);
+    const hook = (await p.call("POST", "/webhooks", { url: rx.url, event_types: ["role.created"] })).body;
+    await p.call("POST", "/roles", { code: "clerk", name: "Clerk" });
+    await until("the third attempt", () => rx.got[0], 20_000);
+    const [first, second, third] = rx.times;
+    // 0.5 s then 3 s (each ± a fifth), picked up by a worker that looks once a second.
+    assert.ok(second - first < 2_000, `first wait ${second - first} ms`);
+    assert.ok(third - second > 2_000, `second wait ${third - second} ms`);
+    assert.ok(third - second > second - first, "the wait grows");
+    const [delivery] = await until("delivered", async () => {
+      const d = (await p.call("GET", `/webhooks/${hook.id}/deliveries`)).body.data;
+      return d[0]?.status === "delivered" ? d : undefined;
+    });
+    assert.equal(delivery.attempts, 3);
+    assert.equal(delivery.last_status, 200);
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.equal(rx.times.length, 3, "nothing more once delivered");
+  } finally {
+    await rx.close();
+    await svc.close();
+    await db.drop();
+  }
+});
+
+test("an outcome is recorded only while its worker still holds the claim (not after another claimed it again)", async () => {
+  const p = await newProject();
+  const { db } = await service();
+  const hookId = crypto.randomUUID();
+  const eventId = crypto.randomUUID();
+  const id = crypto.randomUUID();
+  // Never due, so that no worker of the shared service takes it: claimed twice, attempts 1 then 2.
+  await db.sql`insert into webhooks (project_id, id, url, event_types, is_active, secret)
+    values (${p.project.id}, ${hookId}, 'https://hooks.example.com/in', ${["*"]}, true, 'whsec_x')`;
+  await db.sql`insert into audit_events (project_id, id, occurred_at, type, actor_type)
+    values (${p.project.id}, ${eventId}, now(), 'role.created', 'system')`;
+  await db.sql`insert into webhook_deliveries (project_id, id, webhook_id, event_id, status, attempts,
+      next_attempt_at, locked_until)
+    values (${p.project.id}, ${id}, ${hookId}, ${eventId}, 'sending', 2, now() + interval '1 day',
+      now() + interval '1 day')`;
+  const row = async () =>
+    (await db.sql`select status, attempts, last_status from webhook_deliveries where id = ${id}`)[0];
+  await markDelivered(db.sql, { id, attempts: 1 }, 200);
+  await markAttemptFailed(db.sql, { id, attempts: 1 }, { status: 500, error: "late", retryInSeconds: 5 });
+  assert.deepEqual({ ...(await row()) }, { status: "sending", attempts: 2, last_status: null });
+  await markDelivered(db.sql, { id, attempts: 2 }, 204);
+  assert.deepEqual({ ...(await row()) }, { status: "delivered", attempts: 2, last_status: 204 });
+});
+
+test("SIGKILL between commit and delivery: a new process on the same database delivers the event exactly once", async () => {
+  const db = await isolatedDatabase();
+  // The receiver's port, with nothing listening yet: the killed process cannot have delivered.
+  const port = freePort();
+  const env = {
+    ...db.env,
+    BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
+    WEBHOOK_RETRY_BASE_SECONDS: "1",
+  };
+  let proc = await spawn(env);
+  let rx: ReturnType<typeof receiver> | undefined;
+  try {
+    const p = await projectOn(proc);
+    const hook = (await p.call("POST", "/webhooks", {
+      url: `http://127.0.0.1:${port}/hooks`,
+      event_types: ["role.created"],
+    })).body;
+    const role = (await p.call("POST", "/roles", { code: "clerk", name: "Clerk" })).body;
+    proc.child.kill("SIGKILL");
+    assert.equal((await proc.exited).signal, "SIGKILL");
+    rx = receiver(() => 200, port);
+    proc = await spawn(env);
+    const got = await until("the delivery", () => rx!.got[0], 30_000);
+    const event = new Verifier(hook.secret).verify(got.body, {
+      "webhook-id": got.headers.get("webhook-id")!,
+      "webhook-timestamp": got.headers.get("webhook-timestamp")!,
+      "webhook-signature": got.headers.get("webhook-signature")!,
+    }) as { type: string; target: { id: string } };
+    assert.deepEqual([event.type, event.target.id], ["role.created", role.id]);
+    await new Promise((r) => setTimeout(r, 2_500)); // time for any duplicate to arrive
+    assert.equal(rx.got.length, 1, "exactly once");
+    const deliveries = (await p.call("GET", `/webhooks/${hook.id}/deliveries`, undefined, proc)).body.data;
+    assert.deepEqual(deliveries.map((d: { status: string }) => d.status), ["delivered"]);
+  } finally {
+    await rx?.close();
+    await proc.stop();
     await db.drop();
   }
 });

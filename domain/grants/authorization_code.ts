@@ -24,13 +24,16 @@ async function replayedCode(
   clientId: string,
   sessionId: string | null,
 ) {
-  if (sessionId) await revokeSession(ctx.sql, sessionId);
-  await record(ctx.sql, {
-    projectId,
-    type: "authorization_code.replayed",
-    source: clientSource(clientId, ctx.client.request),
-    target: { type: "session", id: sessionId },
-    details: { client_id: clientId },
+  // The revocation and its event in one transaction: neither exists without the other.
+  await transaction(ctx.sql, async (tx) => {
+    if (sessionId) await revokeSession(tx, sessionId);
+    await record(tx, {
+      projectId,
+      type: "authorization_code.replayed",
+      source: clientSource(clientId, ctx.client.request),
+      target: { type: "session", id: sessionId },
+      details: { client_id: clientId },
+    });
   });
 }
 

@@ -19,13 +19,16 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
   }
   // RFC 9700 §4.14.2: a spent refresh token presented again means it leaked; end the whole session.
   const reused = async () => {
-    await revokeSession(sql, row.session_id);
-    await record(sql, {
-      projectId: row.project_id,
-      type: "refresh_token.reuse_detected",
-      source: clientSource(client.id, ctx.client.request),
-      target: { type: "session", id: row.session_id },
-      details: { client_id: client.id, user_id: row.user_id },
+    // The revocation and its event in one transaction: neither exists without the other.
+    await transaction(sql, async (tx) => {
+      await revokeSession(tx, row.session_id);
+      await record(tx, {
+        projectId: row.project_id,
+        type: "refresh_token.reuse_detected",
+        source: clientSource(client.id, ctx.client.request),
+        target: { type: "session", id: row.session_id },
+        details: { client_id: client.id, user_id: row.user_id },
+      });
     });
     return new AppError("refresh_token_already_used");
   };
