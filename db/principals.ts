@@ -27,8 +27,8 @@ export type GateQuery = {
 };
 
 /**
- * The grants of a subject: a client holds permissions directly, a user through the role. `owner` is the
- * correlation to the outer query's client or user.
+ * The grants of a subject: a client holds permissions directly, a user through the role; `owner` correlates
+ * them to the outer query's client or user (each the leading column of the grant table's primary key).
  */
 function grantsOf(sql: Sql, subject: "client" | "user") {
   return subject === "client"
@@ -49,11 +49,14 @@ export async function findLivePrincipal(sql: Sql, t: GateQuery): Promise<GateRow
     ? sql`null::boolean`
     : sql`exists (select 1 from projects where id = ${t.pathProjectId})`;
   const grants = grantsOf(sql, user ? "user" : "client");
+  // From the project's default resource by its unique (project, lower(code)) index, to its permission by
+  // (resource, lower(code)), to the grant by its primary key: three index probes, however many projects.
+  // Default resources and their permissions have lower-case codes.
   const allowed = t.permission === null ? sql`true` : sql`exists (
-    select 1 from ${grants.table}
-    join permissions pe on pe.id = g.permission_id
-    join resources r on r.id = pe.resource_id
-    where ${grants.owner} and r.is_default and r.code = ${t.permission.resource} and pe.code = ${t.permission.code}
+    select 1 from resources r
+    join permissions pe on pe.resource_id = r.id and lower(pe.code) = ${t.permission.code}
+    join ${grants.table} on g.permission_id = pe.id and ${grants.owner}
+    where r.project_id = p.id and lower(r.code) = ${t.permission.resource} and r.is_default
   )`;
   const session = user
     ? sql`join sessions s on s.project_id = p.id and s.id = ${t.sessionId!} and s.client_id = c.id

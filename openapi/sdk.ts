@@ -26,18 +26,23 @@ export async function generateSdk(outDir: string): Promise<void> {
       "",
     ].join("\n"),
   );
+  // The generator and its dependencies have a configuration (and node_modules) of their own, so that
+  // `deno task start` never downloads them.
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
+      "--config",
+      join(root, "openapi/generator/deno.json"),
+      "--frozen",
       "--allow-read",
       "--allow-write",
       "--allow-env",
       "--allow-sys",
-      "npm:openapi-generator-plus",
+      "npm:openapi-generator-plus@2.22.0",
       "-c",
       config,
     ],
-    cwd: root,
+    cwd: join(root, "openapi/generator"),
     stdout: "piped",
     stderr: "piped",
   }).output();

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from "jose";
-import * as oauth from "oauth4webapi";
+import { oauth } from "./deps.ts";
 import { keySettings, type Service } from "../main.ts";
 import { loadConfig } from "../config.ts";
 import { maintainKeys } from "../domain/keys.ts";

@@ -1,6 +1,6 @@
 /** The whole user flow, driven by a standards-strict OAuth client library (oauth4webapi). */
 import assert from "node:assert/strict";
-import * as oauth from "oauth4webapi";
+import { oauth } from "./deps.ts";
 import { baseUrl, loginProject, openLoginPage, REDIRECT_URI, sdk, submitLogin, test } from "./helpers.ts";
 
 test("oauth4webapi: discovery, PKCE, login, code exchange, refresh, introspection, revocation", async () => {

@@ -1,6 +1,6 @@
 /** A standards-strict OAuth client (oauth4webapi) gets a client-credentials token and validates it as RFC 9068. */
 import assert from "node:assert/strict";
-import * as oauth from "oauth4webapi";
+import { oauth } from "./deps.ts";
 import { baseUrl, newProject, test } from "./helpers.ts";
 
 test("oauth4webapi: client credentials grant, then validateJwtAccessToken against the JWKS", async () => {

@@ -3,7 +3,7 @@
  * retried, resumed after a restart, sent once by several instances); no server-side request forgery.
  */
 import assert from "node:assert/strict";
-import { Webhook as Verifier } from "standardwebhooks";
+import { Webhook as Verifier } from "./deps.ts";
 import type { Service } from "../main.ts";
 import { privateAddress, resolveTarget } from "../domain/webhook_targets.ts";
 import { buildOpenApiDocument } from "../routes/document.ts";
