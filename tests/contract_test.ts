@@ -125,3 +125,14 @@ test("the embedded database's seed was made by the PGlite version the service ru
     "db/embedded/seed.tar.gz is not the one db/embedded/make_seed.ts recorded in seed.sha256",
   );
 });
+
+test("the service's lockfile holds no test-only or SDK-generator package (deno task start installs it whole)", async () => {
+  const lock = JSON.parse(await Deno.readTextFile(new URL("../deno.lock", import.meta.url)));
+  const packages = Object.keys(lock.npm ?? {}).map((key) => key.replace(/^(@?[^@]+)@.*$/, "$1"));
+  const devOnly = ["playwright-core", "oauth4webapi", "standardwebhooks", "openapi-generator-plus"];
+  assert.deepEqual(
+    packages.filter((name) => devOnly.includes(name) || name.startsWith("@openapi-generator-plus/")),
+    [],
+    "a test ran or was checked without --lock=tests/deno.lock: restore deno.lock (git checkout deno.lock)",
+  );
+});
