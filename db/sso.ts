@@ -60,7 +60,7 @@ export async function useSsoSession(
       order by s.created_at desc limit 1
     ) and ${live(sql)}
     returning s.id, s.project_id, s.user_id, s.auth_time,
-              floor(extract(epoch from now() - s.auth_time))::int as age`;
+              extract(epoch from now() - s.auth_time)::float8 as age`;
   return row;
 }
 
