@@ -44,7 +44,6 @@ const userInfoRoute = (method: "get" | "post") =>
       "the claims of the scopes granted at the login: `name` and `picture` with `profile`, `email` and " +
       "`email_verified` with `email`. Live: a deactivated user, an ended session or a revoked token is " +
       "refused at once.",
-    security: [{ bearerAuth: [] }],
     responses: { 200: jsonResponse(UserInfo, "The user's claims"), ...bearerErrors },
   });
 export const getUserInfoRoute = userInfoRoute("get");
