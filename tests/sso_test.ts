@@ -24,7 +24,7 @@ import {
   refreshStatus,
   signIn,
 } from "./oidc_support.ts";
-import { challengeOf, newVerifier } from "./helpers.ts";
+import { challengeOf, clientWith, expectError, newVerifier } from "./helpers.ts";
 
 test("a second client of the same project gets a code without the form; another project shows it", async () => {
   const p = await oidcProject();
@@ -357,3 +357,35 @@ async function expiredHint(
   await new Promise((r) => setTimeout(r, 2100));
   return tokens.id_token;
 }
+
+test("post_logout_redirect_uris follow the redirect URI rules and change only by a caller covering the project", async () => {
+  const p = await oidcProject();
+  for (
+    const uri of ["http://example.com/out", "https://app.example/out#f", "https://app.example/out?state=1"]
+  ) {
+    await expectError(
+      p.api.projects.updateProject(p.project.id, { name: p.project.name, post_logout_redirect_uris: [uri] }),
+      400,
+      "invalid_params",
+    );
+  }
+  const editor = await clientWith(p, ["projects:update", "projects:read"]);
+  await expectError(
+    editor.api.projects.updateProject(p.project.id, {
+      name: "Renamed",
+      post_logout_redirect_uris: ["https://attacker.example/out"],
+    }),
+    403,
+    "insufficient_permission",
+  );
+  const same = await editor.api.projects.updateProject(p.project.id, {
+    name: "Renamed",
+    post_logout_redirect_uris: [LOGOUT_URI],
+  });
+  assert.deepEqual(same.post_logout_redirect_uris, [LOGOUT_URI]);
+  const changed = await p.api.projects.updateProject(p.project.id, {
+    name: "Renamed",
+    post_logout_redirect_uris: [LOGOUT_URI, "https://app.example/out"],
+  });
+  assert.equal(changed.post_logout_redirect_uris.length, 2);
+});
