@@ -65,7 +65,13 @@ test("openid-client: discovery, code + PKCE + nonce, ID token, userinfo, refresh
   assert.equal(claims.name, "Login User");
   assert.equal(typeof claims.auth_time, "number");
   assert.equal(typeof claims.sid, "string");
-  assert.equal(typeof claims.at_hash, "string");
+  // at_hash: the left half of SHA-512 of the access token for EdDSA (Ed25519), base64url.
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-512", new TextEncoder().encode(tokens.access_token)),
+  );
+  const half = btoa(String.fromCharCode(...digest.slice(0, 32)))
+    .replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+  assert.equal(claims.at_hash, half);
   assert.equal(tokens.scope, "openid profile email", "offline_access, unknown here, is ignored");
   // Permissions stay out of every token.
   assert.equal(payloadOf(tokens.access_token).permissions, undefined);
