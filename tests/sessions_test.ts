@@ -15,7 +15,14 @@ import {
   test,
   userTokens,
 } from "./helpers.ts";
-import { Browser, currentUserStatus, oidcProject, refreshStatus, signIn } from "./oidc_support.ts";
+import {
+  authorizeOidc,
+  Browser,
+  currentUserStatus,
+  oidcProject,
+  refreshStatus,
+  signIn,
+} from "./oidc_support.ts";
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
@@ -66,7 +73,6 @@ test("admins list a user's sessions, end one, and sign the user out everywhere",
   assert.equal(all.status, 204);
   assert.equal(await currentUserStatus(a.access_token), 401);
   assert.equal((await sessionsOf(base, p.token)).pagination.total, 0);
-  const { authorizeOidc } = await import("./oidc_support.ts");
   assert.equal((await authorizeOidc(browser, p.secondClientId)).res.status, 200);
 
   const { db } = await service();

@@ -6,7 +6,6 @@ import assert from "node:assert/strict";
 import {
   isolatedDatabase,
   loginProject,
-  newProject,
   openLoginPage,
   REDIRECT_URI,
   service,
@@ -231,7 +230,7 @@ test("an id_token_hint that is forged, of another project or expired ends the se
   const otherTokens = await signIn(new Browser(), other);
   const browser = new Browser();
   const mine = await signIn(browser, p);
-  const [h, b, s] = mine.id_token.split(".");
+  const [h, , s] = mine.id_token.split(".");
   const forgedBody = btoa(JSON.stringify({ ...payloadOf(mine.id_token), sub: "someone" }))
     .replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
   const hints = {
@@ -239,7 +238,6 @@ test("an id_token_hint that is forged, of another project or expired ends the se
     "other project": otherTokens.id_token,
     "access token": mine.access_token,
   };
-  void b;
   for (const [what, hint] of Object.entries(hints)) {
     const tokens = await signIn(browser, p, { prompt: "login" });
     const out = await browser.get(
@@ -282,7 +280,6 @@ test("an id_token_hint that is forged, of another project or expired ends the se
       }),
     }).then((r) => r.json());
     assert.ok(created.id, JSON.stringify(created));
-    void newProject;
     // The expiry check itself is the service's; a token of this service one second old is refused as a hint.
     const expired = await expiredHint(base, created);
     const out = await fetch(`${base}/logout?${new URLSearchParams({ id_token_hint: expired })}`, {
