@@ -72,6 +72,8 @@ const schema = z.object({
   REFRESH_TOKEN_TTL: seconds(604_800),
   SESSION_MAX_TTL: seconds(2_592_000),
   AUTH_CODE_TTL: seconds(60),
+  SSO_IDLE_TTL: seconds(86_400),
+  SSO_TTL: seconds(1_209_600),
   SIGNING_ALG: z.enum(["EdDSA", "ES256", "RS256"]).default("EdDSA"),
   SIGNING_KEY_ROTATION_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
   KEY_ENCRYPTION_KEY: z.string().refine(
@@ -136,6 +138,10 @@ export type Config = {
   /** A login session ends this long after the login, whatever its refreshes. */
   sessionMaxTtl: number;
   authCodeTtl: number;
+  /** A single sign-on browser session ends this long after its last use… */
+  ssoIdleTtl: number;
+  /** …and this long after the login at most. */
+  ssoTtl: number;
   /** The algorithm new signing keys use; changing it rotates to a key of the new algorithm. */
   signingAlg: "EdDSA" | "ES256" | "RS256";
   /** Days between automatic rotations of the signing key; 0: never. */
@@ -178,6 +184,8 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     refreshTokenTtl: e.REFRESH_TOKEN_TTL,
     sessionMaxTtl: e.SESSION_MAX_TTL,
     authCodeTtl: e.AUTH_CODE_TTL,
+    ssoIdleTtl: e.SSO_IDLE_TTL,
+    ssoTtl: e.SSO_TTL,
     signingAlg: e.SIGNING_ALG,
     signingKeyRotationDays: e.SIGNING_KEY_ROTATION_DAYS,
     keyEncryptionKey: e.KEY_ENCRYPTION_KEY === undefined ? undefined : decodeBase64Url(e.KEY_ENCRYPTION_KEY),

@@ -84,6 +84,8 @@ export type ClientWithProjectRow = {
   project_name: string;
   project_is_active: boolean;
   redirect_uris: string[];
+  /** Where the project's applications may send the browser after a logout (OpenID Connect). */
+  post_logout_redirect_uris: string[];
   /** The database's clock, which stamps tokens so that every instance compares one clock with itself. */
   now: Date;
   /** The signing key that signs now. */
@@ -101,7 +103,8 @@ export async function findClientWithProject(
 ): Promise<ClientWithProjectRow | undefined> {
   const [row] = await sql<ClientWithProjectRow[]>`
     select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method,
-           p.name as project_name, p.is_active as project_is_active, p.redirect_uris, now() as now,
+           p.name as project_name, p.is_active as project_is_active, p.redirect_uris,
+           p.post_logout_redirect_uris, now() as now,
            ${currentKidSql(sql)} as current_kid,
            ${throttle ? waitSql(sql, throttle.key, throttle.policy) : sql`null::int`} as throttle_wait,
            ${

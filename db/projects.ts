@@ -7,16 +7,21 @@ import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
 const columns = (sql: Sql, alias = "p") =>
   sql`${sql(alias + ".id")}, ${sql(alias + ".name")}, ${sql(alias + ".description")},
-      ${sql(alias + ".redirect_uris")}, ${sql(alias + ".is_active")},
+      ${sql(alias + ".redirect_uris")}, ${sql(alias + ".post_logout_redirect_uris")}, ${
+    sql(alias + ".is_active")
+  },
       ${sql(alias + ".id")} = ${SYSTEM_PROJECT_ID} as is_system, ${timestamps(sql, alias)}`;
 
 /** The stored fields of a project that an update sets. */
-export type ProjectFields = Pick<Project, "name" | "description" | "redirect_uris" | "is_active">;
+export type ProjectFields = Pick<
+  Project,
+  "name" | "description" | "redirect_uris" | "post_logout_redirect_uris" | "is_active"
+>;
 
 export async function insertProject(sql: Sql, p: ProjectFields & { id: string }): Promise<Project> {
   const [row] = await sql<Project[]>`
-    insert into projects (id, name, description, redirect_uris, is_active)
-    values (${p.id}, ${p.name}, ${p.description}, ${p.redirect_uris}, ${p.is_active})
+    insert into projects (id, name, description, redirect_uris, post_logout_redirect_uris, is_active)
+    values (${p.id}, ${p.name}, ${p.description}, ${p.redirect_uris}, ${p.post_logout_redirect_uris}, ${p.is_active})
     returning ${columns(sql, "projects")}`;
   return row;
 }
@@ -37,6 +42,7 @@ export async function updateProjectRow(sql: Sql, id: string, p: ProjectFields): 
   const [row] = await sql<Project[]>`
     update projects as p
     set name = ${p.name}, description = ${p.description}, redirect_uris = ${p.redirect_uris},
+        post_logout_redirect_uris = ${p.post_logout_redirect_uris},
         is_active = ${p.is_active},
         tokens_valid_after = case when p.is_active and not ${p.is_active} then clock_timestamp()
                                   else p.tokens_valid_after end,

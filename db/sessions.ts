@@ -1,6 +1,7 @@
 /** Queries of the user login: authorization requests and codes, sessions, refresh tokens, revocations, throttling. */
 import type { Sql } from "./connection.ts";
 import { currentKidSql } from "./keys.ts";
+import { endUserSsoSessions } from "./sso.ts";
 
 export type AuthorizationRequestRow = {
   id: string;
@@ -9,6 +10,9 @@ export type AuthorizationRequestRow = {
   redirect_uri: string;
   code_challenge: string;
   state: string | null;
+  /** OpenID Connect: the granted scopes (space-separated, with `openid`), null for a plain OAuth request. */
+  scope: string | null;
+  nonce: string | null;
   csrf_hash: Uint8Array;
   browser_hash: Uint8Array;
   expired: boolean;
@@ -21,9 +25,11 @@ export async function insertAuthorizationRequest(
 ): Promise<void> {
   await sql`
     insert into authorization_requests
-      (id, project_id, client_id, redirect_uri, code_challenge, state, csrf_hash, browser_hash, expires_at)
+      (id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, csrf_hash, browser_hash,
+       expires_at)
     values (${r.id}, ${r.project_id}, ${r.client_id}, ${r.redirect_uri}, ${r.code_challenge}, ${r.state},
-            ${r.csrf_hash}, ${r.browser_hash}, now() + make_interval(secs => ${r.ttlSeconds}))`;
+            ${r.scope}, ${r.nonce}, ${r.csrf_hash}, ${r.browser_hash},
+            now() + make_interval(secs => ${r.ttlSeconds}))`;
 }
 
 export async function findAuthorizationRequest(
@@ -31,7 +37,7 @@ export async function findAuthorizationRequest(
   id: string,
 ): Promise<AuthorizationRequestRow | undefined> {
   const [row] = await sql<AuthorizationRequestRow[]>`
-    select id, project_id, client_id, redirect_uri, code_challenge, state, csrf_hash, browser_hash,
+    select id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, csrf_hash, browser_hash,
            expires_at <= now() as expired, used_at is not null as used
     from authorization_requests where id = ${id}`;
   return row;
@@ -55,13 +61,29 @@ export async function insertAuthorizationCode(
     redirect_uri: string;
     code_challenge: string;
     ttlSeconds: number;
-  },
+  } & Partial<CodeLogin>,
 ): Promise<void> {
   await sql`
-    insert into authorization_codes (project_id, code_hash, client_id, user_id, redirect_uri, code_challenge, expires_at)
+    insert into authorization_codes (project_id, code_hash, client_id, user_id, redirect_uri, code_challenge, expires_at,
+                                     scope, nonce, auth_time, sso_session_id, ip, user_agent)
     values (${c.project_id}, ${c.code_hash}, ${c.client_id}, ${c.user_id}, ${c.redirect_uri}, ${c.code_challenge},
-            now() + make_interval(secs => ${c.ttlSeconds}))`;
+            now() + make_interval(secs => ${c.ttlSeconds}), ${c.scope ?? null}, ${c.nonce ?? null},
+            ${c.auth_time ?? null}, ${c.sso_session_id ?? null}, ${c.ip ?? null}, ${c.user_agent ?? null})`;
 }
+
+/**
+ * How the user signed in, carried by the code into the session: the OpenID Connect scopes and nonce (null for
+ * a plain OAuth request), when the user authenticated, the single sign-on session it belongs to, and the
+ * browser's address and user agent (what the session list shows).
+ */
+export type CodeLogin = {
+  scope: string | null;
+  nonce: string | null;
+  auth_time: Date | null;
+  sso_session_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+};
 
 export type CodeRow = {
   project_id: string;
@@ -73,12 +95,13 @@ export type CodeRow = {
   expired: boolean;
   session_id: string | null;
   user_active: boolean;
-};
+} & CodeLogin;
 
 export async function findAuthorizationCode(sql: Sql, codeHash: Uint8Array): Promise<CodeRow | undefined> {
   const [row] = await sql<CodeRow[]>`
     select a.project_id, a.client_id, a.user_id, a.redirect_uri, a.code_challenge, a.used_at is not null as used,
-           a.expires_at <= now() as expired, a.session_id, u.is_active as user_active
+           a.expires_at <= now() as expired, a.session_id, u.is_active as user_active,
+           a.scope, a.nonce, a.auth_time, a.sso_session_id, a.ip, a.user_agent
     from authorization_codes a join users u on u.id = a.user_id
     where a.code_hash = ${codeHash}`;
   return row;
@@ -115,14 +138,17 @@ export async function openSession(
     token_hash: Uint8Array;
     ttlSeconds: number;
     maxTtlSeconds: number;
-  },
+  } & Partial<Omit<CodeLogin, "nonce">>,
 ): Promise<number> {
   const [row] = await sql<{ expires_in: number }[]>`
     with s as (
-      insert into sessions (project_id, id, user_id, client_id, expires_at, max_expires_at)
+      insert into sessions (project_id, id, user_id, client_id, expires_at, max_expires_at,
+                            scope, auth_time, sso_session_id, ip, user_agent)
       values (${s.project_id}, ${s.id}, ${s.user_id}, ${s.client_id},
               now() + make_interval(secs => least(${s.ttlSeconds}::int, ${s.maxTtlSeconds}::int)),
-              now() + make_interval(secs => ${s.maxTtlSeconds}))
+              now() + make_interval(secs => ${s.maxTtlSeconds}),
+              ${s.scope ?? null}, ${s.auth_time ?? null}, ${s.sso_session_id ?? null}, ${s.ip ?? null},
+              ${s.user_agent ?? null})
       returning project_id, id, expires_at
     )
     insert into refresh_tokens (project_id, token_hash, session_id, expires_at)
@@ -151,6 +177,8 @@ export async function endSessions(
     : sql`project_id = ${of.projectId}`;
   const except = "userId" in of && of.except ? sql`and id <> ${of.except}` : sql``;
   await sql`update sessions set revoked_at = now() where ${where} ${except} and revoked_at is null`;
+  // A deactivated user, or a new password, also ends the user's single sign-on sessions in every browser.
+  if ("userId" in of) await endUserSsoSessions(sql, of.userId);
 }
 
 export async function insertRefreshToken(
@@ -160,7 +188,8 @@ export async function insertRefreshToken(
   const [row] = await sql<{ expires_in: number }[]>`
     with s as (
       update sessions
-      set expires_at = greatest(expires_at, least(now() + make_interval(secs => ${t.ttlSeconds}), max_expires_at))
+      set expires_at = greatest(expires_at, least(now() + make_interval(secs => ${t.ttlSeconds}), max_expires_at)),
+          last_used_at = now()
       where project_id = ${t.project_id} and id = ${t.session_id}
       returning project_id, id, least(now() + make_interval(secs => ${t.ttlSeconds}), max_expires_at) as until
     )
@@ -182,6 +211,10 @@ export type RefreshRow = {
   /** The session's client and the project are active. */
   client_live: boolean;
   exp: number;
+  /** OpenID Connect sessions: their scopes, when the user authenticated and their single sign-on session. */
+  scope: string | null;
+  auth_time: Date | null;
+  sso_session_id: string | null;
 };
 
 export async function findRefreshToken(sql: Sql, tokenHash: Uint8Array): Promise<RefreshRow | undefined> {
@@ -190,7 +223,7 @@ export async function findRefreshToken(sql: Sql, tokenHash: Uint8Array): Promise
            t.expires_at <= now() as expired,
            (s.revoked_at is null and s.expires_at > now()) as session_live, u.is_active as user_active,
            (c.is_active and p.is_active) as client_live,
-           extract(epoch from t.expires_at)::bigint::int as exp
+           extract(epoch from t.expires_at)::bigint::int as exp, s.scope, s.auth_time, s.sso_session_id
     from refresh_tokens t
     join sessions s on s.id = t.session_id
     join users u on u.id = s.user_id

@@ -31,6 +31,7 @@ export const ERRORS = {
   signing_key_not_found: { status: 404, message: "no signing key has this kid" },
   webhook_not_found: { status: 404, message: "the webhook does not exist" },
   webhook_delivery_not_found: { status: 404, message: "the webhook has no such delivery" },
+  session_not_found: { status: 404, message: "the user has no such live session" },
   resource_code_already_used: { status: 409, message: "a resource with this code exists in the project" },
   role_code_already_used: { status: 409, message: "a role with this code exists in the project" },
   user_external_id_already_used: {

@@ -6,6 +6,7 @@ import { type Sql, transaction } from "../db/connection.ts";
 import { type ClientWithProjectRow, findClientWithProject } from "../db/clients.ts";
 import {
   type AuthorizationRequestRow,
+  type CodeLogin,
   consumeAuthorizationRequest,
   findAuthorizationRequest,
   insertAuthorizationCode,
@@ -17,6 +18,7 @@ import { deviceFor, deviceThrottleKey, trustDevice } from "./devices.ts";
 import { newSecret } from "./ids.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { hashSecret, secretMatches } from "./secrets.ts";
+import { oidcParamIssue, type OidcRequest, oidcRequest } from "./oidc.ts";
 import { recentEvent, record, userSource } from "./audit.ts";
 import { AppError } from "./errors.ts";
 import type { RequestInfo } from "./principal.ts";
@@ -52,6 +54,8 @@ export type ValidAuthorizeRequest = {
   redirectUri: string;
   codeChallenge: string;
   state: string | null;
+  /** With `openid` in the scope: the OpenID Connect request (see domain/oidc.ts); else null. */
+  oidc: OidcRequest | null;
 };
 
 const single = (params: AuthorizeParams, name: string): string | undefined | null => {
@@ -110,7 +114,10 @@ export async function validateAuthorizeRequest(
   if (typeof rawState === "string" && rawState.length > 1024) {
     throw fail("invalid_request", "state is longer than 1024 characters");
   }
-  return { client, redirectUri, codeChallenge: challenge, state };
+  const get = (name: string) => single(params, name) ?? undefined;
+  const oidcIssue = oidcParamIssue(get);
+  if (oidcIssue) throw fail("invalid_request", oidcIssue);
+  return { client, redirectUri, codeChallenge: challenge, state, oidc: oidcRequest(get) };
 }
 
 /**
@@ -133,6 +140,8 @@ export async function startLogin(
     redirect_uri: req.redirectUri,
     code_challenge: req.codeChallenge,
     state: req.state,
+    scope: req.oidc?.scope ?? null,
+    nonce: req.oidc?.nonce ?? null,
     csrf_hash: hashSecret(csrf),
     browser_hash: hashSecret(browserSecret),
     ttlSeconds: LOGIN_REQUEST_TTL,
@@ -254,13 +263,17 @@ async function throttledEvent(
   });
 }
 
-/** Spends the login request and issues the authorization code; returns the URL to send the browser to. */
+/**
+ * Spends the login request and issues the authorization code; returns the URL to send the browser to. `login`
+ * adds, in the same transaction, how the user signed in (the browser, and an OpenID request's session).
+ */
 export async function issueAuthorizationCode(
   sql: Sql,
   req: AuthorizationRequestRow,
   userId: string,
   issuer: string,
   codeTtl: number,
+  login: (tx: Sql) => Promise<Partial<CodeLogin>> = () => Promise.resolve({}),
 ): Promise<string> {
   const code = newSecret();
   await transaction(sql, async (tx) => {
@@ -277,6 +290,7 @@ export async function issueAuthorizationCode(
       redirect_uri: req.redirect_uri,
       code_challenge: req.code_challenge,
       ttlSeconds: codeTtl,
+      ...(await login(tx)),
     });
   });
   return redirectWith(req.redirect_uri, { code, state: req.state, iss: issuer });

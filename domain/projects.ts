@@ -44,6 +44,7 @@ export async function createProject(
       name: input.name,
       description: input.description ?? null,
       redirect_uris: input.redirect_uris ?? [],
+      post_logout_redirect_uris: input.post_logout_redirect_uris ?? [],
       is_active: input.is_active ?? true,
     });
     await insertResources(tx, id, defaultResources(id === SYSTEM_PROJECT_ID));
@@ -93,6 +94,17 @@ export async function updateProject(
       // Where every user's codes are sent: only a caller that covers the whole project may change it.
       await requireCoversAll(tx, principal, id, "redirect_uris", "changing redirect_uris");
     }
+    const logoutUris = input.post_logout_redirect_uris ?? current.post_logout_redirect_uris;
+    if (!sameList(logoutUris, current.post_logout_redirect_uris)) {
+      // Where a logout sends the browser: the same least-privilege rule as redirect_uris.
+      await requireCoversAll(
+        tx,
+        principal,
+        id,
+        "post_logout_redirect_uris",
+        "changing post_logout_redirect_uris",
+      );
+    }
     const isActive = input.is_active ?? current.is_active;
     if (isActive !== current.is_active) {
       if (!principal.isSystem) {
@@ -112,6 +124,7 @@ export async function updateProject(
       name: input.name,
       description: keepOrClear(input.description, current.description),
       redirect_uris: redirectUris,
+      post_logout_redirect_uris: logoutUris,
       is_active: isActive,
     });
     if (current.is_active && !isActive) await endSessions(tx, { projectId: id });

@@ -5,6 +5,7 @@
  * current kid; the gate's checks the token's kid), so a rotation or revocation reaches every instance at once.
  */
 import type { JWK } from "jose";
+import { createHash } from "node:crypto";
 import { retryRead, type Sql } from "../db/connection.ts";
 import { findPrivateKey, listPublishedKeys } from "../db/keys.ts";
 import { newId } from "./ids.ts";
@@ -42,7 +43,15 @@ export type AccessClaims = {
 /** A verified token's claims and the key that signed it. */
 export type VerifiedClaims = AccessClaims & { kid: string };
 
-type Signer = { key: SigningKey; header: string };
+type Signer = { key: SigningKey; header: string; idHeader: string };
+
+/** OpenID Connect Core §3.1.3.6: the hash of the signature's algorithm (SHA-512 for Ed25519), left half. */
+const HALF_HASH: Record<SigningKey["alg"], string> = { EdDSA: "sha512", ES256: "sha256", RS256: "sha256" };
+
+/** An ID token presented back to the service (`id_token_hint`), verified, or why it was refused. */
+export type IdTokenHint =
+  | { ok: true; aud: string; sub: string; sid: string | null }
+  | { ok: false; reason: "forged" | "expired" };
 
 export class TokenService {
   readonly #publicKeys = new Map<string, VerifyingKey>();
@@ -96,6 +105,41 @@ export class TokenService {
       jti: claims.jti,
     });
     return { token, claims };
+  }
+
+  /**
+   * Signs an OpenID Connect ID token with the key `kid` (the one that signs its access token), adding `iss` and
+   * `at_hash` of the access token it comes with.
+   */
+  async signIdToken(kid: string, claims: Record<string, unknown>, accessToken: string): Promise<string> {
+    const signer = await this.#signer(kid);
+    const digest = createHash(HALF_HASH[signer.key.alg]).update(accessToken, "ascii").digest();
+    const atHash = digest.subarray(0, digest.length / 2).toString("base64url");
+    return signCompact(signer.key, signer.idHeader, { iss: this.issuer, ...claims, at_hash: atHash });
+  }
+
+  /**
+   * Checks an ID token this service issued, as `id_token_hint` (OpenID Connect RP-Initiated Logout §2): signed
+   * by a published key, our issuer, `typ` JWT. An expired one is named apart. Whether its client and session
+   * still count is the caller's (live) question.
+   */
+  async verifyIdTokenHint(token: string): Promise<IdTokenHint> {
+    let decoded;
+    try {
+      decoded = await verifyCompact(token, (header) => this.#keyFor(header));
+    } catch (err) {
+      if (err instanceof KeyLookupFailure) throw err.cause;
+      return { ok: false, reason: "forged" };
+    }
+    if (!decoded || decoded.header.typ !== "JWT") return { ok: false, reason: "forged" };
+    const { iss, aud, sub, sid, exp } = decoded.payload;
+    if (
+      iss !== this.issuer || typeof aud !== "string" || typeof sub !== "string" || typeof exp !== "number"
+    ) {
+      return { ok: false, reason: "forged" };
+    }
+    if (exp <= Math.floor(Date.now() / 1000)) return { ok: false, reason: "expired" };
+    return { ok: true, aud, sub, sid: typeof sid === "string" ? sid : null };
   }
 
   /**
@@ -164,6 +208,7 @@ export class TokenService {
         return {
           key: privateKeyOf(jwk, row.alg, kid),
           header: encodeHeader({ alg: row.alg, typ: "at+jwt", kid }),
+          idHeader: encodeHeader({ alg: row.alg, typ: "JWT", kid }),
         };
       })();
       signer.catch(() => this.#signers.delete(kid));

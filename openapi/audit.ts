@@ -30,7 +30,11 @@ export const EVENT_TYPES = {
   "login.throttled": "A sign-in was refused for too many failures (429)",
   "authorization_code.replayed": "A spent authorization code was presented again; its session was revoked",
   "refresh_token.reuse_detected": "A spent refresh token was presented again; its session was revoked",
-  "session.revoked": "A login session ended because its refresh token was revoked (RFC 7009)",
+  "session.revoked":
+    "A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it",
+  "user.sessions_ended": "Every session of a user was ended (sign out everywhere)",
+  "login.sso": "A user was signed in by their single sign-on session, without the login form",
+  "sso_session.ended": "A single sign-on session ended by a logout, with the login sessions it created",
   "token.revoked": "An access token was revoked (RFC 7009)",
   "key.rotated": "The signing key was rotated (system project)",
   "key.revoked": "A signing key was revoked (system project)",

@@ -36,6 +36,7 @@ export const ERROR_CODES = [
   "signing_key_not_found",
   "webhook_not_found",
   "webhook_delivery_not_found",
+  "session_not_found",
   "resource_code_already_used",
   "role_code_already_used",
   "user_external_id_already_used",

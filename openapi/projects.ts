@@ -43,11 +43,21 @@ const RedirectUris = z.array(RedirectUri).max(50).refine(
       "and [::1]; no fragment. At most 50.",
   });
 
+const PostLogoutRedirectUris = z.array(RedirectUri).max(50).refine(
+  (a) => new Set(a).size === a.length,
+  "must not repeat a URI",
+).openapi({
+  description:
+    "Where `/logout` may send the browser afterwards (OpenID Connect `post_logout_redirect_uri`), " +
+    "matched byte for byte, with the rules of `redirect_uris`. At most 50.",
+});
+
 export const Project = z.object({
   id: z.string(),
   name: z.string(),
   description: z.string().nullable(),
   redirect_uris: z.array(z.string()),
+  post_logout_redirect_uris: z.array(z.string()),
   is_active: z.boolean(),
   is_system: z.boolean().openapi({
     description: "True for the system project, which administers the others",
@@ -68,6 +78,7 @@ export const CreateProjectRequest = z.object({
   name: Name,
   description: clearableText(200),
   redirect_uris: RedirectUris.optional(),
+  post_logout_redirect_uris: PostLogoutRedirectUris.optional(),
   is_active: z.boolean().optional().openapi({ description: "Default true" }),
 }).openapi("CreateProjectRequest");
 export type CreateProjectRequest = z.infer<typeof CreateProjectRequest>;
@@ -77,6 +88,10 @@ export const UpdateProjectRequest = z.object({
   description: clearableText(200).openapi({ description: 'Omitted keeps it; null or "" clears it' }),
   redirect_uris: RedirectUris.optional().openapi({
     description: "Omitted keeps them; an array replaces them",
+  }),
+  post_logout_redirect_uris: PostLogoutRedirectUris.optional().openapi({
+    description: "Omitted keeps them; an array replaces them. Only a caller covering the whole project may " +
+      "change them, as `redirect_uris`.",
   }),
   is_active: z.boolean().optional().openapi({
     description:

@@ -27,6 +27,12 @@ export const TokenResponse = z.object({
   }),
   refresh_token: z.string().optional().openapi({ description: "User grants only" }),
   refresh_token_expires_in: z.number().int().optional().openapi({ description: "User grants only" }),
+  id_token: z.string().optional().openapi({
+    description: "OpenID Connect: when the authorization request's `scope` had `openid` (also on refresh)",
+  }),
+  scope: z.string().optional().openapi({
+    description: "OpenID Connect: the granted scopes (`openid`, `profile`, `email`), space-separated",
+  }),
 }).openapi("TokenResponse");
 export type TokenResponse = z.infer<typeof TokenResponse>;
 

@@ -9,7 +9,6 @@ import {
   AuthorizePageError,
   AuthorizeRedirectError,
   checkPassword,
-  issueAuthorizationCode,
   loginRequestFor,
   redirectWith,
   startLogin,
@@ -17,6 +16,8 @@ import {
 } from "../domain/login.ts";
 import { AppError } from "../domain/errors.ts";
 import { newSecret } from "../domain/ids.ts";
+import { completeLogin, signInSilently, type SsoSettings } from "../domain/sso.ts";
+import { ssoCookie } from "./sso_cookie.ts";
 import type { App, AppEnv } from "./env.ts";
 import { requestInfo } from "./request_info.ts";
 import { errorPage, loginPage } from "./login_page.ts";
@@ -33,7 +34,7 @@ const LOGIN_FORM_LIMIT = 16 * 1024;
 const INVALID = "Invalid email or password.";
 
 /** Security headers of every login and error page; `form-action` must allow the redirect's origin too. */
-function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: string) {
+export function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: string) {
   let formAction = "'self'";
   if (redirectUri) {
     // Chrome follows form-action through the redirect after the POST, so the redirect URI's origin must be
@@ -92,7 +93,7 @@ function pageErrors(handler: (c: Context<AppEnv>) => Promise<Response>) {
   };
 }
 
-const newNonce = () => encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
+export const newNonce = () => encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
 
 function queryParams(c: Context<AppEnv>): Record<string, string[]> {
   const out: Record<string, string[]> = {};
@@ -107,6 +108,17 @@ function formSettings(c: Context<AppEnv>) {
   return { action: `${publicUrl}/authorize`, secure, cookieName: browserCookie(secure) };
 }
 
+/** Single sign-on's settings, from the configuration. */
+function ssoSettings(c: Context<AppEnv>): SsoSettings {
+  const { config } = c.var.deps;
+  return {
+    idleTtl: config.ssoIdleTtl,
+    ttl: config.ssoTtl,
+    issuer: config.publicUrl,
+    codeTtl: config.authCodeTtl,
+  };
+}
+
 export function registerAuthorizeRoutes(app: App) {
   app.get(
     "/authorize",
@@ -114,6 +126,13 @@ export function registerAuthorizeRoutes(app: App) {
       const { sql } = c.var.deps;
       const { action, secure, cookieName } = formSettings(c);
       const valid = await validateAuthorizeRequest(sql, queryParams(c));
+      // OpenID requests: a browser signed in to the project gets its code without the form.
+      const sso = getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
+      const silent = await signInSilently(sql, valid, sso, ssoSettings(c), requestInfo(c));
+      if (silent) {
+        c.header("Cache-Control", "no-store");
+        return c.redirect(silent, 302);
+      }
       let browser = getCookie(c, cookieName);
       if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) browser = newSecret();
       setCookie(c, cookieName, browser, cookieOptions(secure, 86_400));
@@ -121,7 +140,14 @@ export function registerAuthorizeRoutes(app: App) {
       const nonce = newNonce();
       pageHeaders(c, nonce, valid.redirectUri);
       return c.html(
-        loginPage({ nonce, action, projectName: valid.client.project_name, requestId, csrf }),
+        loginPage({
+          nonce,
+          action,
+          projectName: valid.client.project_name,
+          requestId,
+          csrf,
+          email: valid.oidc?.loginHint ?? undefined,
+        }),
         200,
       );
     }),
@@ -181,10 +207,17 @@ export function registerAuthorizeRoutes(app: App) {
       }
       if (!signedIn) return again(INVALID, 400);
       setCookie(c, deviceCookie(secure), signedIn.device, cookieOptions(secure, DEVICE_TTL));
-      return c.redirect(
-        await issueAuthorizationCode(sql, req, signedIn.userId, config.publicUrl, config.authCodeTtl),
-        303,
+      const sso = ssoCookie(config.publicUrl);
+      const done = await completeLogin(
+        sql,
+        req,
+        signedIn.userId,
+        getCookie(c, sso.name),
+        ssoSettings(c),
+        requestInfo(c),
       );
+      if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
+      return c.redirect(done.location, 303);
     }),
   );
 
@@ -200,7 +233,8 @@ export function registerAuthorizeRoutes(app: App) {
       "inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and " +
       "never redirect. Other errors redirect to `redirect_uri` with `error`, `error_description`, `state` and " +
       "`iss` (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects " +
-      "(303) to `redirect_uri` with `code`, `state` and `iss`.",
+      "(303) to `redirect_uri` with `code`, `state` and `iss`. With `openid` in `scope`, a browser already " +
+      "signed in to the project (single sign-on) is redirected (302) with a code at once.",
     request: {
       query: z.object({
         client_id: z.string().openapi({ description: "The client's id" }),
@@ -211,6 +245,20 @@ export function registerAuthorizeRoutes(app: App) {
         }),
         code_challenge_method: z.literal("S256"),
         state: z.string().optional().openapi({ description: "Returned unchanged; recommended against CSRF" }),
+        scope: z.string().optional().openapi({
+          description: "With `openid`: an OpenID Connect request (ID token, single sign-on); `profile` and " +
+            "`email` add claims; other scopes are ignored. Without `openid` the request is plain OAuth.",
+        }),
+        nonce: z.string().optional().openapi({ description: "Echoed in the ID token" }),
+        prompt: z.enum(["login", "none"]).optional().openapi({
+          description: "`login` shows the form even when signed in; `none` never shows it (without a " +
+            "session: `error=login_required`). Other values: `invalid_request`.",
+        }),
+        max_age: z.string().optional().openapi({
+          description: "Seconds: an older login shows the form again (`invalid_request` unless a " +
+            "non-negative integer)",
+        }),
+        login_hint: z.string().optional().openapi({ description: "Pre-fills the email field" }),
       }),
     },
     responses: {

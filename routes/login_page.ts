@@ -76,3 +76,24 @@ export function errorPage(p: { nonce: string; message: string }) {
     </html>
   `;
 }
+
+/** What /logout shows when it does not send the browser back to an application. */
+export function signedOutPage(p: { nonce: string; message: string; ok: boolean }) {
+  return html`
+    <!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>Signed out</title>
+        <style nonce="${p.nonce}">${STYLE}</style>
+      </head>
+      <body>
+        <main>
+          <h1>Signed out</h1>
+          <p ${p.ok ? html`role="status"` : html`class="error" role="alert"`}>${p.message}</p>
+        </main>
+      </body>
+    </html>
+  `;
+}

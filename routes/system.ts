@@ -49,6 +49,26 @@ export const getMetadata = publicRoute({
   errors: [],
 });
 
+/** The RFC 8414 document; the OpenID Connect configuration (routes/oidc.ts) extends it. */
+export function authorizationServerMetadata(base: string, algorithms: string[]): AuthorizationServerMetadata {
+  return {
+    issuer: base,
+    authorization_endpoint: `${base}/authorize`,
+    token_endpoint: `${base}/api/v1/tokens`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    revocation_endpoint: `${base}/api/v1/tokens/revoke`,
+    introspection_endpoint: `${base}/api/v1/tokens/introspect`,
+    response_types_supported: ["code"],
+    grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["client_secret_basic", "none"],
+    revocation_endpoint_auth_methods_supported: ["client_secret_basic", "none"],
+    introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
+    authorization_response_iss_parameter_supported: true,
+    id_token_signing_alg_values_supported: algorithms,
+  };
+}
+
 export function registerSystemRoutes(app: App) {
   app.openapi(getHealth, (c) => c.json({ status: "ok" }, 200));
 
@@ -67,21 +87,6 @@ export function registerSystemRoutes(app: App) {
     const base = c.var.deps.config.publicUrl;
     const algorithms = await signingAlgorithms(c.var.deps.sql);
     c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.var.deps.config.accessTokenTtl)}`);
-    return c.json({
-      issuer: base,
-      authorization_endpoint: `${base}/authorize`,
-      token_endpoint: `${base}/api/v1/tokens`,
-      jwks_uri: `${base}/.well-known/jwks.json`,
-      revocation_endpoint: `${base}/api/v1/tokens/revoke`,
-      introspection_endpoint: `${base}/api/v1/tokens/introspect`,
-      response_types_supported: ["code"],
-      grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
-      code_challenge_methods_supported: ["S256"],
-      token_endpoint_auth_methods_supported: ["client_secret_basic", "none"],
-      revocation_endpoint_auth_methods_supported: ["client_secret_basic", "none"],
-      introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
-      authorization_response_iss_parameter_supported: true,
-      id_token_signing_alg_values_supported: algorithms,
-    }, 200);
+    return c.json(authorizationServerMetadata(base, algorithms), 200);
   });
 }

@@ -28,7 +28,8 @@ export const exchangeCredentialsRoute = publicRoute({
     "`auth_code_already_used` — which also revokes what the code issued —, `auth_code_expired`, " +
     "`invalid_code_verifier`) or the refresh token (`invalid_refresh_token`, `refresh_token_already_used`, " +
     "`refresh_token_expired`). Tokens carry `aud` = the project id; permissions are evaluated live on every " +
-    "request. Answers carry `Cache-Control: no-store`.",
+    "request. A login whose authorization request had `openid` in its `scope` also gets an `id_token` (and " +
+    "`scope`) from the code and from every refresh. Answers carry `Cache-Control: no-store`.",
   security: [{ basicAuth: [] }],
   request: { body: formBody(TokenRequest) },
   responses: { 200: jsonResponse(TokenResponse, "An access token") },

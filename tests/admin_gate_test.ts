@@ -34,10 +34,15 @@ const PUBLIC_OPERATIONS = [
   "getAuthorizationServerMetadata",
   "getHealth",
   "getJwks",
+  "getOpenIdConfiguration",
   "getReadiness",
+  "getUserInfo",
   "introspectToken",
+  "logout",
+  "postUserInfo",
   "revokeToken",
   "submitLogin",
+  "submitLogout",
 ];
 
 function documentOperations(): (DocOp & { method: string; path: string })[] {
@@ -79,10 +84,15 @@ test("every operation is public by name or states its permission and scope in th
     assert.ok(!op.security?.some((s) => "bearerAuth" in s), `${op.operationId} is public`);
   }
   const names = (scope: Scope) => byScope(scope).map((o) => o.operationId).sort();
-  assert.deepEqual(names("token"), ["getCurrentUser", "updateCurrentUser"]);
+  assert.deepEqual(names("token"), [
+    "getCurrentUser",
+    "listCurrentUserSessions",
+    "revokeCurrentUserSession",
+    "updateCurrentUser",
+  ]);
   assert.deepEqual(names("system"), ["createProject", "listKeys", "listProjects", "revokeKey", "rotateKeys"]);
   assert.deepEqual(names("own-or-system"), ["getProject", "updateProject"]);
-  assert.equal(byScope("own").length, 23, names("own").join(", "));
+  assert.equal(byScope("own").length, 26, names("own").join(", "));
 });
 
 test("the permissions an operation checks beyond the gate's are published with it", () => {
@@ -117,7 +127,7 @@ async function assertPastGate(op: Op, res: Response): Promise<void> {
   if (res.status === 404) {
     assert.match(
       JSON.parse(body).error,
-      /^(resource|role|user|client|webhook|webhook_delivery|signing_key)_not_found$/,
+      /^(resource|role|user|client|webhook|webhook_delivery|signing_key|session)_not_found$/,
       op.operationId,
     );
   }

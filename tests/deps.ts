@@ -8,3 +8,5 @@ export { chromium } from "npm:playwright-core@1.65.1";
 export * as oauth from "npm:oauth4webapi@3.8.8";
 // deno-lint-ignore no-import-prefix
 export { Webhook } from "npm:standardwebhooks@1.1.1";
+// deno-lint-ignore no-import-prefix
+export * as oidc from "npm:openid-client@6.9.0";

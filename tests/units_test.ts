@@ -52,6 +52,10 @@ test("configuration: defaults, and one readable error for every bad variable", (
   assert.equal(c.accessTokenTtl, 900);
   assert.equal(c.refreshTokenTtl, 604_800);
   assert.equal(c.authCodeTtl, 60);
+  assert.equal(c.ssoIdleTtl, 86_400);
+  assert.equal(c.ssoTtl, 1_209_600);
+  assert.equal(loadConfig({ SSO_IDLE_TTL: "600", SSO_TTL: "3600" }).ssoIdleTtl, 600);
+  assert.throws(() => loadConfig({ SSO_TTL: "0" }), /SSO_TTL/);
   assert.equal(loadConfig({ PUBLIC_URL: "https://auth.example.com/" }).publicUrl, "https://auth.example.com");
   assert.throws(
     () => loadConfig({ PORT: "x", BOOTSTRAP_ADMIN_SECRET: "short", DATABASE_URL: "mysql://x" }),

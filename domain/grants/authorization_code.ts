@@ -82,6 +82,7 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
       clientId: client.id,
       fresh: true,
       spent,
+      login: row,
     });
   });
   if (issued === null) {

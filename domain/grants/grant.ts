@@ -7,6 +7,17 @@ import { AppError } from "../errors.ts";
 import { newSecret } from "../ids.ts";
 import { hashSecret } from "../secrets.ts";
 import type { TokenService } from "../tokens.ts";
+import { hasOpenId, issueIdToken } from "../oidc.ts";
+
+/** How the session's user signed in (see db/sessions.ts `CodeLogin`), read from its code or its session. */
+export type SessionLogin = {
+  scope: string | null;
+  nonce: string | null;
+  auth_time: Date | null;
+  sso_session_id: string | null;
+  ip?: string | null;
+  user_agent?: string | null;
+};
 
 export type GrantSettings = {
   /** Lifetime of each refresh token, seconds. */
@@ -48,6 +59,7 @@ export async function issueUserTokens(
     fresh: boolean;
     /** The database's time and current signing key, from the statement that spent the code or token. */
     spent: { now: Date; kid: string };
+    login: SessionLogin;
   },
 ): Promise<TokenResponse> {
   const refresh = newSecret();
@@ -60,6 +72,11 @@ export async function issueUserTokens(
       token_hash: hashSecret(refresh),
       ttlSeconds: ctx.settings.refreshTokenTtl,
       maxTtlSeconds: ctx.settings.sessionMaxTtl,
+      scope: s.login.scope,
+      auth_time: s.login.auth_time,
+      sso_session_id: s.login.sso_session_id,
+      ip: s.login.ip ?? null,
+      user_agent: s.login.user_agent ?? null,
     })
     : await insertRefreshToken(tx, {
       project_id: s.projectId,
@@ -75,11 +92,29 @@ export async function issueUserTokens(
     issuedAt: s.spent.now,
     kid: s.spent.kid,
   });
-  return {
+  const response: TokenResponse = {
     access_token: token,
     token_type: "Bearer",
     expires_in: ctx.tokens.accessTokenTtl,
     refresh_token: refresh,
     refresh_token_expires_in: refreshTtl,
   };
+  // OpenID Connect sessions get an ID token with every grant, the refresh grant included (§12.2).
+  if (hasOpenId(s.login.scope)) {
+    response.id_token = await issueIdToken(tx, ctx.tokens, {
+      projectId: s.projectId,
+      sessionId: s.sessionId,
+      userId: s.userId,
+      clientId: s.clientId,
+      scope: s.login.scope,
+      nonce: s.fresh ? s.login.nonce : null,
+      authTime: s.login.auth_time ?? s.spent.now,
+      ssoSessionId: s.login.sso_session_id,
+      issuedAt: s.spent.now,
+      kid: s.spent.kid,
+      accessToken: token,
+    });
+    response.scope = s.login.scope;
+  }
+  return response;
 }

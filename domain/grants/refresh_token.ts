@@ -48,6 +48,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
       clientId: client.id,
       fresh: false,
       spent,
+      login: { ...row, nonce: null },
     });
   });
   if (issued === null) throw await reused();

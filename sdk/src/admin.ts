@@ -11,6 +11,7 @@ import {
   ResourcesApi,
   RolesApi,
   ServiceApi,
+  SessionsApi,
   TokensApi,
   UsersApi,
   WebhooksApi,
@@ -36,6 +37,8 @@ export type AdminClient = {
   roles: RolesApi;
   users: UsersApi;
   clients: ClientsApi;
+  /** Users' login sessions: list them, end one, sign a user out everywhere. */
+  sessions: SessionsApi;
   /** Webhook subscriptions of a project, their deliveries and signing secrets. */
   webhooks: WebhooksApi;
   /** A project's audit trail (newest first, by cursor). */
@@ -132,6 +135,7 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     roles: new RolesApi(bearer, baseUrl, authorizedFetch),
     users: new UsersApi(bearer, baseUrl, authorizedFetch),
     clients: new ClientsApi(bearer, baseUrl, authorizedFetch),
+    sessions: new SessionsApi(bearer, baseUrl, authorizedFetch),
     webhooks: new WebhooksApi(bearer, baseUrl, authorizedFetch),
     audit: new AuditApi(bearer, baseUrl, authorizedFetch),
     keys: new KeysApi(bearer, baseUrl, authorizedFetch),

@@ -1223,7 +1223,7 @@ export class KeysApi extends BaseAPI {
 export const LoginApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>.</p>
+		 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>. With <code>openid</code> in <code>scope</code>, a browser already signed in to the project (single sign-on) is redirected (302) with a code at once.</p>
 		 * @summary Start a browser login (authorization code with PKCE)
 		 * @param {string} clientId <p>The client&#39;s id</p>
 		 * @param {string} redirectUri <p>Registered in the project, matched byte for byte</p>
@@ -1231,10 +1231,15 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 		 * @param {string} codeChallenge <p>BASE64URL(SHA-256(code_verifier)), 43 characters</p>
 		 * @param {Api.AuthorizeCodeChallengeMethodEnum} codeChallengeMethod
 		 * @param {string} [state] <p>Returned unchanged; recommended against CSRF</p>
+		 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
+		 * @param {string} [nonce] <p>Echoed in the ID token</p>
+		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
+		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again (<code>invalid_request</code> unless a non-negative integer)</p>
+		 * @param {string} [loginHint] <p>Pre-fills the email field</p>
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, options: RequestInit = {}): FetchArgs {
+		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, options: RequestInit = {}): FetchArgs {
 			// verify required parameter 'clientId' is not null or undefined
 			if (clientId === null || clientId === undefined) {
 				throw new RequiredError('clientId', 'Required parameter clientId was null or undefined when calling authorize.');
@@ -1282,6 +1287,73 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 
 			if (codeChallengeMethod !== undefined) {
 				localVarQueryParameter.append('code_challenge_method', String(codeChallengeMethod));
+			}
+
+			if (state !== undefined) {
+				localVarQueryParameter.append('state', String(state));
+			}
+
+			if (scope !== undefined) {
+				localVarQueryParameter.append('scope', String(scope));
+			}
+
+			if (nonce !== undefined) {
+				localVarQueryParameter.append('nonce', String(nonce));
+			}
+
+			if (prompt !== undefined) {
+				localVarQueryParameter.append('prompt', String(prompt));
+			}
+
+			if (maxAge !== undefined) {
+				localVarQueryParameter.append('max_age', String(maxAge));
+			}
+
+			if (loginHint !== undefined) {
+				localVarQueryParameter.append('login_hint', String(loginHint));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client still signs the browser out, but never redirects.</p>
+		 * @summary Sign out (OpenID Connect RP-initiated logout)
+		 * @param {string} [idTokenHint] <p>An ID token the service issued to the application (it may not be expired)</p>
+		 * @param {string} [clientId] <p>The application; must be the hint&#39;s <code>aud</code></p>
+		 * @param {string} [postLogoutRedirectUri] <p>Registered in the project&#39;s <code>post_logout_redirect_uris</code>, matched byte for byte</p>
+		 * @param {string} [state] <p>Returned unchanged with the redirect</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		logout(idTokenHint: string | undefined, clientId: string | undefined, postLogoutRedirectUri: string | undefined, state: string | undefined, options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/logout`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			if (idTokenHint !== undefined) {
+				localVarQueryParameter.append('id_token_hint', String(idTokenHint));
+			}
+
+			if (clientId !== undefined) {
+				localVarQueryParameter.append('client_id', String(clientId));
+			}
+
+			if (postLogoutRedirectUri !== undefined) {
+				localVarQueryParameter.append('post_logout_redirect_uri', String(postLogoutRedirectUri));
 			}
 
 			if (state !== undefined) {
@@ -1346,6 +1418,53 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 				options: localVarRequestOptions,
 			};
 		},
+		/**
+		 * <p>Ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client still signs the browser out, but never redirects.</p>
+		 * @summary Sign out (OpenID Connect RP-initiated logout)
+		 * @param {Api.SubmitLogoutRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitLogout(request: Api.SubmitLogoutRequest | undefined, options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/logout`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarHeaderParameter.set('Content-Type', 'application/x-www-form-urlencoded');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				const localVarFormParams = new URLSearchParams();
+				if (request["id_token_hint"] !== undefined) {
+					localVarFormParams.append('id_token_hint', String(request["id_token_hint"]));
+				}
+				if (request["client_id"] !== undefined) {
+					localVarFormParams.append('client_id', String(request["client_id"]));
+				}
+				if (request["post_logout_redirect_uri"] !== undefined) {
+					localVarFormParams.append('post_logout_redirect_uri', String(request["post_logout_redirect_uri"]));
+				}
+				if (request["state"] !== undefined) {
+					localVarFormParams.append('state', String(request["state"]));
+				}
+				localVarRequestOptions.body = localVarFormParams;
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
 	}
 };
 
@@ -1356,7 +1475,7 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 export const LoginApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>.</p>
+		 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>. With <code>openid</code> in <code>scope</code>, a browser already signed in to the project (single sign-on) is redirected (302) with a code at once.</p>
 		 * @summary Start a browser login (authorization code with PKCE)
 		 * @param {string} clientId <p>The client&#39;s id</p>
 		 * @param {string} redirectUri <p>Registered in the project, matched byte for byte</p>
@@ -1364,11 +1483,16 @@ export const LoginApiFp = function(configuration?: Configuration) {
 		 * @param {string} codeChallenge <p>BASE64URL(SHA-256(code_verifier)), 43 characters</p>
 		 * @param {Api.AuthorizeCodeChallengeMethodEnum} codeChallengeMethod
 		 * @param {string} [state] <p>Returned unchanged; recommended against CSRF</p>
+		 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
+		 * @param {string} [nonce] <p>Echoed in the ID token</p>
+		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
+		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again (<code>invalid_request</code> unless a non-negative integer)</p>
+		 * @param {string} [loginHint] <p>Pre-fills the email field</p>
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
-			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, options);
+		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, prompt, maxAge, loginHint, options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
 					const contentType = response.headers.get('Content-Type');
@@ -1378,6 +1502,36 @@ export const LoginApiFp = function(configuration?: Configuration) {
 						return response;
 					}
 					if (response.status === 302) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client still signs the browser out, but never redirects.</p>
+		 * @summary Sign out (OpenID Connect RP-initiated logout)
+		 * @param {string} [idTokenHint] <p>An ID token the service issued to the application (it may not be expired)</p>
+		 * @param {string} [clientId] <p>The application; must be the hint&#39;s <code>aud</code></p>
+		 * @param {string} [postLogoutRedirectUri] <p>Registered in the project&#39;s <code>post_logout_redirect_uris</code>, matched byte for byte</p>
+		 * @param {string} [state] <p>Returned unchanged with the redirect</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		logout(idTokenHint: string | undefined, clientId: string | undefined, postLogoutRedirectUri: string | undefined, state: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).logout(idTokenHint, clientId, postLogoutRedirectUri, state, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					if (response.status === 303) {
 						return response;
 					}
 					if (response.status === 400) {
@@ -1414,6 +1568,33 @@ export const LoginApiFp = function(configuration?: Configuration) {
 				});
 			};
 		},
+		/**
+		 * <p>Ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client still signs the browser out, but never redirects.</p>
+		 * @summary Sign out (OpenID Connect RP-initiated logout)
+		 * @param {Api.SubmitLogoutRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitLogout(request: Api.SubmitLogoutRequest | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).submitLogout(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					if (response.status === 303) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
 	}
 };
 
@@ -1433,7 +1614,7 @@ export const LoginApiFactory: FactoryFunction<LoginApi> = function (configuratio
  */
 export class LoginApi extends BaseAPI {
 	/**
-	 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>.</p>
+	 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>. With <code>openid</code> in <code>scope</code>, a browser already signed in to the project (single sign-on) is redirected (302) with a code at once.</p>
 	 * @summary Start a browser login (authorization code with PKCE)
 	 * @param {string} clientId <p>The client&#39;s id</p>
 	 * @param {string} redirectUri <p>Registered in the project, matched byte for byte</p>
@@ -1441,11 +1622,30 @@ export class LoginApi extends BaseAPI {
 	 * @param {string} codeChallenge <p>BASE64URL(SHA-256(code_verifier)), 43 characters</p>
 	 * @param {Api.AuthorizeCodeChallengeMethodEnum} codeChallengeMethod
 	 * @param {string} [state] <p>Returned unchanged; recommended against CSRF</p>
+	 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
+	 * @param {string} [nonce] <p>Echoed in the ID token</p>
+	 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
+	 * @param {string} [maxAge] <p>Seconds: an older login shows the form again (<code>invalid_request</code> unless a non-negative integer)</p>
+	 * @param {string} [loginHint] <p>Pre-fills the email field</p>
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
 	 */
-	public authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, options?: RequestInit) {
-		return LoginApiFp(this.configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, options)(this.fetch, this.basePath);
+	public authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, prompt, maxAge, loginHint, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client still signs the browser out, but never redirects.</p>
+	 * @summary Sign out (OpenID Connect RP-initiated logout)
+	 * @param {string} [idTokenHint] <p>An ID token the service issued to the application (it may not be expired)</p>
+	 * @param {string} [clientId] <p>The application; must be the hint&#39;s <code>aud</code></p>
+	 * @param {string} [postLogoutRedirectUri] <p>Registered in the project&#39;s <code>post_logout_redirect_uris</code>, matched byte for byte</p>
+	 * @param {string} [state] <p>Returned unchanged with the redirect</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public logout(idTokenHint: string | undefined, clientId: string | undefined, postLogoutRedirectUri: string | undefined, state: string | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).logout(idTokenHint, clientId, postLogoutRedirectUri, state, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -1457,6 +1657,17 @@ export class LoginApi extends BaseAPI {
 	 */
 	public submitLogin(request: Api.SubmitLoginRequest | undefined, options?: RequestInit) {
 		return LoginApiFp(this.configuration).submitLogin(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client still signs the browser out, but never redirects.</p>
+	 * @summary Sign out (OpenID Connect RP-initiated logout)
+	 * @param {Api.SubmitLogoutRequest} [request]
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public submitLogout(request: Api.SubmitLogoutRequest | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).submitLogout(request, options)(this.fetch, this.basePath);
 	}
 
 }
@@ -3132,13 +3343,678 @@ export class ServiceApi extends BaseAPI {
 
 }
 /**
+ * SessionsApi - fetch parameter creator
+ * @export
+ */
+export const SessionsApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token. A session is one login through one client (its refresh-token family): <code>id</code> (the <code>sid</code> of its access tokens), <code>client_id</code>, <code>created_at</code>, <code>last_used_at</code> (the last refresh), and the browser&#39;s <code>ip</code> and <code>user_agent</code> at the login.</p>
+		 * @summary List the current user's live sessions
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listCurrentUserSessions(pageNum: number | undefined, pageSize: number | undefined, options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/api/v1/users/current/sessions`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>. A session is one login through one client (its refresh-token family): <code>id</code> (the <code>sid</code> of its access tokens), <code>client_id</code>, <code>created_at</code>, <code>last_used_at</code> (the last refresh), and the browser&#39;s <code>ip</code> and <code>user_agent</code> at the login. Newest first.</p>
+		 * @summary List a user's live sessions
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listUserSessions(projectId: string, userId: string, pageNum: number | undefined, pageSize: number | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listUserSessions.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling listUserSessions.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/sessions`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token; the session may be this token&#39;s own.</p>
+		 * @summary End one of the current user's sessions
+		 * @param {string} sessionId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeCurrentUserSession(sessionId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'sessionId' is not null or undefined
+			if (sessionId === null || sessionId === undefined) {
+				throw new RequiredError('sessionId', 'Required parameter sessionId was null or undefined when calling revokeCurrentUserSession.');
+			}
+			let localVarPath = `/api/v1/users/current/sessions/{session_id}`
+				.replace('{session_id}', encodeURIPathSegment(String(sessionId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. Its refresh token is revoked and its access tokens are refused from their next request. The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @summary End one of a user's sessions
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {string} sessionId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeUserSession(projectId: string, userId: string, sessionId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling revokeUserSession.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling revokeUserSession.');
+			}
+			// verify required parameter 'sessionId' is not null or undefined
+			if (sessionId === null || sessionId === undefined) {
+				throw new RequiredError('sessionId', 'Required parameter sessionId was null or undefined when calling revokeUserSession.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/sessions/{session_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)))
+				.replace('{session_id}', encodeURIPathSegment(String(sessionId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. Ends every login session and every single sign-on browser session of the user. The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @summary Sign a user out everywhere
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeUserSessions(projectId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling revokeUserSessions.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling revokeUserSessions.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/sessions`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * SessionsApi - functional programming interface
+ * @export
+ */
+export const SessionsApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token. A session is one login through one client (its refresh-token family): <code>id</code> (the <code>sid</code> of its access tokens), <code>client_id</code>, <code>created_at</code>, <code>last_used_at</code> (the last refresh), and the browser&#39;s <code>ip</code> and <code>user_agent</code> at the login.</p>
+		 * @summary List the current user's live sessions
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listCurrentUserSessions(pageNum: number | undefined, pageSize: number | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.SessionList> {
+			const localVarFetchArgs = SessionsApiFetchParamCreator(configuration).listCurrentUserSessions(pageNum, pageSize, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>. A session is one login through one client (its refresh-token family): <code>id</code> (the <code>sid</code> of its access tokens), <code>client_id</code>, <code>created_at</code>, <code>last_used_at</code> (the last refresh), and the browser&#39;s <code>ip</code> and <code>user_agent</code> at the login. Newest first.</p>
+		 * @summary List a user's live sessions
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listUserSessions(projectId: string, userId: string, pageNum: number | undefined, pageSize: number | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.SessionList> {
+			const localVarFetchArgs = SessionsApiFetchParamCreator(configuration).listUserSessions(projectId, userId, pageNum, pageSize, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token; the session may be this token&#39;s own.</p>
+		 * @summary End one of the current user's sessions
+		 * @param {string} sessionId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeCurrentUserSession(sessionId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = SessionsApiFetchParamCreator(configuration).revokeCurrentUserSession(sessionId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. Its refresh token is revoked and its access tokens are refused from their next request. The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @summary End one of a user's sessions
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {string} sessionId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeUserSession(projectId: string, userId: string, sessionId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = SessionsApiFetchParamCreator(configuration).revokeUserSession(projectId, userId, sessionId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. Ends every login session and every single sign-on browser session of the user. The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @summary Sign a user out everywhere
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeUserSessions(projectId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = SessionsApiFetchParamCreator(configuration).revokeUserSessions(projectId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * SessionsApi - factory interface
+ * @export
+ */
+export const SessionsApiFactory: FactoryFunction<SessionsApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new SessionsApi(configuration, basePath, fetch);
+};
+
+/**
+ * SessionsApi - object-oriented interface
+ * @export
+ * @class SessionsApi
+ * @extends {BaseAPI}
+ */
+export class SessionsApi extends BaseAPI {
+	/**
+	 * <p>Needs only a valid token, and no permission. A user&#39;s token. A session is one login through one client (its refresh-token family): <code>id</code> (the <code>sid</code> of its access tokens), <code>client_id</code>, <code>created_at</code>, <code>last_used_at</code> (the last refresh), and the browser&#39;s <code>ip</code> and <code>user_agent</code> at the login.</p>
+	 * @summary List the current user's live sessions
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listCurrentUserSessions(pageNum: number | undefined, pageSize: number | undefined, options?: RequestInit) {
+		return SessionsApiFp(this.configuration).listCurrentUserSessions(pageNum, pageSize, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:read</code>. A session is one login through one client (its refresh-token family): <code>id</code> (the <code>sid</code> of its access tokens), <code>client_id</code>, <code>created_at</code>, <code>last_used_at</code> (the last refresh), and the browser&#39;s <code>ip</code> and <code>user_agent</code> at the login. Newest first.</p>
+	 * @summary List a user's live sessions
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listUserSessions(projectId: string, userId: string, pageNum: number | undefined, pageSize: number | undefined, options?: RequestInit) {
+		return SessionsApiFp(this.configuration).listUserSessions(projectId, userId, pageNum, pageSize, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs only a valid token, and no permission. A user&#39;s token; the session may be this token&#39;s own.</p>
+	 * @summary End one of the current user's sessions
+	 * @param {string} sessionId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public revokeCurrentUserSession(sessionId: string, options?: RequestInit) {
+		return SessionsApiFp(this.configuration).revokeCurrentUserSession(sessionId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. Its refresh token is revoked and its access tokens are refused from their next request. The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise).</p>
+	 * @summary End one of a user's sessions
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {string} sessionId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public revokeUserSession(projectId: string, userId: string, sessionId: string, options?: RequestInit) {
+		return SessionsApiFp(this.configuration).revokeUserSession(projectId, userId, sessionId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. Ends every login session and every single sign-on browser session of the user. The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise).</p>
+	 * @summary Sign a user out everywhere
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public revokeUserSessions(projectId: string, userId: string, options?: RequestInit) {
+		return SessionsApiFp(this.configuration).revokeUserSessions(projectId, userId, options)(this.fetch, this.basePath);
+	}
+
+}
+/**
  * TokensApi - fetch parameter creator
  * @export
  */
 export const TokensApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>client_id</code>, <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>; answers an access and a refresh token. <strong>refresh_token</strong>: <code>client_id</code> and <code>refresh_token</code>; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), Basic secret when sent (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>), then the code (unknown or another client&#39;s <code>invalid_authorization_code</code>, <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> — which also revokes what the code issued —, <code>auth_code_expired</code>, <code>invalid_code_verifier</code>) or the refresh token (<code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>). Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. Answers carry <code>Cache-Control: no-store</code>.</p>
+		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>client_id</code>, <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>; answers an access and a refresh token. <strong>refresh_token</strong>: <code>client_id</code> and <code>refresh_token</code>; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), Basic secret when sent (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>), then the code (unknown or another client&#39;s <code>invalid_authorization_code</code>, <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> — which also revokes what the code issued —, <code>auth_code_expired</code>, <code>invalid_code_verifier</code>) or the refresh token (<code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>). Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>.</p>
 		 * @summary Exchange credentials for an access token
 		 * @param {Api.TokenRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -3271,6 +4147,60 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 			};
 		},
 		/**
+		 * <p>The RFC 8414 metadata plus what OpenID Connect libraries read: <code>userinfo_endpoint</code>, <code>end_session_endpoint</code>, <code>scopes_supported</code> (<code>openid</code>, <code>profile</code>, <code>email</code>; other scopes are ignored), <code>claims_supported</code>, <code>subject_types_supported</code> and <code>prompt_values_supported</code>. A request whose <code>scope</code> has <code>openid</code> gets an ID token (signed like the access tokens, <code>aud</code> = the client id) and a single sign-on session; any other request is plain OAuth.</p>
+		 * @summary OpenID Connect discovery
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getOpenIdConfiguration(options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/.well-known/openid-configuration`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
+		 * @summary The signed-in user's claims (OpenID Connect userinfo)
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getUserInfo(options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/userinfo`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Authenticated with HTTP Basic by an active client of the token&#39;s project. <code>active</code> is decided live (project, client, session, user, revocation), and <code>permissions</code> lists what the token&#39;s subject may do now. A token of another project is <code>active: false</code>. A database failure answers 503, never <code>active: false</code>.</p>
 		 * @summary Introspect a token (RFC 7662)
 		 * @param {Api.IntrospectTokenRequest} request
@@ -3322,6 +4252,33 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 				}
 				localVarRequestOptions.body = localVarFormParams;
 			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
+		 * @summary The signed-in user's claims (OpenID Connect userinfo)
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		postUserInfo(options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/userinfo`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
 
 			const localVarQueryParameterString = localVarQueryParameter.toString();
 			if (localVarQueryParameterString) {
@@ -3404,7 +4361,7 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 export const TokensApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>client_id</code>, <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>; answers an access and a refresh token. <strong>refresh_token</strong>: <code>client_id</code> and <code>refresh_token</code>; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), Basic secret when sent (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>), then the code (unknown or another client&#39;s <code>invalid_authorization_code</code>, <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> — which also revokes what the code issued —, <code>auth_code_expired</code>, <code>invalid_code_verifier</code>) or the refresh token (<code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>). Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. Answers carry <code>Cache-Control: no-store</code>.</p>
+		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>client_id</code>, <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>; answers an access and a refresh token. <strong>refresh_token</strong>: <code>client_id</code> and <code>refresh_token</code>; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), Basic secret when sent (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>), then the code (unknown or another client&#39;s <code>invalid_authorization_code</code>, <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> — which also revokes what the code issued —, <code>auth_code_expired</code>, <code>invalid_code_verifier</code>) or the refresh token (<code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>). Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>.</p>
 		 * @summary Exchange credentials for an access token
 		 * @param {Api.TokenRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -3533,6 +4490,76 @@ export const TokensApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>The RFC 8414 metadata plus what OpenID Connect libraries read: <code>userinfo_endpoint</code>, <code>end_session_endpoint</code>, <code>scopes_supported</code> (<code>openid</code>, <code>profile</code>, <code>email</code>; other scopes are ignored), <code>claims_supported</code>, <code>subject_types_supported</code> and <code>prompt_values_supported</code>. A request whose <code>scope</code> has <code>openid</code> gets an ID token (signed like the access tokens, <code>aud</code> = the client id) and a single sign-on session; any other request is plain OAuth.</p>
+		 * @summary OpenID Connect discovery
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getOpenIdConfiguration(options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.OpenIdConfiguration> {
+			const localVarFetchArgs = TokensApiFetchParamCreator(configuration).getOpenIdConfiguration(options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
+		 * @summary The signed-in user's claims (OpenID Connect userinfo)
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getUserInfo(options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.UserInfo> {
+			const localVarFetchArgs = TokensApiFetchParamCreator(configuration).getUserInfo(options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Authenticated with HTTP Basic by an active client of the token&#39;s project. <code>active</code> is decided live (project, client, session, user, revocation), and <code>permissions</code> lists what the token&#39;s subject may do now. A token of another project is <code>active: false</code>. A database failure answers 503, never <code>active: false</code>.</p>
 		 * @summary Introspect a token (RFC 7662)
 		 * @param {Api.IntrospectTokenRequest} request
@@ -3583,6 +4610,41 @@ export const TokensApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
+		 * @summary The signed-in user's claims (OpenID Connect userinfo)
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		postUserInfo(options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.UserInfo> {
+			const localVarFetchArgs = TokensApiFetchParamCreator(configuration).postUserInfo(options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -3671,7 +4733,7 @@ export const TokensApiFactory: FactoryFunction<TokensApi> = function (configurat
  */
 export class TokensApi extends BaseAPI {
 	/**
-	 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>client_id</code>, <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>; answers an access and a refresh token. <strong>refresh_token</strong>: <code>client_id</code> and <code>refresh_token</code>; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), Basic secret when sent (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>), then the code (unknown or another client&#39;s <code>invalid_authorization_code</code>, <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> — which also revokes what the code issued —, <code>auth_code_expired</code>, <code>invalid_code_verifier</code>) or the refresh token (<code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>). Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. Answers carry <code>Cache-Control: no-store</code>.</p>
+	 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>client_id</code>, <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>; answers an access and a refresh token. <strong>refresh_token</strong>: <code>client_id</code> and <code>refresh_token</code>; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), Basic secret when sent (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>), then the code (unknown or another client&#39;s <code>invalid_authorization_code</code>, <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> — which also revokes what the code issued —, <code>auth_code_expired</code>, <code>invalid_code_verifier</code>) or the refresh token (<code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>). Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>.</p>
 	 * @summary Exchange credentials for an access token
 	 * @param {Api.TokenRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -3701,6 +4763,26 @@ export class TokensApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>The RFC 8414 metadata plus what OpenID Connect libraries read: <code>userinfo_endpoint</code>, <code>end_session_endpoint</code>, <code>scopes_supported</code> (<code>openid</code>, <code>profile</code>, <code>email</code>; other scopes are ignored), <code>claims_supported</code>, <code>subject_types_supported</code> and <code>prompt_values_supported</code>. A request whose <code>scope</code> has <code>openid</code> gets an ID token (signed like the access tokens, <code>aud</code> = the client id) and a single sign-on session; any other request is plain OAuth.</p>
+	 * @summary OpenID Connect discovery
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getOpenIdConfiguration(options?: RequestInit) {
+		return TokensApiFp(this.configuration).getOpenIdConfiguration(options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
+	 * @summary The signed-in user's claims (OpenID Connect userinfo)
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getUserInfo(options?: RequestInit) {
+		return TokensApiFp(this.configuration).getUserInfo(options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Authenticated with HTTP Basic by an active client of the token&#39;s project. <code>active</code> is decided live (project, client, session, user, revocation), and <code>permissions</code> lists what the token&#39;s subject may do now. A token of another project is <code>active: false</code>. A database failure answers 503, never <code>active: false</code>.</p>
 	 * @summary Introspect a token (RFC 7662)
 	 * @param {Api.IntrospectTokenRequest} request
@@ -3709,6 +4791,16 @@ export class TokensApi extends BaseAPI {
 	 */
 	public introspectToken(request: Api.IntrospectTokenRequest, options?: RequestInit) {
 		return TokensApiFp(this.configuration).introspectToken(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
+	 * @summary The signed-in user's claims (OpenID Connect userinfo)
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public postUserInfo(options?: RequestInit) {
+		return TokensApiFp(this.configuration).postUserInfo(options)(this.fetch, this.basePath);
 	}
 
 	/**

@@ -43,7 +43,7 @@ export namespace Api {
 		'project_id': string;
 		'occurred_at': string;
 		/**
-		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); <code>login.throttled</code>: A sign-in was refused for too many failures (429); <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended because its refresh token was revoked (RFC 7009); <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); <code>login.throttled</code>: A sign-in was refused for too many failures (429); <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 		 * @type {Api.AuditEventType}
 		 * @memberof AuditEvent
 		 */
@@ -136,7 +136,7 @@ export namespace Api {
 	}
 
 	/**
-	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); <code>login.throttled</code>: A sign-in was refused for too many failures (429); <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended because its refresh token was revoked (RFC 7009); <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); <code>login.throttled</code>: A sign-in was refused for too many failures (429); <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 	 */
 	export enum AuditEventType {
 		ProjectCreated = 'project.created',
@@ -167,6 +167,9 @@ export namespace Api {
 		AuthorizationCodeReplayed = 'authorization_code.replayed',
 		RefreshTokenReuseDetected = 'refresh_token.reuse_detected',
 		SessionRevoked = 'session.revoked',
+		UserSessionsEnded = 'user.sessions_ended',
+		LoginSso = 'login.sso',
+		SsoSessionEnded = 'sso_session.ended',
 		TokenRevoked = 'token.revoked',
 		KeyRotated = 'key.rotated',
 		KeyRevoked = 'key.revoked'
@@ -198,8 +201,21 @@ export namespace Api {
 		S256 = 'S256'
 	}
 
+	/**
+	 * <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
+	 */
+	export enum AuthorizePromptEnum {
+		Login = 'login',
+		None = 'none'
+	}
+
 	export enum AuthorizeResponseTypeEnum {
 		Code = 'code'
+	}
+
+	export interface BearerError {
+		error: string;
+		'error_description': string;
 	}
 
 	export interface Client {
@@ -325,6 +341,12 @@ export namespace Api {
 		 * @memberof CreateProjectRequest
 		 */
 		'redirect_uris'?: string[];
+		/**
+		 * @description <p>Where <code>/logout</code> may send the browser afterwards (OpenID Connect <code>post_logout_redirect_uri</code>), matched byte for byte, with the rules of <code>redirect_uris</code>. At most 50.</p>
+		 * @type {string[]}
+		 * @memberof CreateProjectRequest
+		 */
+		'post_logout_redirect_uris'?: string[];
 		/**
 		 * @description <p>Default true</p>
 		 * @type {boolean}
@@ -515,6 +537,7 @@ export namespace Api {
 			SigningKeyNotFound = 'signing_key_not_found',
 			WebhookNotFound = 'webhook_not_found',
 			WebhookDeliveryNotFound = 'webhook_delivery_not_found',
+			SessionNotFound = 'session_not_found',
 			ResourceCodeAlreadyUsed = 'resource_code_already_used',
 			RoleCodeAlreadyUsed = 'role_code_already_used',
 			UserExternalIdAlreadyUsed = 'user_external_id_already_used',
@@ -766,6 +789,18 @@ export namespace Api {
 		Desc = 'desc'
 	}
 
+	export interface OpenIdConfiguration extends Api.AuthorizationServerMetadata {
+		'userinfo_endpoint': string;
+		'end_session_endpoint': string;
+		'scopes_supported': string[];
+		'claims_supported': string[];
+		'subject_types_supported': string[];
+		'prompt_values_supported': string[];
+		'claims_parameter_supported': boolean;
+		'request_parameter_supported': boolean;
+		'request_uri_parameter_supported': boolean;
+	}
+
 	export interface Pagination {
 		/**
 		 * @type {number}
@@ -820,6 +855,7 @@ export namespace Api {
 		name: string;
 		description: string | null;
 		'redirect_uris': string[];
+		'post_logout_redirect_uris': string[];
 		'is_active': boolean;
 		/**
 		 * @description <p>True for the system project, which administers the others</p>
@@ -930,6 +966,50 @@ export namespace Api {
 		pagination: Api.Pagination;
 	}
 
+	export interface Session {
+		/**
+		 * @description <p>The session id (the <code>sid</code> of its access tokens)</p>
+		 * @type {string}
+		 * @memberof Session
+		 */
+		id: string;
+		/**
+		 * @description <p>The client the user signed in to</p>
+		 * @type {string}
+		 * @memberof Session
+		 */
+		'client_id': string;
+		/**
+		 * @description <p>When the user signed in (RFC 3339, UTC)</p>
+		 * @type {string}
+		 * @memberof Session
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>The last refresh, or the login (RFC 3339, UTC)</p>
+		 * @type {string}
+		 * @memberof Session
+		 */
+		'last_used_at': string;
+		/**
+		 * @description <p>The browser&#39;s address at the login</p>
+		 * @type {string | null}
+		 * @memberof Session
+		 */
+		ip: string | null;
+		/**
+		 * @description <p>The browser&#39;s user agent at the login</p>
+		 * @type {string | null}
+		 * @memberof Session
+		 */
+		'user_agent': string | null;
+	}
+
+	export interface SessionList {
+		data: Api.Session[];
+		pagination: Api.Pagination;
+	}
+
 	export interface SigningKey {
 		kid: string;
 		alg: Api.SigningKey.AlgEnum;
@@ -1011,6 +1091,33 @@ export namespace Api {
 		password: string;
 		'request_id': string;
 		csrf: string;
+	}
+
+	export interface SubmitLogoutRequest {
+		/**
+		 * @description <p>An ID token the service issued to the application (it may not be expired)</p>
+		 * @type {string}
+		 * @memberof SubmitLogoutRequest
+		 */
+		'id_token_hint'?: string;
+		/**
+		 * @description <p>The application; must be the hint&#39;s <code>aud</code></p>
+		 * @type {string}
+		 * @memberof SubmitLogoutRequest
+		 */
+		'client_id'?: string;
+		/**
+		 * @description <p>Registered in the project&#39;s <code>post_logout_redirect_uris</code>, matched byte for byte</p>
+		 * @type {string}
+		 * @memberof SubmitLogoutRequest
+		 */
+		'post_logout_redirect_uri'?: string;
+		/**
+		 * @description <p>Returned unchanged with the redirect</p>
+		 * @type {string}
+		 * @memberof SubmitLogoutRequest
+		 */
+		state?: string;
 	}
 
 	/**
@@ -1120,6 +1227,18 @@ export namespace Api {
 		 * @memberof TokenResponse
 		 */
 		'refresh_token_expires_in'?: number;
+		/**
+		 * @description <p>OpenID Connect: when the authorization request&#39;s <code>scope</code> had <code>openid</code> (also on refresh)</p>
+		 * @type {string}
+		 * @memberof TokenResponse
+		 */
+		'id_token'?: string;
+		/**
+		 * @description <p>OpenID Connect: the granted scopes (<code>openid</code>, <code>profile</code>, <code>email</code>), space-separated</p>
+		 * @type {string}
+		 * @memberof TokenResponse
+		 */
+		scope?: string;
 	}
 
 	/**
@@ -1203,6 +1322,12 @@ export namespace Api {
 		 * @memberof UpdateProjectRequest
 		 */
 		'redirect_uris'?: string[];
+		/**
+		 * @description <p>Omitted keeps them; an array replaces them. Only a caller covering the whole project may change them, as <code>redirect_uris</code>.</p>
+		 * @type {string[]}
+		 * @memberof UpdateProjectRequest
+		 */
+		'post_logout_redirect_uris'?: string[];
 		/**
 		 * @description <p>Omitted keeps it. Only a system-project token may change it; the system project stays active.</p>
 		 * @type {boolean}
@@ -1354,6 +1479,39 @@ export namespace Api {
 		 * @memberof User
 		 */
 		'updated_at': string;
+	}
+
+	export interface UserInfo {
+		/**
+		 * @description <p>The user id</p>
+		 * @type {string}
+		 * @memberof UserInfo
+		 */
+		sub: string;
+		/**
+		 * @description <p>With <code>profile</code>: the display name</p>
+		 * @type {string}
+		 * @memberof UserInfo
+		 */
+		name?: string;
+		/**
+		 * @description <p>With <code>profile</code>: the avatar URL</p>
+		 * @type {string | null}
+		 * @memberof UserInfo
+		 */
+		picture?: string | null;
+		/**
+		 * @description <p>With <code>email</code></p>
+		 * @type {string | null}
+		 * @memberof UserInfo
+		 */
+		email?: string | null;
+		/**
+		 * @description <p>With <code>email</code>: always false, the service does not verify email addresses</p>
+		 * @type {boolean}
+		 * @memberof UserInfo
+		 */
+		'email_verified'?: boolean;
 	}
 
 	export interface UserList {

@@ -1,0 +1,144 @@
+/**
+ * Single sign-on: an OpenID login opens a browser session for the project (a cookie naming the browser; only
+ * its hash is stored), and the next OpenID authorization request of any client of the project is answered with
+ * a code without the form, unless `prompt=login` or `max_age` asks for a new login. `prompt=none` without a
+ * session answers `login_required`. Idle and absolute expiry, the user and the project are checked live, by
+ * the database, on every use.
+ */
+import { type Sql, transaction } from "../db/connection.ts";
+import type { AuthorizationRequestRow, CodeLogin } from "../db/sessions.ts";
+import { insertAuthorizationCode } from "../db/sessions.ts";
+import { insertSsoSession, rekeyBrowser, useSsoSession } from "../db/sso.ts";
+import { record, userSource } from "./audit.ts";
+import { newId, newSecret } from "./ids.ts";
+import {
+  AuthorizeRedirectError,
+  issueAuthorizationCode,
+  redirectWith,
+  type ValidAuthorizeRequest,
+} from "./login.ts";
+import type { RequestInfo } from "./principal.ts";
+import { hashSecret } from "./secrets.ts";
+
+export type SsoSettings = {
+  /** A browser session ends this long after its last use (SSO_IDLE_TTL)… */
+  idleTtl: number;
+  /** …and this long after the login at most (SSO_TTL). */
+  ttl: number;
+  issuer: string;
+  codeTtl: number;
+};
+
+/** A cookie value the service could have set: 256 bits in base64url. */
+export const isBrowserSecret = (v: string | undefined): v is string =>
+  v !== undefined && /^[A-Za-z0-9_-]{43}$/.test(v);
+
+const loginOf = (request: RequestInfo) => ({ ip: request.ip, user_agent: request.user_agent });
+
+/**
+ * GET /authorize of an OpenID request: the URL to redirect to with a code when the browser's session in the
+ * project answers for the user, or null to show the form. `prompt=none` without a usable session throws the
+ * `login_required` redirect.
+ */
+export async function signInSilently(
+  sql: Sql,
+  req: ValidAuthorizeRequest,
+  browser: string | undefined,
+  settings: SsoSettings,
+  request: RequestInfo,
+): Promise<string | null> {
+  const oidc = req.oidc;
+  if (!oidc || oidc.prompt === "login") return null;
+  const projectId = req.client.project_id;
+  const sso = isBrowserSecret(browser)
+    ? await useSsoSession(sql, hashSecret(browser), projectId, settings.idleTtl)
+    : undefined;
+  if (!sso || (oidc.maxAge !== null && sso.age > oidc.maxAge)) {
+    if (oidc.prompt !== "none") return null;
+    throw new AuthorizeRedirectError(
+      "login_required",
+      sso ? "the last login is older than max_age" : "the user is not signed in",
+      req.redirectUri,
+      req.state,
+    );
+  }
+  const code = newSecret();
+  await transaction(sql, async (tx) => {
+    await insertAuthorizationCode(tx, {
+      project_id: projectId,
+      code_hash: hashSecret(code),
+      client_id: req.client.id,
+      user_id: sso.user_id,
+      redirect_uri: req.redirectUri,
+      code_challenge: req.codeChallenge,
+      ttlSeconds: settings.codeTtl,
+      scope: oidc.scope,
+      nonce: oidc.nonce,
+      auth_time: sso.auth_time,
+      sso_session_id: sso.id,
+      ...loginOf(request),
+    });
+    await record(tx, {
+      projectId,
+      type: "login.sso",
+      source: userSource(sso.user_id, request),
+      target: { type: "user", id: sso.user_id },
+      details: { client_id: req.client.id, sso_session_id: sso.id },
+    });
+  });
+  return redirectWith(req.redirectUri, { code, state: req.state, iss: settings.issuer });
+}
+
+/**
+ * After a good password: the code, and for an OpenID request a new browser session, in one transaction. The
+ * browser's cookie is turned over on every login (its other projects' sessions follow it), so a value planted
+ * before the login names nothing afterwards. Returns where to send the browser and the cookie to set, if any.
+ */
+export async function completeLogin(
+  sql: Sql,
+  req: AuthorizationRequestRow,
+  userId: string,
+  browser: string | undefined,
+  settings: SsoSettings,
+  request: RequestInfo,
+): Promise<{ location: string; browser: string | null }> {
+  const scope = req.scope;
+  if (scope === null) {
+    const location = await issueAuthorizationCode(
+      sql,
+      req,
+      userId,
+      settings.issuer,
+      settings.codeTtl,
+      () => Promise.resolve(loginOf(request)),
+    );
+    return { location, browser: null };
+  }
+  const fresh = newSecret();
+  const location = await issueAuthorizationCode(
+    sql,
+    req,
+    userId,
+    settings.issuer,
+    settings.codeTtl,
+    async (tx): Promise<Partial<CodeLogin>> => {
+      if (isBrowserSecret(browser)) await rekeyBrowser(tx, hashSecret(browser), hashSecret(fresh));
+      const sso = await insertSsoSession(tx, {
+        project_id: req.project_id,
+        id: newId(),
+        browser_hash: hashSecret(fresh),
+        user_id: userId,
+        idleSeconds: settings.idleTtl,
+        ttlSeconds: settings.ttl,
+      });
+      return {
+        scope,
+        nonce: req.nonce,
+        auth_time: sso.auth_time,
+        sso_session_id: sso.id,
+        ...loginOf(request),
+      };
+    },
+  );
+  return { location, browser: fresh };
+}

@@ -1,0 +1,54 @@
+/** OpenID Connect answers: the provider's configuration and the userinfo claims. */
+import { z } from "@hono/zod-openapi";
+import { AuthorizationServerMetadata } from "./service.ts";
+
+/** The scopes the service knows; any other scope in a request is ignored. */
+export const OIDC_SCOPES = ["openid", "profile", "email"] as const;
+export type OidcScope = (typeof OIDC_SCOPES)[number];
+
+/** The claims each scope adds to the ID token and userinfo, besides `sub`. */
+export const SCOPE_CLAIMS: Record<OidcScope, readonly string[]> = {
+  openid: [],
+  profile: ["name", "picture"],
+  email: ["email", "email_verified"],
+};
+
+export const CLAIMS_SUPPORTED = [
+  "iss",
+  "sub",
+  "aud",
+  "exp",
+  "iat",
+  "auth_time",
+  "nonce",
+  "sid",
+  "at_hash",
+  "name",
+  "picture",
+  "email",
+  "email_verified",
+] as const;
+
+export const OpenIdConfiguration = AuthorizationServerMetadata.extend({
+  userinfo_endpoint: z.string(),
+  end_session_endpoint: z.string(),
+  scopes_supported: z.array(z.string()),
+  claims_supported: z.array(z.string()),
+  subject_types_supported: z.array(z.string()),
+  prompt_values_supported: z.array(z.string()),
+  claims_parameter_supported: z.boolean(),
+  request_parameter_supported: z.boolean(),
+  request_uri_parameter_supported: z.boolean(),
+}).openapi("OpenIdConfiguration");
+export type OpenIdConfiguration = z.infer<typeof OpenIdConfiguration>;
+
+export const UserInfo = z.object({
+  sub: z.string().openapi({ description: "The user id" }),
+  name: z.string().optional().openapi({ description: "With `profile`: the display name" }),
+  picture: z.string().nullable().optional().openapi({ description: "With `profile`: the avatar URL" }),
+  email: z.string().nullable().optional().openapi({ description: "With `email`" }),
+  email_verified: z.boolean().optional().openapi({
+    description: "With `email`: always false, the service does not verify email addresses",
+  }),
+}).openapi("UserInfo");
+export type UserInfo = z.infer<typeof UserInfo>;

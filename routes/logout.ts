@@ -1,0 +1,87 @@
+/**
+ * GET and POST /logout (OpenID Connect RP-Initiated Logout 1.0): ends the browser's single sign-on session and
+ * the login sessions it created, then redirects to a registered `post_logout_redirect_uri` or shows a page.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { deleteCookie, getCookie } from "hono/cookie";
+import { logout } from "../domain/logout.ts";
+import type { App, AppEnv } from "./env.ts";
+import { newNonce, pageHeaders } from "./authorize.ts";
+import { signedOutPage } from "./login_page.ts";
+import { requestInfo } from "./request_info.ts";
+import { ssoCookie } from "./sso_cookie.ts";
+
+const LOGOUT_FORM_LIMIT = 16 * 1024;
+
+function paramsOf(search: URLSearchParams): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [k, v] of search) (out[k] ??= []).push(v);
+  return out;
+}
+
+async function answer(c: Context<AppEnv>, params: Record<string, string[]>) {
+  const { sql, tokens, config } = c.var.deps;
+  const cookie = ssoCookie(config.publicUrl);
+  const outcome = await logout(sql, tokens, params, getCookie(c, cookie.name), requestInfo(c));
+  if (outcome.clearCookie) deleteCookie(c, cookie.name, cookie.options(0));
+  if (outcome.location) {
+    c.header("Cache-Control", "no-store");
+    return c.redirect(outcome.location, 303);
+  }
+  const nonce = newNonce();
+  pageHeaders(c, nonce);
+  return c.html(
+    signedOutPage({ nonce, message: outcome.message, ok: outcome.status === 200 }),
+    outcome.status,
+  );
+}
+
+const LogoutParams = z.object({
+  id_token_hint: z.string().optional().openapi({
+    description: "An ID token the service issued to the application (it may not be expired)",
+  }),
+  client_id: z.string().optional().openapi({ description: "The application; must be the hint's `aud`" }),
+  post_logout_redirect_uri: z.string().optional().openapi({
+    description: "Registered in the project's `post_logout_redirect_uris`, matched byte for byte",
+  }),
+  state: z.string().optional().openapi({ description: "Returned unchanged with the redirect" }),
+});
+
+export function registerLogoutRoutes(app: App) {
+  app.get("/logout", (c) => answer(c, paramsOf(new URL(c.req.url).searchParams)));
+  app.post(
+    "/logout",
+    bodyLimit({ maxSize: LOGOUT_FORM_LIMIT, onError: (c) => c.text("The sign-out form is too large.", 413) }),
+    async (c) => {
+      const type = c.req.header("content-type") ?? "";
+      const body = /^application\/x-www-form-urlencoded(;|$)/i.test(type) ? await c.req.text() : "";
+      return await answer(c, paramsOf(new URLSearchParams(body)));
+    },
+  );
+
+  for (const method of ["get", "post"] as const) {
+    app.openAPIRegistry.registerPath({
+      method,
+      path: "/logout",
+      operationId: method === "get" ? "logout" : "submitLogout",
+      tags: ["Login"],
+      summary: "Sign out (OpenID Connect RP-initiated logout)",
+      description: "Ends the browser's single sign-on session in the project (and the one the ID token " +
+        "names) and revokes the refresh tokens of the login sessions it created; their access tokens are " +
+        "refused from the next request. Then redirects (303) to `post_logout_redirect_uri` with `state` when " +
+        'it is registered for the project of `id_token_hint` or `client_id`, or shows a "signed out" page. ' +
+        "An unregistered URI shows an error page, never a redirect; an `id_token_hint` that is forged, " +
+        "expired or of another client still signs the browser out, but never redirects.",
+      request: method === "get"
+        ? { query: LogoutParams }
+        : { body: { content: { "application/x-www-form-urlencoded": { schema: LogoutParams } } } },
+      responses: {
+        200: { description: "The signed-out page" },
+        303: { description: "To `post_logout_redirect_uri`, with `state`" },
+        400: { description: "An error page (the browser is signed out all the same)" },
+      },
+    });
+  }
+}
