@@ -207,10 +207,18 @@ export async function postToken(form: Record<string, string> | string, headers: 
 
 /** Permission ids by `resource:permission` code, for every resource of the project. */
 export async function permissionIds(p: TestProject): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
+  return (await projectPermissions(p.api, p.project.id)).ids;
+}
+
+/** A project's resources and its permission ids by `resource:permission` code, as `api` may read them. */
+export async function projectPermissions(
+  api: Sdk,
+  projectId: string,
+): Promise<{ resources: Api.Resource[]; ids: Record<string, string> }> {
+  const resources: Api.Resource[] = [];
   for (let page = 1;; page++) {
-    const res = await p.api.resources.listResources(
-      p.project.id,
+    const res = await api.resources.listResources(
+      projectId,
       page,
       100,
       undefined,
@@ -218,9 +226,12 @@ export async function permissionIds(p: TestProject): Promise<Record<string, stri
       undefined,
       undefined,
     );
-    for (const r of res.data) for (const perm of r.permissions) out[`${r.code}:${perm.code}`] = perm.id;
-    if (page * 100 >= res.pagination.total) return out;
+    resources.push(...res.data);
+    if (page * 100 >= res.pagination.total) break;
   }
+  const ids: Record<string, string> = {};
+  for (const r of resources) for (const perm of r.permissions) ids[`${r.code}:${perm.code}`] = perm.id;
+  return { resources, ids };
 }
 
 /** A client of the project with exactly these permissions, and its token. */

@@ -18,6 +18,7 @@ import {
   http,
   isolatedDatabase,
   newProject,
+  projectPermissions,
   sdk,
   startWith,
   systemToken,
@@ -137,18 +138,7 @@ test("GET /api/v1/keys: the current and the next key, public parts only, for key
     "insufficient_permission",
   );
   const admin = await sdk(await systemToken());
-  const { data } = await admin.resources.listResources(
-    "system",
-    1,
-    100,
-    undefined,
-    undefined,
-    undefined,
-    undefined,
-  );
-  const ids = Object.fromEntries(
-    data.flatMap((r) => r.permissions.map((x) => [`${r.code}:${x.code}`, x.id])),
-  );
+  const { ids } = await projectPermissions(admin, "system");
   assert.ok(ids["keys:read"] && ids["keys:update"], "the system project has the keys resource");
   const reader = await admin.clients.createClient("system", {
     name: "key reader",

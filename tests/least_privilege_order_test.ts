@@ -10,6 +10,7 @@ import {
   expectError,
   newProject,
   permissionIds,
+  projectPermissions,
   REDIRECT_URI,
   sdk,
   systemToken,
@@ -115,15 +116,7 @@ test("updates check what exists (404) before who may touch it (403): clients, ro
 test("a custom resource in the system project demotes no operator", async () => {
   const p = await newProject();
   const system = await sdk(await systemToken());
-  const { data } = await system.resources.listResources(
-    "system",
-    1,
-    100,
-    undefined,
-    undefined,
-    undefined,
-    undefined,
-  );
+  const { resources: data } = await projectPermissions(system, "system");
   // An operator: a system client holding every permission of the system project's default resources.
   const defaults = data.filter((r) => r.is_default).flatMap((r) => r.permissions.map((x) => x.id));
   const operator = await system.clients.createClient("system", {

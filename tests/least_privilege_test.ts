@@ -15,6 +15,7 @@ import {
   newProject,
   permissionIds,
   postToken,
+  projectPermissions,
   REDIRECT_URI,
   sdk,
   systemToken,
@@ -495,18 +496,7 @@ test("token_endpoint_auth_method client_secret_basic: every grant of that client
 test("activating or deactivating a project needs an operator of the system project, not projects:update alone", async () => {
   const p = await newProject();
   const system = await sdk(await systemToken());
-  const { data } = await system.resources.listResources(
-    "system",
-    1,
-    100,
-    undefined,
-    undefined,
-    undefined,
-    undefined,
-  );
-  const ids = Object.fromEntries(
-    data.flatMap((r) => r.permissions.map((x) => [`${r.code}:${x.code}`, x.id])),
-  );
+  const { ids } = await projectPermissions(system, "system");
   const narrow = await system.clients.createClient("system", {
     name: "project editor",
     permission_ids: [ids["projects:update"], ids["projects:read"]],
@@ -540,18 +530,7 @@ test("operators of the system project administer every project; other system cal
   // The system admin client covers every project.
   const role = await admin.roles.createRole(p.project.id, { code: "from-ops", name: "From ops" });
   assert.equal(role.project_id, p.project.id);
-  const { data } = await admin.resources.listResources(
-    "system",
-    1,
-    100,
-    undefined,
-    undefined,
-    undefined,
-    undefined,
-  );
-  const ids = Object.fromEntries(
-    data.flatMap((r) => r.permissions.map((x) => [`${r.code}:${x.code}`, x.id])),
-  );
+  const { ids } = await projectPermissions(admin, "system");
   const narrow = await admin.clients.createClient("system", {
     name: "roles only",
     permission_ids: [ids["roles:create"]],
