@@ -10,6 +10,7 @@ import { purgeEvents } from "./db/audit.ts";
 import type { Sql } from "./db/connection.ts";
 import { deliverDue } from "./domain/webhook_delivery.ts";
 import { type KeySettings, maintainKeys } from "./domain/keys.ts";
+import type { TokenService } from "./domain/tokens.ts";
 import type { Logger } from "./log.ts";
 
 type Job = {
@@ -20,7 +21,7 @@ type Job = {
   run(): Promise<unknown>;
 };
 
-export function jobsOf(sql: Sql, keys: KeySettings, config: Config): Job[] {
+export function jobsOf(sql: Sql, keys: KeySettings, config: Config, tokens: TokenService): Job[] {
   const webhooks = {
     vault: keys.vault,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
@@ -40,6 +41,8 @@ export function jobsOf(sql: Sql, keys: KeySettings, config: Config): Job[] {
     { name: "purge-expired", everyMs: 10 * 60_000, leased: true, run: () => purgeExpired(sql) },
     // Signing keys: publish the next key, promote it when due, retire keys whose tokens have expired.
     { name: "signing-keys", everyMs: 60_000, leased: true, run: () => maintainKeys(sql, keys) },
+    // Every instance learns newly published keys long before they sign (see TokenService.loadPublishedKeys).
+    { name: "published-keys", everyMs: 60_000, leased: false, run: () => tokens.loadPublishedKeys() },
   ];
 }
 

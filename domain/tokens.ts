@@ -172,6 +172,17 @@ export class TokenService {
     return { keys: (await listPublishedKeys(this.sql)).map((r) => r.public_jwk) };
   }
 
+  /**
+   * Learns the published public keys it does not know yet (a key's public part never changes, so keys are
+   * remembered by kid; whether one still counts is the live check's). Run every minute by every instance, so
+   * a next key is known long before it signs, whatever a flood of forged kids does to the reload below.
+   */
+  async loadPublishedKeys(): Promise<void> {
+    for (const row of await retryRead(() => listPublishedKeys(this.sql))) {
+      if (!this.#publicKeys.has(row.kid)) this.#publicKeys.set(row.kid, publicKeyOf(row.public_jwk, row.alg));
+    }
+  }
+
   async #keyFor(header: Record<string, unknown>): Promise<VerifyingKey | null> {
     const kid = header.kid;
     // Our kids are RFC 7638 thumbprints; anything else is refused before it can reach the database.
@@ -180,11 +191,7 @@ export class TokenService {
     if (!known && Date.now() - this.#reloadedAt >= RELOAD_EVERY_MS) {
       this.#reloadedAt = Date.now();
       try {
-        for (const row of await retryRead(() => listPublishedKeys(this.sql))) {
-          if (!this.#publicKeys.has(row.kid)) {
-            this.#publicKeys.set(row.kid, publicKeyOf(row.public_jwk, row.alg));
-          }
-        }
+        await this.loadPublishedKeys();
       } catch (err) {
         // A database failure must not read as "invalid token": it propagates and answers 503.
         this.#reloadedAt = 0;

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { loadConfig } from "../config.ts";
 import { jobsOf } from "../jobs.ts";
 import { keySettings } from "../main.ts";
+import { TokenService } from "../domain/tokens.ts";
 import { spawn } from "./processes.ts";
 import {
   ADMIN_SECRET,
@@ -397,7 +398,8 @@ test("the retention job deletes events older than AUDIT_RETENTION_DAYS and keeps
   const before = (await events(p, { limit: "100" })).data;
   assert.equal(before.filter((e) => e.type === "role.updated").length, 2);
   const config = loadConfig({ AUDIT_RETENTION_DAYS: "30", DATA_DIR: "unused" });
-  const job = jobsOf(db.sql, keySettings(config), config).find((j) => j.name === "audit-retention")!;
+  const tokens = new TokenService(db.sql, config.publicUrl, config.accessTokenTtl, null);
+  const job = jobsOf(db.sql, keySettings(config), config, tokens).find((j) => j.name === "audit-retention")!;
   await job.run();
   const after = (await events(p, { limit: "100" })).data;
   assert.equal(after.filter((e) => e.type === "role.updated").length, 0, "both old events are gone");
