@@ -4,6 +4,7 @@ import { AppError } from "../domain/errors.ts";
 import { registerAuthorizeRoutes } from "./authorize.ts";
 import { registerAuditRoutes } from "./audit.ts";
 import { registerClientRoutes } from "./clients.ts";
+import { registerConsoleRoutes } from "./console/console.tsx";
 import { registerDocsRoutes } from "./docs.ts";
 import { registerKeyRoutes } from "./keys.ts";
 import type { App, AppEnv, Deps } from "./env.ts";
@@ -51,6 +52,7 @@ export function createApp(deps: Deps): App {
   registerKeyRoutes(app);
   registerAuditRoutes(app);
   registerWebhookRoutes(app);
+  registerConsoleRoutes(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

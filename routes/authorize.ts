@@ -113,7 +113,7 @@ export function registerAuthorizeRoutes(app: App) {
     pageErrors(async (c) => {
       const { sql } = c.var.deps;
       const { action, secure, cookieName } = formSettings(c);
-      const valid = await validateAuthorizeRequest(sql, queryParams(c));
+      const valid = await validateAuthorizeRequest(sql, queryParams(c), c.var.deps.config.publicUrl);
       let browser = getCookie(c, cookieName);
       if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) browser = newSecret();
       setCookie(c, cookieName, browser, cookieOptions(secure, 86_400));
@@ -145,7 +145,7 @@ export function registerAuthorizeRoutes(app: App) {
         throw new AuthorizePageError("The sign-in form was not sent as a form.");
       }
       const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
-      const req = await loginRequestFor(sql, form, getCookie(c, cookieName));
+      const req = await loginRequestFor(sql, form, getCookie(c, cookieName), config.publicUrl);
       const nonce = newNonce();
       pageHeaders(c, nonce, req.redirect_uri);
       // A failed or throttled login shows the form again, with its message.
