@@ -35,7 +35,7 @@ th, td { text-align: left; padding: .45rem .5rem; border-bottom: 1px solid GrayT
 .toolbar { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin-bottom: .5rem; }
 .toolbar label { margin: 0 0 .25rem; } .toolbar button { margin: 0; }
 fieldset { border: 1px solid GrayText; border-radius: .3rem; margin: .75rem 0; max-width: 40rem; }
-fieldset label { display: inline; font-weight: 400; margin: 0; }
+fieldset label, .check label { display: inline; font-weight: 400; margin: 0; }
 .check { display: block; margin: .3rem 0; }
 .perm-row { display: grid; grid-template-columns: 1fr 1fr; gap: .5rem; max-width: 40rem; }
 .pager { display: flex; gap: 1rem; align-items: center; margin: .75rem 0; }
@@ -71,7 +71,7 @@ export function Layout(p: {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
+        <meta name="referrer" content="same-origin" />
         <title>{p.title} · Console</title>
         <style nonce={p.nonce}>{STYLE}</style>
         <script src="/console/assets/console.js" defer></script>

@@ -26,7 +26,19 @@ type Me = { permissions: string[]; email: string | null };
 
 export async function scopeOf(k: Console, projectId: string): Promise<Scope> {
   const me = await k.get<Me>("/api/v1/users/current");
-  const project = await k.get<Project>(`/api/v1/projects/${encodeURIComponent(projectId)}`);
+  const read = await k.api<Project>("GET", `/api/v1/projects/${encodeURIComponent(projectId)}`);
+  // A user without projects:read still works in their own project; the page then knows only its id.
+  if (!read.ok && !(read.status === 403 && k.session.projectId === projectId)) throw new ApiRefusal(read);
+  const project: Project = read.ok ? read.body : {
+    id: projectId,
+    name: `Project ${projectId}`,
+    description: null,
+    redirect_uris: [],
+    is_active: true,
+    is_system: projectId === SYSTEM_PROJECT_ID,
+    created_at: "",
+    updated_at: "",
+  };
   const operator = k.session.projectId === SYSTEM_PROJECT_ID && me.permissions.includes("projects:create");
   const own = k.session.projectId === projectId;
   // In their own project a user sees what their role allows; operators act on every project (the API decides).
@@ -241,7 +253,7 @@ export function registerProjectPages(app: App) {
             : (
               <>
                 <h2>Redirect URIs</h2>
-                <ul>{p.redirect_uris.map((u) => <li>{u}</li>)}</ul>
+                <ul>{p.redirect_uris.map((u) => <li key={u}>{u}</li>)}</ul>
               </>
             )}
           {s.operator && !p.is_system && (

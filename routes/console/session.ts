@@ -54,7 +54,9 @@ export function consoleHeaders(c: C, nonce: string) {
   );
   c.header("X-Frame-Options", "DENY");
   c.header("X-Content-Type-Options", "nosniff");
-  c.header("Referrer-Policy", "no-referrer");
+  // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on form posts, which the
+  // origin check below would refuse; other origins still get no referrer.
+  c.header("Referrer-Policy", "same-origin");
   c.header("Cache-Control", "no-store");
 }
 
