@@ -65,10 +65,6 @@ export async function deleteConsoleSession(sql: Sql, idHash: Uint8Array): Promis
   await sql`delete from console_sessions where id_hash = ${idHash}`;
 }
 
-export async function deleteExpiredConsoleSessions(sql: Sql): Promise<void> {
-  await sql`delete from console_sessions where expires_at < now()`;
-}
-
 export async function insertSetupToken(
   sql: Sql,
   t: { token_hash: Uint8Array; project_id: string; user_id: string; ttl: number },

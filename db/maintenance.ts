@@ -12,6 +12,8 @@ export async function purgeExpired(sql: Sql): Promise<number> {
           and not exists (select 1 from refresh_tokens t where t.session_id = s.id and t.expires_at > now())`,
     sql`delete from login_failures where last_failed_at < now() - interval '1 day'`,
     sql`delete from login_devices where expires_at < now()`,
+    sql`delete from console_sessions where expires_at < now()`,
+    sql`delete from console_setup_tokens where expires_at < now() - interval '1 day'`,
   ]);
   return counts.reduce((n, r) => n + r.count, 0);
 }

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { chromium, type Page } from "playwright-core";
-import { isolatedDatabase, startWith, test } from "./helpers.ts";
+import { ADMIN_SECRET, basic, isolatedDatabase, startWith, test } from "./helpers.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = (() => {
@@ -245,6 +245,98 @@ test("console forms without the session's CSRF token lead back to sign-in, and p
     );
     assert.equal(other.status, 400);
     await other.body?.cancel();
+  } finally {
+    await svc.close();
+    await iso.drop();
+  }
+});
+
+/** Signs in to the console over raw HTTP; returns the console session's cookie. */
+async function consoleSignIn(url: string, email: string, password: string): Promise<string> {
+  const start = await fetch(`${url}/console/signin?project=system&next=%2Fconsole%2Fprojects`, {
+    redirect: "manual",
+  });
+  const pending = start.headers.getSetCookie().map((c) => c.split(";")[0]).filter((c) =>
+    c.startsWith("acs_console_login")
+  );
+  await start.body?.cancel();
+  const page = await fetch(new URL(start.headers.get("location")!, url), { redirect: "manual" });
+  const html = await page.text();
+  const field = (n: string) => new RegExp(`name="${n}" value="([^"]*)"`).exec(html)![1];
+  const login = await fetch(`${url}/authorize`, {
+    method: "POST",
+    redirect: "manual",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      cookie: page.headers.getSetCookie()[0].split(";")[0],
+    },
+    body: new URLSearchParams({ request_id: field("request_id"), csrf: field("csrf"), email, password })
+      .toString(),
+  });
+  await login.body?.cancel();
+  const callback = await fetch(login.headers.get("location")!, {
+    redirect: "manual",
+    headers: { cookie: pending.join("; ") },
+  });
+  await callback.body?.cancel();
+  assert.equal(callback.status, 303);
+  assert.equal(callback.headers.get("location"), "/console/projects");
+  return callback.headers.getSetCookie().map((c) => c.split(";")[0]).find((c) =>
+    c.startsWith("acs_console=")
+  )!;
+}
+
+test("a console session whose user is deactivated, or whose row is gone, leads back to sign-in and the page", async () => {
+  const iso = await isolatedDatabase();
+  const svc = await startWith({
+    ...iso.env,
+    BOOTSTRAP_ADMIN_EMAIL: OPERATOR.email,
+    BOOTSTRAP_ADMIN_PASSWORD: OPERATOR.password,
+  });
+  try {
+    const cookie = await consoleSignIn(svc.url, OPERATOR.email, OPERATOR.password);
+    const ok = await fetch(`${svc.url}/console/projects`, { headers: { cookie }, redirect: "manual" });
+    assert.equal(ok.status, 200);
+    await ok.body?.cancel();
+    // The database holds no usable token: only the cookie's hash and sealed bytes.
+    const [row] = await svc.db.sql<
+      { id_hash: Uint8Array; sealed: Uint8Array }[]
+    >`select id_hash, sealed from console_sessions`;
+    assert.equal(row.id_hash.length, 32);
+    assert.doesNotMatch(new TextDecoder().decode(row.sealed), /eyJ/);
+    // The operator is deactivated: the token is refused, the refresh too, so the console asks to sign in again.
+    const token = (await (await fetch(`${svc.url}/api/v1/tokens`, {
+      method: "POST",
+      headers: {
+        authorization: basic("system-admin", ADMIN_SECRET),
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: "grant_type=client_credentials",
+    })).json()).access_token;
+    const users = await (await fetch(`${svc.url}/api/v1/projects/system/users?search=operator`, {
+      headers: { authorization: `Bearer ${token}` },
+    })).json();
+    const operator = users.data[0];
+    const off = await fetch(`${svc.url}/api/v1/projects/system/users/${operator.id}`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ display_name: operator.display_name, email: operator.email, is_active: false }),
+    });
+    assert.equal(off.status, 200);
+    await off.body?.cancel();
+    const refused = await fetch(`${svc.url}/console/projects?search=a`, {
+      headers: { cookie },
+      redirect: "manual",
+    });
+    assert.equal(refused.status, 303);
+    assert.equal(
+      refused.headers.get("location"),
+      `/console/signin?${new URLSearchParams({ next: "/console/projects?search=a" })}`,
+    );
+    await refused.body?.cancel();
+    const gone = await fetch(`${svc.url}/console/projects`, { headers: { cookie }, redirect: "manual" });
+    assert.equal(gone.status, 303, "the ended console session was deleted");
+    await gone.body?.cancel();
   } finally {
     await svc.close();
     await iso.drop();
