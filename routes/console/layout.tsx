@@ -125,7 +125,11 @@ const PLAIN: Record<string, string> = {
 
 export function problemOf(answer: ApiAnswer): Problem {
   const fields: Record<string, string> = {};
-  for (const d of answer.body.details ?? []) fields[d.field] ??= d.issue;
+  for (const d of answer.body.details ?? []) {
+    fields[d.field] ??= d.issue;
+    // `redirect_uris.1` belongs next to the redirect URIs field too.
+    fields[d.field.split(".")[0]] ??= d.field.includes(".") ? `${d.field}: ${d.issue}` : d.issue;
+  }
   const code = answer.body.error ?? "error";
   const said = answer.body.error_description ?? "the request was refused";
   const lead = PLAIN[code];
