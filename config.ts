@@ -68,6 +68,8 @@ const schema = z.object({
           "entropy; at least 128 are needed): use a random value, e.g. `openssl rand -hex 32`",
       },
     ).optional(),
+  BOOTSTRAP_ADMIN_EMAIL: z.email("must be an email address").max(100).optional(),
+  BOOTSTRAP_ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").max(1024).optional(),
   ACCESS_TOKEN_TTL: seconds(900),
   REFRESH_TOKEN_TTL: seconds(604_800),
   SESSION_MAX_TTL: seconds(2_592_000),
@@ -106,6 +108,13 @@ const schema = z.object({
       message: "is required on Deno Deploy: the deployment's https:// URL, which is the tokens' issuer",
     });
   }
+  if (e.BOOTSTRAP_ADMIN_PASSWORD && !e.BOOTSTRAP_ADMIN_EMAIL) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["BOOTSTRAP_ADMIN_PASSWORD"],
+      message: "needs BOOTSTRAP_ADMIN_EMAIL too (the first operator's email)",
+    });
+  }
   if (e.DATABASE_DIRECT_URL && !e.DATABASE_URL) {
     ctx.addIssue({
       code: "custom",
@@ -133,6 +142,9 @@ export type Config = {
   databaseStartTimeout: number;
   dataDir: string;
   bootstrapAdminSecret?: string;
+  /** The first operator of the console: created in the system project when no user has this email. */
+  bootstrapAdminEmail?: string;
+  bootstrapAdminPassword?: string;
   accessTokenTtl: number;
   refreshTokenTtl: number;
   /** A login session ends this long after the login, whatever its refreshes. */
@@ -180,6 +192,8 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     databaseStartTimeout: e.DATABASE_START_TIMEOUT,
     dataDir: e.DATA_DIR,
     bootstrapAdminSecret: e.BOOTSTRAP_ADMIN_SECRET,
+    bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,
+    bootstrapAdminPassword: e.BOOTSTRAP_ADMIN_PASSWORD,
     accessTokenTtl: e.ACCESS_TOKEN_TTL,
     refreshTokenTtl: e.REFRESH_TOKEN_TTL,
     sessionMaxTtl: e.SESSION_MAX_TTL,

@@ -49,6 +49,8 @@ export function createLogger(level: Config["logLevel"]): Logger {
   return { error: at("error"), warn: at("warn"), info: at("info") };
 }
 
+const operatorOf = (c: Config) => ({ email: c.bootstrapAdminEmail, password: c.bootstrapAdminPassword });
+
 /**
  * Migrations and bootstrap, under one transaction-level advisory lock each (which, unlike a session lock, also
  * holds through a transaction-mode pooler), so instances starting together on one database apply them once.
@@ -57,7 +59,7 @@ export function createLogger(level: Config["logLevel"]): Logger {
 async function prepareDatabase(config: Config, db: Database, keys: KeySettings): Promise<BootstrapResult> {
   if (!config.databaseDirectUrl) {
     await migrate(db.sql);
-    return await bootstrap(db.sql, config.bootstrapAdminSecret, keys);
+    return await bootstrap(db.sql, config.bootstrapAdminSecret, keys, operatorOf(config));
   }
   const direct = connectServer(config.databaseDirectUrl, { max: 1 });
   try {
@@ -66,7 +68,7 @@ async function prepareDatabase(config: Config, db: Database, keys: KeySettings):
       what: `${describeUrl(config.databaseDirectUrl)} (DATABASE_DIRECT_URL)`,
     });
     await migrate(direct);
-    return await bootstrap(direct, config.bootstrapAdminSecret, keys);
+    return await bootstrap(direct, config.bootstrapAdminSecret, keys, operatorOf(config));
   } finally {
     await direct.end({ timeout: 5 });
   }
@@ -143,6 +145,7 @@ export async function startService(config: Config, opts: { quiet?: boolean } = {
 }
 
 function printBootstrap(boot: BootstrapResult, config: Config) {
+  printConsole(boot, config);
   if (!boot.created) return;
   const secretLine = boot.generated
     ? `  client_secret: ${boot.secret}\n\n  This secret is shown once. Keep it; rotate it with POST ` +
@@ -157,6 +160,18 @@ What next:
   curl -s -u '${SYSTEM_ADMIN_CLIENT_ID}:<client_secret>' -d grant_type=client_credentials ${config.publicUrl}/api/v1/tokens
   then create a project with POST ${config.publicUrl}/api/v1/projects (see ${config.publicUrl}/docs).
 `);
+}
+
+/** The console's address, and the first operator's one-time setup link when this start made one. */
+function printConsole(boot: BootstrapResult, config: Config) {
+  console.log(`Admin console: ${config.publicUrl}/console`);
+  if (!boot.operator.created) return;
+  console.log(
+    boot.operator.setupToken
+      ? `First operator ${boot.operator.email}: choose a password within an hour at\n  ` +
+        `${config.publicUrl}/console/setup?token=${boot.operator.setupToken}`
+      : `First operator ${boot.operator.email}: sign in at ${config.publicUrl}/console`,
+  );
 }
 
 const failed = (err: unknown) => `failed to start: ${err instanceof Error ? err.message : err}`;

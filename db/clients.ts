@@ -48,7 +48,8 @@ export async function findClient(
   opts: { lock?: boolean } = {},
 ): Promise<Client | undefined> {
   const [row] = await sql<Client[]>`
-    select ${columns(sql)} from clients c where c.project_id = ${projectId} and c.id = ${clientId}
+    select ${columns(sql)} from clients c
+    where c.project_id = ${projectId} and c.id = ${clientId} and not c.is_console
     ${opts.lock ? sql`for update` : sql``}`;
   return row;
 }
@@ -151,7 +152,7 @@ export async function setClientPermissions(
 
 export function listClientRows(sql: Sql, projectId: string, q: ClientListQuery): Promise<PageOf<Client>> {
   const where = sql`
-    where c.project_id = ${projectId}
+    where c.project_id = ${projectId} and not c.is_console
     ${q.search ? sql`and c.name ilike ${containsPattern(q.search)}` : sql``}
     ${q.is_active === undefined ? sql`` : sql`and c.is_active = ${q.is_active}`}`;
   const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;

@@ -13,6 +13,8 @@ export async function purgeExpired(sql: Sql): Promise<number> {
     sql`delete from login_failures where last_failed_at < now() - interval '1 day'`,
     sql`delete from login_devices where expires_at < now()`,
     sql`delete from sso_sessions where least(idle_expires_at, coalesce(ended_at, expires_at)) < now() - interval '1 day'`,
+    sql`delete from console_sessions where expires_at < now()`,
+    sql`delete from console_setup_tokens where expires_at < now() - interval '1 day'`,
   ]);
   return counts.reduce((n, r) => n + r.count, 0);
 }

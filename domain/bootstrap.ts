@@ -8,6 +8,7 @@ import { findProject } from "../db/projects.ts";
 import { SYSTEM_ADMIN_CLIENT_ID, SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
 import { SYSTEM } from "./audit.ts";
 import { syncDefaultResources } from "./defaults.ts";
+import { ensureFirstOperator, type FirstOperator } from "./first_operator.ts";
 import { type KeySettings, prepareKeys } from "./keys.ts";
 import { createProject } from "./projects.ts";
 
@@ -18,14 +19,17 @@ export type BootstrapResult = {
   generated?: boolean;
   /** Projects where a resource of their own has a default resource's code, so the default is missing there. */
   clashes: string[];
+  /** The console's first operator (BOOTSTRAP_ADMIN_EMAIL), when this start created it. */
+  operator: FirstOperator;
 };
 
 export async function bootstrap(
   sql: Sql,
   adminSecret: string | undefined,
   keys: KeySettings,
+  operator: { email?: string; password?: string } = {},
 ): Promise<BootstrapResult> {
-  return await transaction(sql, async (tx) => {
+  const result = await transaction(sql, async (tx): Promise<Omit<BootstrapResult, "operator">> => {
     await tx`select pg_advisory_xact_lock(${SCHEMA_LOCK})`;
     await prepareKeys(tx, keys);
     if (await findProject(tx, SYSTEM_PROJECT_ID)) {
@@ -43,4 +47,6 @@ export async function bootstrap(
       clashes: [],
     };
   });
+  // After the system project exists; a start that finds the user already there changes nothing.
+  return { ...result, operator: await ensureFirstOperator(sql, operator.email, operator.password) };
 }

@@ -14,6 +14,7 @@ import {
 } from "../db/sessions.ts";
 import { clearAttempts, uncountAttempt } from "../db/throttle.ts";
 import { findLoginUser } from "../db/users.ts";
+import { redirectUriAllowed } from "./console.ts";
 import { deviceFor, deviceThrottleKey, trustDevice } from "./devices.ts";
 import { newSecret } from "./ids.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
@@ -71,6 +72,7 @@ const single = (params: AuthorizeParams, name: string): string | undefined | nul
 export async function validateAuthorizeRequest(
   sql: Sql,
   params: AuthorizeParams,
+  publicUrl?: string,
 ): Promise<ValidAuthorizeRequest> {
   // A NUL byte fits no parameter; nothing of such a request can be trusted, not even its redirect URI.
   if (Object.entries(params).some(([k, vs]) => k.includes("\0") || vs.some((v) => v.includes("\0")))) {
@@ -86,7 +88,7 @@ export async function validateAuthorizeRequest(
   }
   const redirectUri = single(params, "redirect_uri");
   if (!redirectUri) throw new AuthorizePageError("The request has no valid redirect_uri.");
-  if (!client.redirect_uris.includes(redirectUri)) {
+  if (!redirectUriAllowed(client, redirectUri, publicUrl)) {
     throw new AuthorizePageError("The redirect_uri is not registered for this application.");
   }
   const rawState = single(params, "state");
@@ -154,6 +156,7 @@ export async function loginRequestFor(
   sql: Sql,
   form: { request_id?: string; csrf?: string },
   browserSecret: string | undefined,
+  publicUrl?: string,
 ): Promise<AuthorizationRequestRow & { project_name: string }> {
   const stale = new AuthorizePageError(
     "This login page has expired or was not opened in this browser. Go back to the application and start again.",
@@ -169,7 +172,7 @@ export async function loginRequestFor(
     throw new AuthorizePageError("The application that sent you here is disabled.");
   }
   // The redirect URI may have been removed from the project since the page was opened.
-  if (!client.redirect_uris.includes(req.redirect_uri)) {
+  if (!redirectUriAllowed(client, req.redirect_uri, publicUrl)) {
     throw new AuthorizePageError("The redirect_uri is no longer registered for this application.");
   }
   return { ...req, project_name: client.project_name };

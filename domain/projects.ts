@@ -21,6 +21,7 @@ import {
 } from "../openapi/projects.ts";
 import { diff, record, type Source, sourceOf, updateType } from "./audit.ts";
 import { requireCoversAll } from "./coverage.ts";
+import { createConsoleClient } from "./console.ts";
 import { defaultResources } from "./defaults.ts";
 import { AppError } from "./errors.ts";
 import { newId, newSecret } from "./ids.ts";
@@ -57,6 +58,7 @@ export async function createProject(
       is_admin: true,
     });
     await grantDefaultPermissions(tx, id, clientId);
+    await createConsoleClient(tx, id);
     await record(tx, {
       projectId: id,
       type: "project.created",

@@ -202,6 +202,14 @@ export class TokenService {
     return known ?? null;
   }
 
+  /**
+   * Loads the signing key before a grant's transaction: inside it, loading would need a second connection,
+   * and the embedded database has only one (a first token of a process from a user grant waited forever).
+   */
+  async prepareSigner(kid: string): Promise<void> {
+    await this.#signer(kid);
+  }
+
   #signer(kid: string): Promise<Signer> {
     let signer = this.#signers.get(kid);
     if (!signer) {

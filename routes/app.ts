@@ -4,6 +4,7 @@ import { AppError } from "../domain/errors.ts";
 import { registerAuthorizeRoutes } from "./authorize.ts";
 import { registerAuditRoutes } from "./audit.ts";
 import { registerClientRoutes } from "./clients.ts";
+import { registerConsoleRoutes } from "./console/console.tsx";
 import { registerDocsRoutes } from "./docs.ts";
 import { registerKeyRoutes } from "./keys.ts";
 import { registerLogoutRoutes } from "./logout.ts";
@@ -57,6 +58,7 @@ export function createApp(deps: Deps): App {
   registerKeyRoutes(app);
   registerAuditRoutes(app);
   registerWebhookRoutes(app);
+  registerConsoleRoutes(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -125,7 +125,7 @@ export function registerAuthorizeRoutes(app: App) {
     pageErrors(async (c) => {
       const { sql } = c.var.deps;
       const { action, secure, cookieName } = formSettings(c);
-      const valid = await validateAuthorizeRequest(sql, queryParams(c));
+      const valid = await validateAuthorizeRequest(sql, queryParams(c), c.var.deps.config.publicUrl);
       // OpenID requests: a browser signed in to the project gets its code without the form.
       const sso = getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
       const silent = await signInSilently(sql, valid, sso, ssoSettings(c), requestInfo(c));
@@ -171,7 +171,7 @@ export function registerAuthorizeRoutes(app: App) {
         throw new AuthorizePageError("The sign-in form was not sent as a form.");
       }
       const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
-      const req = await loginRequestFor(sql, form, getCookie(c, cookieName));
+      const req = await loginRequestFor(sql, form, getCookie(c, cookieName), config.publicUrl);
       const nonce = newNonce();
       pageHeaders(c, nonce, req.redirect_uri);
       // A failed or throttled login shows the form again, with its message.

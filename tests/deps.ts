@@ -3,7 +3,7 @@
  * on a fresh clone never downloads them (Deno installs every package of the import map).
  */
 // deno-lint-ignore no-import-prefix
-export { chromium } from "npm:playwright-core@1.65.1";
+export { chromium, type Page } from "npm:playwright-core@1.65.1";
 // deno-lint-ignore no-import-prefix
 export * as oauth from "npm:oauth4webapi@3.8.8";
 // deno-lint-ignore no-import-prefix

@@ -71,6 +71,7 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
     throw new AppError("invalid_authorization_code", { description: "the user is inactive" });
   }
   const sessionId = newId();
+  await ctx.tokens.prepareSigner(client.current_kid);
   const issued = await transaction(sql, async (tx) => {
     // One statement decides which of concurrent redemptions wins.
     const spent = await consumeAuthorizationCode(tx, codeHash, sessionId);

@@ -38,6 +38,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
     throw new AppError("invalid_refresh_token", { description: "the session has ended" });
   }
   if (!row.user_active) throw new AppError("invalid_refresh_token", { description: "the user is inactive" });
+  await ctx.tokens.prepareSigner(client.current_kid);
   const issued = await transaction(sql, async (tx) => {
     const spent = await consumeRefreshToken(tx, tokenHash);
     if (spent === null) return null;

@@ -1,0 +1,228 @@
+/**
+ * Signing in to the console through the service's own authorization code + PKCE flow (the project's built-in
+ * console client), the callback that opens a console session, signing out (the refresh token revoked), and the
+ * first operator's one-time setup link.
+ */
+import { getCookie } from "hono/cookie";
+import { encodeBase64Url } from "../../domain/base64.ts";
+import { consoleClientId, consoleRedirectUri } from "../../domain/console.ts";
+import {
+  closeConsoleSession,
+  consoleSession,
+  csrfMatches,
+  openConsoleSession,
+} from "../../domain/console_sessions.ts";
+import { completeSetup, setupLinkUsable } from "../../domain/first_operator.ts";
+import { AppError } from "../../domain/errors.ts";
+import { newSecret } from "../../domain/ids.ts";
+import { SYSTEM_PROJECT_ID } from "../../openapi/projects.ts";
+import type { App } from "../env.ts";
+import { Field, Layout } from "./layout.tsx";
+import {
+  type C,
+  dropCookie,
+  html,
+  pendingCookie,
+  projectCookie,
+  putCookie,
+  revoke,
+  safeNext,
+  sessionCookie,
+  tokenRequest,
+} from "./session.ts";
+
+const PENDING_TTL = 600;
+const PROJECT_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+async function challengeOf(verifier: string): Promise<string> {
+  return encodeBase64Url(
+    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))),
+  );
+}
+
+/** Starts the authorization code flow for a project's console client. */
+async function startSignIn(c: C, projectId: string, next: string) {
+  const { publicUrl } = c.var.deps.config;
+  const verifier = newSecret();
+  const state = newSecret();
+  putCookie(
+    c,
+    pendingCookie(c),
+    JSON.stringify({ p: projectId, s: state, v: verifier, n: next }),
+    PENDING_TTL,
+  );
+  putCookie(c, projectCookie(c), projectId, 400 * 86_400);
+  c.header("Cache-Control", "no-store");
+  return c.redirect(
+    `/authorize?${new URLSearchParams({
+      client_id: consoleClientId(projectId),
+      redirect_uri: consoleRedirectUri(publicUrl),
+      response_type: "code",
+      code_challenge: await challengeOf(verifier),
+      code_challenge_method: "S256",
+      state,
+    })}`,
+    302,
+  );
+}
+
+function SignInPage(p: { nonce: string; next: string; project?: string; message?: string; error?: string }) {
+  return (
+    <Layout nonce={p.nonce} title="Sign in">
+      <h1>Sign in to the console</h1>
+      {p.message && <p class="notice" role="status">{p.message}</p>}
+      {p.error && <p class="alert" role="alert">{p.error}</p>}
+      <form method="get" action="/console/signin">
+        <input type="hidden" name="next" value={p.next} />
+        <Field
+          name="project"
+          label="Project ID"
+          value={p.project ?? SYSTEM_PROJECT_ID}
+          required
+          hint="Operators sign in to the system project (system); a project's administrators to their project's ID."
+        />
+        <button type="submit">Continue to sign-in</button>
+      </form>
+    </Layout>
+  );
+}
+
+export function registerConsoleAuth(app: App) {
+  // ?project=… signs in to that project; after an ended session, the remembered project is used at once.
+  app.get("/console/signin", (c) => {
+    const url = new URL(c.req.url);
+    const next = safeNext(url.searchParams.get("next"));
+    const asked = url.searchParams.get("project")?.trim();
+    const remembered = getCookie(c, projectCookie(c));
+    if (asked && PROJECT_ID.test(asked)) return startSignIn(c, asked, next);
+    if (asked !== undefined) {
+      return html(
+        c,
+        (nonce) => <SignInPage nonce={nonce} next={next} error="That is not a project ID." />,
+        400,
+      );
+    }
+    if (remembered && PROJECT_ID.test(remembered) && !url.searchParams.has("signed_out")) {
+      return startSignIn(c, remembered, next);
+    }
+    return html(c, (nonce) => (
+      <SignInPage
+        nonce={nonce}
+        next={next}
+        project={remembered}
+        message={url.searchParams.has("signed_out") ? "You are signed out." : undefined}
+      />
+    ));
+  });
+
+  app.get("/console/callback", async (c) => {
+    const url = new URL(c.req.url);
+    const { sql, config } = c.var.deps;
+    let pending: { p: string; s: string; v: string; n: string } | undefined;
+    try {
+      pending = JSON.parse(getCookie(c, pendingCookie(c)) ?? "null") ?? undefined;
+    } catch { /* a mangled cookie: start again */ }
+    dropCookie(c, pendingCookie(c));
+    const again = (error: string) =>
+      html(
+        c,
+        (nonce) => (
+          <SignInPage nonce={nonce} next={safeNext(pending?.n)} project={pending?.p} error={error} />
+        ),
+        400,
+      );
+    if (!pending || url.searchParams.get("state") !== pending.s) {
+      return again("This sign-in was not started in this browser, or took too long. Please sign in again.");
+    }
+    if (url.searchParams.get("error")) {
+      return again(
+        `The sign-in did not complete: ${url.searchParams.get("error_description") ?? "refused"}.`,
+      );
+    }
+    if (url.searchParams.get("iss") !== config.publicUrl) {
+      return again("The sign-in answer came from elsewhere.");
+    }
+    const tokens = await tokenRequest(app, c, {
+      grant_type: "authorization_code",
+      client_id: consoleClientId(pending.p),
+      code: url.searchParams.get("code") ?? "",
+      redirect_uri: consoleRedirectUri(config.publicUrl),
+      code_verifier: pending.v,
+    });
+    if (!tokens) {
+      return again("The sign-in could not be completed. Please sign in again.");
+    }
+    const secret = await openConsoleSession(sql, pending.p, tokens);
+    putCookie(c, sessionCookie(c), secret, tokens.refresh_token_expires_in);
+    c.header("Cache-Control", "no-store");
+    return c.redirect(safeNext(pending.n), 303);
+  });
+
+  // Signing out revokes the refresh token, which ends the login session and its access tokens at once.
+  app.post("/console/signout", async (c) => {
+    const { sql } = c.var.deps;
+    const session = await consoleSession(sql, getCookie(c, sessionCookie(c)));
+    const form = await c.req.parseBody();
+    if (session && csrfMatches(session.secret, form.csrf)) {
+      await revoke(app, c, session.projectId, session.refreshToken);
+      await closeConsoleSession(sql, session.secret);
+      dropCookie(c, sessionCookie(c));
+    } else if (session) {
+      return c.redirect("/console", 303);
+    }
+    return c.redirect("/console/signin?signed_out=1", 303);
+  });
+
+  app.get("/console/setup", async (c) => {
+    const token = c.req.query("token") ?? "";
+    const usable = token.length < 100 && await setupLinkUsable(c.var.deps.sql, token);
+    return html(c, (nonce) => <SetupPage nonce={nonce} token={token} usable={usable} />, usable ? 200 : 400);
+  });
+
+  // The setup link is its own CSRF token: it is secret, single-use and bound to nothing else.
+  app.post("/console/setup", async (c) => {
+    const form = await c.req.parseBody();
+    const token = typeof form.token === "string" ? form.token : "";
+    const password = typeof form.password === "string" ? form.password : "";
+    try {
+      await completeSetup(c.var.deps.sql, token, password);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      const field = err.details?.[0];
+      return html(c, (nonce) => (
+        <SetupPage
+          nonce={nonce}
+          token={token}
+          usable={field?.field === "password"}
+          error={field?.field === "password" ? "The password must have at least 8 characters." : undefined}
+        />
+      ), 400);
+    }
+    return c.redirect(`/console/signin?${new URLSearchParams({ project: SYSTEM_PROJECT_ID })}`, 303);
+  });
+}
+
+function SetupPage(p: { nonce: string; token: string; usable: boolean; error?: string }) {
+  return (
+    <Layout nonce={p.nonce} title="Set up the first operator">
+      <h1>Set up the first operator</h1>
+      {!p.usable
+        ? <p class="alert" role="alert">This setup link has expired or was already used.</p>
+        : (
+          <form method="post" action="/console/setup">
+            <input type="hidden" name="token" value={p.token} />
+            <Field
+              name="password"
+              label="Choose a password"
+              type="password"
+              autocomplete="new-password"
+              required
+              hint="At least 8 characters."
+              problem={p.error ? { message: p.error, fields: { password: p.error } } : null}
+            />
+            <button type="submit">Save and sign in</button>
+          </form>
+        )}
+    </Layout>
+  );
+}

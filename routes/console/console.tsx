@@ -1,0 +1,33 @@
+/** The admin console at /console: server-rendered pages that act only through the admin API (see session.ts). */
+import { bodyLimit } from "hono/body-limit";
+import type { App } from "../env.ts";
+import { registerAuditPage } from "./audit.tsx";
+import { registerConsoleAuth } from "./auth.tsx";
+import { registerClientPages } from "./clients.tsx";
+import { registerProjectPages } from "./projects.tsx";
+import { registerResourcePages } from "./resources.tsx";
+import { registerRolePages } from "./roles.tsx";
+import { registerUserPages } from "./users.tsx";
+
+const SCRIPT = Deno.readTextFileSync(new URL("../assets/console.js", import.meta.url));
+
+export function registerConsoleRoutes(app: App) {
+  // Console forms are small; anything larger is refused before it is read.
+  app.post(
+    "/console/*",
+    bodyLimit({ maxSize: 64 * 1024, onError: (c) => c.text("The form is too large.", 413) }),
+  );
+  app.get("/console/assets/console.js", (c) => {
+    c.header("Content-Type", "text/javascript; charset=utf-8");
+    c.header("Cache-Control", "public, max-age=3600");
+    c.header("X-Content-Type-Options", "nosniff");
+    return c.body(SCRIPT);
+  });
+  registerConsoleAuth(app);
+  registerProjectPages(app);
+  registerResourcePages(app);
+  registerRolePages(app);
+  registerUserPages(app);
+  registerClientPages(app);
+  registerAuditPage(app);
+}

@@ -1,0 +1,310 @@
+/** Console pages of projects: the operators' list (search, create with the admin client's secret shown once), a project's overview with its settings. */
+import type { Project } from "../../openapi/projects.ts";
+import { SYSTEM_PROJECT_ID } from "../../openapi/projects.ts";
+import type { App } from "../env.ts";
+import {
+  Active,
+  Alert,
+  Csrf,
+  Field,
+  Layout,
+  listQuery,
+  type Page,
+  Pager,
+  type Problem,
+  problemOf,
+  SearchBox,
+  SecretOnce,
+  SortTh,
+} from "./layout.tsx";
+import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
+
+/** What a project page knows: the project, whether the user is an operator, and what the user may do there. */
+export type Scope = { project: Project; operator: boolean; can: (permission: string) => boolean };
+
+type Me = { permissions: string[]; email: string | null };
+
+export async function scopeOf(k: Console, projectId: string): Promise<Scope> {
+  const me = await k.get<Me>("/api/v1/users/current");
+  const read = await k.api<Project>("GET", `/api/v1/projects/${encodeURIComponent(projectId)}`);
+  // A user without projects:read still works in their own project; the page then knows only its id.
+  if (!read.ok && !(read.status === 403 && k.session.projectId === projectId)) throw new ApiRefusal(read);
+  const project: Project = read.ok ? read.body : {
+    id: projectId,
+    name: `Project ${projectId}`,
+    description: null,
+    redirect_uris: [],
+    post_logout_redirect_uris: [],
+    is_active: true,
+    is_system: projectId === SYSTEM_PROJECT_ID,
+    created_at: "",
+    updated_at: "",
+  };
+  const operator = k.session.projectId === SYSTEM_PROJECT_ID && me.permissions.includes("projects:create");
+  const own = k.session.projectId === projectId;
+  // In their own project a user sees what their role allows; operators act on every project (the API decides).
+  const can = (permission: string) => own ? me.permissions.includes(permission) : operator;
+  return { project, operator, can };
+}
+
+/** A page whose essential read the API refused: its words, on a page of their own. */
+export function refusedPage(k: Console, err: unknown) {
+  if (!(err instanceof ApiRefusal)) throw err;
+  const problem = problemOf(err.answer);
+  const status = err.answer.status === 404 ? 404 : 403;
+  return html(
+    k.c,
+    (nonce) => (
+      <Layout nonce={nonce} title="Not available" k={k} operator={k.session.projectId === SYSTEM_PROJECT_ID}>
+        <h1>Not available</h1>
+        <Alert problem={problem} />
+        <p>
+          <a href="/console">Back to the console</a>
+        </p>
+      </Layout>
+    ),
+    status,
+  );
+}
+
+const pid = (k: Console) => k.c.req.param("pid")!;
+export const projectPath = (id: string) => `/console/projects/${encodeURIComponent(id)}`;
+
+const uriLines = (text: string) => text.split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
+
+function ProjectForm(
+  p: { k: Console; values: Record<string, string>; problem?: Problem | null; create?: boolean },
+) {
+  return (
+    <>
+      <Field name="name" label="Name" value={p.values.name} required problem={p.problem} />
+      <Field
+        name="description"
+        label="Description"
+        value={p.values.description}
+        problem={p.problem}
+        textarea
+      />
+      <Field
+        name="redirect_uris"
+        label="Redirect URIs"
+        value={p.values.redirect_uris}
+        problem={p.problem}
+        textarea
+        hint="One per line; https, or http on localhost. Matched byte for byte."
+      />
+    </>
+  );
+}
+
+export function registerProjectPages(app: App) {
+  app.get(
+    "/console",
+    signedIn(app, async (k) => {
+      try {
+        const me = await k.get<Me>("/api/v1/users/current");
+        const target = k.session.projectId === SYSTEM_PROJECT_ID && me.permissions.includes("projects:read")
+          ? "/console/projects"
+          : projectPath(k.session.projectId);
+        return k.c.redirect(target, 303);
+      } catch (err) {
+        return refusedPage(k, err);
+      }
+    }),
+  );
+
+  app.get(
+    "/console/projects",
+    signedIn(app, async (k) => {
+      const q = listQuery(k);
+      let page: Page<Project>;
+      let me: Me;
+      try {
+        me = await k.get<Me>("/api/v1/users/current");
+        page = await k.get<Page<Project>>(`/api/v1/projects?${q}`);
+      } catch (err) {
+        return refusedPage(k, err);
+      }
+      const notice = k.c.req.query("done") ? "Saved." : null;
+      return html(k.c, (nonce) => (
+        <Layout nonce={nonce} title="Projects" k={k} operator>
+          <h1>Projects</h1>
+          <Alert notice={notice} />
+          {me.permissions.includes("projects:create") && (
+            <a class="button" href="/console/projects/new">Create project</a>
+          )}
+          <SearchBox query={q} label="Search projects by name" />
+          <div class="table-wrap">
+            <table>
+              <caption class="hint">Projects, {page.pagination.total} in all</caption>
+              <thead>
+                <tr>
+                  <SortTh query={q} field="name" label="Name" />
+                  <th scope="col">State</th>
+                  <SortTh query={q} field="created_at" label="Created" class="wide" />
+                </tr>
+              </thead>
+              <tbody>
+                {page.data.map((p) => (
+                  <tr>
+                    <td>
+                      <a href={projectPath(p.id)}>{p.name}</a>
+                    </td>
+                    <td>
+                      <Active on={p.is_active} />
+                    </td>
+                    <td class="wide">{p.created_at.slice(0, 10)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager query={q} page={page} noun="projects" />
+        </Layout>
+      ));
+    }),
+  );
+
+  const newProjectPage = (k: Console, values: Record<string, string>, problem: Problem | null) =>
+    html(k.c, (nonce) => (
+      <Layout nonce={nonce} title="Create project" k={k} operator>
+        <h1>Create project</h1>
+        <Alert problem={problem} />
+        <form method="post" action="/console/projects/new">
+          <Csrf k={k} back="/console/projects/new" />
+          <ProjectForm k={k} values={values} problem={problem} create />
+          <button type="submit">Create project</button>
+        </form>
+      </Layout>
+    ), problem ? 400 : 200);
+
+  app.get("/console/projects/new", signedIn(app, (k) => Promise.resolve(newProjectPage(k, {}, null))));
+
+  app.post(
+    "/console/projects/new",
+    signedIn(app, async (k) => {
+      const values = {
+        name: k.field("name"),
+        description: k.field("description"),
+        redirect_uris: k.field("redirect_uris"),
+      };
+      const res = await k.api<Project & { admin_client: { client_id: string; client_secret: string } }>(
+        "POST",
+        "/api/v1/projects",
+        {
+          name: values.name,
+          description: values.description || null,
+          redirect_uris: uriLines(values.redirect_uris),
+        },
+      );
+      if (!res.ok) return newProjectPage(k, values, problemOf(res));
+      const created = res.body;
+      return html(k.c, (nonce) => (
+        <Layout nonce={nonce} title="Project created" k={k} operator>
+          <h1>Project “{created.name}” created</h1>
+          <SecretOnce
+            label="The project's admin client"
+            id={created.admin_client.client_id}
+            secret={created.admin_client.client_secret}
+          />
+          <p>
+            <a href={projectPath(created.id)}>Go to the project</a>
+          </p>
+        </Layout>
+      ));
+    }),
+  );
+
+  const home = async (k: Console, problem: Problem | null, values?: Record<string, string>) => {
+    let s: Scope;
+    try {
+      s = await scopeOf(k, pid(k));
+    } catch (err) {
+      return refusedPage(k, err);
+    }
+    const p = s.project;
+    const v = values ?? {
+      name: p.name,
+      description: p.description ?? "",
+      redirect_uris: p.redirect_uris.join("\n"),
+    };
+    const notice = k.c.req.query("done") ? "Saved." : null;
+    const path = projectPath(p.id);
+    return html(
+      k.c,
+      (nonce) => (
+        <Layout nonce={nonce} title={p.name} k={k} project={p} tab="home" operator={s.operator}>
+          <h1>{p.name}</h1>
+          <Alert problem={problem} notice={notice} />
+          <p>
+            Project ID <code>{p.id}</code> · <Active on={p.is_active} />
+          </p>
+          <p class="hint">
+            Its administrators sign in at <code>/console/signin?project={p.id}</code>.
+          </p>
+          {s.can("projects:update")
+            ? (
+              <form method="post" action={path}>
+                <h2>Settings</h2>
+                <Csrf k={k} back={path} />
+                <ProjectForm k={k} values={v} problem={problem} />
+                <button type="submit">Save settings</button>
+              </form>
+            )
+            : (
+              <>
+                <h2>Redirect URIs</h2>
+                <ul>{p.redirect_uris.map((u) => <li key={u}>{u}</li>)}</ul>
+              </>
+            )}
+          {s.operator && !p.is_system && (
+            <form method="post" action={`${path}/active`}>
+              <h2>State</h2>
+              <Csrf k={k} back={path} />
+              <input type="hidden" name="is_active" value={p.is_active ? "false" : "true"} />
+              <button type="submit" class={p.is_active ? "danger" : undefined}>
+                {p.is_active ? "Deactivate project" : "Activate project"}
+              </button>
+            </form>
+          )}
+        </Layout>
+      ),
+      problem ? 400 : 200,
+    );
+  };
+
+  app.get("/console/projects/:pid", signedIn(app, (k) => home(k, null)));
+
+  app.post(
+    "/console/projects/:pid",
+    signedIn(app, async (k) => {
+      const values = {
+        name: k.field("name"),
+        description: k.field("description"),
+        redirect_uris: k.field("redirect_uris"),
+      };
+      const res = await k.api("PUT", `/api/v1/projects/${encodeURIComponent(pid(k))}`, {
+        name: values.name,
+        description: values.description || null,
+        redirect_uris: uriLines(values.redirect_uris),
+      });
+      if (!res.ok) return home(k, problemOf(res), values);
+      return k.c.redirect(`${projectPath(pid(k))}?done=1`, 303);
+    }),
+  );
+
+  app.post(
+    "/console/projects/:pid/active",
+    signedIn(app, async (k) => {
+      const path = `/api/v1/projects/${encodeURIComponent(pid(k))}`;
+      const current = await k.api<Project>("GET", path);
+      if (!current.ok) return home(k, problemOf(current));
+      const res = await k.api("PUT", path, {
+        name: current.body.name,
+        is_active: k.field("is_active") === "true",
+      });
+      if (!res.ok) return home(k, problemOf(res));
+      return k.c.redirect(`${projectPath(pid(k))}?done=1`, 303);
+    }),
+  );
+}

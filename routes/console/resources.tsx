@@ -1,0 +1,257 @@
+/** Console pages of a project's resources and their permissions (the permission list edited in place). */
+import type { Resource } from "../../openapi/resources.ts";
+import type { App } from "../env.ts";
+import {
+  Alert,
+  Csrf,
+  Field,
+  Layout,
+  listQuery,
+  type Page,
+  Pager,
+  type Problem,
+  problemOf,
+  SearchBox,
+  SortTh,
+} from "./layout.tsx";
+import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import { type Console, html, signedIn } from "./session.ts";
+
+const api = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param("pid")!)}/resources`;
+
+/**
+ * One record of a list by id: the admin API has list endpoints only, so the console pages through the list
+ * (100 at a time) like any other API client would.
+ */
+export async function findIn<T extends { id: string }>(
+  k: Console,
+  listPath: string,
+  id: string,
+): Promise<T | null> {
+  for (let n = 1;; n++) {
+    const page = await k.get<Page<T>>(
+      `${listPath}?page_size=100&page_num=${n}&sort_by=created_at&sort_dir=asc`,
+    );
+    const found = page.data.find((x) => x.id === id);
+    if (found) return found;
+    if (n * 100 >= page.pagination.total) return null;
+  }
+}
+
+/** Every resource of the project, for the permission checklists. */
+export async function allResources(k: Console, projectId: string): Promise<Resource[]> {
+  const out: Resource[] = [];
+  for (let n = 1;; n++) {
+    const page = await k.get<Page<Resource>>(
+      `/api/v1/projects/${
+        encodeURIComponent(projectId)
+      }/resources?page_size=100&page_num=${n}&sort_by=code&sort_dir=asc`,
+    );
+    out.push(...page.data);
+    if (n * 100 >= page.pagination.total) return out;
+  }
+}
+
+type Values = { name: string; code: string; description: string; perms: { code: string; name: string }[] };
+
+/** Rows of permission code and name; blank rows add, cleared rows remove. */
+function PermissionRows(
+  p: { perms: { code: string; name: string }[]; problem: Problem | null; readonly: boolean },
+) {
+  const rows = p.readonly ? p.perms : [...p.perms, ...Array(3).fill({ code: "", name: "" })];
+  return (
+    <fieldset>
+      <legend>
+        Permissions{p.readonly ? "" : " (clear a row to remove it; fill a blank row to add one)"}
+      </legend>
+      {p.problem?.fields["permissions"] && <p class="field-error">{p.problem.fields["permissions"]}</p>}
+      {rows.map((perm, i) => {
+        const err = p.problem?.fields[`permissions.${i}.code`] ?? p.problem?.fields[`permissions.${i}.name`];
+        return (
+          <div class="perm-row">
+            <div>
+              <label for={`perm-code-${i}`}>Code {i + 1}</label>
+              <input
+                id={`perm-code-${i}`}
+                name="perm_code"
+                value={perm.code}
+                readonly={p.readonly}
+                aria-invalid={err ? "true" : undefined}
+                aria-describedby={err ? `perm-err-${i}` : undefined}
+              />
+            </div>
+            <div>
+              <label for={`perm-name-${i}`}>Name {i + 1}</label>
+              <input id={`perm-name-${i}`} name="perm_name" value={perm.name} readonly={p.readonly} />
+            </div>
+            {err && <p class="field-error" id={`perm-err-${i}`}>{err}</p>}
+          </div>
+        );
+      })}
+    </fieldset>
+  );
+}
+
+function formValues(k: Console): Values {
+  const codes = k.list("perm_code");
+  const names = k.list("perm_name");
+  const perms = codes.map((code, i) => ({ code: code.trim(), name: (names[i] ?? "").trim() }))
+    .filter((p) => p.code || p.name);
+  return { name: k.field("name"), code: k.field("code"), description: k.field("description"), perms };
+}
+
+const body = (v: Values) => ({
+  name: v.name,
+  code: v.code,
+  description: v.description || null,
+  permissions: v.perms.map((p) => ({ code: p.code, name: p.name || p.code })),
+});
+
+export function registerResourcePages(app: App) {
+  app.get(
+    "/console/projects/:pid/resources",
+    signedIn(app, async (k) => {
+      const q = listQuery(k);
+      let s: Scope, page: Page<Resource>;
+      try {
+        s = await scopeOf(k, k.c.req.param("pid")!);
+        page = await k.get<Page<Resource>>(`${api(k)}?${q}`);
+      } catch (err) {
+        return refusedPage(k, err);
+      }
+      const base = `${projectPath(s.project.id)}/resources`;
+      return html(
+        k.c,
+        (nonce) => (
+          <Layout
+            nonce={nonce}
+            title="Resources"
+            k={k}
+            project={s.project}
+            tab="resources"
+            operator={s.operator}
+          >
+            <h1>Resources</h1>
+            <Alert notice={k.c.req.query("done") ? "Saved." : null} />
+            {s.can("resources:create") && <a class="button" href={`${base}/new`}>Create resource</a>}
+            <SearchBox query={q} label="Search resources" />
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <SortTh query={q} field="name" label="Name" />
+                    <SortTh query={q} field="code" label="Code" />
+                    <th scope="col" class="wide">Permissions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.data.map((r) => (
+                    <tr>
+                      <td>
+                        <a href={`${base}/${encodeURIComponent(r.id)}`}>{r.name}</a>{" "}
+                        {r.is_default && <span class="badge">default</span>}
+                      </td>
+                      <td>
+                        <code>{r.code}</code>
+                      </td>
+                      <td class="wide">{r.permissions.map((p) => p.code).join(", ")}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager query={q} page={page} noun="resources" />
+          </Layout>
+        ),
+      );
+    }),
+  );
+
+  const editPage = async (
+    k: Console,
+    resource: Resource | null,
+    values: Values | null,
+    problem: Problem | null,
+  ) => {
+    let s: Scope;
+    try {
+      s = await scopeOf(k, k.c.req.param("pid")!);
+    } catch (err) {
+      return refusedPage(k, err);
+    }
+    const v = values ?? (resource
+      ? {
+        name: resource.name,
+        code: resource.code,
+        description: resource.description ?? "",
+        perms: resource.permissions.map((p) => ({ code: p.code, name: p.name })),
+      }
+      : { name: "", code: "", description: "", perms: [] });
+    const base = `${projectPath(s.project.id)}/resources`;
+    const action = resource ? `${base}/${encodeURIComponent(resource.id)}` : `${base}/new`;
+    const readonly = resource?.is_default || !s.can(resource ? "resources:update" : "resources:create");
+    const title = resource ? `Resource ${resource.name}` : "Create resource";
+    return html(
+      k.c,
+      (nonce) => (
+        <Layout nonce={nonce} title={title} k={k} project={s.project} tab="resources" operator={s.operator}>
+          <h1>{title}</h1>
+          <Alert problem={problem} notice={k.c.req.query("done") ? "Saved." : null} />
+          {resource?.is_default && <p class="hint">A default resource: read-only.</p>}
+          <form method="post" action={action}>
+            <Csrf k={k} back={action} />
+            <Field name="name" label="Name" value={v.name} required problem={problem} />
+            <Field
+              name="code"
+              label="Code"
+              value={v.code}
+              required
+              problem={problem}
+              hint="Letters, digits, dash and underscore."
+            />
+            <Field name="description" label="Description" value={v.description} problem={problem} />
+            <PermissionRows perms={v.perms} problem={problem} readonly={readonly} />
+            {!readonly && <button type="submit">{resource ? "Save resource" : "Create resource"}</button>}
+          </form>
+        </Layout>
+      ),
+      problem ? 400 : 200,
+    );
+  };
+
+  app.get("/console/projects/:pid/resources/new", signedIn(app, (k) => editPage(k, null, null, null)));
+  app.post(
+    "/console/projects/:pid/resources/new",
+    signedIn(app, async (k) => {
+      const v = formValues(k);
+      const res = await k.api<Resource>("POST", api(k), body(v));
+      if (!res.ok) return editPage(k, null, v, problemOf(res));
+      return k.c.redirect(`${projectPath(k.c.req.param("pid")!)}/resources?done=1`, 303);
+    }),
+  );
+  app.get(
+    "/console/projects/:pid/resources/:rid",
+    signedIn(app, async (k) => {
+      try {
+        const found = await findIn<Resource>(k, api(k), k.c.req.param("rid")!);
+        if (!found) return k.notFound();
+        return editPage(k, found, null, null);
+      } catch (err) {
+        return refusedPage(k, err);
+      }
+    }),
+  );
+  app.post(
+    "/console/projects/:pid/resources/:rid",
+    signedIn(app, async (k) => {
+      const path = `${api(k)}/${encodeURIComponent(k.c.req.param("rid")!)}`;
+      const v = formValues(k);
+      const res = await k.api<Resource>("PUT", path, body(v));
+      if (!res.ok) {
+        const current = await findIn<Resource>(k, api(k), k.c.req.param("rid")!).catch(() => null);
+        return editPage(k, current, v, problemOf(res));
+      }
+      return k.c.redirect(`${projectPath(k.c.req.param("pid")!)}/resources?done=1`, 303);
+    }),
+  );
+}

@@ -1,0 +1,195 @@
+/** Console pages of a project's roles: their permissions as a checklist grouped by resource. */
+import type { Resource } from "../../openapi/resources.ts";
+import type { Role } from "../../openapi/roles.ts";
+import type { App } from "../env.ts";
+import {
+  Alert,
+  Csrf,
+  Field,
+  Layout,
+  listQuery,
+  type Page,
+  Pager,
+  type Problem,
+  problemOf,
+  SearchBox,
+  SortTh,
+} from "./layout.tsx";
+import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import { allResources, findIn } from "./resources.tsx";
+import { type Console, html, signedIn } from "./session.ts";
+
+/** Checkboxes of every permission of the project, one group per resource. */
+export function PermissionChecklist(
+  p: { resources: Resource[]; checked: string[]; problem: Problem | null; readonly?: boolean },
+) {
+  const error = p.problem?.fields["permission_ids"];
+  return (
+    <fieldset aria-describedby={error ? "perm-error" : undefined}>
+      <legend>Permissions</legend>
+      {error && <p class="field-error" id="perm-error">{error}</p>}
+      {p.resources.filter((r) => r.permissions.length > 0).map((r) => (
+        <fieldset>
+          <legend>{r.name} ({r.code})</legend>
+          {r.permissions.map((perm) => (
+            <span class="check">
+              <input
+                type="checkbox"
+                id={`perm-${perm.id}`}
+                name="permission_ids"
+                value={perm.id}
+                checked={p.checked.includes(perm.id)}
+                disabled={p.readonly}
+              />{" "}
+              <label for={`perm-${perm.id}`}>{`${r.code}:${perm.code}`} — {perm.name}</label>
+            </span>
+          ))}
+        </fieldset>
+      ))}
+    </fieldset>
+  );
+}
+
+const api = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param("pid")!)}/roles`;
+type Values = { code: string; name: string; description: string; permission_ids: string[] };
+
+export function registerRolePages(app: App) {
+  app.get(
+    "/console/projects/:pid/roles",
+    signedIn(app, async (k) => {
+      const q = listQuery(k);
+      let s: Scope, page: Page<Role>;
+      try {
+        s = await scopeOf(k, k.c.req.param("pid")!);
+        page = await k.get<Page<Role>>(`${api(k)}?${q}`);
+      } catch (err) {
+        return refusedPage(k, err);
+      }
+      const base = `${projectPath(s.project.id)}/roles`;
+      return html(
+        k.c,
+        (nonce) => (
+          <Layout nonce={nonce} title="Roles" k={k} project={s.project} tab="roles" operator={s.operator}>
+            <h1>Roles</h1>
+            <Alert notice={k.c.req.query("done") ? "Saved." : null} />
+            {s.can("roles:create") && <a class="button" href={`${base}/new`}>Create role</a>}
+            <SearchBox query={q} label="Search roles" />
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <SortTh query={q} field="name" label="Name" />
+                    <SortTh query={q} field="code" label="Code" />
+                    <th scope="col" class="wide">Permissions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.data.map((r) => (
+                    <tr>
+                      <td>
+                        <a href={`${base}/${encodeURIComponent(r.id)}`}>{r.name}</a>
+                      </td>
+                      <td>
+                        <code>{r.code}</code>
+                      </td>
+                      <td class="wide">{r.permission_ids.length}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager query={q} page={page} noun="roles" />
+          </Layout>
+        ),
+      );
+    }),
+  );
+
+  const editPage = async (k: Console, role: Role | null, values: Values | null, problem: Problem | null) => {
+    let s: Scope, resources: Resource[];
+    try {
+      s = await scopeOf(k, k.c.req.param("pid")!);
+      resources = await allResources(k, s.project.id);
+    } catch (err) {
+      return refusedPage(k, err);
+    }
+    const v = values ??
+      (role
+        ? {
+          code: role.code,
+          name: role.name,
+          description: role.description ?? "",
+          permission_ids: role.permission_ids,
+        }
+        : { code: "", name: "", description: "", permission_ids: [] });
+    const base = `${projectPath(s.project.id)}/roles`;
+    const action = role ? `${base}/${encodeURIComponent(role.id)}` : `${base}/new`;
+    const readonly = !s.can(role ? "roles:update" : "roles:create");
+    const title = role ? `Role ${role.name}` : "Create role";
+    return html(
+      k.c,
+      (nonce) => (
+        <Layout nonce={nonce} title={title} k={k} project={s.project} tab="roles" operator={s.operator}>
+          <h1>{title}</h1>
+          <Alert problem={problem} />
+          <form method="post" action={action}>
+            <Csrf k={k} back={action} />
+            <Field name="name" label="Name" value={v.name} required problem={problem} />
+            <Field name="code" label="Code" value={v.code} required problem={problem} />
+            <Field name="description" label="Description" value={v.description} problem={problem} />
+            <PermissionChecklist
+              resources={resources}
+              checked={v.permission_ids}
+              problem={problem}
+              readonly={readonly}
+            />
+            {!readonly && <button type="submit">{role ? "Save role" : "Create role"}</button>}
+          </form>
+        </Layout>
+      ),
+      problem ? 400 : 200,
+    );
+  };
+
+  const values = (k: Console): Values => ({
+    code: k.field("code"),
+    name: k.field("name"),
+    description: k.field("description"),
+    permission_ids: k.list("permission_ids"),
+  });
+  const body = (v: Values) => ({ ...v, description: v.description || null });
+
+  app.get("/console/projects/:pid/roles/new", signedIn(app, (k) => editPage(k, null, null, null)));
+  app.post(
+    "/console/projects/:pid/roles/new",
+    signedIn(app, async (k) => {
+      const v = values(k);
+      const res = await k.api("POST", api(k), body(v));
+      if (!res.ok) return editPage(k, null, v, problemOf(res));
+      return k.c.redirect(`${projectPath(k.c.req.param("pid")!)}/roles?done=1`, 303);
+    }),
+  );
+  app.get(
+    "/console/projects/:pid/roles/:rid",
+    signedIn(app, async (k) => {
+      try {
+        const found = await findIn<Role>(k, api(k), k.c.req.param("rid")!);
+        return found ? editPage(k, found, null, null) : k.notFound();
+      } catch (err) {
+        return refusedPage(k, err);
+      }
+    }),
+  );
+  app.post(
+    "/console/projects/:pid/roles/:rid",
+    signedIn(app, async (k) => {
+      const v = values(k);
+      const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(k.c.req.param("rid")!)}`, body(v));
+      if (!res.ok) {
+        const current = await findIn<Role>(k, api(k), k.c.req.param("rid")!).catch(() => null);
+        return editPage(k, current, v, problemOf(res));
+      }
+      return k.c.redirect(`${projectPath(k.c.req.param("pid")!)}/roles?done=1`, 303);
+    }),
+  );
+}

@@ -1,0 +1,230 @@
+/** Console pages of a project's users: create, edit, role, activate or deactivate, set a password. */
+import type { Role } from "../../openapi/roles.ts";
+import type { User } from "../../openapi/users.ts";
+import type { App } from "../env.ts";
+import {
+  Active,
+  Alert,
+  Csrf,
+  Field,
+  Layout,
+  listQuery,
+  type Page,
+  Pager,
+  type Problem,
+  problemOf,
+  SearchBox,
+  SortTh,
+} from "./layout.tsx";
+import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import { findIn } from "./resources.tsx";
+import { type Console, html, signedIn } from "./session.ts";
+
+const api = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param("pid")!)}/users`;
+type Values = Record<"display_name" | "email" | "external_user_id" | "role_id" | "password", string> & {
+  is_active: boolean;
+};
+
+async function rolesOf(k: Console, projectId: string): Promise<Role[]> {
+  const page = await k.get<Page<Role>>(
+    `/api/v1/projects/${encodeURIComponent(projectId)}/roles?page_size=100&sort_by=name&sort_dir=asc`,
+  );
+  return page.data;
+}
+
+export function registerUserPages(app: App) {
+  app.get(
+    "/console/projects/:pid/users",
+    signedIn(app, async (k) => {
+      const q = listQuery(k);
+      let s: Scope, page: Page<User>;
+      try {
+        s = await scopeOf(k, k.c.req.param("pid")!);
+        page = await k.get<Page<User>>(`${api(k)}?${q}`);
+      } catch (err) {
+        return refusedPage(k, err);
+      }
+      const base = `${projectPath(s.project.id)}/users`;
+      return html(
+        k.c,
+        (nonce) => (
+          <Layout nonce={nonce} title="Users" k={k} project={s.project} tab="users" operator={s.operator}>
+            <h1>Users</h1>
+            <Alert notice={k.c.req.query("done") ? "Saved." : null} />
+            {s.can("users:create") && <a class="button" href={`${base}/new`}>Create user</a>}
+            <SearchBox query={q} label="Search users by name or email" />
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <SortTh query={q} field="display_name" label="Name" />
+                    <SortTh query={q} field="email" label="Email or external id" />
+                    <SortTh query={q} field="is_active" label="State" class="wide" />
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.data.map((u) => (
+                    <tr>
+                      <td>
+                        <a href={`${base}/${encodeURIComponent(u.id)}`}>{u.display_name}</a>
+                      </td>
+                      <td>{u.email ?? u.external_user_id}</td>
+                      <td class="wide">
+                        <Active on={u.is_active} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager query={q} page={page} noun="users" />
+          </Layout>
+        ),
+      );
+    }),
+  );
+
+  const editPage = async (k: Console, user: User | null, values: Values | null, problem: Problem | null) => {
+    let s: Scope, roles: Role[];
+    try {
+      s = await scopeOf(k, k.c.req.param("pid")!);
+      roles = await rolesOf(k, s.project.id);
+    } catch (err) {
+      return refusedPage(k, err);
+    }
+    const v: Values = values ?? {
+      display_name: user?.display_name ?? "",
+      email: user?.email ?? "",
+      external_user_id: user?.external_user_id ?? "",
+      role_id: user?.role_id ?? "",
+      password: "",
+      is_active: user?.is_active ?? true,
+    };
+    const base = `${projectPath(s.project.id)}/users`;
+    const action = user ? `${base}/${encodeURIComponent(user.id)}` : `${base}/new`;
+    const readonly = !s.can(user ? "users:update" : "users:create");
+    const title = user ? `User ${user.display_name}` : "Create user";
+    const roleError = problem?.fields["role_id"];
+    return html(
+      k.c,
+      (nonce) => (
+        <Layout nonce={nonce} title={title} k={k} project={s.project} tab="users" operator={s.operator}>
+          <h1>{title}</h1>
+          <Alert problem={problem} />
+          <form method="post" action={action}>
+            <Csrf k={k} back={action} />
+            <Field
+              name="display_name"
+              label="Display name"
+              value={v.display_name}
+              required
+              problem={problem}
+            />
+            <Field
+              name="email"
+              label="Email"
+              type="email"
+              value={v.email}
+              problem={problem}
+              hint="A managed user signs in with email and password."
+            />
+            <Field
+              name="external_user_id"
+              label="External user id"
+              value={v.external_user_id}
+              problem={problem}
+              hint="An external user is known by your application's id."
+            />
+            <label for="f-role_id">Role</label>
+            <select
+              id="f-role_id"
+              name="role_id"
+              aria-describedby={roleError ? "f-role_id-error" : undefined}
+            >
+              <option value="">No role</option>
+              {roles.map((r) => (
+                <option value={r.id} selected={r.id === v.role_id}>{r.name} ({r.code})</option>
+              ))}
+            </select>
+            {roleError && <p class="field-error" id="f-role_id-error">{roleError}</p>}
+            <Field
+              name="password"
+              label={user ? "Set a new password" : "Password"}
+              type="password"
+              autocomplete="new-password"
+              value=""
+              problem={problem}
+              hint={user
+                ? "Leave empty to keep the current one; a new one ends the user's sessions."
+                : "At least 8 characters; required with an email."}
+            />
+            <p class="check">
+              <input type="checkbox" id="f-is_active" name="is_active" value="true" checked={v.is_active} />
+              {" "}
+              <label for="f-is_active">
+                Active (unchecked: the user cannot sign in and their sessions end)
+              </label>
+            </p>
+            {!readonly && <button type="submit">{user ? "Save user" : "Create user"}</button>}
+          </form>
+        </Layout>
+      ),
+      problem ? 400 : 200,
+    );
+  };
+
+  const values = (k: Console): Values => ({
+    display_name: k.field("display_name"),
+    email: k.field("email"),
+    external_user_id: k.field("external_user_id"),
+    role_id: k.field("role_id"),
+    password: k.list("password")[0] ?? "",
+    is_active: k.field("is_active") === "true",
+  });
+  const body = (v: Values, create: boolean) => ({
+    display_name: v.display_name,
+    email: v.email || null,
+    external_user_id: v.external_user_id || null,
+    role_id: v.role_id || null,
+    is_active: v.is_active,
+    ...(v.password || create ? { password: v.password || null } : {}),
+  });
+
+  app.get("/console/projects/:pid/users/new", signedIn(app, (k) => editPage(k, null, null, null)));
+  app.post(
+    "/console/projects/:pid/users/new",
+    signedIn(app, async (k) => {
+      const v = values(k);
+      const res = await k.api("POST", api(k), body(v, true));
+      if (!res.ok) return editPage(k, null, { ...v, password: "" }, problemOf(res));
+      return k.c.redirect(`${projectPath(k.c.req.param("pid")!)}/users?done=1`, 303);
+    }),
+  );
+  app.get(
+    "/console/projects/:pid/users/:uid",
+    signedIn(app, async (k) => {
+      try {
+        const found = await findIn<User>(k, api(k), k.c.req.param("uid")!);
+        return found ? editPage(k, found, null, null) : k.notFound();
+      } catch (err) {
+        return refusedPage(k, err);
+      }
+    }),
+  );
+  app.post(
+    "/console/projects/:pid/users/:uid",
+    signedIn(app, async (k) => {
+      const v = values(k);
+      const res = await k.api(
+        "PUT",
+        `${api(k)}/${encodeURIComponent(k.c.req.param("uid")!)}`,
+        body(v, false),
+      );
+      if (!res.ok) {
+        const current = await findIn<User>(k, api(k), k.c.req.param("uid")!).catch(() => null);
+        return editPage(k, current, { ...v, password: "" }, problemOf(res));
+      }
+      return k.c.redirect(`${projectPath(k.c.req.param("pid")!)}/users?done=1`, 303);
+    }),
+  );
+}
