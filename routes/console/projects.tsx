@@ -72,6 +72,14 @@ export const projectPath = (id: string) => `/console/projects/${encodeURICompone
 
 const uriLines = (text: string) => text.split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
 
+/** The project form's fields as posted. */
+const formValues = (k: Console) => ({
+  name: k.field("name"),
+  description: k.field("description"),
+  redirect_uris: k.field("redirect_uris"),
+  post_logout_redirect_uris: k.field("post_logout_redirect_uris"),
+});
+
 function ProjectForm(
   p: { k: Console; values: Record<string, string>; problem?: Problem | null; create?: boolean },
 ) {
@@ -92,6 +100,14 @@ function ProjectForm(
         problem={p.problem}
         textarea
         hint="One per line; https, or http on localhost. Matched byte for byte."
+      />
+      <Field
+        name="post_logout_redirect_uris"
+        label="Post-logout redirect URIs"
+        value={p.values.post_logout_redirect_uris}
+        problem={p.problem}
+        textarea
+        hint="Where /logout may send the browser afterwards: one per line, with the rules of redirect URIs."
       />
     </>
   );
@@ -183,11 +199,7 @@ export function registerProjectPages(app: App) {
   app.post(
     "/console/projects/new",
     signedIn(app, async (k) => {
-      const values = {
-        name: k.field("name"),
-        description: k.field("description"),
-        redirect_uris: k.field("redirect_uris"),
-      };
+      const values = formValues(k);
       const res = await k.api<Project & { admin_client: { client_id: string; client_secret: string } }>(
         "POST",
         "/api/v1/projects",
@@ -195,6 +207,7 @@ export function registerProjectPages(app: App) {
           name: values.name,
           description: values.description || null,
           redirect_uris: uriLines(values.redirect_uris),
+          post_logout_redirect_uris: uriLines(values.post_logout_redirect_uris),
         },
       );
       if (!res.ok) return newProjectPage(k, values, problemOf(res));
@@ -227,6 +240,7 @@ export function registerProjectPages(app: App) {
       name: p.name,
       description: p.description ?? "",
       redirect_uris: p.redirect_uris.join("\n"),
+      post_logout_redirect_uris: p.post_logout_redirect_uris.join("\n"),
     };
     const notice = k.c.req.query("done") ? "Saved." : null;
     const path = projectPath(p.id);
@@ -255,6 +269,8 @@ export function registerProjectPages(app: App) {
               <>
                 <h2>Redirect URIs</h2>
                 <ul>{p.redirect_uris.map((u) => <li key={u}>{u}</li>)}</ul>
+                <h2>Post-logout redirect URIs</h2>
+                <ul>{p.post_logout_redirect_uris.map((u) => <li key={u}>{u}</li>)}</ul>
               </>
             )}
           {s.operator && !p.is_system && (
@@ -278,15 +294,12 @@ export function registerProjectPages(app: App) {
   app.post(
     "/console/projects/:pid",
     signedIn(app, async (k) => {
-      const values = {
-        name: k.field("name"),
-        description: k.field("description"),
-        redirect_uris: k.field("redirect_uris"),
-      };
+      const values = formValues(k);
       const res = await k.api("PUT", `/api/v1/projects/${encodeURIComponent(pid(k))}`, {
         name: values.name,
         description: values.description || null,
         redirect_uris: uriLines(values.redirect_uris),
+        post_logout_redirect_uris: uriLines(values.post_logout_redirect_uris),
       });
       if (!res.ok) return home(k, problemOf(res), values);
       return k.c.redirect(`${projectPath(pid(k))}?done=1`, 303);
