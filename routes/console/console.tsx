@@ -7,6 +7,7 @@ import { registerClientPages } from "./clients.tsx";
 import { registerProjectPages } from "./projects.tsx";
 import { registerResourcePages } from "./resources.tsx";
 import { registerRolePages } from "./roles.tsx";
+import { registerSessionPages } from "./sessions.tsx";
 import { registerUserPages } from "./users.tsx";
 
 const SCRIPT = Deno.readTextFileSync(new URL("../assets/console.js", import.meta.url));
@@ -28,6 +29,7 @@ export function registerConsoleRoutes(app: App) {
   registerResourcePages(app);
   registerRolePages(app);
   registerUserPages(app);
+  registerSessionPages(app);
   registerClientPages(app);
   registerAuditPage(app);
 }

@@ -111,6 +111,11 @@ export function registerUserPages(app: App) {
         <Layout nonce={nonce} title={title} k={k} project={s.project} tab="users" operator={s.operator}>
           <h1>{title}</h1>
           <Alert problem={problem} />
+          {user && (
+            <p>
+              <a href={`${action}/sessions`}>Sessions of {user.display_name}</a>
+            </p>
+          )}
           <form method="post" action={action}>
             <Csrf k={k} back={action} />
             <Field

@@ -1,0 +1,139 @@
+/**
+ * The console's page of a user's login sessions: the list (client, created, last used, address, browser), and
+ * "Sign out" of one session or of all of them ("sign out everywhere"), through the admin API as the user.
+ */
+import type { Session } from "../../openapi/sessions.ts";
+import type { User } from "../../openapi/users.ts";
+import type { App } from "../env.ts";
+import { Alert, Csrf, Layout, type Page, Pager, type Problem, problemOf } from "./layout.tsx";
+import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import { findIn } from "./resources.tsx";
+import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
+
+const usersApi = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param("pid")!)}/users`;
+const sessionsApi = (k: Console) => `${usersApi(k)}/${encodeURIComponent(k.c.req.param("uid")!)}/sessions`;
+const pagePath = (k: Console) =>
+  `${projectPath(k.c.req.param("pid")!)}/users/${encodeURIComponent(k.c.req.param("uid")!)}/sessions`;
+
+const NOTICES: Record<string, string> = {
+  one: "The session was signed out.",
+  all: "The user was signed out everywhere.",
+};
+
+/** `2026-01-31T12:00:00.000Z` as `2026-01-31 12:00:00 UTC`. */
+const when = (t: string) => `${t.replace("T", " ").slice(0, 19)} UTC`;
+
+async function sessionsPage(k: Console, problem: Problem | null) {
+  let s: Scope, found: User | null;
+  try {
+    s = await scopeOf(k, k.c.req.param("pid")!);
+    found = await findIn<User>(k, usersApi(k), k.c.req.param("uid")!);
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+  if (!found) return k.notFound();
+  const user = found;
+  const url = new URL(k.c.req.url);
+  const q = new URLSearchParams({ page_size: "20" });
+  const n = url.searchParams.get("page_num");
+  if (n) q.set("page_num", n);
+  const res = await k.api<Page<Session>>("GET", `${sessionsApi(k)}?${q}`);
+  if (!res.ok) return refusedPage(k, new ApiRefusal(res));
+  const page = res.body;
+  const base = pagePath(k);
+  const mayEnd = s.can("users:update");
+  const notice = NOTICES[url.searchParams.get("done") ?? ""] ?? null;
+  const title = `Sessions of ${user.display_name}`;
+  return html(
+    k.c,
+    (nonce) => (
+      <Layout nonce={nonce} title={title} k={k} project={s.project} tab="users" operator={s.operator}>
+        <h1>{title}</h1>
+        <p>
+          <a href={`${projectPath(s.project.id)}/users/${encodeURIComponent(user.id)}`}>Back to the user</a>
+        </p>
+        <Alert problem={problem} notice={problem ? null : notice} />
+        <p class="hint">
+          Each session is one sign-in through one client. Signing a session out revokes its refresh token; its
+          access tokens are refused from their next request.
+        </p>
+        {page.data.length === 0 ? <p>No live sessions.</p> : (
+          <div class="table-wrap">
+            <table>
+              <caption class="hint">Newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Client</th>
+                  <th scope="col">Signed in</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col" class="wide">Address</th>
+                  <th scope="col" class="wide">Browser</th>
+                  {mayEnd && <th scope="col">Action</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {page.data.map((session) => (
+                  <tr>
+                    <td>
+                      <code>{session.client_id}</code>
+                    </td>
+                    <td>{when(session.created_at)}</td>
+                    <td>{when(session.last_used_at)}</td>
+                    <td class="wide">{session.ip ?? "unknown"}</td>
+                    <td class="wide">{session.user_agent ?? "unknown"}</td>
+                    {mayEnd && (
+                      <td>
+                        <form method="post" action={`${base}/${encodeURIComponent(session.id)}/end`}>
+                          <Csrf k={k} back={base} />
+                          <button
+                            type="submit"
+                            class="danger"
+                            aria-label={`Sign out the session of ${session.client_id} from ${
+                              when(session.created_at)
+                            }`}
+                          >
+                            Sign out
+                          </button>
+                        </form>
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <Pager query={q} page={page} noun="sessions" />
+        {mayEnd && (
+          <form method="post" action={`${base}/end-all`}>
+            <h2>Sign out everywhere</h2>
+            <p class="hint">Ends every session of the user, single sign-on browser sessions included.</p>
+            <Csrf k={k} back={base} />
+            <button type="submit" class="danger">Sign out everywhere</button>
+          </form>
+        )}
+      </Layout>
+    ),
+    problem ? 400 : 200,
+  );
+}
+
+export function registerSessionPages(app: App) {
+  app.get("/console/projects/:pid/users/:uid/sessions", signedIn(app, (k) => sessionsPage(k, null)));
+  app.post(
+    "/console/projects/:pid/users/:uid/sessions/end-all",
+    signedIn(app, async (k) => {
+      const res = await k.api("DELETE", sessionsApi(k));
+      if (!res.ok) return sessionsPage(k, problemOf(res));
+      return k.c.redirect(`${pagePath(k)}?done=all`, 303);
+    }),
+  );
+  app.post(
+    "/console/projects/:pid/users/:uid/sessions/:sid/end",
+    signedIn(app, async (k) => {
+      const res = await k.api("DELETE", `${sessionsApi(k)}/${encodeURIComponent(k.c.req.param("sid")!)}`);
+      if (!res.ok) return sessionsPage(k, problemOf(res));
+      return k.c.redirect(`${pagePath(k)}?done=one`, 303);
+    }),
+  );
+}
