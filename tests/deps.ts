@@ -2,11 +2,7 @@
  * Packages only the tests use, pinned here rather than in deno.json's import map, so that `deno task start`
  * on a fresh clone never downloads them (Deno installs every package of the import map).
  */
-// deno-lint-ignore no-import-prefix
-export { chromium, type Page } from "npm:playwright-core@1.65.1";
-// deno-lint-ignore no-import-prefix
+export { type Browser, chromium, type Page } from "npm:playwright-core@1.65.1";
 export * as oauth from "npm:oauth4webapi@3.8.8";
-// deno-lint-ignore no-import-prefix
 export { Webhook } from "npm:standardwebhooks@1.1.1";
-// deno-lint-ignore no-import-prefix
 export * as oidc from "npm:openid-client@6.9.0";
