@@ -1,34 +1,35 @@
 /**
- * The admin console in a real browser (Debian's Chromium via playwright-core) on a service of its own with a
- * first operator, and raw HTTP for its CSRF refusal and headers. Screenshots go to a temporary directory, or
- * with UPDATE_SCREENSHOTS=1 to docs/console/ (the README's), so that a test run leaves the checkout as it was.
+ * The admin console in a real browser (Debian's Chromium via playwright-core): on a service of its own with a
+ * first operator, and on the shared test service with an operator made through the API (a user's sessions
+ * signed out); raw HTTP for its CSRF refusal and headers. Screenshots go to a temporary directory, or with
+ * UPDATE_SCREENSHOTS=1 to docs/console/ (the README's), so that a test run leaves the checkout as it was.
  */
 import assert from "node:assert/strict";
-import { chromium, type Page } from "./deps.ts";
-import { ADMIN_SECRET, basic, isolatedDatabase, startWith, test } from "./helpers.ts";
+import {
+  ADMIN_SECRET,
+  baseUrl,
+  basic,
+  http,
+  isolatedDatabase,
+  loginProject,
+  REDIRECT_URI,
+  startWith,
+  test,
+  userTokens,
+} from "./helpers.ts";
+import {
+  consoleSignIn,
+  hasChromium,
+  launch,
+  refreshWith,
+  sharedOperator,
+  SHOTS,
+  sidOf,
+  signIn,
+  tab,
+} from "./console_support.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
 const OPERATOR = { email: "operator@example.com", password: "operator password 1" };
-const SHOTS = Deno.env.get("UPDATE_SCREENSHOTS") === "1"
-  ? new URL("../docs/console/", import.meta.url)
-  : new URL(`file://${Deno.makeTempDirSync({ prefix: "console-screenshots-" })}/`);
-
-async function signIn(page: Page, email: string, password: string) {
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-}
-
-/** A tab of the project's navigation. */
-const tab = (page: Page, name: string) =>
-  page.getByRole("navigation", { name: /^Project / }).getByRole("link", { name }).click();
 
 test(
   "an operator manages a project in the console, and a read-only user sees but cannot change",
@@ -39,10 +40,7 @@ test(
       BOOTSTRAP_ADMIN_EMAIL: OPERATOR.email,
       BOOTSTRAP_ADMIN_PASSWORD: OPERATOR.password,
     });
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-    });
+    const browser = await launch();
     try {
       const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
       ctx.setDefaultTimeout(15_000);
@@ -186,6 +184,12 @@ test(
         await crafted.text(),
         /You are not allowed to do this: the token lacks the permission roles:create/,
       );
+      // Her own sessions page (her console sign-in is one) lists them, without sign-out buttons (no users:update).
+      await tab(rita, "Users");
+      await rita.getByRole("link", { name: "Rita" }).click();
+      await rita.getByRole("link", { name: "Sessions of Rita" }).click();
+      assert.equal(await rita.getByRole("cell", { name: `console-${projectId}` }).count(), 1);
+      assert.equal(await rita.getByRole("button", { name: /^Sign out (the session|everywhere)/ }).count(), 0);
       await ctx2.close();
     } finally {
       await browser.close();
@@ -254,41 +258,6 @@ test("console forms without the session's CSRF token lead back to sign-in, and p
   }
 });
 
-/** Signs in to the console over raw HTTP; returns the console session's cookie. */
-async function consoleSignIn(url: string, email: string, password: string): Promise<string> {
-  const start = await fetch(`${url}/console/signin?project=system&next=%2Fconsole%2Fprojects`, {
-    redirect: "manual",
-  });
-  const pending = start.headers.getSetCookie().map((c) => c.split(";")[0]).filter((c) =>
-    c.startsWith("acs_console_login")
-  );
-  await start.body?.cancel();
-  const page = await fetch(new URL(start.headers.get("location")!, url), { redirect: "manual" });
-  const html = await page.text();
-  const field = (n: string) => new RegExp(`name="${n}" value="([^"]*)"`).exec(html)![1];
-  const login = await fetch(`${url}/authorize`, {
-    method: "POST",
-    redirect: "manual",
-    headers: {
-      "content-type": "application/x-www-form-urlencoded",
-      cookie: page.headers.getSetCookie()[0].split(";")[0],
-    },
-    body: new URLSearchParams({ request_id: field("request_id"), csrf: field("csrf"), email, password })
-      .toString(),
-  });
-  await login.body?.cancel();
-  const callback = await fetch(login.headers.get("location")!, {
-    redirect: "manual",
-    headers: { cookie: pending.join("; ") },
-  });
-  await callback.body?.cancel();
-  assert.equal(callback.status, 303);
-  assert.equal(callback.headers.get("location"), "/console/projects");
-  return callback.headers.getSetCookie().map((c) => c.split(";")[0]).find((c) =>
-    c.startsWith("acs_console=")
-  )!;
-}
-
 test("a console session whose user is deactivated, or whose row is gone, leads back to sign-in and the page", async () => {
   const iso = await isolatedDatabase();
   const svc = await startWith({
@@ -345,3 +314,99 @@ test("a console session whose user is deactivated, or whose row is gone, leads b
     await iso.drop();
   }
 });
+
+test(
+  "an operator signs a user's sessions out in the console, one and then everywhere, and edits post-logout URIs",
+  async () => {
+    const url = await baseUrl();
+    const operator = await sharedOperator();
+    const p = await loginProject();
+    const first = await userTokens(p);
+    const second = await userTokens(p);
+    const third = await userTokens(p);
+    const browser = await launch();
+    try {
+      const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      ctx.setDefaultTimeout(15_000);
+      const page = await ctx.newPage();
+      await page.goto(`${url}/console/projects/${p.project.id}/users`);
+      await page.getByRole("button", { name: "Continue to sign-in" }).click();
+      await signIn(page, operator.email, operator.password);
+      await page.waitForURL(new RegExp(`/console/projects/${p.project.id}/users$`));
+
+      // From the users list to the user, to the user's sessions: three logins through the admin client.
+      await page.getByRole("link", { name: "Login User" }).click();
+      await page.getByRole("link", { name: "Sessions of Login User" }).click();
+      await page.waitForURL(/\/sessions$/);
+      const rows = page.getByRole("row").filter({ has: page.getByRole("cell", { name: p.clientId }) });
+      assert.equal(await rows.count(), 3);
+      assert.ok(await page.getByRole("cell", { name: "127.0.0.1" }).first().isVisible());
+      await page.screenshot({ path: new URL("sessions-desktop.png", SHOTS).pathname });
+
+      // One session signed out: its refresh token is refused, the others still work.
+      const button = page.getByRole("button", { name: /^Sign out the session of / }).first();
+      const action = await button.locator("xpath=ancestor::form").getAttribute("action");
+      const victimSid = action!.split("/").at(-2)!;
+      const tokens = [first, second, third];
+      const victim = tokens.find((t) => sidOf(t.access_token) === victimSid)!;
+      const [one, two] = tokens.filter((t) => t !== victim);
+      await button.click();
+      await page.waitForURL(/done=one/);
+      assert.ok(await page.getByText("The session was signed out.").isVisible());
+      assert.equal(await rows.count(), 2);
+      assert.equal((await refreshWith(p.clientId, victim.refresh_token)).error, "invalid_refresh_token");
+      const alive = await refreshWith(p.clientId, one.refresh_token);
+      assert.equal(alive.status, 200);
+
+      // A refused action shows the API's words: a crafted post for a session that is not there.
+      const csrf = await page.locator("input[name=csrf]").first().getAttribute("value");
+      const cookie = (await ctx.cookies()).find((c) => c.name === "acs_console")!;
+      const refused = await fetch(
+        `${url}/console/projects/${p.project.id}/users/${p.userId}/sessions/${victimSid}/end`,
+        {
+          method: "POST",
+          headers: {
+            cookie: `acs_console=${cookie.value}`,
+            "content-type": "application/x-www-form-urlencoded",
+          },
+          body: new URLSearchParams({ csrf: csrf!, back: "/console" }).toString(),
+        },
+      );
+      assert.equal(refused.status, 400);
+      assert.match(await refused.text(), /class="alert" role="alert"[^>]*>[A-Z][^<]*\.</);
+      const list = await (await http(`/api/v1/projects/${p.project.id}/users/${p.userId}/sessions`, {
+        headers: { authorization: `Bearer ${p.token}` },
+      })).json();
+      assert.equal(list.pagination.total, 2, "nothing else ended");
+
+      // Everywhere: the rest end too.
+      await page.getByRole("button", { name: "Sign out everywhere" }).click();
+      await page.waitForURL(/done=all/);
+      assert.ok(await page.getByText("The user was signed out everywhere.").isVisible());
+      assert.ok(await page.getByText("No live sessions.").isVisible());
+      assert.equal((await refreshWith(p.clientId, alive.refresh)).error, "invalid_refresh_token");
+      assert.equal((await refreshWith(p.clientId, two.refresh_token)).error, "invalid_refresh_token");
+
+      // The project's post-logout redirect URIs: a bad second line is named next to the field, then saved.
+      await page.goto(`${url}/console/projects/${p.project.id}`);
+      const logoutUris = page.getByLabel(/^Post-logout redirect URIs/);
+      await logoutUris.fill("https://app.example.com/bye\nftp://nope.example.com/");
+      await page.getByRole("button", { name: "Save settings" }).click();
+      assert.match(
+        (await page.locator("#f-post_logout_redirect_uris-error").textContent())!,
+        /^post_logout_redirect_uris\.1: /,
+      );
+      assert.equal(await logoutUris.getAttribute("aria-invalid"), "true");
+      await logoutUris.fill("https://app.example.com/bye");
+      await page.getByRole("button", { name: "Save settings" }).click();
+      await page.waitForURL(/done=1/);
+      const saved = await p.api.projects.getProject(p.project.id);
+      assert.deepEqual(saved.post_logout_redirect_uris, ["https://app.example.com/bye"]);
+      assert.deepEqual(saved.redirect_uris, [REDIRECT_URI]);
+      await ctx.close();
+    } finally {
+      await browser.close();
+    }
+  },
+  { ignore: !hasChromium },
+);
