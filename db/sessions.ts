@@ -95,13 +95,20 @@ export type CodeRow = {
   expired: boolean;
   session_id: string | null;
   user_active: boolean;
+  /** False when the browser session the code was issued in has ended since (logout, sign-out, password). */
+  sso_live: boolean;
 } & CodeLogin;
+
+/** A code of an OpenID login counts only while the browser session it was issued in is live. */
+const ssoLive = (sql: Sql) =>
+  sql`(a.sso_session_id is null or exists (
+    select 1 from sso_sessions b where b.id = a.sso_session_id and b.ended_at is null))`;
 
 export async function findAuthorizationCode(sql: Sql, codeHash: Uint8Array): Promise<CodeRow | undefined> {
   const [row] = await sql<CodeRow[]>`
     select a.project_id, a.client_id, a.user_id, a.redirect_uri, a.code_challenge, a.used_at is not null as used,
            a.expires_at <= now() as expired, a.session_id, u.is_active as user_active,
-           a.scope, a.nonce, a.auth_time, a.sso_session_id, a.ip, a.user_agent
+           a.scope, a.nonce, a.auth_time, a.sso_session_id, a.ip, a.user_agent, ${ssoLive(sql)} as sso_live
     from authorization_codes a join users u on u.id = a.user_id
     where a.code_hash = ${codeHash}`;
   return row;
@@ -117,8 +124,8 @@ export async function consumeAuthorizationCode(
   sessionId: string,
 ): Promise<{ now: Date; kid: string } | null> {
   const rows = await sql`
-    update authorization_codes set used_at = now(), session_id = ${sessionId}
-    where code_hash = ${codeHash} and used_at is null and expires_at > now()
+    update authorization_codes a set used_at = now(), session_id = ${sessionId}
+    where code_hash = ${codeHash} and used_at is null and expires_at > now() and ${ssoLive(sql)}
     returning now() as now, ${currentKidSql(sql)} as kid`;
   return rows.length === 1 ? rows[0] as { now: Date; kid: string } : null;
 }

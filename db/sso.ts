@@ -128,6 +128,7 @@ export async function listUserSessions(
 }
 
 /** Ends one live login session of the user; undefined when the user has no such live session. */
+/** Ends one login session of the user and the browser (single sign-on) session that opened it. */
 export async function revokeUserSession(
   sql: Sql,
   projectId: string,
@@ -135,10 +136,17 @@ export async function revokeUserSession(
   sessionId: string,
 ): Promise<{ id: string; client_id: string } | undefined> {
   const [row] = await sql<{ id: string; client_id: string }[]>`
-    update sessions set revoked_at = now()
-    where project_id = ${projectId} and user_id = ${userId} and id = ${sessionId}
-      and revoked_at is null and expires_at > now()
-    returning id, client_id`;
+    with ended as (
+      update sessions set revoked_at = now()
+      where project_id = ${projectId} and user_id = ${userId} and id = ${sessionId}
+        and revoked_at is null and expires_at > now()
+      returning id, client_id, sso_session_id
+    ), browser as (
+      -- The browser session that opened it ends too, or that browser would sign in again without the form.
+      update sso_sessions set ended_at = now()
+      where id in (select sso_session_id from ended) and ended_at is null
+    )
+    select id, client_id from ended`;
   return row;
 }
 

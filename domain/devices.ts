@@ -36,11 +36,17 @@ export function deviceThrottleKey(accountKey: string, device: Device): string {
     : accountKey;
 }
 
-/** After a successful sign-in: the browser is known to the account for DEVICE_TTL more. */
+/**
+ * After a successful sign-in: the browser is known to the account for DEVICE_TTL more. A browser that was not
+ * known gets a new token, never the value it presented, which somebody else may have planted; returns the
+ * token to set.
+ */
 export async function trustDevice(
   sql: Sql,
   device: Device,
   account: { projectId: string; email: string },
-): Promise<void> {
-  await rememberDevice(sql, { tokenHash: hashSecret(device.token), ...account }, DEVICE_TTL);
+): Promise<string> {
+  const token = device.known ? device.token : newSecret();
+  await rememberDevice(sql, { tokenHash: hashSecret(token), ...account }, DEVICE_TTL);
+  return token;
 }

@@ -234,9 +234,9 @@ export async function checkPassword(
   if (ok && user?.is_active && user.password_hash) {
     await clearAttempts(sql, account);
     await uncountAttempt(sql, address);
-    await trustDevice(sql, device, who);
+    const trusted = await trustDevice(sql, device, who);
     await event("login.succeeded", user.id);
-    return { userId: user.id, device: device.token };
+    return { userId: user.id, device: trusted };
   }
   const reason = !user
     ? "unknown_email"

@@ -83,3 +83,15 @@ test("a known browser's own failures throttle only that browser, and only for th
   await throttleAccount(other.clientId, other.email);
   assert.equal((await signIn(other.clientId, other.email, other.password, owner.device)).status, 429);
 });
+
+test("a planted device cookie is never trusted: a sign-in from an unknown browser gets a fresh one", async () => {
+  const p = await loginProject();
+  const planted = "P".repeat(43);
+  const signedIn = await signIn(p.clientId, p.email, p.password, planted);
+  assert.equal(signedIn.status, 303);
+  assert.notEqual(signedIn.device, planted);
+  // The planted value means nothing for the account afterwards either.
+  await throttleAccount(p.clientId, p.email);
+  assert.equal((await signIn(p.clientId, p.email, p.password, planted)).status, 429);
+  assert.equal((await signIn(p.clientId, p.email, p.password, signedIn.device)).status, 303);
+});

@@ -70,6 +70,8 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
   if (!row.user_active) {
     throw new AppError("invalid_authorization_code", { description: "the user is inactive" });
   }
+  // Signed out (logout, a session ended by an admin, a new password) since the code was issued.
+  if (!row.sso_live) throw endedBrowserSession();
   const sessionId = newId();
   await ctx.tokens.prepareSigner(client.current_kid);
   const issued = await transaction(sql, async (tx) => {
@@ -90,8 +92,12 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
     // Lost the race, or the code expired between the checks and the update.
     const now = await findAuthorizationCode(sql, codeHash);
     if (now && !now.used && now.expired) throw new AppError("auth_code_expired");
+    if (now && !now.used && !now.sso_live) throw endedBrowserSession();
     await replayedCode(ctx, row.project_id, client.id, now?.session_id ?? null);
     throw new AppError("auth_code_already_used");
   }
   return issued;
 }
+
+const endedBrowserSession = () =>
+  new AppError("invalid_authorization_code", { description: "the browser session that issued it has ended" });
