@@ -375,10 +375,17 @@ export async function isolatedDatabase(): Promise<{ env: Record<string, string>;
   const name = `acs_iso_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
   const { db } = await service();
   await db.sql.unsafe(`create database ${name}`);
-  const url = new URL(DATABASE_URL);
-  url.pathname = `/${name}`;
+  // The same way to the server as the run's own database (through a pooler with its settings, and a direct
+  // connection for migrations when the run has one), to the new database.
+  const on = (base: string) => {
+    const url = new URL(base);
+    url.pathname = `/${name}`;
+    return url.href;
+  };
+  const env: Record<string, string> = { ...DATABASE_ENV, DATABASE_URL: on(DATABASE_URL) };
+  if (DATABASE_ENV.DATABASE_DIRECT_URL) env.DATABASE_DIRECT_URL = on(DATABASE_ENV.DATABASE_DIRECT_URL);
   return {
-    env: { DATABASE_URL: url.href },
+    env,
     drop: async () => {
       await db.sql.unsafe(`drop database if exists ${name} with (force)`);
     },
