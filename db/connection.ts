@@ -56,6 +56,26 @@ function backoff(attempt: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/** The statements each transaction opened by `transaction()` sent without waiting for their answers. */
+const unawaited = new WeakMap<object, Promise<unknown>[]>();
+
+/**
+ * Sends a statement of a transaction opened by `transaction()` without waiting for its answer: it travels in
+ * one write with the statements after it, COMMIT included, which saves a round trip when it is the last one
+ * (an audit event). Its outcome is checked once the transaction has ended, and a failure fails the
+ * transaction, which PostgreSQL then rolled back whole. Anywhere else (the pool, a savepoint) it is awaited.
+ */
+export async function sendWithCommit(sql: Sql, statement: () => Promise<unknown>): Promise<void> {
+  const sent = unawaited.get(sql);
+  if (!sent) {
+    await statement();
+    return;
+  }
+  const pending = statement();
+  pending.catch(() => {}); // checked by `transaction` once the COMMIT is answered
+  sent.push(pending);
+}
+
 /**
  * Runs `fn` in a transaction: a new one on the pool, or a savepoint inside the caller's transaction. A new
  * transaction that PostgreSQL rolled back as a conflict (40001, 40P01), or whose connection was lost before
@@ -69,12 +89,18 @@ export async function transaction<T>(sql: Sql, fn: (tx: Tx) => Promise<T>): Prom
   if (typeof s.savepoint === "function") return await (s.savepoint(fn) as Promise<T>);
   for (let attempt = 1;; attempt++) {
     let committing = false;
+    const sent: Promise<unknown>[] = [];
     try {
-      return await (s.begin!(async (tx) => {
+      const result = await (s.begin!(async (tx) => {
+        unawaited.set(tx, sent);
         const result = await fn(tx);
         committing = true;
         return result;
       }) as Promise<T>);
+      // A statement sent without waiting that failed aborted the transaction, so PostgreSQL answered its COMMIT
+      // with ROLLBACK: nothing was written, and its error is the transaction's (a conflict runs it again).
+      await Promise.all(sent);
+      return result;
     } catch (err) {
       const again = isConflict(err) || (!committing && isConnectionLoss(err));
       if (!again || attempt >= TRANSACTION_ATTEMPTS) throw err;

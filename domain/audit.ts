@@ -6,7 +6,7 @@
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { hasRecentEvent, insertEvent, listEventRows, type Position } from "../db/audit.ts";
-import type { Sql } from "../db/connection.ts";
+import { sendWithCommit, type Sql } from "../db/connection.ts";
 import type { AuditEvent, AuditEventPage, AuditQuery, EventType } from "../openapi/audit.ts";
 import { AppError } from "./errors.ts";
 import { newId } from "./ids.ts";
@@ -40,7 +40,11 @@ export function sourceOf(p: Principal): Source {
 
 export type Changes = NonNullable<AuditEvent["changes"]>;
 
-/** Records an event, in the caller's transaction when `sql` is one. */
+/**
+ * Records an event, in the caller's transaction when `sql` is one. In a transaction the insert is sent with
+ * the statements after it (COMMIT included) rather than waited for, so the event costs no round trip of its
+ * own; if it fails, the whole transaction fails and nothing of it is written.
+ */
 export async function record(
   sql: Sql,
   e: {
@@ -52,16 +56,17 @@ export async function record(
     details?: Record<string, unknown>;
   },
 ): Promise<void> {
-  await insertEvent(sql, {
-    id: newId(),
-    project_id: e.projectId,
-    type: e.type,
-    actor: e.source.actor,
-    request: e.source.request,
-    target: e.target ?? null,
-    changes: e.changes ?? null,
-    details: e.details ?? null,
-  });
+  await sendWithCommit(sql, () =>
+    insertEvent(sql, {
+      id: newId(),
+      project_id: e.projectId,
+      type: e.type,
+      actor: e.source.actor,
+      request: e.source.request,
+      target: e.target ?? null,
+      changes: e.changes ?? null,
+      details: e.details ?? null,
+    }));
 }
 
 /** Whether an event of this type with these details was recorded in the project in the last `seconds`. */

@@ -8,6 +8,7 @@ import {
   READ_ATTEMPTS,
   retryConflict,
   retryRead,
+  sendWithCommit,
   transaction,
   TRANSACTION_ATTEMPTS,
 } from "../db/connection.ts";
@@ -216,3 +217,30 @@ test(
   },
   { ignore: !DATABASE_URL },
 );
+
+test("a statement sent with the COMMIT that fails fails the transaction, and nothing of it is written", async () => {
+  const { db } = await service();
+  const p = await newProject();
+  const code = `sent-${crypto.randomUUID().slice(0, 8)}`;
+  const ran = transaction(db.sql, async (tx) => {
+    await tx`insert into roles (project_id, id, code, name) values (${p.project.id}, ${code}, ${code}, 'x')`;
+    // Sent without waiting, like an audit event; it fails after the callback has returned.
+    await sendWithCommit(tx, () => tx`select 1 / (select count(*) - count(*) from roles)`);
+    return "committed";
+  });
+  await assert.rejects(ran, /division by zero/);
+  const rows = await db.sql`select 1 from roles where project_id = ${p.project.id} and code = ${code}`;
+  assert.equal(rows.length, 0, "the insert before it was rolled back with it");
+  // And when it succeeds, it is committed with the rest.
+  await transaction(db.sql, async (tx) => {
+    await sendWithCommit(
+      tx,
+      () =>
+        tx`insert into roles (project_id, id, code, name) values (${p.project.id}, ${code}, ${code}, 'x')`,
+    );
+  });
+  assert.equal(
+    (await db.sql`select 1 from roles where project_id = ${p.project.id} and code = ${code}`).length,
+    1,
+  );
+});
