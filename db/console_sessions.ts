@@ -74,22 +74,27 @@ export async function insertSetupToken(
     values (${t.token_hash}, ${t.project_id}, ${t.user_id}, now() + make_interval(secs => ${t.ttl}))`;
 }
 
-/** Spends a setup token, once: the user it is for, or undefined when unknown, used or expired. */
+/** A setup token counts only while unused, unexpired, and its user still has no password. */
+const setupUsable = (sql: Sql) =>
+  sql`t.used_at is null and t.expires_at > now() and exists (
+    select 1 from users u where u.project_id = t.project_id and u.id = t.user_id and u.password_hash is null)`;
+
+/** Spends a setup token, once: the user it is for, or undefined when unknown, used, expired or moot. */
 export async function consumeSetupToken(
   sql: Sql,
   tokenHash: Uint8Array,
 ): Promise<{ project_id: string; user_id: string } | undefined> {
   const [row] = await sql<{ project_id: string; user_id: string }[]>`
-    update console_setup_tokens set used_at = now()
-    where token_hash = ${tokenHash} and used_at is null and expires_at > now()
-    returning project_id, user_id`;
+    update console_setup_tokens t set used_at = now()
+    where t.token_hash = ${tokenHash} and ${setupUsable(sql)}
+    returning t.project_id, t.user_id`;
   return row;
 }
 
 /** Whether a setup token is still usable, without spending it. */
 export async function setupTokenUsable(sql: Sql, tokenHash: Uint8Array): Promise<boolean> {
   const rows = await sql`
-    select 1 from console_setup_tokens where token_hash = ${tokenHash} and used_at is null and expires_at > now()`;
+    select 1 from console_setup_tokens t where t.token_hash = ${tokenHash} and ${setupUsable(sql)}`;
   return rows.length === 1;
 }
 

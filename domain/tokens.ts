@@ -7,7 +7,7 @@
 import type { JWK } from "jose";
 import { createHash } from "node:crypto";
 import { retryRead, type Sql } from "../db/connection.ts";
-import { findPrivateKey, listPublishedKeys } from "../db/keys.ts";
+import { findKeyState, findPrivateKey, listPublishedKeys } from "../db/keys.ts";
 import { newId } from "./ids.ts";
 import {
   encodeHeader,
@@ -139,6 +139,9 @@ export class TokenService {
       return { ok: false, reason: "forged" };
     }
     if (exp <= Math.floor(Date.now() / 1000)) return { ok: false, reason: "expired" };
+    // Signed by a key that still counts: a revoked (leaked) or retired key's signatures prove nothing.
+    const key = await retryRead(() => findKeyState(this.sql, decoded.header.kid as string));
+    if (!key || !["next", "current", "previous"].includes(key.state)) return { ok: false, reason: "forged" };
     return { ok: true, aud, sub, sid: typeof sid === "string" ? sid : null };
   }
 
