@@ -8,12 +8,8 @@ import {
   Csrf,
   Field,
   Layout,
-  listQuery,
-  type Page,
-  Pager,
   type Problem,
   problemOf,
-  SearchBox,
   SecretOnce,
   SortTh,
 } from "./layout.tsx";
@@ -21,64 +17,38 @@ import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { allResources, findIn } from "./resources.tsx";
 import { PermissionChecklist } from "./roles.tsx";
 import { type Console, html, signedIn } from "./session.ts";
+import { registerAreaList } from "./area_list.tsx";
 
 const api = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param("pid")!)}/clients`;
 type Values = { name: string; description: string; is_active: boolean; permission_ids: string[] };
 
 export function registerClientPages(app: App) {
-  app.get(
-    "/console/projects/:pid/clients",
-    signedIn(app, async (k) => {
-      const q = listQuery(k);
-      let s: Scope, page: Page<Client>;
-      try {
-        s = await scopeOf(k, k.c.req.param("pid")!);
-        page = await k.get<Page<Client>>(`${api(k)}?${q}`);
-      } catch (err) {
-        return refusedPage(k, err);
-      }
-      const base = `${projectPath(s.project.id)}/clients`;
-      return html(
-        k.c,
-        (nonce) => (
-          <Layout nonce={nonce} title="Clients" k={k} project={s.project} tab="clients" operator={s.operator}>
-            <h1>Clients</h1>
-            <Alert notice={k.c.req.query("done") ? "Saved." : null} />
-            {s.can("clients:create") && <a class="button" href={`${base}/new`}>Create client</a>}
-            <SearchBox query={q} label="Search clients by name" />
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <SortTh query={q} field="name" label="Name" />
-                    <SortTh query={q} field="is_active" label="State" />
-                    <th scope="col" class="wide">Client id</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((cl) => (
-                    <tr>
-                      <td>
-                        <a href={`${base}/${encodeURIComponent(cl.id)}`}>{cl.name}</a>{" "}
-                        {cl.is_admin && <span class="badge">admin</span>}
-                      </td>
-                      <td>
-                        <Active on={cl.is_active} />
-                      </td>
-                      <td class="wide">
-                        <code>{cl.id}</code>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager query={q} page={page} noun="clients" />
-          </Layout>
-        ),
-      );
-    }),
-  );
+  registerAreaList<Client>(app, {
+    area: "clients",
+    title: "Clients",
+    noun: "client",
+    searchLabel: "Search clients by name",
+    head: (q) => (
+      <>
+        <SortTh query={q} field="name" label="Name" />
+        <SortTh query={q} field="is_active" label="State" />
+        <th scope="col" class="wide">Client id</th>
+      </>
+    ),
+    row: (cl, href) => (
+      <>
+        <td>
+          <a href={href}>{cl.name}</a> {cl.is_admin && <span class="badge">admin</span>}
+        </td>
+        <td>
+          <Active on={cl.is_active} />
+        </td>
+        <td class="wide">
+          <code>{cl.id}</code>
+        </td>
+      </>
+    ),
+  });
 
   const editPage = async (
     k: Console,

@@ -1,21 +1,10 @@
 /** Console pages of a project's resources and their permissions (the permission list edited in place). */
 import type { Resource } from "../../openapi/resources.ts";
 import type { App } from "../env.ts";
-import {
-  Alert,
-  Csrf,
-  Field,
-  Layout,
-  listQuery,
-  type Page,
-  Pager,
-  type Problem,
-  problemOf,
-  SearchBox,
-  SortTh,
-} from "./layout.tsx";
+import { Alert, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
 import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { type Console, html, signedIn } from "./session.ts";
+import { registerAreaList } from "./area_list.tsx";
 
 const api = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param("pid")!)}/resources`;
 
@@ -108,64 +97,30 @@ const body = (v: Values) => ({
 });
 
 export function registerResourcePages(app: App) {
-  app.get(
-    "/console/projects/:pid/resources",
-    signedIn(app, async (k) => {
-      const q = listQuery(k);
-      let s: Scope, page: Page<Resource>;
-      try {
-        s = await scopeOf(k, k.c.req.param("pid")!);
-        page = await k.get<Page<Resource>>(`${api(k)}?${q}`);
-      } catch (err) {
-        return refusedPage(k, err);
-      }
-      const base = `${projectPath(s.project.id)}/resources`;
-      return html(
-        k.c,
-        (nonce) => (
-          <Layout
-            nonce={nonce}
-            title="Resources"
-            k={k}
-            project={s.project}
-            tab="resources"
-            operator={s.operator}
-          >
-            <h1>Resources</h1>
-            <Alert notice={k.c.req.query("done") ? "Saved." : null} />
-            {s.can("resources:create") && <a class="button" href={`${base}/new`}>Create resource</a>}
-            <SearchBox query={q} label="Search resources" />
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <SortTh query={q} field="name" label="Name" />
-                    <SortTh query={q} field="code" label="Code" />
-                    <th scope="col" class="wide">Permissions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((r) => (
-                    <tr>
-                      <td>
-                        <a href={`${base}/${encodeURIComponent(r.id)}`}>{r.name}</a>{" "}
-                        {r.is_default && <span class="badge">default</span>}
-                      </td>
-                      <td>
-                        <code>{r.code}</code>
-                      </td>
-                      <td class="wide">{r.permissions.map((p) => p.code).join(", ")}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager query={q} page={page} noun="resources" />
-          </Layout>
-        ),
-      );
-    }),
-  );
+  registerAreaList<Resource>(app, {
+    area: "resources",
+    title: "Resources",
+    noun: "resource",
+    searchLabel: "Search resources",
+    head: (q) => (
+      <>
+        <SortTh query={q} field="name" label="Name" />
+        <SortTh query={q} field="code" label="Code" />
+        <th scope="col" class="wide">Permissions</th>
+      </>
+    ),
+    row: (r, href) => (
+      <>
+        <td>
+          <a href={href}>{r.name}</a> {r.is_default && <span class="badge">default</span>}
+        </td>
+        <td>
+          <code>{r.code}</code>
+        </td>
+        <td class="wide">{r.permissions.map((p) => p.code).join(", ")}</td>
+      </>
+    ),
+  });
 
   const editPage = async (
     k: Console,

@@ -2,22 +2,11 @@
 import type { Resource } from "../../openapi/resources.ts";
 import type { Role } from "../../openapi/roles.ts";
 import type { App } from "../env.ts";
-import {
-  Alert,
-  Csrf,
-  Field,
-  Layout,
-  listQuery,
-  type Page,
-  Pager,
-  type Problem,
-  problemOf,
-  SearchBox,
-  SortTh,
-} from "./layout.tsx";
+import { Alert, Csrf, Field, Layout, type Problem, problemOf, SortTh } from "./layout.tsx";
 import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { allResources, findIn } from "./resources.tsx";
 import { type Console, html, signedIn } from "./session.ts";
+import { registerAreaList } from "./area_list.tsx";
 
 /** Checkboxes of every permission of the project, one group per resource. */
 export function PermissionChecklist(
@@ -54,56 +43,30 @@ const api = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param
 type Values = { code: string; name: string; description: string; permission_ids: string[] };
 
 export function registerRolePages(app: App) {
-  app.get(
-    "/console/projects/:pid/roles",
-    signedIn(app, async (k) => {
-      const q = listQuery(k);
-      let s: Scope, page: Page<Role>;
-      try {
-        s = await scopeOf(k, k.c.req.param("pid")!);
-        page = await k.get<Page<Role>>(`${api(k)}?${q}`);
-      } catch (err) {
-        return refusedPage(k, err);
-      }
-      const base = `${projectPath(s.project.id)}/roles`;
-      return html(
-        k.c,
-        (nonce) => (
-          <Layout nonce={nonce} title="Roles" k={k} project={s.project} tab="roles" operator={s.operator}>
-            <h1>Roles</h1>
-            <Alert notice={k.c.req.query("done") ? "Saved." : null} />
-            {s.can("roles:create") && <a class="button" href={`${base}/new`}>Create role</a>}
-            <SearchBox query={q} label="Search roles" />
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <SortTh query={q} field="name" label="Name" />
-                    <SortTh query={q} field="code" label="Code" />
-                    <th scope="col" class="wide">Permissions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((r) => (
-                    <tr>
-                      <td>
-                        <a href={`${base}/${encodeURIComponent(r.id)}`}>{r.name}</a>
-                      </td>
-                      <td>
-                        <code>{r.code}</code>
-                      </td>
-                      <td class="wide">{r.permission_ids.length}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager query={q} page={page} noun="roles" />
-          </Layout>
-        ),
-      );
-    }),
-  );
+  registerAreaList<Role>(app, {
+    area: "roles",
+    title: "Roles",
+    noun: "role",
+    searchLabel: "Search roles",
+    head: (q) => (
+      <>
+        <SortTh query={q} field="name" label="Name" />
+        <SortTh query={q} field="code" label="Code" />
+        <th scope="col" class="wide">Permissions</th>
+      </>
+    ),
+    row: (r, href) => (
+      <>
+        <td>
+          <a href={href}>{r.name}</a>
+        </td>
+        <td>
+          <code>{r.code}</code>
+        </td>
+        <td class="wide">{r.permission_ids.length}</td>
+      </>
+    ),
+  });
 
   const editPage = async (k: Console, role: Role | null, values: Values | null, problem: Problem | null) => {
     let s: Scope, resources: Resource[];

@@ -2,23 +2,11 @@
 import type { Role } from "../../openapi/roles.ts";
 import type { User } from "../../openapi/users.ts";
 import type { App } from "../env.ts";
-import {
-  Active,
-  Alert,
-  Csrf,
-  Field,
-  Layout,
-  listQuery,
-  type Page,
-  Pager,
-  type Problem,
-  problemOf,
-  SearchBox,
-  SortTh,
-} from "./layout.tsx";
+import { Active, Alert, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
 import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { findIn } from "./resources.tsx";
 import { type Console, html, signedIn } from "./session.ts";
+import { registerAreaList } from "./area_list.tsx";
 
 const api = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param("pid")!)}/users`;
 type Values = Record<"display_name" | "email" | "external_user_id" | "role_id" | "password", string> & {
@@ -33,56 +21,30 @@ async function rolesOf(k: Console, projectId: string): Promise<Role[]> {
 }
 
 export function registerUserPages(app: App) {
-  app.get(
-    "/console/projects/:pid/users",
-    signedIn(app, async (k) => {
-      const q = listQuery(k);
-      let s: Scope, page: Page<User>;
-      try {
-        s = await scopeOf(k, k.c.req.param("pid")!);
-        page = await k.get<Page<User>>(`${api(k)}?${q}`);
-      } catch (err) {
-        return refusedPage(k, err);
-      }
-      const base = `${projectPath(s.project.id)}/users`;
-      return html(
-        k.c,
-        (nonce) => (
-          <Layout nonce={nonce} title="Users" k={k} project={s.project} tab="users" operator={s.operator}>
-            <h1>Users</h1>
-            <Alert notice={k.c.req.query("done") ? "Saved." : null} />
-            {s.can("users:create") && <a class="button" href={`${base}/new`}>Create user</a>}
-            <SearchBox query={q} label="Search users by name or email" />
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <SortTh query={q} field="display_name" label="Name" />
-                    <SortTh query={q} field="email" label="Email or external id" />
-                    <SortTh query={q} field="is_active" label="State" class="wide" />
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((u) => (
-                    <tr>
-                      <td>
-                        <a href={`${base}/${encodeURIComponent(u.id)}`}>{u.display_name}</a>
-                      </td>
-                      <td>{u.email ?? u.external_user_id}</td>
-                      <td class="wide">
-                        <Active on={u.is_active} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager query={q} page={page} noun="users" />
-          </Layout>
-        ),
-      );
-    }),
-  );
+  registerAreaList<User>(app, {
+    area: "users",
+    title: "Users",
+    noun: "user",
+    searchLabel: "Search users by name or email",
+    head: (q) => (
+      <>
+        <SortTh query={q} field="display_name" label="Name" />
+        <SortTh query={q} field="email" label="Email or external id" />
+        <SortTh query={q} field="is_active" label="State" class="wide" />
+      </>
+    ),
+    row: (u, href) => (
+      <>
+        <td>
+          <a href={href}>{u.display_name}</a>
+        </td>
+        <td>{u.email ?? u.external_user_id}</td>
+        <td class="wide">
+          <Active on={u.is_active} />
+        </td>
+      </>
+    ),
+  });
 
   const editPage = async (k: Console, user: User | null, values: Values | null, problem: Problem | null) => {
     let s: Scope, roles: Role[];
