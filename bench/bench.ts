@@ -20,7 +20,12 @@ function freePort(): number {
   return port;
 }
 
-async function startServer(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+/**
+ * Spawns the service on a free port: `run` as `deno task start` (starts, then listens), `serve` as `deno serve`
+ * with Deno Deploy's restricted permissions (listens at once, starts on the first request). `spawnedAt` is
+ * taken just before the process is spawned.
+ */
+async function spawnService(mode: "run" | "serve", stderr: "inherit" | "null") {
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = {
@@ -31,8 +36,19 @@ async function startServer(): Promise<{ url: string; pid: number; stop: () => Pr
     LOG_LEVEL: "error",
   };
   if (!Deno.env.get("DATABASE_URL")) env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-bench-" });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
+  const args = mode === "serve"
+    ? [
+      "serve",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "main.ts",
+    ]
+    : [
       "run",
       "--allow-net",
       "--allow-env",
@@ -42,12 +58,20 @@ async function startServer(): Promise<{ url: string; pid: number; stop: () => Pr
       "--allow-ffi",
       "main.ts",
       "--listen",
-    ],
+    ];
+  const spawnedAt = performance.now();
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
     cwd: new URL("../", import.meta.url),
     env,
     stdout: "null",
-    stderr: "inherit",
+    stderr,
   }).spawn();
+  return { url, child, spawnedAt };
+}
+
+async function startServer(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const { url, child } = await spawnService("run", "inherit");
   for (let i = 0; i < 300; i++) {
     try {
       const res = await fetch(`${url}/readyz`);
@@ -72,47 +96,7 @@ async function startServer(): Promise<{ url: string; pid: number; stop: () => Pr
  * the restricted permissions of Deno Deploy, which listens at once and starts on that first request.
  */
 async function coldStartMs(mode: "run" | "serve"): Promise<number> {
-  const port = freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env: Record<string, string> = {
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    PUBLIC_URL: url,
-    BOOTSTRAP_ADMIN_SECRET: SECRET,
-    LOG_LEVEL: "error",
-  };
-  if (!Deno.env.get("DATABASE_URL")) env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-bench-cold-" });
-  const args = mode === "serve"
-    ? [
-      "serve",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "main.ts",
-    ]
-    : [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--allow-write",
-      "--allow-sys",
-      "--allow-ffi",
-      "main.ts",
-      "--listen",
-    ];
-  const t0 = performance.now();
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: new URL("../", import.meta.url),
-    env,
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+  const { url, child, spawnedAt: t0 } = await spawnService(mode, "null");
   try {
     while (performance.now() - t0 < 60_000) {
       try {

@@ -103,18 +103,8 @@ export async function completeLogin(
   request: RequestInfo,
 ): Promise<{ location: string; browser: string | null }> {
   const scope = req.scope;
-  if (scope === null) {
-    const location = await issueAuthorizationCode(
-      sql,
-      req,
-      userId,
-      settings.issuer,
-      settings.codeTtl,
-      () => Promise.resolve(loginOf(request)),
-    );
-    return { location, browser: null };
-  }
-  const fresh = newSecret();
+  // Without `openid` the login opens no browser session; with it, one (under a new browser secret).
+  const fresh = scope === null ? null : newSecret();
   const location = await issueAuthorizationCode(
     sql,
     req,
@@ -122,6 +112,7 @@ export async function completeLogin(
     settings.issuer,
     settings.codeTtl,
     async (tx): Promise<Partial<CodeLogin>> => {
+      if (scope === null || fresh === null) return loginOf(request);
       if (isBrowserSecret(browser)) await rekeyBrowser(tx, hashSecret(browser), hashSecret(fresh));
       const sso = await insertSsoSession(tx, {
         project_id: req.project_id,
