@@ -19,17 +19,29 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     const id = incoming && /^[\w.\-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
     c.set("deps", deps);
     c.set("requestId", id);
-    await next();
-    c.header("X-Request-Id", id);
-    c.header("X-Content-Type-Options", "nosniff");
+    await answerWith(c, next, "X-Request-Id", id);
   };
 }
 
 /** Responses of the API carry secrets and live authorization state; nothing may cache them. */
-export const noStore: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const noStore: MiddlewareHandler<AppEnv> = (c, next) =>
+  answerWith(c, next, "Cache-Control", "no-store");
+
+/**
+ * Runs the rest of the chain and makes sure its answer carries `name: value` (and `nosniff`, which every answer
+ * carries). The headers are set before the handler runs, so that the answer it builds through the context
+ * (`c.json`, `c.body`) is made with them: a header set on a finished answer makes Hono copy the whole Response,
+ * once per header. An answer built as a Response object of its own, or one that overrode the header, gets it
+ * set afterwards.
+ */
+async function answerWith(c: Context, next: () => Promise<void>, name: string, value: string): Promise<void> {
+  c.header(name, value);
+  c.header("X-Content-Type-Options", "nosniff");
   await next();
-  c.header("Cache-Control", "no-store");
-};
+  const headers = c.res.headers;
+  if (headers.get(name) !== value) c.header(name, value);
+  if (headers.get("x-content-type-options") !== "nosniff") c.header("X-Content-Type-Options", "nosniff");
+}
 
 export const apiBodyLimit: MiddlewareHandler<AppEnv> = bodyLimit({
   maxSize: 1024 * 1024,

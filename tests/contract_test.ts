@@ -136,3 +136,11 @@ test("the service's lockfile holds no test-only or SDK-generator package (deno t
     "a test ran or was checked without --lock=tests/deno.lock: restore deno.lock (git checkout deno.lock)",
   );
 });
+
+test("deno task start, dev and compile run the service with the same V8 heap limits", async () => {
+  const { tasks } = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)));
+  const flags = (task: string) => (tasks[task] as string).match(/--v8-flags=\S+/g);
+  assert.deepEqual(flags("start"), ["--v8-flags=--max-semi-space-size=8,--max-old-space-size=1024"]);
+  assert.deepEqual(flags("dev"), flags("start"));
+  assert.deepEqual(flags("compile"), flags("start"));
+});
