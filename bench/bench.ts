@@ -2,100 +2,21 @@
  * `deno task bench`: runs the service as its own process (embedded database, or DATABASE_URL) and drives it
  * over loopback from this process, printing operations per second, latency percentiles and the server's memory.
  * Every scenario is bounded in time and count. BENCH_SECONDS (default 5) and BENCH_CONCURRENCY (default 32). Last,
- * the time from a process's start to its first answer (cold start), as `deno task start` and as `deno serve`.
+ * the time from a process's start to its first answer (cold start), as `deno task start` and as `deno serve`,
+ * and what the audit event adds to an admin write (bench/event_cost.ts).
  */
 import { hashPassword, passwordBackend, verifyPassword } from "../domain/passwords.ts";
-
-const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 5);
-const CONCURRENCY = Number(Deno.env.get("BENCH_CONCURRENCY") ?? 32);
-const MAX_OPERATIONS = 500_000;
-/** On a PostgreSQL database bootstrapped before, pass the system admin's secret as BOOTSTRAP_ADMIN_SECRET. */
-const SECRET = Deno.env.get("BOOTSTRAP_ADMIN_SECRET") ?? "bench-bootstrap-secret-that-is-long-enough-000001";
-const REDIRECT = "http://127.0.0.1:9/callback";
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
-
-/**
- * Spawns the service on a free port: `run` as `deno task start` (starts, then listens), `serve` as `deno serve`
- * with Deno Deploy's restricted permissions (listens at once, starts on the first request). `spawnedAt` is
- * taken just before the process is spawned.
- */
-/** The V8 heap flags of `deno task start` (deno.json), so that the figures are those of the service as it is run. */
-const V8_FLAGS: string[] =
-  (JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))).tasks
-    .start as string).match(/--v8-flags=\S+/g) ?? [];
-
-async function spawnService(mode: "run" | "serve", stderr: "inherit" | "null") {
-  const port = freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env: Record<string, string> = {
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    PUBLIC_URL: url,
-    BOOTSTRAP_ADMIN_SECRET: SECRET,
-    LOG_LEVEL: "error",
-  };
-  if (!Deno.env.get("DATABASE_URL")) env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-bench-" });
-  const args = mode === "serve"
-    ? [
-      "serve",
-      ...V8_FLAGS,
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "main.ts",
-    ]
-    : [
-      "run",
-      ...V8_FLAGS,
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--allow-write",
-      "--allow-sys",
-      "--allow-ffi",
-      "main.ts",
-      "--listen",
-    ];
-  const spawnedAt = performance.now();
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: new URL("../", import.meta.url),
-    env,
-    stdout: "null",
-    stderr,
-  }).spawn();
-  return { url, child, spawnedAt };
-}
-
-async function startServer(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const { url, child } = await spawnService("run", "inherit");
-  for (let i = 0; i < 300; i++) {
-    try {
-      const res = await fetch(`${url}/readyz`);
-      await res.body?.cancel();
-      if (res.ok) break;
-    } catch { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    url,
-    pid: child.pid,
-    stop: async () => {
-      child.kill("SIGTERM");
-      await child.status;
-    },
-  };
-}
+import { describeEventCost, measureEventCost } from "./event_cost.ts";
+import {
+  CONCURRENCY,
+  REDIRECT,
+  type Result,
+  run,
+  SECONDS,
+  SECRET,
+  spawnService,
+  startServer,
+} from "./harness.ts";
 
 /**
  * Cold start: from spawning a fresh process to its first successful answer (200 from /readyz), on a database
@@ -123,37 +44,6 @@ async function coldStartMs(mode: "run" | "serve"): Promise<number> {
 function rssMiB(pid: number): number {
   const out = new Deno.Command("ps", { args: ["-o", "rss=", "-p", String(pid)] }).outputSync();
   return Number(new TextDecoder().decode(out.stdout).trim()) / 1024;
-}
-
-type Result = { name: string; operations: number; rate: number; p50: number; p99: number; errors: number };
-
-/** Runs `op` from CONCURRENCY workers for SECONDS after a short warm-up; `op` says whether it succeeded. */
-async function run(name: string, op: (worker: number) => Promise<boolean>, warmup = 20): Promise<Result> {
-  for (let i = 0; i < warmup; i++) await op(i % CONCURRENCY);
-  const latencies: number[] = [];
-  let errors = 0;
-  const start = performance.now();
-  const end = start + SECONDS * 1000;
-  const worker = async (w: number) => {
-    while (performance.now() < end && latencies.length < MAX_OPERATIONS) {
-      const t0 = performance.now();
-      const ok = await op(w);
-      latencies.push(performance.now() - t0);
-      if (!ok) errors++;
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)));
-  const elapsed = (performance.now() - start) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  return {
-    name,
-    operations: latencies.length,
-    rate: latencies.length / elapsed,
-    p50: at(0.5),
-    p99: at(0.99),
-    errors,
-  };
 }
 
 /** One request whose body is read and whose status is checked. */
@@ -348,6 +238,10 @@ try {
     cold.push(`  ${label}: ${times[1].toFixed(0)} ms (of ${times.map((t) => t.toFixed(0)).join(", ")})`);
   }
 
+  // What the audit event adds to the admin write: the same write on a second service that writes no events,
+  // alternated with the service as it is (bench/event_cost.ts).
+  const eventCost = describeEventCost(await measureEventCost());
+
   const db = Deno.env.get("DATABASE_URL") ? "PostgreSQL server" : "embedded PGlite";
   console.log(
     `\naccess-control bench: ${db}, ${CONCURRENCY} in flight, ${SECONDS}s per scenario, ` +
@@ -371,6 +265,7 @@ try {
   console.log(`server RSS: ${rssBefore.toFixed(0)} MiB before, ${rssAfter.toFixed(0)} MiB after the runs`);
   console.log("cold start, process spawned to first 200 from /readyz (migrated database), median of 3:");
   for (const line of cold) console.log(line);
+  console.log(eventCost);
 } finally {
   await server.stop();
 }

@@ -1,140 +1,93 @@
 /**
- * What the audit event adds to an admin write (the issue's limit: at most 10 %). Runs in one process on the
- * embedded database, or on DATABASE_URL: the admin write through the app (`PUT …/roles/{id}`: gate, update,
- * event), then the write's own transaction with and without its event, alternated, and prints the event's
- * share. `deno run -A bench/event_cost.ts`; BENCH_SECONDS (default 5) and BENCH_CONCURRENCY (default 32).
+ * What the audit event adds to an admin write (issue: at most 10 %), measured as `deno task bench` measures an
+ * admin write: `PUT …/roles/{id}` (gate, update, event) through HTTP, 32 in flight, against the service as
+ * `deno task start` runs it. A second service runs the same code with `record` writing nothing (its deno.json
+ * maps domain/audit.ts to bench/audit_without_events.ts), and runs of the two alternate. `deno task bench`
+ * prints the result last; `deno run -A bench/event_cost.ts` prints it alone. On the embedded database, or on
+ * DATABASE_URL (both services on that database). BENCH_SECONDS (default 5) and BENCH_CONCURRENCY (default 32).
  */
-import { loadConfig } from "../config.ts";
-import { transaction } from "../db/connection.ts";
-import { findRole, updateRoleRow } from "../db/roles.ts";
-import { diff, record } from "../domain/audit.ts";
-import { openService } from "../main.ts";
+import { CONCURRENCY, run, SECRET, startServer } from "./harness.ts";
 
-const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 5);
-const CONCURRENCY = Number(Deno.env.get("BENCH_CONCURRENCY") ?? 32);
-/** On a PostgreSQL database bootstrapped before, pass the system admin's secret as BOOTSTRAP_ADMIN_SECRET. */
-const SECRET = Deno.env.get("BOOTSTRAP_ADMIN_SECRET") ?? "bench-bootstrap-secret-that-is-long-enough-000001";
+const ROOT = new URL("../", import.meta.url);
+/** Beside deno.json, so that the service finds the same node_modules/ and deno.lock. */
+const WITHOUT_EVENTS_CONFIG = new URL("deno.bench-without-events.json", ROOT);
+const ROUNDS = 3;
 
-const env: Record<string, string> = { BOOTSTRAP_ADMIN_SECRET: SECRET, LOG_LEVEL: "error" };
-const databaseUrl = Deno.env.get("DATABASE_URL");
-if (databaseUrl) env.DATABASE_URL = databaseUrl;
-else env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-event-cost-" });
-const svc = await openService(loadConfig(env), { quiet: true });
+export type EventCost = { withEvents: number; withoutEvents: number; share: number };
 
-type Result = { rate: number; meanMs: number; p50: number };
-
-/** `op` from CONCURRENCY workers for SECONDS, after a warm-up. */
-async function run(op: (w: number) => Promise<void>): Promise<Result> {
-  for (let i = 0; i < 20; i++) await op(i % CONCURRENCY);
-  const latencies: number[] = [];
-  const start = performance.now();
-  const end = start + SECONDS * 1000;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async (_, w) => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      await op(w);
-      latencies.push(performance.now() - t0);
-    }
-  }));
-  const elapsed = (performance.now() - start) / 1000;
-  latencies.sort((a, b) => a - b);
-  const mean = latencies.reduce((a, b) => a + b, 0) / latencies.length;
-  return { rate: latencies.length / elapsed, meanMs: mean, p50: latencies[Math.floor(latencies.length / 2)] };
-}
-
-try {
-  const call = async (method: string, path: string, token: string | null, body?: unknown, basic?: string) =>
-    await svc.app.fetch(
-      new Request(`http://bench${path}`, {
-        method,
-        headers: {
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-          ...(basic ? { authorization: basic, "content-type": "application/x-www-form-urlencoded" } : {}),
-          ...(body !== undefined ? { "content-type": "application/json" } : {}),
-        },
-        body: basic ? "grant_type=client_credentials" : body === undefined ? undefined : JSON.stringify(body),
-      }),
-    );
+/** A project with CONCURRENCY roles on the service at `base`, and a `PUT` of one of them (by worker). */
+async function roleWriter(base: string): Promise<(w: number) => Promise<boolean>> {
   const tokenOf = async (id: string, secret: string) =>
-    (await (await call("POST", "/api/v1/tokens", null, undefined, `Basic ${btoa(`${id}:${secret}`)}`))
-      .json()).access_token as string;
+    (await (await fetch(`${base}/api/v1/tokens`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        authorization: `Basic ${btoa(`${id}:${secret}`)}`,
+      },
+      body: "grant_type=client_credentials",
+    })).json()).access_token as string;
   const system = await tokenOf("system-admin", SECRET);
-  const project = await (await call("POST", "/api/v1/projects", system, { name: "event cost" })).json();
-  const token = await tokenOf(project.admin_client.client_id, project.admin_client.client_secret);
+  const json = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
+  const project = await (await fetch(`${base}/api/v1/projects`, {
+    method: "POST",
+    headers: json(system),
+    body: JSON.stringify({ name: "event cost" }),
+  })).json();
+  const headers = json(await tokenOf(project.admin_client.client_id, project.admin_client.client_secret));
   const roles: string[] = [];
   for (let w = 0; w < CONCURRENCY; w++) {
-    const res = await call("POST", `/api/v1/projects/${project.id}/roles`, token, {
-      code: `r${w}`,
-      name: `R${w}`,
+    const res = await fetch(`${base}/api/v1/projects/${project.id}/roles`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ code: `r${w}`, name: `R${w}` }),
     });
     roles.push((await res.json()).id);
   }
   let n = 0;
-  const http = await run(async (w) => {
-    const res = await call("PUT", `/api/v1/projects/${project.id}/roles/${roles[w]}`, token, {
-      code: `r${w}`,
-      name: `R${w} ${n++ % 2}`,
+  return async (w) => {
+    const res = await fetch(`${base}/api/v1/projects/${project.id}/roles/${roles[w]}`, {
+      method: "PUT",
+      headers,
+      body: JSON.stringify({ code: `r${w}`, name: `R${w} ${n++}` }),
     });
-    if (res.status !== 200) throw new Error(`PUT answered ${res.status}`);
     await res.arrayBuffer();
-  });
-  const source = {
-    actor: { type: "client" as const, id: project.admin_client.client_id, token_jti: "bench" },
-    request: { id: "bench", ip: "127.0.0.1", user_agent: "bench" },
+    return res.status === 200;
   };
-  /** updateRole's transaction (domain/roles.ts) without the permission checks, with or without its event. */
-  const write = (withEvent: boolean) => async (w: number) => {
-    await transaction(svc.db.sql, async (tx) => {
-      const current = (await findRole(tx, project.id, roles[w], { lock: true }))!;
-      await updateRoleRow(tx, project.id, roles[w], {
-        code: `r${w}`,
-        name: `R${w} ${n++ % 2}`,
-        description: null,
-      });
-      const role = (await findRole(tx, project.id, roles[w]))!;
-      if (withEvent) {
-        await record(tx, {
-          projectId: project.id,
-          type: "role.updated",
-          source,
-          target: { type: "role", id: roles[w] },
-          changes: diff(current, role),
-        });
-      }
-    });
-  };
-  const without: Result[] = [];
-  const withEvent: Result[] = [];
-  for (let i = 0; i < 2; i++) {
-    without.push(await run(write(false)));
-    withEvent.push(await run(write(true)));
-  }
-  const mean = (rs: Result[], k: keyof Result) => rs.reduce((a, r) => a + r[k], 0) / rs.length;
-  const added = mean(withEvent, "meanMs") - mean(without, "meanMs");
-  const fmt = (label: string, r: { rate: number; meanMs: number; p50: number }) =>
-    console.log(
-      `${label.padEnd(62)}${r.rate.toFixed(0).padStart(8)} ops/s  mean ${r.meanMs.toFixed(2)} ms  p50 ${
-        r.p50.toFixed(2)
-      } ms`,
-    );
-  console.log(
-    `\n${
-      databaseUrl ? "PostgreSQL server" : "embedded PGlite"
-    }, ${CONCURRENCY} in flight, ${SECONDS}s per run\n`,
-  );
-  fmt("PUT …/roles/{id} through the app (gate, update, event)", http);
-  const avg = (rs: Result[]) => ({
-    rate: mean(rs, "rate"),
-    meanMs: mean(rs, "meanMs"),
-    p50: mean(rs, "p50"),
-  });
-  fmt("the write's transaction without its event (mean of 2 runs)", avg(without));
-  fmt("the write's transaction with its event (mean of 2 runs)", avg(withEvent));
-  console.log(
-    `\nthe event adds ${added.toFixed(2)} ms per write: ${
-      (100 * added / (http.meanMs - added)).toFixed(1)
-    } % of the admin write without it`,
-  );
-} finally {
-  await svc.close();
 }
+
+/** Both services at once, then ROUNDS alternating runs of each; rates are means over the rounds. */
+export async function measureEventCost(): Promise<EventCost> {
+  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
+  config.imports[new URL("domain/audit.ts", ROOT).href] = "./bench/audit_without_events.ts";
+  await Deno.writeTextFile(WITHOUT_EVENTS_CONFIG, JSON.stringify(config, null, 2));
+  const withEvents = await startServer();
+  const withoutEvents = await startServer({ config: WITHOUT_EVENTS_CONFIG.pathname });
+  try {
+    const writeWith = await roleWriter(withEvents.url);
+    const writeWithout = await roleWriter(withoutEvents.url);
+    const rates = { with: 0, without: 0 };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [key, op] of [["with", writeWith], ["without", writeWithout]] as const) {
+        const r = await run(`PUT …/roles/{id} ${key} its event`, op);
+        if (r.errors) throw new Error(`${r.errors} admin writes failed (${key} events)`);
+        rates[key] += r.rate / ROUNDS;
+      }
+    }
+    // Time per write with the event over time per write without it.
+    return { withEvents: rates.with, withoutEvents: rates.without, share: rates.without / rates.with - 1 };
+  } finally {
+    await withEvents.stop();
+    await withoutEvents.stop();
+    await Deno.remove(WITHOUT_EVENTS_CONFIG).catch(() => {});
+  }
+}
+
+export function describeEventCost(c: EventCost): string {
+  return `the audit event adds ${
+    (100 * c.share).toFixed(1)
+  } % to an admin write (PUT …/roles/{id} through HTTP, ` +
+    `${c.withEvents.toFixed(0)}/s with its event, ${c.withoutEvents.toFixed(0)}/s without, ` +
+    `means of ${ROUNDS} alternating runs)`;
+}
+
+if (import.meta.main) console.log(describeEventCost(await measureEventCost()));

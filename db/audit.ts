@@ -15,29 +15,19 @@ export type NewEvent = {
 };
 
 /**
- * Writes the event and, in the same statement, a pending delivery for every active webhook of the project that
- * subscribes to its type (the outbox): one round trip, in the caller's transaction.
+ * Writes the event, in the caller's transaction. The trigger `audit_events__fan_out` (migration 0009) adds, in
+ * the same statement, a pending delivery for every active webhook of the project that subscribes to its type
+ * (the outbox).
  */
 export async function insertEvent(sql: Sql, e: NewEvent): Promise<void> {
   await sql`
-    with e as (
-      insert into audit_events (project_id, id, occurred_at, type, actor_type, actor_id, actor_token_jti,
-                                request_id, request_ip, request_user_agent, target_type, target_id, changes, details)
-      values (${e.project_id}, ${e.id}, clock_timestamp(), ${e.type}, ${e.actor.type}, ${e.actor.id},
-              ${e.actor.token_jti}, ${e.request?.id ?? null}, ${e.request?.ip ?? null}, ${
-    e.request?.user_agent ?? null
-  },
-              ${e.target?.type ?? null}, ${e.target?.id ?? null},
-              ${e.changes === null ? null : sql.json(e.changes as never)},
-              ${e.details === null ? null : sql.json(e.details as never)})
-      returning project_id, id, type
-    )
-    insert into webhook_deliveries (project_id, id, webhook_id, event_id)
-    select w.project_id, gen_random_uuid()::text, w.id, e.id
-    from e join webhooks w on w.project_id = e.project_id and w.is_active
-    where exists (
-      select 1 from unnest(w.event_types) p
-      where p = '*' or p = e.type or (right(p, 2) = '.*' and starts_with(e.type, left(p, -1))))`;
+    insert into audit_events (project_id, id, occurred_at, type, actor_type, actor_id, actor_token_jti,
+                              request_id, request_ip, request_user_agent, target_type, target_id, changes, details)
+    values (${e.project_id}, ${e.id}, clock_timestamp(), ${e.type}, ${e.actor.type}, ${e.actor.id},
+            ${e.actor.token_jti}, ${e.request?.id ?? null}, ${e.request?.ip ?? null},
+            ${e.request?.user_agent ?? null}, ${e.target?.type ?? null}, ${e.target?.id ?? null},
+            ${e.changes === null ? null : sql.json(e.changes as never)},
+            ${e.details === null ? null : sql.json(e.details as never)})`;
 }
 
 /** An event row in the API's shape (and `position`, the exact instant and id that cursors resume from). */
