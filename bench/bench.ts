@@ -191,6 +191,19 @@ try {
       ),
     ),
   );
+  results.push(
+    await run(
+      "POST /api/v1/tokens/introspect (live state, permissions)",
+      async () => {
+        const res = await fetch(`${base}/api/v1/tokens/introspect`, {
+          method: "POST",
+          headers: { ...form, ...basic(clientId, project.admin_client.client_secret) },
+          body: new URLSearchParams({ token: projectToken }),
+        });
+        return res.status === 200 && (await res.json()).active === true;
+      },
+    ),
+  );
   // Each worker refreshes its own chain: a refresh token is single use.
   const chains: string[] = [];
   for (let w = 0; w < CONCURRENCY; w++) chains[w] = (await login(w))!.refresh_token;

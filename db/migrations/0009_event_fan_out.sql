@@ -3,7 +3,7 @@
 -- event, opening that table, its four indexes and its foreign keys even for a project without webhooks. The
 -- trigger touches webhook_deliveries only when the project has an active webhook. Measured with
 -- bench/event_cost.ts on PostgreSQL (the same admin write through HTTP with and without its event), the event
--- added about 20 % with the CTE, 13-17 % with the trigger, and 9-12 % with no fan-out at all. Same
+-- added about 20 % with the CTE, 13-18 % with the trigger, and 9-12 % with no fan-out at all. Same
 -- transaction, same statement: an event and its deliveries still commit together or not at all.
 create function audit_events_fan_out() returns trigger language plpgsql as $$
 begin
