@@ -293,11 +293,17 @@ test("an id_token_hint that is forged, of another project or expired ends the se
   }
 });
 
+type CreatedProject = { id: string; admin_client: { client_id: string; client_secret: string } };
+
 /** Signs a user in on another service (raw HTTP, no jar needed) and waits until the ID token expired. */
-async function expiredHint(
-  base: string,
-  created: { id: string; admin_client: { client_id: string; client_secret: string } },
-): Promise<string> {
+async function expiredHint(base: string, created: CreatedProject): Promise<string> {
+  const idToken = await idTokenOn(base, created);
+  await new Promise((r) => setTimeout(r, 2100));
+  return idToken;
+}
+
+/** Creates a user in the project of another service and signs them in there (raw HTTP): their ID token. */
+async function idTokenOn(base: string, created: CreatedProject): Promise<string> {
   const admin = await fetch(`${base}/api/v1/tokens`, {
     method: "POST",
     headers: {
@@ -351,9 +357,63 @@ async function expiredHint(
     }),
   }).then((r) => r.json());
   assert.ok(tokens.id_token, JSON.stringify(tokens));
-  await new Promise((r) => setTimeout(r, 2100));
   return tokens.id_token;
 }
+
+test("an id_token_hint signed by a key revoked since proves nothing: the browser is signed out, not sent back", async () => {
+  // Revoking a signing key acts on the whole service: a service of its own.
+  const iso = await isolatedDatabase();
+  const svc = await startWith(iso.env);
+  try {
+    const base = svc.url;
+    const system = await fetch(`${base}/api/v1/tokens`, {
+      method: "POST",
+      headers: {
+        authorization: `Basic ${btoa("system-admin:test-bootstrap-secret-that-is-long-enough-0001")}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: "grant_type=client_credentials",
+    }).then((r) => r.json());
+    const bearer = { authorization: `Bearer ${system.access_token}`, "content-type": "application/json" };
+    const created = await fetch(`${base}/api/v1/projects`, {
+      method: "POST",
+      headers: bearer,
+      body: JSON.stringify({
+        name: "revoked hint",
+        redirect_uris: [REDIRECT_URI],
+        post_logout_redirect_uris: [LOGOUT_URI],
+      }),
+    }).then((r) => r.json());
+    const hint = await idTokenOn(base, created);
+    const logout = () =>
+      fetch(
+        `${base}/logout?${new URLSearchParams({
+          id_token_hint: hint,
+          post_logout_redirect_uri: LOGOUT_URI,
+          state: "s",
+        })}`,
+        { redirect: "manual" },
+      );
+    // While its key signs, the hint is trusted: the browser goes back to the application.
+    const trusted = await logout();
+    assert.equal(trusted.status, 303);
+    assert.equal(trusted.headers.get("location"), `${LOGOUT_URI}?state=s`);
+    await trusted.body?.cancel();
+
+    const kid = JSON.parse(atob(hint.split(".")[0].replace(/-/g, "+").replace(/_/g, "/"))).kid;
+    const revoked = await fetch(`${base}/api/v1/keys/${kid}/revoke`, { method: "POST", headers: bearer });
+    assert.equal(revoked.status, 200, await revoked.clone().text());
+    await revoked.body?.cancel();
+
+    const refused = await logout();
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers.get("location"), null);
+    assert.match(await refused.text(), /could not be verified/);
+  } finally {
+    await svc.close();
+    await iso.drop();
+  }
+});
 
 test("post_logout_redirect_uris follow the redirect URI rules and change only by a caller covering the project", async () => {
   const p = await oidcProject();
