@@ -98,6 +98,19 @@ export async function endUserSsoSessions(sql: Sql, userId: string): Promise<void
   await sql`update sso_sessions set ended_at = now() where user_id = ${userId} and ended_at is null`;
 }
 
+/** Whether the live single sign-on session `id` is this browser's (in `projectId` when given). */
+export async function browserOwnsSession(
+  sql: Sql,
+  browserHash: Uint8Array,
+  id: string,
+): Promise<boolean> {
+  const rows =
+    await sql`select 1 from sso_sessions s where s.id = ${id} and s.browser_hash = ${browserHash} and ${
+      live(sql)
+    }`;
+  return rows.length > 0;
+}
+
 /** Whether the browser still has a live session in some project (else its cookie can go). */
 export async function browserHasSessions(sql: Sql, browserHash: Uint8Array): Promise<boolean> {
   const rows = await sql`select 1 from sso_sessions s where s.browser_hash = ${browserHash} and ${

@@ -3,14 +3,20 @@
  * the project (and the one the ID token names), revokes the login sessions it created, then sends the browser
  * to a registered `post_logout_redirect_uri` or shows a "signed out" page. A hint that cannot be trusted
  * (forged, expired, of another client or project) still signs the browser out, but never redirects.
+ *
+ * The user confirms first (§2: the OP MUST ask when no `id_token_hint` was given, or when the ID token does not
+ * belong to the browser's current session): otherwise any site could sign a browser out of every application
+ * by linking to /logout. The confirmation form carries a token bound to the browser's cookie, which another site
+ * can neither read nor set.
  */
 import { type ClientWithProjectRow, findClientWithProject } from "../db/clients.ts";
 import { type Sql, transaction } from "../db/connection.ts";
-import { browserHasSessions, type EndedSsoSession, endSsoSessions } from "../db/sso.ts";
+import { browserHasSessions, browserOwnsSession, type EndedSsoSession, endSsoSessions } from "../db/sso.ts";
 import { record, userSource } from "./audit.ts";
 import { redirectWith } from "./login.ts";
 import type { RequestInfo } from "./principal.ts";
-import { hashSecret } from "./secrets.ts";
+import { encodeBase64Url } from "./base64.ts";
+import { hashSecret, secretMatches } from "./secrets.ts";
 import { isBrowserSecret } from "./sso.ts";
 import type { TokenService } from "./tokens.ts";
 
@@ -22,7 +28,26 @@ export type LogoutOutcome = {
   message: string;
   /** The browser has no live session left: its cookie can go. */
   clearCookie: boolean;
+  /** Nothing was done: the user must confirm (the request's parameters go back with the form). */
+  confirm?: {
+    token: string;
+    params: Record<string, string>;
+    projectName: string | null;
+    /** The registered `post_logout_redirect_uri` the confirmed form may be sent on to, if any. */
+    redirectUri: string | null;
+  };
 };
+
+/** The confirmation form's token: derived from the browser's cookie, so only a page that saw it has it. */
+function confirmationToken(browser: string): string {
+  return encodeBase64Url(hashSecret(`logout-confirmation:${browser}`));
+}
+
+/** Whether `presented` is the confirmation token of this browser (in constant time). */
+export function confirmsLogout(browser: string | undefined, presented: string | undefined): boolean {
+  return isBrowserSecret(browser) && presented !== undefined &&
+    secretMatches(presented, hashSecret(confirmationToken(browser)));
+}
 
 const SIGNED_OUT = "You are signed out.";
 
@@ -33,6 +58,8 @@ export async function logout(
   params: Record<string, string[]>,
   browser: string | undefined,
   request: RequestInfo,
+  /** The request is the confirmation form's, with this browser's token (`confirmsLogout`). */
+  confirmed: boolean,
 ): Promise<LogoutOutcome> {
   const page = (status: 200 | 400, message: string, clearCookie = false): LogoutOutcome => ({
     location: null,
@@ -63,6 +90,28 @@ export async function logout(
   const projectId = client?.project_id ?? null;
 
   const browserHash = isBrowserSecret(browser) ? hashSecret(browser) : null;
+  // A browser with a live session confirms, unless a trusted hint names one of its sessions.
+  if (browserHash && !confirmed && await browserHasSessions(sql, browserHash)) {
+    const vouched = !badHint && hint?.ok && hint.sid !== null &&
+      await browserOwnsSession(sql, browserHash, hint.sid);
+    if (!vouched) {
+      const given = Object.fromEntries(
+        ["id_token_hint", "client_id", "post_logout_redirect_uri", "state"]
+          .flatMap((k) => get(k) === undefined ? [] : [[k, get(k)!]]),
+      );
+      return {
+        ...page(200, "Sign out?"),
+        confirm: {
+          token: confirmationToken(browser!),
+          params: given,
+          projectName: client ? client.project_name : null,
+          redirectUri: redirectUri !== undefined && client?.post_logout_redirect_uris.includes(redirectUri)
+            ? redirectUri
+            : null,
+        },
+      };
+    }
+  }
   const ended = await transaction(sql, async (tx) => {
     const all: EndedSsoSession[] = [];
     if (browserHash) all.push(...await endSsoSessions(tx, { browserHash, projectId }));

@@ -97,3 +97,44 @@ export function signedOutPage(p: { nonce: string; message: string; ok: boolean }
     </html>
   `;
 }
+
+/**
+ * What /logout shows when the user must confirm (no trusted `id_token_hint`): the request's parameters go back
+ * as hidden fields, with the browser's confirmation token.
+ */
+export function signOutConfirmPage(p: {
+  nonce: string;
+  action: string;
+  projectName: string | null;
+  token: string;
+  params: Record<string, string>;
+}) {
+  return html`
+    <!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>Sign out?</title>
+        <style nonce="${p.nonce}">${STYLE}</style>
+      </head>
+      <body>
+        <main>
+          <h1>Sign out?</h1>
+          <p class="lead">${p.projectName
+            ? html`You will be signed out of <strong>${p.projectName}</strong>.`
+            : "You will be signed out of every application you signed in to here."}
+            If you did not ask for this, close this page.</p>
+          <form method="post" action="${p.action}">
+            ${Object.entries(p.params).map(([name, value]) =>
+              html`<input type="hidden" name="${name}" value="${value}">`
+            )}
+            <input type="hidden" name="confirmation" value="${p.token}">
+            <button type="submit">Sign out</button>
+          </form>
+        </main>
+      </body>
+    </html>
+  `;
+}

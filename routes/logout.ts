@@ -6,10 +6,10 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie } from "hono/cookie";
-import { logout } from "../domain/logout.ts";
+import { confirmsLogout, logout } from "../domain/logout.ts";
 import type { App, AppEnv } from "./env.ts";
 import { newNonce, pageHeaders } from "./authorize.ts";
-import { signedOutPage } from "./login_page.ts";
+import { signedOutPage, signOutConfirmPage } from "./login_page.ts";
 import { requestInfo } from "./request_info.ts";
 import { ssoCookie } from "./sso_cookie.ts";
 
@@ -21,17 +21,23 @@ function paramsOf(search: URLSearchParams): Record<string, string[]> {
   return out;
 }
 
-async function answer(c: Context<AppEnv>, params: Record<string, string[]>) {
+/** `confirmation`: the token a POST of the confirmation form carries (absent on GET). */
+async function answer(c: Context<AppEnv>, params: Record<string, string[]>, confirmation?: string[]) {
   const { sql, tokens, config } = c.var.deps;
   const cookie = ssoCookie(config.publicUrl);
-  const outcome = await logout(sql, tokens, params, getCookie(c, cookie.name), requestInfo(c));
+  const browser = getCookie(c, cookie.name);
+  const confirmed = confirmation?.length === 1 && confirmsLogout(browser, confirmation[0]);
+  const outcome = await logout(sql, tokens, params, browser, requestInfo(c), confirmed);
   if (outcome.clearCookie) deleteCookie(c, cookie.name, cookie.options(0));
   if (outcome.location) {
     c.header("Cache-Control", "no-store");
     return c.redirect(outcome.location, 303);
   }
   const nonce = newNonce();
-  pageHeaders(c, nonce);
+  pageHeaders(c, nonce, outcome.confirm?.redirectUri ?? undefined);
+  if (outcome.confirm) {
+    return c.html(signOutConfirmPage({ nonce, action: "/logout", ...outcome.confirm }), 200);
+  }
   return c.html(
     signedOutPage({ nonce, message: outcome.message, ok: outcome.status === 200 }),
     outcome.status,
@@ -47,6 +53,9 @@ const LogoutParams = z.object({
     description: "Registered in the project's `post_logout_redirect_uris`, matched byte for byte",
   }),
   state: z.string().optional().openapi({ description: "Returned unchanged with the redirect" }),
+  confirmation: z.string().optional().openapi({
+    description: "POST only: the token of the confirmation page's form, bound to the browser's cookie",
+  }),
 });
 
 export function registerLogoutRoutes(app: App) {
@@ -57,7 +66,8 @@ export function registerLogoutRoutes(app: App) {
     async (c) => {
       const type = c.req.header("content-type") ?? "";
       const body = /^application\/x-www-form-urlencoded(;|$)/i.test(type) ? await c.req.text() : "";
-      return await answer(c, paramsOf(new URLSearchParams(body)));
+      const { confirmation, ...params } = paramsOf(new URLSearchParams(body));
+      return await answer(c, params, confirmation ?? []);
     },
   );
 
@@ -73,12 +83,16 @@ export function registerLogoutRoutes(app: App) {
         "refused from the next request. Then redirects (303) to `post_logout_redirect_uri` with `state` when " +
         'it is registered for the project of `id_token_hint` or `client_id`, or shows a "signed out" page. ' +
         "An unregistered URI shows an error page, never a redirect; an `id_token_hint` that is forged, " +
-        "expired or of another client still signs the browser out, but never redirects.",
+        "expired or of another client still signs the browser out, but never redirects. Unless " +
+        "`id_token_hint` is a trusted ID token of this browser's current session, a browser that is signed in " +
+        "first gets a page that asks the user to confirm (200, nothing ended yet); its form posts the same " +
+        "parameters back with `confirmation`, a token bound to the browser's cookie, and only that POST signs " +
+        "out. A link or form from another site therefore cannot sign anyone out.",
       request: method === "get"
         ? { query: LogoutParams }
         : { body: { content: { "application/x-www-form-urlencoded": { schema: LogoutParams } } } },
       responses: {
-        200: { description: "The signed-out page" },
+        200: { description: "The signed-out page, or the page that asks the user to confirm" },
         303: { description: "To `post_logout_redirect_uri`, with `state`" },
         400: { description: "An error page (the browser is signed out all the same)" },
       },

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { chromium } from "./deps.ts";
 import { challengeOf, exchangeCode, freePort, loginProject, newVerifier, service, test } from "./helpers.ts";
-import { refreshStatus } from "./oidc_support.ts";
+import { currentUserStatus, refreshStatus } from "./oidc_support.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = (() => {
@@ -114,6 +114,27 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 360, height: 640 
         await page.goto(await authorize(p.clientId));
         const box = (await page.getByRole("button", { name: "Sign in" }).boundingBox())!;
         assert.ok(box.x >= 0 && box.x + box.width <= viewport.width, JSON.stringify(box));
+
+        // Signed in again, a logout without an ID token asks first; confirmed, it goes to the registered page.
+        await page.getByLabel("Email").fill(p.email);
+        await page.getByLabel("Password").fill(p.password);
+        await Promise.all([
+          page.waitForURL((u) => u.href.startsWith(`${app}/callback`)),
+          page.getByRole("button", { name: "Sign in" }).click(),
+        ]);
+        const again = await redeem(page.url(), p.clientId);
+        await page.goto(`${base}/logout?${new URLSearchParams({
+          client_id: p.clientId,
+          post_logout_redirect_uri: `${app}/signed-out`,
+          state: "asked",
+        })}`);
+        assert.equal(await page.textContent("h1"), "Sign out?");
+        assert.equal(await currentUserStatus(again.access_token), 200);
+        const signOut = page.getByRole("button", { name: "Sign out" });
+        const button = (await signOut.boundingBox())!;
+        assert.ok(button.x >= 0 && button.x + button.width <= viewport.width, JSON.stringify(button));
+        await Promise.all([page.waitForURL(`${app}/signed-out?state=asked`), signOut.click()]);
+        assert.equal(await currentUserStatus(again.access_token), 401);
 
         // The plain sign-out page, without a redirect URI.
         await page.goto(`${base}/logout`);

@@ -44,6 +44,27 @@ export class Browser {
       }),
     );
   }
+
+  /** /logout at `path` shows the confirmation page; submits its form as the user would. */
+  async confirmLogout(path: string): Promise<Response> {
+    const asked = await this.get(path);
+    assert.equal(asked.status, 200, `${path} did not ask to confirm`);
+    const html = await asked.text();
+    assert.match(html, /<h1>Sign out\?<\/h1>/);
+    const fields = Object.fromEntries(
+      [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((
+        m,
+      ) => [m[1], unescape(m[2])]),
+    );
+    assert.ok(fields.confirmation, "the form carries the confirmation token");
+    return await this.post("/logout", fields);
+  }
+}
+
+/** Undoes the HTML escaping of an attribute value. */
+function unescape(v: string): string {
+  return v.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 }
 
 export type OidcProject = Awaited<ReturnType<typeof loginProject>>;

@@ -15,7 +15,7 @@ test("a code issued before a logout cannot be exchanged after it", async () => {
   const { res, verifier } = await authorizeOidc(browser, p.secondClientId);
   const code = new URL(res.headers.get("location")!).searchParams.get("code")!;
   assert.ok(code);
-  const out = await browser.get(
+  const out = await browser.confirmLogout(
     `/logout?${new URLSearchParams({ client_id: p.clientId, post_logout_redirect_uri: LOGOUT_URI })}`,
   );
   assert.equal(out.status, 303);

@@ -180,13 +180,17 @@ test("logout ends the browser session and the sessions it created, then redirect
   const { res, verifier } = await authorizeOidc(browser, p.secondClientId);
   const two = await redeem(p.secondClientId, new URL(res.headers.get("location")!), verifier);
 
-  const out = await browser.get(
-    `/logout?${new URLSearchParams({
-      client_id: p.clientId,
-      post_logout_redirect_uri: LOGOUT_URI,
-      state: "s1",
-    })}`,
-  );
+  const path = `/logout?${new URLSearchParams({
+    client_id: p.clientId,
+    post_logout_redirect_uri: LOGOUT_URI,
+    state: "s1",
+  })}`;
+  // Without an ID token of this browser's session, the user confirms first; asking ends nothing.
+  const asked = await browser.get(path);
+  assert.equal(asked.status, 200);
+  await asked.body?.cancel();
+  assert.equal(await currentUserStatus(two.access_token), 200);
+  const out = await browser.confirmLogout(path);
   assert.equal(out.status, 303);
   assert.equal(out.headers.get("location"), `${LOGOUT_URI}?state=s1`);
   assert.equal((await refreshStatus(p.clientId, one.refresh_token)).error, "invalid_refresh_token");
@@ -206,7 +210,7 @@ test("logout without a registered URI shows a page and never redirects", async (
   const p = await oidcProject();
   const browser = new Browser();
   await signIn(browser, p);
-  const unregistered = await browser.get(
+  const unregistered = await browser.confirmLogout(
     `/logout?${new URLSearchParams({
       client_id: p.clientId,
       post_logout_redirect_uri: "https://evil.example/",
@@ -218,7 +222,7 @@ test("logout without a registered URI shows a page and never redirects", async (
   assert.equal(unregistered.headers.get("x-frame-options"), "DENY");
 
   await signIn(browser, p);
-  const plain = await browser.post("/logout", {});
+  const plain = await browser.confirmLogout("/logout");
   assert.equal(plain.status, 200);
   assert.match(await plain.text(), /You are signed out\./);
   assert.equal((await authorizeOidc(browser, p.clientId)).res.status, 200);
@@ -240,7 +244,8 @@ test("an id_token_hint that is forged, of another project or expired ends the se
   };
   for (const [what, hint] of Object.entries(hints)) {
     const tokens = await signIn(browser, p, { prompt: "login" });
-    const out = await browser.get(
+    // A hint that proves nothing is no hint: the user confirms.
+    const out = await browser.confirmLogout(
       `/logout?${new URLSearchParams({
         id_token_hint: hint,
         client_id: p.clientId,
@@ -445,4 +450,36 @@ test("post_logout_redirect_uris follow the redirect URI rules and change only by
     post_logout_redirect_uris: [LOGOUT_URI, "https://app.example/out"],
   });
   assert.equal(changed.post_logout_redirect_uris.length, 2);
+});
+
+test("a link to /logout from anywhere only asks: the sign-out needs this browser's confirmation token", async () => {
+  const p = await oidcProject();
+  const browser = new Browser();
+  const tokens = await signIn(browser, p);
+  // What another site can make the browser do: follow a link, or post a form without the token.
+  for (const asked of [await browser.get("/logout"), await browser.post("/logout", {})]) {
+    assert.equal(asked.status, 200);
+    const html = await asked.text();
+    assert.match(html, /Sign out\?/);
+    assert.match(asked.headers.get("content-security-policy") ?? "", /frame-ancestors 'none'/);
+  }
+  // A token of another browser, or a made-up one, asks again.
+  const other = new Browser();
+  await signIn(other, p, { prompt: "login" });
+  const otherPage = await (await other.get("/logout")).text();
+  const otherToken = /name="confirmation" value="([^"]+)"/.exec(otherPage)![1];
+  for (const confirmation of [otherToken, "x".repeat(43)]) {
+    const res = await browser.post("/logout", { confirmation });
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /Sign out\?/);
+  }
+  assert.equal(await currentUserStatus(tokens.access_token), 200, "nothing was ended");
+  const silent = await authorizeOidc(browser, p.secondClientId, { prompt: "none" });
+  assert.ok(new URL(silent.res.headers.get("location")!).searchParams.get("code"), "still signed in");
+
+  // The user's own confirmation signs out.
+  const done = await browser.confirmLogout("/logout");
+  assert.equal(done.status, 200);
+  assert.match(await done.text(), /You are signed out\./);
+  assert.equal(await currentUserStatus(tokens.access_token), 401);
 });

@@ -1118,6 +1118,12 @@ export namespace Api {
 		 * @memberof SubmitLogoutRequest
 		 */
 		state?: string;
+		/**
+		 * @description <p>POST only: the token of the confirmation page&#39;s form, bound to the browser&#39;s cookie</p>
+		 * @type {string}
+		 * @memberof SubmitLogoutRequest
+		 */
+		confirmation?: string;
 	}
 
 	/**
