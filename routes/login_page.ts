@@ -16,6 +16,27 @@ const STYLE = `
   .error { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #fde8e8; color: #9b1c1c; }
 `;
 
+/** The document around every page: no script, one nonce'd style sheet, no referrer. */
+function layout(p: { nonce: string; title: string }, body: ReturnType<typeof html>) {
+  return html`
+    <!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>${p.title}</title>
+        <style nonce="${p.nonce}">${STYLE}</style>
+      </head>
+      <body>
+        <main>
+          ${body}
+        </main>
+      </body>
+    </html>
+  `;
+}
+
 export function loginPage(p: {
   nonce: string;
   action: string;
@@ -25,77 +46,48 @@ export function loginPage(p: {
   email?: string;
   error?: string;
 }) {
-  return html`
-    <!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="referrer" content="no-referrer">
-        <title>Sign in to ${p.projectName}</title>
-        <style nonce="${p.nonce}">${STYLE}</style>
-      </head>
-      <body>
-        <main>
-    <h1>Sign in</h1>
-    <p class="lead">to continue to <strong>${p.projectName}</strong></p>
-    ${p.error ? html`<p class="error" role="alert" id="error">${p.error}</p>` : ""}
-    <form method="post" action="${p.action}">
-    <input type="hidden" name="request_id" value="${p.requestId}">
-    <input type="hidden" name="csrf" value="${p.csrf}">
-    <label for="email">Email</label>
-    <input id="email" name="email" type="email" autocomplete="username" required maxlength="100" value="${p
-      .email ?? ""}"
-      ${p.error ? html`aria-describedby="error"` : ""} autofocus>
-    <label for="password">Password</label>
-    <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024">
-    <button type="submit">Sign in</button>
-    </form>
-        </main>
-      </body>
-    </html>
-  `;
+  return layout(
+    { nonce: p.nonce, title: `Sign in to ${p.projectName}` },
+    html`
+      <h1>Sign in</h1>
+      <p class="lead">to continue to <strong>${p.projectName}</strong></p>
+      ${p.error ? html`<p class="error" role="alert" id="error">${p.error}</p>` : ""}
+      <form method="post" action="${p.action}">
+        <input type="hidden" name="request_id" value="${p.requestId}">
+        <input type="hidden" name="csrf" value="${p.csrf}">
+        <label for="email">Email</label>
+        <input id="email" name="email" type="email" autocomplete="username" required maxlength="100"
+          value="${p
+            .email ?? ""}"
+          ${p.error ? html`aria-describedby="error"` : ""} autofocus>
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required
+          maxlength="1024">
+        <button type="submit">Sign in</button>
+      </form>
+    `,
+  );
 }
 
 export function errorPage(p: { nonce: string; message: string }) {
-  return html`
-    <!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>Sign-in problem</title>
-        <style nonce="${p.nonce}">${STYLE}</style>
-      </head>
-      <body>
-        <main>
-          <h1>Sign-in problem</h1>
-          <p class="error" role="alert">${p.message}</p>
-        </main>
-      </body>
-    </html>
-  `;
+  return layout(
+    { nonce: p.nonce, title: "Sign-in problem" },
+    html`
+      <h1>Sign-in problem</h1>
+      <p class="error" role="alert">${p.message}</p>
+    `,
+  );
 }
 
 /** What /logout shows when it does not send the browser back to an application. */
 export function signedOutPage(p: { nonce: string; message: string; ok: boolean }) {
-  return html`
-    <!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>Signed out</title>
-        <style nonce="${p.nonce}">${STYLE}</style>
-      </head>
-      <body>
-        <main>
-          <h1>Signed out</h1>
-          <p ${p.ok ? html`role="status"` : html`class="error" role="alert"`}>${p.message}</p>
-        </main>
-      </body>
-    </html>
-  `;
+  return layout(
+    { nonce: p.nonce, title: "Signed out" },
+    html`
+      <h1>Signed out</h1>
+      <p ${p.ok ? html`role="status"` : html`class="error" role="alert"`}>${p.message}</p>
+    `,
+  );
 }
 
 /**
@@ -109,32 +101,21 @@ export function signOutConfirmPage(p: {
   token: string;
   params: Record<string, string>;
 }) {
-  return html`
-    <!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="referrer" content="no-referrer">
-        <title>Sign out?</title>
-        <style nonce="${p.nonce}">${STYLE}</style>
-      </head>
-      <body>
-        <main>
-          <h1>Sign out?</h1>
-          <p class="lead">${p.projectName
-            ? html`You will be signed out of <strong>${p.projectName}</strong>.`
-            : "You will be signed out of every application you signed in to here."}
-            If you did not ask for this, close this page.</p>
-          <form method="post" action="${p.action}">
-            ${Object.entries(p.params).map(([name, value]) =>
-              html`<input type="hidden" name="${name}" value="${value}">`
-            )}
-            <input type="hidden" name="confirmation" value="${p.token}">
-            <button type="submit">Sign out</button>
-          </form>
-        </main>
-      </body>
-    </html>
-  `;
+  return layout(
+    { nonce: p.nonce, title: "Sign out?" },
+    html`
+      <h1>Sign out?</h1>
+      <p class="lead">${p.projectName
+        ? html`You will be signed out of <strong>${p.projectName}</strong>.`
+        : "You will be signed out of every application you signed in to here."}
+        If you did not ask for this, close this page.</p>
+      <form method="post" action="${p.action}">
+        ${Object.entries(p.params).map(([name, value]) =>
+          html`<input type="hidden" name="${name}" value="${value}">`
+        )}
+        <input type="hidden" name="confirmation" value="${p.token}">
+        <button type="submit">Sign out</button>
+      </form>
+    `,
+  );
 }

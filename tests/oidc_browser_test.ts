@@ -5,7 +5,7 @@
  * Skipped without /usr/bin/chromium.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./deps.ts";
+import { chromium, type Page } from "./deps.ts";
 import { challengeOf, exchangeCode, freePort, loginProject, newVerifier, service, test } from "./helpers.ts";
 import { currentUserStatus, refreshStatus } from "./oidc_support.ts";
 
@@ -67,6 +67,16 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 360, height: 640 
         return await res.json();
       };
 
+      /** Fills and sends the login form, and waits for the application's callback. */
+      const submitLogin = async (page: Page) => {
+        await page.getByLabel("Email").fill(p.email);
+        await page.getByLabel("Password").fill(p.password);
+        await Promise.all([
+          page.waitForURL((u) => u.href.startsWith(`${app}/callback`)),
+          page.getByRole("button", { name: "Sign in" }).click(),
+        ]);
+      };
+
       const browser = await chromium.launch({
         executablePath: CHROMIUM,
         args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
@@ -76,12 +86,7 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 360, height: 640 
         // The first application: the form.
         await page.goto(await authorize(p.clientId));
         assert.ok(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"));
-        await page.getByLabel("Email").fill(p.email);
-        await page.getByLabel("Password").fill(p.password);
-        await Promise.all([
-          page.waitForURL((u) => u.href.startsWith(`${app}/callback`)),
-          page.getByRole("button", { name: "Sign in" }).click(),
-        ]);
+        await submitLogin(page);
         const first = await redeem(page.url(), p.clientId);
         assert.ok(first.id_token);
 
@@ -116,12 +121,7 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 360, height: 640 
         assert.ok(box.x >= 0 && box.x + box.width <= viewport.width, JSON.stringify(box));
 
         // Signed in again, a logout without an ID token asks first; confirmed, it goes to the registered page.
-        await page.getByLabel("Email").fill(p.email);
-        await page.getByLabel("Password").fill(p.password);
-        await Promise.all([
-          page.waitForURL((u) => u.href.startsWith(`${app}/callback`)),
-          page.getByRole("button", { name: "Sign in" }).click(),
-        ]);
+        await submitLogin(page);
         const again = await redeem(page.url(), p.clientId);
         await page.goto(`${base}/logout?${new URLSearchParams({
           client_id: p.clientId,

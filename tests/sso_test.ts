@@ -267,24 +267,7 @@ test("an id_token_hint that is forged, of another project or expired ends the se
   const svc = await startWith({ ...iso.env, ACCESS_TOKEN_TTL: "1" });
   try {
     const base = svc.url;
-    const admin = await fetch(`${base}/api/v1/tokens`, {
-      method: "POST",
-      headers: {
-        authorization: `Basic ${btoa("system-admin:test-bootstrap-secret-that-is-long-enough-0001")}`,
-        "content-type": "application/x-www-form-urlencoded",
-      },
-      body: "grant_type=client_credentials",
-    }).then((r) => r.json());
-    const created = await fetch(`${base}/api/v1/projects`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${admin.access_token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        name: "expiring",
-        redirect_uris: [REDIRECT_URI],
-        post_logout_redirect_uris: [LOGOUT_URI],
-      }),
-    }).then((r) => r.json());
-    assert.ok(created.id, JSON.stringify(created));
+    const { created } = await oidcProjectOn(base, "expiring");
     // The expiry check itself is the service's; a token of this service one second old is refused as a hint.
     const expired = await expiredHint(base, created);
     const out = await fetch(`${base}/logout?${new URLSearchParams({ id_token_hint: expired })}`, {
@@ -299,6 +282,29 @@ test("an id_token_hint that is forged, of another project or expired ends the se
 });
 
 type CreatedProject = { id: string; admin_client: { client_id: string; client_secret: string } };
+
+/** On a service of the test's own (raw HTTP): a project with the redirect and post-logout URIs, and the system token. */
+async function oidcProjectOn(
+  base: string,
+  name: string,
+): Promise<{ created: CreatedProject; bearer: Record<string, string> }> {
+  const system = await fetch(`${base}/api/v1/tokens`, {
+    method: "POST",
+    headers: {
+      authorization: `Basic ${btoa("system-admin:test-bootstrap-secret-that-is-long-enough-0001")}`,
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: "grant_type=client_credentials",
+  }).then((r) => r.json());
+  const bearer = { authorization: `Bearer ${system.access_token}`, "content-type": "application/json" };
+  const created = await fetch(`${base}/api/v1/projects`, {
+    method: "POST",
+    headers: bearer,
+    body: JSON.stringify({ name, redirect_uris: [REDIRECT_URI], post_logout_redirect_uris: [LOGOUT_URI] }),
+  }).then((r) => r.json());
+  assert.ok(created.id, JSON.stringify(created));
+  return { created, bearer };
+}
 
 /** Signs a user in on another service (raw HTTP, no jar needed) and waits until the ID token expired. */
 async function expiredHint(base: string, created: CreatedProject): Promise<string> {
@@ -371,24 +377,7 @@ test("an id_token_hint signed by a key revoked since proves nothing: the browser
   const svc = await startWith(iso.env);
   try {
     const base = svc.url;
-    const system = await fetch(`${base}/api/v1/tokens`, {
-      method: "POST",
-      headers: {
-        authorization: `Basic ${btoa("system-admin:test-bootstrap-secret-that-is-long-enough-0001")}`,
-        "content-type": "application/x-www-form-urlencoded",
-      },
-      body: "grant_type=client_credentials",
-    }).then((r) => r.json());
-    const bearer = { authorization: `Bearer ${system.access_token}`, "content-type": "application/json" };
-    const created = await fetch(`${base}/api/v1/projects`, {
-      method: "POST",
-      headers: bearer,
-      body: JSON.stringify({
-        name: "revoked hint",
-        redirect_uris: [REDIRECT_URI],
-        post_logout_redirect_uris: [LOGOUT_URI],
-      }),
-    }).then((r) => r.json());
+    const { created, bearer } = await oidcProjectOn(base, "revoked hint");
     const hint = await idTokenOn(base, created);
     const logout = () =>
       fetch(
