@@ -4,7 +4,8 @@
  * `deno task start` runs it. A second service runs the same code with `record` writing nothing (its deno.json
  * maps domain/audit.ts to bench/audit_without_events.ts), and runs of the two alternate. `deno task bench`
  * prints the result last; `deno run -A bench/event_cost.ts` prints it alone. On the embedded database, or on
- * DATABASE_URL (both services on that database). BENCH_SECONDS (default 5) and BENCH_CONCURRENCY (default 32).
+ * DATABASE_URL (both services on that database; never a real one: the second service writes changes without
+ * their events). BENCH_SECONDS (default 5) and BENCH_CONCURRENCY (default 32).
  */
 import { CONCURRENCY, run, SECRET, startServer } from "./harness.ts";
 
@@ -60,9 +61,12 @@ export async function measureEventCost(): Promise<EventCost> {
   const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
   config.imports[new URL("domain/audit.ts", ROOT).href] = "./bench/audit_without_events.ts";
   await Deno.writeTextFile(WITHOUT_EVENTS_CONFIG, JSON.stringify(config, null, 2));
-  const withEvents = await startServer();
-  const withoutEvents = await startServer({ config: WITHOUT_EVENTS_CONFIG.pathname });
+  const started: { url: string; stop: () => Promise<void> }[] = [];
   try {
+    const withEvents = await startServer();
+    started.push(withEvents);
+    const withoutEvents = await startServer({ config: decodeURIComponent(WITHOUT_EVENTS_CONFIG.pathname) });
+    started.push(withoutEvents);
     const writeWith = await roleWriter(withEvents.url);
     const writeWithout = await roleWriter(withoutEvents.url);
     const rates = { with: 0, without: 0 };
@@ -76,8 +80,7 @@ export async function measureEventCost(): Promise<EventCost> {
     // Time per write with the event over time per write without it.
     return { withEvents: rates.with, withoutEvents: rates.without, share: rates.without / rates.with - 1 };
   } finally {
-    await withEvents.stop();
-    await withoutEvents.stop();
+    for (const server of started) await server.stop();
     await Deno.remove(WITHOUT_EVENTS_CONFIG).catch(() => {});
   }
 }

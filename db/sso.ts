@@ -98,7 +98,7 @@ export async function endUserSsoSessions(sql: Sql, userId: string): Promise<void
   await sql`update sso_sessions set ended_at = now() where user_id = ${userId} and ended_at is null`;
 }
 
-/** Whether the live single sign-on session `id` is this browser's (in `projectId` when given). */
+/** Whether the live single sign-on session `id` is this browser's. */
 export async function browserOwnsSession(
   sql: Sql,
   browserHash: Uint8Array,
@@ -111,11 +111,18 @@ export async function browserOwnsSession(
   return rows.length > 0;
 }
 
-/** Whether the browser still has a live session in some project (else its cookie can go). */
-export async function browserHasSessions(sql: Sql, browserHash: Uint8Array): Promise<boolean> {
+/**
+ * Whether the browser still has a live session: in `projectId` when given, else in any project (when none, its
+ * cookie can go).
+ */
+export async function browserHasSessions(
+  sql: Sql,
+  browserHash: Uint8Array,
+  projectId: string | null = null,
+): Promise<boolean> {
   const rows = await sql`select 1 from sso_sessions s where s.browser_hash = ${browserHash} and ${
     live(sql)
-  } limit 1`;
+  } ${projectId === null ? sql`` : sql`and s.project_id = ${projectId}`} limit 1`;
   return rows.length > 0;
 }
 

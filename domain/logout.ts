@@ -2,12 +2,13 @@
  * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0): ends the browser's single sign-on session in
  * the project (and the one the ID token names), revokes the login sessions it created, then sends the browser
  * to a registered `post_logout_redirect_uri` or shows a "signed out" page. A hint that cannot be trusted
- * (forged, expired, of another client or project) still signs the browser out, but never redirects.
+ * (forged, expired, of another client or project) never redirects.
  *
- * The user confirms first (§2: the OP MUST ask when no `id_token_hint` was given, or when the ID token does not
- * belong to the browser's current session): otherwise any site could sign a browser out of every application
- * by linking to /logout. The confirmation form carries a token bound to the browser's cookie, which another site
- * can neither read nor set.
+ * A browser signed in to the project confirms first (§2: the OP MUST ask when no `id_token_hint` was given, or
+ * when the ID token does not belong to the browser's current session): otherwise any site could sign a browser
+ * out by linking to /logout. The confirmation form carries a token bound to the browser's cookie, which another
+ * site can neither read nor set. A request that carries no cookie (a cross-site POST) asks nothing: it can end
+ * only the session a trusted hint names.
  */
 import { type ClientWithProjectRow, findClientWithProject } from "../db/clients.ts";
 import { type Sql, transaction } from "../db/connection.ts";
@@ -58,9 +59,14 @@ export async function logout(
   params: Record<string, string[]>,
   browser: string | undefined,
   request: RequestInfo,
-  /** The request is the confirmation form's, with this browser's token (`confirmsLogout`). */
-  confirmed: boolean,
+  /**
+   * `confirmed`: the confirmation form's, with this browser's token (`confirmsLogout`); `stale`: the form's,
+   * with a token that is not (the browser signed in again since); `none`: not the form's.
+   */
+  confirmation: "confirmed" | "stale" | "none",
 ): Promise<LogoutOutcome> {
+  const confirmed = confirmation === "confirmed";
+  const staleConfirmation = confirmation === "stale";
   const page = (status: 200 | 400, message: string, clearCookie = false): LogoutOutcome => ({
     location: null,
     status,
@@ -90,17 +96,21 @@ export async function logout(
   const projectId = client?.project_id ?? null;
 
   const browserHash = isBrowserSecret(browser) ? hashSecret(browser) : null;
-  // A browser with a live session confirms, unless a trusted hint names one of its sessions.
-  if (browserHash && !confirmed && await browserHasSessions(sql, browserHash)) {
+  // A browser with a live session in scope confirms, unless a trusted hint names one of its sessions.
+  if (browserHash && !confirmed && await browserHasSessions(sql, browserHash, projectId)) {
     const vouched = !badHint && hint?.ok && hint.sid !== null &&
       await browserOwnsSession(sql, browserHash, hint.sid);
     if (!vouched) {
+      // The request goes back with the form; a hint too long to be ours stays out (the form has a size limit).
       const given = Object.fromEntries(
         ["id_token_hint", "client_id", "post_logout_redirect_uri", "state"]
-          .flatMap((k) => get(k) === undefined ? [] : [[k, get(k)!]]),
+          .flatMap((k) => get(k) === undefined || get(k)!.length > 8192 ? [] : [[k, get(k)!]]),
       );
       return {
-        ...page(200, "Sign out?"),
+        ...page(
+          200,
+          staleConfirmation ? "This sign-out page was for another sign-in. Confirm again." : "Sign out?",
+        ),
         confirm: {
           token: confirmationToken(browser!),
           params: given,

@@ -1,6 +1,7 @@
 /**
- * GET and POST /logout (OpenID Connect RP-Initiated Logout 1.0): ends the browser's single sign-on session and
- * the login sessions it created, then redirects to a registered `post_logout_redirect_uri` or shows a page.
+ * GET and POST /logout (OpenID Connect RP-Initiated Logout 1.0): asks a signed-in browser to confirm unless a
+ * trusted ID token of its session vouches for the request; then ends the browser's single sign-on session and
+ * the login sessions it created, and redirects to a registered `post_logout_redirect_uri` or shows a page.
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -26,8 +27,12 @@ async function answer(c: Context<AppEnv>, params: Record<string, string[]>, conf
   const { sql, tokens, config } = c.var.deps;
   const cookie = ssoCookie(config.publicUrl);
   const browser = getCookie(c, cookie.name);
-  const confirmed = confirmation?.length === 1 && confirmsLogout(browser, confirmation[0]);
-  const outcome = await logout(sql, tokens, params, browser, requestInfo(c), confirmed);
+  const state = confirmation === undefined
+    ? "none"
+    : confirmation.length === 1 && confirmsLogout(browser, confirmation[0])
+    ? "confirmed"
+    : "stale";
+  const outcome = await logout(sql, tokens, params, browser, requestInfo(c), state);
   if (outcome.clearCookie) deleteCookie(c, cookie.name, cookie.options(0));
   if (outcome.location) {
     c.header("Cache-Control", "no-store");
@@ -36,7 +41,15 @@ async function answer(c: Context<AppEnv>, params: Record<string, string[]>, conf
   const nonce = newNonce();
   pageHeaders(c, nonce, outcome.confirm?.redirectUri ?? undefined);
   if (outcome.confirm) {
-    return c.html(signOutConfirmPage({ nonce, action: "/logout", ...outcome.confirm }), 200);
+    return c.html(
+      signOutConfirmPage({
+        nonce,
+        action: `${config.publicUrl}/logout`,
+        message: outcome.message,
+        ...outcome.confirm,
+      }),
+      200,
+    );
   }
   return c.html(
     signedOutPage({ nonce, message: outcome.message, ok: outcome.status === 200 }),
@@ -53,8 +66,11 @@ const LogoutParams = z.object({
     description: "Registered in the project's `post_logout_redirect_uris`, matched byte for byte",
   }),
   state: z.string().optional().openapi({ description: "Returned unchanged with the redirect" }),
+});
+
+const LogoutForm = LogoutParams.extend({
   confirmation: z.string().optional().openapi({
-    description: "POST only: the token of the confirmation page's form, bound to the browser's cookie",
+    description: "Sent by the confirmation page's form: a token bound to the browser's cookie",
   }),
 });
 
@@ -67,7 +83,7 @@ export function registerLogoutRoutes(app: App) {
       const type = c.req.header("content-type") ?? "";
       const body = /^application\/x-www-form-urlencoded(;|$)/i.test(type) ? await c.req.text() : "";
       const { confirmation, ...params } = paramsOf(new URLSearchParams(body));
-      return await answer(c, params, confirmation ?? []);
+      return await answer(c, params, confirmation);
     },
   );
 
@@ -78,23 +94,29 @@ export function registerLogoutRoutes(app: App) {
       operationId: method === "get" ? "logout" : "submitLogout",
       tags: ["Login"],
       summary: "Sign out (OpenID Connect RP-initiated logout)",
-      description: "Ends the browser's single sign-on session in the project (and the one the ID token " +
-        "names) and revokes the refresh tokens of the login sessions it created; their access tokens are " +
-        "refused from the next request. Then redirects (303) to `post_logout_redirect_uri` with `state` when " +
-        'it is registered for the project of `id_token_hint` or `client_id`, or shows a "signed out" page. ' +
-        "An unregistered URI shows an error page, never a redirect; an `id_token_hint` that is forged, " +
-        "expired or of another client still signs the browser out, but never redirects. Unless " +
-        "`id_token_hint` is a trusted ID token of this browser's current session, a browser that is signed in " +
-        "first gets a page that asks the user to confirm (200, nothing ended yet); its form posts the same " +
-        "parameters back with `confirmation`, a token bound to the browser's cookie, and only that POST signs " +
-        "out. A link or form from another site therefore cannot sign anyone out.",
+      description:
+        "First, a browser signed in to the project (or, without `id_token_hint` and `client_id`, " +
+        "to any project) is asked to confirm, unless `id_token_hint` is a trusted ID token of one of its " +
+        "sessions: a page (200) that ends nothing and whose form posts the same parameters back with " +
+        "`confirmation`, a token bound to the browser's cookie, which other sites can neither read nor send. " +
+        "So a link or form from elsewhere cannot sign a browser out; a cross-site POST carries no cookie and " +
+        "can end only the session a trusted hint names. Then it ends the browser's single sign-on session in " +
+        "the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it " +
+        "created; their access tokens are refused from the next request. Then redirects (303) to " +
+        "`post_logout_redirect_uri` with `state` when it is registered for the project of `id_token_hint` or " +
+        '`client_id`, or shows a "signed out" page. An unregistered URI shows an error page, never a ' +
+        "redirect; an `id_token_hint` that is forged, expired or of another client never redirects.",
       request: method === "get"
         ? { query: LogoutParams }
-        : { body: { content: { "application/x-www-form-urlencoded": { schema: LogoutParams } } } },
+        : { body: { content: { "application/x-www-form-urlencoded": { schema: LogoutForm } } } },
       responses: {
         200: { description: "The signed-out page, or the page that asks the user to confirm" },
         303: { description: "To `post_logout_redirect_uri`, with `state`" },
-        400: { description: "An error page (the browser is signed out all the same)" },
+        400: {
+          description:
+            "An error page: the sign-out happened but the browser is not sent back, or (malformed " +
+            "parameters) nothing was done",
+        },
       },
     });
   }

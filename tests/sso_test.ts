@@ -460,8 +460,15 @@ test("a link to /logout from anywhere only asks: the sign-out needs this browser
   for (const confirmation of [otherToken, "x".repeat(43)]) {
     const res = await browser.post("/logout", { confirmation });
     assert.equal(res.status, 200);
-    assert.match(await res.text(), /Sign out\?/);
+    const html = await res.text();
+    assert.match(html, /Sign out\?/);
+    assert.match(html, /This sign-out page was for another sign-in/);
   }
+  // A project this browser is not signed in to has nothing to confirm, and nothing of this one ends.
+  const elsewhere = await oidcProject();
+  const nothing = await browser.get(`/logout?${new URLSearchParams({ client_id: elsewhere.clientId })}`);
+  assert.equal(nothing.status, 200);
+  assert.match(await nothing.text(), /there was no session to end/);
   assert.equal(await currentUserStatus(tokens.access_token), 200, "nothing was ended");
   const silent = await authorizeOidc(browser, p.secondClientId, { prompt: "none" });
   assert.ok(new URL(silent.res.headers.get("location")!).searchParams.get("code"), "still signed in");

@@ -485,10 +485,11 @@ test("an outcome is recorded only while its worker still holds the claim (not af
   const eventId = crypto.randomUUID();
   const id = crypto.randomUUID();
   // Never due, so that no worker of the shared service takes it: claimed twice, attempts 1 then 2.
-  await db.sql`insert into webhooks (project_id, id, url, event_types, is_active, secret)
-    values (${p.project.id}, ${hookId}, 'https://hooks.example.com/in', ${["*"]}, true, 'whsec_x')`;
+  // The event before the webhook, so that it has no delivery of its own (audit_events__fan_out).
   await db.sql`insert into audit_events (project_id, id, occurred_at, type, actor_type)
     values (${p.project.id}, ${eventId}, now(), 'role.created', 'system')`;
+  await db.sql`insert into webhooks (project_id, id, url, event_types, is_active, secret)
+    values (${p.project.id}, ${hookId}, 'https://hooks.example.com/in', ${["*"]}, true, 'whsec_x')`;
   await db.sql`insert into webhook_deliveries (project_id, id, webhook_id, event_id, status, attempts,
       next_attempt_at, locked_until)
     values (${p.project.id}, ${id}, ${hookId}, ${eventId}, 'sending', 2, now() + interval '1 day',

@@ -1325,17 +1325,16 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client still signs the browser out, but never redirects. Unless <code>id_token_hint</code> is a trusted ID token of this browser&#39;s current session, a browser that is signed in first gets a page that asks the user to confirm (200, nothing ended yet); its form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, and only that POST signs out. A link or form from another site therefore cannot sign anyone out.</p>
+		 * <p>First, a browser signed in to the project (or, without <code>id_token_hint</code> and <code>client_id</code>, to any project) is asked to confirm, unless <code>id_token_hint</code> is a trusted ID token of one of its sessions: a page (200) that ends nothing and whose form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, which other sites can neither read nor send. So a link or form from elsewhere cannot sign a browser out; a cross-site POST carries no cookie and can end only the session a trusted hint names. Then it ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client never redirects.</p>
 		 * @summary Sign out (OpenID Connect RP-initiated logout)
 		 * @param {string} [idTokenHint] <p>An ID token the service issued to the application (it may not be expired)</p>
 		 * @param {string} [clientId] <p>The application; must be the hint&#39;s <code>aud</code></p>
 		 * @param {string} [postLogoutRedirectUri] <p>Registered in the project&#39;s <code>post_logout_redirect_uris</code>, matched byte for byte</p>
 		 * @param {string} [state] <p>Returned unchanged with the redirect</p>
-		 * @param {string} [confirmation] <p>POST only: the token of the confirmation page&#39;s form, bound to the browser&#39;s cookie</p>
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		logout(idTokenHint: string | undefined, clientId: string | undefined, postLogoutRedirectUri: string | undefined, state: string | undefined, confirmation: string | undefined, options: RequestInit = {}): FetchArgs {
+		logout(idTokenHint: string | undefined, clientId: string | undefined, postLogoutRedirectUri: string | undefined, state: string | undefined, options: RequestInit = {}): FetchArgs {
 			let localVarPath = `/logout`;
 			const localVarPathQueryStart = localVarPath.indexOf("?");
 			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
@@ -1359,10 +1358,6 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 
 			if (state !== undefined) {
 				localVarQueryParameter.append('state', String(state));
-			}
-
-			if (confirmation !== undefined) {
-				localVarQueryParameter.append('confirmation', String(confirmation));
 			}
 
 			localVarRequestOptions.headers = localVarHeaderParameter;
@@ -1424,7 +1419,7 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client still signs the browser out, but never redirects. Unless <code>id_token_hint</code> is a trusted ID token of this browser&#39;s current session, a browser that is signed in first gets a page that asks the user to confirm (200, nothing ended yet); its form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, and only that POST signs out. A link or form from another site therefore cannot sign anyone out.</p>
+		 * <p>First, a browser signed in to the project (or, without <code>id_token_hint</code> and <code>client_id</code>, to any project) is asked to confirm, unless <code>id_token_hint</code> is a trusted ID token of one of its sessions: a page (200) that ends nothing and whose form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, which other sites can neither read nor send. So a link or form from elsewhere cannot sign a browser out; a cross-site POST carries no cookie and can end only the session a trusted hint names. Then it ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client never redirects.</p>
 		 * @summary Sign out (OpenID Connect RP-initiated logout)
 		 * @param {Api.SubmitLogoutRequest} [request]
 		 * @param {RequestInit} [options] Override http request option.
@@ -1520,18 +1515,17 @@ export const LoginApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client still signs the browser out, but never redirects. Unless <code>id_token_hint</code> is a trusted ID token of this browser&#39;s current session, a browser that is signed in first gets a page that asks the user to confirm (200, nothing ended yet); its form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, and only that POST signs out. A link or form from another site therefore cannot sign anyone out.</p>
+		 * <p>First, a browser signed in to the project (or, without <code>id_token_hint</code> and <code>client_id</code>, to any project) is asked to confirm, unless <code>id_token_hint</code> is a trusted ID token of one of its sessions: a page (200) that ends nothing and whose form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, which other sites can neither read nor send. So a link or form from elsewhere cannot sign a browser out; a cross-site POST carries no cookie and can end only the session a trusted hint names. Then it ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client never redirects.</p>
 		 * @summary Sign out (OpenID Connect RP-initiated logout)
 		 * @param {string} [idTokenHint] <p>An ID token the service issued to the application (it may not be expired)</p>
 		 * @param {string} [clientId] <p>The application; must be the hint&#39;s <code>aud</code></p>
 		 * @param {string} [postLogoutRedirectUri] <p>Registered in the project&#39;s <code>post_logout_redirect_uris</code>, matched byte for byte</p>
 		 * @param {string} [state] <p>Returned unchanged with the redirect</p>
-		 * @param {string} [confirmation] <p>POST only: the token of the confirmation page&#39;s form, bound to the browser&#39;s cookie</p>
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		logout(idTokenHint: string | undefined, clientId: string | undefined, postLogoutRedirectUri: string | undefined, state: string | undefined, confirmation: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
-			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).logout(idTokenHint, clientId, postLogoutRedirectUri, state, confirmation, options);
+		logout(idTokenHint: string | undefined, clientId: string | undefined, postLogoutRedirectUri: string | undefined, state: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).logout(idTokenHint, clientId, postLogoutRedirectUri, state, options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
 					const contentType = response.headers.get('Content-Type');
@@ -1578,7 +1572,7 @@ export const LoginApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client still signs the browser out, but never redirects. Unless <code>id_token_hint</code> is a trusted ID token of this browser&#39;s current session, a browser that is signed in first gets a page that asks the user to confirm (200, nothing ended yet); its form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, and only that POST signs out. A link or form from another site therefore cannot sign anyone out.</p>
+		 * <p>First, a browser signed in to the project (or, without <code>id_token_hint</code> and <code>client_id</code>, to any project) is asked to confirm, unless <code>id_token_hint</code> is a trusted ID token of one of its sessions: a page (200) that ends nothing and whose form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, which other sites can neither read nor send. So a link or form from elsewhere cannot sign a browser out; a cross-site POST carries no cookie and can end only the session a trusted hint names. Then it ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client never redirects.</p>
 		 * @summary Sign out (OpenID Connect RP-initiated logout)
 		 * @param {Api.SubmitLogoutRequest} [request]
 		 * @param {RequestInit} [options] Override http request option.
@@ -1644,18 +1638,17 @@ export class LoginApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client still signs the browser out, but never redirects. Unless <code>id_token_hint</code> is a trusted ID token of this browser&#39;s current session, a browser that is signed in first gets a page that asks the user to confirm (200, nothing ended yet); its form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, and only that POST signs out. A link or form from another site therefore cannot sign anyone out.</p>
+	 * <p>First, a browser signed in to the project (or, without <code>id_token_hint</code> and <code>client_id</code>, to any project) is asked to confirm, unless <code>id_token_hint</code> is a trusted ID token of one of its sessions: a page (200) that ends nothing and whose form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, which other sites can neither read nor send. So a link or form from elsewhere cannot sign a browser out; a cross-site POST carries no cookie and can end only the session a trusted hint names. Then it ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client never redirects.</p>
 	 * @summary Sign out (OpenID Connect RP-initiated logout)
 	 * @param {string} [idTokenHint] <p>An ID token the service issued to the application (it may not be expired)</p>
 	 * @param {string} [clientId] <p>The application; must be the hint&#39;s <code>aud</code></p>
 	 * @param {string} [postLogoutRedirectUri] <p>Registered in the project&#39;s <code>post_logout_redirect_uris</code>, matched byte for byte</p>
 	 * @param {string} [state] <p>Returned unchanged with the redirect</p>
-	 * @param {string} [confirmation] <p>POST only: the token of the confirmation page&#39;s form, bound to the browser&#39;s cookie</p>
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
 	 */
-	public logout(idTokenHint: string | undefined, clientId: string | undefined, postLogoutRedirectUri: string | undefined, state: string | undefined, confirmation: string | undefined, options?: RequestInit) {
-		return LoginApiFp(this.configuration).logout(idTokenHint, clientId, postLogoutRedirectUri, state, confirmation, options)(this.fetch, this.basePath);
+	public logout(idTokenHint: string | undefined, clientId: string | undefined, postLogoutRedirectUri: string | undefined, state: string | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).logout(idTokenHint, clientId, postLogoutRedirectUri, state, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -1670,7 +1663,7 @@ export class LoginApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client still signs the browser out, but never redirects. Unless <code>id_token_hint</code> is a trusted ID token of this browser&#39;s current session, a browser that is signed in first gets a page that asks the user to confirm (200, nothing ended yet); its form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, and only that POST signs out. A link or form from another site therefore cannot sign anyone out.</p>
+	 * <p>First, a browser signed in to the project (or, without <code>id_token_hint</code> and <code>client_id</code>, to any project) is asked to confirm, unless <code>id_token_hint</code> is a trusted ID token of one of its sessions: a page (200) that ends nothing and whose form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, which other sites can neither read nor send. So a link or form from elsewhere cannot sign a browser out; a cross-site POST carries no cookie and can end only the session a trusted hint names. Then it ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client never redirects.</p>
 	 * @summary Sign out (OpenID Connect RP-initiated logout)
 	 * @param {Api.SubmitLogoutRequest} [request]
 	 * @param {RequestInit} [options] Override http request option.

@@ -1119,7 +1119,7 @@ export namespace Api {
 		 */
 		state?: string;
 		/**
-		 * @description <p>POST only: the token of the confirmation page&#39;s form, bound to the browser&#39;s cookie</p>
+		 * @description <p>Sent by the confirmation page&#39;s form: a token bound to the browser&#39;s cookie</p>
 		 * @type {string}
 		 * @memberof SubmitLogoutRequest
 		 */
