@@ -5,7 +5,7 @@ import { timestamps } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 import { currentKidSql } from "./keys.ts";
-import { type ThrottlePolicy, waitSql } from "./throttle.ts";
+import { type ThrottlePolicy, waitOfRow } from "./throttle.ts";
 
 const columns = (sql: Sql) =>
   sql`c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.token_endpoint_auth_method,
@@ -96,7 +96,7 @@ export type ClientWithProjectRow = {
   throttle_failures: boolean;
 };
 
-/** The client and its project in one query, with the throttle state of `throttle` when given. */
+/** The client and its project in one query, with the throttle state of `throttle` when given (one row read). */
 export async function findClientWithProject(
   sql: Sql,
   clientId: string,
@@ -107,11 +107,10 @@ export async function findClientWithProject(
            p.name as project_name, p.is_active as project_is_active, p.redirect_uris,
            p.post_logout_redirect_uris, now() as now,
            ${currentKidSql(sql)} as current_kid,
-           ${throttle ? waitSql(sql, throttle.key, throttle.policy) : sql`null::int`} as throttle_wait,
-           ${
-    throttle ? sql`exists (select 1 from login_failures f where f.key = ${throttle.key})` : sql`false`
-  } as throttle_failures
+           ${throttle ? waitOfRow(sql, throttle.policy) : sql`null::int`} as throttle_wait,
+           ${throttle ? sql`f.key is not null` : sql`false`} as throttle_failures
     from clients c join projects p on p.id = c.project_id
+    ${throttle ? sql`left join login_failures f on f.key = ${throttle.key}` : sql``}
     where c.id = ${clientId}`;
   return row;
 }

@@ -46,18 +46,20 @@ export async function countAttempt(sql: Sql, key: string, p: ThrottlePolicy): Pr
   return await waitFor(sql, key, p) ?? 1;
 }
 
-/** A scalar subquery: seconds until `key` may try again, or null when it may now; joins into other lookups. */
-export function waitSql(sql: Sql, key: string, p: ThrottlePolicy) {
-  return sql`(
-    select case when f.window_started_at >= now() - make_interval(secs => ${p.window})
-                 and ${blockedUntil(sql, p)} > now()
-           then ceil(extract(epoch from ${blockedUntil(sql, p)} - now()))::int end
-    from login_failures f where f.key = ${key})`;
+/**
+ * Seconds until the key of the `login_failures` row `f` may try again, or null when it may now (or when `f` is
+ * null: no row). For a query that joins the row in (`left join login_failures f on f.key = …`).
+ */
+export function waitOfRow(sql: Sql, p: ThrottlePolicy) {
+  return sql`case when f.window_started_at >= now() - make_interval(secs => ${p.window})
+                   and ${blockedUntil(sql, p)} > now()
+             then ceil(extract(epoch from ${blockedUntil(sql, p)} - now()))::int end`;
 }
 
 /** Seconds until `key` may try again, or null when it may now. Reads only. */
 export async function waitFor(sql: Sql, key: string, p: ThrottlePolicy): Promise<number | null> {
-  const [row] = await sql<{ wait: number | null }[]>`select ${waitSql(sql, key, p)} as wait`;
+  const [row] = await sql<{ wait: number | null }[]>`
+    select ${waitOfRow(sql, p)} as wait from (select 1) one left join login_failures f on f.key = ${key}`;
   return row.wait;
 }
 

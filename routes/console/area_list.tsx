@@ -6,7 +6,7 @@
 import type { Child } from "hono/jsx";
 import type { App } from "../env.ts";
 import { Alert, Layout, listQuery, type Page, Pager, SearchBox } from "./layout.tsx";
-import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import { projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { html, signedIn } from "./session.ts";
 
 export type Area = "resources" | "roles" | "users" | "clients";
@@ -30,7 +30,7 @@ export function registerAreaList<T extends { id: string }>(app: App, o: {
       let s: Scope, page: Page<T>;
       try {
         s = await scopeOf(k, pid);
-        page = await k.get<Page<T>>(`/api/v1/projects/${encodeURIComponent(pid)}/${o.area}?${q}`);
+        page = await k.get<Page<T>>(`${projectApi(pid, o.area)}?${q}`);
       } catch (err) {
         return refusedPage(k, err);
       }

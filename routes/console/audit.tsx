@@ -3,7 +3,7 @@ import type { AuditEvent } from "../../openapi/audit.ts";
 import type { App } from "../env.ts";
 import { Alert, Field, Layout } from "./layout.tsx";
 import { ApiRefusal, html, signedIn } from "./session.ts";
-import { refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import { projectApi, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { problemOf } from "./layout.tsx";
 
 const FILTERS = ["type", "actor_id", "target_id", "since", "until"] as const;
@@ -27,7 +27,7 @@ export function registerAuditPage(app: App) {
       }
       const res = await k.api<{ data: AuditEvent[]; next_cursor: string | null }>(
         "GET",
-        `/api/v1/projects/${encodeURIComponent(s.project.id)}/audit-events?${q}`,
+        `${projectApi(s.project.id, "audit-events")}?${q}`,
       );
       if (res.status === 403) return refusedPage(k, new ApiRefusal(res));
       const problem = res.ok ? null : problemOf(res);

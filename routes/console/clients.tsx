@@ -13,13 +13,13 @@ import {
   SecretOnce,
   SortTh,
 } from "./layout.tsx";
-import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { allResources, findIn } from "./resources.tsx";
 import { PermissionChecklist } from "./roles.tsx";
 import { type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
-const api = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param("pid")!)}/clients`;
+const api = (k: Console) => areaApi(k, "clients");
 type Values = { name: string; description: string; is_active: boolean; permission_ids: string[] };
 
 export function registerClientPages(app: App) {

@@ -26,7 +26,7 @@ type Me = { permissions: string[]; email: string | null };
 
 export async function scopeOf(k: Console, projectId: string): Promise<Scope> {
   const me = await k.get<Me>("/api/v1/users/current");
-  const read = await k.api<Project>("GET", `/api/v1/projects/${encodeURIComponent(projectId)}`);
+  const read = await k.api<Project>("GET", projectApi(projectId));
   // A user without projects:read still works in their own project; the page then knows only its id.
   if (!read.ok && !(read.status === 403 && k.session.projectId === projectId)) throw new ApiRefusal(read);
   const project: Project = read.ok ? read.body : {
@@ -69,6 +69,13 @@ export function refusedPage(k: Console, err: unknown) {
 
 const pid = (k: Console) => k.c.req.param("pid")!;
 export const projectPath = (id: string) => `/console/projects/${encodeURIComponent(id)}`;
+
+/** The admin API's path of a project, or of one of its areas (`roles`, `users`, …). */
+export const projectApi = (id: string, area?: string) =>
+  `/api/v1/projects/${encodeURIComponent(id)}${area ? `/${area}` : ""}`;
+
+/** The admin API's path of an area of the project the console page shows (its `pid` parameter). */
+export const areaApi = (k: Console, area: string) => projectApi(k.c.req.param("pid")!, area);
 
 const uriLines = (text: string) => text.split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
 
@@ -295,7 +302,7 @@ export function registerProjectPages(app: App) {
     "/console/projects/:pid",
     signedIn(app, async (k) => {
       const values = formValues(k);
-      const res = await k.api("PUT", `/api/v1/projects/${encodeURIComponent(pid(k))}`, {
+      const res = await k.api("PUT", projectApi(pid(k)), {
         name: values.name,
         description: values.description || null,
         redirect_uris: uriLines(values.redirect_uris),
@@ -309,7 +316,7 @@ export function registerProjectPages(app: App) {
   app.post(
     "/console/projects/:pid/active",
     signedIn(app, async (k) => {
-      const path = `/api/v1/projects/${encodeURIComponent(pid(k))}`;
+      const path = projectApi(pid(k));
       const current = await k.api<Project>("GET", path);
       if (!current.ok) return home(k, problemOf(current));
       const res = await k.api("PUT", path, {

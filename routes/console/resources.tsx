@@ -2,11 +2,11 @@
 import type { Resource } from "../../openapi/resources.ts";
 import type { App } from "../env.ts";
 import { Alert, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
-import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import { areaApi, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
-const api = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param("pid")!)}/resources`;
+const api = (k: Console) => areaApi(k, "resources");
 
 /**
  * One record of a list by id: the admin API has list endpoints only, so the console pages through the list
@@ -32,9 +32,7 @@ export async function allResources(k: Console, projectId: string): Promise<Resou
   const out: Resource[] = [];
   for (let n = 1;; n++) {
     const page = await k.get<Page<Resource>>(
-      `/api/v1/projects/${
-        encodeURIComponent(projectId)
-      }/resources?page_size=100&page_num=${n}&sort_by=code&sort_dir=asc`,
+      `${projectApi(projectId, "resources")}?page_size=100&page_num=${n}&sort_by=code&sort_dir=asc`,
     );
     out.push(...page.data);
     if (n * 100 >= page.pagination.total) return out;

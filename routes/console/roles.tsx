@@ -3,7 +3,7 @@ import type { Resource } from "../../openapi/resources.ts";
 import type { Role } from "../../openapi/roles.ts";
 import type { App } from "../env.ts";
 import { Alert, Csrf, Field, Layout, type Problem, problemOf, SortTh } from "./layout.tsx";
-import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { allResources, findIn } from "./resources.tsx";
 import { type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
@@ -39,7 +39,7 @@ export function PermissionChecklist(
   );
 }
 
-const api = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param("pid")!)}/roles`;
+const api = (k: Console) => areaApi(k, "roles");
 type Values = { code: string; name: string; description: string; permission_ids: string[] };
 
 export function registerRolePages(app: App) {

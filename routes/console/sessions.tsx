@@ -6,11 +6,11 @@ import type { Session } from "../../openapi/sessions.ts";
 import type { User } from "../../openapi/users.ts";
 import type { App } from "../env.ts";
 import { Alert, Csrf, Layout, type Page, Pager, type Problem, problemOf } from "./layout.tsx";
-import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { findIn } from "./resources.tsx";
 import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
 
-const usersApi = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param("pid")!)}/users`;
+const usersApi = (k: Console) => areaApi(k, "users");
 const sessionsApi = (k: Console) => `${usersApi(k)}/${encodeURIComponent(k.c.req.param("uid")!)}/sessions`;
 const pagePath = (k: Console) =>
   `${projectPath(k.c.req.param("pid")!)}/users/${encodeURIComponent(k.c.req.param("uid")!)}/sessions`;

@@ -3,19 +3,19 @@ import type { Role } from "../../openapi/roles.ts";
 import type { User } from "../../openapi/users.ts";
 import type { App } from "../env.ts";
 import { Active, Alert, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
-import { projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import { areaApi, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { findIn } from "./resources.tsx";
 import { type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
-const api = (k: Console) => `/api/v1/projects/${encodeURIComponent(k.c.req.param("pid")!)}/users`;
+const api = (k: Console) => areaApi(k, "users");
 type Values = Record<"display_name" | "email" | "external_user_id" | "role_id" | "password", string> & {
   is_active: boolean;
 };
 
 async function rolesOf(k: Console, projectId: string): Promise<Role[]> {
   const page = await k.get<Page<Role>>(
-    `/api/v1/projects/${encodeURIComponent(projectId)}/roles?page_size=100&sort_by=name&sort_dir=asc`,
+    `${projectApi(projectId, "roles")}?page_size=100&sort_by=name&sort_dir=asc`,
   );
   return page.data;
 }
