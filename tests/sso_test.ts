@@ -262,12 +262,21 @@ test("an id_token_hint that is forged, of another project or expired ends the se
   // The other project's session was not touched.
   assert.equal((await refreshStatus(other.clientId, otherTokens.refresh_token)).status, 200);
 
-  // An expired ID token, from a service whose tokens live one second.
+  // An expired ID token, from a service whose tokens live one second. The project and its user are set up
+  // first by a service with the usual lifetime: an admin token of one second may expire between its grant
+  // and its use on a slow machine.
   const iso = await isolatedDatabase();
+  const setup = await startWith(iso.env);
+  let created: CreatedProject;
+  try {
+    created = (await oidcProjectOn(setup.url, "expiring")).created;
+    await addUserOn(setup.url, created);
+  } finally {
+    await setup.close();
+  }
   const svc = await startWith({ ...iso.env, ACCESS_TOKEN_TTL: "1" });
   try {
     const base = svc.url;
-    const { created } = await oidcProjectOn(base, "expiring");
     // The expiry check itself is the service's; a token of this service one second old is refused as a hint.
     const expired = await expiredHint(base, created);
     const out = await fetch(`${base}/logout?${new URLSearchParams({ id_token_hint: expired })}`, {
@@ -306,15 +315,21 @@ async function oidcProjectOn(
   return { created, bearer };
 }
 
-/** Signs a user in on another service (raw HTTP, no jar needed) and waits until the ID token expired. */
+/** Signs the project's user in (raw HTTP, no jar needed) and waits until the ID token expired. */
 async function expiredHint(base: string, created: CreatedProject): Promise<string> {
-  const idToken = await idTokenOn(base, created);
+  const idToken = await signInOn(base, created);
   await new Promise((r) => setTimeout(r, 2100));
   return idToken;
 }
 
 /** Creates a user in the project of another service and signs them in there (raw HTTP): their ID token. */
 async function idTokenOn(base: string, created: CreatedProject): Promise<string> {
+  await addUserOn(base, created);
+  return await signInOn(base, created);
+}
+
+/** The project's user e@example.com, created with its admin client's token. */
+async function addUserOn(base: string, created: CreatedProject): Promise<void> {
   const admin = await fetch(`${base}/api/v1/tokens`, {
     method: "POST",
     headers: {
@@ -325,11 +340,16 @@ async function idTokenOn(base: string, created: CreatedProject): Promise<string>
     },
     body: "grant_type=client_credentials",
   }).then((r) => r.json());
-  await fetch(`${base}/api/v1/projects/${created.id}/users`, {
+  const user = await fetch(`${base}/api/v1/projects/${created.id}/users`, {
     method: "POST",
     headers: { authorization: `Bearer ${admin.access_token}`, "content-type": "application/json" },
     body: JSON.stringify({ display_name: "E", email: "e@example.com", password: "correct horse battery" }),
   }).then((r) => r.json());
+  assert.ok(user.id, JSON.stringify(user));
+}
+
+/** Signs e@example.com in to the project through the login page and returns the ID token. */
+async function signInOn(base: string, created: CreatedProject): Promise<string> {
   const verifier = newVerifier();
   const page = await fetch(
     `${base}/authorize?${new URLSearchParams({
