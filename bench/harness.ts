@@ -21,16 +21,20 @@ export function freePort(): number {
   return port;
 }
 
+const START_TASK = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))).tasks
+  .start as string;
+/** The V8 heap flags of `deno task start` (deno.json), so that the figures are those of the service as it is run. */
+const V8_FLAGS: string[] = START_TASK.match(/--v8-flags=\S+/g) ?? [];
+/** Its permissions, from the same task. */
+const RUN_PERMISSIONS: string[] = START_TASK.match(/--allow-\S+/g) ?? [];
+/** Deno Deploy's restricted set, as `deno serve` gets it in CI. */
+const SERVE_PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
+
 /**
  * Spawns the service on a free port: `run` as `deno task start` (starts, then listens), `serve` as `deno serve`
  * with Deno Deploy's restricted permissions (listens at once, starts on the first request). `spawnedAt` is
  * taken just before the process is spawned.
  */
-/** The V8 heap flags of `deno task start` (deno.json), so that the figures are those of the service as it is run. */
-export const V8_FLAGS: string[] =
-  (JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))).tasks
-    .start as string).match(/--v8-flags=\S+/g) ?? [];
-
 export async function spawnService(
   mode: "run" | "serve",
   stderr: "inherit" | "null",
@@ -52,28 +56,14 @@ export async function spawnService(
       "serve",
       ...config,
       ...V8_FLAGS,
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
+      ...SERVE_PERMISSIONS,
       "--host",
       "127.0.0.1",
       "--port",
       String(port),
       "main.ts",
     ]
-    : [
-      "run",
-      ...config,
-      ...V8_FLAGS,
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--allow-write",
-      "--allow-sys",
-      "--allow-ffi",
-      "main.ts",
-      "--listen",
-    ];
+    : ["run", ...config, ...V8_FLAGS, ...RUN_PERMISSIONS, "main.ts", "--listen"];
   const spawnedAt = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
     args,

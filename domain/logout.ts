@@ -34,6 +34,8 @@ export type LogoutOutcome = {
     token: string;
     params: Record<string, string>;
     projectName: string | null;
+    /** Why the page asks again (the form was for an earlier sign-in of the browser), or null the first time. */
+    notice: string | null;
     /** The registered `post_logout_redirect_uri` the confirmed form may be sent on to, if any. */
     redirectUri: string | null;
   };
@@ -66,7 +68,6 @@ export async function logout(
   confirmation: "confirmed" | "stale" | "none",
 ): Promise<LogoutOutcome> {
   const confirmed = confirmation === "confirmed";
-  const staleConfirmation = confirmation === "stale";
   const page = (status: 200 | 400, message: string, clearCookie = false): LogoutOutcome => ({
     location: null,
     status,
@@ -107,14 +108,14 @@ export async function logout(
           .flatMap((k) => get(k) === undefined || get(k)!.length > 8192 ? [] : [[k, get(k)!]]),
       );
       return {
-        ...page(
-          200,
-          staleConfirmation ? "This sign-out page was for another sign-in. Confirm again." : "Sign out?",
-        ),
+        ...page(200, "Sign out?"),
         confirm: {
           token: confirmationToken(browser!),
           params: given,
           projectName: client ? client.project_name : null,
+          notice: confirmation === "stale"
+            ? "This sign-out page was for another sign-in. Confirm again."
+            : null,
           redirectUri: redirectUri !== undefined && client?.post_logout_redirect_uris.includes(redirectUri)
             ? redirectUri
             : null,

@@ -97,8 +97,8 @@ export function signedOutPage(p: { nonce: string; message: string; ok: boolean }
 export function signOutConfirmPage(p: {
   nonce: string;
   action: string;
-  /** "Sign out?", or why the page asks again. */
-  message: string;
+  /** Why the page asks again, if it does. */
+  notice: string | null;
   projectName: string | null;
   token: string;
   params: Record<string, string>;
@@ -107,7 +107,7 @@ export function signOutConfirmPage(p: {
     { nonce: p.nonce, title: "Sign out?" },
     html`
       <h1>Sign out?</h1>
-      ${p.message === "Sign out?" ? "" : html`<p class="error" role="alert">${p.message}</p>`}
+      ${p.notice ? html`<p class="error" role="alert">${p.notice}</p>` : ""}
       <p class="lead">${p.projectName
         ? html`You will be signed out of <strong>${p.projectName}</strong>.`
         : "You will be signed out of every application you signed in to here."}

@@ -45,7 +45,6 @@ async function answer(c: Context<AppEnv>, params: Record<string, string[]>, conf
       signOutConfirmPage({
         nonce,
         action: `${config.publicUrl}/logout`,
-        message: outcome.message,
         ...outcome.confirm,
       }),
       200,
