@@ -88,6 +88,9 @@ const schema = z.object({
   // Tests shorten the schedule; production keeps 5 (about a day of retries in all).
   WEBHOOK_RETRY_BASE_SECONDS: z.coerce.number().min(0.1, "must be at least 0.1").max(3600, "at most 3600")
     .default(5),
+  // The service thread's JavaScript heap (main.ts): its young generation and its old-generation ceiling.
+  HEAP_YOUNG_GENERATION_MB: z.coerce.number().int().min(4).max(1024).default(24),
+  HEAP_LIMIT_MB: z.coerce.number().int().min(128).max(65_536).default(1024),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** Set by Deno Deploy in every deployment: there is no local disk for the embedded database. */
@@ -166,6 +169,11 @@ export type Config = {
   webhookAllowPrivateTargets: boolean;
   /** Seconds before a failed delivery's first retry; later retries scale with it (5 s … 8 h by default). */
   webhookRetryBaseSeconds: number;
+  /**
+   * The JavaScript heap of the thread that runs the service under `deno run`/`deno task start` (main.ts): the
+   * young generation's size and the old generation's ceiling, in MB.
+   */
+  heap: { youngGenerationMb: number; limitMb: number };
   logLevel: "debug" | "info" | "warn" | "error";
   /** How many reverse proxies in front append to X-Forwarded-For (0: use the connection's address). */
   trustProxyHops: number;
@@ -206,6 +214,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS === "true",
     webhookRetryBaseSeconds: e.WEBHOOK_RETRY_BASE_SECONDS,
+    heap: { youngGenerationMb: e.HEAP_YOUNG_GENERATION_MB, limitMb: e.HEAP_LIMIT_MB },
     logLevel: e.LOG_LEVEL,
     trustProxyHops: e.TRUST_PROXY_HOPS,
   };

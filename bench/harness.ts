@@ -23,9 +23,7 @@ export function freePort(): number {
 
 const START_TASK = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))).tasks
   .start as string;
-/** The V8 heap flags of `deno task start` (deno.json), so that the figures are those of the service as it is run. */
-const V8_FLAGS: string[] = START_TASK.match(/--v8-flags=\S+/g) ?? [];
-/** Its permissions, from the same task. */
+/** The permissions of `deno task start` (deno.json), so that the figures are those of the service as it is run. */
 const RUN_PERMISSIONS: string[] = START_TASK.match(/--allow-\S+/g) ?? [];
 /** Deno Deploy's restricted set, as `deno serve` gets it in CI. */
 const SERVE_PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
@@ -55,7 +53,6 @@ export async function spawnService(
     ? [
       "serve",
       ...config,
-      ...V8_FLAGS,
       ...SERVE_PERMISSIONS,
       "--host",
       "127.0.0.1",
@@ -63,7 +60,7 @@ export async function spawnService(
       String(port),
       "main.ts",
     ]
-    : ["run", ...config, ...V8_FLAGS, ...RUN_PERMISSIONS, "main.ts", "--listen"];
+    : ["run", ...config, ...RUN_PERMISSIONS, "main.ts", "--listen"];
   const spawnedAt = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
     args,

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { ADMIN_SECRET, test } from "./helpers.ts";
-import { exitWithin, launch } from "./processes.ts";
+import { exitWithin, launch, spawn } from "./processes.ts";
 
 /** A variable that must not leak from the parent's PostgreSQL run into these starts. */
 const NO_DATABASE = { DATABASE_URL: "", DATABASE_DIRECT_URL: "", DATABASE_POOLER: "" };
@@ -103,4 +103,30 @@ test("on Deno Deploy (DENO_DEPLOYMENT_ID set) without DATABASE_URL the start sto
   const status = await exitWithin(proc, 30_000);
   assert.equal(status.code, 1, proc.output());
   assert.match(proc.output(), /DATABASE_URL: is required on Deno Deploy, which has no local disk/);
+});
+
+test("deno run: the service thread answers, SIGTERM closes it and the process exits 0; a bad heap size stops the start", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "acs-test-" });
+  try {
+    const proc = await spawn({ ...NO_DATABASE, DATA_DIR: dir, BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET });
+    const res = await fetch(`${proc.url}/api/v1/tokens`, {
+      method: "POST",
+      headers: { authorization: `Basic ${btoa(`system-admin:${ADMIN_SECRET}`)}` },
+      body: new URLSearchParams({ grant_type: "client_credentials" }),
+    });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    proc.child.kill("SIGTERM");
+    const status = await exitWithin(proc, 30_000);
+    assert.equal(status.code, 0, proc.output());
+    await assert.rejects(fetch(`${proc.url}/readyz`), "the listener is closed");
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+  for (const [name, value] of [["HEAP_LIMIT_MB", "64"], ["HEAP_YOUNG_GENERATION_MB", "lots"]]) {
+    const proc = launch({ ...NO_DATABASE, [name]: value });
+    const status = await exitWithin(proc, 30_000);
+    assert.equal(status.code, 1, proc.output());
+    assert.match(proc.output(), new RegExp(`failed to start: invalid configuration:\\s+${name}: `));
+  }
 });
