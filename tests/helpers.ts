@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { loadConfig } from "../config.ts";
 import { connectServer, type Database } from "../db/connection.ts";
-import { type Service, startService } from "../main.ts";
+import { type Service, startService } from "../service.ts";
 import {
   Api,
   ClientsApi,

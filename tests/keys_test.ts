@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from "jose";
 import { oauth } from "./deps.ts";
-import { keySettings, type Service } from "../main.ts";
+import { keySettings, type Service } from "../service.ts";
 import { loadConfig } from "../config.ts";
 import { maintainKeys } from "../domain/keys.ts";
 import {

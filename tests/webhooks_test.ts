@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { Webhook as Verifier } from "./deps.ts";
-import type { Service } from "../main.ts";
+import type { Service } from "../service.ts";
 import { privateAddress, resolveTarget } from "../domain/webhook_targets.ts";
 import { buildOpenApiDocument } from "../routes/document.ts";
 import { markAttemptFailed, markDelivered } from "../db/webhooks.ts";

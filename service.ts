@@ -1,0 +1,253 @@
+/**
+ * The service: config → database → migrations and bootstrap → app, opened either in the thread main.ts starts
+ * for `deno run` (`serviceThread`, which listens on HOST:PORT) or, under `deno serve` and Deno Deploy, on the
+ * first request (`serveRequest`). main.ts loads this module only where it runs the service, so that the main
+ * thread of a `deno run` holds none of it.
+ */
+import process from "node:process";
+import { parentPort } from "node:worker_threads";
+import { type Config, loadConfig } from "./config.ts";
+import { connectServer, type Database, describeUrl, openDatabase, waitForDatabase } from "./db/connection.ts";
+import { migrate } from "./db/migrate.ts";
+import { bootstrap, type BootstrapResult } from "./domain/bootstrap.ts";
+import { KeyVault } from "./domain/key_vault.ts";
+import type { KeySettings } from "./domain/keys.ts";
+import { TokenService } from "./domain/tokens.ts";
+import { jobsOf, startJobs } from "./jobs.ts";
+import { SYSTEM_ADMIN_CLIENT_ID } from "./openapi/projects.ts";
+import { createApp } from "./routes/app.ts";
+import type { Logger } from "./log.ts";
+import type { App } from "./routes/env.ts";
+
+/** The service with its database, ready to answer requests, and not yet listening. */
+export type OpenedService = {
+  app: App;
+  db: Database;
+  close(): Promise<void>;
+};
+
+export type Service = OpenedService & {
+  /** The address the server listens on, e.g. http://127.0.0.1:8000. */
+  url: string;
+};
+
+const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
+
+/** The signing keys' settings from the configuration. */
+export function keySettings(config: Config): KeySettings {
+  return {
+    alg: config.signingAlg,
+    rotationDays: config.signingKeyRotationDays,
+    accessTokenTtl: config.accessTokenTtl,
+    vault: config.keyEncryptionKey ? new KeyVault(config.keyEncryptionKey) : null,
+  };
+}
+
+export function createLogger(level: Config["logLevel"]): Logger {
+  const at = (l: keyof typeof LEVELS) => (msg: string, fields: Record<string, unknown> = {}) => {
+    if (LEVELS[l] < LEVELS[level]) return;
+    console.error(JSON.stringify({ time: new Date().toISOString(), level: l, msg, ...fields }));
+  };
+  return { error: at("error"), warn: at("warn"), info: at("info") };
+}
+
+const operatorOf = (c: Config) => ({ email: c.bootstrapAdminEmail, password: c.bootstrapAdminPassword });
+
+/**
+ * Migrations and bootstrap, under one transaction-level advisory lock each (which, unlike a session lock, also
+ * holds through a transaction-mode pooler), so instances starting together on one database apply them once.
+ * With DATABASE_DIRECT_URL they run on a short-lived direct connection instead of the pool.
+ */
+async function prepareDatabase(config: Config, db: Database, keys: KeySettings): Promise<BootstrapResult> {
+  if (!config.databaseDirectUrl) {
+    await migrate(db.sql);
+    return await bootstrap(db.sql, config.bootstrapAdminSecret, keys, operatorOf(config));
+  }
+  const direct = connectServer(config.databaseDirectUrl, { max: 1 });
+  try {
+    await waitForDatabase(direct, {
+      timeoutSeconds: config.databaseStartTimeout,
+      what: `${describeUrl(config.databaseDirectUrl)} (DATABASE_DIRECT_URL)`,
+    });
+    await migrate(direct);
+    return await bootstrap(direct, config.bootstrapAdminSecret, keys, operatorOf(config));
+  } finally {
+    await direct.end({ timeout: 5 });
+  }
+}
+
+/** Opens the database (waiting a bounded time for it), migrates, bootstraps and builds the app. */
+export async function openService(config: Config, opts: { quiet?: boolean } = {}): Promise<OpenedService> {
+  const log = createLogger(config.logLevel);
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+    pooler: config.databasePooler,
+  });
+  try {
+    if (config.databaseUrl) {
+      await waitForDatabase(db.sql, {
+        timeoutSeconds: config.databaseStartTimeout,
+        what: `${describeUrl(config.databaseUrl)} (DATABASE_URL)`,
+      });
+    }
+    const keys = keySettings(config);
+    const boot = await prepareDatabase(config, db, keys);
+    if (!opts.quiet) printBootstrap(boot, config);
+    for (const project of boot.clashes) {
+      log.warn(
+        "a resource of the project has the code of a default resource; that default is missing there",
+        {
+          project_id: project,
+        },
+      );
+    }
+    const tokens = new TokenService(db.sql, config.publicUrl, config.accessTokenTtl, keys.vault);
+    const app = createApp({ sql: db.sql, tokens, keys, config, log });
+    const jobs = startJobs(db.sql, jobsOf(db.sql, keys, config, tokens), log);
+    return {
+      app,
+      db,
+      close: async () => {
+        await jobs.stop();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}
+
+/** Opens the service and serves it with Deno.serve on HOST:PORT. `quiet` leaves out the first-start banner. */
+export async function startService(config: Config, opts: { quiet?: boolean } = {}): Promise<Service> {
+  const opened = await openService(config, opts);
+  const log = createLogger(config.logLevel);
+  try {
+    const server = Deno.serve(
+      { port: config.port, hostname: config.host, onListen: () => {} },
+      opened.app.fetch,
+    );
+    const host = server.addr.hostname === "0.0.0.0" ? "127.0.0.1" : server.addr.hostname;
+    const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.addr.port}`;
+    log.info("listening", { url, public_url: config.publicUrl, database: opened.db.kind });
+    return {
+      ...opened,
+      url,
+      close: async () => {
+        await server.shutdown();
+        await opened.close();
+      },
+    };
+  } catch (err) {
+    await opened.close().catch(() => {});
+    throw err;
+  }
+}
+
+function printBootstrap(boot: BootstrapResult, config: Config) {
+  printConsole(boot, config);
+  if (!boot.created) return;
+  const secretLine = boot.generated
+    ? `  client_secret: ${boot.secret}\n\n  This secret is shown once. Keep it; rotate it with POST ` +
+      `/api/v1/projects/system/clients/${SYSTEM_ADMIN_CLIENT_ID}/secret.`
+    : "  client_secret: the value of BOOTSTRAP_ADMIN_SECRET";
+  console.log(`
+First start: created the system project and its admin client.
+  client_id:     ${SYSTEM_ADMIN_CLIENT_ID}
+${secretLine}
+
+What next:
+  curl -s -u '${SYSTEM_ADMIN_CLIENT_ID}:<client_secret>' -d grant_type=client_credentials ${config.publicUrl}/api/v1/tokens
+  then create a project with POST ${config.publicUrl}/api/v1/projects (see ${config.publicUrl}/docs).
+`);
+}
+
+/** The console's address, and the first operator's one-time setup link when this start made one. */
+function printConsole(boot: BootstrapResult, config: Config) {
+  console.log(`Admin console: ${config.publicUrl}/console`);
+  if (!boot.operator.created) return;
+  console.log(
+    boot.operator.setupToken
+      ? `First operator ${boot.operator.email}: choose a password within an hour at\n  ` +
+        `${config.publicUrl}/console/setup?token=${boot.operator.setupToken}`
+      : `First operator ${boot.operator.email}: sign in at ${config.publicUrl}/console`,
+  );
+}
+
+const failed = (err: unknown) => `failed to start: ${err instanceof Error ? err.message : err}`;
+
+/** Under `deno serve`: a bad configuration ends the process at once, naming every bad variable. */
+export function exitOnBadConfig(): void {
+  try {
+    loadConfig();
+  } catch (err) {
+    console.error(failed(err));
+    Deno.exit(1);
+  }
+}
+
+/**
+ * The lazily started service behind the default export. Concurrent first requests wait for one start; a start
+ * that fails answers 503 and is tried again by the next request (a bounded wait each time, never a hang).
+ */
+let lazy: Promise<OpenedService> | undefined;
+
+function lazyService(): Promise<OpenedService> {
+  lazy ??= (async () => {
+    const opened = await openService(loadConfig());
+    const stop = async () => {
+      await opened.close().catch(() => {});
+      Deno.exit(0);
+    };
+    try {
+      // `deno serve` stops its listener on these signals; the pool must go too, or idle connections keep the
+      // process alive until they time out. (Where signals cannot be listened to, such as Deploy, nothing to do.)
+      Deno.addSignalListener("SIGTERM", stop);
+      Deno.addSignalListener("SIGINT", stop);
+    } catch { /* no signals here */ }
+    return opened;
+  })().catch((err) => {
+    lazy = undefined;
+    throw err;
+  });
+  return lazy;
+}
+
+/** `deno serve` and Deno Deploy: starts the service on the first request, then hands it every request. */
+export async function serveRequest(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
+  let opened: OpenedService;
+  try {
+    opened = await lazyService();
+  } catch (err) {
+    console.error(failed(err));
+    return Response.json(
+      {
+        error: "system_error",
+        error_description: "the service could not start (its log says why); retry later",
+      },
+      { status: 503, headers: { "Retry-After": "1", "Cache-Control": "no-store" } },
+    );
+  }
+  return await opened.app.fetch(request, info);
+}
+
+/**
+ * The body of main.ts's service thread: opens the service and listens on HOST:PORT; closes it and ends the thread
+ * when main.ts asks (SIGINT, SIGTERM). A failed start ends the thread with 1, naming why.
+ */
+export async function serviceThread(): Promise<void> {
+  let service: Service;
+  try {
+    service = await startService(loadConfig());
+  } catch (err) {
+    console.error(failed(err));
+    process.exit(1);
+  }
+  parentPort!.on("message", async (message) => {
+    if (message !== "stop") return;
+    await service.close();
+    process.exit(0);
+  });
+}
