@@ -6,6 +6,7 @@
  */
 import process from "node:process";
 import { parentPort } from "node:worker_threads";
+import { trimFreedMemorySoon } from "./heap.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { connectServer, type Database, describeUrl, openDatabase, waitForDatabase } from "./db/connection.ts";
 import { migrate } from "./db/migrate.ts";
@@ -241,6 +242,7 @@ export async function serviceThread(): Promise<void> {
   let service: Service;
   try {
     service = await startService(loadConfig());
+    trimFreedMemorySoon(500);
   } catch (err) {
     console.error(failed(err));
     process.exit(1);
