@@ -1,7 +1,7 @@
 /** The one place that reads the environment: a zod schema, parsed once at start. */
 import { Buffer } from "node:buffer";
 import { z } from "zod";
-import { type Heap, HEAP_DEFAULTS } from "./heap.ts";
+import { type Heap, HEAP_DEFAULTS, HEAP_RANGES } from "./heap.ts";
 
 const decodeBase64Url = (v: string) => new Uint8Array(Buffer.from(v, "base64url"));
 
@@ -90,8 +90,10 @@ const schema = z.object({
   WEBHOOK_RETRY_BASE_SECONDS: z.coerce.number().min(0.1, "must be at least 0.1").max(3600, "at most 3600")
     .default(5),
   // The service thread's JavaScript heap (main.ts): its young generation and its old-generation ceiling.
-  HEAP_YOUNG_GENERATION_MB: z.coerce.number().int().min(4).max(1024).default(HEAP_DEFAULTS.youngGenerationMb),
-  HEAP_LIMIT_MB: z.coerce.number().int().min(128).max(65_536).default(HEAP_DEFAULTS.limitMb),
+  HEAP_YOUNG_GENERATION_MB: z.coerce.number().int().min(HEAP_RANGES.youngGenerationMb[0])
+    .max(HEAP_RANGES.youngGenerationMb[1]).default(HEAP_DEFAULTS.youngGenerationMb),
+  HEAP_LIMIT_MB: z.coerce.number().int().min(HEAP_RANGES.limitMb[0]).max(HEAP_RANGES.limitMb[1])
+    .default(HEAP_DEFAULTS.limitMb),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** Set by Deno Deploy in every deployment: there is no local disk for the embedded database. */

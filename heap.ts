@@ -6,16 +6,21 @@
  */
 export const HEAP_DEFAULTS = { youngGenerationMb: 24, limitMb: 1024 };
 
+/** The values config.ts accepts, in MB. */
+export const HEAP_RANGES = { youngGenerationMb: [4, 1024], limitMb: [128, 65_536] } as const;
+
 export type Heap = typeof HEAP_DEFAULTS;
 
+/** The heap the environment asks for; a value config.ts would refuse is replaced by the default. */
 export function heapOf(env: Record<string, string | undefined>): Heap {
-  const mb = (value: string | undefined, fallback: number) => {
+  const mb = (value: string | undefined, key: keyof Heap) => {
     const n = Number(value);
-    return value && Number.isInteger(n) && n > 0 ? n : fallback;
+    const [min, max] = HEAP_RANGES[key];
+    return value && Number.isInteger(n) && n >= min && n <= max ? n : HEAP_DEFAULTS[key];
   };
   return {
-    youngGenerationMb: mb(env.HEAP_YOUNG_GENERATION_MB, HEAP_DEFAULTS.youngGenerationMb),
-    limitMb: mb(env.HEAP_LIMIT_MB, HEAP_DEFAULTS.limitMb),
+    youngGenerationMb: mb(env.HEAP_YOUNG_GENERATION_MB, "youngGenerationMb"),
+    limitMb: mb(env.HEAP_LIMIT_MB, "limitMb"),
   };
 }
 

@@ -125,7 +125,7 @@ test("deno run: the service thread answers (also after its trim of freed memory)
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
-  for (const [name, value] of [["HEAP_LIMIT_MB", "64"], ["HEAP_YOUNG_GENERATION_MB", "lots"]]) {
+  for (const [name, value] of [["HEAP_LIMIT_MB", "1"], ["HEAP_YOUNG_GENERATION_MB", "lots"]]) {
     const proc = launch({ ...NO_DATABASE, [name]: value });
     const status = await exitWithin(proc, 30_000);
     assert.equal(status.code, 1, proc.output());
