@@ -1,7 +1,7 @@
 /** The one place that reads the environment: a zod schema, parsed once at start. */
 import { Buffer } from "node:buffer";
 import { z } from "zod";
-import { type Heap, HEAP_DEFAULTS, HEAP_RANGES } from "./heap.ts";
+import { HEAP_DEFAULTS, HEAP_RANGES } from "./heap.ts";
 
 const decodeBase64Url = (v: string) => new Uint8Array(Buffer.from(v, "base64url"));
 
@@ -89,7 +89,8 @@ const schema = z.object({
   // Tests shorten the schedule; production keeps 5 (about a day of retries in all).
   WEBHOOK_RETRY_BASE_SECONDS: z.coerce.number().min(0.1, "must be at least 0.1").max(3600, "at most 3600")
     .default(5),
-  // The service thread's JavaScript heap (main.ts): its young generation and its old-generation ceiling.
+  // The service thread's JavaScript heap: its young generation and its old-generation ceiling. Checked here with
+  // the rest; main.ts reads them (heap.ts) before any of this is loaded, to start the thread.
   HEAP_YOUNG_GENERATION_MB: z.coerce.number().int().min(HEAP_RANGES.youngGenerationMb[0])
     .max(HEAP_RANGES.youngGenerationMb[1]).default(HEAP_DEFAULTS.youngGenerationMb),
   HEAP_LIMIT_MB: z.coerce.number().int().min(HEAP_RANGES.limitMb[0]).max(HEAP_RANGES.limitMb[1])
@@ -172,11 +173,6 @@ export type Config = {
   webhookAllowPrivateTargets: boolean;
   /** Seconds before a failed delivery's first retry; later retries scale with it (5 s … 8 h by default). */
   webhookRetryBaseSeconds: number;
-  /**
-   * The JavaScript heap of the thread that runs the service under `deno run`/`deno task start` (main.ts): the
-   * young generation's size and the old generation's ceiling, in MB.
-   */
-  heap: Heap;
   logLevel: "debug" | "info" | "warn" | "error";
   /** How many reverse proxies in front append to X-Forwarded-For (0: use the connection's address). */
   trustProxyHops: number;
@@ -217,7 +213,6 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS === "true",
     webhookRetryBaseSeconds: e.WEBHOOK_RETRY_BASE_SECONDS,
-    heap: { youngGenerationMb: e.HEAP_YOUNG_GENERATION_MB, limitMb: e.HEAP_LIMIT_MB },
     logLevel: e.LOG_LEVEL,
     trustProxyHops: e.TRUST_PROXY_HOPS,
   };

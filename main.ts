@@ -7,7 +7,6 @@
  *   request and hands every request to it.
  * This module loads the service only where it runs it: the main thread of a `deno run` holds none of it.
  */
-import process from "node:process";
 import { isMainThread, Worker, workerData } from "node:worker_threads";
 import { heapOf } from "./heap.ts";
 
@@ -31,7 +30,7 @@ const SERVICE_THREAD = "access-control-service";
  * heap limit).
  */
 function superviseService(): void {
-  const heap = heapOf(process.env);
+  const heap = heapOf(Deno.env.toObject());
   const thread = new Worker(new URL(import.meta.url), {
     workerData: SERVICE_THREAD,
     resourceLimits: {

@@ -179,10 +179,13 @@ function printConsole(boot: BootstrapResult, config: Config) {
 
 const failed = (err: unknown) => `failed to start: ${err instanceof Error ? err.message : err}`;
 
+/** The configuration the lazily started service opens with, parsed once. */
+let lazyConfig: Config | undefined;
+
 /** Under `deno serve`: a bad configuration ends the process at once, naming every bad variable. */
 export function exitOnBadConfig(): void {
   try {
-    loadConfig();
+    lazyConfig = loadConfig();
   } catch (err) {
     console.error(failed(err));
     Deno.exit(1);
@@ -197,7 +200,8 @@ let lazy: Promise<OpenedService> | undefined;
 
 function lazyService(): Promise<OpenedService> {
   lazy ??= (async () => {
-    const opened = await openService(loadConfig());
+    lazyConfig ??= loadConfig();
+    const opened = await openService(lazyConfig);
     const stop = async () => {
       await opened.close().catch(() => {});
       Deno.exit(0);
