@@ -1,6 +1,6 @@
 /** Queries on the audit trail; an event row is the API's `AuditEvent`. */
 import type { AuditEvent, AuditQuery } from "../openapi/audit.ts";
-import { iso } from "./columns.ts";
+import { fixed, isoText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 
 export type NewEvent = {
@@ -31,8 +31,7 @@ export async function insertEvent(sql: Sql, e: NewEvent): Promise<void> {
 }
 
 /** An event row in the API's shape (and `position`, the exact instant and id that cursors resume from). */
-export const eventColumns = (sql: Sql) =>
-  sql`a.id, a.project_id, ${iso(sql, "a.occurred_at")} as occurred_at, a.type,
+const EVENT_COLUMNS = `a.id, a.project_id, ${isoText("a.occurred_at")} as occurred_at, a.type,
       json_build_object('type', a.actor_type, 'id', a.actor_id, 'token_jti', a.actor_token_jti) as actor,
       case when a.request_id is null and a.request_ip is null and a.request_user_agent is null then null
            else json_build_object('id', a.request_id, 'ip', a.request_ip, 'user_agent', a.request_user_agent) end
@@ -40,6 +39,7 @@ export const eventColumns = (sql: Sql) =>
       case when a.target_type is null then null else json_build_object('type', a.target_type, 'id', a.target_id) end
         as target,
       a.changes, a.details`;
+export const eventColumns = (sql: Sql) => fixed(sql, EVENT_COLUMNS);
 
 export type Position = { at: string; id: string };
 

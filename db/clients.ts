@@ -1,17 +1,18 @@
 /** Queries on clients and their direct permission grants; a client row is the API's `Client`. */
 import type { Client, ClientListQuery, TokenEndpointAuthMethod } from "../openapi/clients.ts";
 import type { PageOf } from "../openapi/fields.ts";
-import { timestamps } from "./columns.ts";
+import { fixed, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 import { currentKidSql } from "./keys.ts";
 import { type ThrottlePolicy, waitOfRow } from "./throttle.ts";
 
-const columns = (sql: Sql) =>
-  sql`c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.token_endpoint_auth_method,
+const COLUMNS =
+  `c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.token_endpoint_auth_method,
       array(select cp.permission_id from client_permissions cp where cp.client_id = c.id order by cp.permission_id)
         as permission_ids,
-      ${timestamps(sql, "c")}`;
+      ${timestampsText("c")}`;
+const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
 export async function insertClient(
   sql: Sql,
@@ -102,15 +103,16 @@ export async function findClientWithProject(
   clientId: string,
   throttle?: { key: string; policy: ThrottlePolicy },
 ): Promise<ClientWithProjectRow | undefined> {
+  // Without a throttle key the counter row's join matches nothing, and its wait is null.
   const [row] = await sql<ClientWithProjectRow[]>`
     select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method,
            p.name as project_name, p.is_active as project_is_active, p.redirect_uris,
            p.post_logout_redirect_uris, now() as now,
            ${currentKidSql(sql)} as current_kid,
-           ${throttle ? waitOfRow(sql, throttle.policy) : sql`null::int`} as throttle_wait,
-           ${throttle ? sql`f.key is not null` : sql`false`} as throttle_failures
+           ${throttle ? waitOfRow(sql, throttle.policy) : fixed(sql, "null::int")} as throttle_wait,
+           f.key is not null as throttle_failures
     from clients c join projects p on p.id = c.project_id
-    ${throttle ? sql`left join login_failures f on f.key = ${throttle.key}` : sql``}
+    left join login_failures f on f.key = ${throttle?.key ?? null}::text
     where c.id = ${clientId}`;
   return row;
 }

@@ -1,7 +1,7 @@
 /** Queries on the signing keys that every instance shares; their lifecycle is decided in domain/keys.ts. */
 import type { JWK } from "jose";
 import type { SigningKey } from "../openapi/keys.ts";
-import { iso } from "./columns.ts";
+import { fixed, iso } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 
 export type KeyAlg = SigningKey["alg"];
@@ -25,7 +25,8 @@ export type KeyStateRow = {
 };
 
 /** A scalar subquery: the kid of the key that signs now. Grant queries carry it, so no instance lags. */
-export const currentKidSql = (sql: Sql) => sql`(select kid from signing_keys where state = 'current')`;
+export const currentKidSql = (sql: Sql) =>
+  fixed(sql, `(select kid from signing_keys where state = 'current')`);
 
 const epoch = (sql: Sql, column: string) => sql`extract(epoch from ${sql(column)})::float8`;
 

@@ -1,16 +1,22 @@
 /** Queries on projects; a project row is the API's `Project`. */
 import type { PageOf } from "../openapi/fields.ts";
 import { type Project, type ProjectListQuery, SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
-import { timestamps } from "./columns.ts";
+import { fixed, quoted, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
-const columns = (sql: Sql, alias = "p") =>
-  sql`${sql(alias + ".id")}, ${sql(alias + ".name")}, ${sql(alias + ".description")},
-      ${sql(alias + ".redirect_uris")}, ${sql(alias + ".post_logout_redirect_uris")}, ${
-    sql(alias + ".is_active")
-  },
-      ${sql(alias + ".id")} = ${SYSTEM_PROJECT_ID} as is_system, ${timestamps(sql, alias)}`;
+/** A project row's columns as text, before and after `is_system`, per alias (`p`, or the table's own name). */
+const columnText = (alias: string) => ({
+  head: ["id", "name", "description", "redirect_uris", "post_logout_redirect_uris", "is_active"]
+    .map((c) => quoted(`${alias}.${c}`)).join(", ") + `, ${quoted(`${alias}.id`)}`,
+  tail: timestampsText(alias),
+});
+const COLUMNS = { p: columnText("p"), projects: columnText("projects") };
+
+const columns = (sql: Sql, alias: keyof typeof COLUMNS = "p") =>
+  sql`${fixed(sql, COLUMNS[alias].head)} = ${SYSTEM_PROJECT_ID} as is_system, ${
+    fixed(sql, COLUMNS[alias].tail)
+  }`;
 
 /** The stored fields of a project that an update sets. */
 export type ProjectFields = Pick<

@@ -1,7 +1,7 @@
 /** Queries on resources and their permissions; a resource row (with its permissions) is the API's `Resource`. */
 import type { PageOf } from "../openapi/fields.ts";
 import type { Permission, Resource, ResourceListQuery } from "../openapi/resources.ts";
-import { iso, timestamps } from "./columns.ts";
+import { fixed, isoText, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
@@ -13,16 +13,16 @@ export type NewResource = Pick<Resource, "id" | "name" | "code" | "description" 
 };
 
 /** A resource with its permissions (sorted by code) as one JSON array, in one statement. */
-const columns = (sql: Sql) =>
-  sql`r.id, r.project_id, r.name, r.code, r.description, r.is_default,
+const COLUMNS = `r.id, r.project_id, r.name, r.code, r.description, r.is_default,
       coalesce((
         select json_agg(json_build_object(
           'id', p.id, 'name', p.name, 'code', p.code, 'description', p.description,
-          'created_at', ${iso(sql, "p.created_at")}, 'updated_at', ${iso(sql, "p.updated_at")}
+          'created_at', ${isoText("p.created_at")}, 'updated_at', ${isoText("p.updated_at")}
         ) order by lower(p.code), p.id)
         from permissions p where p.resource_id = r.id
       ), '[]'::json) as permissions,
-      ${timestamps(sql, "r")}`;
+      ${timestampsText("r")}`;
+const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
 /** Inserts resources and their permissions with two statements, whatever their number. */
 export async function insertResources(sql: Sql, projectId: string, resources: NewResource[]): Promise<void> {

@@ -1,15 +1,15 @@
 /** Queries on roles and their permission grants; a role row is the API's `Role`. */
 import type { Role, RoleListQuery } from "../openapi/roles.ts";
-import { timestamps } from "./columns.ts";
+import { fixed, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
-const columns = (sql: Sql) =>
-  sql`ro.id, ro.project_id, ro.code, ro.name, ro.description,
+const COLUMNS = `ro.id, ro.project_id, ro.code, ro.name, ro.description,
       array(select rp.permission_id from role_permissions rp where rp.role_id = ro.id order by rp.permission_id)
         as permission_ids,
-      ${timestamps(sql, "ro")}`;
+      ${timestampsText("ro")}`;
+const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
 export async function insertRole(
   sql: Sql,

@@ -3,6 +3,7 @@
  * address, failed client authentications, login pages per address. One statement counts an attempt unless
  * the key is blocked, so parallel attempts are all counted and a refused attempt never extends a block.
  */
+import { fixed } from "./columns.ts";
 import { retryConflict, type Sql } from "./connection.ts";
 
 /**
@@ -13,15 +14,45 @@ export type ThrottlePolicy =
   | { kind: "delay"; free: number; maxDelay: number; window: number }
   | { kind: "limit"; free: number; window: number };
 
-/** When the key is blocked until, given its row `f` as it stands before this attempt. */
-function blockedUntil(sql: Sql, p: ThrottlePolicy) {
-  if (p.kind === "limit") {
-    return sql`case when f.failures >= ${p.free}
-      then f.window_started_at + make_interval(secs => ${p.window}) else '-infinity'::timestamptz end`;
+/** A policy's number written into SQL text: policies are this code's constants, never input. */
+function num(n: number): string {
+  if (!Number.isFinite(n) || n < 0) {
+    throw new Error(`a throttle policy's numbers are finite and not negative: ${n}`);
   }
-  return sql`case when f.failures >= ${p.free}
-    then f.last_failed_at + make_interval(secs => least(${p.maxDelay}::float8, power(2, least(f.failures - ${p.free}, 30))))
+  return String(n);
+}
+
+/** When the key is blocked until, given its row `f` as it stands before this attempt (SQL text). */
+function blockedUntil(p: ThrottlePolicy): string {
+  if (p.kind === "limit") {
+    return `case when f.failures >= ${num(p.free)}
+      then f.window_started_at + make_interval(secs => ${num(p.window)}) else '-infinity'::timestamptz end`;
+  }
+  return `case when f.failures >= ${num(p.free)}
+    then f.last_failed_at + make_interval(secs => least(${
+    num(p.maxDelay)
+  }::float8, power(2, least(f.failures - ${num(p.free)}, 30))))
     else '-infinity'::timestamptz end`;
+}
+
+/** The SQL of a policy, written once: as text, the token endpoint's query builds no fragment (db/columns.ts). */
+type PolicyText = { expired: string; blockedUntil: string; waitOfRow: string };
+const texts = new WeakMap<ThrottlePolicy, PolicyText>();
+
+function textOf(p: ThrottlePolicy): PolicyText {
+  let t = texts.get(p);
+  if (!t) {
+    const until = blockedUntil(p);
+    t = {
+      expired: `f.window_started_at < now() - make_interval(secs => ${num(p.window)})`,
+      blockedUntil: until,
+      waitOfRow: `case when f.window_started_at >= now() - make_interval(secs => ${num(p.window)})
+                   and ${until} > now()
+             then ceil(extract(epoch from ${until} - now()))::int end`,
+    };
+    texts.set(p, t);
+  }
+  return t;
 }
 
 /**
@@ -29,7 +60,8 @@ function blockedUntil(sql: Sql, p: ThrottlePolicy) {
  * wait when blocked (the attempt is then not counted). A key whose window has passed starts again at 1.
  */
 export async function countAttempt(sql: Sql, key: string, p: ThrottlePolicy): Promise<number | null> {
-  const expired = sql`f.window_started_at < now() - make_interval(secs => ${p.window})`;
+  const text = textOf(p);
+  const expired = fixed(sql, text.expired);
   // A deadlock between parallel attempts rolls the one statement back whole: safe to run again.
   const counted = await retryConflict(sql, () =>
     sql`
@@ -40,7 +72,7 @@ export async function countAttempt(sql: Sql, key: string, p: ThrottlePolicy): Pr
       window_started_at = case when ${expired} then now() else f.window_started_at end,
       previous_failed_at = f.last_failed_at,
       last_failed_at = now()
-    where ${expired} or ${blockedUntil(sql, p)} <= now()
+    where ${expired} or ${fixed(sql, text.blockedUntil)} <= now()
     returning 1`);
   if (counted.length === 1) return null;
   return await waitFor(sql, key, p) ?? 1;
@@ -51,9 +83,7 @@ export async function countAttempt(sql: Sql, key: string, p: ThrottlePolicy): Pr
  * null: no row). For a query that joins the row in (`left join login_failures f on f.key = …`).
  */
 export function waitOfRow(sql: Sql, p: ThrottlePolicy) {
-  return sql`case when f.window_started_at >= now() - make_interval(secs => ${p.window})
-                   and ${blockedUntil(sql, p)} > now()
-             then ceil(extract(epoch from ${blockedUntil(sql, p)} - now()))::int end`;
+  return fixed(sql, textOf(p).waitOfRow);
 }
 
 /** Seconds until `key` may try again, or null when it may now. Reads only. */

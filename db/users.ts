@@ -4,7 +4,7 @@
  */
 import type { PageOf } from "../openapi/fields.ts";
 import type { User, UserListQuery } from "../openapi/users.ts";
-import { timestamps } from "./columns.ts";
+import { fixed, quoted, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
@@ -14,10 +14,13 @@ export type UserFields = Pick<
   "display_name" | "avatar_url" | "external_user_id" | "email" | "role_id" | "is_active"
 >;
 
-const columns = (sql: Sql, alias = "u") =>
-  sql`${sql(alias + ".id")}, ${sql(alias + ".project_id")}, ${sql(alias + ".display_name")},
-      ${sql(alias + ".avatar_url")}, ${sql(alias + ".external_user_id")}, ${sql(alias + ".email")},
-      ${sql(alias + ".role_id")}, ${sql(alias + ".is_active")}, ${timestamps(sql, alias)}`;
+/** A user row's columns as text, per alias (`u`, or the table's own name). */
+const columnText = (alias: string) =>
+  ["id", "project_id", "display_name", "avatar_url", "external_user_id", "email", "role_id", "is_active"]
+    .map((c) => quoted(`${alias}.${c}`)).join(", ") + `, ${timestampsText(alias)}`;
+const COLUMNS = { u: columnText("u"), users: columnText("users") };
+
+const columns = (sql: Sql, alias: keyof typeof COLUMNS = "u") => fixed(sql, COLUMNS[alias]);
 
 export async function insertUser(
   sql: Sql,

@@ -3,12 +3,14 @@ import type { AuditEvent } from "../openapi/audit.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import type { DeliveryListQuery, Webhook, WebhookDelivery, WebhookListQuery } from "../openapi/webhooks.ts";
 import { eventColumns } from "./audit.ts";
-import { iso, timestamps } from "./columns.ts";
+import { fixed, isoText, timestampsText } from "./columns.ts";
 import { retryConflict, type Sql } from "./connection.ts";
 import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
-const columns = (sql: Sql) =>
-  sql`w.id, w.project_id, w.url, w.description, w.event_types, w.is_active, ${timestamps(sql, "w")}`;
+const COLUMNS = `w.id, w.project_id, w.url, w.description, w.event_types, w.is_active, ${
+  timestampsText("w")
+}`;
+const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
 /** How a secret is kept: whole, or sealed (see domain/key_vault.ts); exactly one of the two. */
 export type StoredSecret = { secret: string | null; secret_sealed: Uint8Array | null };
@@ -94,13 +96,13 @@ export async function listWebhookRows(
   );
 }
 
-const deliveryColumns = (sql: Sql) =>
-  sql`d.id, d.webhook_id, d.event_id, a.type as event_type, d.status, d.attempts,
+const DELIVERY_COLUMNS = `d.id, d.webhook_id, d.event_id, a.type as event_type, d.status, d.attempts,
       case when d.status in ('pending', 'sending') then ${
-    iso(sql, "d.next_attempt_at")
-  } end as next_attempt_at,
-      ${iso(sql, "d.last_attempt_at")} as last_attempt_at, d.last_status, d.last_error,
-      ${iso(sql, "d.delivered_at")} as delivered_at, ${iso(sql, "d.created_at")} as created_at`;
+  isoText("d.next_attempt_at")
+} end as next_attempt_at,
+      ${isoText("d.last_attempt_at")} as last_attempt_at, d.last_status, d.last_error,
+      ${isoText("d.delivered_at")} as delivered_at, ${isoText("d.created_at")} as created_at`;
+const deliveryColumns = (sql: Sql) => fixed(sql, DELIVERY_COLUMNS);
 
 export async function listDeliveryRows(
   sql: Sql,
