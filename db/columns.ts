@@ -32,8 +32,3 @@ export function timestampsText(alias: string): string {
 export function iso(sql: Sql, column: string) {
   return fixed(sql, isoText(column));
 }
-
-/** `timestampsText` as a fragment. */
-export function timestamps(sql: Sql, alias: string) {
-  return fixed(sql, timestampsText(alias));
-}

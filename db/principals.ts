@@ -39,31 +39,21 @@ export type GateQuery = {
  * Parameters: $1 path project, $2 resource code, $3 permission code, $4 client, $5 token's project, $6 exp,
  * $7 jti, $8 kid, $9 issued at; a user token's $10 session and $11 user.
  */
-function gateStatement(user: boolean): string {
+function gateStatement(kind: { grants: string; isAdmin: string; joins: string; live: string }): string {
   return `
     select case when $1::text is null then null
                 else exists (select 1 from projects where id = $1::text) end as path_project_exists,
            case when $2::text is null then true else exists (
              select 1 from resources r
              join permissions pe on pe.resource_id = r.id and lower(pe.code) = $3::text
-             ${
-    user
-      ? "join role_permissions g on g.permission_id = pe.id and g.role_id = u.role_id"
-      : "join client_permissions g on g.permission_id = pe.id and g.client_id = c.id"
-  }
+             ${kind.grants}
              where r.project_id = p.id and lower(r.code) = $2::text and r.is_default
            ) end as allowed,
-           ${user ? "false" : "c.is_admin"} as is_admin
+           ${kind.isAdmin} as is_admin
     from projects p
     join clients c on c.project_id = p.id and c.id = $4::text
-    ${
-    user
-      ? `join sessions s on s.project_id = p.id and s.id = $10::text and s.client_id = c.id
-    join users u on u.project_id = p.id and u.id = s.user_id and u.id = $11::text`
-      : ""
-  }
-    where p.id = $5::text and p.is_active and c.is_active
-      ${user ? "and u.is_active and s.revoked_at is null and s.expires_at > now()" : ""}
+    ${kind.joins}
+    where p.id = $5::text and p.is_active and c.is_active ${kind.live}
       and $6::bigint > extract(epoch from now())
       and not exists (select 1 from revoked_access_tokens x where x.jti = $7::text)
       and exists (select 1 from signing_keys k where k.kid = $8::text and k.state in ('next', 'current', 'previous'))
@@ -71,7 +61,22 @@ function gateStatement(user: boolean): string {
       and (p.tokens_valid_after is null or $9::timestamptz > p.tokens_valid_after)`;
 }
 
-const GATE = { client: gateStatement(false), user: gateStatement(true) };
+/** A client holds permissions directly; a user through the role, and only while its session is live. */
+const GATE = {
+  client: gateStatement({
+    grants: "join client_permissions g on g.permission_id = pe.id and g.client_id = c.id",
+    isAdmin: "c.is_admin",
+    joins: "",
+    live: "",
+  }),
+  user: gateStatement({
+    grants: "join role_permissions g on g.permission_id = pe.id and g.role_id = u.role_id",
+    isAdmin: "false",
+    joins: `join sessions s on s.project_id = p.id and s.id = $10::text and s.client_id = c.id
+    join users u on u.project_id = p.id and u.id = s.user_id and u.id = $11::text`,
+    live: "and u.is_active and s.revoked_at is null and s.expires_at > now()",
+  }),
+};
 
 /**
  * One round trip per request. A row comes back only when the token's project and client are active, the

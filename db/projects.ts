@@ -5,7 +5,10 @@ import { fixed, quoted, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
-/** A project row's columns as text, before and after `is_system`, per alias (`p`, or the table's own name). */
+/**
+ * A project row's columns as text, per alias (`p`, or the table's own name): `head` ends with the id once more,
+ * which the statement compares with the system project's to make `is_system`; `tail` follows it.
+ */
 const columnText = (alias: string) => ({
   head: ["id", "name", "description", "redirect_uris", "post_logout_redirect_uris", "is_active"]
     .map((c) => quoted(`${alias}.${c}`)).join(", ") + `, ${quoted(`${alias}.id`)}`,
