@@ -1,4 +1,5 @@
 /** The bearer-token gate's one query: is the token's subject live, and does it hold the permission? */
+import { SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
 import type { Sql } from "./connection.ts";
 
 export type GateRow = {
@@ -6,7 +7,20 @@ export type GateRow = {
   allowed: boolean;
   /** A client-credentials token of the project's admin client. */
   is_admin: boolean;
+  /**
+   * The attached read's one JSON value (a record, or a page of them): null when it found nothing, and when the
+   * token lacks the permission or the path's project does not exist (it is then not run at all).
+   */
+  record?: unknown;
 };
+
+/**
+ * A read sent in the gate's statement, so that a gated read costs one round trip: SQL text written in this code
+ * (never input; no `$` but its parameters, no string literals that hold one) whose one row and column is a JSON
+ * value, with parameters $1, $2, … of its own, and their values. It runs in the gate's snapshot, and only when the
+ * token is live, holds the permission and the path's project exists.
+ */
+export type AttachedRead = { text: string; params: (string | number | boolean | null)[] };
 
 export type GateQuery = {
   projectId: string;
@@ -78,12 +92,36 @@ const GATE = {
   }),
 };
 
+/** The gate's statement with a read attached after its own parameters, written once per gate and read. */
+const attached = new Map<string, string>();
+
+function withRead(kind: "client" | "user", offset: number, read: string): string {
+  const key = `${kind}\0${read}`;
+  let text = attached.get(key);
+  if (text === undefined) {
+    const renumbered = read.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`);
+    // Never for another project's token, unless the system project's (which the gate then checks further).
+    text = `with g as (${GATE[kind]})
+    select g.path_project_exists, g.allowed, g.is_admin,
+           case when g.allowed and g.path_project_exists is not false
+                 and ($1::text is null or $1::text = $5::text or $5::text = '${SYSTEM_PROJECT_ID}')
+                then (${renumbered}) end as record
+    from g`;
+    attached.set(key, text);
+  }
+  return text;
+}
+
 /**
- * One round trip per request. A row comes back only when the token's project and client are active, the
+ * One round trip per request, the attached read included. A row comes back only when the token's project and client are active, the
  * token was not revoked, and, for a user token, its session is live and its user active. `allowed` says
  * whether the subject holds the permission: a client directly, a user through the role.
  */
-export async function findLivePrincipal(sql: Sql, t: GateQuery): Promise<GateRow | undefined> {
+export async function findLivePrincipal(
+  sql: Sql,
+  t: GateQuery,
+  read?: AttachedRead,
+): Promise<GateRow | undefined> {
   const user = t.sessionId !== undefined;
   // A client-credentials token: the client is the subject.
   if (!user && t.subject !== t.clientId) return undefined;
@@ -99,8 +137,12 @@ export async function findLivePrincipal(sql: Sql, t: GateQuery): Promise<GateRow
     t.issuedAt,
     ...(user ? [t.sessionId!, t.subject] : []),
   ];
+  const kind = user ? "user" : "client";
+  const text = read ? withRead(kind, params.length, read.text) : GATE[kind];
   // `prepare: true` asks for what the pool does: a named statement, unless it runs behind a transaction pooler.
-  const [row] = await sql.unsafe<GateRow[]>(user ? GATE.user : GATE.client, params, { prepare: true });
+  const [row] = await sql.unsafe<GateRow[]>(text, read ? [...params, ...read.params] : params, {
+    prepare: true,
+  });
   return row;
 }
 

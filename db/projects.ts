@@ -3,6 +3,7 @@ import type { PageOf } from "../openapi/fields.ts";
 import { type Project, type ProjectListQuery, SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
 import { fixed, quoted, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
+import type { AttachedRead } from "./principals.ts";
 import { containsPattern, offsetOf, pageOf } from "./lists.ts";
 
 /**
@@ -20,6 +21,14 @@ const columns = (sql: Sql, alias: keyof typeof COLUMNS = "p") =>
   sql`${fixed(sql, COLUMNS[alias].head)} = ${SYSTEM_PROJECT_ID} as is_system, ${
     fixed(sql, COLUMNS[alias].tail)
   }`;
+
+/** `findProject` as one JSON value, for the gate's statement (db/principals.ts): the same fields, in order. */
+const PROJECT_JSON = `select row_to_json(x) from (
+  select ${COLUMNS.p.head} = $2 as is_system, ${COLUMNS.p.tail} from projects p where p.id = $1) x`;
+
+export function projectJsonRead(id: string): AttachedRead {
+  return { text: PROJECT_JSON, params: [id, SYSTEM_PROJECT_ID] };
+}
 
 /** The stored fields of a project that an update sets. */
 export type ProjectFields = Pick<

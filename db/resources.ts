@@ -1,9 +1,8 @@
 /** Queries on resources and their permissions; a resource row (with its permissions) is the API's `Resource`. */
-import type { PageOf } from "../openapi/fields.ts";
 import type { Permission, Resource, ResourceListQuery } from "../openapi/resources.ts";
 import { fixed, isoText, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
-import { containsPattern, offsetOf, pageOf } from "./lists.ts";
+import { containsPattern, type PageStatement, pageStatement, type Params } from "./lists.ts";
 
 /** A permission to insert: the API's `Permission` without what the database sets. */
 export type NewPermission = Pick<Permission, "id" | "name" | "code" | "description">;
@@ -118,33 +117,21 @@ export async function findResource(
   return row;
 }
 
-export function listResourceRows(
-  sql: Sql,
-  projectId: string,
-  q: ResourceListQuery,
-): Promise<PageOf<Resource>> {
-  const like = q.search ? containsPattern(q.search) : null;
-  const where = sql`
-    where r.project_id = ${projectId}
-    ${q.is_default === undefined ? sql`` : sql`and r.is_default = ${q.is_default}`}
-    ${
-    like === null ? sql`` : sql`and (
+/** The list's statement: one source for the list and for the read the gate attaches. */
+export function resourceListStatement(projectId: string, q: ResourceListQuery): PageStatement {
+  const params: Params = [projectId];
+  let where = "where r.project_id = $1";
+  if (q.is_default !== undefined) where += ` and r.is_default = $${params.push(q.is_default)}`;
+  if (q.search) {
+    const like = `$${params.push(containsPattern(q.search))}`;
+    where += ` and (
       r.name ilike ${like} or r.code ilike ${like} or r.description ilike ${like}
       or exists (
         select 1 from permissions p where p.resource_id = r.id
           and (p.name ilike ${like} or p.code ilike ${like} or p.description ilike ${like})
-      )
-    )`
-  }`;
-  const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
-  return pageOf(
-    sql<(Resource & { total_count: number })[]>`
-      select ${columns(sql)}, count(*) over ()::int as total_count from resources r ${where}
-      order by ${sql("r." + q.sort_by)} ${dir}, r.id ${dir}
-      limit ${q.page_size} offset ${offsetOf(q)}`,
-    q,
-    () => sql<{ total: number }[]>`select count(*)::int as total from resources r ${where}`,
-  );
+      ))`;
+  }
+  return pageStatement({ table: "resources", alias: "r" }, COLUMNS, where, params, q);
 }
 
 /** Of the given permission ids, those that are not permissions of the project. */

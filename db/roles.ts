@@ -2,8 +2,7 @@
 import type { Role, RoleListQuery } from "../openapi/roles.ts";
 import { fixed, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
-import type { PageOf } from "../openapi/fields.ts";
-import { containsPattern, offsetOf, pageOf } from "./lists.ts";
+import { containsPattern, type PageStatement, pageStatement, type Params } from "./lists.ts";
 
 const COLUMNS = `ro.id, ro.project_id, ro.code, ro.name, ro.description,
       array(select rp.permission_id from role_permissions rp where rp.role_id = ro.id order by rp.permission_id)
@@ -66,22 +65,13 @@ export async function lockRoleShared(sql: Sql, projectId: string, roleId: string
   return rows.length === 1;
 }
 
-export function listRoleRows(sql: Sql, projectId: string, q: RoleListQuery): Promise<PageOf<Role>> {
-  const like = q.search ? containsPattern(q.search) : null;
-  const where = sql`
-    where ro.project_id = ${projectId}
-    ${
-    like === null
-      ? sql``
-      : sql`and (ro.code ilike ${like} or ro.name ilike ${like} or ro.description ilike ${like})`
-  }`;
-  const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
-  return pageOf(
-    sql<(Role & { total_count: number })[]>`
-      select ${columns(sql)}, count(*) over ()::int as total_count from roles ro ${where}
-      order by ${sql("ro." + q.sort_by)} ${dir}, ro.id ${dir}
-      limit ${q.page_size} offset ${offsetOf(q)}`,
-    q,
-    () => sql<{ total: number }[]>`select count(*)::int as total from roles ro ${where}`,
-  );
+/** The list's statement: one source for the list and for the read the gate attaches. */
+export function roleListStatement(projectId: string, q: RoleListQuery): PageStatement {
+  const params: Params = [projectId];
+  let where = "where ro.project_id = $1";
+  if (q.search) {
+    const like = `$${params.push(containsPattern(q.search))}`;
+    where += ` and (ro.code ilike ${like} or ro.name ilike ${like} or ro.description ilike ${like})`;
+  }
+  return pageStatement({ table: "roles", alias: "ro" }, COLUMNS, where, params, q);
 }

@@ -1,6 +1,6 @@
 /** The bearer-token gate of every admin operation: 401 (token), then 404 (path project), then 403 (permission). */
 import { retryRead, type Sql } from "../db/connection.ts";
-import { findLivePrincipal, type GateRow } from "../db/principals.ts";
+import { type AttachedRead, findLivePrincipal, type GateRow } from "../db/principals.ts";
 import type { AdminPermission } from "./defaults.ts";
 import { coversAll } from "./coverage.ts";
 import { AppError } from "./errors.ts";
@@ -41,6 +41,7 @@ export async function liveToken(
   sql: Sql,
   claims: VerifiedClaims,
   opts: { pathProjectId: string | null; permission: AdminPermission | null },
+  read?: AttachedRead,
 ): Promise<GateRow | undefined> {
   const [resource, code] = opts.permission?.split(":") ?? [];
   return await retryRead(() =>
@@ -55,7 +56,7 @@ export async function liveToken(
       expiresAt: claims.exp,
       pathProjectId: opts.pathProjectId,
       permission: opts.permission ? { resource, code } : null,
-    })
+    }, read)
   );
 }
 
@@ -71,20 +72,46 @@ export function principalOf(claims: VerifiedClaims, row: GateRow): Principal {
   };
 }
 
-/** Checks a bearer token (undefined when none was sent) against what the operation needs. */
+export type { AttachedRead };
+
+/** A read the gate sent with its statement, and what it found (null: nothing, or it did not run). */
+export type Attached = { read: AttachedRead; record: unknown };
+
+/**
+ * The record of an attached read when `read` is the very read that was attached (same statement, same
+ * parameters): null when it found nothing. Undefined when no read, or another, was attached: the caller reads.
+ */
+export function attachedRecord<T>(attached: Attached | undefined, read: AttachedRead): T | null | undefined {
+  if (attached === undefined || attached.read.text !== read.text) return undefined;
+  const { params } = attached.read;
+  if (params.length !== read.params.length || params.some((p, i) => p !== read.params[i])) return undefined;
+  return attached.record as T | null;
+}
+
+/**
+ * Checks a bearer token (undefined when none was sent) against what the operation needs. A `read` rides in the
+ * gate's statement (one round trip for a gated read); it is returned only once every check has passed.
+ */
 export async function authorize(
   sql: Sql,
   tokens: TokenService,
   req: { token: string | undefined; pathProjectId: string | null },
   need: Need,
-): Promise<Principal> {
+  read?: AttachedRead,
+): Promise<{ principal: Principal; attached?: Attached }> {
   if (req.token === undefined) throw invalidToken("the Authorization header with a bearer token is missing");
   const claims = await tokens.verifyAccessToken(req.token);
   if (!claims) throw invalidToken("the bearer token is invalid or expired");
-  const row = await liveToken(sql, claims, { pathProjectId: req.pathProjectId, permission: need.permission });
+  const row = await liveToken(
+    sql,
+    claims,
+    { pathProjectId: req.pathProjectId, permission: need.permission },
+    read,
+  );
   if (!row) throw invalidToken("the bearer token is no longer valid");
   const principal = principalOf(claims, row);
-  if (need.scope === "token") return principal;
+  const attached = read ? { read, record: row.record ?? null } : undefined;
+  if (need.scope === "token") return { principal, attached };
   if (req.pathProjectId !== null && !row.path_project_exists) throw new AppError("project_not_found");
   const projectAllowed = need.scope === "system"
     ? principal.isSystem
@@ -101,5 +128,5 @@ export async function authorize(
       description: `the token lacks the permission ${need.permission}`,
     });
   }
-  return principal;
+  return { principal, attached };
 }

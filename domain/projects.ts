@@ -5,6 +5,7 @@ import {
   findProject,
   insertProject,
   listProjectRows,
+  projectJsonRead,
   restampProjectCutoff,
   updateProjectRow,
 } from "../db/projects.ts";
@@ -24,6 +25,7 @@ import { requireCoversAll } from "./coverage.ts";
 import { createConsoleClient } from "./console.ts";
 import { defaultResources } from "./defaults.ts";
 import { AppError } from "./errors.ts";
+import { type Attached, attachedRecord } from "./gate.ts";
 import { newId, newSecret } from "./ids.ts";
 import type { Principal } from "./principal.ts";
 import { hashSecret } from "./secrets.ts";
@@ -71,8 +73,13 @@ export async function createProject(
   return { ...row, admin_client: { client_id: clientId, client_secret: secret } };
 }
 
-export async function getProject(sql: Sql, id: string): Promise<Project> {
-  const row = await retryRead(() => findProject(sql, id));
+/** `getProject`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
+export const projectRead = projectJsonRead;
+
+/** The project; from `attached` when the gate read it already. */
+export async function getProject(sql: Sql, id: string, attached?: Attached): Promise<Project> {
+  const found = attachedRecord<Project>(attached, projectRead(id));
+  const row = found !== undefined ? found : await retryRead(() => findProject(sql, id));
   if (!row) throw new AppError("project_not_found");
   return row;
 }

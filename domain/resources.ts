@@ -1,12 +1,12 @@
 /** Resources and their permissions: create together, update matched by code, list with permissions. */
-import { retryRead, type Sql, transaction } from "../db/connection.ts";
+import { type Sql, transaction } from "../db/connection.ts";
 import {
   deletePermissions,
   findResource,
   insertPermissions,
   insertResources,
   listPermissionCodes,
-  listResourceRows,
+  resourceListStatement,
   updatePermissionRows,
   updateResourceRow,
 } from "../db/resources.ts";
@@ -20,6 +20,8 @@ import type {
 import { diff, record, sourceOf } from "./audit.ts";
 import { requireCovered } from "./coverage.ts";
 import { AppError } from "./errors.ts";
+import type { Attached, AttachedRead } from "./gate.ts";
+import { listPage, pageReadOf } from "./pages.ts";
 import type { Principal } from "./principal.ts";
 import { newId } from "./ids.ts";
 import { keepOrClear } from "./updates.ts";
@@ -127,10 +129,17 @@ export async function updateResource(
   });
 }
 
+/** `listResources`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
+export function resourceListRead(projectId: string, q: ResourceListQuery): AttachedRead {
+  return pageReadOf(resourceListStatement(projectId, q));
+}
+
+/** A page of the project's resources; from `attached` when the gate read it already. */
 export async function listResources(
   sql: Sql,
   projectId: string,
   q: ResourceListQuery,
+  attached?: Attached,
 ): Promise<PageOf<Resource>> {
-  return await retryRead(() => listResourceRows(sql, projectId, q));
+  return await listPage<Resource>(sql, resourceListStatement(projectId, q), q, attached);
 }

@@ -1,10 +1,12 @@
 /** Roles: a code, a name and the permissions a user with the role holds. */
-import { retryRead, type Sql, transaction } from "../db/connection.ts";
-import { findRole, insertRole, listRoleRows, setRolePermissions, updateRoleRow } from "../db/roles.ts";
+import { type Sql, transaction } from "../db/connection.ts";
+import { findRole, insertRole, roleListStatement, setRolePermissions, updateRoleRow } from "../db/roles.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import type { CreateRoleRequest, Role, RoleListQuery, UpdateRoleRequest } from "../openapi/roles.ts";
 import { diff, record, sourceOf } from "./audit.ts";
 import { AppError } from "./errors.ts";
+import type { Attached, AttachedRead } from "./gate.ts";
+import { listPage, pageReadOf } from "./pages.ts";
 import { newId } from "./ids.ts";
 import { requireCovered } from "./coverage.ts";
 import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./permissions.ts";
@@ -82,6 +84,17 @@ export async function updateRole(
   });
 }
 
-export async function listRoles(sql: Sql, projectId: string, q: RoleListQuery): Promise<PageOf<Role>> {
-  return await retryRead(() => listRoleRows(sql, projectId, q));
+/** `listRoles`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
+export function roleListRead(projectId: string, q: RoleListQuery): AttachedRead {
+  return pageReadOf(roleListStatement(projectId, q));
+}
+
+/** A page of the project's roles; from `attached` when the gate read it already. */
+export async function listRoles(
+  sql: Sql,
+  projectId: string,
+  q: RoleListQuery,
+  attached?: Attached,
+): Promise<PageOf<Role>> {
+  return await listPage<Role>(sql, roleListStatement(projectId, q), q, attached);
 }

@@ -4,6 +4,7 @@ import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { Sql } from "../db/connection.ts";
 import type { Principal } from "../domain/principal.ts";
+import type { Attached } from "../domain/gate.ts";
 import type { KeySettings } from "../domain/keys.ts";
 import type { TokenService } from "../domain/tokens.ts";
 
@@ -22,6 +23,8 @@ export type AppEnv = {
     deps: Deps;
     /** Set by the gate on guarded operations. */
     principal: Principal;
+    /** Set by the gate when the operation's read rode in its statement (routes/operation.ts, `reads`). */
+    attached?: Attached;
     requestId: string;
   };
 };

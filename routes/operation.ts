@@ -4,11 +4,11 @@
  * 401/403/404 responses, the "Needs …" sentence and the `x-permission`, `x-permission-scope` (and
  * `x-also-needs`) extensions of the OpenAPI document.
  */
-import { createRoute, type RouteConfig } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import { createRoute, type RouteConfig, type z } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
 import type { ErrorCode } from "../domain/errors.ts";
 import type { AdminPermission } from "../domain/defaults.ts";
-import { authorize, invalidToken, type Need, type ProjectScope } from "../domain/gate.ts";
+import { type AttachedRead, authorize, invalidToken, type Need, type ProjectScope } from "../domain/gate.ts";
 import type { AppEnv } from "./env.ts";
 import { requestInfo } from "./request_info.ts";
 import { errorResponses } from "./responses.ts";
@@ -34,15 +34,21 @@ export function publicRoute<const C extends Config>(config: C & { security?: Rou
  * when a live token of any project is all it needs. `scope` (default `own`) says which project it acts on.
  * `alsoNeeds` are permissions the operation itself checks the caller covers (domain/coverage.ts), once the
  * request is valid and its target found: they are not the gate's, but they are published with it.
+ * `reads` names the read a read-only operation answers with, from its path and query parameters as its own
+ * schemas parse them: the gate sends it in its own statement and hands its record to the handler
+ * (`c.var.attached`) once every check has passed, so the operation costs one round trip. The handler still
+ * validates the request, and uses the record only when it would have made the same read (domain/gate.ts,
+ * `attachedRecord`). A request whose parameters do not parse, or hold a NUL byte, sends none.
  */
 export function guardedRoute<const C extends Config>(
   config: C & {
     permission: AdminPermission | null;
     scope?: ProjectScope;
     alsoNeeds?: readonly AdminPermission[];
+    reads?: (input: ReadInput) => AttachedRead;
   },
 ) {
-  const { permission, scope = "own", alsoNeeds = [], errors = [], description, ...route } = config;
+  const { permission, scope = "own", alsoNeeds = [], errors = [], description, reads, ...route } = config;
   const need: Need = permission === null ? { permission: null, scope: "token" } : { permission, scope };
   const gateErrors: ErrorCode[] = need.scope === "token"
     ? ["invalid_authorization_token"]
@@ -57,7 +63,7 @@ export function guardedRoute<const C extends Config>(
     description: [needs(need), alsoNeeded(alsoNeeds), description].filter(Boolean).join(" "),
     security: [{ bearerAuth: [] }],
     responses: { ...route.responses, ...errorResponses(...gateErrors, ...errors) },
-    middleware: gate(need),
+    middleware: gate(need, reads && readOf(route.request, reads)),
     "x-permission": permission,
     "x-permission-scope": need.scope,
     ...also,
@@ -85,17 +91,48 @@ function alsoNeeded(codes: readonly AdminPermission[]): string {
   return `Also needs ${list}, checked once the request is valid and its target found: 403 otherwise.`;
 }
 
+/** An operation's path and query parameters, parsed by its schemas. */
+type ReadInput = { param: Record<string, unknown>; query: Record<string, unknown> };
+
+/** The read to attach for a request, or null when its parameters do not parse (the validator answers 400). */
+function readOf(
+  request: RouteConfig["request"],
+  reads: (input: ReadInput) => AttachedRead,
+): (c: Context<AppEnv>) => AttachedRead | null {
+  const parse = (schema: unknown, value: unknown): Record<string, unknown> | null => {
+    if (schema === undefined) return {};
+    const parsed = (schema as z.ZodType).safeParse(value);
+    return parsed.success ? parsed.data as Record<string, unknown> : null;
+  };
+  return (c) => {
+    const param = parse(request?.params, c.req.param());
+    const query = parse(request?.query, c.req.query());
+    if (param === null || query === null) return null;
+    const read = reads({ param, query });
+    // PostgreSQL refuses a NUL byte in text; such a request reads apart, and gets the answer it would without.
+    return read.params.some((p) => typeof p === "string" && p.includes("\0")) ? null : read;
+  };
+}
+
 /** The bearer-token gate as route middleware: sets `principal`, or answers 401, 404 or 403. */
-function gate(need: Need): MiddlewareHandler<AppEnv> {
+function gate(need: Need, reads?: (c: Context<AppEnv>) => AttachedRead | null): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const { sql, tokens } = c.var.deps;
-    const principal = await authorize(sql, tokens, {
-      token: bearerToken(c.req.header("authorization")),
-      pathProjectId: need.scope === "system" || need.scope === "token"
-        ? null
-        : pathProjectId(c.req.param("project_id")),
-    }, need);
+    const token = bearerToken(c.req.header("authorization"));
+    const { principal, attached } = await authorize(
+      sql,
+      tokens,
+      {
+        token,
+        pathProjectId: need.scope === "system" || need.scope === "token"
+          ? null
+          : pathProjectId(c.req.param("project_id")),
+      },
+      need,
+      (token !== undefined && reads?.(c)) || undefined,
+    );
     c.set("principal", { ...principal, request: requestInfo(c) });
+    if (attached) c.set("attached", attached);
     await next();
   };
 }

@@ -1,6 +1,6 @@
 /** Projects: create and list (system project), read and update (the project itself or the system project). */
 import { sourceOf } from "../domain/audit.ts";
-import { createProject, getProject, listProjects, updateProject } from "../domain/projects.ts";
+import { createProject, getProject, listProjects, projectRead, updateProject } from "../domain/projects.ts";
 import { ProjectIdParam } from "../openapi/fields.ts";
 import {
   CreatedProject,
@@ -51,6 +51,7 @@ export const getProjectRoute = guardedRoute({
   scope: "own-or-system",
   request: { params: ProjectIdParam },
   responses: { 200: jsonResponse(Project, "The project") },
+  reads: ({ param }) => projectRead(param.project_id as string),
 });
 
 export const updateProjectRoute = guardedRoute({
@@ -80,7 +81,7 @@ export function registerProjectRoutes(app: App) {
     async (c) => c.json(await listProjects(c.var.deps.sql, c.req.valid("query")), 200),
   );
   app.openapi(getProjectRoute, async (c) => {
-    return c.json(await getProject(c.var.deps.sql, c.req.valid("param").project_id), 200);
+    return c.json(await getProject(c.var.deps.sql, c.req.valid("param").project_id, c.var.attached), 200);
   });
   app.openapi(updateProjectRoute, async (c) => {
     const { project_id } = c.req.valid("param");

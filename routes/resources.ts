@@ -1,5 +1,5 @@
 /** Resources and their permissions: `/api/v1/projects/{project_id}/resources`. */
-import { createResource, listResources, updateResource } from "../domain/resources.ts";
+import { createResource, listResources, resourceListRead, updateResource } from "../domain/resources.ts";
 import { listOf, ProjectIdParam } from "../openapi/fields.ts";
 import {
   CreateResourceRequest,
@@ -51,6 +51,7 @@ export const listResourcesRoute = guardedRoute({
     "`search` matches the name, code and description of the resource or of any of its permissions.",
   request: { params: ProjectIdParam, query: ResourceListQuery },
   responses: { 200: jsonResponse(listOf(Resource, "ResourceList"), "A page of resources") },
+  reads: ({ param, query }) => resourceListRead(param.project_id as string, query as ResourceListQuery),
 });
 
 export function registerResourceRoutes(app: App) {
@@ -70,6 +71,9 @@ export function registerResourceRoutes(app: App) {
   });
   app.openapi(listResourcesRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    return c.json(await listResources(c.var.deps.sql, project_id, c.req.valid("query")), 200);
+    return c.json(
+      await listResources(c.var.deps.sql, project_id, c.req.valid("query"), c.var.attached),
+      200,
+    );
   });
 }

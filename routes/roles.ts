@@ -1,5 +1,5 @@
 /** Roles: `/api/v1/projects/{project_id}/roles`. */
-import { createRole, listRoles, updateRole } from "../domain/roles.ts";
+import { createRole, listRoles, roleListRead, updateRole } from "../domain/roles.ts";
 import { listOf, ProjectIdParam } from "../openapi/fields.ts";
 import { CreateRoleRequest, Role, RoleIdParam, RoleListQuery, UpdateRoleRequest } from "../openapi/roles.ts";
 import type { App } from "./env.ts";
@@ -46,6 +46,7 @@ export const listRolesRoute = guardedRoute({
   description: "`search` matches the code, name and description.",
   request: { params: ProjectIdParam, query: RoleListQuery },
   responses: { 200: jsonResponse(listOf(Role, "RoleList"), "A page of roles") },
+  reads: ({ param, query }) => roleListRead(param.project_id as string, query as RoleListQuery),
 });
 
 export function registerRoleRoutes(app: App) {
@@ -62,7 +63,7 @@ export function registerRoleRoutes(app: App) {
   });
   app.openapi(listRolesRoute, async (c) => {
     return c.json(
-      await listRoles(c.var.deps.sql, c.req.valid("param").project_id, c.req.valid("query")),
+      await listRoles(c.var.deps.sql, c.req.valid("param").project_id, c.req.valid("query"), c.var.attached),
       200,
     );
   });
