@@ -101,7 +101,9 @@ function withRead(kind: "client" | "user", offset: number, read: string): string
   if (text === undefined) {
     const renumbered = read.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`);
     // Never for another project's token, unless the system project's (which the gate then checks further).
-    text = `with g as (${GATE[kind]})
+    // Materialized: inlined, the gate's row would be computed again for each use of its columns (the permission's
+    // subquery and the path project's probe twice).
+    text = `with g as materialized (${GATE[kind]})
     select g.path_project_exists, g.allowed, g.is_admin,
            case when g.allowed and g.path_project_exists is not false
                  and ($1::text is null or $1::text = $5::text or $5::text = '${SYSTEM_PROJECT_ID}')
