@@ -1,9 +1,8 @@
 /** Queries on clients and their direct permission grants; a client row is the API's `Client`. */
 import type { Client, ClientListQuery, TokenEndpointAuthMethod } from "../openapi/clients.ts";
-import type { PageOf } from "../openapi/fields.ts";
 import { fixed, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
-import { containsPattern, offsetOf, pageOf } from "./lists.ts";
+import { containsPattern, type PageStatement, pageStatement, type Params } from "./lists.ts";
 import { currentKidSql } from "./keys.ts";
 import { type ThrottlePolicy, waitOfRow } from "./throttle.ts";
 
@@ -151,18 +150,11 @@ export async function setClientPermissions(
   }`;
 }
 
-export function listClientRows(sql: Sql, projectId: string, q: ClientListQuery): Promise<PageOf<Client>> {
-  const where = sql`
-    where c.project_id = ${projectId} and not c.is_console
-    ${q.search ? sql`and c.name ilike ${containsPattern(q.search)}` : sql``}
-    ${q.is_active === undefined ? sql`` : sql`and c.is_active = ${q.is_active}`}`;
-  const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
-  return pageOf(
-    sql<(Client & { total_count: number })[]>`
-      select ${columns(sql)}, count(*) over ()::int as total_count from clients c ${where}
-      order by ${sql("c." + q.sort_by)} ${dir}, c.id ${dir}
-      limit ${q.page_size} offset ${offsetOf(q)}`,
-    q,
-    () => sql<{ total: number }[]>`select count(*)::int as total from clients c ${where}`,
-  );
+/** The list's statement: one source for the list and for the read the gate attaches. */
+export function clientListStatement(projectId: string, q: ClientListQuery): PageStatement {
+  const params: Params = [projectId];
+  let where = "where c.project_id = $1 and not c.is_console";
+  if (q.search) where += ` and c.name ilike $${params.push(containsPattern(q.search))}`;
+  if (q.is_active !== undefined) where += ` and c.is_active = $${params.push(q.is_active)}`;
+  return pageStatement({ table: "clients", alias: "c" }, COLUMNS, where, params, q);
 }

@@ -1,10 +1,9 @@
 /** Queries on projects; a project row is the API's `Project`. */
-import type { PageOf } from "../openapi/fields.ts";
 import { type Project, type ProjectListQuery, SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
 import { fixed, quoted, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import type { AttachedRead } from "./principals.ts";
-import { containsPattern, offsetOf, pageOf } from "./lists.ts";
+import { containsPattern, type PageStatement, pageStatement, type Params } from "./lists.ts";
 
 /**
  * A project row's columns as text, per alias (`p`, or the table's own name): `head` ends with the id once more,
@@ -75,19 +74,16 @@ export async function restampProjectCutoff(sql: Sql, id: string): Promise<void> 
   await sql`update projects set tokens_valid_after = clock_timestamp() where id = ${id} and not is_active`;
 }
 
-export async function listProjectRows(sql: Sql, q: ProjectListQuery): Promise<PageOf<Project>> {
-  const like = q.search ? containsPattern(q.search) : null;
-  const where = sql`
-    where true
-    ${like === null ? sql`` : sql`and (p.name ilike ${like} or p.description ilike ${like})`}
-    ${q.is_active === undefined ? sql`` : sql`and p.is_active = ${q.is_active}`}`;
-  const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
-  return await pageOf(
-    sql<(Project & { total_count: number })[]>`
-      select ${columns(sql)}, count(*) over ()::int as total_count from projects p ${where}
-      order by ${sql("p." + q.sort_by)} ${dir}, p.id ${dir}
-      limit ${q.page_size} offset ${offsetOf(q)}`,
-    q,
-    () => sql<{ total: number }[]>`select count(*)::int as total from projects p ${where}`,
-  );
+/** The list's statement: one source for the list and for the read the gate attaches. */
+export function projectListStatement(q: ProjectListQuery): PageStatement {
+  const params: Params = [];
+  let where = "where true";
+  if (q.search) {
+    const like = `$${params.push(containsPattern(q.search))}`;
+    where += ` and (p.name ilike ${like} or p.description ilike ${like})`;
+  }
+  if (q.is_active !== undefined) where += ` and p.is_active = $${params.push(q.is_active)}`;
+  // The system project's id is this code's constant, written into the text as its literal.
+  const columns = `${COLUMNS.p.head} = '${SYSTEM_PROJECT_ID}' as is_system, ${COLUMNS.p.tail}`;
+  return pageStatement({ table: "projects", alias: "p" }, columns, where, params, q);
 }

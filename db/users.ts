@@ -2,11 +2,10 @@
  * Queries on users; a user row is the API's `User`. The password hash is read only by the functions that need
  * it, never by listings.
  */
-import type { PageOf } from "../openapi/fields.ts";
 import type { User, UserListQuery } from "../openapi/users.ts";
 import { fixed, quoted, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
-import { containsPattern, offsetOf, pageOf } from "./lists.ts";
+import { containsPattern, type PageStatement, pageStatement, type Params } from "./lists.ts";
 
 /** The stored fields of a user that an update sets (the password hash aside). */
 export type UserFields = Pick<
@@ -60,22 +59,17 @@ export async function findUserByExternalId(
   return row;
 }
 
-export function listUserRows(sql: Sql, projectId: string, q: UserListQuery): Promise<PageOf<User>> {
-  const like = q.search ? containsPattern(q.search) : null;
-  const where = sql`
-    where u.project_id = ${projectId}
-    ${like === null ? sql`` : sql`and (u.display_name ilike ${like} or u.email ilike ${like})`}
-    ${q.is_active === undefined ? sql`` : sql`and u.is_active = ${q.is_active}`}
-    ${q.role_id === undefined ? sql`` : sql`and u.role_id = ${q.role_id}`}`;
-  const dir = q.sort_dir === "asc" ? sql`asc` : sql`desc`;
-  return pageOf(
-    sql<(User & { total_count: number })[]>`
-      select ${columns(sql)}, count(*) over ()::int as total_count from users u ${where}
-      order by ${sql("u." + q.sort_by)} ${dir}, u.id ${dir}
-      limit ${q.page_size} offset ${offsetOf(q)}`,
-    q,
-    () => sql<{ total: number }[]>`select count(*)::int as total from users u ${where}`,
-  );
+/** The list's statement: one source for the list and for the read the gate attaches. */
+export function userListStatement(projectId: string, q: UserListQuery): PageStatement {
+  const params: Params = [projectId];
+  let where = "where u.project_id = $1";
+  if (q.search) {
+    const like = `$${params.push(containsPattern(q.search))}`;
+    where += ` and (u.display_name ilike ${like} or u.email ilike ${like})`;
+  }
+  if (q.is_active !== undefined) where += ` and u.is_active = $${params.push(q.is_active)}`;
+  if (q.role_id !== undefined) where += ` and u.role_id = $${params.push(q.role_id)}`;
+  return pageStatement({ table: "users", alias: "u" }, COLUMNS.u, where, params, q);
 }
 
 /** The user; `lock` holds the row for the rest of the transaction, `withPasswordHash` adds the hash. */

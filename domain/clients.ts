@@ -1,14 +1,14 @@
 /** Machine clients: created with a secret shown once, granted permissions directly, rotated, deactivated. */
 import {
+  clientListStatement,
   findClient,
   insertClient,
-  listClientRows,
   restampClientCutoff,
   setClientPermissions,
   updateClientRow,
   updateClientSecret,
 } from "../db/clients.ts";
-import { retryRead, type Sql, transaction } from "../db/connection.ts";
+import { type Sql, transaction } from "../db/connection.ts";
 import { endSessions } from "../db/sessions.ts";
 import type {
   Client,
@@ -21,6 +21,8 @@ import type { PageOf } from "../openapi/fields.ts";
 import { diff, record, sourceOf, updateType } from "./audit.ts";
 import { requireCovered, requireCoversAll } from "./coverage.ts";
 import { AppError } from "./errors.ts";
+import type { Attached, AttachedRead } from "./gate.ts";
+import { listPage, pageReadOf } from "./pages.ts";
 import { newId, newSecret } from "./ids.ts";
 import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
@@ -158,6 +160,17 @@ export async function rotateClientSecret(
   return { ...client, client_secret: secret };
 }
 
-export async function listClients(sql: Sql, projectId: string, q: ClientListQuery): Promise<PageOf<Client>> {
-  return await retryRead(() => listClientRows(sql, projectId, q));
+/** `listClients`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
+export function clientListRead(projectId: string, q: ClientListQuery): AttachedRead {
+  return pageReadOf(clientListStatement(projectId, q));
+}
+
+/** A page of the project's clients; from `attached` when the gate read it already. */
+export async function listClients(
+  sql: Sql,
+  projectId: string,
+  q: ClientListQuery,
+  attached?: Attached,
+): Promise<PageOf<Client>> {
+  return await listPage<Client>(sql, clientListStatement(projectId, q), q, attached);
 }

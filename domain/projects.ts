@@ -4,8 +4,8 @@ import { retryRead, type Sql, transaction } from "../db/connection.ts";
 import {
   findProject,
   insertProject,
-  listProjectRows,
   projectJsonRead,
+  projectListStatement,
   restampProjectCutoff,
   updateProjectRow,
 } from "../db/projects.ts";
@@ -25,7 +25,8 @@ import { requireCoversAll } from "./coverage.ts";
 import { createConsoleClient } from "./console.ts";
 import { defaultResources } from "./defaults.ts";
 import { AppError } from "./errors.ts";
-import { type Attached, attachedRecord } from "./gate.ts";
+import { type Attached, type AttachedRead, attachedRecord } from "./gate.ts";
+import { listPage, pageReadOf } from "./pages.ts";
 import { newId, newSecret } from "./ids.ts";
 import type { Principal } from "./principal.ts";
 import { hashSecret } from "./secrets.ts";
@@ -150,8 +151,18 @@ export async function updateProject(
   return project.row;
 }
 
-export async function listProjects(sql: Sql, q: ProjectListQuery): Promise<PageOf<Project>> {
-  return await retryRead(() => listProjectRows(sql, q));
+/** `listProjects`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
+export function projectListRead(q: ProjectListQuery): AttachedRead {
+  return pageReadOf(projectListStatement(q));
+}
+
+/** A page of the projects; from `attached` when the gate read it already. */
+export async function listProjects(
+  sql: Sql,
+  q: ProjectListQuery,
+  attached?: Attached,
+): Promise<PageOf<Project>> {
+  return await listPage<Project>(sql, projectListStatement(q), q, attached);
 }
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);

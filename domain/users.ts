@@ -4,7 +4,7 @@ import { permissionCodes } from "../db/principals.ts";
 import { lockRoleShared } from "../db/roles.ts";
 import { endSessions } from "../db/sessions.ts";
 import { clearAttempts } from "../db/throttle.ts";
-import { findUser, findUserByExternalId, insertUser, listUserRows, updateUserRow } from "../db/users.ts";
+import { findUser, findUserByExternalId, insertUser, updateUserRow, userListStatement } from "../db/users.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import type {
   CreateUserRequest,
@@ -17,6 +17,8 @@ import type {
 import { diff, record, sourceOf, updateType } from "./audit.ts";
 import { requireCovered } from "./coverage.ts";
 import { AppError } from "./errors.ts";
+import type { Attached, AttachedRead } from "./gate.ts";
+import { listPage, pageReadOf } from "./pages.ts";
 import { newId } from "./ids.ts";
 import { keepOrClear } from "./updates.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
@@ -178,8 +180,19 @@ export async function getExternalUser(
   });
 }
 
-export async function listUsers(sql: Sql, projectId: string, q: UserListQuery): Promise<PageOf<User>> {
-  return await retryRead(() => listUserRows(sql, projectId, q));
+/** `listUsers`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
+export function userListRead(projectId: string, q: UserListQuery): AttachedRead {
+  return pageReadOf(userListStatement(projectId, q));
+}
+
+/** A page of the project's users; from `attached` when the gate read it already. */
+export async function listUsers(
+  sql: Sql,
+  projectId: string,
+  q: UserListQuery,
+  attached?: Attached,
+): Promise<PageOf<User>> {
+  return await listPage<User>(sql, userListStatement(projectId, q), q, attached);
 }
 
 /** The user a token belongs to; a client-credentials token has none (`user_not_found`). */

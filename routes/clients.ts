@@ -1,5 +1,11 @@
 /** Machine clients: `/api/v1/projects/{project_id}/clients` and secret rotation. */
-import { createClient, listClients, rotateClientSecret, updateClient } from "../domain/clients.ts";
+import {
+  clientListRead,
+  createClient,
+  listClients,
+  rotateClientSecret,
+  updateClient,
+} from "../domain/clients.ts";
 import {
   Client,
   ClientIdParam,
@@ -57,6 +63,7 @@ export const listClientsRoute = guardedRoute({
   description: "`search` matches the name. Secrets are never listed.",
   request: { params: ProjectIdParam, query: ClientListQuery },
   responses: { 200: jsonResponse(listOf(Client, "ClientList"), "A page of clients") },
+  reads: ({ param, query }) => clientListRead(param.project_id as string, query as ClientListQuery),
 });
 
 export const rotateClientSecretRoute = guardedRoute({
@@ -89,7 +96,12 @@ export function registerClientRoutes(app: App) {
   });
   app.openapi(listClientsRoute, async (c) => {
     return c.json(
-      await listClients(c.var.deps.sql, c.req.valid("param").project_id, c.req.valid("query")),
+      await listClients(
+        c.var.deps.sql,
+        c.req.valid("param").project_id,
+        c.req.valid("query"),
+        c.var.attached,
+      ),
       200,
     );
   });

@@ -1,6 +1,13 @@
 /** Projects: create and list (system project), read and update (the project itself or the system project). */
 import { sourceOf } from "../domain/audit.ts";
-import { createProject, getProject, listProjects, projectRead, updateProject } from "../domain/projects.ts";
+import {
+  createProject,
+  getProject,
+  listProjects,
+  projectListRead,
+  projectRead,
+  updateProject,
+} from "../domain/projects.ts";
 import { ProjectIdParam } from "../openapi/fields.ts";
 import {
   CreatedProject,
@@ -39,6 +46,7 @@ export const listProjectsRoute = guardedRoute({
   description: "`search` matches name and description.",
   request: { query: ProjectListQuery },
   responses: { 200: jsonResponse(ProjectList, "A page of projects") },
+  reads: ({ query }) => projectListRead(query as ProjectListQuery),
 });
 
 export const getProjectRoute = guardedRoute({
@@ -78,7 +86,7 @@ export function registerProjectRoutes(app: App) {
   });
   app.openapi(
     listProjectsRoute,
-    async (c) => c.json(await listProjects(c.var.deps.sql, c.req.valid("query")), 200),
+    async (c) => c.json(await listProjects(c.var.deps.sql, c.req.valid("query"), c.var.attached), 200),
   );
   app.openapi(getProjectRoute, async (c) => {
     return c.json(await getProject(c.var.deps.sql, c.req.valid("param").project_id, c.var.attached), 200);

@@ -6,6 +6,7 @@ import {
   listUsers,
   updateCurrentUser,
   updateUser,
+  userListRead,
 } from "../domain/users.ts";
 import { listOf, ProjectIdParam } from "../openapi/fields.ts";
 import {
@@ -65,6 +66,7 @@ export const listUsersRoute = guardedRoute({
   description: "`search` matches the display name and email.",
   request: { params: ProjectIdParam, query: UserListQuery },
   responses: { 200: jsonResponse(listOf(User, "UserList"), "A page of users") },
+  reads: ({ param, query }) => userListRead(param.project_id as string, query as UserListQuery),
 });
 
 export const getExternalUserRoute = guardedRoute({
@@ -130,7 +132,7 @@ export function registerUserRoutes(app: App) {
   });
   app.openapi(listUsersRoute, async (c) => {
     return c.json(
-      await listUsers(c.var.deps.sql, c.req.valid("param").project_id, c.req.valid("query")),
+      await listUsers(c.var.deps.sql, c.req.valid("param").project_id, c.req.valid("query"), c.var.attached),
       200,
     );
   });

@@ -198,3 +198,56 @@ test("a project's roles list answers what the roles' own writes did, searched, s
   assert.equal(page2.pagination.total, 3);
   await expectError(await http(base, bearer((await newProject()).token)), 403, "insufficient_permission");
 });
+
+test("the users, clients and projects lists answer what their writes did, filtered and paged", async () => {
+  const p = await newProject();
+  const ids = await permissionIds(p);
+  const role = await p.api.roles.createRole(p.project.id, { code: "staff", name: "Staff" });
+  const users = [];
+  for (
+    const [name, email] of [["Ann", "ann@example.com"], ["Bob_%", "bob@example.com"], ["Cid", null]] as const
+  ) {
+    users.push(
+      await p.api.users.createUser(p.project.id, {
+        display_name: name,
+        ...(email ? { email, password: "correct horse battery" } : { external_user_id: `ext-${name}` }),
+        ...(name === "Cid" ? { role_id: role.id } : {}),
+      }),
+    );
+  }
+  const base = `/api/v1/projects/${p.project.id}`;
+  type Page = { data: { id: string }[]; pagination: { total: number } };
+  const byName =
+    (await getJson(`${base}/users?sort_by=display_name&sort_dir=asc&page_size=100`, p.token)) as Page;
+  assert.deepEqual(
+    byName.data,
+    JSON.parse(JSON.stringify([...users].sort((a, b) => a.display_name < b.display_name ? -1 : 1))),
+  );
+  const literal = await getJson(`${base}/users?search=${encodeURIComponent("_%")}`, p.token) as Page;
+  assert.deepEqual(literal.data.map((u) => u.id), [users[1].id]);
+  const withRole = await getJson(`${base}/users?role_id=${role.id}`, p.token) as Page;
+  assert.deepEqual(withRole.data.map((u) => u.id), [users[2].id]);
+
+  const client = await p.api.clients.createClient(p.project.id, {
+    name: "Reporting",
+    permission_ids: [ids["roles:read"]],
+  });
+  const { client_secret: _, ...shown } = client;
+  const clients = await getJson(`${base}/clients?search=report`, p.token) as Page;
+  assert.deepEqual(clients.data, [JSON.parse(JSON.stringify(shown))]);
+  const inactive = await getJson(`${base}/clients?is_active=false`, p.token) as Page;
+  assert.deepEqual(inactive, { data: [], pagination: { page_num: 1, page_size: 10, total: 0 } });
+
+  const system = await systemToken();
+  const found = await getJson(
+    `/api/v1/projects?search=${encodeURIComponent(p.project.name)}`,
+    system,
+  ) as Page;
+  assert.deepEqual(found.data, [await getJson(base, p.token)]);
+  await expectError(await http("/api/v1/projects", bearer(p.token)), 403, "insufficient_permission");
+  await expectError(
+    await http(`${base}/users`, bearer((await newProject()).token)),
+    403,
+    "insufficient_permission",
+  );
+});
