@@ -102,8 +102,16 @@ export async function authorize(
   if (req.token === undefined) throw invalidToken("the Authorization header with a bearer token is missing");
   const claims = await tokens.verifyAccessToken(req.token);
   if (!claims) throw invalidToken("the bearer token is invalid or expired");
-  // An operation of the system project reads nothing for another project's token (which it refuses below).
-  if (need.scope === "system" && claims.aud !== SYSTEM_PROJECT_ID) read = undefined;
+  // No read for a token the checks below refuse on its project alone: another project's, or not the system
+  // project's for an operation of the system project. (The statement would not run it either.)
+  const system = claims.aud === SYSTEM_PROJECT_ID;
+  if (
+    need.scope === "system"
+      ? !system
+      : req.pathProjectId !== null && req.pathProjectId !== claims.aud && !system
+  ) {
+    read = undefined;
+  }
   const row = await liveToken(
     sql,
     claims,

@@ -49,6 +49,11 @@ export function guardedRoute<const C extends Config>(
   },
 ) {
   const { permission, scope = "own", alsoNeeds = [], errors = [], description, reads, ...route } = config;
+  // A read rides in the gate only for a read-only operation that needs a permission: the gate's statement runs it
+  // only once that permission is held.
+  if (reads && (route.method !== "get" || permission === null)) {
+    throw new Error(`${route.operationId}: reads needs a GET operation with a permission`);
+  }
   const need: Need = permission === null ? { permission: null, scope: "token" } : { permission, scope };
   const gateErrors: ErrorCode[] = need.scope === "token"
     ? ["invalid_authorization_token"]
@@ -105,9 +110,14 @@ function readOf(
     return parsed.success ? parsed.data as Record<string, unknown> : null;
   };
   return (c) => {
-    const param = parse(request?.params, c.req.param());
-    const query = parse(request?.query, c.req.query());
+    const raw = c.req.param();
+    const param = parse(request?.params, raw);
+    // As the validator reads a query: a repeated key is an array.
+    const queries = Object.entries(c.req.queries()).map(([k, v]) => [k, v.length === 1 ? v[0] : v]);
+    const query = parse(request?.query, Object.fromEntries(queries));
     if (param === null || query === null) return null;
+    // The gate checks the path's project as sent; the read must be for that very project.
+    if (param.project_id !== raw.project_id) return null;
     const read = reads({ param, query });
     // PostgreSQL refuses a NUL byte in text; such a request reads apart, and gets the answer it would without.
     return read.params.some((p) => typeof p === "string" && p.includes("\0")) ? null : read;
