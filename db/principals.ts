@@ -115,9 +115,9 @@ function withRead(kind: "client" | "user", offset: number, read: string): string
 }
 
 /**
- * One round trip per request, the attached read included. A row comes back only when the token's project and client are active, the
- * token was not revoked, and, for a user token, its session is live and its user active. `allowed` says
- * whether the subject holds the permission: a client directly, a user through the role.
+ * One round trip per request, the attached read included. A row comes back only when the token's project and
+ * client are active, the token was not revoked, and, for a user token, its session is live and its user
+ * active. `allowed` says whether the subject holds the permission: a client directly, a user through the role.
  */
 export async function findLivePrincipal(
   sql: Sql,

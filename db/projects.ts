@@ -6,27 +6,22 @@ import type { AttachedRead } from "./principals.ts";
 import { containsPattern, type PageStatement, pageStatement, type Params } from "./lists.ts";
 
 /**
- * A project row's columns as text, per alias (`p`, or the table's own name): `head` ends with the id once more,
- * which the statement compares with the system project's to make `is_system`; `tail` follows it.
+ * A project row's columns as text, per alias (`p`, or the table's own name). The system project's id is this
+ * code's constant, written in as its literal.
  */
-const columnText = (alias: string) => ({
-  head: ["id", "name", "description", "redirect_uris", "post_logout_redirect_uris", "is_active"]
-    .map((c) => quoted(`${alias}.${c}`)).join(", ") + `, ${quoted(`${alias}.id`)}`,
-  tail: timestampsText(alias),
-});
+const columnText = (alias: string) =>
+  ["id", "name", "description", "redirect_uris", "post_logout_redirect_uris", "is_active"]
+    .map((c) => quoted(`${alias}.${c}`)).join(", ") +
+  `, ${quoted(`${alias}.id`)} = '${SYSTEM_PROJECT_ID}' as is_system, ${timestampsText(alias)}`;
 const COLUMNS = { p: columnText("p"), projects: columnText("projects") };
 
-const columns = (sql: Sql, alias: keyof typeof COLUMNS = "p") =>
-  sql`${fixed(sql, COLUMNS[alias].head)} = ${SYSTEM_PROJECT_ID} as is_system, ${
-    fixed(sql, COLUMNS[alias].tail)
-  }`;
+const columns = (sql: Sql, alias: keyof typeof COLUMNS = "p") => fixed(sql, COLUMNS[alias]);
 
 /** `findProject` as one JSON value, for the gate's statement (db/principals.ts): the same fields, in order. */
-const PROJECT_JSON = `select row_to_json(x) from (
-  select ${COLUMNS.p.head} = $2 as is_system, ${COLUMNS.p.tail} from projects p where p.id = $1) x`;
+const PROJECT_JSON = `select row_to_json(x) from (select ${COLUMNS.p} from projects p where p.id = $1) x`;
 
-export function projectJsonRead(id: string): AttachedRead {
-  return { text: PROJECT_JSON, params: [id, SYSTEM_PROJECT_ID] };
+export function projectRead(id: string): AttachedRead {
+  return { text: PROJECT_JSON, params: [id] };
 }
 
 /** The stored fields of a project that an update sets. */
@@ -83,7 +78,5 @@ export function projectListStatement(q: ProjectListQuery): PageStatement {
     where += ` and (p.name ilike ${like} or p.description ilike ${like})`;
   }
   if (q.is_active !== undefined) where += ` and p.is_active = $${params.push(q.is_active)}`;
-  // The system project's id is this code's constant, written into the text as its literal.
-  const columns = `${COLUMNS.p.head} = '${SYSTEM_PROJECT_ID}' as is_system, ${COLUMNS.p.tail}`;
-  return pageStatement({ table: "projects", alias: "p" }, columns, where, params, q);
+  return pageStatement({ table: "projects", alias: "p" }, COLUMNS.p, where, params, q);
 }

@@ -10,6 +10,7 @@ import {
 } from "../db/clients.ts";
 import { type Sql, transaction } from "../db/connection.ts";
 import { endSessions } from "../db/sessions.ts";
+import { pageRead } from "../db/lists.ts";
 import type {
   Client,
   ClientListQuery,
@@ -22,7 +23,7 @@ import { diff, record, sourceOf, updateType } from "./audit.ts";
 import { requireCovered, requireCoversAll } from "./coverage.ts";
 import { AppError } from "./errors.ts";
 import type { Attached, AttachedRead } from "./gate.ts";
-import { listPage, pageReadOf } from "./pages.ts";
+import { listPage } from "./pages.ts";
 import { newId, newSecret } from "./ids.ts";
 import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
@@ -162,7 +163,7 @@ export async function rotateClientSecret(
 
 /** `listClients`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
 export function clientListRead(projectId: string, q: ClientListQuery): AttachedRead {
-  return pageReadOf(clientListStatement(projectId, q));
+  return pageRead(clientListStatement(projectId, q));
 }
 
 /** A page of the project's clients; from `attached` when the gate read it already. */

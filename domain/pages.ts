@@ -2,12 +2,7 @@
 import { retryRead, type Sql } from "../db/connection.ts";
 import { type Page, pageRead, pageRows, type PageStatement } from "../db/lists.ts";
 import type { PageOf } from "../openapi/fields.ts";
-import { type Attached, type AttachedRead, attachedRecord } from "./gate.ts";
-
-/** The read the gate attaches for the page of `s` (routes/operation.ts, `reads`). */
-export function pageReadOf(s: PageStatement): AttachedRead {
-  return pageRead(s);
-}
+import { type Attached, attachedRecord } from "./gate.ts";
 
 /** The page of `s`: the gate's rows when it read this very page (`attached`), else read now. */
 export async function listPage<T>(

@@ -4,13 +4,14 @@ import { retryRead, type Sql, transaction } from "../db/connection.ts";
 import {
   findProject,
   insertProject,
-  projectJsonRead,
   projectListStatement,
+  projectRead,
   restampProjectCutoff,
   updateProjectRow,
 } from "../db/projects.ts";
 import { insertResources } from "../db/resources.ts";
 import { endSessions } from "../db/sessions.ts";
+import { pageRead } from "../db/lists.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import {
   type CreatedProject,
@@ -26,7 +27,7 @@ import { createConsoleClient } from "./console.ts";
 import { defaultResources } from "./defaults.ts";
 import { AppError } from "./errors.ts";
 import { type Attached, type AttachedRead, attachedRecord } from "./gate.ts";
-import { listPage, pageReadOf } from "./pages.ts";
+import { listPage } from "./pages.ts";
 import { newId, newSecret } from "./ids.ts";
 import type { Principal } from "./principal.ts";
 import { hashSecret } from "./secrets.ts";
@@ -75,7 +76,7 @@ export async function createProject(
 }
 
 /** `getProject`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
-export const projectRead = projectJsonRead;
+export { projectRead };
 
 /** The project; from `attached` when the gate read it already. */
 export async function getProject(sql: Sql, id: string, attached?: Attached): Promise<Project> {
@@ -153,7 +154,7 @@ export async function updateProject(
 
 /** `listProjects`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
 export function projectListRead(q: ProjectListQuery): AttachedRead {
-  return pageReadOf(projectListStatement(q));
+  return pageRead(projectListStatement(q));
 }
 
 /** A page of the projects; from `attached` when the gate read it already. */

@@ -10,6 +10,7 @@ import {
   updatePermissionRows,
   updateResourceRow,
 } from "../db/resources.ts";
+import { pageRead } from "../db/lists.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import type {
   CreateResourceRequest,
@@ -21,7 +22,7 @@ import { diff, record, sourceOf } from "./audit.ts";
 import { requireCovered } from "./coverage.ts";
 import { AppError } from "./errors.ts";
 import type { Attached, AttachedRead } from "./gate.ts";
-import { listPage, pageReadOf } from "./pages.ts";
+import { listPage } from "./pages.ts";
 import type { Principal } from "./principal.ts";
 import { newId } from "./ids.ts";
 import { keepOrClear } from "./updates.ts";
@@ -131,7 +132,7 @@ export async function updateResource(
 
 /** `listResources`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
 export function resourceListRead(projectId: string, q: ResourceListQuery): AttachedRead {
-  return pageReadOf(resourceListStatement(projectId, q));
+  return pageRead(resourceListStatement(projectId, q));
 }
 
 /** A page of the project's resources; from `attached` when the gate read it already. */

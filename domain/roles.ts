@@ -1,12 +1,13 @@
 /** Roles: a code, a name and the permissions a user with the role holds. */
 import { type Sql, transaction } from "../db/connection.ts";
 import { findRole, insertRole, roleListStatement, setRolePermissions, updateRoleRow } from "../db/roles.ts";
+import { pageRead } from "../db/lists.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import type { CreateRoleRequest, Role, RoleListQuery, UpdateRoleRequest } from "../openapi/roles.ts";
 import { diff, record, sourceOf } from "./audit.ts";
 import { AppError } from "./errors.ts";
 import type { Attached, AttachedRead } from "./gate.ts";
-import { listPage, pageReadOf } from "./pages.ts";
+import { listPage } from "./pages.ts";
 import { newId } from "./ids.ts";
 import { requireCovered } from "./coverage.ts";
 import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./permissions.ts";
@@ -86,7 +87,7 @@ export async function updateRole(
 
 /** `listRoles`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
 export function roleListRead(projectId: string, q: RoleListQuery): AttachedRead {
-  return pageReadOf(roleListStatement(projectId, q));
+  return pageRead(roleListStatement(projectId, q));
 }
 
 /** A page of the project's roles; from `attached` when the gate read it already. */

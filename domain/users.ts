@@ -5,6 +5,7 @@ import { lockRoleShared } from "../db/roles.ts";
 import { endSessions } from "../db/sessions.ts";
 import { clearAttempts } from "../db/throttle.ts";
 import { findUser, findUserByExternalId, insertUser, updateUserRow, userListStatement } from "../db/users.ts";
+import { pageRead } from "../db/lists.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import type {
   CreateUserRequest,
@@ -18,7 +19,7 @@ import { diff, record, sourceOf, updateType } from "./audit.ts";
 import { requireCovered } from "./coverage.ts";
 import { AppError } from "./errors.ts";
 import type { Attached, AttachedRead } from "./gate.ts";
-import { listPage, pageReadOf } from "./pages.ts";
+import { listPage } from "./pages.ts";
 import { newId } from "./ids.ts";
 import { keepOrClear } from "./updates.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
@@ -182,7 +183,7 @@ export async function getExternalUser(
 
 /** `listUsers`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
 export function userListRead(projectId: string, q: UserListQuery): AttachedRead {
-  return pageReadOf(userListStatement(projectId, q));
+  return pageRead(userListStatement(projectId, q));
 }
 
 /** A page of the project's users; from `attached` when the gate read it already. */
