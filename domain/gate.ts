@@ -90,14 +90,15 @@ export function attachedRecord<T>(attached: Attached | undefined, read: Attached
 
 /**
  * Checks a bearer token (undefined when none was sent) against what the operation needs. A `read` rides in the
- * gate's statement (one round trip for a gated read); it is returned only once every check has passed.
+ * gate's statement (one round trip for a gated read); it is returned only once every check has passed. It is
+ * built only for a token whose signature holds and whose project may act on the path's.
  */
 export async function authorize(
   sql: Sql,
   tokens: TokenService,
   req: { token: string | undefined; pathProjectId: string | null },
   need: Need,
-  read?: AttachedRead,
+  readOf?: () => AttachedRead | null,
 ): Promise<{ principal: Principal; attached?: Attached }> {
   if (req.token === undefined) throw invalidToken("the Authorization header with a bearer token is missing");
   const claims = await tokens.verifyAccessToken(req.token);
@@ -105,13 +106,10 @@ export async function authorize(
   // No read for a token the checks below refuse on its project alone: another project's, or not the system
   // project's for an operation of the system project. (The statement would not run it either.)
   const system = claims.aud === SYSTEM_PROJECT_ID;
-  if (
-    need.scope === "system"
-      ? !system
-      : req.pathProjectId !== null && req.pathProjectId !== claims.aud && !system
-  ) {
-    read = undefined;
-  }
+  const refusedByProject = need.scope === "system"
+    ? !system
+    : req.pathProjectId !== null && req.pathProjectId !== claims.aud && !system;
+  const read = refusedByProject ? undefined : readOf?.() ?? undefined;
   const row = await liveToken(
     sql,
     claims,

@@ -128,18 +128,17 @@ function readOf(
 function gate(need: Need, reads?: (c: Context<AppEnv>) => AttachedRead | null): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const { sql, tokens } = c.var.deps;
-    const token = bearerToken(c.req.header("authorization"));
     const { principal, attached } = await authorize(
       sql,
       tokens,
       {
-        token,
+        token: bearerToken(c.req.header("authorization")),
         pathProjectId: need.scope === "system" || need.scope === "token"
           ? null
           : pathProjectId(c.req.param("project_id")),
       },
       need,
-      (token !== undefined && reads?.(c)) || undefined,
+      reads && (() => reads(c)),
     );
     c.set("principal", { ...principal, request: requestInfo(c) });
     if (attached) c.set("attached", attached);
