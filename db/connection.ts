@@ -5,6 +5,7 @@
  */
 import postgres from "postgres";
 import { join, resolve } from "node:path";
+import { unpackSeed } from "./seed.ts";
 
 /** What query functions take: the pool, or a transaction opened on it. */
 export type Sql = postgres.ISql<Record<string, never>>;
@@ -271,7 +272,10 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** Creates a new embedded database in a worker (db/pglite_init.ts), so that its memory is given back after. */
+/**
+ * Creates a new embedded database with PGlite's initdb, in a worker (db/pglite_init.ts) so that its memory is given
+ * back after: only in a build without the seed (db/seed.ts).
+ */
 async function createInWorker(pgdata: string): Promise<void> {
   const worker = new Worker(new URL("./pglite_init.ts", import.meta.url), { type: "module" });
   try {
@@ -324,7 +328,14 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   const { PGlite } = await import("@electric-sql/pglite");
   const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
   const pgdata = join(dir, "pgdata");
-  if (!(await exists(join(pgdata, "PG_VERSION")))) await createInWorker(pgdata);
+  if (!(await exists(join(pgdata, "PG_VERSION")))) {
+    if (await exists(pgdata)) {
+      throw new Error(
+        `${pgdata} holds no database (it has no PG_VERSION): remove it to create a new one, or set another DATA_DIR`,
+      );
+    }
+    if (!(await unpackSeed(pgdata))) await createInWorker(pgdata);
+  }
   const db = await PGlite.create(pgdata, { startParams: [...PGLITE_START, ...EMBEDDED_SETTINGS] });
   // A Unix socket path is limited to about 107 bytes: under a deep DATA_DIR, a private temp dir instead.
   let socketDir = join(dir, "socket");

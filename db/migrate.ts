@@ -6,7 +6,7 @@ export const SCHEMA_LOCK = 72_616_001;
 
 type Migration = { version: number; name: string; sql: string };
 
-async function readMigrations(): Promise<Migration[]> {
+export async function readMigrations(): Promise<Migration[]> {
   const dir = new URL("./migrations/", import.meta.url);
   const found: Migration[] = [];
   for await (const entry of Deno.readDir(dir)) {

@@ -132,3 +132,40 @@ test("deno run: the service thread answers (also after its trim of freed memory)
     assert.match(proc.output(), new RegExp(`failed to start: invalid configuration:\\s+${name}: `));
   }
 });
+
+test("embedded: a data directory whose pgdata holds no database stops the start; a seed left half unpacked is unpacked again", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "acs-test-" });
+  try {
+    await Deno.mkdir(`${dir}/pgdata`);
+    await Deno.writeTextFile(`${dir}/pgdata/stray`, "not a database");
+    const refused = launch({ ...NO_DATABASE, DATA_DIR: dir, BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET });
+    const status = await exitWithin(refused, 30_000);
+    assert.equal(status.code, 1, refused.output());
+    assert.match(refused.output(), /pgdata holds no database \(it has no PG_VERSION\)/);
+    assert.equal(
+      await Deno.readTextFile(`${dir}/pgdata/stray`),
+      "not a database",
+      "nothing of it is touched",
+    );
+
+    // A start cut off while unpacking leaves only pgdata.partial: the next start begins it again.
+    await Deno.remove(`${dir}/pgdata`, { recursive: true });
+    await Deno.mkdir(`${dir}/pgdata.partial/base`, { recursive: true });
+    await Deno.writeTextFile(`${dir}/pgdata.partial/PG_VERSION`, "15\n");
+    const proc = await spawn({ ...NO_DATABASE, DATA_DIR: dir, BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET });
+    try {
+      const res = await fetch(`${proc.url}/api/v1/tokens`, {
+        method: "POST",
+        headers: { authorization: `Basic ${btoa(`system-admin:${ADMIN_SECRET}`)}` },
+        body: new URLSearchParams({ grant_type: "client_credentials" }),
+      });
+      assert.equal(res.status, 200, proc.output());
+      await res.body?.cancel();
+    } finally {
+      await proc.stop();
+    }
+    await assert.rejects(Deno.stat(`${dir}/pgdata.partial`), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
