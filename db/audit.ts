@@ -15,19 +15,22 @@ export type NewEvent = {
 };
 
 /**
- * Writes the event, in the caller's transaction. The trigger `audit_events__fan_out` (migration 0009) adds, in
- * the same statement, a pending delivery for every active webhook of the project that subscribes to its type
- * (the outbox).
+ * Writes the event, in the caller's transaction. When the project has an active webhook, the trigger
+ * `audit_events__fan_out` (migrations 0009 and 0010) adds, in the same statement, a pending delivery for every
+ * active webhook of the project that subscribes to its type (the outbox). `fans_out` says whether it has one,
+ * so that the trigger's function runs only then.
  */
 export async function insertEvent(sql: Sql, e: NewEvent): Promise<void> {
   await sql`
     insert into audit_events (project_id, id, occurred_at, type, actor_type, actor_id, actor_token_jti,
-                              request_id, request_ip, request_user_agent, target_type, target_id, changes, details)
+                              request_id, request_ip, request_user_agent, target_type, target_id, changes, details,
+                              fans_out)
     values (${e.project_id}, ${e.id}, clock_timestamp(), ${e.type}, ${e.actor.type}, ${e.actor.id},
             ${e.actor.token_jti}, ${e.request?.id ?? null}, ${e.request?.ip ?? null},
             ${e.request?.user_agent ?? null}, ${e.target?.type ?? null}, ${e.target?.id ?? null},
             ${e.changes === null ? null : sql.json(e.changes as never)},
-            ${e.details === null ? null : sql.json(e.details as never)})`;
+            ${e.details === null ? null : sql.json(e.details as never)},
+            exists (select 1 from webhooks w where w.project_id = ${e.project_id} and w.is_active))`;
 }
 
 /** An event row in the API's shape (and `position`, the exact instant and id that cursors resume from). */

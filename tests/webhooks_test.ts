@@ -543,3 +543,69 @@ test("SIGKILL between commit and delivery: a new process on the same database de
     await db.drop();
   }
 });
+
+test("an event gets deliveries only while its project has an active webhook, and one written without fans_out (an earlier version's) fans out", async () => {
+  const p = await newProject();
+  const { db } = await service();
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await http(`/api/v1/projects/${p.project.id}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${p.token}`,
+        ...(body ? { "content-type": "application/json" } : {}),
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    assert.ok(res.ok, text);
+    return text ? JSON.parse(text) : null;
+  };
+  /** The deliveries of the event that created the role with this code, by webhook. */
+  const deliveriesOf = async (roleId: string) =>
+    (await db.sql<{ webhook_id: string }[]>`
+      select d.webhook_id from webhook_deliveries d join audit_events a on a.id = d.event_id
+      where a.project_id = ${p.project.id} and a.type = 'role.created' and a.target_id = ${roleId}`)
+      .map((r) => r.webhook_id);
+  const role = async (code: string) => (await call("POST", "/roles", { code, name: code })).id as string;
+
+  assert.deepEqual(await deliveriesOf(await role("before-any-webhook")), []);
+  // Unreachable on purpose: only whether a delivery is written counts here, not its sending.
+  const hook = await call("POST", "/webhooks", {
+    url: "https://hooks.example.invalid/in",
+    event_types: ["role.*"],
+  });
+  const other = await call("POST", "/webhooks", {
+    url: "https://hooks.example.invalid/b",
+    event_types: ["user.*"],
+  });
+  assert.deepEqual(await deliveriesOf(await role("while-active")), [hook.id], "only the subscribed webhook");
+  await call("PUT", `/webhooks/${hook.id}`, {
+    url: hook.url,
+    event_types: hook.event_types,
+    is_active: false,
+  });
+  assert.deepEqual(
+    await deliveriesOf(await role("while-inactive")),
+    [],
+    "the other webhook is active, not subscribed",
+  );
+  await call("PUT", `/webhooks/${other.id}`, {
+    url: other.url,
+    event_types: other.event_types,
+    is_active: false,
+  });
+  assert.deepEqual(await deliveriesOf(await role("none-active")), []);
+  await call("PUT", `/webhooks/${hook.id}`, {
+    url: hook.url,
+    event_types: hook.event_types,
+    is_active: true,
+  });
+  assert.deepEqual(await deliveriesOf(await role("active-again")), [hook.id]);
+
+  // An instance of the version before migration 0010 writes no fans_out: the column's default fans it out.
+  const eventId = crypto.randomUUID();
+  await db
+    .sql`insert into audit_events (project_id, id, occurred_at, type, actor_type, target_type, target_id)
+    values (${p.project.id}, ${eventId}, now(), 'role.created', 'system', 'role', 'written-by-an-older-version')`;
+  assert.deepEqual(await deliveriesOf("written-by-an-older-version"), [hook.id]);
+});
