@@ -22,6 +22,7 @@ import {
   service,
   startWith,
   test,
+  type TestProject,
 } from "./helpers.ts";
 
 type Received = { headers: Headers; body: string };
@@ -85,6 +86,23 @@ async function token(url: string, id: string, secret: string): Promise<string> {
     body: "grant_type=client_credentials",
   });
   return (await res.json()).access_token;
+}
+
+/** The project's API as its admin client on the shared service: asserts success; the JSON body, or null. */
+function adminCall(p: TestProject) {
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await http(`/api/v1/projects/${p.project.id}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${p.token}`,
+        ...(body ? { "content-type": "application/json" } : {}),
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
 }
 
 test("webhooks: CRUD with the secret shown once; audit:read needed; bad URLs and event types refused", async () => {
@@ -396,17 +414,7 @@ test("no server-side request forgery: private, loopback, link-local and metadata
 
 test("a webhook URL's query and fragment never reach the trail: the URL is recorded without them", async () => {
   const p = await newProject();
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await http(`/api/v1/projects/${p.project.id}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${p.token}`,
-        ...(body ? { "content-type": "application/json" } : {}),
-      },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return res.status === 204 ? null : await res.json();
-  };
+  const call = adminCall(p);
   const hook = await call("POST", "/webhooks", {
     url: "https://hooks.example.com/in?token=first-s3cret",
     event_types: ["role.*"],
@@ -547,19 +555,7 @@ test("SIGKILL between commit and delivery: a new process on the same database de
 test("an event gets deliveries only while its project has an active webhook, and one written without fans_out (an earlier version's) fans out", async () => {
   const p = await newProject();
   const { db } = await service();
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await http(`/api/v1/projects/${p.project.id}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${p.token}`,
-        ...(body ? { "content-type": "application/json" } : {}),
-      },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    assert.ok(res.ok, text);
-    return text ? JSON.parse(text) : null;
-  };
+  const call = adminCall(p);
   /** The deliveries of the event that created the role with this code, by webhook. */
   const deliveriesOf = async (roleId: string) =>
     (await db.sql<{ webhook_id: string }[]>`
