@@ -49,10 +49,11 @@ class Bytes {
   }
 }
 
+const decoder = new TextDecoder();
 const text = (b: Uint8Array, at: number, len: number) => {
   const field = b.subarray(at, at + len);
   const end = field.indexOf(0);
-  return new TextDecoder().decode(end < 0 ? field : field.subarray(0, end));
+  return decoder.decode(end < 0 ? field : field.subarray(0, end));
 };
 const octal = (b: Uint8Array, at: number, len: number) => {
   const s = text(b, at, len).trim();

@@ -49,12 +49,9 @@ try {
   await Deno.writeFile(here("seed.tar.gz"), dump);
   await Deno.writeTextFile(here("seed.version"), `${version}\n`);
   await Deno.writeTextFile(here("seed.migrations"), await migrationsList());
-  await Deno.writeTextFile(here("seed.sha256"), `${await sha256(dump)}  seed.tar.gz\n`);
-  console.log(
-    `wrote db/embedded/seed.tar.gz (${dump.length} bytes, sha256 ${await sha256(
-      dump,
-    )}) for PGlite ${version}`,
-  );
+  const digest = await sha256(dump);
+  await Deno.writeTextFile(here("seed.sha256"), `${digest}  seed.tar.gz\n`);
+  console.log(`wrote db/embedded/seed.tar.gz (${dump.length} bytes, sha256 ${digest}) for PGlite ${version}`);
 } finally {
   await Deno.remove(dir, { recursive: true });
 }
