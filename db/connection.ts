@@ -1,10 +1,11 @@
 /**
  * Opens the database: a PostgreSQL server by DATABASE_URL (directly or behind a pooler), or an embedded PGlite
- * reached over a Unix socket. Also the retry rules for transient failures: transactions PostgreSQL rolled back
+ * reached through a link inside the process (db/embedded_link.ts). Also the retry rules for transient failures: transactions PostgreSQL rolled back
  * as a conflict run again, and idempotent reads run again on a new connection when theirs dropped.
  */
 import postgres from "postgres";
 import { join, resolve } from "node:path";
+import { EmbeddedLink } from "./embedded_link.ts";
 import { unpackSeed } from "./seed.ts";
 
 /** What query functions take: the pool, or a transaction opened on it. */
@@ -307,9 +308,9 @@ async function ownerOnly(dir: string): Promise<void> {
 /**
  * PGlite is one database session, so postgres.js gets exactly one connection to it: with more, one
  * request's transaction would swallow another request's statements. That connection is never let go (no
- * idle timeout, no maximum lifetime), and the socket lives in a private 0700 directory: PGlite's socket
- * server has no authentication, so no other process may take the one connection. A lock file keeps a
- * second process from opening the same data directory, which PGlite itself does not prevent. PGlite is
+ * idle timeout, no maximum lifetime), and it is a link inside the process, not a socket, so no other process
+ * can connect at all. A lock file keeps a second process from opening the same data directory, which PGlite
+ * itself does not prevent. PGlite is
  * imported only here, so that a service on a PostgreSQL server never loads it (a faster cold start, and
  * nothing that needs a writable disk).
  */
@@ -326,7 +327,6 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     );
   }
   const { PGlite } = await import("@electric-sql/pglite");
-  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
   const pgdata = join(dir, "pgdata");
   if (!(await exists(join(pgdata, "PG_VERSION")))) {
     if (await exists(pgdata)) {
@@ -337,23 +337,13 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     if (!(await unpackSeed(pgdata))) await createInWorker(pgdata);
   }
   const db = await PGlite.create(pgdata, { startParams: [...PGLITE_START, ...EMBEDDED_SETTINGS] });
-  // A Unix socket path is limited to about 107 bytes: under a deep DATA_DIR, a private temp dir instead.
-  let socketDir = join(dir, "socket");
-  const temporary = join(socketDir, ".s.PGSQL.5432").length > 100;
-  if (temporary) socketDir = await Deno.makeTempDir({ prefix: "acs-pglite-" });
-  else await Deno.mkdir(socketDir, { recursive: true });
-  await Deno.chmod(socketDir, 0o700);
-  const socketPath = join(socketDir, ".s.PGSQL.5432");
-  // We hold the lock, so a socket file left here belongs to a process that is gone.
-  await Deno.remove(socketPath).catch(() => {});
-  const server = new PGLiteSocketServer({ db, path: socketPath });
-  await server.start();
   // PGlite creates its files 0666 and directories 0755 whatever the umask: make the whole tree its owner's.
   await ownerOnly(dir);
+  // The one connection is a link inside the process (db/embedded_link.ts): no socket, so no other process
+  // can reach the database, and a query costs no socket round trip.
   const sql = postgres({
     ...common,
-    host: socketDir,
-    port: 5432,
+    socket: () => new EmbeddedLink(db),
     username: "postgres",
     database: "postgres",
     max: 1,
@@ -365,9 +355,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     kind: "embedded",
     close: async () => {
       await sql.end({ timeout: 5 });
-      await server.stop();
       await db.close();
-      if (temporary) await Deno.remove(socketDir, { recursive: true }).catch(() => {});
       await lock.unlock();
       lock.close();
     },

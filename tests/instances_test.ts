@@ -92,6 +92,46 @@ test("a second process refuses to open an embedded DATA_DIR that is in use", asy
   }
 });
 
+/** Every Unix socket file under `dir`. */
+async function socketsUnder(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${dir}/${entry.name}`;
+    const info = await Deno.lstat(path);
+    if (info.isSocket) found.push(path);
+    else if (info.isDirectory) found.push(...await socketsUnder(path));
+  }
+  return found;
+}
+
+test("an embedded database is reached only inside its process: its DATA_DIR holds no socket while it serves", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "acs-link-" });
+  const env = {
+    DATA_DIR: dir,
+    DATABASE_URL: "",
+    DATABASE_DIRECT_URL: "",
+    DATABASE_POOLER: "",
+    BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+  };
+  const proc = await spawn(env);
+  try {
+    // A write and reads through the one connection, then a look at the directory while it is open.
+    const system = await bearer(proc.url, "system-admin", ADMIN_SECRET);
+    const res = await fetch(`${proc.url}/api/v1/projects`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${system}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Linked" }),
+    });
+    assert.equal(res.status, 201, proc.output());
+    const created = await res.json();
+    assert.ok(await bearer(proc.url, created.admin_client.client_id, created.admin_client.client_secret));
+    assert.deepEqual(await socketsUnder(dir), [], "no socket another process could connect to");
+  } finally {
+    await proc.stop();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
 test(
   "four instances cold-starting at once on an empty PostgreSQL database (two deno run, two restricted deno " +
     "serve) all come up, migrate and bootstrap once, and share keys and state",

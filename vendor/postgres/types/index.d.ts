@@ -122,6 +122,8 @@ interface BaseOptions<T extends Record<string, postgres.PostgresType>> {
   backoff: boolean | ((attemptNum: number) => number);
   max_lifetime: number | null;
   keep_alive: number | null;
+  /** A socket of one's own for each connection, instead of a TCP or Unix socket (src/connection.js reads it). */
+  socket: (options: unknown) => unknown;
 }
 
 
