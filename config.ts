@@ -52,6 +52,7 @@ const schema = z.object({
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+  DATABASE_PIPELINE_DEPTH: z.coerce.number().int().min(0).max(100).default(16),
   DATABASE_POOLER: z.enum(["none", "session", "transaction"], {
     error: "must be none, session or transaction (what sits between the service and PostgreSQL)",
   }).default("none"),
@@ -139,6 +140,11 @@ export type Config = {
   databaseUrl?: string;
   databasePoolSize: number;
   /**
+   * A statement outside a transaction joins the connection that took the statement before while that one has
+   * fewer than this many in flight (0: every statement takes an idle connection when there is one).
+   */
+  databasePipelineDepth: number;
+  /**
    * What sits between the service and PostgreSQL: `transaction` (PgBouncer's transaction mode and the like:
    * no prepared statements, nothing kept in a session), or `none`/`session` (a connection is ours while open).
    */
@@ -194,6 +200,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     publicUrl,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    databasePipelineDepth: e.DATABASE_PIPELINE_DEPTH,
     databasePooler: e.DATABASE_POOLER,
     databaseDirectUrl: e.DATABASE_DIRECT_URL,
     databaseStartTimeout: e.DATABASE_START_TIMEOUT,

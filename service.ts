@@ -84,6 +84,7 @@ export async function openService(config: Config, opts: { quiet?: boolean } = {}
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    pipelineDepth: config.databasePipelineDepth,
     pooler: config.databasePooler,
   });
   try {

@@ -156,6 +156,8 @@ export type DatabaseOptions = {
   databaseUrl?: string;
   dataDir: string;
   poolSize: number;
+  /** Statements outside a transaction pipelined on one connection before another is taken (0: off). */
+  pipelineDepth?: number;
   /** `transaction`: behind a transaction-mode pooler (PgBouncer), so no named prepared statements. */
   pooler?: "none" | "session" | "transaction";
 };
@@ -170,21 +172,32 @@ const common = {
  * A pool on a PostgreSQL server. Behind a transaction-mode pooler consecutive statements may reach different
  * server connections, so nothing may live in a session: no named prepared statements (`prepare: false`), and
  * the service itself uses no SET, LISTEN, temporary tables or session-level advisory locks.
+ *
+ * `pipelineDepth` (vendor/postgres/README.md): a statement outside a transaction joins the connection that took
+ * the statement before, while that one has fewer than this many in flight, instead of waking an idle one.
+ * Statements issued together then leave in one write and are answered by one server process in turn, which
+ * costs both sides fewer system calls and context switches; transactions still take connections of their own,
+ * so `max` bounds how many commits wait on the disk at once. Off (0) unless given.
  */
 export function connectServer(
   url: string,
-  opts: { max: number; pooler?: DatabaseOptions["pooler"] },
+  opts: { max: number; pooler?: DatabaseOptions["pooler"]; pipelineDepth?: number },
 ): Database["sql"] {
   return postgres(url, {
     ...common,
     max: opts.max,
     prepare: opts.pooler !== "transaction",
+    pipeline_depth: opts.pipelineDepth ?? 0,
   }) as Database["sql"];
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
-    const sql = connectServer(opts.databaseUrl, { max: opts.poolSize, pooler: opts.pooler });
+    const sql = connectServer(opts.databaseUrl, {
+      max: opts.poolSize,
+      pooler: opts.pooler,
+      pipelineDepth: opts.pipelineDepth,
+    });
     return { sql, kind: "postgres", close: () => sql.end({ timeout: 5 }) };
   }
   return await openEmbedded(opts.dataDir);

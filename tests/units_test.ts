@@ -77,6 +77,11 @@ test("configuration of the database's path: pooler, direct URL, start timeout, a
   assert.equal(c.databasePooler, "none");
   assert.equal(c.databaseDirectUrl, undefined);
   assert.equal(c.databaseStartTimeout, 15);
+  assert.equal(c.databasePipelineDepth, 16);
+  assert.equal(loadConfig({ DATABASE_PIPELINE_DEPTH: "0" }).databasePipelineDepth, 0);
+  for (const bad of ["-1", "deep", "101", "1.5"]) {
+    assert.throws(() => loadConfig({ DATABASE_PIPELINE_DEPTH: bad }), /DATABASE_PIPELINE_DEPTH/, bad);
+  }
   const pooled = loadConfig({
     DATABASE_URL: "postgres://app@pooler:6432/acs",
     DATABASE_POOLER: "transaction",

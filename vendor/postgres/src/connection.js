@@ -119,7 +119,9 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     cancel,
     end,
     count: 0,
-    id
+    id,
+    // Patched (see vendor/postgres/README.md): statements in flight, for the pool's choice in index.js.
+    inflight: () => sent.length + (query ? 1 : 0)
   }
 
   queues.closed && queues.closed.push(connection)

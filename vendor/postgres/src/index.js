@@ -52,6 +52,7 @@ function Postgres(a, b) {
       , subscribe = options.no_subscribe || Subscribe(Postgres, { ...options })
 
   let ending = false
+    , last = null
 
   const queries = Queue()
       , connecting = Queue()
@@ -331,6 +332,14 @@ function Postgres(a, b) {
     if (ending)
       return query.reject(Errors.connection('CONNECTION_ENDED', options, options))
 
+    // Patched (see vendor/postgres/README.md): a statement outside a transaction goes to the connection that
+    // took the statement before, when that one is idle or busy with fewer than `pipeline_depth` in flight,
+    // rather than to another idle one: statements issued together leave in one write and one server process
+    // answers them in turn. Transactions and reserved connections still take a connection of their own.
+    if (options.pipeline_depth > 0 && last !== null && !query.reserve && !query.options.onexecute
+        && (last.queue === open || (last.queue === busy && last.inflight() < options.pipeline_depth)))
+      return go(last, query)
+
     if (open.length)
       return go(open.shift(), query)
 
@@ -343,6 +352,7 @@ function Postgres(a, b) {
   }
 
   function go(c, query) {
+    query.options.onexecute || (last = c)
     return c.execute(query)
       ? move(c, busy)
       : move(c, full)
@@ -445,7 +455,7 @@ function parseOptions(a, b) {
   'timeout' in o && (console.log('The timeout option is deprecated, use idle_timeout instead'), o.idle_timeout = o.timeout) // eslint-disable-line
   query.sslrootcert === 'system' && (query.ssl = 'verify-full')
 
-  const ints = ['idle_timeout', 'connect_timeout', 'max_lifetime', 'max_pipeline', 'backoff', 'keep_alive']
+  const ints = ['idle_timeout', 'connect_timeout', 'max_lifetime', 'max_pipeline', 'backoff', 'keep_alive', 'pipeline_depth']
   const defaults = {
     max             : globalThis.Cloudflare ? 3 : 10,
     ssl             : false,
@@ -454,6 +464,7 @@ function parseOptions(a, b) {
     connect_timeout : 30,
     max_lifetime    : max_lifetime,
     max_pipeline    : 100,
+    pipeline_depth  : 0,
     backoff         : backoff,
     keep_alive      : 60,
     prepare         : true,

@@ -122,6 +122,12 @@ interface BaseOptions<T extends Record<string, postgres.PostgresType>> {
   backoff: boolean | ((attemptNum: number) => number);
   max_lifetime: number | null;
   keep_alive: number | null;
+  /**
+   * Patched (vendor/postgres/README.md): a statement outside a transaction joins the connection that took the
+   * statement before while that one is busy with fewer than this many in flight, instead of taking an idle
+   * connection. 0 (the default) turns it off, as in postgres.js itself.
+   */
+  pipeline_depth: number;
   /** A socket of one's own for each connection, instead of a TCP or Unix socket (src/connection.js reads it). */
   socket: (options: unknown) => unknown;
 }

@@ -1,0 +1,70 @@
+/**
+ * The pool's choice of connection on a PostgreSQL server (DATABASE_PIPELINE_DEPTH, vendor/postgres/README.md):
+ * statements outside a transaction issued together are pipelined on one connection, up to the depth, instead
+ * of each waking an idle one; transactions still get connections of their own. Server backends are told apart
+ * by `pg_backend_pid()`, so this runs on a direct connection only (behind a transaction-mode pooler the
+ * backend answering is the pooler's choice).
+ */
+import assert from "node:assert/strict";
+import { connectServer } from "../db/connection.ts";
+import { DATABASE_URL, test } from "./helpers.ts";
+
+const direct = DATABASE_URL !== undefined && Deno.env.get("DATABASE_POOLER") !== "transaction";
+
+type Backends = { reads: Set<number>; txs: Set<number> };
+
+/**
+ * On a pool of 10 with every connection open and idle (a cold pool opens a connection for each statement
+ * while none is open yet, as postgres.js does): `statements` statements at once (each 10 ms on the server),
+ * and, once they are sent, three transactions that stay open until all three have begun.
+ */
+async function backendsOf(depth: number, statements: number): Promise<Backends> {
+  const sql = connectServer(DATABASE_URL!, { max: 10, pipelineDepth: depth });
+  try {
+    const read = async () =>
+      (await sql<{ pid: number }[]>`select pg_backend_pid() as pid, pg_sleep(0.01)`)[0].pid;
+    await Promise.all(Array.from({ length: 10 }, read));
+    const reads = Promise.all(Array.from({ length: statements }, read));
+    await new Promise((r) => setTimeout(r, 0));
+    let began = 0;
+    let allBegan!: () => void;
+    const together = new Promise<void>((r) => allBegan = r);
+    const tx = () =>
+      sql.begin(async (t) => {
+        const [{ pid }] = await t<{ pid: number }[]>`select pg_backend_pid() as pid`;
+        if (++began === 3) allBegan();
+        await together;
+        return pid;
+      });
+    const txs = Promise.all([tx(), tx(), tx()]);
+    return { reads: new Set(await reads), txs: new Set(await txs) };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+test(
+  "statements issued together pipeline on one connection up to the depth; transactions get their own",
+  async () => {
+    const pipelined = await backendsOf(16, 32);
+    assert.ok(
+      pipelined.reads.size <= 2,
+      `32 statements at a depth of 16: ${pipelined.reads.size} connections`,
+    );
+    assert.equal(pipelined.txs.size, 3, "three open transactions, three connections");
+    for (const pid of pipelined.txs) {
+      assert.ok(
+        !pipelined.reads.has(pid),
+        "no transaction waits behind the reads",
+      );
+    }
+
+    const spread = await backendsOf(0, 32);
+    assert.ok(
+      spread.reads.size > 2,
+      `depth 0: the statements spread over idle connections (${spread.reads.size})`,
+    );
+    assert.equal(spread.txs.size, 3);
+  },
+  { ignore: !direct },
+);
