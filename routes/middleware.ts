@@ -67,9 +67,27 @@ export const bodyType: MiddlewareHandler<AppEnv> = async (c, next) => {
         details: [{ field: "Content-Type", issue: `must be ${expected}` }],
       });
     }
+    if (form && contentType !== undefined) await parseFormOnce(c);
   }
   await next();
 };
+
+const UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * An urlencoded body parsed once, for the route's form validator, which takes it from Hono's body cache:
+ * otherwise Hono parses it with `new Response(body).formData()`, which sniffs the MIME type again and reads a
+ * stream through a parser that also handles multipart, about 4 µs a token request against 1 µs here. The
+ * Fetch standard parses such a body with the application/x-www-form-urlencoded parser, which is what
+ * `URLSearchParams` runs on the body's text (decoded as UTF-8 with a leading BOM kept, as that parser keeps it).
+ */
+async function parseFormOnce(c: Context): Promise<void> {
+  const data = new FormData();
+  for (const [name, value] of new URLSearchParams(UTF8.decode(await c.req.arrayBuffer()))) {
+    data.append(name, value);
+  }
+  (c.req.bodyCache as { formData?: Promise<FormData> }).formData = Promise.resolve(data);
+}
 
 function hasBody(c: Context): boolean {
   const length = c.req.header("content-length");
