@@ -4,7 +4,7 @@
  * falls back to the default, and the thread's start then fails on it. And the one trim of freed memory after a
  * start.
  */
-export const HEAP_DEFAULTS = { youngGenerationMb: 24, limitMb: 1024 };
+export const HEAP_DEFAULTS = { youngGenerationMb: 24, limitMb: 128 };
 
 /** The values config.ts accepts, in MB. */
 export const HEAP_RANGES = { youngGenerationMb: [4, 1024], limitMb: [128, 65_536] } as const;
