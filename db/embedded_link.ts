@@ -34,21 +34,26 @@ const ROLLBACK = (() => {
  * socket to pglite-socket's server did, and a transaction the closed one left open is rolled back first.
  */
 export class EmbeddedLink extends EventEmitter {
+  /** The started link of each database: PGlite is one session, so a second one is refused. */
+  static readonly #sessions = new WeakMap<PGlite, EmbeddedLink>();
+
   readyState: "open" | "closed" = "open";
-  /** Bytes written and not yet run (whole messages, and at most the start of one more). */
+  /** Bytes written and not yet taken by a run, with the callbacks they were written with. */
   #pending: Uint8Array[] = [];
   #pendingBytes = 0;
-  /** Write callbacks, called once what was written with them has run. */
-  #callbacks: ((err?: Error) => void)[] = [];
+  #callbacks: Callback[] = [];
+  /** The start of a message whose rest has not been written yet (the driver writes whole ones). */
+  #partial: Uint8Array | null = null;
+  /** The callbacks of the batch PGlite is running. */
+  #running: Callback[] | null = null;
   #scheduled = false;
-  #running = false;
   #started = false;
 
   constructor(private readonly db: PGlite) {
     super();
   }
 
-  write(chunk: Uint8Array, callback?: (err?: Error) => void): boolean {
+  write(chunk: Uint8Array, callback?: Callback): boolean {
     if (this.readyState !== "open") {
       const err = new Error("write after the embedded connection ended");
       if (callback) queueMicrotask(() => callback(err));
@@ -57,7 +62,10 @@ export class EmbeddedLink extends EventEmitter {
     this.#pending.push(chunk);
     this.#pendingBytes += chunk.length;
     if (callback) this.#callbacks.push(callback);
-    this.#schedule();
+    if (!this.#scheduled && this.#running === null) {
+      this.#scheduled = true;
+      queueMicrotask(() => this.#run());
+    }
     return true;
   }
 
@@ -73,49 +81,45 @@ export class EmbeddedLink extends EventEmitter {
     return this;
   }
 
-  #schedule(): void {
-    if (this.#scheduled || this.#running) return;
-    this.#scheduled = true;
-    queueMicrotask(() => this.#run());
-  }
-
   /**
-   * Runs every whole message written so far in one call and hands the answer back as one chunk; then again,
-   * while more was written meanwhile. One run at a time, so answers come back in the order of the writes.
+   * Runs every whole message written so far in one call and hands the answer back as one chunk. One run at a
+   * time, so answers come back in the order of the writes; what is written meanwhile runs next, after a turn
+   * of the event loop (so that a steady stream of statements never starves the loop's I/O and timers).
    */
   async #run(): Promise<void> {
     this.#scheduled = false;
-    this.#running = true;
+    if (this.readyState !== "open" || this.#pendingBytes === 0) return;
+    const chunks = this.#partial ? [this.#partial, ...this.#pending] : this.#pending;
+    let bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+    const callbacks = this.#callbacks;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    this.#callbacks = [];
+    this.#partial = null;
+    this.#running = callbacks;
+    const out: Uint8Array[] = [];
     try {
-      while (this.readyState === "open" && this.#pendingBytes > 0) {
-        let bytes = this.#pending.length === 1 ? this.#pending[0] : Buffer.concat(this.#pending);
-        const callbacks = this.#callbacks;
-        this.#pending = [];
-        this.#pendingBytes = 0;
-        this.#callbacks = [];
-        const out: Uint8Array[] = [];
-        if (!this.#started) bytes = await this.#startup(bytes, out);
-        const whole = completeLength(bytes);
-        if (whole < bytes.length) {
-          // The start of a message (the driver writes whole ones; this is only for safety): wait for the rest.
-          this.#pending.unshift(bytes.subarray(whole));
-          this.#pendingBytes += bytes.length - whole;
-          bytes = bytes.subarray(0, whole);
-        }
-        if (bytes.length > 0) await this.#execute(bytes, out);
-        for (const cb of callbacks) cb();
-        for (const answer of out) {
-          if (this.readyState !== "open") break;
-          this.emit("data", Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength));
-        }
-      }
+      if (!this.#started) bytes = await this.#startup(bytes, out);
+      const whole = completeLength(bytes);
+      if (whole < bytes.length) this.#partial = bytes.slice(whole);
+      if (whole > 0 && this.readyState === "open") await this.#execute(bytes.subarray(0, whole), out);
     } catch (err) {
-      // PGlite answers a failed statement with an ErrorResponse; only a broken database throws here.
+      // PGlite answers a failed statement with an ErrorResponse: only a broken database or a malformed message
+      // throws here.
       await this.#close(err instanceof Error ? err : new Error(String(err)));
+      return;
     } finally {
-      this.#running = false;
+      this.#running = null;
     }
-    if (this.readyState === "open" && this.#pendingBytes > 0) this.#schedule();
+    for (const cb of callbacks) call(cb);
+    for (const answer of out) {
+      if (this.readyState !== "open") return;
+      this.emit("data", Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength));
+    }
+    if (this.readyState === "open" && this.#pendingBytes > 0 && !this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(() => this.#run());
+    }
   }
 
   /**
@@ -129,13 +133,21 @@ export class EmbeddedLink extends EventEmitter {
       const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       const length = view.getInt32(0);
       const code = view.getInt32(4);
-      if (length < 8 || bytes.length < length) break;
+      if (length < 8) {
+        throw new Error(`a malformed start-up packet (length ${length}) on the embedded connection`);
+      }
+      if (bytes.length < length) break;
       if (code === SSL_REQUEST) {
         out.push(Uint8Array.of(0x4e)); // 'N'
       } else if (code === CANCEL_REQUEST) {
         queueMicrotask(() => this.#close());
         return new Uint8Array(0);
       } else {
+        const other = EmbeddedLink.#sessions.get(this.db);
+        if (other && other !== this && other.readyState === "open") {
+          throw new Error("the embedded database is one session, and another connection holds it");
+        }
+        EmbeddedLink.#sessions.set(this.db, this);
         await this.#rollbackLeftover();
         await this.#execute(bytes.subarray(0, length), out);
         this.#started = true;
@@ -143,8 +155,7 @@ export class EmbeddedLink extends EventEmitter {
       bytes = bytes.subarray(length);
     }
     if (this.#started) return bytes;
-    this.#pending.unshift(bytes);
-    this.#pendingBytes += bytes.length;
+    if (bytes.length > 0) this.#partial = bytes.slice();
     return new Uint8Array(0);
   }
 
@@ -172,27 +183,45 @@ export class EmbeddedLink extends EventEmitter {
   async #close(err?: Error): Promise<void> {
     if (this.readyState === "closed") return;
     this.readyState = "closed";
+    const callbacks = [...(this.#running ?? []), ...this.#callbacks];
     this.#pending = [];
     this.#pendingBytes = 0;
-    const callbacks = this.#callbacks;
     this.#callbacks = [];
-    try {
-      if (this.#started) await this.#rollbackLeftover();
-    } catch { /* a broken database: the next link's startup finds out */ }
-    for (const cb of callbacks) cb(err ?? new Error("the embedded connection ended"));
+    this.#partial = null;
+    if (EmbeddedLink.#sessions.get(this.db) === this) {
+      EmbeddedLink.#sessions.delete(this.db);
+      try {
+        await this.#rollbackLeftover();
+      } catch { /* a broken database: the next link's startup finds out */ }
+    }
+    const ended = err ?? new Error("the embedded connection ended");
+    for (const cb of callbacks) call(cb, ended);
     if (err) this.emit("error", err);
     this.emit("close", err !== undefined);
   }
 }
 
-/** How many bytes of `bytes` are whole protocol messages (a type byte, then a length that counts itself). */
+type Callback = (err?: Error) => void;
+
+/** A write callback's failure is the writer's: it must not end the link after its statements ran. */
+function call(cb: Callback, err?: Error): void {
+  try {
+    cb(err);
+  } catch { /* the writer's own */ }
+}
+
+/**
+ * How many bytes of `bytes` are whole protocol messages (a type byte, then a length that counts itself and is
+ * at least 4). A smaller length is no message of the protocol: the link ends rather than misread what follows.
+ */
 function completeLength(bytes: Uint8Array): number {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
   while (bytes.length - at >= 5) {
-    const end = at + 1 + view.getInt32(at + 1);
-    if (end > bytes.length) break;
-    at = end;
+    const length = view.getInt32(at + 1);
+    if (length < 4) throw new Error(`a malformed message (length ${length}) on the embedded connection`);
+    if (at + 1 + length > bytes.length) break;
+    at += 1 + length;
   }
   return at;
 }
