@@ -174,10 +174,11 @@ const common = {
  * the service itself uses no SET, LISTEN, temporary tables or session-level advisory locks.
  *
  * `pipelineDepth` (vendor/postgres/README.md): a statement outside a transaction joins the connection that took
- * the statement before, while that one has fewer than this many in flight, instead of waking an idle one.
- * Statements issued together then leave in one write and are answered by one server process in turn, which
- * costs both sides fewer system calls and context switches; transactions still take connections of their own,
- * so `max` bounds how many commits wait on the disk at once. Off (0) unless given.
+ * the statement before, while that one has fewer than this many in flight and has been on its current
+ * statement for less than 2 ms, instead of waking an idle one. Statements issued together then leave in one
+ * write and are answered by one server process in turn, which costs both sides fewer system calls and context
+ * switches; a slow statement takes no more behind it once it has run 2 ms. Transactions still take connections
+ * of their own, so `max` bounds how many commits wait on the disk at once. Off (0) unless given.
  */
 export function connectServer(
   url: string,
@@ -188,6 +189,7 @@ export function connectServer(
     max: opts.max,
     prepare: opts.pooler !== "transaction",
     pipeline_depth: opts.pipelineDepth ?? 0,
+    pipeline_wait: 2,
   }) as Database["sql"];
 }
 

@@ -68,3 +68,22 @@ test(
   },
   { ignore: !direct },
 );
+
+test("a statement that has run for 2 ms takes no more statements behind it", async () => {
+  const sql = connectServer(DATABASE_URL!, { max: 4, pipelineDepth: 16 });
+  try {
+    const pid = async () => (await sql<{ pid: number }[]>`select pg_backend_pid() as pid`)[0].pid;
+    await Promise.all(Array.from({ length: 4 }, pid));
+    // A slow statement takes the connection the others would join.
+    const slow = sql<{ pid: number }[]>`select pg_backend_pid() as pid, pg_sleep(0.5)`.then((r) => r[0].pid);
+    await new Promise((r) => setTimeout(r, 50));
+    const started = performance.now();
+    const fast = await Promise.all(Array.from({ length: 8 }, pid));
+    const took = performance.now() - started;
+    const slowPid = await slow;
+    assert.ok(!fast.includes(slowPid), "none of them waited behind the slow statement");
+    assert.ok(took < 400, `answered in ${took.toFixed(0)} ms, not after the slow statement`);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}, { ignore: !direct });

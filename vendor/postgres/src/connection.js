@@ -106,6 +106,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     , nonce = null
     , query = null
     , final = null
+    , headSince = 0
 
   const connection = {
     queue: queues.closed,
@@ -120,8 +121,10 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     end,
     count: 0,
     id,
-    // Patched (see vendor/postgres/README.md): statements in flight, for the pool's choice in index.js.
-    inflight: () => sent.length + (query ? 1 : 0)
+    // Patched (see vendor/postgres/README.md), for the pool's choice in index.js: statements in flight, and
+    // how long the one the server is on has been running.
+    inflight: () => sent.length + (query ? 1 : 0),
+    headFor: () => query ? performance.now() - headSince : 0
   }
 
   queues.closed && queues.closed.push(connection)
@@ -169,7 +172,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
       q.state = backend
       query
         ? sent.push(q)
-        : (query = q, query.active = true)
+        : (query = q, query.active = true, headSince = performance.now())
 
       build(q)
       return write(toBuffer(q))
@@ -574,6 +577,8 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
     while (sent.length && (query = sent.shift()) && (query.active = true, query.cancelled))
       Connection(options).cancel(query.state, query.cancelled.resolve, query.cancelled.reject)
+
+    query && (headSince = performance.now())
 
     if (query)
       return // Consider opening if able and sent.length < 50

@@ -333,11 +333,13 @@ function Postgres(a, b) {
       return query.reject(Errors.connection('CONNECTION_ENDED', options, options))
 
     // Patched (see vendor/postgres/README.md): a statement outside a transaction goes to the connection that
-    // took the statement before, when that one is idle or busy with fewer than `pipeline_depth` in flight,
+    // took the statement before, when that one is idle, or busy with fewer than `pipeline_depth` in flight and
+    // on its current statement for less than `pipeline_wait` ms (a slow statement takes no more behind it),
     // rather than to another idle one: statements issued together leave in one write and one server process
     // answers them in turn. Transactions and reserved connections still take a connection of their own.
     if (options.pipeline_depth > 0 && last !== null && !query.reserve && !query.options.onexecute
-        && (last.queue === open || (last.queue === busy && last.inflight() < options.pipeline_depth)))
+        && (last.queue === open || (last.queue === busy && last.inflight() < options.pipeline_depth
+          && last.headFor() < options.pipeline_wait)))
       return go(last, query)
 
     if (open.length)
@@ -455,7 +457,7 @@ function parseOptions(a, b) {
   'timeout' in o && (console.log('The timeout option is deprecated, use idle_timeout instead'), o.idle_timeout = o.timeout) // eslint-disable-line
   query.sslrootcert === 'system' && (query.ssl = 'verify-full')
 
-  const ints = ['idle_timeout', 'connect_timeout', 'max_lifetime', 'max_pipeline', 'backoff', 'keep_alive', 'pipeline_depth']
+  const ints = ['idle_timeout', 'connect_timeout', 'max_lifetime', 'max_pipeline', 'backoff', 'keep_alive', 'pipeline_depth', 'pipeline_wait']
   const defaults = {
     max             : globalThis.Cloudflare ? 3 : 10,
     ssl             : false,
@@ -465,6 +467,7 @@ function parseOptions(a, b) {
     max_lifetime    : max_lifetime,
     max_pipeline    : 100,
     pipeline_depth  : 0,
+    pipeline_wait   : 2,
     backoff         : backoff,
     keep_alive      : 60,
     prepare         : true,

@@ -128,6 +128,11 @@ interface BaseOptions<T extends Record<string, postgres.PostgresType>> {
    * connection. 0 (the default) turns it off, as in postgres.js itself.
    */
   pipeline_depth: number;
+  /**
+   * Patched: with `pipeline_depth`, a connection whose current statement has run this many ms takes no more
+   * statements behind it (a slow statement holds up at most those that joined before). Default 2.
+   */
+  pipeline_wait: number;
   /** A socket of one's own for each connection, instead of a TCP or Unix socket (src/connection.js reads it). */
   socket: (options: unknown) => unknown;
 }
