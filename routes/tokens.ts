@@ -8,6 +8,10 @@ import type { App } from "./env.ts";
 import { publicRoute } from "./operation.ts";
 import { formBody, jsonResponse } from "./responses.ts";
 
+/** What the three form endpoints share (routes/middleware.ts). */
+const FORM_LIMITS =
+  "The form body is at most 64 KiB (413 `invalid_params`) and 64 fields (400 `invalid_params`).";
+
 export const exchangeCredentialsRoute = publicRoute({
   method: "post",
   path: "/api/v1/tokens",
@@ -29,7 +33,7 @@ export const exchangeCredentialsRoute = publicRoute({
     "`invalid_code_verifier`) or the refresh token (`invalid_refresh_token`, `refresh_token_already_used`, " +
     "`refresh_token_expired`). Tokens carry `aud` = the project id; permissions are evaluated live on every " +
     "request. A login whose authorization request had `openid` in its `scope` also gets an `id_token` (and " +
-    "`scope`) from the code and from every refresh. Answers carry `Cache-Control: no-store`.",
+    "`scope`) from the code and from every refresh. Answers carry `Cache-Control: no-store`. " + FORM_LIMITS,
   security: [{ basicAuth: [] }],
   request: { body: formBody(TokenRequest) },
   responses: { 200: jsonResponse(TokenResponse, "An access token") },
@@ -62,7 +66,7 @@ export const revokeTokenRoute = publicRoute({
     "`client_id`. A client revokes only tokens issued to it (RFC 7009 §2.1): a refresh token ends its whole " +
     "session (every token of it); an access token is refused from the next request on. Another client's " +
     "tokens, unknown tokens, and anything an inactive client sends answer 200 too and change nothing " +
-    "(§2.2). Failed secrets are throttled per client id and address (429 with `Retry-After`).",
+    "(§2.2). Failed secrets are throttled per client id and address (429 with `Retry-After`). " + FORM_LIMITS,
   security: [{ basicAuth: [] }],
   request: { body: formBody(TokenActionRequest) },
   responses: { 200: jsonResponse(z.object({}).openapi("Empty"), "Revoked, or nothing to revoke") },
@@ -79,7 +83,7 @@ export const introspectTokenRoute = publicRoute({
     "Authenticated with HTTP Basic by an active client of the token's project. `active` is decided " +
     "live (project, client, session, user, revocation), and `permissions` lists what the token's subject may " +
     "do now. A token of another project is `active: false`. A database failure answers 503, never " +
-    "`active: false`.",
+    "`active: false`. " + FORM_LIMITS,
   security: [{ basicAuth: [] }],
   request: { body: formBody(TokenActionRequest) },
   responses: { 200: jsonResponse(Introspection, "The token's state") },

@@ -134,6 +134,17 @@ test("POST /api/v1/tokens with an oversized body answers 413 invalid_params", as
   await expectError(res, 413, "invalid_params");
 });
 
+test("a form body over 64 KiB answers 413 and one with more than 64 fields 400, invalid_params both", async () => {
+  const big = await postToken(`grant_type=client_credentials&state=${"x".repeat(65 * 1024)}`);
+  await expectError(big, 413, "invalid_params");
+  const many = await postToken(`grant_type=client_credentials${"&a".repeat(64)}`);
+  const tooMany = await expectError(many, 400, "invalid_params");
+  assert.match(tooMany.error_description, /at most 64 fields/);
+  // 64 fields pass the parse: this one is refused later, for its missing client authentication.
+  const sixtyFour = await postToken(`grant_type=client_credentials${"&a".repeat(63)}`);
+  assert.doesNotMatch((await sixtyFour.json()).error_description ?? "", /at most 64 fields/);
+});
+
 test("odd Content-Type values answer invalid_params, never 500", async () => {
   const p = await newProject();
   const put = (contentType: string, body = JSON.stringify({ name: "x" })) =>

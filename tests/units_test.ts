@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { RETRY_DELAYS, retryIn } from "../domain/webhook_delivery.ts";
 import { loadConfig } from "../config.ts";
 import { parseBasicCredentials } from "../routes/client_auth.ts";
+import { urlencodedText } from "../routes/middleware.ts";
 import { AppError } from "../domain/errors.ts";
 import { test } from "./helpers.ts";
 
@@ -168,4 +169,30 @@ test("the webhook retry schedule: about a day in all, each wait within a fifth o
   assert.equal(retryIn(RETRY_DELAYS.length + 1), null, "then the delivery has failed");
   const total = RETRY_DELAYS.reduce((a, b) => a + b, 0) / 3600;
   assert.ok(total > 20 && total < 28, `${total} h`);
+});
+
+test("form bodies parse as the Fetch standard parses them (Response.formData), byte for byte", async () => {
+  const hex = (h: string): Uint8Array<ArrayBuffer> =>
+    Uint8Array.from(h.match(/../g)!.map((b) => parseInt(b, 16)));
+  const enc = (t: string) => new TextEncoder().encode(t) as Uint8Array<ArrayBuffer>;
+  const bodies: Uint8Array<ArrayBuffer>[] = [
+    enc("grant_type=client_credentials"),
+    enc("a=1&b=2&a=3&&=x&y=&z"),
+    enc("?grant_type=x&c=%3F"),
+    enc("name=J%C3%BCrgen+M%C3%BCller&x=%ZZ%&p=100%25"),
+    enc("\ufeffbom=1"),
+    enc("%EF%BB%BFbom=2"),
+    enc("k=%FF%FE&l=%C3"),
+    new Uint8Array([...enc("raw="), 0xc3, ...enc("%A9"), ...enc("&bad="), 0xff, 0x41]),
+    new Uint8Array([...enc("caf"), 0xc3, 0xa9, ...enc("=1")]),
+    hex("613d2b2b262b3d2b"),
+  ];
+  for (const bytes of bodies) {
+    const expected = [
+      ...(await new Response(bytes, { headers: { "content-type": "application/x-www-form-urlencoded" } })
+        .formData()).entries(),
+    ];
+    const actual = [...new URLSearchParams(urlencodedText(bytes))];
+    assert.deepEqual(actual, expected, new TextDecoder().decode(bytes));
+  }
 });
