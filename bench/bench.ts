@@ -100,22 +100,29 @@ try {
   }
 
   /** The whole user login: authorize page, form post (one password check), code exchange. */
+  let logins = 0;
   const login = async (w: number): Promise<{ refresh_token: string } | null> => {
+    // An address of its own for each login (the service trusts one proxy hop here, see harness.ts).
+    const n = logins++;
+    const from = { "x-forwarded-for": `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` };
     const verifier = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
       .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-    const page = await fetch(`${base}/authorize?${new URLSearchParams({
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      response_type: "code",
-      code_challenge: await challenge(verifier),
-      code_challenge_method: "S256",
-    })}`);
+    const page = await fetch(
+      `${base}/authorize?${new URLSearchParams({
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        response_type: "code",
+        code_challenge: await challenge(verifier),
+        code_challenge_method: "S256",
+      })}`,
+      { headers: from },
+    );
     const html = await page.text();
     const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? "";
     const submitted = await fetch(`${base}/authorize`, {
       method: "POST",
       redirect: "manual",
-      headers: { ...form, cookie: (page.headers.get("set-cookie") ?? "").split(";")[0] },
+      headers: { ...form, ...from, cookie: (page.headers.get("set-cookie") ?? "").split(";")[0] },
       body: new URLSearchParams({
         request_id: field("request_id"),
         csrf: field("csrf"),
