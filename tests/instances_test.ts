@@ -70,16 +70,22 @@ test("data survives a restart: projects, clients and signing keys", async () => 
   }
 });
 
-test("a second process refuses to open an embedded DATA_DIR that is in use", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "acs-lock-" });
-  // An empty DATABASE_URL counts as unset, so this runs on the embedded database in either test mode.
-  const env = {
+/**
+ * A process's environment for the embedded database in `dir`: an empty DATABASE_URL counts as unset, so this
+ * runs on the embedded database in either test mode.
+ */
+function embeddedIn(dir: string): Record<string, string> {
+  return {
     DATA_DIR: dir,
     DATABASE_URL: "",
     DATABASE_DIRECT_URL: "",
     DATABASE_POOLER: "",
     BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
   };
+}
+
+test("a second process refuses to open an embedded DATA_DIR that is in use", async () => {
+  const env = embeddedIn(await Deno.makeTempDir({ prefix: "acs-lock-" }));
   const first = await spawn(env);
   try {
     const second = await spawn(env);
@@ -106,14 +112,7 @@ async function socketsUnder(dir: string): Promise<string[]> {
 
 test("an embedded database is reached only inside its process: its DATA_DIR holds no socket while it serves", async () => {
   const dir = await Deno.makeTempDir({ prefix: "acs-link-" });
-  const env = {
-    DATA_DIR: dir,
-    DATABASE_URL: "",
-    DATABASE_DIRECT_URL: "",
-    DATABASE_POOLER: "",
-    BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
-  };
-  const proc = await spawn(env);
+  const proc = await spawn(embeddedIn(dir));
   try {
     // A write and reads through the one connection, then a look at the directory while it is open.
     const system = await bearer(proc.url, "system-admin", ADMIN_SECRET);
