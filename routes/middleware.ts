@@ -43,16 +43,31 @@ async function answerWith(c: Context, next: () => Promise<void>, name: string, v
   if (headers.get("x-content-type-options") !== "nosniff") c.header("X-Content-Type-Options", "nosniff");
 }
 
-export const apiBodyLimit: MiddlewareHandler<AppEnv> = bodyLimit({
-  maxSize: 1024 * 1024,
-  onError: () => {
-    throw new AppError("invalid_params", {
-      status: 413,
-      description: "the request body is larger than 1 MiB",
-      details: [{ field: "body", issue: "at most 1 MiB" }],
-    });
-  },
-});
+/** Hono's body limit (the declared length, or the bytes as they are read), answering 413 `invalid_params`. */
+function limitBody(maxSize: number, size: string): MiddlewareHandler<AppEnv> {
+  return bodyLimit({
+    maxSize,
+    onError: () => {
+      throw new AppError("invalid_params", {
+        status: 413,
+        description: `the request body is larger than ${size}`,
+        details: [{ field: "body", issue: `at most ${size}` }],
+      });
+    },
+  });
+}
+
+export const apiBodyLimit: MiddlewareHandler<AppEnv> = limitBody(1024 * 1024, "1 MiB");
+
+/**
+ * The form endpoints' bodies are short (a token request is a few hundred bytes): at most 64 KiB, and 64 fields
+ * (`parseFormOnce`). A megabyte of `a&a&…` would otherwise cost a parse of half a million fields before any
+ * check.
+ */
+const FORM_MAX_FIELDS = 64;
+const formLimit = limitBody(64 * 1024, "64 KiB");
+export const formBodyLimit: MiddlewareHandler<AppEnv> = (c, next) =>
+  FORM_PATHS.has(c.req.path) ? formLimit(c, next) : next();
 
 /** JSON bodies everywhere but the form endpoints; the same patterns the validators apply. */
 export const bodyType: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -72,34 +87,22 @@ export const bodyType: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-/** Form bodies are short (a token request is a few hundred bytes): their own, smaller limits. */
-const FORM_MAX_BYTES = 64 * 1024;
-const FORM_MAX_FIELDS = 64;
-
 /**
  * An urlencoded body parsed once, for the route's form validator, which takes it from Hono's body cache:
  * otherwise Hono parses it with `new Response(body).formData()`, which sniffs the MIME type again and reads a
  * stream through a parser that also handles multipart, about 4 µs a token request against 1 µs here. The
- * result is the Fetch standard's (its application/x-www-form-urlencoded parser, see `urlencodedText`). A form
- * body over 64 KiB answers 413, one with more than 64 fields 400, both `invalid_params`: a megabyte of `a&a&…`
- * would otherwise cost a parse of half a million fields before any check.
+ * result is the Fetch standard's (its application/x-www-form-urlencoded parser, see `urlencodedText`). More
+ * than 64 fields answer 400 `invalid_params`.
  */
 async function parseFormOnce(c: Context): Promise<void> {
   let body: ArrayBuffer;
   try {
     body = await c.req.arrayBuffer();
-  } catch (err) {
-    if (err instanceof AppError) throw err; // the body limit's answer
+  } catch {
+    // The limits have read it already (routes/app.ts); what fails here is the client's connection.
     throw new AppError("invalid_params", {
       description: "the request body could not be read",
       details: [{ field: "body", issue: "could not be read" }],
-    });
-  }
-  if (body.byteLength > FORM_MAX_BYTES) {
-    throw new AppError("invalid_params", {
-      status: 413,
-      description: "a form body is at most 64 KiB",
-      details: [{ field: "body", issue: "at most 64 KiB" }],
     });
   }
   const data = new FormData();
@@ -116,7 +119,7 @@ async function parseFormOnce(c: Context): Promise<void> {
   (c.req.bodyCache as { formData?: Promise<FormData> }).formData = Promise.resolve(data);
 }
 
-const ASCII = new TextDecoder("utf-8");
+const UTF8 = new TextDecoder("utf-8");
 
 /**
  * The body as a text that `URLSearchParams` parses into exactly what the Fetch standard's parser makes of the
@@ -128,7 +131,7 @@ const ASCII = new TextDecoder("utf-8");
 export function urlencodedText(bytes: Uint8Array): string {
   let text: string;
   if (bytes.every((b) => b < 0x80)) {
-    text = ASCII.decode(bytes);
+    text = UTF8.decode(bytes);
   } else {
     const parts: string[] = [];
     for (const b of bytes) {
