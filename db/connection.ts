@@ -1,7 +1,8 @@
 /**
  * Opens the database: a PostgreSQL server by DATABASE_URL (directly or behind a pooler), or an embedded PGlite
- * reached through a link inside the process (db/embedded_link.ts). Also the retry rules for transient failures: transactions PostgreSQL rolled back
- * as a conflict run again, and idempotent reads run again on a new connection when theirs dropped.
+ * reached through a link inside the process (db/embedded_link.ts). Also the retry rules for transient failures:
+ * transactions PostgreSQL rolled back as a conflict run again, and idempotent reads run again on a new
+ * connection when theirs dropped.
  */
 import postgres from "postgres";
 import { join, resolve } from "node:path";
@@ -325,9 +326,8 @@ async function ownerOnly(dir: string): Promise<void> {
  * request's transaction would swallow another request's statements. That connection is never let go (no
  * idle timeout, no maximum lifetime), and it is a link inside the process, not a socket, so no other process
  * can connect at all. A lock file keeps a second process from opening the same data directory, which PGlite
- * itself does not prevent. PGlite is
- * imported only here, so that a service on a PostgreSQL server never loads it (a faster cold start, and
- * nothing that needs a writable disk).
+ * itself does not prevent. PGlite is imported only here, so that a service on a PostgreSQL server never loads
+ * it (a faster cold start, and nothing that needs a writable disk).
  */
 async function openEmbedded(dataDir: string): Promise<Database> {
   const dir = resolve(dataDir);

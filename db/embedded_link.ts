@@ -40,7 +40,6 @@ export class EmbeddedLink extends EventEmitter {
   readyState: "open" | "closed" = "open";
   /** Bytes written and not yet taken by a run, with the callbacks they were written with. */
   #pending: Uint8Array[] = [];
-  #pendingBytes = 0;
   #callbacks: Callback[] = [];
   /** The start of a message whose rest has not been written yet (the driver writes whole ones). */
   #partial: Uint8Array | null = null;
@@ -60,7 +59,6 @@ export class EmbeddedLink extends EventEmitter {
       return false;
     }
     this.#pending.push(chunk);
-    this.#pendingBytes += chunk.length;
     if (callback) this.#callbacks.push(callback);
     if (!this.#scheduled && this.#running === null) {
       this.#scheduled = true;
@@ -88,12 +86,11 @@ export class EmbeddedLink extends EventEmitter {
    */
   async #run(): Promise<void> {
     this.#scheduled = false;
-    if (this.readyState !== "open" || this.#pendingBytes === 0) return;
+    if (this.readyState !== "open" || this.#pending.length === 0) return;
     const chunks = this.#partial ? [this.#partial, ...this.#pending] : this.#pending;
     let bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
     const callbacks = this.#callbacks;
     this.#pending = [];
-    this.#pendingBytes = 0;
     this.#callbacks = [];
     this.#partial = null;
     this.#running = callbacks;
@@ -116,7 +113,7 @@ export class EmbeddedLink extends EventEmitter {
       if (this.readyState !== "open") return;
       this.emit("data", Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength));
     }
-    if (this.readyState === "open" && this.#pendingBytes > 0 && !this.#scheduled) {
+    if (this.readyState === "open" && this.#pending.length > 0 && !this.#scheduled) {
       this.#scheduled = true;
       setImmediate(() => this.#run());
     }
@@ -185,7 +182,6 @@ export class EmbeddedLink extends EventEmitter {
     this.readyState = "closed";
     const callbacks = [...(this.#running ?? []), ...this.#callbacks];
     this.#pending = [];
-    this.#pendingBytes = 0;
     this.#callbacks = [];
     this.#partial = null;
     if (EmbeddedLink.#sessions.get(this.db) === this) {
