@@ -1,0 +1,106 @@
+/**
+ * The embedded database's files are the host's, reached through Emscripten's NODEFS, and there PostgreSQL's
+ * cheapest file operation is a costly one: the size of a relation (`lseek` to its end, which PostgreSQL does
+ * at the start of every sequential or bitmap heap scan and for every relation and index it plans a statement
+ * on) is a `node:fs` `fstatSync`, about 11 µs in Deno against under 1 µs for the system call, plus Emscripten's
+ * wrappers. Under the admin-write load of `deno task bench` that was 7 % of the service thread's busy time.
+ *
+ * So each file's size is kept beside its Emscripten node once it has been asked for, and kept right: every
+ * way PostgreSQL changes a file's size goes through NODEFS's `write` (which makes the file longer when it
+ * writes past its end) or a `setattr` with a size (`ftruncate`, `truncate`), and the database's files have
+ * no other writer (db/connection.ts holds a lock on the data directory, and PGlite is the only code that
+ * opens them). A write that fails forgets the size, and the next `lseek` asks the file again. Nodes are
+ * Emscripten's, one per file while it exists (a rename moves the node, an unlink destroys it, a new file is a
+ * new node), so the size is always that of the file that the stream has open.
+ */
+import type { PGlite } from "@electric-sql/pglite";
+
+const SEEK_END = 2;
+const EINVAL = 28;
+
+type Node = { mode: number; stream_ops: StreamOps; node_ops: NodeOps };
+type Stream = { node: Node };
+type Attr = { size?: number };
+type StreamOps = {
+  llseek(stream: Stream, offset: number, whence: number): number;
+  write(stream: Stream, buffer: Uint8Array, offset: number, length: number, position?: number): number;
+  setattr(stream: Stream, attr: Attr): void;
+};
+type NodeOps = { setattr(node: Node, attr: Attr): void };
+type EmscriptenFs = {
+  lookupPath(path: string): { node: Node };
+  isFile(mode: number): boolean;
+  ErrnoError: new (errno: number) => Error;
+};
+
+/** Where PGlite mounts the data directory it was given (NODEFS) in its own file system. */
+const DATA_MOUNT = "/pglite/data";
+
+/** The operations already wrapped (PGlite shares one NODEFS among its instances in a process). */
+const wrapped = new WeakSet<StreamOps>();
+
+/**
+ * Keeps the sizes of the embedded database's files (above). Returns false, and changes nothing, when PGlite's
+ * file system is not the one this was written for (another version may mount or name it differently): the
+ * database then works as before, only without the saving.
+ */
+export function keepFileSizes(db: PGlite): boolean {
+  const fs = (db.Module as unknown as { FS?: EmscriptenFs }).FS;
+  let node: Node;
+  try {
+    node = fs!.lookupPath(`${DATA_MOUNT}/PG_VERSION`).node;
+  } catch {
+    return false;
+  }
+  const streamOps = node.stream_ops;
+  const nodeOps = node.node_ops;
+  const ops = [streamOps?.llseek, streamOps?.write, streamOps?.setattr, nodeOps?.setattr];
+  if (ops.some((op) => typeof op !== "function")) return false;
+  if (wrapped.has(streamOps)) return true;
+  wrapped.add(streamOps);
+
+  const { llseek, write, setattr } = streamOps;
+  const setNodeAttr = nodeOps.setattr;
+  const sizes = new WeakMap<Node, number>();
+  streamOps.llseek = function (stream, offset, whence) {
+    if (whence !== SEEK_END || !fs!.isFile(stream.node.mode)) {
+      return llseek.call(this, stream, offset, whence);
+    }
+    let size = sizes.get(stream.node);
+    if (size === undefined) {
+      size = llseek.call(this, stream, 0, SEEK_END);
+      sizes.set(stream.node, size);
+    }
+    const position = size + offset;
+    if (position < 0) throw new fs!.ErrnoError(EINVAL);
+    return position;
+  };
+  streamOps.write = function (stream, buffer, offset, length, position) {
+    let written: number;
+    try {
+      written = write.call(this, stream, buffer, offset, length, position);
+    } catch (err) {
+      sizes.delete(stream.node);
+      throw err;
+    }
+    const size = sizes.get(stream.node);
+    if (typeof position !== "number") sizes.delete(stream.node);
+    else if (size !== undefined && position + written > size) sizes.set(stream.node, position + written);
+    return written;
+  };
+  streamOps.setattr = function (stream, attr) {
+    try {
+      return setattr.call(this, stream, attr);
+    } finally {
+      if (attr.size !== undefined) sizes.delete(stream.node);
+    }
+  };
+  nodeOps.setattr = function (target, attr) {
+    try {
+      return setNodeAttr.call(this, target, attr);
+    } finally {
+      if (attr.size !== undefined) sizes.delete(target);
+    }
+  };
+  return true;
+}
