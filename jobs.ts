@@ -7,6 +7,7 @@ import { purgeExpired } from "./db/maintenance.ts";
 import { releaseLease, takeLease } from "./db/jobs.ts";
 import type { Config } from "./config.ts";
 import { purgeEvents } from "./db/audit.ts";
+import { vacuumDue } from "./db/vacuum.ts";
 import type { Sql } from "./db/connection.ts";
 import { deliverDue } from "./domain/webhook_delivery.ts";
 import { type KeySettings, maintainKeys } from "./domain/keys.ts";
@@ -21,7 +22,13 @@ type Job = {
   run(): Promise<unknown>;
 };
 
-export function jobsOf(sql: Sql, keys: KeySettings, config: Config, tokens: TokenService): Job[] {
+export function jobsOf(
+  sql: Sql,
+  keys: KeySettings,
+  config: Config,
+  tokens: TokenService,
+  database: "postgres" | "embedded" = "postgres",
+): Job[] {
   const webhooks = {
     vault: keys.vault,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
@@ -43,6 +50,10 @@ export function jobsOf(sql: Sql, keys: KeySettings, config: Config, tokens: Toke
     { name: "signing-keys", everyMs: 60_000, leased: true, run: () => maintainKeys(sql, keys) },
     // Every instance learns newly published keys long before they sign (see TokenService.loadPublishedKeys).
     { name: "published-keys", everyMs: 60_000, leased: false, run: () => tokens.loadPublishedKeys() },
+    // The embedded database has no autovacuum (db/vacuum.ts): its one process vacuums what is due.
+    ...(database === "embedded"
+      ? [{ name: "embedded-vacuum", everyMs: 10 * 60_000, leased: false, run: () => vacuumDue(sql) }]
+      : []),
   ];
 }
 

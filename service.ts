@@ -107,7 +107,7 @@ export async function openService(config: Config, opts: { quiet?: boolean } = {}
     }
     const tokens = new TokenService(db.sql, config.publicUrl, config.accessTokenTtl, keys.vault);
     const app = createApp({ sql: db.sql, tokens, keys, config, log });
-    const jobs = startJobs(db.sql, jobsOf(db.sql, keys, config, tokens), log);
+    const jobs = startJobs(db.sql, jobsOf(db.sql, keys, config, tokens, db.kind), log);
     return {
       app,
       db,

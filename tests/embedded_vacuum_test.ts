@@ -1,0 +1,88 @@
+/**
+ * The embedded database has no autovacuum (PGlite is PostgreSQL in single-user mode), so its process runs
+ * `vacuumDue` (db/vacuum.ts) as a background job: dead rows go, tables get analyzed, and old rows get frozen
+ * before transaction ids could wrap around.
+ */
+import assert from "node:assert/strict";
+import { openDatabase } from "../db/connection.ts";
+import { vacuumDue } from "../db/vacuum.ts";
+import { test } from "./helpers.ts";
+
+async function withEmbedded(fn: (sql: Awaited<ReturnType<typeof openDatabase>>["sql"]) => Promise<void>) {
+  const dir = await Deno.makeTempDir({ prefix: "acs-vacuum-" });
+  const db = await openDatabase({ dataDir: dir, poolSize: 1 });
+  try {
+    await fn(db.sql);
+  } finally {
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The session's statistics reach the views at most once a second unless a flush is asked for. */
+async function flushStats(sql: Awaited<ReturnType<typeof openDatabase>>["sql"]) {
+  await sql`select pg_stat_force_next_flush()`;
+  await sql`select 1`;
+}
+
+test("the embedded database vacuums and analyzes a table once its dead rows pass autovacuum's threshold", async () => {
+  await withEmbedded(async (sql) => {
+    await sql`create table churn (id int primary key, pad text not null)`;
+    await sql`insert into churn select g, repeat('x', 200) from generate_series(1, 2000) g`;
+    await flushStats(sql);
+    // Inserted rows alone pass the insert threshold (1,000 + 20 %) and the analyze one.
+    let done = await vacuumDue(sql);
+    assert.deepEqual(done.find((t) => t.table === "churn"), {
+      table: "churn",
+      vacuum: true,
+      freeze: false,
+      analyze: true,
+    });
+
+    await flushStats(sql);
+    assert.equal(
+      (await vacuumDue(sql)).find((t) => t.table === "churn"),
+      undefined,
+      "nothing due right after",
+    );
+
+    await sql`delete from churn where id > 500`;
+    await flushStats(sql);
+    const [before] = await sql<{ dead: number }[]>`
+      select n_dead_tup::int as dead from pg_stat_user_tables where relname = 'churn'`;
+    assert.equal(before.dead, 1500);
+    done = await vacuumDue(sql);
+    assert.ok(done.some((t) => t.table === "churn" && t.vacuum), JSON.stringify(done));
+    await flushStats(sql);
+    const [after] = await sql<{ dead: number; vacuumed: boolean; pages: number }[]>`
+      select n_dead_tup::int as dead, last_vacuum is not null as vacuumed,
+             pg_relation_size('churn')::int / 8192 as pages
+      from pg_stat_user_tables where relname = 'churn'`;
+    assert.equal(after.dead, 0);
+    assert.ok(after.vacuumed);
+    assert.ok(after.pages < 40, `VACUUM cut the emptied tail (${after.pages} pages left)`);
+    const [{ rows }] = await sql<{ rows: number }[]>`select count(*)::int as rows from churn`;
+    assert.equal(rows, 500);
+  });
+});
+
+test("the embedded database freezes every table, catalogs included, once its transaction ids age", async () => {
+  await withEmbedded(async (sql) => {
+    await sql`create table ages (id int)`;
+    for (let i = 0; i < 30; i++) await sql`insert into ages values (${i})`;
+    const age = async () =>
+      (await sql<{ age: number }[]>`
+        select age(datfrozenxid)::int as age from pg_database where datname = current_database()`)[0].age;
+    const before = await age();
+    assert.ok(before >= 30, `30 writes aged the database (${before})`);
+    // With a threshold of 10 transactions instead of 150 million, every table is due to be frozen.
+    const done = await vacuumDue(sql, { freezeAge: 10 });
+    assert.ok(done.some((t) => t.table === "ages" && t.freeze), JSON.stringify(done));
+    assert.ok(done.some((t) => t.table === "pg_class" && t.freeze), "the catalogs are frozen too");
+    const after = await age();
+    assert.ok(after < 15, `the database's oldest unfrozen id is recent again (${before} → ${after})`);
+    await sql`insert into ages values (100)`;
+    const [{ rows }] = await sql<{ rows: number }[]>`select count(*)::int as rows from ages`;
+    assert.equal(rows, 31);
+  });
+});
