@@ -17,9 +17,12 @@ import type { Logger } from "./log.ts";
 type Job = {
   name: string;
   everyMs: number;
+  /** The first run, when sooner than `everyMs` after the start. */
+  firstAfterMs?: number;
   /** Leased: one instance at a time. Otherwise every instance runs it (work it claims row by row). */
   leased: boolean;
-  run(): Promise<unknown>;
+  /** `signal` aborts when the service stops: a long job ends at its next step. */
+  run(signal: AbortSignal): Promise<unknown>;
 };
 
 export function jobsOf(
@@ -27,7 +30,7 @@ export function jobsOf(
   keys: KeySettings,
   config: Config,
   tokens: TokenService,
-  database: "postgres" | "embedded" = "postgres",
+  database: "postgres" | "embedded",
 ): Job[] {
   const webhooks = {
     vault: keys.vault,
@@ -50,9 +53,16 @@ export function jobsOf(
     { name: "signing-keys", everyMs: 60_000, leased: true, run: () => maintainKeys(sql, keys) },
     // Every instance learns newly published keys long before they sign (see TokenService.loadPublishedKeys).
     { name: "published-keys", everyMs: 60_000, leased: false, run: () => tokens.loadPublishedKeys() },
-    // The embedded database has no autovacuum (db/vacuum.ts): its one process vacuums what is due.
+    // The embedded database has no autovacuum (db/vacuum.ts): its one process vacuums what is due, first a
+    // minute after the start (the counts behind the rules start again at each start).
     ...(database === "embedded"
-      ? [{ name: "embedded-vacuum", everyMs: 10 * 60_000, leased: false, run: () => vacuumDue(sql) }]
+      ? [{
+        name: "embedded-vacuum",
+        everyMs: 10 * 60_000,
+        firstAfterMs: 60_000,
+        leased: false,
+        run: (signal: AbortSignal) => vacuumDue(sql, { signal }),
+      }]
       : []),
   ];
 }
@@ -62,33 +72,46 @@ export type Jobs = { stop(): Promise<void> };
 export function startJobs(sql: Sql, jobs: Job[], log: Logger): Jobs {
   const holder = crypto.randomUUID();
   const timers: ReturnType<typeof setInterval>[] = [];
+  const firsts: ReturnType<typeof setTimeout>[] = [];
   const running = new Set<Promise<unknown>>();
-  let stopped = false;
+  const stopping = new AbortController();
   for (const job of jobs) {
+    let busy = false;
     const tick = async () => {
-      if (stopped) return;
+      // A run that outlasts its period is not joined by the next one: that tick is skipped.
+      if (stopping.signal.aborted || busy) return;
+      busy = true;
       try {
         // The lease outlives two periods, so a holder that runs on time always renews it first.
         if (job.leased && !(await takeLease(sql, job.name, holder, Math.ceil((job.everyMs * 2) / 1000)))) {
           return;
         }
-        await job.run();
+        await job.run(stopping.signal);
       } catch (err) {
         log.error("background job failed", { job: job.name, error: String(err) });
+      } finally {
+        busy = false;
       }
     };
-    const timer = setInterval(() => {
+    const start = () => {
       const run = tick();
       running.add(run);
       run.finally(() => running.delete(run));
-    }, job.everyMs);
+    };
+    const timer = setInterval(start, job.everyMs);
     Deno.unrefTimer(timer);
     timers.push(timer);
+    if (job.firstAfterMs !== undefined && job.firstAfterMs < job.everyMs) {
+      const first = setTimeout(start, job.firstAfterMs);
+      Deno.unrefTimer(first);
+      firsts.push(first);
+    }
   }
   return {
     async stop() {
-      stopped = true;
+      stopping.abort();
       for (const t of timers) clearInterval(t);
+      for (const t of firsts) clearTimeout(t);
       await Promise.allSettled(running);
       await Promise.allSettled(jobs.filter((j) => j.leased).map((j) => releaseLease(sql, j.name, holder)));
     },

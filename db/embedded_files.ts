@@ -17,9 +17,10 @@ import type { PGlite } from "@electric-sql/pglite";
 
 const SEEK_END = 2;
 const EINVAL = 28;
+const O_APPEND = 0o2000;
 
 type Node = { mode: number; stream_ops: StreamOps; node_ops: NodeOps };
-type Stream = { node: Node };
+type Stream = { node: Node; flags: number };
 type Attr = { size?: number };
 type StreamOps = {
   llseek(stream: Stream, offset: number, whence: number): number;
@@ -36,7 +37,7 @@ type EmscriptenFs = {
 /** Where PGlite mounts the data directory it was given (NODEFS) in its own file system. */
 const DATA_MOUNT = "/pglite/data";
 
-/** The operations already wrapped (PGlite shares one NODEFS among its instances in a process). */
+/** The operations already wrapped: each PGlite instance has a NODEFS of its own, wrapped once. */
 const wrapped = new WeakSet<StreamOps>();
 
 /**
@@ -45,7 +46,8 @@ const wrapped = new WeakSet<StreamOps>();
  * database then works as before, only without the saving.
  */
 export function keepFileSizes(db: PGlite): boolean {
-  const fs = (db.Module as unknown as { FS?: EmscriptenFs }).FS;
+  const mod = db.Module as unknown as { FS?: EmscriptenFs; NODEFS?: { stream_ops?: StreamOps } };
+  const fs = mod.FS;
   let node: Node;
   try {
     node = fs!.lookupPath(`${DATA_MOUNT}/PG_VERSION`).node;
@@ -54,6 +56,8 @@ export function keepFileSizes(db: PGlite): boolean {
   }
   const streamOps = node.stream_ops;
   const nodeOps = node.node_ops;
+  // The data directory must be NODEFS's (the host's files), whose operations every file of it shares.
+  if (!streamOps || streamOps !== mod.NODEFS?.stream_ops) return false;
   const ops = [streamOps?.llseek, streamOps?.write, streamOps?.setattr, nodeOps?.setattr];
   if (ops.some((op) => typeof op !== "function")) return false;
   if (wrapped.has(streamOps)) return true;
@@ -84,8 +88,11 @@ export function keepFileSizes(db: PGlite): boolean {
       throw err;
     }
     const size = sizes.get(stream.node);
-    if (typeof position !== "number") sizes.delete(stream.node);
-    else if (size !== undefined && position + written > size) sizes.set(stream.node, position + written);
+    // On an O_APPEND stream the system writes at the file's end whatever the position: ask the file again.
+    if (typeof position !== "number" || (stream.flags & O_APPEND) !== 0) sizes.delete(stream.node);
+    else if (size !== undefined && written > 0 && position + written > size) {
+      sizes.set(stream.node, position + written);
+    }
     return written;
   };
   streamOps.setattr = function (stream, attr) {

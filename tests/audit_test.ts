@@ -399,8 +399,9 @@ test("the retention job deletes events older than AUDIT_RETENTION_DAYS and keeps
   assert.equal(before.filter((e) => e.type === "role.updated").length, 2);
   const config = loadConfig({ AUDIT_RETENTION_DAYS: "30", DATA_DIR: "unused" });
   const tokens = new TokenService(db.sql, config.publicUrl, config.accessTokenTtl, null);
-  const job = jobsOf(db.sql, keySettings(config), config, tokens).find((j) => j.name === "audit-retention")!;
-  await job.run();
+  const job = jobsOf(db.sql, keySettings(config), config, tokens, "postgres")
+    .find((j) => j.name === "audit-retention")!;
+  await job.run(new AbortController().signal);
   const after = (await events(p, { limit: "100" })).data;
   assert.equal(after.filter((e) => e.type === "role.updated").length, 0, "both old events are gone");
   assert.deepEqual(

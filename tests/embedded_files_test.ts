@@ -7,7 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
 import { openDatabase } from "../db/connection.ts";
+import { keepFileSizes } from "../db/embedded_files.ts";
 import { test } from "./helpers.ts";
 
 const PAGE = 8192;
@@ -60,6 +62,20 @@ test("the embedded database scans, extends and truncates its files at their true
     db = await openDatabase({ dataDir: dir, poolSize: 1 });
     const now = await look();
     assert.deepEqual(now, { scanned: now.onDisk, onDisk: now.onDisk, rows: 5_000, sum: sumOf(1, 5_000) });
+  } finally {
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+test("the file sizes are kept with this PGlite: its data directory is NODEFS's, where the wrapper expects it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "acs-sizes-" });
+  const db = await PGlite.create(join(dir, "pgdata"));
+  try {
+    // openDatabase ignores a false (the database then works without the saving): a PGlite upgrade that moves
+    // or replaces the file system fails here instead.
+    assert.equal(keepFileSizes(db), true);
+    assert.equal(keepFileSizes(db), true, "a second call finds it wrapped");
   } finally {
     await db.close();
     await Deno.remove(dir, { recursive: true });
