@@ -21,6 +21,11 @@ type Job = {
   firstAfterMs?: number;
   /** Leased: one instance at a time. Otherwise every instance runs it (work it claims row by row). */
   leased: boolean;
+  /**
+   * A tick that finds the previous run still going skips its turn. Without it runs may overlap, as webhook
+   * deliveries must: a receiver that takes its 10 s does not hold up the next second's deliveries.
+   */
+  alone?: boolean;
   /** `signal` aborts when the service stops: a long job ends at its next step. */
   run(signal: AbortSignal): Promise<unknown>;
 };
@@ -61,6 +66,7 @@ export function jobsOf(
         everyMs: 10 * 60_000,
         firstAfterMs: 60_000,
         leased: false,
+        alone: true,
         run: (signal: AbortSignal) => vacuumDue(sql, { signal }),
       }]
       : []),
@@ -78,8 +84,7 @@ export function startJobs(sql: Sql, jobs: Job[], log: Logger): Jobs {
   for (const job of jobs) {
     let busy = false;
     const tick = async () => {
-      // A run that outlasts its period is not joined by the next one: that tick is skipped.
-      if (stopping.signal.aborted || busy) return;
+      if (stopping.signal.aborted || (job.alone && busy)) return;
       busy = true;
       try {
         // The lease outlives two periods, so a holder that runs on time always renews it first.

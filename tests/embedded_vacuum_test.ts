@@ -107,7 +107,7 @@ test("the vacuum job runs on the embedded database only, first a minute after th
     const jobs = (kind: "postgres" | "embedded") => jobsOf(sql, keySettings(config), config, tokens, kind);
     assert.equal(jobs("postgres").find((j) => j.name === "embedded-vacuum"), undefined);
     const job = jobs("embedded").find((j) => j.name === "embedded-vacuum")!;
-    assert.deepEqual([job.everyMs, job.firstAfterMs, job.leased], [600_000, 60_000, false]);
+    assert.deepEqual([job.everyMs, job.firstAfterMs, job.leased, job.alone], [600_000, 60_000, false, true]);
 
     await sql`create table jobbed (id int)`;
     await sql`insert into jobbed select generate_series(1, 1500)`;
