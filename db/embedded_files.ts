@@ -48,9 +48,10 @@ const wrapped = new WeakSet<StreamOps>();
 export function keepFileSizes(db: PGlite): boolean {
   const mod = db.Module as unknown as { FS?: EmscriptenFs; NODEFS?: { stream_ops?: StreamOps } };
   const fs = mod.FS;
+  if (!fs) return false;
   let node: Node;
   try {
-    node = fs!.lookupPath(`${DATA_MOUNT}/PG_VERSION`).node;
+    node = fs.lookupPath(`${DATA_MOUNT}/PG_VERSION`).node;
   } catch {
     return false;
   }
@@ -58,7 +59,7 @@ export function keepFileSizes(db: PGlite): boolean {
   const nodeOps = node.node_ops;
   // The data directory must be NODEFS's (the host's files), whose operations every file of it shares.
   if (!streamOps || streamOps !== mod.NODEFS?.stream_ops) return false;
-  const ops = [streamOps?.llseek, streamOps?.write, streamOps?.setattr, nodeOps?.setattr];
+  const ops = [streamOps.llseek, streamOps.write, streamOps.setattr, nodeOps?.setattr];
   if (ops.some((op) => typeof op !== "function")) return false;
   if (wrapped.has(streamOps)) return true;
   wrapped.add(streamOps);
@@ -67,7 +68,7 @@ export function keepFileSizes(db: PGlite): boolean {
   const setNodeAttr = nodeOps.setattr;
   const sizes = new WeakMap<Node, number>();
   streamOps.llseek = function (stream, offset, whence) {
-    if (whence !== SEEK_END || !fs!.isFile(stream.node.mode)) {
+    if (whence !== SEEK_END || !fs.isFile(stream.node.mode)) {
       return llseek.call(this, stream, offset, whence);
     }
     let size = sizes.get(stream.node);
@@ -76,7 +77,7 @@ export function keepFileSizes(db: PGlite): boolean {
       sizes.set(stream.node, size);
     }
     const position = size + offset;
-    if (position < 0) throw new fs!.ErrnoError(EINVAL);
+    if (position < 0) throw new fs.ErrnoError(EINVAL);
     return position;
   };
   streamOps.write = function (stream, buffer, offset, length, position) {
@@ -95,19 +96,16 @@ export function keepFileSizes(db: PGlite): boolean {
     }
     return written;
   };
-  streamOps.setattr = function (stream, attr) {
-    try {
-      return setattr.call(this, stream, attr);
-    } finally {
-      if (attr.size !== undefined) sizes.delete(stream.node);
-    }
-  };
-  nodeOps.setattr = function (target, attr) {
-    try {
-      return setNodeAttr.call(this, target, attr);
-    } finally {
-      if (attr.size !== undefined) sizes.delete(target);
-    }
-  };
+  // A `setattr` that sets a size (ftruncate through a stream, truncate through a path) forgets the file's.
+  const forgettingSize = <T>(set: (target: T, attr: Attr) => void, nodeOf: (target: T) => Node) =>
+    function (this: unknown, target: T, attr: Attr) {
+      try {
+        return set.call(this, target, attr);
+      } finally {
+        if (attr.size !== undefined) sizes.delete(nodeOf(target));
+      }
+    };
+  streamOps.setattr = forgettingSize(setattr, (stream: Stream) => stream.node);
+  nodeOps.setattr = forgettingSize(setNodeAttr, (target: Node) => target);
   return true;
 }

@@ -59,7 +59,7 @@ export async function vacuumDue(
     const statement = t.vacuum ? `vacuum ${options ? `(${options}) ` : ""}${t.table}` : `analyze ${t.table}`;
     try {
       await sql.unsafe(statement);
-      done.push({ ...t });
+      done.push(t);
     } catch (err) {
       failure ??= err;
     }

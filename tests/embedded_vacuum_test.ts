@@ -4,7 +4,7 @@
  * before transaction ids could wrap around.
  */
 import assert from "node:assert/strict";
-import { openDatabase } from "../db/connection.ts";
+import { type Database, openDatabase } from "../db/connection.ts";
 import { vacuumDue } from "../db/vacuum.ts";
 import { loadConfig } from "../config.ts";
 import { jobsOf } from "../jobs.ts";
@@ -12,7 +12,7 @@ import { keySettings } from "../service.ts";
 import { TokenService } from "../domain/tokens.ts";
 import { test } from "./helpers.ts";
 
-async function withEmbedded(fn: (sql: Awaited<ReturnType<typeof openDatabase>>["sql"]) => Promise<void>) {
+async function withEmbedded(fn: (sql: Database["sql"]) => Promise<void>) {
   const dir = await Deno.makeTempDir({ prefix: "acs-vacuum-" });
   const db = await openDatabase({ dataDir: dir, poolSize: 1 });
   try {
@@ -24,7 +24,7 @@ async function withEmbedded(fn: (sql: Awaited<ReturnType<typeof openDatabase>>["
 }
 
 /** The session's statistics reach the views at most once a second unless a flush is asked for. */
-async function flushStats(sql: Awaited<ReturnType<typeof openDatabase>>["sql"]) {
+async function flushStats(sql: Database["sql"]) {
   await sql`select pg_stat_force_next_flush()`;
   await sql`select 1`;
 }
