@@ -3,8 +3,9 @@ import type { Client, ClientListQuery, TokenEndpointAuthMethod } from "../openap
 import { fixed, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import { containsPattern, type PageStatement, pageStatement, type Params } from "./lists.ts";
-import { currentKidSql } from "./keys.ts";
-import { type ThrottlePolicy, waitOfRow } from "./throttle.ts";
+import { batchedRead } from "./batch.ts";
+import { CURRENT_KID } from "./keys.ts";
+import { type ThrottlePolicy, waitOfRowText } from "./throttle.ts";
 
 const COLUMNS =
   `c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.token_endpoint_auth_method,
@@ -96,24 +97,63 @@ export type ClientWithProjectRow = {
   throttle_failures: boolean;
 };
 
-/** The client and its project in one query, with the throttle state of `throttle` when given (one row read). */
-export async function findClientWithProject(
+/**
+ * The client and its project in one query, with the throttle state of `throttle` when given (one row read).
+ * On the pool, the lookups asked for in one turn of the event loop share one statement (db/batch.ts).
+ */
+export function findClientWithProject(
   sql: Sql,
   clientId: string,
   throttle?: { key: string; policy: ThrottlePolicy },
 ): Promise<ClientWithProjectRow | undefined> {
-  // Without a throttle key the counter row's join matches nothing, and its wait is null.
-  const [row] = await sql<ClientWithProjectRow[]>`
-    select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method,
-           p.name as project_name, p.is_active as project_is_active, p.redirect_uris,
-           p.post_logout_redirect_uris, now() as now,
-           ${currentKidSql(sql)} as current_kid,
-           ${throttle ? waitOfRow(sql, throttle.policy) : fixed(sql, "null::int")} as throttle_wait,
+  return lookupsOf(throttle?.policy ?? null)(sql, { clientId, throttleKey: throttle?.key ?? null });
+}
+
+type Lookup = { clientId: string; throttleKey: string | null };
+
+/** One batched reader per throttle policy (its SQL is text written once, db/throttle.ts). */
+const lookups = new Map<
+  ThrottlePolicy | null,
+  (sql: Sql, l: Lookup) => Promise<ClientWithProjectRow | undefined>
+>();
+
+function lookupsOf(policy: ThrottlePolicy | null) {
+  let read = lookups.get(policy);
+  if (!read) {
+    read = batchedRead(lookupStatement(policy));
+    lookups.set(policy, read);
+  }
+  return read;
+}
+
+/**
+ * The statement of a batch: the i-th lookup's row carries n = i + 1. A lookup without a throttle key joins no
+ * counter row, and its wait is null. Each lookup reads its client, project and counter by primary key (a
+ * lateral subquery each, so that the plan stays index lookups whatever the batch's size).
+ */
+function lookupStatement(policy: ThrottlePolicy | null) {
+  const text = `
+    select v.n::int as n, x.*, now() as now, ${CURRENT_KID} as current_kid,
+           ${policy ? waitOfRowText(policy) : "null::int"} as throttle_wait,
            f.key is not null as throttle_failures
-    from clients c join projects p on p.id = c.project_id
-    left join login_failures f on f.key = ${throttle?.key ?? null}::text
-    where c.id = ${clientId}`;
-  return row;
+    from unnest($1::text[], $2::text[]) with ordinality as v (client_id, key, n)
+    join lateral (
+      select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method,
+             p.name as project_name, p.is_active as project_is_active, p.redirect_uris,
+             p.post_logout_redirect_uris
+      from clients c join projects p on p.id = c.project_id
+      where c.id = v.client_id
+    ) x on true
+    left join lateral (select * from login_failures lf where lf.key = v.key) f on true`;
+  return async (sql: Sql, batch: Lookup[]) => {
+    const rows = await sql.unsafe<(ClientWithProjectRow & { n: number })[]>(text, [
+      batch.map((l) => l.clientId),
+      batch.map((l) => l.throttleKey),
+    ], { prepare: true });
+    const found: (ClientWithProjectRow | undefined)[] = new Array(batch.length);
+    for (const { n, ...row } of rows) found[n - 1] = row;
+    return found;
+  };
 }
 
 export async function updateClientRow(

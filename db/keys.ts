@@ -25,8 +25,8 @@ export type KeyStateRow = {
 };
 
 /** A scalar subquery: the kid of the key that signs now. Grant queries carry it, so no instance lags. */
-export const currentKidSql = (sql: Sql) =>
-  fixed(sql, `(select kid from signing_keys where state = 'current')`);
+export const CURRENT_KID = `(select kid from signing_keys where state = 'current')`;
+export const currentKidSql = (sql: Sql) => fixed(sql, CURRENT_KID);
 
 const epoch = (sql: Sql, column: string) => sql`extract(epoch from ${sql(column)})::float8`;
 

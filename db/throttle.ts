@@ -86,6 +86,11 @@ export function waitOfRow(sql: Sql, p: ThrottlePolicy) {
   return fixed(sql, textOf(p).waitOfRow);
 }
 
+/** `waitOfRow` as SQL text, for a statement written as text. */
+export function waitOfRowText(p: ThrottlePolicy): string {
+  return textOf(p).waitOfRow;
+}
+
 /** Seconds until `key` may try again, or null when it may now. Reads only. */
 export async function waitFor(sql: Sql, key: string, p: ThrottlePolicy): Promise<number | null> {
   const [row] = await sql<{ wait: number | null }[]>`

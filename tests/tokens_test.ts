@@ -1,6 +1,6 @@
 /** POST /api/v1/tokens with client credentials: success, the JWT and its JWKS, and every error. */
 import assert from "node:assert/strict";
-import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from "jose";
 import {
   ADMIN_SECRET,
   baseUrl,
@@ -225,4 +225,51 @@ test("POST /api/v1/tokens: the user grants name their missing parameters", async
   ]);
   const refresh = await expectError(await postToken({ grant_type: "refresh_token" }), 400, "invalid_params");
   assert.deepEqual(refresh.details?.map((d) => d.field).sort(), ["client_id", "refresh_token"]);
+});
+
+test("POST /api/v1/tokens: requests sent together are each answered for their own client", async () => {
+  // Lookups that reach the database in one turn share a statement (db/batch.ts): each answer must still be
+  // its own request's, whatever else was asked with it, a live change just before included.
+  const [a, b] = await Promise.all([newProject(), newProject()]);
+  const worker = await a.api.clients.createClient(a.project.id, { name: "worker" });
+  const stopped = await b.api.clients.createClient(b.project.id, { name: "stopped" });
+  await b.api.clients.updateClient(b.project.id, stopped.id, { name: "stopped", is_active: false });
+  const cases: { id: string; secret: string; expect: number | string; aud?: string }[] = [
+    { id: a.clientId, secret: a.secret, expect: 200, aud: a.project.id },
+    { id: b.clientId, secret: b.secret, expect: 200, aud: b.project.id },
+    { id: worker.id, secret: worker.client_secret, expect: 200, aud: a.project.id },
+    { id: a.clientId, secret: b.secret, expect: "invalid_client_credentials" },
+    { id: `no-such-${crypto.randomUUID()}`, secret: a.secret, expect: "invalid_client" },
+    { id: stopped.id, secret: stopped.client_secret, expect: "client_not_active" },
+  ];
+  const sent = Array.from({ length: 10 }, () => cases).flat();
+  const answers = await Promise.all(
+    sent.map((c) =>
+      postToken({ grant_type: "client_credentials" }, { authorization: basic(c.id, c.secret) })
+    ),
+  );
+  for (const [i, res] of answers.entries()) {
+    const c = sent[i];
+    const body = await res.json();
+    if (c.expect === 200) {
+      assert.equal(res.status, 200, JSON.stringify(body));
+      const claims = decodeJwt(body.access_token);
+      assert.equal(claims.sub, c.id);
+      assert.equal(claims.aud, c.aud);
+    } else {
+      assert.equal(body.error, c.expect, `${c.id}: ${JSON.stringify(body)}`);
+    }
+  }
+  // The very next requests after a deactivation are refused, together as alone.
+  await a.api.clients.updateClient(a.project.id, worker.id, { name: "worker", is_active: false });
+  const after = await Promise.all(
+    Array.from(
+      { length: 8 },
+      () =>
+        postToken({ grant_type: "client_credentials" }, {
+          authorization: basic(worker.id, worker.client_secret),
+        }),
+    ),
+  );
+  for (const res of after) assert.equal((await res.json()).error, "client_not_active");
 });
