@@ -240,6 +240,9 @@ test("POST /api/v1/tokens: requests sent together are each answered for their ow
     { id: worker.id, secret: worker.client_secret, expect: 200, aud: a.project.id },
     { id: a.clientId, secret: b.secret, expect: "invalid_client_credentials" },
     { id: `no-such-${crypto.randomUUID()}`, secret: a.secret, expect: "invalid_client" },
+    // Ids that mean something in an array literal travel as parameters, never as syntax.
+    { id: "NULL", secret: a.secret, expect: "invalid_client" },
+    { id: `${a.clientId}","x\\{}`, secret: a.secret, expect: "invalid_client" },
     { id: stopped.id, secret: stopped.client_secret, expect: "client_not_active" },
   ];
   const sent = Array.from({ length: 10 }, () => cases).flat();
