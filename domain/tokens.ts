@@ -59,6 +59,8 @@ export class TokenService {
   /** Token → its verified claims: a token's signature is checked once; its liveness on every request. */
   readonly #verified = new Map<string, VerifiedClaims>();
   #reloadedAt = 0;
+  /** The reload under way, which every verification of a kid it may bring waits for. */
+  #reloading: Promise<void> | null = null;
 
   constructor(
     private readonly sql: Sql,
@@ -191,13 +193,21 @@ export class TokenService {
     // Our kids are RFC 7638 thumbprints; anything else is refused before it can reach the database.
     if (typeof kid !== "string" || !/^[A-Za-z0-9_-]{43}$/.test(kid)) return null;
     let known = this.#publicKeys.get(kid);
-    if (!known && Date.now() - this.#reloadedAt >= RELOAD_EVERY_MS) {
+    if (known) return known;
+    // Tokens of a key this process has not seen yet arrive together (a fresh instance, a key just made
+    // current): they all wait for one reload, rather than the first reloading and the rest refused meanwhile.
+    if (!this.#reloading && Date.now() - this.#reloadedAt >= RELOAD_EVERY_MS) {
       this.#reloadedAt = Date.now();
+      this.#reloading = this.loadPublishedKeys().catch((err) => {
+        this.#reloadedAt = 0;
+        throw err;
+      }).finally(() => this.#reloading = null);
+    }
+    if (this.#reloading) {
       try {
-        await this.loadPublishedKeys();
+        await this.#reloading;
       } catch (err) {
         // A database failure must not read as "invalid token": it propagates and answers 503.
-        this.#reloadedAt = 0;
         throw new KeyLookupFailure(err);
       }
       known = this.#publicKeys.get(kid);
