@@ -51,3 +51,10 @@ export function batchedRead<K, R>(
     });
   };
 }
+
+/** A batch's rows (each with `n`, the 1-based ordinal of the key it answers) as answers in the keys' order. */
+export function byOrdinal<R>(rows: (R & { n: number })[], count: number): (R | undefined)[] {
+  const found: (R | undefined)[] = new Array(count);
+  for (const { n, ...row } of rows) found[n - 1] = row as R;
+  return found;
+}

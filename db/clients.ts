@@ -3,7 +3,7 @@ import type { Client, ClientListQuery, TokenEndpointAuthMethod } from "../openap
 import { fixed, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import { containsPattern, type PageStatement, pageStatement, type Params } from "./lists.ts";
-import { batchedRead } from "./batch.ts";
+import { batchedRead, byOrdinal } from "./batch.ts";
 import { CURRENT_KID } from "./keys.ts";
 import { type ThrottlePolicy, waitOfRowText } from "./throttle.ts";
 
@@ -150,9 +150,7 @@ function lookupStatement(policy: ThrottlePolicy | null) {
       batch.map((l) => l.clientId),
       batch.map((l) => l.throttleKey),
     ], { prepare: true });
-    const found: (ClientWithProjectRow | undefined)[] = new Array(batch.length);
-    for (const { n, ...row } of rows) found[n - 1] = row;
-    return found;
+    return byOrdinal(rows, batch.length);
   };
 }
 

@@ -1,5 +1,6 @@
 /** The bearer-token gate's one query: is the token's subject live, and does it hold the permission? */
 import { SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
+import { batchedRead, byOrdinal } from "./batch.ts";
 import type { Sql } from "./connection.ts";
 
 export type GateRow = {
@@ -118,16 +119,17 @@ function withRead(kind: "client" | "user", offset: number, read: string): string
  * One round trip per request, the attached read included. A row comes back only when the token's project and
  * client are active, the token was not revoked, and, for a user token, its session is live and its user
  * active. `allowed` says whether the subject holds the permission: a client directly, a user through the role.
+ * On the pool, the gates asked for in one turn of the event loop with the same statement share one (below).
  */
-export async function findLivePrincipal(
+export function findLivePrincipal(
   sql: Sql,
   t: GateQuery,
   read?: AttachedRead,
 ): Promise<GateRow | undefined> {
   const user = t.sessionId !== undefined;
   // A client-credentials token: the client is the subject.
-  if (!user && t.subject !== t.clientId) return undefined;
-  const params = [
+  if (!user && t.subject !== t.clientId) return Promise.resolve(undefined);
+  const params: Param[] = [
     t.pathProjectId,
     t.permission?.resource ?? null,
     t.permission?.code ?? null,
@@ -141,11 +143,63 @@ export async function findLivePrincipal(
   ];
   const kind = user ? "user" : "client";
   const text = read ? withRead(kind, params.length, read.text) : GATE[kind];
-  // `prepare: true` asks for what the pool does: a named statement, unless it runs behind a transaction pooler.
-  const [row] = await sql.unsafe<GateRow[]>(text, read ? [...params, ...read.params] : params, {
-    prepare: true,
-  });
-  return row;
+  const all = read ? [...params, ...read.params] : params;
+  return gateOf(text, all.map(typeOf))(sql, all);
+}
+
+type Param = string | number | boolean | null | Date;
+
+/**
+ * The type a parameter is given in the batched statement, from its value: the statement texts are this code's,
+ * and a slot holds the same kind of value for every request (a null slot is text, and the statements cast the
+ * slots that may be null themselves).
+ */
+function typeOf(v: Param): string {
+  if (v === null || typeof v === "string") return "text";
+  if (typeof v === "boolean") return "boolean";
+  if (v instanceof Date) return "timestamptz";
+  return Number.isInteger(v) ? "int8" : "float8";
+}
+
+function textOf(v: Param): string | null {
+  if (v === null || typeof v === "string") return v;
+  if (v instanceof Date) return v.toISOString();
+  return String(v);
+}
+
+/** One batched reader per statement text and parameter types. */
+const gates = new Map<string, (sql: Sql, params: Param[]) => Promise<GateRow | undefined>>();
+
+/**
+ * The gate's statement for a batch (db/batch.ts): each request's parameters are the i-th element of one array
+ * per slot, `unnest`ed with their ordinal, and the statement runs laterally for each, its `$n` the n-th slot
+ * cast to its type. Its row (none when the token is not live) goes back to its request by the ordinal.
+ */
+function gateOf(text: string, types: string[]) {
+  const key = `${types.join(",")}\0${text}`;
+  let gate = gates.get(key);
+  if (!gate) {
+    const slots = types.map((_, i) => `p${i + 1}`);
+    const batchText = `
+      select v.n::int as n, x.*
+      from unnest(${types.map((_, i) => `$${i + 1}::text[]`).join(", ")}) with ordinality as v (${
+      slots.join(", ")
+    }, n)
+      join lateral (${text.replace(/\$(\d+)/g, (_, d) => `(v.p${d}::${types[Number(d) - 1]})`)}) x on true`;
+    gate = batchedRead<Param[], GateRow>(async (sql, batch) => {
+      const rows = await sql.unsafe<(GateRow & { n: number })[]>(
+        batchText,
+        types.map((_, i) => batch.map((params) => textOf(params[i]))),
+        // A named statement, unless the pool runs behind a transaction pooler.
+        { prepare: true },
+      );
+      return byOrdinal(rows, batch.length);
+    });
+    // Texts and types come from this code's operations and filters, a bounded set; the cap is a guard.
+    if (gates.size >= 1000) gates.delete(gates.keys().next().value!);
+    gates.set(key, gate);
+  }
+  return gate;
 }
 
 /** The `resource:permission` codes a client (directly) or a user (through the role) holds now, sorted byte-wise. */

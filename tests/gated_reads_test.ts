@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import {
   basic,
   clientToken,
+  clientWith,
   expectError,
   http,
   loginProject,
@@ -250,4 +251,41 @@ test("the users, clients and projects lists answer what their writes did, filter
     403,
     "insufficient_permission",
   );
+});
+
+test("gated requests sent together are each answered as they are alone", async () => {
+  // The gates asked for in one turn share a statement (db/batch.ts): tokens of two projects, of a client
+  // with one permission and of a user with none, reads of records and pages, allowed and refused.
+  const [a, b, u] = await Promise.all([newProject(), newProject(), loginProject()]);
+  const reader = await clientWith(a, ["resources:read"]);
+  const user = (await userTokens(u)).access_token;
+  const requests: [string, string][] = [
+    [`/api/v1/projects/${a.project.id}`, a.token],
+    [`/api/v1/projects/${b.project.id}`, b.token],
+    [`/api/v1/projects/${b.project.id}`, a.token],
+    [`/api/v1/projects/${a.project.id}/resources?page_size=3`, reader.token],
+    [`/api/v1/projects/${a.project.id}/resources?page_size=2&page_num=2&sort_dir=desc`, a.token],
+    [`/api/v1/projects/${b.project.id}/resources?search=role&is_default=true`, b.token],
+    [`/api/v1/projects/${a.project.id}`, reader.token],
+    [`/api/v1/projects/${a.project.id}/roles`, reader.token],
+    [`/api/v1/projects/${u.project.id}`, user],
+    [`/api/v1/projects/${u.project.id}/users`, u.token],
+    [`/api/v1/projects/${a.project.id}/clients?page_size=1`, a.token],
+  ];
+  const answer = async ([path, token]: [string, string]) => {
+    const res = await http(path, bearer(token));
+    return { status: res.status, body: await res.json() };
+  };
+  const alone = [];
+  for (const r of requests) alone.push(await answer(r));
+  assert.deepEqual(alone.map((x) => x.status), [200, 200, 403, 200, 200, 200, 403, 403, 403, 200, 200]);
+  const sent = Array.from({ length: 6 }, () => requests).flat();
+  const together = await Promise.all(sent.map(answer));
+  for (const [i, got] of together.entries()) assert.deepEqual(got, alone[i % requests.length], sent[i][0]);
+  // The very next requests after the reader's deactivation are refused, together as alone.
+  await a.api.clients.updateClient(a.project.id, reader.id, { name: "limited", is_active: false });
+  const after = await Promise.all(
+    Array.from({ length: 8 }, () => answer([`/api/v1/projects/${a.project.id}/resources`, reader.token])),
+  );
+  for (const res of after) assert.equal(res.status, 401);
 });
