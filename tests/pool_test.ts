@@ -87,3 +87,28 @@ test("a statement that has run for 2 ms takes no more statements behind it", asy
     await sql.end({ timeout: 5 });
   }
 }, { ignore: !direct });
+
+test(
+  "a connection whose backend was ended mid-statement carries no stale error into its next socket",
+  async () => {
+    // The server sends its error (57P01) and closes; the driver reconnects for the next statement. A stale
+    // copy of that error once failed the first statement after the reconnect, even a write that no retry
+    // covers (vendor/postgres/README.md, 6).
+    const sql = connectServer(DATABASE_URL!, { max: 1 });
+    const admin = connectServer(DATABASE_URL!, { max: 1 });
+    try {
+      const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      const sleeping = sql`select pg_sleep(10)`.then(() => "finished", (err) => String(err));
+      await admin`select pg_sleep(0.2)`;
+      const [{ ended }] = await admin<{ ended: boolean }[]>`select pg_terminate_backend(${pid}) as ended`;
+      assert.ok(ended);
+      assert.notEqual(await sleeping, "finished");
+      const [{ n }] = await sql<{ n: number }[]>`select 1 as n`;
+      assert.equal(n, 1);
+    } finally {
+      await sql.end();
+      await admin.end();
+    }
+  },
+  { ignore: !direct },
+);

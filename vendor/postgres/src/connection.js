@@ -442,6 +442,9 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     incoming = Buffer.alloc(0)
     remaining = 0
     incomings = null
+    // Patched (vendor/postgres/README.md, 6): an error the server sent just before it closed belongs to this
+    // socket; left set, the next socket's first ReadyForQuery failed the first query after the reconnect.
+    errorResponse = null
     clearImmediate(nextWriteTimer)
     socket.removeListener('data', data)
     socket.removeListener('connect', connected)
