@@ -8,7 +8,7 @@
  * live as a statement of its own would be. Only the pool batches; a transaction's reads are its own.
  */
 import { setImmediate } from "node:timers";
-import type { Sql } from "./connection.ts";
+import { isTransaction, type Sql } from "./connection.ts";
 
 /** At most this many reads share a statement; more wait for the next. */
 export const BATCH_MAX = 64;
@@ -37,7 +37,7 @@ export function batchedRead<K, R>(
     }
   };
   return (sql, key) => {
-    if (typeof (sql as { savepoint?: unknown }).savepoint === "function") {
+    if (isTransaction(sql)) {
       return read(sql, [key]).then((rows) => rows[0]);
     }
     return new Promise<R | undefined>((resolve, reject) => {

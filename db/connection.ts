@@ -54,6 +54,11 @@ export function isConnectionLoss(err: unknown): boolean {
   return CONNECTION_LOST_CODE.has(codeOf(err));
 }
 
+/** Whether `sql` is a transaction (or a savepoint in one) rather than the pool: only those can open savepoints. */
+export function isTransaction(sql: Sql): sql is Tx {
+  return typeof (sql as Partial<Tx>).savepoint === "function";
+}
+
 /** Jittered exponential backoff: about 20, 40, 80 ms (full jitter), so that retrying peers spread out. */
 function backoff(attempt: number): Promise<void> {
   const ms = Math.random() * 20 * 2 ** (attempt - 1) + 5;
@@ -89,13 +94,13 @@ export async function sendWithCommit(sql: Sql, statement: () => Promise<unknown>
  * `fn` must therefore keep its effects inside the transaction (it may run more than once).
  */
 export async function transaction<T>(sql: Sql, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const s = sql as Partial<postgres.Sql<Record<string, never>> & Tx>;
-  if (typeof s.savepoint === "function") return await (s.savepoint(fn) as Promise<T>);
+  if (isTransaction(sql)) return await (sql.savepoint(fn) as Promise<T>);
+  const s = sql as postgres.Sql<Record<string, never>>;
   for (let attempt = 1;; attempt++) {
     let committing = false;
     const sent: Promise<unknown>[] = [];
     try {
-      const result = await (s.begin!(async (tx) => {
+      const result = await (s.begin(async (tx) => {
         unawaited.set(tx, sent);
         const result = await fn(tx);
         committing = true;
@@ -137,7 +142,7 @@ export async function retryRead<T>(fn: () => Promise<T>): Promise<T> {
  * transaction (`sql` a transaction): the conflict aborted that transaction, whose own runner retries it.
  */
 export async function retryConflict<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
-  if (typeof (sql as Partial<Tx>).savepoint === "function") return await fn();
+  if (isTransaction(sql)) return await fn();
   for (let attempt = 1;; attempt++) {
     try {
       return await fn();

@@ -83,7 +83,7 @@ export async function countAttempt(sql: Sql, key: string, p: ThrottlePolicy): Pr
  * null: no row). For a query that joins the row in (`left join login_failures f on f.key = …`).
  */
 export function waitOfRow(sql: Sql, p: ThrottlePolicy) {
-  return fixed(sql, textOf(p).waitOfRow);
+  return fixed(sql, waitOfRowText(p));
 }
 
 /** `waitOfRow` as SQL text, for a statement written as text. */
