@@ -167,8 +167,12 @@ function textOf(v: Param): string | null {
   return String(v);
 }
 
-/** One batched reader per statement text and parameter types. */
-const gates = new Map<string, (sql: Sql, params: Param[]) => Promise<GateRow | undefined>>();
+/**
+ * One batched reader per statement text, then per parameter types. The texts are the gate's own strings,
+ * looked up as they are (a key joined from text and types would be a new string of a kilobyte or more to
+ * hash on every request).
+ */
+const gates = new Map<string, Map<string, (sql: Sql, params: Param[]) => Promise<GateRow | undefined>>>();
 
 /**
  * The gate's statement for a batch (db/batch.ts): each request's parameters are the i-th element of one array
@@ -176,8 +180,15 @@ const gates = new Map<string, (sql: Sql, params: Param[]) => Promise<GateRow | u
  * cast to its type. Its row (none when the token is not live) goes back to its request by the ordinal.
  */
 function gateOf(text: string, types: string[]) {
-  const key = `${types.join(",")}\0${text}`;
-  let gate = gates.get(key);
+  let byTypes = gates.get(text);
+  if (!byTypes) {
+    // Texts come from this code's operations and filters, a bounded set; the cap is a guard.
+    if (gates.size >= 1000) gates.delete(gates.keys().next().value!);
+    byTypes = new Map();
+    gates.set(text, byTypes);
+  }
+  const key = types.join(",");
+  let gate = byTypes.get(key);
   if (!gate) {
     const slots = types.map((_, i) => `p${i + 1}`);
     const batchText = `
@@ -195,9 +206,7 @@ function gateOf(text: string, types: string[]) {
       );
       return byOrdinal(rows, batch.length);
     });
-    // Texts and types come from this code's operations and filters, a bounded set; the cap is a guard.
-    if (gates.size >= 1000) gates.delete(gates.keys().next().value!);
-    gates.set(key, gate);
+    byTypes.set(key, gate);
   }
   return gate;
 }
