@@ -194,5 +194,5 @@ export function clientListStatement(projectId: string, q: ClientListQuery): Page
   let where = "where c.project_id = $1 and not c.is_console";
   if (q.search) where += ` and c.name ilike $${params.push(containsPattern(q.search))}`;
   if (q.is_active !== undefined) where += ` and c.is_active = $${params.push(q.is_active)}`;
-  return pageStatement({ table: "clients", alias: "c" }, COLUMNS, where, params, q);
+  return pageStatement({ table: "clients", alias: "c" }, { columns: COLUMNS }, where, params, q);
 }

@@ -33,52 +33,49 @@ export async function pageOf<T>(
 
 export type Params = AttachedRead["params"];
 
-/** A page's statement as text with its parameters (limit and offset last), and its count's. */
-export type PageStatement = { text: string; params: Params; count: { text: string; params: Params } };
+/**
+ * A page's statement as text with its parameters: its one row's one column, `page`, is the whole answer as JSON
+ * text (`{"data":[…],"pagination":{…}}`), which the service sends as it is (domain/pages.ts). The same statement
+ * is the read the gate attaches.
+ */
+export type PageStatement = AttachedRead;
 
 /**
- * The statement of a page of `from` (a table and its alias) with the row's `columns`, `where` conditions over
- * `params` (its `$n` placeholders numbered in that array), sorted by the query's `sort_by` (a column name the
- * query's schema allows, never free input), ties by id. Written as text: one source for the list and for the
- * read the gate attaches (`pageRead`), and as cheap to build as a flat statement (db/columns.ts).
+ * The statement of a page of `from` (a table and its alias), `where` conditions over `params` (its `$n`
+ * placeholders numbered in that array), sorted by the query's `sort_by` (a column name the query's schema
+ * allows, never free input), ties by id. Each row is the JSON object of `row.columns` (in their order), or
+ * the text of the column `row.document`: a row's JSON that the database keeps itself (resources, migration
+ * 0011). The total counts every matching row in the same statement, so both come from one snapshot, also for
+ * a page past the end. Written as text: one source for the list and for the read the gate attaches, and as
+ * cheap to build as a flat statement (db/columns.ts).
  */
 export function pageStatement(
   from: { table: string; alias: string },
-  columns: string,
+  row: { columns: string } | { document: string },
   where: string,
   params: Params,
   q: Page & { sort_by: string; sort_dir: "asc" | "desc" },
 ): PageStatement {
   const source = `from ${from.table} ${from.alias} ${where}`;
-  const count = { text: `select count(*)::int as total ${source}`, params: [...params] };
   const dir = q.sort_dir === "asc" ? "asc" : "desc";
   const n = params.length;
-  const text = `select ${columns}, count(*) over ()::int as total_count ${source}
-    order by ${quoted(`${from.alias}.${q.sort_by}`)} ${dir}, ${from.alias}.id ${dir}
-    limit $${n + 1} offset $${n + 2}`;
-  return { text, params: [...params, q.page_size, offsetOf(q)], count };
+  const [size, offset, num] = [`$${n + 1}::int8`, `$${n + 2}::int8`, `$${n + 3}::int8`];
+  const [columns, json] = "document" in row
+    ? [`${from.alias}.${row.document}`, `x.${row.document}`]
+    : [row.columns, "row_to_json(x)::text"];
+  // The rows reach the aggregate in the sorted, limited subquery's order.
+  const text = `select '{"data":[' || coalesce((
+      select string_agg(${json}, ',') from (
+        select ${columns} ${source}
+        order by ${quoted(`${from.alias}.${q.sort_by}`)} ${dir}, ${from.alias}.id ${dir}
+        limit ${size} offset ${offset}) x), '')
+    || '],"pagination":{"page_num":' || ${num} || ',"page_size":' || ${size}
+    || ',"total":' || (select count(*) ${source}) || '}}' as page`;
+  return { text, params: [...params, q.page_size, offsetOf(q), q.page_num] };
 }
 
-/** The page of `s`, or the one the gate read with its statement (`attached`: the rows of `pageRead(s)`). */
-export async function pageRows<T>(
-  sql: Sql,
-  s: PageStatement,
-  page: Page,
-  attached?: (T & { total_count: number })[] | null,
-): Promise<PageOf<T>> {
-  return await pageOf<T>(
-    attached !== undefined
-      ? Promise.resolve(attached ?? [])
-      : sql.unsafe<(T & { total_count: number })[]>(s.text, s.params, { prepare: true }),
-    page,
-    () => sql.unsafe<{ total: number }[]>(s.count.text, s.count.params, { prepare: true }),
-  );
-}
-
-/**
- * The page as one JSON array (null when empty) for the gate's statement: each row as `pageRows` reads it,
- * in the page's order (the aggregate reads the sorted, limited subquery in its order).
- */
-export function pageRead(s: PageStatement): AttachedRead {
-  return { text: `select json_agg(x) from (${s.text}) x`, params: s.params };
+/** The page of `s`, as the JSON text of the answer. */
+export async function pageText(sql: Sql, s: PageStatement): Promise<string> {
+  const [row] = await sql.unsafe<{ page: string }[]>(s.text, s.params, { prepare: true });
+  return row.page;
 }

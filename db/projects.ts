@@ -78,5 +78,5 @@ export function projectListStatement(q: ProjectListQuery): PageStatement {
     where += ` and (p.name ilike ${like} or p.description ilike ${like})`;
   }
   if (q.is_active !== undefined) where += ` and p.is_active = $${params.push(q.is_active)}`;
-  return pageStatement({ table: "projects", alias: "p" }, COLUMNS.p, where, params, q);
+  return pageStatement({ table: "projects", alias: "p" }, { columns: COLUMNS.p }, where, params, q);
 }

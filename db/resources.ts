@@ -131,7 +131,7 @@ export function resourceListStatement(projectId: string, q: ResourceListQuery): 
           and (p.name ilike ${like} or p.code ilike ${like} or p.description ilike ${like})
       ))`;
   }
-  return pageStatement({ table: "resources", alias: "r" }, COLUMNS, where, params, q);
+  return pageStatement({ table: "resources", alias: "r" }, { columns: COLUMNS }, where, params, q);
 }
 
 /** Of the given permission ids, those that are not permissions of the project. */

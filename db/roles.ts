@@ -73,5 +73,5 @@ export function roleListStatement(projectId: string, q: RoleListQuery): PageStat
     const like = `$${params.push(containsPattern(q.search))}`;
     where += ` and (ro.code ilike ${like} or ro.name ilike ${like} or ro.description ilike ${like})`;
   }
-  return pageStatement({ table: "roles", alias: "ro" }, COLUMNS, where, params, q);
+  return pageStatement({ table: "roles", alias: "ro" }, { columns: COLUMNS }, where, params, q);
 }

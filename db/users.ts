@@ -69,7 +69,7 @@ export function userListStatement(projectId: string, q: UserListQuery): PageStat
   }
   if (q.is_active !== undefined) where += ` and u.is_active = $${params.push(q.is_active)}`;
   if (q.role_id !== undefined) where += ` and u.role_id = $${params.push(q.role_id)}`;
-  return pageStatement({ table: "users", alias: "u" }, COLUMNS.u, where, params, q);
+  return pageStatement({ table: "users", alias: "u" }, { columns: COLUMNS.u }, where, params, q);
 }
 
 /** The user; `lock` holds the row for the rest of the transaction, `withPasswordHash` adds the hash. */

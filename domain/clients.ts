@@ -10,7 +10,6 @@ import {
 } from "../db/clients.ts";
 import { type Sql, transaction } from "../db/connection.ts";
 import { endSessions } from "../db/sessions.ts";
-import { pageRead } from "../db/lists.ts";
 import type {
   Client,
   ClientListQuery,
@@ -23,7 +22,7 @@ import { diff, record, sourceOf, updateType } from "./audit.ts";
 import { requireCovered, requireCoversAll } from "./coverage.ts";
 import { AppError } from "./errors.ts";
 import type { Attached, AttachedRead } from "./gate.ts";
-import { listPage } from "./pages.ts";
+import { type JsonText, listPage } from "./pages.ts";
 import { newId, newSecret } from "./ids.ts";
 import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
@@ -163,7 +162,7 @@ export async function rotateClientSecret(
 
 /** `listClients`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
 export function clientListRead(projectId: string, q: ClientListQuery): AttachedRead {
-  return pageRead(clientListStatement(projectId, q));
+  return clientListStatement(projectId, q);
 }
 
 /** A page of the project's clients; from `attached` when the gate read it already. */
@@ -172,6 +171,6 @@ export async function listClients(
   projectId: string,
   q: ClientListQuery,
   attached?: Attached,
-): Promise<PageOf<Client>> {
-  return await listPage<Client>(sql, clientListStatement(projectId, q), q, attached);
+): Promise<JsonText<PageOf<Client>>> {
+  return await listPage<Client>(sql, clientListStatement(projectId, q), attached);
 }

@@ -11,7 +11,6 @@ import {
 } from "../db/projects.ts";
 import { insertResources } from "../db/resources.ts";
 import { endSessions } from "../db/sessions.ts";
-import { pageRead } from "../db/lists.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import {
   type CreatedProject,
@@ -27,7 +26,7 @@ import { createConsoleClient } from "./console.ts";
 import { defaultResources } from "./defaults.ts";
 import { AppError } from "./errors.ts";
 import { type Attached, type AttachedRead, attachedRecord } from "./gate.ts";
-import { listPage } from "./pages.ts";
+import { type JsonText, listPage } from "./pages.ts";
 import { newId, newSecret } from "./ids.ts";
 import type { Principal } from "./principal.ts";
 import { hashSecret } from "./secrets.ts";
@@ -154,7 +153,7 @@ export async function updateProject(
 
 /** `listProjects`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
 export function projectListRead(q: ProjectListQuery): AttachedRead {
-  return pageRead(projectListStatement(q));
+  return projectListStatement(q);
 }
 
 /** A page of the projects; from `attached` when the gate read it already. */
@@ -162,8 +161,8 @@ export async function listProjects(
   sql: Sql,
   q: ProjectListQuery,
   attached?: Attached,
-): Promise<PageOf<Project>> {
-  return await listPage<Project>(sql, projectListStatement(q), q, attached);
+): Promise<JsonText<PageOf<Project>>> {
+  return await listPage<Project>(sql, projectListStatement(q), attached);
 }
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);

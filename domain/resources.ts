@@ -10,7 +10,6 @@ import {
   updatePermissionRows,
   updateResourceRow,
 } from "../db/resources.ts";
-import { pageRead } from "../db/lists.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import type {
   CreateResourceRequest,
@@ -22,7 +21,7 @@ import { diff, record, sourceOf } from "./audit.ts";
 import { requireCovered } from "./coverage.ts";
 import { AppError } from "./errors.ts";
 import type { Attached, AttachedRead } from "./gate.ts";
-import { listPage } from "./pages.ts";
+import { type JsonText, listPage } from "./pages.ts";
 import type { Principal } from "./principal.ts";
 import { newId } from "./ids.ts";
 import { keepOrClear } from "./updates.ts";
@@ -132,7 +131,7 @@ export async function updateResource(
 
 /** `listResources`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
 export function resourceListRead(projectId: string, q: ResourceListQuery): AttachedRead {
-  return pageRead(resourceListStatement(projectId, q));
+  return resourceListStatement(projectId, q);
 }
 
 /** A page of the project's resources; from `attached` when the gate read it already. */
@@ -141,6 +140,6 @@ export async function listResources(
   projectId: string,
   q: ResourceListQuery,
   attached?: Attached,
-): Promise<PageOf<Resource>> {
-  return await listPage<Resource>(sql, resourceListStatement(projectId, q), q, attached);
+): Promise<JsonText<PageOf<Resource>>> {
+  return await listPage<Resource>(sql, resourceListStatement(projectId, q), attached);
 }

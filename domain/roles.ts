@@ -1,13 +1,12 @@
 /** Roles: a code, a name and the permissions a user with the role holds. */
 import { type Sql, transaction } from "../db/connection.ts";
 import { findRole, insertRole, roleListStatement, setRolePermissions, updateRoleRow } from "../db/roles.ts";
-import { pageRead } from "../db/lists.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import type { CreateRoleRequest, Role, RoleListQuery, UpdateRoleRequest } from "../openapi/roles.ts";
 import { diff, record, sourceOf } from "./audit.ts";
 import { AppError } from "./errors.ts";
 import type { Attached, AttachedRead } from "./gate.ts";
-import { listPage } from "./pages.ts";
+import { type JsonText, listPage } from "./pages.ts";
 import { newId } from "./ids.ts";
 import { requireCovered } from "./coverage.ts";
 import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./permissions.ts";
@@ -87,7 +86,7 @@ export async function updateRole(
 
 /** `listRoles`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
 export function roleListRead(projectId: string, q: RoleListQuery): AttachedRead {
-  return pageRead(roleListStatement(projectId, q));
+  return roleListStatement(projectId, q);
 }
 
 /** A page of the project's roles; from `attached` when the gate read it already. */
@@ -96,6 +95,6 @@ export async function listRoles(
   projectId: string,
   q: RoleListQuery,
   attached?: Attached,
-): Promise<PageOf<Role>> {
-  return await listPage<Role>(sql, roleListStatement(projectId, q), q, attached);
+): Promise<JsonText<PageOf<Role>>> {
+  return await listPage<Role>(sql, roleListStatement(projectId, q), attached);
 }

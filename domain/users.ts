@@ -5,7 +5,6 @@ import { lockRoleShared } from "../db/roles.ts";
 import { endSessions } from "../db/sessions.ts";
 import { clearAttempts } from "../db/throttle.ts";
 import { findUser, findUserByExternalId, insertUser, updateUserRow, userListStatement } from "../db/users.ts";
-import { pageRead } from "../db/lists.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import type {
   CreateUserRequest,
@@ -19,7 +18,7 @@ import { diff, record, sourceOf, updateType } from "./audit.ts";
 import { requireCovered } from "./coverage.ts";
 import { AppError } from "./errors.ts";
 import type { Attached, AttachedRead } from "./gate.ts";
-import { listPage } from "./pages.ts";
+import { type JsonText, listPage } from "./pages.ts";
 import { newId } from "./ids.ts";
 import { keepOrClear } from "./updates.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
@@ -183,7 +182,7 @@ export async function getExternalUser(
 
 /** `listUsers`'s read, for the gate to send with its statement (routes/operation.ts, `reads`). */
 export function userListRead(projectId: string, q: UserListQuery): AttachedRead {
-  return pageRead(userListStatement(projectId, q));
+  return userListStatement(projectId, q);
 }
 
 /** A page of the project's users; from `attached` when the gate read it already. */
@@ -192,8 +191,8 @@ export async function listUsers(
   projectId: string,
   q: UserListQuery,
   attached?: Attached,
-): Promise<PageOf<User>> {
-  return await listPage<User>(sql, userListStatement(projectId, q), q, attached);
+): Promise<JsonText<PageOf<User>>> {
+  return await listPage<User>(sql, userListStatement(projectId, q), attached);
 }
 
 /** The user a token belongs to; a client-credentials token has none (`user_not_found`). */

@@ -17,7 +17,7 @@ import {
 import { listOf, ProjectIdParam } from "../openapi/fields.ts";
 import type { App } from "./env.ts";
 import { guardedRoute } from "./operation.ts";
-import { jsonBody, jsonResponse } from "./responses.ts";
+import { jsonBody, jsonResponse, jsonText } from "./responses.ts";
 
 export const createClientRoute = guardedRoute({
   method: "post",
@@ -95,7 +95,8 @@ export function registerClientRoutes(app: App) {
     );
   });
   app.openapi(listClientsRoute, async (c) => {
-    return c.json(
+    return jsonText(
+      c,
       await listClients(
         c.var.deps.sql,
         c.req.valid("param").project_id,

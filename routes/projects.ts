@@ -19,7 +19,7 @@ import {
 } from "../openapi/projects.ts";
 import type { App } from "./env.ts";
 import { guardedRoute } from "./operation.ts";
-import { jsonBody, jsonResponse } from "./responses.ts";
+import { jsonBody, jsonResponse, jsonText } from "./responses.ts";
 
 export const createProjectRoute = guardedRoute({
   method: "post",
@@ -86,7 +86,7 @@ export function registerProjectRoutes(app: App) {
   });
   app.openapi(
     listProjectsRoute,
-    async (c) => c.json(await listProjects(c.var.deps.sql, c.req.valid("query"), c.var.attached), 200),
+    async (c) => jsonText(c, await listProjects(c.var.deps.sql, c.req.valid("query"), c.var.attached), 200),
   );
   app.openapi(getProjectRoute, async (c) => {
     return c.json(await getProject(c.var.deps.sql, c.req.valid("param").project_id, c.var.attached), 200);

@@ -10,7 +10,7 @@ import {
 } from "../openapi/resources.ts";
 import type { App } from "./env.ts";
 import { guardedRoute } from "./operation.ts";
-import { jsonBody, jsonResponse } from "./responses.ts";
+import { jsonBody, jsonResponse, jsonText } from "./responses.ts";
 
 export const createResourceRoute = guardedRoute({
   method: "post",
@@ -71,7 +71,8 @@ export function registerResourceRoutes(app: App) {
   });
   app.openapi(listResourcesRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    return c.json(
+    return jsonText(
+      c,
       await listResources(c.var.deps.sql, project_id, c.req.valid("query"), c.var.attached),
       200,
     );

@@ -1,5 +1,11 @@
-/** Request bodies and responses as the OpenAPI document shows them, the error responses grouped by status. */
+/**
+ * Request bodies and responses as the OpenAPI document shows them, the error responses grouped by status; and
+ * the answer whose JSON the database wrote.
+ */
 import type { z } from "@hono/zod-openapi";
+import type { Context, TypedResponse } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { JsonText } from "../domain/pages.ts";
 import { type ErrorCode, ERRORS } from "../domain/errors.ts";
 import { ErrorSchema } from "../openapi/fields.ts";
 
@@ -44,3 +50,16 @@ export const jsonResponse = <T extends z.ZodType>(schema: T, description: string
   description,
   content: { "application/json": { schema } },
 });
+
+/**
+ * Answers with JSON the database wrote (a page of a list, domain/pages.ts): its text is the body as it is, with
+ * the Content-Type `c.json` sets, and the route's response type, which the text has by construction.
+ */
+export function jsonText<T, S extends ContentfulStatusCode>(
+  c: Context,
+  text: JsonText<T>,
+  status: S,
+): Response & TypedResponse<T, S, "json"> {
+  const answer: Response = c.body(text, status, { "Content-Type": "application/json" });
+  return answer as Response & TypedResponse<T, S, "json">;
+}

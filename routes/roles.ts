@@ -4,7 +4,7 @@ import { listOf, ProjectIdParam } from "../openapi/fields.ts";
 import { CreateRoleRequest, Role, RoleIdParam, RoleListQuery, UpdateRoleRequest } from "../openapi/roles.ts";
 import type { App } from "./env.ts";
 import { guardedRoute } from "./operation.ts";
-import { jsonBody, jsonResponse } from "./responses.ts";
+import { jsonBody, jsonResponse, jsonText } from "./responses.ts";
 
 export const createRoleRoute = guardedRoute({
   method: "post",
@@ -62,7 +62,8 @@ export function registerRoleRoutes(app: App) {
     );
   });
   app.openapi(listRolesRoute, async (c) => {
-    return c.json(
+    return jsonText(
+      c,
       await listRoles(c.var.deps.sql, c.req.valid("param").project_id, c.req.valid("query"), c.var.attached),
       200,
     );

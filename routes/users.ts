@@ -22,7 +22,7 @@ import {
 } from "../openapi/users.ts";
 import type { App } from "./env.ts";
 import { guardedRoute } from "./operation.ts";
-import { jsonBody, jsonResponse } from "./responses.ts";
+import { jsonBody, jsonResponse, jsonText } from "./responses.ts";
 
 export const createUserRoute = guardedRoute({
   method: "post",
@@ -131,7 +131,8 @@ export function registerUserRoutes(app: App) {
     );
   });
   app.openapi(listUsersRoute, async (c) => {
-    return c.json(
+    return jsonText(
+      c,
       await listUsers(c.var.deps.sql, c.req.valid("param").project_id, c.req.valid("query"), c.var.attached),
       200,
     );
