@@ -1,6 +1,5 @@
 /** Queries on resources and their permissions; a resource row (with its permissions) is the API's `Resource`. */
 import type { Permission, Resource, ResourceListQuery } from "../openapi/resources.ts";
-import { fixed, isoText, timestampsText } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import { containsPattern, type PageStatement, pageStatement, type Params } from "./lists.ts";
 
@@ -10,18 +9,6 @@ export type NewPermission = Pick<Permission, "id" | "name" | "code" | "descripti
 export type NewResource = Pick<Resource, "id" | "name" | "code" | "description" | "is_default"> & {
   permissions: NewPermission[];
 };
-
-/** A resource with its permissions (sorted by code) as one JSON array, in one statement. */
-const COLUMNS = `r.id, r.project_id, r.name, r.code, r.description, r.is_default,
-      coalesce((
-        select json_agg(json_build_object(
-          'id', p.id, 'name', p.name, 'code', p.code, 'description', p.description,
-          'created_at', ${isoText("p.created_at")}, 'updated_at', ${isoText("p.updated_at")}
-        ) order by lower(p.code), p.id)
-        from permissions p where p.resource_id = r.id
-      ), '[]'::json) as permissions,
-      ${timestampsText("r")}`;
-const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
 /** Inserts resources and their permissions with two statements, whatever their number. */
 export async function insertResources(sql: Sql, projectId: string, resources: NewResource[]): Promise<void> {
@@ -111,10 +98,11 @@ export async function findResource(
   resourceId: string,
   opts: { lock?: boolean } = {},
 ): Promise<Resource | undefined> {
-  const [row] = await sql<Resource[]>`
-    select ${columns(sql)} from resources r where r.project_id = ${projectId} and r.id = ${resourceId}
+  // The document the database keeps (migration 0011): the resource with its permissions, sorted by code.
+  const [row] = await sql<{ doc: Resource }[]>`
+    select r.doc::json as doc from resources r where r.project_id = ${projectId} and r.id = ${resourceId}
     ${opts.lock ? sql`for update` : sql``}`;
-  return row;
+  return row?.doc;
 }
 
 /** The list's statement: one source for the list and for the read the gate attaches. */
@@ -131,7 +119,7 @@ export function resourceListStatement(projectId: string, q: ResourceListQuery): 
           and (p.name ilike ${like} or p.code ilike ${like} or p.description ilike ${like})
       ))`;
   }
-  return pageStatement({ table: "resources", alias: "r" }, { columns: COLUMNS }, where, params, q);
+  return pageStatement({ table: "resources", alias: "r" }, { document: "doc" }, where, params, q);
 }
 
 /** Of the given permission ids, those that are not permissions of the project. */

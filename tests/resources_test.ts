@@ -1,6 +1,6 @@
 /** Resources and permissions through the SDK: create, update matched by code, list, limits, races. */
 import assert from "node:assert/strict";
-import { Api, expectError, newProject, test } from "./helpers.ts";
+import { Api, expectError, http, newProject, test } from "./helpers.ts";
 
 const orders = {
   name: "Orders",
@@ -282,4 +282,66 @@ test("GET .../resources pages, sorts, filters by is_default and searches resourc
   assert.deepEqual(await search("100%"), ["invoices"], "% is literal");
   assert.deepEqual(await search("l_gal"), [], "_ is literal");
   assert.deepEqual(await search("legal_"), ["invoices"]);
+});
+
+test("GET .../resources answers each resource as its last write did: text of any kind, concurrent updates", async () => {
+  const p = await newProject();
+  // Characters JSON escapes (quote, backslash, controls), and ones it does not (slash, U+2028, astral).
+  const odd = 'q"b\\s/ \u0001\u001f\t\n é 漢 😀 \u2028';
+  const created = await p.api.resources.createResource(p.project.id, {
+    name: odd.slice(0, 50),
+    code: "odd",
+    description: odd,
+    permissions: [
+      { name: "zeta", code: "Zeta", description: odd },
+      { name: odd.slice(0, 50), code: "alpha" },
+      { name: "Mid", code: "mid", description: null },
+    ],
+  });
+  assert.equal(created.description, odd);
+  assert.deepEqual(
+    created.permissions.map((x) => x.code),
+    ["alpha", "mid", "Zeta"],
+    "sorted by code, any case",
+  );
+  const listed = async () => {
+    const res = await http(`/api/v1/projects/${p.project.id}/resources?search=odd&page_size=100`, {
+      headers: { authorization: `Bearer ${p.token}` },
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-type"), "application/json");
+    const page = await res.json();
+    assert.equal(page.pagination.total, 1);
+    return page.data[0];
+  };
+  assert.deepEqual(await listed(), created);
+  // A permission changed alone (the resource's own fields as they were) shows in the resource's next read.
+  const renamed = await p.api.resources.updateResource(p.project.id, created.id, {
+    name: created.name,
+    code: "odd",
+    permissions: [
+      { name: "zeta", code: "Zeta", description: "now plain" },
+      { name: odd.slice(0, 50), code: "alpha" },
+      { name: "Mid", code: "mid", description: null },
+    ],
+  });
+  const zeta = renamed.permissions.find((x) => x.code === "Zeta")!;
+  assert.equal(zeta.description, "now plain");
+  assert.ok(zeta.updated_at >= created.permissions.find((x) => x.code === "Zeta")!.updated_at);
+  assert.deepEqual(await listed(), renamed);
+  // Concurrent updates, each with its own name and permissions: the list shows one of them whole.
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      p.api.resources.updateResource(p.project.id, created.id, {
+        name: `writer ${i}`,
+        code: "odd",
+        permissions: [{ name: `only ${i}`, code: `p${i}` }, { name: "shared", code: "alpha" }],
+      })),
+  );
+  answers.forEach((a, i) => {
+    assert.equal(a.name, `writer ${i}`);
+    assert.deepEqual(a.permissions.map((x) => x.name), ["shared", `only ${i}`]);
+  });
+  const last = await listed();
+  assert.ok(answers.some((a) => JSON.stringify(a) === JSON.stringify(last)), JSON.stringify(last));
 });
