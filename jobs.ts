@@ -7,6 +7,7 @@ import { purgeExpired } from "./db/maintenance.ts";
 import { releaseLease, takeLease } from "./db/jobs.ts";
 import type { Config } from "./config.ts";
 import { purgeEvents } from "./db/audit.ts";
+import { fillResourceDocuments } from "./db/resources.ts";
 import { vacuumDue } from "./db/vacuum.ts";
 import type { Sql } from "./db/connection.ts";
 import { deliverDue } from "./domain/webhook_delivery.ts";
@@ -58,6 +59,16 @@ export function jobsOf(
     { name: "signing-keys", everyMs: 60_000, leased: true, run: () => maintainKeys(sql, keys) },
     // Every instance learns newly published keys long before they sign (see TokenService.loadPublishedKeys).
     { name: "published-keys", everyMs: 60_000, leased: false, run: () => tokens.loadPublishedKeys() },
+    // Resources written before migration 0011 get their stored document, a few hundred rows to a statement;
+    // then each run finds none (a partial index of the rows without one).
+    {
+      name: "resource-documents",
+      everyMs: 60 * 60_000,
+      firstAfterMs: 10_000,
+      leased: true,
+      alone: true,
+      run: (signal: AbortSignal) => fillResourceDocuments(sql, signal),
+    },
     // The embedded database has no autovacuum (db/vacuum.ts): its one process vacuums what is due, first a
     // minute after the start (the counts behind the rules start again at each start).
     ...(database === "embedded"

@@ -44,14 +44,13 @@ export type PageStatement = AttachedRead;
  * The statement of a page of `from` (a table and its alias), `where` conditions over `params` (its `$n`
  * placeholders numbered in that array), sorted by the query's `sort_by` (a column name the query's schema
  * allows, never free input), ties by id. Each row is the JSON object of `row.columns` (in their order), or
- * the text of the column `row.document`: a row's JSON that the database keeps itself (resources, migration
- * 0011). The total counts every matching row in the same statement, so both come from one snapshot, also for
+ * the JSON text that the expression `row.json` gives (resources keep theirs, migration 0011). The total counts every matching row in the same statement, so both come from one snapshot, also for
  * a page past the end. Written as text: one source for the list and for the read the gate attaches, and as
  * cheap to build as a flat statement (db/columns.ts).
  */
 export function pageStatement(
   from: { table: string; alias: string },
-  row: { columns: string } | { document: string },
+  row: { columns: string } | { json: string },
   where: string,
   params: Params,
   q: Page & { sort_by: string; sort_dir: "asc" | "desc" },
@@ -60,10 +59,11 @@ export function pageStatement(
   const dir = q.sort_dir === "asc" ? "asc" : "desc";
   const n = params.length;
   const [size, offset, num] = [`$${n + 1}::int8`, `$${n + 2}::int8`, `$${n + 3}::int8`];
-  const [columns, json] = "document" in row
-    ? [`${from.alias}.${row.document}`, `x.${row.document}`]
+  const [columns, json] = "json" in row
+    ? [`${row.json} as json`, "x.json"]
     : [row.columns, "row_to_json(x)::text"];
-  // The rows reach the aggregate in the sorted, limited subquery's order.
+  // An aggregate over a sorted subquery, in a query with nothing else (no join, no grouping), takes its rows in
+  // that order (PostgreSQL's documentation on aggregate functions says as much).
   const text = `select '{"data":[' || coalesce((
       select string_agg(${json}, ',') from (
         select ${columns} ${source}

@@ -9,8 +9,9 @@ export type GateRow = {
   /** A client-credentials token of the project's admin client. */
   is_admin: boolean;
   /**
-   * The attached read's one JSON value (a record, or a page of them): null when it found nothing, and when the
-   * token lacks the permission or the path's project does not exist (it is then not run at all).
+   * The attached read's one value: a record as JSON (parsed), or a page as the JSON text of the answer
+   * (db/lists.ts). Null when it found nothing, and when the token lacks the permission or the path's project
+   * does not exist (it is then not run at all).
    */
   record?: unknown;
 };
@@ -18,7 +19,7 @@ export type GateRow = {
 /**
  * A read sent in the gate's statement, so that a gated read costs one round trip: SQL text written in this code
  * (never input; no `$` but its parameters, no string literals that hold one) whose one row and column is a JSON
- * value, with parameters $1, $2, … of its own, and their values. It runs in the gate's snapshot, and only when the
+ * value or JSON text, with parameters $1, $2, … of its own, and their values. It runs in the gate's snapshot, and only when the
  * token is live, holds the permission and the path's project exists.
  */
 export type AttachedRead = { text: string; params: (string | number | boolean | null)[] };

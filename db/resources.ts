@@ -1,5 +1,6 @@
 /** Queries on resources and their permissions; a resource row (with its permissions) is the API's `Resource`. */
 import type { Permission, Resource, ResourceListQuery } from "../openapi/resources.ts";
+import { fixed } from "./columns.ts";
 import type { Sql } from "./connection.ts";
 import { containsPattern, type PageStatement, pageStatement, type Params } from "./lists.ts";
 
@@ -9,6 +10,12 @@ export type NewPermission = Pick<Permission, "id" | "name" | "code" | "descripti
 export type NewResource = Pick<Resource, "id" | "name" | "code" | "description" | "is_default"> & {
   permissions: NewPermission[];
 };
+
+/**
+ * The resource `r` as the API's JSON, with its permissions sorted by code: the document the database keeps
+ * (migration 0011), or, for a row written before it that the job has not reached yet, the same computed now.
+ */
+const DOCUMENT = "coalesce(r.doc, resource_document(r))";
 
 /** Inserts resources and their permissions with two statements, whatever their number. */
 export async function insertResources(sql: Sql, projectId: string, resources: NewResource[]): Promise<void> {
@@ -98,11 +105,12 @@ export async function findResource(
   resourceId: string,
   opts: { lock?: boolean } = {},
 ): Promise<Resource | undefined> {
-  // The document the database keeps (migration 0011): the resource with its permissions, sorted by code.
-  const [row] = await sql<{ doc: Resource }[]>`
-    select r.doc::json as doc from resources r where r.project_id = ${projectId} and r.id = ${resourceId}
+  const [row] = await sql<{ json: string }[]>`
+    select ${
+    fixed(sql, DOCUMENT)
+  } as json from resources r where r.project_id = ${projectId} and r.id = ${resourceId}
     ${opts.lock ? sql`for update` : sql``}`;
-  return row?.doc;
+  return row && JSON.parse(row.json);
 }
 
 /** The list's statement: one source for the list and for the read the gate attaches. */
@@ -119,7 +127,7 @@ export function resourceListStatement(projectId: string, q: ResourceListQuery): 
           and (p.name ilike ${like} or p.code ilike ${like} or p.description ilike ${like})
       ))`;
   }
-  return pageStatement({ table: "resources", alias: "r" }, { document: "doc" }, where, params, q);
+  return pageStatement({ table: "resources", alias: "r" }, { json: DOCUMENT }, where, params, q);
 }
 
 /** Of the given permission ids, those that are not permissions of the project. */
@@ -185,4 +193,21 @@ export async function grantAdminClientsDefaults(sql: Sql): Promise<void> {
     join resources r on r.id = pe.resource_id and r.is_default
     where c.is_admin
     on conflict do nothing`;
+}
+
+/**
+ * Writes the documents of resources that have none (rows from before migration 0011), `batch` rows to a
+ * statement, each its own transaction, so that no lock on `resources` is held for long. Returns how many.
+ */
+export async function fillResourceDocuments(sql: Sql, signal?: AbortSignal, batch = 200): Promise<number> {
+  let filled = 0;
+  while (!signal?.aborted) {
+    // The update fires the trigger that writes the document (the `null` is never stored).
+    const rows = await sql`
+      update resources set doc = null
+      where id in (select id from resources where doc is null limit ${batch} for update skip locked)`;
+    filled += rows.count;
+    if (rows.count < batch) break;
+  }
+  return filled;
 }

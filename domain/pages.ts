@@ -10,7 +10,7 @@ declare const of: unique symbol;
  * An answer's JSON as text, written by the database in the shape of `T`: sent as it is, never parsed and
  * written again (routes/responses.ts, `jsonText`). A page of ten resources is about 7 kB of JSON.
  */
-export type JsonText<T> = string & { readonly [of]?: T };
+export type JsonText<T> = string & { readonly [of]: T };
 
 /** The page of `s` as the answer's JSON: the gate's when it read this very page (`attached`), else read now. */
 export async function listPage<T>(
@@ -18,6 +18,6 @@ export async function listPage<T>(
   s: PageStatement,
   attached?: Attached,
 ): Promise<JsonText<PageOf<T>>> {
-  const page = attachedRecord<string>(attached, s);
-  return page ?? await retryRead(() => pageText(sql, s));
+  const page = attachedRecord<string>(attached, s) ?? await retryRead(() => pageText(sql, s));
+  return page as JsonText<PageOf<T>>;
 }

@@ -1,6 +1,7 @@
 /** Resources and permissions through the SDK: create, update matched by code, list, limits, races. */
 import assert from "node:assert/strict";
-import { Api, expectError, http, newProject, test } from "./helpers.ts";
+import { fillResourceDocuments } from "../db/resources.ts";
+import { Api, expectError, http, newProject, service, test } from "./helpers.ts";
 
 const orders = {
   name: "Orders",
@@ -344,4 +345,27 @@ test("GET .../resources answers each resource as its last write did: text of any
   });
   const last = await listed();
   assert.ok(answers.some((a) => JSON.stringify(a) === JSON.stringify(last)), JSON.stringify(last));
+});
+
+test("a resource without its stored document (written before migration 0011) reads the same, and the job writes it", async () => {
+  const p = await newProject();
+  const r = await p.api.resources.createResource(p.project.id, orders);
+  const { db } = await service();
+  const stored = async () =>
+    (await db.sql`select doc from resources where id = ${r.id}`)[0].doc as string | null;
+  assert.deepEqual(JSON.parse((await stored())!), r);
+  // As an earlier version left it: the triggers do not fire under `replica` (this statement only).
+  await db.sql.begin(async (tx) => {
+    await tx`set local session_replication_role = replica`;
+    await tx`update resources set doc = null where id = ${r.id}`;
+  });
+  assert.equal(await stored(), null);
+  const listed = async () =>
+    (await p.api.resources.listResources(p.project.id, 1, 10, undefined, undefined, "orders", undefined))
+      .data;
+  assert.deepEqual(await listed(), [r], "computed while it has none");
+  assert.ok(await fillResourceDocuments(db.sql) >= 1);
+  assert.deepEqual(JSON.parse((await stored())!), r);
+  assert.deepEqual(await listed(), [r]);
+  assert.equal(await fillResourceDocuments(db.sql), 0, "none left");
 });
