@@ -44,9 +44,10 @@ export type PageStatement = AttachedRead;
  * The statement of a page of `from` (a table and its alias), `where` conditions over `params` (its `$n`
  * placeholders numbered in that array), sorted by the query's `sort_by` (a column name the query's schema
  * allows, never free input), ties by id. Each row is the JSON object of `row.columns` (in their order), or
- * the JSON text that the expression `row.json` gives (resources keep theirs, migration 0011). The total counts every matching row in the same statement, so both come from one snapshot, also for
- * a page past the end. Written as text: one source for the list and for the read the gate attaches, and as
- * cheap to build as a flat statement (db/columns.ts).
+ * the JSON text that the expression `row.json` gives (resources keep theirs, migration 0011). The total counts
+ * every matching row in the same statement, so both come from one snapshot, also for a page past the end.
+ * Written as text: one source for the list and for the read the gate attaches, and as cheap to build as a flat
+ * statement (db/columns.ts).
  */
 export function pageStatement(
   from: { table: string; alias: string },
@@ -58,7 +59,7 @@ export function pageStatement(
   const source = `from ${from.table} ${from.alias} ${where}`;
   const dir = q.sort_dir === "asc" ? "asc" : "desc";
   const n = params.length;
-  const [size, offset, num] = [`$${n + 1}::int8`, `$${n + 2}::int8`, `$${n + 3}::int8`];
+  const [size, num] = [`$${n + 1}::int8`, `$${n + 2}::int8`];
   const [columns, json] = "json" in row
     ? [`${row.json} as json`, "x.json"]
     : [row.columns, "row_to_json(x)::text"];
@@ -68,10 +69,10 @@ export function pageStatement(
       select string_agg(${json}, ',') from (
         select ${columns} ${source}
         order by ${quoted(`${from.alias}.${q.sort_by}`)} ${dir}, ${from.alias}.id ${dir}
-        limit ${size} offset ${offset}) x), '')
+        limit ${size} offset (${num} - 1) * ${size}) x), '')
     || '],"pagination":{"page_num":' || ${num} || ',"page_size":' || ${size}
     || ',"total":' || (select count(*) ${source}) || '}}' as page`;
-  return { text, params: [...params, q.page_size, offsetOf(q), q.page_num] };
+  return { text, params: [...params, q.page_size, q.page_num] };
 }
 
 /** The page of `s`, as the JSON text of the answer. */

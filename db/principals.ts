@@ -19,8 +19,8 @@ export type GateRow = {
 /**
  * A read sent in the gate's statement, so that a gated read costs one round trip: SQL text written in this code
  * (never input; no `$` but its parameters, no string literals that hold one) whose one row and column is a JSON
- * value or JSON text, with parameters $1, $2, … of its own, and their values. It runs in the gate's snapshot, and only when the
- * token is live, holds the permission and the path's project exists.
+ * value or JSON text, with parameters $1, $2, … of its own, and their values. It runs in the gate's snapshot,
+ * and only when the token is live, holds the permission and the path's project exists.
  */
 export type AttachedRead = { text: string; params: (string | number | boolean | null)[] };
 

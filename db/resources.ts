@@ -16,6 +16,7 @@ export type NewResource = Pick<Resource, "id" | "name" | "code" | "description" 
  * (migration 0011), or, for a row written before it that the job has not reached yet, the same computed now.
  */
 const DOCUMENT = "coalesce(r.doc, resource_document(r))";
+const document = (sql: Sql) => fixed(sql, DOCUMENT);
 
 /** Inserts resources and their permissions with two statements, whatever their number. */
 export async function insertResources(sql: Sql, projectId: string, resources: NewResource[]): Promise<void> {
@@ -107,7 +108,7 @@ export async function findResource(
 ): Promise<Resource | undefined> {
   const [row] = await sql<{ json: string }[]>`
     select ${
-    fixed(sql, DOCUMENT)
+    document(sql)
   } as json from resources r where r.project_id = ${projectId} and r.id = ${resourceId}
     ${opts.lock ? sql`for update` : sql``}`;
   return row && JSON.parse(row.json);
