@@ -1,6 +1,7 @@
 /** The one place that reads the environment: a zod schema, parsed once at start. */
 import { Buffer } from "node:buffer";
 import { z } from "zod";
+import type { Deadlines } from "./db/connection.ts";
 import { HEAP_DEFAULTS, HEAP_RANGES } from "./heap.ts";
 
 const decodeBase64Url = (v: string) => new Uint8Array(Buffer.from(v, "base64url"));
@@ -58,6 +59,8 @@ const schema = z.object({
   }).default("none"),
   DATABASE_DIRECT_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
   DATABASE_START_TIMEOUT: z.coerce.number().int().min(1).max(600).default(15),
+  DATABASE_STATEMENT_TIMEOUT: z.coerce.number().min(0.1).max(600).default(5),
+  DATABASE_QUEUE_TIMEOUT: z.coerce.number().min(0.1).max(600).default(5),
   DATA_DIR: z.string().min(1).default("./data"),
   // Unreserved characters only, so that `curl -u system-admin:$SECRET` works without form-encoding.
   BOOTSTRAP_ADMIN_SECRET: z.string().min(32, "must be at least 32 characters")
@@ -153,6 +156,8 @@ export type Config = {
   databaseDirectUrl?: string;
   /** How long a start keeps trying to reach an unreachable database before it gives up. */
   databaseStartTimeout: number;
+  /** Bounds on every wait for the database: DATABASE_STATEMENT_TIMEOUT and DATABASE_QUEUE_TIMEOUT (seconds). */
+  databaseDeadlines: Deadlines;
   dataDir: string;
   bootstrapAdminSecret?: string;
   /** The first operator of the console: created in the system project when no user has this email. */
@@ -204,6 +209,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     databasePooler: e.DATABASE_POOLER,
     databaseDirectUrl: e.DATABASE_DIRECT_URL,
     databaseStartTimeout: e.DATABASE_START_TIMEOUT,
+    databaseDeadlines: { statement: e.DATABASE_STATEMENT_TIMEOUT, queue: e.DATABASE_QUEUE_TIMEOUT },
     dataDir: e.DATA_DIR,
     bootstrapAdminSecret: e.BOOTSTRAP_ADMIN_SECRET,
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,

@@ -57,18 +57,24 @@ const operatorOf = (c: Config) => ({ email: c.bootstrapAdminEmail, password: c.b
 /**
  * Migrations and bootstrap, under one transaction-level advisory lock each (which, unlike a session lock, also
  * holds through a transaction-mode pooler), so instances starting together on one database apply them once.
- * With DATABASE_DIRECT_URL they run on a short-lived direct connection instead of the pool.
+ * On a PostgreSQL server they run on a short-lived connection of their own (to DATABASE_DIRECT_URL when set),
+ * outside the pool's deadlines.
  */
 async function prepareDatabase(config: Config, db: Database, keys: KeySettings): Promise<BootstrapResult> {
-  if (!config.databaseDirectUrl) {
+  if (!config.databaseUrl) {
     await migrate(db.sql);
     return await bootstrap(db.sql, config.bootstrapAdminSecret, keys, operatorOf(config));
   }
-  const direct = connectServer(config.databaseDirectUrl, { max: 1 });
+  // Not the pool: a migration may take longer than the pool's deadlines allow a statement (and an instance
+  // starting beside another waits for its migration under the lock).
+  const [url, pooler, name] = config.databaseDirectUrl
+    ? [config.databaseDirectUrl, "none" as const, "DATABASE_DIRECT_URL"]
+    : [config.databaseUrl, config.databasePooler, "DATABASE_URL"];
+  const direct = connectServer(url, { max: 1, pooler });
   try {
     await waitForDatabase(direct, {
       timeoutSeconds: config.databaseStartTimeout,
-      what: `${describeUrl(config.databaseDirectUrl)} (DATABASE_DIRECT_URL)`,
+      what: `${describeUrl(url)} (${name})`,
     });
     await migrate(direct);
     return await bootstrap(direct, config.bootstrapAdminSecret, keys, operatorOf(config));
@@ -86,6 +92,7 @@ export async function openService(config: Config, opts: { quiet?: boolean } = {}
     poolSize: config.databasePoolSize,
     pipelineDepth: config.databasePipelineDepth,
     pooler: config.databasePooler,
+    deadlines: config.databaseDeadlines,
   });
   try {
     if (config.databaseUrl) {

@@ -8,7 +8,7 @@
  * live as a statement of its own would be. Only the pool batches; a transaction's reads are its own.
  */
 import { setImmediate } from "node:timers";
-import { isTransaction, type Sql } from "./connection.ts";
+import { isTransaction, isUnavailable, type Sql } from "./connection.ts";
 
 /** At most this many reads share a statement; more wait for the next. */
 export const BATCH_MAX = 64;
@@ -32,9 +32,21 @@ export function batchedRead<K, R>(
       const part = batch.slice(i, i + BATCH_MAX);
       read(sql, part.map((w) => w.key)).then(
         (rows) => part.forEach((w, j) => w.resolve(rows[j])),
-        (err) => part.forEach((w) => w.reject(err)),
+        (err) => alone(sql, part, err),
       );
     }
+  };
+  /**
+   * A shared statement that failed fails no request but the one that caused it: unless the database itself
+   * cannot answer now (which each read alone would only meet again), every key of the batch is read again
+   * in a statement of its own, and each request gets its own answer, or its own error.
+   */
+  const alone = (sql: Sql, part: Waiting<K, R>[], err: unknown) => {
+    if (part.length === 1 || isUnavailable(err)) {
+      for (const w of part) w.reject(err);
+      return;
+    }
+    for (const w of part) read(sql, [w.key]).then((rows) => w.resolve(rows[0]), w.reject);
   };
   return (sql, key) => {
     if (isTransaction(sql)) {

@@ -54,6 +54,19 @@ export function isConnectionLoss(err: unknown): boolean {
   return CONNECTION_LOST_CODE.has(codeOf(err));
 }
 
+/**
+ * The database cannot answer now, whatever was asked: the connection went away or could not be had, the server
+ * is short of resources or shutting down (53, 57P0x), or a deadline passed (57014, the wait for a connection,
+ * the answer deadline). Running the same statement again at once, or another statement, would meet the same.
+ */
+export function isUnavailable(err: unknown): boolean {
+  if (err instanceof postgres.PostgresError) return /^(08|53|57)/.test(err.code);
+  return isConnectionLoss(err) || DEADLINE_CODES.has(codeOf(err)) || codeOf(err) === "CONNECTION_ENDED";
+}
+
+/** The driver's codes for a deadline that passed: connecting, waiting for a connection, or for an answer. */
+export const DEADLINE_CODES = new Set(["CONNECT_TIMEOUT", "QUEUE_TIMEOUT", "STATEMENT_TIMEOUT"]);
+
 /** Whether `sql` is a transaction (or a savepoint in one) rather than the pool: only those can open savepoints. */
 export function isTransaction(sql: Sql): sql is Tx {
   return typeof (sql as Partial<Tx>).savepoint === "function";
@@ -167,7 +180,28 @@ export type DatabaseOptions = {
   pipelineDepth?: number;
   /** `transaction`: behind a transaction-mode pooler (PgBouncer), so no named prepared statements. */
   pooler?: "none" | "session" | "transaction";
+  /** Bounds on every wait for the database (`Deadlines`); none when omitted. */
+  deadlines?: Deadlines;
 };
+
+/**
+ * How long a request may wait for the database, in seconds. `statement`: the server's `statement_timeout` on a
+ * direct connection (a pooler refuses startup parameters, so behind one only the next bound holds), and the
+ * answer deadline: a statement unanswered a second past it is cancelled through the server's cancel request
+ * (the pooler forwards it), and its connection given up when not even that is answered as long again.
+ * `queue`: how long a statement or transaction may wait for a free connection; past it, it fails without
+ * having run. Every one of these answers 503 `system_error` with `Retry-After` (routes/errors.ts).
+ */
+export type Deadlines = { statement: number; queue: number };
+
+function deadlineOptions(d: Deadlines | undefined, serverSide: boolean) {
+  if (!d) return {};
+  return {
+    queue_timeout: d.queue * 1000,
+    statement_deadline: d.statement * 1000 + 1000,
+    ...(serverSide ? { connection: { statement_timeout: d.statement * 1000 } } : {}),
+  };
+}
 
 const common = {
   onnotice: () => {},
@@ -189,10 +223,11 @@ const common = {
  */
 export function connectServer(
   url: string,
-  opts: { max: number; pooler?: DatabaseOptions["pooler"]; pipelineDepth?: number },
+  opts: { max: number; pooler?: DatabaseOptions["pooler"]; pipelineDepth?: number; deadlines?: Deadlines },
 ): Database["sql"] {
   return postgres(url, {
     ...common,
+    ...deadlineOptions(opts.deadlines, (opts.pooler ?? "none") === "none"),
     max: opts.max,
     prepare: opts.pooler !== "transaction",
     pipeline_depth: opts.pipelineDepth ?? 0,
@@ -206,10 +241,11 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       max: opts.poolSize,
       pooler: opts.pooler,
       pipelineDepth: opts.pipelineDepth,
+      deadlines: opts.deadlines,
     });
     return { sql, kind: "postgres", close: () => sql.end({ timeout: 5 }) };
   }
-  return await openEmbedded(opts.dataDir);
+  return await openEmbedded(opts.dataDir, opts.deadlines);
 }
 
 /** host:port/database of a postgres:// URL, never its credentials: for messages. */
@@ -335,7 +371,7 @@ async function ownerOnly(dir: string): Promise<void> {
  * itself does not prevent. PGlite is imported only here, so that a service on a PostgreSQL server never loads
  * it (a faster cold start, and nothing that needs a writable disk).
  */
-async function openEmbedded(dataDir: string): Promise<Database> {
+async function openEmbedded(dataDir: string, deadlines?: Deadlines): Promise<Database> {
   const dir = resolve(dataDir);
   await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
   await Deno.chmod(dir, 0o700);
@@ -367,6 +403,9 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   const sql = postgres({
     ...common,
     socket: () => new EmbeddedLink(db),
+    // PGlite runs a statement to its end inside this process (nothing can interrupt it), so only the wait
+    // for the one connection is bounded: a long transaction or job holding it answers the others 503.
+    ...(deadlines ? { queue_timeout: deadlines.queue * 1000 } : {}),
     username: "postgres",
     database: "postgres",
     max: 1,

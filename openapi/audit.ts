@@ -1,5 +1,6 @@
 /** The audit trail: one event per change or security fact, and the query that reads it. */
 import { z } from "@hono/zod-openapi";
+import { plain } from "./fields.ts";
 
 /** Every event type, with what it records. Updates carry `changes`; security facts carry `details`. */
 export const EVENT_TYPES = {
@@ -102,8 +103,8 @@ const Timestamp = z.string().refine((v) => !Number.isNaN(Date.parse(v)) && /^\d{
 /** Strict: a misspelt filter (`actor=`) is refused, not ignored into an unfiltered answer. */
 export const AuditQuery = z.strictObject({
   type: TypeFilter.optional().openapi({ description: "An event type, or a prefix such as `role.*`" }),
-  actor_id: z.string().max(100).optional(),
-  target_id: z.string().max(200).optional(),
+  actor_id: plain(100).optional(),
+  target_id: plain(200).optional(),
   since: Timestamp.optional().openapi({
     description: "Events at or after this instant",
     format: "date-time",
@@ -112,7 +113,7 @@ export const AuditQuery = z.strictObject({
   limit: z.string().regex(/^[0-9]{1,3}$/, "must be a whole number").transform(Number)
     .pipe(z.number().min(1, "at least 1").max(100, "at most 100")).optional().transform((v) => v ?? 50)
     .openapi({ type: "integer", minimum: 1, maximum: 100, default: 50 }),
-  cursor: z.string().max(500).optional().openapi({ description: "`next_cursor` of the page before" }),
+  cursor: plain(500).optional().openapi({ description: "`next_cursor` of the page before" }),
 }, {
   error: (issue) =>
     issue.code === "unrecognized_keys"

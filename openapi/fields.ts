@@ -68,7 +68,15 @@ export const ErrorSchema = z.object({
   description: "Every error on every endpoint has this shape (it is also the RFC 6749 §5.2 shape).",
 });
 
-export const Id = z.string().min(1).max(100);
+/**
+ * No control characters: PostgreSQL refuses a NUL byte in text, and a lookup that shares a statement with
+ * other requests' (db/batch.ts) must never carry one. Refused at the edge with `invalid_params`.
+ */
+export const PLAIN = /^[^\u0000-\u001f\u007f]*$/;
+export const plain = (max: number) =>
+  z.string().max(max, `at most ${max} characters`).regex(PLAIN, "must not contain control characters");
+
+export const Id = plain(100).min(1);
 
 export const ProjectIdParam = z.object({
   project_id: Id.openapi({
@@ -124,7 +132,7 @@ export function listQuery<F extends string>(sortable: readonly [F, ...F[]]) {
       description: "Default `created_at`; ties by id",
     }),
     sort_dir: z.enum(["asc", "desc"]).default("desc").openapi({ description: "Default `desc`" }),
-    search: z.string().max(200).optional().openapi({
+    search: plain(200).optional().openapi({
       description: "Case-insensitive substring; `%` and `_` match themselves",
     }),
   });

@@ -1,5 +1,6 @@
 /** The signing keys, as the operator API shows them: never a private part. */
 import { z } from "@hono/zod-openapi";
+import { plain } from "./fields.ts";
 import { Jwk } from "./service.ts";
 
 const time = (description: string) => z.string().nullable().openapi({ format: "date-time", description });
@@ -39,7 +40,7 @@ export const KeySet = z.object({
 export type KeySet = z.infer<typeof KeySet>;
 
 export const KidParam = z.object({
-  kid: z.string().min(1).max(200).openapi({ param: { name: "kid", in: "path" } }),
+  kid: plain(200).min(1).openapi({ param: { name: "kid", in: "path" } }),
 });
 
 export const ForceQuery = z.object({

@@ -1,7 +1,8 @@
 /** The token endpoint's form and answer, and the forms and answers of revocation and introspection. */
 import { z } from "@hono/zod-openapi";
+import { plain } from "./fields.ts";
 
-const field = (description: string) => z.string().max(4096).optional().openapi({ description });
+const field = (description: string) => plain(4096).optional().openapi({ description });
 
 export const TokenRequest = z.object({
   grant_type: z.enum(["authorization_code", "refresh_token", "client_credentials"]).openapi({
@@ -37,8 +38,8 @@ export const TokenResponse = z.object({
 export type TokenResponse = z.infer<typeof TokenResponse>;
 
 export const TokenActionRequest = z.object({
-  token: z.string().min(1).max(4096).openapi({ description: "An access token or a refresh token" }),
-  token_type_hint: z.string().max(100).optional().openapi({
+  token: plain(4096).min(1).openapi({ description: "An access token or a refresh token" }),
+  token_type_hint: plain(100).optional().openapi({
     description: "`access_token` or `refresh_token`: where to look first; other values are ignored",
   }),
   client_id: field("For revocation by a public client, without HTTP Basic"),

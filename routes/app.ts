@@ -12,7 +12,7 @@ import { registerOidcRoutes } from "./oidc.ts";
 import { registerSessionRoutes } from "./sessions.ts";
 import type { App, AppEnv, Deps } from "./env.ts";
 import { errorResponse, toAppError, zodDetails } from "./errors.ts";
-import { apiBodyLimit, bodyType, formBodyLimit, noStore, requestContext } from "./middleware.ts";
+import { apiBodyLimit, bodyType, formBodyLimit, noNulInUrl, noStore, requestContext } from "./middleware.ts";
 import { registerProjectRoutes } from "./projects.ts";
 import { registerResourceRoutes } from "./resources.ts";
 import { registerRoleRoutes } from "./roles.ts";
@@ -40,7 +40,7 @@ export function createApp(deps: Deps): App {
     },
   });
 
-  app.use("*", requestContext(deps));
+  app.use("*", requestContext(deps), noNulInUrl);
   app.use("/api/*", noStore, apiBodyLimit, formBodyLimit, bodyType);
 
   registerSystemRoutes(app);

@@ -50,6 +50,8 @@ const UNAVAILABLE = /^(08|53|57P0[1-3]|57014|40001|40P01)/;
 
 const CONNECTION_ERRORS = new Set([
   "CONNECT_TIMEOUT",
+  "QUEUE_TIMEOUT", // no connection became free within DATABASE_QUEUE_TIMEOUT (db/connection.ts)
+  "STATEMENT_TIMEOUT", // no answer, not even to the cancel, within twice DATABASE_STATEMENT_TIMEOUT
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
@@ -90,7 +92,12 @@ export function toAppError(err: unknown, c: Context<AppEnv>, log: Logger): AppEr
 }
 
 function unavailable(err: unknown, c: Context<AppEnv>, log: Logger): AppError {
-  log.error("database unavailable", { request_id: c.get("requestId"), error: String(err) });
+  log.error("database unavailable", {
+    request_id: c.get("requestId"),
+    method: c.req.method,
+    path: c.req.path,
+    error: String(err),
+  });
   return new AppError("system_error", {
     status: 503,
     description: "the service cannot reach its database; retry later",

@@ -23,6 +23,19 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
   };
 }
 
+/**
+ * A NUL byte (`%00`) anywhere in the path or query is refused before any route sees it: no id, code or filter
+ * holds one, and PostgreSQL refuses it in text, so it could only ever fail a statement (db/batch.ts shares
+ * some statements between requests, which must never fail for another request's input).
+ */
+export const noNulInUrl: MiddlewareHandler<AppEnv> = (c, next) => {
+  const url = c.req.url;
+  if (url.indexOf("%00") < 0 && url.indexOf("\0") < 0) return next();
+  throw new AppError("invalid_params", {
+    details: [{ field: "url", issue: "must not contain a NUL byte (%00)" }],
+  });
+};
+
 /** Responses of the API carry secrets and live authorization state; nothing may cache them. */
 export const noStore: MiddlewareHandler<AppEnv> = (c, next) =>
   answerWith(c, next, "Cache-Control", "no-store");

@@ -107,6 +107,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     , query = null
     , final = null
     , headSince = 0
+    , aborted = null
 
   const connection = {
     queue: queues.closed,
@@ -124,7 +125,11 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     // Patched (see vendor/postgres/README.md), for the pool's choice in index.js: statements in flight, and
     // how long the one the server is on has been running.
     inflight: () => sent.length + (query ? 1 : 0),
-    headFor: () => query ? performance.now() - headSince : 0
+    headFor: () => query ? performance.now() - headSince : 0,
+    // Patched (see vendor/postgres/README.md, 7), for the pool's answer deadline: the statement the server is
+    // on, and giving up on a connection whose server does not answer even a cancel.
+    head: () => query,
+    abort
   }
 
   queues.closed && queues.closed.push(connection)
@@ -424,6 +429,20 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     )
   }
 
+  /**
+   * Patched (vendor/postgres/README.md, 7): fails the statement the server is on with `err`, those sent after
+   * it with `behind` (they never ran, so a read may run again elsewhere), and closes the socket; the pool opens
+   * a new connection when one is needed. The connection's transaction, if any, ends with `err`.
+   */
+  function abort(err, behind) {
+    aborted = err
+    query && queryError(query, err)
+    query = null
+    while (sent.length)
+      queryError(sent.shift(), behind)
+    socket && socket.destroy()
+  }
+
   function terminate() {
     terminated = true
     if (stream || query || initial || sent.length)
@@ -462,7 +481,8 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     closedTime = performance.now()
     hadError && options.shared.retries++
     delay = (typeof backoff === 'function' ? backoff(options.shared.retries) : backoff) * 1000
-    onclose(connection, Errors.connection('CONNECTION_CLOSED', options, socket))
+    onclose(connection, aborted || Errors.connection('CONNECTION_CLOSED', options, socket))
+    aborted = null
   }
 
   /* Handlers */
@@ -557,6 +577,10 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
     query = results = errorResponse = null
     result = new Result()
+    // Patched (vendor/postgres/README.md, 8): a statement that failed after some of its rows (a data exception
+    // in a later row, a cancel, a statement timeout) had no CommandComplete to reset the count, so the next
+    // statement's rows began at that offset, after as many holes.
+    rows = 0
     connectTimer.cancel()
 
     if (initial) {

@@ -1,5 +1,6 @@
 /* @ts-self-types="../types/index.d.ts" */
 import os from 'node:os'
+import { setInterval, clearInterval } from 'node:timers'
 import fs from 'node:fs'
 
 import {
@@ -53,6 +54,7 @@ function Postgres(a, b) {
 
   let ending = false
     , last = null
+    , sweeper = null
 
   const queries = Queue()
       , connecting = Queue()
@@ -208,7 +210,7 @@ function Postgres(a, b) {
       ? open.shift()
       : await new Promise((resolve, reject) => {
         const query = { reserve: resolve, reject }
-        queries.push(query)
+        wait(query)
         closed.length && connect(closed.shift(), query)
       })
 
@@ -350,7 +352,50 @@ function Postgres(a, b) {
 
     busy.length
       ? go(busy.shift(), query)
-      : queries.push(query)
+      : wait(query)
+  }
+
+  // Patched (see vendor/postgres/README.md, 7): with `queue_timeout` (ms), a statement or transaction that has
+  // waited that long for a connection fails with QUEUE_TIMEOUT, never having run; with `statement_deadline`
+  // (ms), a statement the server has not answered in that time is cancelled (the server answers 57014), and its
+  // connection is given up when not even the cancel is answered in as long again (STATEMENT_TIMEOUT). One timer
+  // per pool checks both, started with the first wait.
+  function wait(query) {
+    query.queuedAt = performance.now()
+    queries.push(query)
+    sweeper || (options.queue_timeout > 0 || options.statement_deadline > 0) && startSweeper()
+  }
+
+  function startSweeper() {
+    const every = Math.min(...[options.queue_timeout, options.statement_deadline].filter(x => x > 0)) / 10
+    sweeper = setInterval(sweep, Math.max(10, every))
+    sweeper.unref && sweeper.unref()
+  }
+
+  function sweep() {
+    const now = performance.now()
+    while (options.queue_timeout > 0 && queries.length && queries.peek().queuedAt <= now - options.queue_timeout) {
+      const query = queries.shift()
+      query.reject(Errors.generic('QUEUE_TIMEOUT',
+        'no database connection became free within ' + options.queue_timeout + ' ms'))
+    }
+    if (!(options.statement_deadline > 0))
+      return
+    for (const c of connections) {
+      const running = c.headFor()
+      if (running <= options.statement_deadline)
+        continue
+      const query = c.head()
+      if (!query.deadlineCancel) {
+        query.deadlineCancel = true
+        Connection(options).cancel(query.state, () => { /* cancelled */ }, () => { /* best effort */ })
+      } else if (running > 2 * options.statement_deadline) {
+        c.abort(
+          Errors.generic('STATEMENT_TIMEOUT', 'the database did not answer within ' + Math.round(running) + ' ms'),
+          Errors.connection('CONNECTION_CLOSED', options)
+        )
+      }
+    }
   }
 
   function go(c, query) {
@@ -380,6 +425,7 @@ function Postgres(a, b) {
       return ending
 
     await 1
+    sweeper && clearInterval(sweeper)
     let timer
     return ending = Promise.race([
       new Promise(r => timeout !== null && (timer = setTimeout(destroy, timeout * 1000, r))),
@@ -457,7 +503,7 @@ function parseOptions(a, b) {
   'timeout' in o && (console.log('The timeout option is deprecated, use idle_timeout instead'), o.idle_timeout = o.timeout) // eslint-disable-line
   query.sslrootcert === 'system' && (query.ssl = 'verify-full')
 
-  const ints = ['idle_timeout', 'connect_timeout', 'max_lifetime', 'max_pipeline', 'backoff', 'keep_alive', 'pipeline_depth', 'pipeline_wait']
+  const ints = ['idle_timeout', 'connect_timeout', 'max_lifetime', 'max_pipeline', 'backoff', 'keep_alive', 'pipeline_depth', 'pipeline_wait', 'queue_timeout', 'statement_deadline']
   const defaults = {
     max             : globalThis.Cloudflare ? 3 : 10,
     ssl             : false,
@@ -468,6 +514,8 @@ function parseOptions(a, b) {
     max_pipeline    : 100,
     pipeline_depth  : 0,
     pipeline_wait   : 2,
+    queue_timeout   : 0,
+    statement_deadline : 0,
     backoff         : backoff,
     keep_alive      : 60,
     prepare         : true,

@@ -133,6 +133,16 @@ interface BaseOptions<T extends Record<string, postgres.PostgresType>> {
    * statements behind it (a slow statement holds up at most those that joined before). Default 2.
    */
   pipeline_wait: number;
+  /**
+   * Patched (vendor/postgres/README.md, 7): ms a statement or transaction may wait for a connection before it
+   * fails with QUEUE_TIMEOUT, never having run. 0 (the default): no limit.
+   */
+  queue_timeout: number;
+  /**
+   * Patched: ms after which a statement the server has not answered is cancelled (the server answers 57014);
+   * past twice as long its connection is given up (STATEMENT_TIMEOUT). 0 (the default): no limit.
+   */
+  statement_deadline: number;
   /** A socket of one's own for each connection, instead of a TCP or Unix socket (src/connection.js reads it). */
   socket: (options: unknown) => unknown;
 }
