@@ -72,6 +72,7 @@ export const ErrorSchema = z.object({
  * No control characters: PostgreSQL refuses a NUL byte in text, and a lookup that shares a statement with
  * other requests' (db/batch.ts) must never carry one. Refused at the edge with `invalid_params`.
  */
+// deno-lint-ignore no-control-regex -- finding control characters is the point
 export const PLAIN = /^[^\u0000-\u001f\u007f]*$/;
 export const plain = (max: number) =>
   z.string().max(max, `at most ${max} characters`).regex(PLAIN, "must not contain control characters");
