@@ -277,6 +277,13 @@ export async function waitForDatabase(
       const transient = isConnectionLoss(err) || codeOf(err) === "CONNECT_TIMEOUT" ||
         ["ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "53300"].includes(codeOf(err));
       const message = err instanceof Error ? err.message : String(err);
+      if (/unsupported startup parameter/.test(message)) {
+        // PgBouncer refuses the server-side statement_timeout that a direct connection sends.
+        throw new Error(
+          `the database at ${opts.what} is behind a pooler that refuses startup parameters (${message}): ` +
+            "set DATABASE_POOLER=transaction (or session) to match it",
+        );
+      }
       if (!transient) throw new Error(`the database at ${opts.what} refused the service: ${message}`);
       const wait = Math.min(2000, 250 * 2 ** (attempt - 1));
       if (performance.now() + wait >= deadline) {

@@ -6,7 +6,8 @@
  */
 import { createRoute, type RouteConfig, type z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
-import type { ErrorCode } from "../domain/errors.ts";
+import { AppError, type ErrorCode } from "../domain/errors.ts";
+import { Id } from "../openapi/fields.ts";
 import type { AdminPermission } from "../domain/defaults.ts";
 import { type AttachedRead, authorize, invalidToken, type Need, type ProjectScope } from "../domain/gate.ts";
 import type { AppEnv } from "./env.ts";
@@ -157,5 +158,11 @@ export function bearerToken(header: string | undefined): string | undefined {
 /** A path project id that cannot name a project (too long, a NUL byte) looks up as one that does not exist. */
 function pathProjectId(raw: string | undefined): string | null {
   if (raw === undefined) return null;
-  return raw.length <= 100 && !raw.includes("\0") ? raw : "";
+  // Refused before the gate's statement, which other requests share (db/batch.ts): no project has such an id.
+  if (!Id.safeParse(raw).success) {
+    throw new AppError("invalid_params", {
+      details: [{ field: "project_id", issue: "1 to 100 characters, no control characters" }],
+    });
+  }
+  return raw;
 }

@@ -207,16 +207,21 @@ test("NUL bytes and other values the database cannot store answer 4xx, never 500
       "invalid_authorization_token",
     );
   }
-  // A path project id no project can have is simply not found.
+  // A path project id no project can have is refused before any statement.
   await expectError(
     await http("/api/v1/projects/%00", { headers: { authorization: admin } }),
-    404,
-    "project_not_found",
+    400,
+    "invalid_params",
   );
   await expectError(
     await http(`/api/v1/projects/${"x".repeat(101)}/roles`, { headers: { authorization: admin } }),
-    404,
-    "project_not_found",
+    400,
+    "invalid_params",
+  );
+  await expectError(
+    await http("/api/v1/projects/a%7Fb/roles", { headers: { authorization: admin } }),
+    400,
+    "invalid_params",
   );
   await expectError(
     await http("/api/v1/projects?search=%00", { headers: { authorization: admin } }),

@@ -119,12 +119,10 @@ test("a gated read refuses as the gate does: another project's token, a missing 
   await expectError(await http(`${list}?sort_by=secret`, bearer(p.token)), 400, "invalid_params");
   await expectError(
     await http(`/api/v1/projects/${p.project.id}%00`, bearer(p.token)),
-    404,
-    "project_not_found",
+    400,
+    "invalid_params",
   );
-  const nul = await http(`${list}?search=a%00b`, bearer(p.token));
-  assert.ok(nul.status === 200 || nul.status === 400, `status ${nul.status}`);
-  await nul.body?.cancel();
+  await expectError(await http(`${list}?search=a%00b`, bearer(p.token)), 400, "invalid_params");
   // Revoked (RFC 7009): the very next read is refused.
   const revoked = await http("/api/v1/tokens/revoke", {
     method: "POST",
