@@ -31,6 +31,11 @@ export function publicKeyOf(jwk: JWK, alg: JwsAlg): VerifyingKey {
   };
 }
 
+/** The public half of a signing key: the instance that signs with a key can verify its tokens without a query. */
+export function publicKeyOfSigner(k: SigningKey): VerifyingKey {
+  return { alg: k.alg, key: createPublicKey(k.key) };
+}
+
 const b64url = (bytes: Uint8Array | string) => Buffer.from(bytes).toString("base64url");
 
 /** `header.payload.signature`; the header is given as its base64url encoding (see `encodeHeader`). */

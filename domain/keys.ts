@@ -210,7 +210,8 @@ export async function rotateKeys(sql: Sql, s: KeySettings, force: boolean, sourc
           ? ` Forced: the key was published ${
             Math.floor(published)
           } s ago, so a verifier that cached the JWKS ` +
-            "before then sees an unknown kid and must refetch the JWKS."
+            "before then sees an unknown kid and must refetch the JWKS (every instance of this service " +
+            "accepts its tokens at once)."
           : ""),
     };
   });
@@ -256,7 +257,8 @@ export async function revokeKey(
     return `${gone} ${successor} signs every new token from now on` +
       (next
         ? "; it was already in the JWKS."
-        : "; it is new, so verifiers that cached the JWKS see an unknown kid and must refetch the JWKS.");
+        : "; it is new, so verifiers that cached the JWKS see an unknown kid and must refetch the JWKS " +
+          "(every instance of this service accepts its tokens at once).");
   });
   return { ...(await getKeys(sql, s)), notice };
 }

@@ -13,6 +13,7 @@ import {
   encodeHeader,
   privateKeyOf,
   publicKeyOf,
+  publicKeyOfSigner,
   signCompact,
   type SigningKey,
   verifyCompact,
@@ -20,8 +21,11 @@ import {
 } from "./jws.ts";
 import type { KeyVault } from "./key_vault.ts";
 
-/** An unknown kid reloads the published keys at most this often, so forged kids cannot flood the database. */
-const RELOAD_EVERY_MS = 5_000;
+/**
+ * Reloads of the published keys for unknown kids start at least this far apart: forged kids cost the database at
+ * most 1000 / RELOAD_SPACING_MS queries a second, and a token of a key just made waits at most this long.
+ */
+const RELOAD_SPACING_MS = 200;
 /** Verified tokens remembered (a signature's validity never changes; everything else is checked live). */
 const VERIFIED_CACHE = 10_000;
 /** How far this process's clock may run ahead of the database's before it turns away a token on its own. */
@@ -58,9 +62,12 @@ export class TokenService {
   readonly #signers = new Map<string, Promise<Signer>>();
   /** Token → its verified claims: a token's signature is checked once; its liveness on every request. */
   readonly #verified = new Map<string, VerifiedClaims>();
-  #reloadedAt = 0;
-  /** The reload under way, which every verification of a kid it may bring waits for. */
+  /** When the last reload for unknown kids started (`performance.now()`). */
+  #reloadStartedAt = -Infinity;
+  /** The reload for unknown kids under way: one at a time. */
   #reloading: Promise<void> | null = null;
+  /** The reload that starts next, after the one under way and the spacing: every unknown kid waits for it. */
+  #nextReload: Promise<void> | null = null;
 
   constructor(
     private readonly sql: Sql,
@@ -180,7 +187,8 @@ export class TokenService {
   /**
    * Learns the published public keys it does not know yet (a key's public part never changes, so keys are
    * remembered by kid; whether one still counts is the live check's). Run every minute by every instance, so
-   * a next key is known long before it signs, whatever a flood of forged kids does to the reload below.
+   * a next key is usually known long before it signs; a key made and signing at once is found by the reload
+   * its first token starts (below).
    */
   async loadPublishedKeys(): Promise<void> {
     for (const row of await retryRead(() => listPublishedKeys(this.sql))) {
@@ -192,27 +200,36 @@ export class TokenService {
     const kid = header.kid;
     // Our kids are RFC 7638 thumbprints; anything else is refused before it can reach the database.
     if (typeof kid !== "string" || !/^[A-Za-z0-9_-]{43}$/.test(kid)) return null;
-    let known = this.#publicKeys.get(kid);
+    const known = this.#publicKeys.get(kid);
     if (known) return known;
-    // Tokens of a key this process has not seen yet arrive together (a fresh instance, a key just made
-    // current): they all wait for one reload, rather than the first reloading and the rest refused meanwhile.
-    if (!this.#reloading && Date.now() - this.#reloadedAt >= RELOAD_EVERY_MS) {
-      this.#reloadedAt = Date.now();
-      this.#reloading = this.loadPublishedKeys().catch((err) => {
-        this.#reloadedAt = 0;
-        throw err;
-      }).finally(() => this.#reloading = null);
+    // A key just made (a rotation, a forced revocation on any instance) is in the database before any token
+    // it signs: a reload that starts after this request arrived finds it. Unknown kids that arrive together,
+    // genuine or forged, share that reload.
+    this.#nextReload ??= this.#reloadSoon();
+    try {
+      await this.#nextReload;
+    } catch (err) {
+      // A database failure must not read as "invalid token": it propagates and answers 503.
+      throw new KeyLookupFailure(err);
     }
-    if (this.#reloading) {
-      try {
-        await this.#reloading;
-      } catch (err) {
-        // A database failure must not read as "invalid token": it propagates and answers 503.
-        throw new KeyLookupFailure(err);
-      }
-      known = this.#publicKeys.get(kid);
+    return this.#publicKeys.get(kid) ?? null;
+  }
+
+  /** Reloads the published keys once the reload under way is done and the spacing since it started has passed. */
+  async #reloadSoon(): Promise<void> {
+    await this.#reloading?.catch(() => {});
+    const wait = this.#reloadStartedAt + RELOAD_SPACING_MS - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    // From here on, an unknown kid that arrives waits for the reload after this one.
+    this.#nextReload = null;
+    this.#reloadStartedAt = performance.now();
+    const run = this.loadPublishedKeys();
+    this.#reloading = run;
+    try {
+      await run;
+    } finally {
+      this.#reloading = null;
     }
-    return known ?? null;
   }
 
   /**
@@ -233,8 +250,11 @@ export class TokenService {
         if (!jwk) {
           throw new Error(`signing key ${kid} cannot be opened (KEY_ENCRYPTION_KEY missing, or retired)`);
         }
+        const key = privateKeyOf(jwk, row.alg, kid);
+        // This instance's tokens of the key verify here at once, whatever the reloads above are doing.
+        if (!this.#publicKeys.has(kid)) this.#publicKeys.set(kid, publicKeyOfSigner(key));
         return {
-          key: privateKeyOf(jwk, row.alg, kid),
+          key,
           header: encodeHeader({ alg: row.alg, typ: "at+jwt", kid }),
           idHeader: encodeHeader({ alg: row.alg, typ: "JWT", kid }),
         };

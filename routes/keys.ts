@@ -32,7 +32,10 @@ export const rotateKeysRoute = guardedRoute({
     "and stays in the JWKS until its last token has expired; a new next key is published. A next key is " +
     "published at least max(`ACCESS_TOKEN_TTL`, the JWKS max-age) before it may sign: a rotation before that " +
     "(or with no next key, which is then made and published) answers 409 `key_rotation_too_soon` unless " +
-    "`force=true`.",
+    "`force=true`. Every instance of the service accepts the new key's tokens from the first one, forced or " +
+    "not: an instance that has not seen the key yet reloads the published keys before it answers (one reload " +
+    "at a time, at least 200 ms apart, so forged kids cannot flood the database). `force` concerns other " +
+    "verifiers, which may have cached the JWKS before the key was published.",
   request: { query: ForceQuery },
   responses: { 200: jsonResponse(KeySet, "The keys after the rotation, and what verifiers will see") },
   errors: ["key_rotation_too_soon"],
@@ -49,7 +52,9 @@ export const revokeKeyRoute = guardedRoute({
   description: "The key leaves the JWKS at once and every token it signed is refused on its next request " +
     "(401 `invalid_authorization_token`; introspection `active: false`), on every instance. If it was the " +
     "current key, the next key signs from the same moment; with no next key, revoking it answers 409 " +
-    "`only_signing_key` unless `force=true`, which makes a new key that signs at once.",
+    "`only_signing_key` unless `force=true`, which makes a new key that signs at once: every instance of " +
+    "the service accepts its tokens from the first one (other verifiers refetch the JWKS on its unknown " +
+    "`kid`).",
   request: { params: KidParam, query: ForceQuery },
   responses: { 200: jsonResponse(KeySet, "The keys after the revocation, and what clients will see") },
   errors: ["signing_key_not_found", "only_signing_key"],
