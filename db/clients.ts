@@ -196,3 +196,8 @@ export function clientListStatement(projectId: string, q: ClientListQuery): Page
   if (q.is_active !== undefined) where += ` and c.is_active = $${params.push(q.is_active)}`;
   return pageStatement({ table: "clients", alias: "c" }, { columns: COLUMNS }, where, params, q);
 }
+
+/** Deletes the client: its sessions, codes, pending authorization requests and grants go with it. */
+export async function deleteClientRow(sql: Sql, projectId: string, clientId: string): Promise<void> {
+  await sql`delete from clients where project_id = ${projectId} and id = ${clientId} and not is_console`;
+}

@@ -212,3 +212,8 @@ export async function fillResourceDocuments(sql: Sql, signal?: AbortSignal, batc
   }
   return filled;
 }
+
+/** Deletes the resource: its permissions go with it, and with them every role's and client's grant of them. */
+export async function deleteResourceRow(sql: Sql, projectId: string, resourceId: string): Promise<void> {
+  await sql`delete from resources where project_id = ${projectId} and id = ${resourceId}`;
+}

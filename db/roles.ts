@@ -75,3 +75,23 @@ export function roleListStatement(projectId: string, q: RoleListQuery): PageStat
   }
   return pageStatement({ table: "roles", alias: "ro" }, { columns: COLUMNS }, where, params, q);
 }
+
+/** How many users have the role. */
+export async function countRoleUsers(sql: Sql, projectId: string, roleId: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from users where project_id = ${projectId} and role_id = ${roleId}`;
+  return row.n;
+}
+
+/** Gives every user with role `from` the role `to`; returns how many moved. */
+export async function moveRoleUsers(sql: Sql, projectId: string, from: string, to: string): Promise<number> {
+  const rows = await sql`
+    update users set role_id = ${to}, updated_at = now()
+    where project_id = ${projectId} and role_id = ${from} returning id`;
+  return rows.length;
+}
+
+/** Deletes the role; its grants go with it (role_permissions cascade). */
+export async function deleteRoleRow(sql: Sql, projectId: string, roleId: string): Promise<void> {
+  await sql`delete from roles where project_id = ${projectId} and id = ${roleId}`;
+}

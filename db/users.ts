@@ -97,3 +97,16 @@ export async function findLoginUser(
     select id, password_hash, is_active from users where project_id = ${projectId} and email = ${email}`;
   return row;
 }
+
+/**
+ * Deletes the user: their login sessions (with refresh tokens), single sign-on sessions and unused codes go
+ * with the row (foreign keys), and so do the trusted browsers of their email and an unused setup link, so
+ * that an account made later with the same email starts afresh.
+ */
+export async function deleteUserRow(sql: Sql, projectId: string, user: { id: string; email: string | null }) {
+  if (user.email !== null) {
+    await sql`delete from login_devices where project_id = ${projectId} and email = ${user.email}`;
+  }
+  await sql`delete from console_setup_tokens where project_id = ${projectId} and user_id = ${user.id}`;
+  await sql`delete from users where project_id = ${projectId} and id = ${user.id}`;
+}

@@ -1,6 +1,7 @@
 /** Machine clients: created with a secret shown once, granted permissions directly, rotated, deactivated. */
 import {
   clientListStatement,
+  deleteClientRow,
   findClient,
   insertClient,
   restampClientCutoff,
@@ -8,7 +9,7 @@ import {
   updateClientRow,
   updateClientSecret,
 } from "../db/clients.ts";
-import { type Sql, transaction } from "../db/connection.ts";
+import { retryRead, type Sql, transaction } from "../db/connection.ts";
 import { endSessions } from "../db/sessions.ts";
 import type {
   Client,
@@ -19,6 +20,7 @@ import type {
 } from "../openapi/clients.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import { diff, record, sourceOf, updateType } from "./audit.ts";
+import { consoleClientId } from "./console.ts";
 import { requireCovered, requireCoversAll } from "./coverage.ts";
 import { AppError } from "./errors.ts";
 import type { Attached, AttachedRead } from "./gate.ts";
@@ -173,4 +175,41 @@ export async function listClients(
   attached?: Attached,
 ): Promise<JsonText<PageOf<Client>>> {
   return await listPage<Client>(sql, clientListStatement(projectId, q), attached);
+}
+
+/** One client, as the list shows it (never its secret); the built-in console client is not one. */
+export async function getClient(sql: Sql, projectId: string, clientId: string): Promise<Client> {
+  const client = await retryRead(() => findClient(sql, projectId, clientId));
+  if (!client) throw new AppError("client_not_found");
+  return client;
+}
+
+/**
+ * Deletes the client: its sessions end with it and its tokens are refused from the next request on. The
+ * caller must cover the client's permissions. The project's admin client (no project may lock itself out)
+ * and the built-in console client cannot be deleted: 403 `client_not_deletable`.
+ */
+export async function deleteClient(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  clientId: string,
+): Promise<void> {
+  await transaction(sql, async (tx) => {
+    const current = await findClient(tx, projectId, clientId, { lock: true });
+    if (!current) {
+      if (clientId === consoleClientId(projectId)) throw new AppError("client_not_deletable");
+      throw new AppError("client_not_found");
+    }
+    if (current.is_admin) throw new AppError("client_not_deletable");
+    await requireActOn(tx, caller, current, "deleting this client");
+    await deleteClientRow(tx, projectId, clientId);
+    await record(tx, {
+      projectId,
+      type: "client.deleted",
+      source: sourceOf(caller),
+      target: { type: "client", id: clientId },
+      changes: diff(current, {}),
+    });
+  });
 }

@@ -44,6 +44,11 @@ export const ERRORS = {
     message: "the next signing key is too new: verifiers caching the JWKS may not know it yet",
   },
   only_signing_key: { status: 409, message: "this is the only key that can sign" },
+  role_in_use: { status: 409, message: "users still have this role: reassign them with reassign_role_id" },
+  client_not_deletable: {
+    status: 403,
+    message: "the project's admin client and the console client cannot be deleted",
+  },
   too_many_requests: { status: 429, message: "too many requests; retry later" },
   system_error: { status: 500, message: "unexpected error" },
 } as const satisfies Record<ContractCode, { status: number; message: string }>;

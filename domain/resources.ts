@@ -1,7 +1,8 @@
 /** Resources and their permissions: create together, update matched by code, list with permissions. */
-import { type Sql, transaction } from "../db/connection.ts";
+import { retryRead, type Sql, transaction } from "../db/connection.ts";
 import {
   deletePermissions,
+  deleteResourceRow,
   findResource,
   insertPermissions,
   insertResources,
@@ -142,4 +143,46 @@ export async function listResources(
   attached?: Attached,
 ): Promise<JsonText<PageOf<Resource>>> {
   return await listPage<Resource>(sql, resourceListStatement(projectId, q), attached);
+}
+
+/** One resource with its permissions, as the list shows it. */
+export async function getResource(sql: Sql, projectId: string, resourceId: string): Promise<Resource> {
+  const resource = await retryRead(() => findResource(sql, projectId, resourceId));
+  if (!resource) throw new AppError("resource_not_found");
+  return resource;
+}
+
+/**
+ * Deletes the resource with its permissions, which leave every role and client that held them (what those
+ * holders may do changes on their next request). The caller must cover the resource's permissions, as for a
+ * change of them; default resources are read-only.
+ */
+export async function deleteResource(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  resourceId: string,
+): Promise<void> {
+  await transaction(sql, async (tx) => {
+    const current = await findResource(tx, projectId, resourceId, { lock: true });
+    if (!current) throw new AppError("resource_not_found");
+    if (current.is_default) throw new AppError("default_resource_immutable");
+    await requireCovered(
+      tx,
+      caller,
+      projectId,
+      { permissionIds: current.permissions.map((p) => p.id) },
+      "resource_id",
+      "deleting this resource",
+      { nameCodes: false },
+    );
+    await deleteResourceRow(tx, projectId, resourceId);
+    await record(tx, {
+      projectId,
+      type: "resource.deleted",
+      source: sourceOf(caller),
+      target: { type: "resource", id: resourceId },
+      changes: diff(current, {}),
+    });
+  });
 }

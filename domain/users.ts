@@ -4,7 +4,14 @@ import { permissionCodes } from "../db/principals.ts";
 import { lockRoleShared } from "../db/roles.ts";
 import { endSessions } from "../db/sessions.ts";
 import { clearAttempts } from "../db/throttle.ts";
-import { findUser, findUserByExternalId, insertUser, updateUserRow, userListStatement } from "../db/users.ts";
+import {
+  deleteUserRow,
+  findUser,
+  findUserByExternalId,
+  insertUser,
+  updateUserRow,
+  userListStatement,
+} from "../db/users.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import type {
   CreateUserRequest,
@@ -264,4 +271,55 @@ export async function updateCurrentUser(
     return updated!;
   });
   return { ...row, permissions: await permissionCodes(sql, { userId: row.id }) };
+}
+
+/** One user, as the list shows them; with `permissions` (evaluated now) when asked. */
+export async function getUser(
+  sql: Sql,
+  projectId: string,
+  userId: string,
+  includePermissions: boolean,
+): Promise<User> {
+  return await retryRead(async () => {
+    const row = await findUser(sql, projectId, userId);
+    if (!row) throw new AppError("user_not_found");
+    if (includePermissions) return { ...row, permissions: await permissionCodes(sql, { userId: row.id }) };
+    return row;
+  });
+}
+
+/**
+ * Deletes the user. Their login and single sign-on sessions end with the row, so their tokens are refused
+ * from the next request on, and their email and external id can be used again. The caller must cover what
+ * the user holds (their role is held `for share` meanwhile), and may not delete itself: a stolen token must
+ * not be able to remove the account it belongs to.
+ */
+export async function deleteUser(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  userId: string,
+): Promise<void> {
+  await transaction(sql, async (tx) => {
+    const current = await findUser(tx, projectId, userId, { lock: true });
+    if (!current) throw new AppError("user_not_found");
+    if (caller.userId === userId) {
+      throw new AppError("insufficient_permission", {
+        description: "a user cannot delete their own account through the admin API",
+        details: [{ field: "user_id", issue: "is the caller" }],
+      });
+    }
+    if (current.role_id !== null) await lockRoleShared(tx, projectId, current.role_id);
+    await requireCovered(tx, caller, projectId, { userId }, "user_id", "deleting this user", {
+      nameCodes: false,
+    });
+    await deleteUserRow(tx, projectId, current);
+    await record(tx, {
+      projectId,
+      type: "user.deleted",
+      source: sourceOf(caller),
+      target: { type: "user", id: userId },
+      changes: diff(current, {}),
+    });
+  });
 }

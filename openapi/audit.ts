@@ -10,17 +10,28 @@ export const EVENT_TYPES = {
   "project.deactivated": "A project was deactivated: its tokens are refused and its sessions ended",
   "resource.created": "A resource was created with its permissions",
   "resource.updated": "A resource or its permissions changed",
+  "resource.deleted":
+    "A resource was deleted with its permissions, which left every role and client holding them; `changes` " +
+    "holds its last state",
   "role.created": "A role was created",
   "role.updated": "A role's code, name, description or permissions changed",
+  "role.deleted":
+    "A role was deleted; `changes` holds its last state, `details` the users moved to another role",
   "user.created": "A user was created",
   "user.updated": 'A user\'s profile, identity, password (`"changed"`) or role changed',
   "user.activated": "A user was activated",
   "user.deactivated": "A user was deactivated: their sessions ended",
+  "user.deleted":
+    "A user was deleted: their sessions ended, their email and external id free; `changes` holds " +
+    "their last state",
   "client.created": "A client was created",
   "client.updated": "A client's name, description, authentication method or permissions changed",
   "client.activated": "A client was activated",
   "client.deactivated": "A client was deactivated: its tokens are refused and its sessions ended",
   "client.secret_rotated": "A client's secret was replaced; tokens issued before are refused",
+  "client.deleted":
+    "A client was deleted: its tokens are refused and its sessions ended; `changes` holds its " +
+    "last state (never a secret)",
   "webhook.created": "A webhook subscription was created",
   "webhook.updated": "A webhook subscription changed",
   "webhook.deleted": "A webhook subscription was deleted",

@@ -43,6 +43,8 @@ export const ERROR_CODES = [
   "user_email_already_used",
   "key_rotation_too_soon",
   "only_signing_key",
+  "role_in_use",
+  "client_not_deletable",
   "too_many_requests",
   "system_error",
 ] as const;

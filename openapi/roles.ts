@@ -45,5 +45,11 @@ export const RoleIdParam = ProjectIdParam.extend({
   role_id: Id.openapi({ param: { name: "role_id", in: "path" } }),
 });
 
+export const DeleteRoleQuery = z.object({
+  reassign_role_id: Id.optional().openapi({
+    description: "Another role of the project: the deleted role's users move to it (else 409 `role_in_use`)",
+  }),
+});
+
 export const RoleListQuery = listQuery(["name", "code", "created_at", "updated_at"] as const);
 export type RoleListQuery = z.infer<typeof RoleListQuery>;

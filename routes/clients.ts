@@ -2,6 +2,8 @@
 import {
   clientListRead,
   createClient,
+  deleteClient,
+  getClient,
   listClients,
   rotateClientSecret,
   updateClient,
@@ -82,7 +84,48 @@ export const rotateClientSecretRoute = guardedRoute({
   errors: ["client_not_found"],
 });
 
+export const getClientRoute = guardedRoute({
+  method: "get",
+  path: "/api/v1/projects/{project_id}/clients/{client_id}",
+  operationId: "getClient",
+  tags: ["Clients"],
+  summary: "Get a client",
+  permission: "clients:read",
+  description:
+    "The client as the list shows it, never its secret. An unknown id, another project's, or the " +
+    "built-in console client's is `client_not_found`.",
+  request: { params: ClientIdParam },
+  responses: { 200: jsonResponse(Client, "The client") },
+  errors: ["client_not_found"],
+});
+
+export const deleteClientRoute = guardedRoute({
+  method: "delete",
+  path: "/api/v1/projects/{project_id}/clients/{client_id}",
+  operationId: "deleteClient",
+  tags: ["Clients"],
+  summary: "Delete a client",
+  permission: "clients:delete",
+  description:
+    "Its tokens are refused from the next request on and its sessions end. The caller must cover " +
+    "the client's permissions (403 `insufficient_permission` otherwise). The project's admin client and the " +
+    "built-in console client cannot be deleted: 403 `client_not_deletable`. One transaction with its " +
+    "`client.deleted` audit event (the client's last state, never a secret); answers 204.",
+  request: { params: ClientIdParam },
+  responses: { 204: { description: "Deleted" } },
+  errors: ["client_not_found", "client_not_deletable"],
+});
+
 export function registerClientRoutes(app: App) {
+  app.openapi(getClientRoute, async (c) => {
+    const { project_id, client_id } = c.req.valid("param");
+    return c.json(await getClient(c.var.deps.sql, project_id, client_id), 200);
+  });
+  app.openapi(deleteClientRoute, async (c) => {
+    const { project_id, client_id } = c.req.valid("param");
+    await deleteClient(c.var.deps.sql, c.var.principal, project_id, client_id);
+    return c.body(null, 204) as never;
+  });
   app.openapi(createClientRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     return c.json(await createClient(c.var.deps.sql, c.var.principal, project_id, c.req.valid("json")), 201);

@@ -1,5 +1,12 @@
 /** Resources and their permissions: `/api/v1/projects/{project_id}/resources`. */
-import { createResource, listResources, resourceListRead, updateResource } from "../domain/resources.ts";
+import {
+  createResource,
+  deleteResource,
+  getResource,
+  listResources,
+  resourceListRead,
+  updateResource,
+} from "../domain/resources.ts";
 import { listOf, ProjectIdParam } from "../openapi/fields.ts";
 import {
   CreateResourceRequest,
@@ -54,7 +61,47 @@ export const listResourcesRoute = guardedRoute({
   reads: ({ param, query }) => resourceListRead(param.project_id as string, query as ResourceListQuery),
 });
 
+export const getResourceRoute = guardedRoute({
+  method: "get",
+  path: "/api/v1/projects/{project_id}/resources/{resource_id}",
+  operationId: "getResource",
+  tags: ["Resources"],
+  summary: "Get a resource",
+  permission: "resources:read",
+  description: "The resource with its permissions, as the list shows it; an unknown id, or another " +
+    "project's, is `resource_not_found`.",
+  request: { params: ResourceIdParam },
+  responses: { 200: jsonResponse(Resource, "The resource") },
+  errors: ["resource_not_found"],
+});
+
+export const deleteResourceRoute = guardedRoute({
+  method: "delete",
+  path: "/api/v1/projects/{project_id}/resources/{resource_id}",
+  operationId: "deleteResource",
+  tags: ["Resources"],
+  summary: "Delete a resource",
+  permission: "resources:delete",
+  description: "Its permissions go with it and leave every role and client that held them: what those hold " +
+    "changes on their next request. The caller must cover the resource's permissions (403 " +
+    "`insufficient_permission` otherwise); default resources are read-only (403 " +
+    "`default_resource_immutable`). One transaction with its `resource.deleted` audit event (the resource's " +
+    "last state); answers 204.",
+  request: { params: ResourceIdParam },
+  responses: { 204: { description: "Deleted" } },
+  errors: ["resource_not_found", "default_resource_immutable"],
+});
+
 export function registerResourceRoutes(app: App) {
+  app.openapi(getResourceRoute, async (c) => {
+    const { project_id, resource_id } = c.req.valid("param");
+    return c.json(await getResource(c.var.deps.sql, project_id, resource_id), 200);
+  });
+  app.openapi(deleteResourceRoute, async (c) => {
+    const { project_id, resource_id } = c.req.valid("param");
+    await deleteResource(c.var.deps.sql, c.var.principal, project_id, resource_id);
+    return c.body(null, 204) as never;
+  });
   app.openapi(createResourceRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     return c.json(

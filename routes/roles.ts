@@ -1,7 +1,14 @@
 /** Roles: `/api/v1/projects/{project_id}/roles`. */
-import { createRole, listRoles, roleListRead, updateRole } from "../domain/roles.ts";
+import { createRole, deleteRole, getRole, listRoles, roleListRead, updateRole } from "../domain/roles.ts";
 import { listOf, ProjectIdParam } from "../openapi/fields.ts";
-import { CreateRoleRequest, Role, RoleIdParam, RoleListQuery, UpdateRoleRequest } from "../openapi/roles.ts";
+import {
+  CreateRoleRequest,
+  DeleteRoleQuery,
+  Role,
+  RoleIdParam,
+  RoleListQuery,
+  UpdateRoleRequest,
+} from "../openapi/roles.ts";
 import type { App } from "./env.ts";
 import { guardedRoute } from "./operation.ts";
 import { jsonBody, jsonResponse, jsonText } from "./responses.ts";
@@ -49,7 +56,47 @@ export const listRolesRoute = guardedRoute({
   reads: ({ param, query }) => roleListRead(param.project_id as string, query as RoleListQuery),
 });
 
+export const getRoleRoute = guardedRoute({
+  method: "get",
+  path: "/api/v1/projects/{project_id}/roles/{role_id}",
+  operationId: "getRole",
+  tags: ["Roles"],
+  summary: "Get a role",
+  permission: "roles:read",
+  description: "The role as the list shows it; an unknown id, or another project's, is `role_not_found`.",
+  request: { params: RoleIdParam },
+  responses: { 200: jsonResponse(Role, "The role") },
+  errors: ["role_not_found"],
+});
+
+export const deleteRoleRoute = guardedRoute({
+  method: "delete",
+  path: "/api/v1/projects/{project_id}/roles/{role_id}",
+  operationId: "deleteRole",
+  tags: ["Roles"],
+  summary: "Delete a role",
+  permission: "roles:delete",
+  description: "Its users would lose what it grants, so the caller must cover the role's permissions (403 " +
+    "`insufficient_permission` otherwise). A role that users still have is refused with 409 `role_in_use` " +
+    "(`details` says how many) unless `reassign_role_id` names another role of the project, which the caller " +
+    "must be able to give: its users move to that role in the same transaction (an unknown one is " +
+    "`role_not_found`). One transaction with its `role.deleted` audit event; answers 204.",
+  request: { params: RoleIdParam, query: DeleteRoleQuery },
+  responses: { 204: { description: "Deleted" } },
+  errors: ["role_not_found", "role_in_use"],
+});
+
 export function registerRoleRoutes(app: App) {
+  app.openapi(getRoleRoute, async (c) => {
+    const { project_id, role_id } = c.req.valid("param");
+    return c.json(await getRole(c.var.deps.sql, project_id, role_id), 200);
+  });
+  app.openapi(deleteRoleRoute, async (c) => {
+    const { project_id, role_id } = c.req.valid("param");
+    const { reassign_role_id } = c.req.valid("query");
+    await deleteRole(c.var.deps.sql, c.var.principal, project_id, role_id, reassign_role_id);
+    return c.body(null, 204) as never;
+  });
   app.openapi(createRoleRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     return c.json(await createRole(c.var.deps.sql, c.var.principal, project_id, c.req.valid("json")), 201);

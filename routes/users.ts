@@ -1,8 +1,10 @@
 /** Users: `/api/v1/projects/{project_id}/users`, the lookup by external id, and the current user. */
 import {
   createUser,
+  deleteUser,
   getCurrentUser,
   getExternalUser,
+  getUser,
   listUsers,
   updateCurrentUser,
   updateUser,
@@ -112,7 +114,48 @@ export const updateCurrentUserRoute = guardedRoute({
   errors: ["invalid_params", "user_not_found", "user_email_already_used", "too_many_requests"],
 });
 
+export const getUserRoute = guardedRoute({
+  method: "get",
+  path: "/api/v1/projects/{project_id}/users/{user_id}",
+  operationId: "getUser",
+  tags: ["Users"],
+  summary: "Get a user",
+  permission: "users:read",
+  description: "The user as the list shows them; with `include_permissions=true` also the permissions they " +
+    "hold through their role, evaluated now. An unknown id, or another project's, is `user_not_found`.",
+  request: { params: UserIdParam, query: ExternalUserQuery },
+  responses: { 200: jsonResponse(User, "The user") },
+  errors: ["user_not_found"],
+});
+
+export const deleteUserRoute = guardedRoute({
+  method: "delete",
+  path: "/api/v1/projects/{project_id}/users/{user_id}",
+  operationId: "deleteUser",
+  tags: ["Users"],
+  summary: "Delete a user",
+  permission: "users:delete",
+  description:
+    "Their login and single sign-on sessions end, their tokens are refused from the next request " +
+    "on, and their email and external id can be used again. The caller must cover the user's permissions " +
+    "(403 `insufficient_permission` otherwise) and cannot delete itself. One transaction with its " +
+    "`user.deleted` audit event (the user's last state); answers 204.",
+  request: { params: UserIdParam },
+  responses: { 204: { description: "Deleted" } },
+  errors: ["user_not_found"],
+});
+
 export function registerUserRoutes(app: App) {
+  app.openapi(getUserRoute, async (c) => {
+    const { project_id, user_id } = c.req.valid("param");
+    const { include_permissions } = c.req.valid("query");
+    return c.json(await getUser(c.var.deps.sql, project_id, user_id, include_permissions ?? false), 200);
+  });
+  app.openapi(deleteUserRoute, async (c) => {
+    const { project_id, user_id } = c.req.valid("param");
+    await deleteUser(c.var.deps.sql, c.var.principal, project_id, user_id);
+    return c.body(null, 204) as never;
+  });
   app.openapi(getCurrentUserRoute, async (c) => {
     return c.json(await getCurrentUser(c.var.deps.sql, c.var.principal), 200);
   });

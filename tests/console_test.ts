@@ -117,6 +117,12 @@ test(
       await page.waitForURL(/done=1/);
       assert.equal(await page.locator("#client-secret").count(), 0, "the secret is not shown again");
       assert.equal(await page.getByLabel(/^Active/).isChecked(), false);
+      // Deleted, after a confirmation page that says what goes with it.
+      await page.getByRole("link", { name: "Delete this client…" }).click();
+      assert.ok(await page.getByText(/its tokens are refused from its next request/).isVisible());
+      await page.getByRole("button", { name: "Delete client" }).click();
+      await page.waitForURL(/clients\?deleted=1/);
+      assert.equal(await page.getByRole("link", { name: "Billing" }).count(), 0);
 
       // The audit trail shows it all.
       await tab(page, "Audit trail");
@@ -127,6 +133,7 @@ test(
           "user.created",
           "client.created",
           "client.deactivated",
+          "client.deleted",
         ]
       ) {
         assert.ok(await page.getByRole("cell", { name: type, exact: true }).first().isVisible(), type);
@@ -187,6 +194,7 @@ test(
       // Her own sessions page (her console sign-in is one) lists them, without sign-out buttons (no users:update).
       await tab(rita, "Users");
       await rita.getByRole("link", { name: "Rita" }).click();
+      assert.equal(await rita.getByRole("link", { name: /^Delete this/ }).count(), 0, "no users:delete");
       await rita.getByRole("link", { name: "Sessions of Rita" }).click();
       assert.equal(await rita.getByRole("cell", { name: `console-${projectId}` }).count(), 1);
       assert.equal(await rita.getByRole("button", { name: /^Sign out (the session|everywhere)/ }).count(), 0);

@@ -40,7 +40,7 @@ export function registerAreaList<T extends { id: string }>(app: App, o: {
         (nonce) => (
           <Layout nonce={nonce} title={o.title} k={k} project={s.project} tab={o.area} operator={s.operator}>
             <h1>{o.title}</h1>
-            <Alert notice={k.c.req.query("done") ? "Saved." : null} />
+            <Alert notice={k.c.req.query("done") ? "Saved." : k.c.req.query("deleted") ? "Deleted." : null} />
             {s.can(`${o.area}:create`) && <a class="button" href={`${base}/new`}>Create {o.noun}</a>}
             <SearchBox query={q} label={o.searchLabel} />
             <div class="table-wrap">

@@ -2,6 +2,7 @@
 import type { Client } from "../../openapi/clients.ts";
 import type { Resource } from "../../openapi/resources.ts";
 import type { App } from "../env.ts";
+import { DeleteLink } from "./deletion.tsx";
 import {
   Active,
   Alert,
@@ -108,6 +109,7 @@ export function registerClientPages(app: App) {
               <button type="submit" class="danger">Rotate secret</button>
             </form>
           )}
+          {client && <DeleteLink s={s} area="clients" id={client.id} show={!client.is_admin} />}
         </Layout>
       ),
       problem ? 400 : 200,

@@ -6,6 +6,7 @@ import { registerConsoleAuth } from "./auth.tsx";
 import { registerClientPages } from "./clients.tsx";
 import { registerProjectPages } from "./projects.tsx";
 import { registerResourcePages } from "./resources.tsx";
+import { registerDeletionPages } from "./deletion.tsx";
 import { registerRolePages } from "./roles.tsx";
 import { registerSessionPages } from "./sessions.tsx";
 import { registerUserPages } from "./users.tsx";
@@ -32,4 +33,5 @@ export function registerConsoleRoutes(app: App) {
   registerSessionPages(app);
   registerClientPages(app);
   registerAuditPage(app);
+  registerDeletionPages(app);
 }

@@ -1,30 +1,24 @@
 /** Console pages of a project's resources and their permissions (the permission list edited in place). */
 import type { Resource } from "../../openapi/resources.ts";
 import type { App } from "../env.ts";
+import { DeleteLink } from "./deletion.tsx";
 import { Alert, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
 import { areaApi, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
-import { type Console, html, signedIn } from "./session.ts";
+import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
 const api = (k: Console) => areaApi(k, "resources");
 
-/**
- * One record of a list by id: the admin API has list endpoints only, so the console pages through the list
- * (100 at a time) like any other API client would.
- */
+/** One record of an area by id (`GET {listPath}/{id}`), or null when the API does not know it. */
 export async function findIn<T extends { id: string }>(
   k: Console,
   listPath: string,
   id: string,
 ): Promise<T | null> {
-  for (let n = 1;; n++) {
-    const page = await k.get<Page<T>>(
-      `${listPath}?page_size=100&page_num=${n}&sort_by=created_at&sort_dir=asc`,
-    );
-    const found = page.data.find((x) => x.id === id);
-    if (found) return found;
-    if (n * 100 >= page.pagination.total) return null;
-  }
+  const res = await k.api<T>("GET", `${listPath}/${encodeURIComponent(id)}`);
+  if (res.status === 404) return null;
+  if (!res.ok) throw new ApiRefusal(res);
+  return res.body;
 }
 
 /** Every resource of the project, for the permission checklists. */
@@ -166,6 +160,7 @@ export function registerResourcePages(app: App) {
             <PermissionRows perms={v.perms} problem={problem} readonly={readonly} />
             {!readonly && <button type="submit">{resource ? "Save resource" : "Create resource"}</button>}
           </form>
+          {resource && <DeleteLink s={s} area="resources" id={resource.id} show={!resource.is_default} />}
         </Layout>
       ),
       problem ? 400 : 200,

@@ -2,6 +2,7 @@
 import type { Resource } from "../../openapi/resources.ts";
 import type { Role } from "../../openapi/roles.ts";
 import type { App } from "../env.ts";
+import { DeleteLink } from "./deletion.tsx";
 import { Alert, Csrf, Field, Layout, type Problem, problemOf, SortTh } from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { allResources, findIn } from "./resources.tsx";
@@ -108,6 +109,7 @@ export function registerRolePages(app: App) {
             />
             {!readonly && <button type="submit">{role ? "Save role" : "Create role"}</button>}
           </form>
+          {role && <DeleteLink s={s} area="roles" id={role.id} />}
         </Layout>
       ),
       problem ? 400 : 200,

@@ -2,6 +2,7 @@
 import type { Role } from "../../openapi/roles.ts";
 import type { User } from "../../openapi/users.ts";
 import type { App } from "../env.ts";
+import { DeleteLink } from "./deletion.tsx";
 import { Active, Alert, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
 import { areaApi, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { findIn } from "./resources.tsx";
@@ -134,6 +135,7 @@ export function registerUserPages(app: App) {
             </p>
             {!readonly && <button type="submit">{user ? "Save user" : "Create user"}</button>}
           </form>
+          {user && <DeleteLink s={s} area="users" id={user.id} />}
         </Layout>
       ),
       problem ? 400 : 200,

@@ -287,6 +287,104 @@ export const ClientsApiFetchParamCreator = function (configuration?: Configurati
 			};
 		},
 		/**
+		 * <p>Needs <code>clients:delete</code>. Its tokens are refused from the next request on and its sessions end. The caller must cover the client&#39;s permissions (403 <code>insufficient_permission</code> otherwise). The project&#39;s admin client and the built-in console client cannot be deleted: 403 <code>client_not_deletable</code>. One transaction with its <code>client.deleted</code> audit event (the client&#39;s last state, never a secret); answers 204.</p>
+		 * @summary Delete a client
+		 * @param {string} projectId
+		 * @param {string} clientId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteClient(projectId: string, clientId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling deleteClient.');
+			}
+			// verify required parameter 'clientId' is not null or undefined
+			if (clientId === null || clientId === undefined) {
+				throw new RequiredError('clientId', 'Required parameter clientId was null or undefined when calling deleteClient.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/clients/{client_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{client_id}', encodeURIPathSegment(String(clientId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>clients:read</code>. The client as the list shows it, never its secret. An unknown id, another project&#39;s, or the built-in console client&#39;s is <code>client_not_found</code>.</p>
+		 * @summary Get a client
+		 * @param {string} projectId
+		 * @param {string} clientId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getClient(projectId: string, clientId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getClient.');
+			}
+			// verify required parameter 'clientId' is not null or undefined
+			if (clientId === null || clientId === undefined) {
+				throw new RequiredError('clientId', 'Required parameter clientId was null or undefined when calling getClient.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/clients/{client_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{client_id}', encodeURIPathSegment(String(clientId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs <code>clients:read</code>. <code>search</code> matches the name. Secrets are never listed.</p>
 		 * @summary List clients
 		 * @param {string} projectId
@@ -493,6 +591,137 @@ export const ClientsApiFp = function(configuration?: Configuration) {
 					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
 
 					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>clients:delete</code>. Its tokens are refused from the next request on and its sessions end. The caller must cover the client&#39;s permissions (403 <code>insufficient_permission</code> otherwise). The project&#39;s admin client and the built-in console client cannot be deleted: 403 <code>client_not_deletable</code>. One transaction with its <code>client.deleted</code> audit event (the client&#39;s last state, never a secret); answers 204.</p>
+		 * @summary Delete a client
+		 * @param {string} projectId
+		 * @param {string} clientId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteClient(projectId: string, clientId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = ClientsApiFetchParamCreator(configuration).deleteClient(projectId, clientId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>clients:read</code>. The client as the list shows it, never its secret. An unknown id, another project&#39;s, or the built-in console client&#39;s is <code>client_not_found</code>.</p>
+		 * @summary Get a client
+		 * @param {string} projectId
+		 * @param {string} clientId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getClient(projectId: string, clientId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Client> {
+			const localVarFetchArgs = ClientsApiFetchParamCreator(configuration).getClient(projectId, clientId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
 						if (mimeType === 'application/json') {
 							return response.json() as any;
 						}
@@ -782,6 +1011,30 @@ export class ClientsApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Needs <code>clients:delete</code>. Its tokens are refused from the next request on and its sessions end. The caller must cover the client&#39;s permissions (403 <code>insufficient_permission</code> otherwise). The project&#39;s admin client and the built-in console client cannot be deleted: 403 <code>client_not_deletable</code>. One transaction with its <code>client.deleted</code> audit event (the client&#39;s last state, never a secret); answers 204.</p>
+	 * @summary Delete a client
+	 * @param {string} projectId
+	 * @param {string} clientId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public deleteClient(projectId: string, clientId: string, options?: RequestInit) {
+		return ClientsApiFp(this.configuration).deleteClient(projectId, clientId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>clients:read</code>. The client as the list shows it, never its secret. An unknown id, another project&#39;s, or the built-in console client&#39;s is <code>client_not_found</code>.</p>
+	 * @summary Get a client
+	 * @param {string} projectId
+	 * @param {string} clientId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getClient(projectId: string, clientId: string, options?: RequestInit) {
+		return ClientsApiFp(this.configuration).getClient(projectId, clientId, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Needs <code>clients:read</code>. <code>search</code> matches the name. Secrets are never listed.</p>
 	 * @summary List clients
 	 * @param {string} projectId
@@ -868,7 +1121,7 @@ export const KeysApiFetchParamCreator = function (configuration?: Configuration)
 			};
 		},
 		/**
-		 * <p>Needs <code>keys:update</code> on a system-project token. The key leaves the JWKS at once and every token it signed is refused on its next request (401 <code>invalid_authorization_token</code>; introspection <code>active: false</code>), on every instance. If it was the current key, the next key signs from the same moment; with no next key, revoking it answers 409 <code>only_signing_key</code> unless <code>force=true</code>, which makes a new key that signs at once.</p>
+		 * <p>Needs <code>keys:update</code> on a system-project token. The key leaves the JWKS at once and every token it signed is refused on its next request (401 <code>invalid_authorization_token</code>; introspection <code>active: false</code>), on every instance. If it was the current key, the next key signs from the same moment; with no next key, revoking it answers 409 <code>only_signing_key</code> unless <code>force=true</code>, which makes a new key that signs at once: every instance of the service accepts its tokens from the first one (other verifiers refetch the JWKS on its unknown <code>kid</code>).</p>
 		 * @summary Revoke a signing key (emergency)
 		 * @param {string} kid
 		 * @param {boolean} [force] <p>Do it even when verifiers may not be ready (see the 409 answers); the answer says what they see</p>
@@ -916,7 +1169,7 @@ export const KeysApiFetchParamCreator = function (configuration?: Configuration)
 			};
 		},
 		/**
-		 * <p>Needs <code>keys:update</code> on a system-project token. Promotes the next key: it signs every new token from now on; the current key becomes previous and stays in the JWKS until its last token has expired; a new next key is published. A next key is published at least max(<code>ACCESS_TOKEN_TTL</code>, the JWKS max-age) before it may sign: a rotation before that (or with no next key, which is then made and published) answers 409 <code>key_rotation_too_soon</code> unless <code>force=true</code>.</p>
+		 * <p>Needs <code>keys:update</code> on a system-project token. Promotes the next key: it signs every new token from now on; the current key becomes previous and stays in the JWKS until its last token has expired; a new next key is published. A next key is published at least max(<code>ACCESS_TOKEN_TTL</code>, the JWKS max-age) before it may sign: a rotation before that (or with no next key, which is then made and published) answers 409 <code>key_rotation_too_soon</code> unless <code>force=true</code>. Every instance of the service accepts the new key&#39;s tokens from the first one, forced or not: an instance that has not seen the key yet reloads the published keys before it answers (one reload at a time, at least 200 ms apart, so forged kids cannot flood the database). <code>force</code> concerns other verifiers, which may have cached the JWKS before the key was published.</p>
 		 * @summary Rotate the signing key now (planned)
 		 * @param {boolean} [force] <p>Do it even when verifiers may not be ready (see the 409 answers); the answer says what they see</p>
 		 * @param {RequestInit} [options] Override http request option.
@@ -1026,7 +1279,7 @@ export const KeysApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>keys:update</code> on a system-project token. The key leaves the JWKS at once and every token it signed is refused on its next request (401 <code>invalid_authorization_token</code>; introspection <code>active: false</code>), on every instance. If it was the current key, the next key signs from the same moment; with no next key, revoking it answers 409 <code>only_signing_key</code> unless <code>force=true</code>, which makes a new key that signs at once.</p>
+		 * <p>Needs <code>keys:update</code> on a system-project token. The key leaves the JWKS at once and every token it signed is refused on its next request (401 <code>invalid_authorization_token</code>; introspection <code>active: false</code>), on every instance. If it was the current key, the next key signs from the same moment; with no next key, revoking it answers 409 <code>only_signing_key</code> unless <code>force=true</code>, which makes a new key that signs at once: every instance of the service accepts its tokens from the first one (other verifiers refetch the JWKS on its unknown <code>kid</code>).</p>
 		 * @summary Revoke a signing key (emergency)
 		 * @param {string} kid
 		 * @param {boolean} [force] <p>Do it even when verifiers may not be ready (see the 409 answers); the answer says what they see</p>
@@ -1099,7 +1352,7 @@ export const KeysApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>keys:update</code> on a system-project token. Promotes the next key: it signs every new token from now on; the current key becomes previous and stays in the JWKS until its last token has expired; a new next key is published. A next key is published at least max(<code>ACCESS_TOKEN_TTL</code>, the JWKS max-age) before it may sign: a rotation before that (or with no next key, which is then made and published) answers 409 <code>key_rotation_too_soon</code> unless <code>force=true</code>.</p>
+		 * <p>Needs <code>keys:update</code> on a system-project token. Promotes the next key: it signs every new token from now on; the current key becomes previous and stays in the JWKS until its last token has expired; a new next key is published. A next key is published at least max(<code>ACCESS_TOKEN_TTL</code>, the JWKS max-age) before it may sign: a rotation before that (or with no next key, which is then made and published) answers 409 <code>key_rotation_too_soon</code> unless <code>force=true</code>. Every instance of the service accepts the new key&#39;s tokens from the first one, forced or not: an instance that has not seen the key yet reloads the published keys before it answers (one reload at a time, at least 200 ms apart, so forged kids cannot flood the database). <code>force</code> concerns other verifiers, which may have cached the JWKS before the key was published.</p>
 		 * @summary Rotate the signing key now (planned)
 		 * @param {boolean} [force] <p>Do it even when verifiers may not be ready (see the 409 answers); the answer says what they see</p>
 		 * @param {RequestInit} [options] Override http request option.
@@ -1193,7 +1446,7 @@ export class KeysApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>keys:update</code> on a system-project token. The key leaves the JWKS at once and every token it signed is refused on its next request (401 <code>invalid_authorization_token</code>; introspection <code>active: false</code>), on every instance. If it was the current key, the next key signs from the same moment; with no next key, revoking it answers 409 <code>only_signing_key</code> unless <code>force=true</code>, which makes a new key that signs at once.</p>
+	 * <p>Needs <code>keys:update</code> on a system-project token. The key leaves the JWKS at once and every token it signed is refused on its next request (401 <code>invalid_authorization_token</code>; introspection <code>active: false</code>), on every instance. If it was the current key, the next key signs from the same moment; with no next key, revoking it answers 409 <code>only_signing_key</code> unless <code>force=true</code>, which makes a new key that signs at once: every instance of the service accepts its tokens from the first one (other verifiers refetch the JWKS on its unknown <code>kid</code>).</p>
 	 * @summary Revoke a signing key (emergency)
 	 * @param {string} kid
 	 * @param {boolean} [force] <p>Do it even when verifiers may not be ready (see the 409 answers); the answer says what they see</p>
@@ -1205,7 +1458,7 @@ export class KeysApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>keys:update</code> on a system-project token. Promotes the next key: it signs every new token from now on; the current key becomes previous and stays in the JWKS until its last token has expired; a new next key is published. A next key is published at least max(<code>ACCESS_TOKEN_TTL</code>, the JWKS max-age) before it may sign: a rotation before that (or with no next key, which is then made and published) answers 409 <code>key_rotation_too_soon</code> unless <code>force=true</code>.</p>
+	 * <p>Needs <code>keys:update</code> on a system-project token. Promotes the next key: it signs every new token from now on; the current key becomes previous and stays in the JWKS until its last token has expired; a new next key is published. A next key is published at least max(<code>ACCESS_TOKEN_TTL</code>, the JWKS max-age) before it may sign: a rotation before that (or with no next key, which is then made and published) answers 409 <code>key_rotation_too_soon</code> unless <code>force=true</code>. Every instance of the service accepts the new key&#39;s tokens from the first one, forced or not: an instance that has not seen the key yet reloads the published keys before it answers (one reload at a time, at least 200 ms apart, so forged kids cannot flood the database). <code>force</code> concerns other verifiers, which may have cached the JWKS before the key was published.</p>
 	 * @summary Rotate the signing key now (planned)
 	 * @param {boolean} [force] <p>Do it even when verifiers may not be ready (see the 409 answers); the answer says what they see</p>
 	 * @param {RequestInit} [options] Override http request option.
@@ -2289,6 +2542,104 @@ export const ResourcesApiFetchParamCreator = function (configuration?: Configura
 			};
 		},
 		/**
+		 * <p>Needs <code>resources:delete</code>. Its permissions go with it and leave every role and client that held them: what those hold changes on their next request. The caller must cover the resource&#39;s permissions (403 <code>insufficient_permission</code> otherwise); default resources are read-only (403 <code>default_resource_immutable</code>). One transaction with its <code>resource.deleted</code> audit event (the resource&#39;s last state); answers 204.</p>
+		 * @summary Delete a resource
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteResource(projectId: string, resourceId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling deleteResource.');
+			}
+			// verify required parameter 'resourceId' is not null or undefined
+			if (resourceId === null || resourceId === undefined) {
+				throw new RequiredError('resourceId', 'Required parameter resourceId was null or undefined when calling deleteResource.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/resources/{resource_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{resource_id}', encodeURIPathSegment(String(resourceId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>resources:read</code>. The resource with its permissions, as the list shows it; an unknown id, or another project&#39;s, is <code>resource_not_found</code>.</p>
+		 * @summary Get a resource
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getResource(projectId: string, resourceId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getResource.');
+			}
+			// verify required parameter 'resourceId' is not null or undefined
+			if (resourceId === null || resourceId === undefined) {
+				throw new RequiredError('resourceId', 'Required parameter resourceId was null or undefined when calling getResource.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/resources/{resource_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{resource_id}', encodeURIPathSegment(String(resourceId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs <code>resources:read</code>. <code>search</code> matches the name, code and description of the resource or of any of its permissions.</p>
 		 * @summary List resources with their permissions
 		 * @param {string} projectId
@@ -2504,6 +2855,137 @@ export const ResourcesApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>resources:delete</code>. Its permissions go with it and leave every role and client that held them: what those hold changes on their next request. The caller must cover the resource&#39;s permissions (403 <code>insufficient_permission</code> otherwise); default resources are read-only (403 <code>default_resource_immutable</code>). One transaction with its <code>resource.deleted</code> audit event (the resource&#39;s last state); answers 204.</p>
+		 * @summary Delete a resource
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteResource(projectId: string, resourceId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = ResourcesApiFetchParamCreator(configuration).deleteResource(projectId, resourceId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>resources:read</code>. The resource with its permissions, as the list shows it; an unknown id, or another project&#39;s, is <code>resource_not_found</code>.</p>
+		 * @summary Get a resource
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getResource(projectId: string, resourceId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Resource> {
+			const localVarFetchArgs = ResourcesApiFetchParamCreator(configuration).getResource(projectId, resourceId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs <code>resources:read</code>. <code>search</code> matches the name, code and description of the resource or of any of its permissions.</p>
 		 * @summary List resources with their permissions
 		 * @param {string} projectId
@@ -2680,6 +3162,30 @@ export class ResourcesApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Needs <code>resources:delete</code>. Its permissions go with it and leave every role and client that held them: what those hold changes on their next request. The caller must cover the resource&#39;s permissions (403 <code>insufficient_permission</code> otherwise); default resources are read-only (403 <code>default_resource_immutable</code>). One transaction with its <code>resource.deleted</code> audit event (the resource&#39;s last state); answers 204.</p>
+	 * @summary Delete a resource
+	 * @param {string} projectId
+	 * @param {string} resourceId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public deleteResource(projectId: string, resourceId: string, options?: RequestInit) {
+		return ResourcesApiFp(this.configuration).deleteResource(projectId, resourceId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>resources:read</code>. The resource with its permissions, as the list shows it; an unknown id, or another project&#39;s, is <code>resource_not_found</code>.</p>
+	 * @summary Get a resource
+	 * @param {string} projectId
+	 * @param {string} resourceId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getResource(projectId: string, resourceId: string, options?: RequestInit) {
+		return ResourcesApiFp(this.configuration).getResource(projectId, resourceId, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Needs <code>resources:read</code>. <code>search</code> matches the name, code and description of the resource or of any of its permissions.</p>
 	 * @summary List resources with their permissions
 	 * @param {string} projectId
@@ -2760,6 +3266,109 @@ export const RolesApiFetchParamCreator = function (configuration?: Configuration
 			if (request !== undefined) {
 				localVarRequestOptions.body = JSON.stringify(request || {});
 			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>). One transaction with its <code>role.deleted</code> audit event; answers 204.</p>
+		 * @summary Delete a role
+		 * @param {string} projectId
+		 * @param {string} roleId
+		 * @param {string} [reassignRoleId] <p>Another role of the project: the deleted role&#39;s users move to it (else 409 <code>role_in_use</code>)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteRole(projectId: string, roleId: string, reassignRoleId: string | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling deleteRole.');
+			}
+			// verify required parameter 'roleId' is not null or undefined
+			if (roleId === null || roleId === undefined) {
+				throw new RequiredError('roleId', 'Required parameter roleId was null or undefined when calling deleteRole.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/roles/{role_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{role_id}', encodeURIPathSegment(String(roleId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (reassignRoleId !== undefined) {
+				localVarQueryParameter.append('reassign_role_id', String(reassignRoleId));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>roles:read</code>. The role as the list shows it; an unknown id, or another project&#39;s, is <code>role_not_found</code>.</p>
+		 * @summary Get a role
+		 * @param {string} projectId
+		 * @param {string} roleId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getRole(projectId: string, roleId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getRole.');
+			}
+			// verify required parameter 'roleId' is not null or undefined
+			if (roleId === null || roleId === undefined) {
+				throw new RequiredError('roleId', 'Required parameter roleId was null or undefined when calling getRole.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/roles/{role_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{role_id}', encodeURIPathSegment(String(roleId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
 
 			const localVarQueryParameterString = localVarQueryParameter.toString();
 			if (localVarQueryParameterString) {
@@ -2981,6 +3590,144 @@ export const RolesApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>). One transaction with its <code>role.deleted</code> audit event; answers 204.</p>
+		 * @summary Delete a role
+		 * @param {string} projectId
+		 * @param {string} roleId
+		 * @param {string} [reassignRoleId] <p>Another role of the project: the deleted role&#39;s users move to it (else 409 <code>role_in_use</code>)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteRole(projectId: string, roleId: string, reassignRoleId: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = RolesApiFetchParamCreator(configuration).deleteRole(projectId, roleId, reassignRoleId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>roles:read</code>. The role as the list shows it; an unknown id, or another project&#39;s, is <code>role_not_found</code>.</p>
+		 * @summary Get a role
+		 * @param {string} projectId
+		 * @param {string} roleId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getRole(projectId: string, roleId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Role> {
+			const localVarFetchArgs = RolesApiFetchParamCreator(configuration).getRole(projectId, roleId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
 		 * @summary List roles
 		 * @param {string} projectId
@@ -3153,6 +3900,31 @@ export class RolesApi extends BaseAPI {
 	 */
 	public createRole(projectId: string, request: Api.CreateRoleRequest, options?: RequestInit) {
 		return RolesApiFp(this.configuration).createRole(projectId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>). One transaction with its <code>role.deleted</code> audit event; answers 204.</p>
+	 * @summary Delete a role
+	 * @param {string} projectId
+	 * @param {string} roleId
+	 * @param {string} [reassignRoleId] <p>Another role of the project: the deleted role&#39;s users move to it (else 409 <code>role_in_use</code>)</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public deleteRole(projectId: string, roleId: string, reassignRoleId: string | undefined, options?: RequestInit) {
+		return RolesApiFp(this.configuration).deleteRole(projectId, roleId, reassignRoleId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>roles:read</code>. The role as the list shows it; an unknown id, or another project&#39;s, is <code>role_not_found</code>.</p>
+	 * @summary Get a role
+	 * @param {string} projectId
+	 * @param {string} roleId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getRole(projectId: string, roleId: string, options?: RequestInit) {
+		return RolesApiFp(this.configuration).getRole(projectId, roleId, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -4879,6 +5651,55 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
+		 * <p>Needs <code>users:delete</code>. Their login and single sign-on sessions end, their tokens are refused from the next request on, and their email and external id can be used again. The caller must cover the user&#39;s permissions (403 <code>insufficient_permission</code> otherwise) and cannot delete itself. One transaction with its <code>user.deleted</code> audit event (the user&#39;s last state); answers 204.</p>
+		 * @summary Delete a user
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteUser(projectId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling deleteUser.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling deleteUser.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs only a valid token, and no permission. A client-credentials token has no user: <code>user_not_found</code>.</p>
 		 * @summary The user the token belongs to
 		 * @param {RequestInit} [options] Override http request option.
@@ -4936,6 +5757,60 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			let localVarPath = `/api/v1/projects/{project_id}/users/external/{external_user_id}`
 				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
 				.replace('{external_user_id}', encodeURIPathSegment(String(externalUserId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (includePermissions !== undefined) {
+				localVarQueryParameter.append('include_permissions', String(includePermissions));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>. The user as the list shows them; with <code>include_permissions=true</code> also the permissions they hold through their role, evaluated now. An unknown id, or another project&#39;s, is <code>user_not_found</code>.</p>
+		 * @summary Get a user
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {boolean} [includePermissions] <p>Include <code>permissions</code> (default false)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getUser(projectId: string, userId: string, includePermissions: boolean | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getUser.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling getUser.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
 			const localVarPathQueryStart = localVarPath.indexOf("?");
 			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
 			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
@@ -5238,6 +6113,70 @@ export const UsersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>users:delete</code>. Their login and single sign-on sessions end, their tokens are refused from the next request on, and their email and external id can be used again. The caller must cover the user&#39;s permissions (403 <code>insufficient_permission</code> otherwise) and cannot delete itself. One transaction with its <code>user.deleted</code> audit event (the user&#39;s last state); answers 204.</p>
+		 * @summary Delete a user
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteUser(projectId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).deleteUser(projectId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs only a valid token, and no permission. A client-credentials token has no user: <code>user_not_found</code>.</p>
 		 * @summary The user the token belongs to
 		 * @param {RequestInit} [options] Override http request option.
@@ -5307,6 +6246,74 @@ export const UsersApiFp = function(configuration?: Configuration) {
 		 */
 		getExternalUser(projectId: string, externalUserId: string, includePermissions: boolean | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.User> {
 			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).getExternalUser(projectId, externalUserId, includePermissions, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>. The user as the list shows them; with <code>include_permissions=true</code> also the permissions they hold through their role, evaluated now. An unknown id, or another project&#39;s, is <code>user_not_found</code>.</p>
+		 * @summary Get a user
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {boolean} [includePermissions] <p>Include <code>permissions</code> (default false)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getUser(projectId: string, userId: string, includePermissions: boolean | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.User> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).getUser(projectId, userId, includePermissions, options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
 					const contentType = response.headers.get('Content-Type');
@@ -5614,6 +6621,18 @@ export class UsersApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Needs <code>users:delete</code>. Their login and single sign-on sessions end, their tokens are refused from the next request on, and their email and external id can be used again. The caller must cover the user&#39;s permissions (403 <code>insufficient_permission</code> otherwise) and cannot delete itself. One transaction with its <code>user.deleted</code> audit event (the user&#39;s last state); answers 204.</p>
+	 * @summary Delete a user
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public deleteUser(projectId: string, userId: string, options?: RequestInit) {
+		return UsersApiFp(this.configuration).deleteUser(projectId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Needs only a valid token, and no permission. A client-credentials token has no user: <code>user_not_found</code>.</p>
 	 * @summary The user the token belongs to
 	 * @param {RequestInit} [options] Override http request option.
@@ -5634,6 +6653,19 @@ export class UsersApi extends BaseAPI {
 	 */
 	public getExternalUser(projectId: string, externalUserId: string, includePermissions: boolean | undefined, options?: RequestInit) {
 		return UsersApiFp(this.configuration).getExternalUser(projectId, externalUserId, includePermissions, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:read</code>. The user as the list shows them; with <code>include_permissions=true</code> also the permissions they hold through their role, evaluated now. An unknown id, or another project&#39;s, is <code>user_not_found</code>.</p>
+	 * @summary Get a user
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {boolean} [includePermissions] <p>Include <code>permissions</code> (default false)</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getUser(projectId: string, userId: string, includePermissions: boolean | undefined, options?: RequestInit) {
+		return UsersApiFp(this.configuration).getUser(projectId, userId, includePermissions, options)(this.fetch, this.basePath);
 	}
 
 	/**
