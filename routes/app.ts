@@ -40,8 +40,8 @@ export function createApp(deps: Deps): App {
     },
   });
 
-  app.use("*", requestContext(deps), noNulInUrl);
-  app.use("/api/*", noStore, apiBodyLimit, formBodyLimit, bodyType);
+  app.use("*", requestContext(deps));
+  app.use("/api/*", noNulInUrl, noStore, apiBodyLimit, formBodyLimit, bodyType);
 
   registerSystemRoutes(app);
   registerDocsRoutes(app);

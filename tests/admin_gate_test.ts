@@ -92,7 +92,7 @@ test("every operation is public by name or states its permission and scope in th
   ]);
   assert.deepEqual(names("system"), ["createProject", "listKeys", "listProjects", "revokeKey", "rotateKeys"]);
   assert.deepEqual(names("own-or-system"), ["getProject", "updateProject"]);
-  assert.equal(byScope("own").length, 26, names("own").join(", "));
+  assert.equal(byScope("own").length, 34, names("own").join(", "));
 });
 
 test("the permissions an operation checks beyond the gate's are published with it", () => {

@@ -25,17 +25,21 @@ import {
 
 const ALL_DEFAULT = [
   "clients:create",
+  "clients:delete",
   "clients:read",
   "clients:update",
   "projects:read",
   "projects:update",
   "resources:create",
+  "resources:delete",
   "resources:read",
   "resources:update",
   "roles:create",
+  "roles:delete",
   "roles:read",
   "roles:update",
   "users:create",
+  "users:delete",
   "users:read",
   "users:update",
 ];

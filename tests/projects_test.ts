@@ -256,7 +256,7 @@ test("POST .../clients/{client_id}/secret rotates the secret: the old one stops 
   const rotated = await p.api.clients.rotateClientSecret(p.project.id, p.clientId);
   assert.equal(rotated.id, p.clientId);
   assert.equal(rotated.project_id, p.project.id);
-  assert.equal(rotated.permission_ids.length, 19);
+  assert.equal(rotated.permission_ids.length, 23);
   assert.notEqual(rotated.client_secret, p.secret);
   await expectError(
     await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, p.secret) }),
