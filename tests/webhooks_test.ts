@@ -412,6 +412,56 @@ test("no server-side request forgery: private, loopback, link-local and metadata
   }
 });
 
+test("POST /webhooks refuses every URL whose host is not a global unicast address, IPv6 forms embedding IPv4 among them", async () => {
+  const p = await newProject();
+  const hosts = [
+    "[::127.0.0.1]", // written ::7f00:1 by the URL parser: IPv4-compatible loopback
+    "[::7f00:1]",
+    "[::ffff:127.0.0.1]",
+    "[::ffff:0:127.0.0.1]", // IPv4-translated
+    "[::ffff:0:a9fe:a9fe]", // ::ffff:0:169.254.169.254
+    "[::a00:1]", // ::10.0.0.1
+    "[::]",
+    "[64:ff9b::a9fe:a9fe]",
+    "[100::1]",
+    "[fec0::1]",
+    "[fd00::1]",
+    "[fe80::1]",
+    "[ff02::1]",
+    "[2001:db8::1]",
+    "[2001::1]",
+    "[2002:7f00:1::]",
+    "0x7f.1", // 127.0.0.1 once the URL parser has read it
+    "2130706433",
+    "0.0.0.0",
+    "192.0.2.1",
+    "198.18.0.1",
+    "224.0.0.1",
+    "255.255.255.255",
+    "100.64.0.1",
+    "localhost.",
+    "api.localhost",
+  ];
+  for (const host of hosts) {
+    const res = await http(`/api/v1/projects/${p.project.id}/webhooks`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${p.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ url: `https://${host}/in`, event_types: ["*"] }),
+    });
+    const err = await expectError(res, 400, "invalid_params");
+    assert.equal(err.details?.[0].field, "url", host);
+    assert.match(err.details?.[0].issue ?? "", /global unicast/, host);
+  }
+  // At delivery, a literal is checked again, and so is every address a name resolves to.
+  for (const literal of ["::7f00:1", "[::ffff:0:7f00:1]", "64:ff9b::808:808", "2001:db8::1"]) {
+    await assert.rejects(resolveTarget(literal, false), /not global unicast/, literal);
+  }
+  assert.deepEqual(await resolveTarget("[2606:4700::1111]", false), [{
+    address: "2606:4700::1111",
+    family: 6,
+  }]);
+});
+
 test("a webhook URL's query and fragment never reach the trail: the URL is recorded without them", async () => {
   const p = await newProject();
   const call = adminCall(p);
