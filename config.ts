@@ -3,49 +3,11 @@ import { Buffer } from "node:buffer";
 import { z } from "zod";
 import type { Deadlines } from "./db/connection.ts";
 import { HEAP_DEFAULTS, HEAP_RANGES } from "./heap.ts";
+import { estimatedEntropyBits, MIN_SECRET_BITS } from "./domain/secret_strength.ts";
 
 const decodeBase64Url = (v: string) => new Uint8Array(Buffer.from(v, "base64url"));
 
 const seconds = (fallback: number) => z.coerce.number().int().min(1).max(31_536_000).default(fallback);
-
-/** Shannon entropy in bits per item, with the Miller–Madow correction of its bias on short samples. */
-function shannonBits(items: string[]): number {
-  const counts = new Map<string, number>();
-  for (const x of items) counts.set(x, (counts.get(x) ?? 0) + 1);
-  let h = (counts.size - 1) / (2 * items.length * Math.LN2);
-  for (const c of counts.values()) h -= (c / items.length) * Math.log2(c / items.length);
-  return h;
-}
-
-/**
- * A secret's estimated entropy in bits: the bits per character of the character classes it uses, times the
- * number of characters that do not repeat a run of three or more seen before, scaled down by how unevenly its
- * characters and pairs vary (Shannon entropy with the Miller–Madow correction, against the most that many
- * could show). "a" × 32 scores 0, "Password1Password2Password3Pass4" about 60, 32 random hex digits about 120.
- */
-export function estimatedEntropyBits(secret: string): number {
-  const chars = [...secret];
-  const n = chars.length;
-  if (n < 3) return 0;
-  const classes: [RegExp, number][] = [[/[a-z]/, 26], [/[A-Z]/, 26], [/[0-9]/, 10], [/[^A-Za-z0-9]/, 4]];
-  const pool = classes.reduce((sum, [re, size]) => sum + (re.test(secret) ? size : 0), 0);
-  if (pool < 2) return 0;
-  let surprising = 1;
-  for (let i = 1; i < n; i++) {
-    const repeat = i + 3 <= n && secret.indexOf(secret.slice(i, i + 3)) < i;
-    if (!repeat) surprising++;
-  }
-  const pairs = chars.slice(1).map((c, i) => chars[i] + c);
-  const evenness = Math.min(
-    1,
-    shannonBits(chars) / Math.log2(Math.min(pool, n)),
-    shannonBits(pairs) / Math.log2(Math.min(pool * pool, n - 1)),
-  );
-  return surprising * Math.log2(pool) * evenness;
-}
-
-/** Refused below this estimate: about 128 bits, with room for the estimate's error on short random secrets. */
-const MIN_SECRET_BITS = 112;
 
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(8000),

@@ -1,7 +1,7 @@
 /** Queries of the user login: authorization requests and codes, sessions, refresh tokens, revocations, throttling. */
 import type { Sql } from "./connection.ts";
 import { currentKidSql } from "./keys.ts";
-import { endUserSsoSessions } from "./sso.ts";
+import { endProjectSsoSessions, endUserSsoSessions } from "./sso.ts";
 
 export type AuthorizationRequestRow = {
   id: string;
@@ -169,8 +169,8 @@ export async function revokeSession(sql: Sql, sessionId: string): Promise<void> 
 }
 
 /**
- * Ends every live session of a user (optionally but one), a client or a project, with their refresh tokens, so
- * that a later reactivation brings none of them back. (A code not yet exchanged is checked against the
+ * Ends every live session of a user (optionally but one), a client or a project, with their refresh tokens (and,
+ * for a user or a project, its browser sessions), so that a later reactivation brings none of them back. (A code not yet exchanged is checked against the
  * user, client and project when it is.)
  */
 export async function endSessions(
@@ -184,8 +184,10 @@ export async function endSessions(
     : sql`project_id = ${of.projectId}`;
   const except = "userId" in of && of.except ? sql`and id <> ${of.except}` : sql``;
   await sql`update sessions set revoked_at = now() where ${where} ${except} and revoked_at is null`;
-  // A deactivated user, or a new password, also ends the user's single sign-on sessions in every browser.
+  // A deactivated user, or a new password, also ends the user's single sign-on sessions in every browser; a
+  // deactivated project, every browser session of the project.
   if ("userId" in of) await endUserSsoSessions(sql, of.userId);
+  if ("projectId" in of) await endProjectSsoSessions(sql, of.projectId);
 }
 
 export async function insertRefreshToken(

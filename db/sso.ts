@@ -98,6 +98,14 @@ export async function endUserSsoSessions(sql: Sql, userId: string): Promise<void
   await sql`update sso_sessions set ended_at = now() where user_id = ${userId} and ended_at is null`;
 }
 
+/**
+ * A deactivated project: its browser sessions end in every browser, so that reactivating it signs nobody in
+ * without the form.
+ */
+export async function endProjectSsoSessions(sql: Sql, projectId: string): Promise<void> {
+  await sql`update sso_sessions set ended_at = now() where project_id = ${projectId} and ended_at is null`;
+}
+
 /** Whether the live single sign-on session `id` is this browser's. */
 export async function browserOwnsSession(
   sql: Sql,

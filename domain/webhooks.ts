@@ -70,6 +70,12 @@ export function secretOf(s: WebhookSettings, id: string, stored: StoredSecret): 
  */
 export const SUBSCRIBING_NEEDS = ["audit:read"] as const satisfies readonly AdminPermission[];
 
+/**
+ * A webhook's deliveries name the trail's events (their ids and types) and resend them: listing or retrying
+ * them needs these too (checked once the webhook, and the delivery, are found).
+ */
+export const DELIVERY_NEEDS = ["audit:read"] as const satisfies readonly AdminPermission[];
+
 async function requireAuditRead(tx: Sql, caller: Principal, projectId: string): Promise<void> {
   await requireCovered(
     tx,
@@ -79,6 +85,15 @@ async function requireAuditRead(tx: Sql, caller: Principal, projectId: string): 
     "event_types",
     "subscribing to events",
   );
+}
+
+async function requireDeliveryNeeds(
+  tx: Sql,
+  caller: Principal,
+  projectId: string,
+  what: string,
+): Promise<void> {
+  await requireCovered(tx, caller, projectId, { codes: DELIVERY_NEEDS }, "webhook_id", what);
 }
 
 /**
@@ -231,11 +246,13 @@ export async function rotateWebhookSecret(
 
 export async function listDeliveries(
   sql: Sql,
+  caller: Principal,
   projectId: string,
   webhookId: string,
   q: DeliveryListQuery,
 ): Promise<PageOf<WebhookDelivery>> {
   await getWebhook(sql, projectId, webhookId);
+  await requireDeliveryNeeds(sql, caller, projectId, "reading a webhook's deliveries");
   return await listDeliveryRows(sql, projectId, webhookId, q);
 }
 
@@ -255,6 +272,8 @@ export async function retryDelivery(
     const requeued = await requeueDelivery(tx, projectId, webhookId, deliveryId);
     const delivery = await findDelivery(tx, projectId, webhookId, deliveryId);
     if (!delivery) throw new AppError("webhook_delivery_not_found");
+    // Refused here, the requeue above is rolled back with the transaction.
+    await requireDeliveryNeeds(tx, caller, projectId, "retrying a webhook's delivery");
     if (requeued) {
       await record(tx, {
         projectId,

@@ -27,8 +27,11 @@ const Url = z.string().max(2000).refine((u) => {
 }, "must be an absolute https URL without credentials or fragment").openapi({
   description:
     "Where events are POSTed. `https`; `http` only to loopback with WEBHOOK_ALLOW_PRIVATE_TARGETS. " +
-    "Targets that resolve to loopback, private, link-local or metadata addresses are refused at delivery time " +
-    "unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true; redirects are not followed.",
+    "Only global unicast addresses are reached: a host that is an address literal other than global unicast " +
+    "(loopback, private, CGNAT, link-local, multicast, broadcast, reserved, documentation, IPv6 unique or site " +
+    "local, and every IPv6 form embedding an IPv4 address) is refused here with `invalid_params`, and a name " +
+    "any of whose addresses is not global unicast is refused at delivery time, unless " +
+    "WEBHOOK_ALLOW_PRIVATE_TARGETS=true; redirects are not followed.",
   example: "https://app.example.com/hooks/access",
 });
 

@@ -4,6 +4,7 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
 import { encodeBase64Url } from "../domain/base64.ts";
+import { consoleClientId } from "../domain/console.ts";
 import { DEVICE_TTL } from "../domain/devices.ts";
 import {
   AuthorizePageError,
@@ -34,6 +35,15 @@ const LOGIN_FORM_LIMIT = 16 * 1024;
 const INVALID = "Invalid email or password.";
 
 /** Security headers of every login and error page; `form-action` must allow the redirect's origin too. */
+
+/**
+ * The project whose console this login is for, or undefined for any other client: the login page shows its ID,
+ * which no other project can share (its name is anyone's to choose), so that a link to another tenant's console
+ * sign-in shows as one.
+ */
+const consoleProject = (clientId: string, projectId: string) =>
+  clientId === consoleClientId(projectId) ? projectId : undefined;
+
 export function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: string) {
   let formAction = "'self'";
   if (redirectUri) {
@@ -144,6 +154,7 @@ export function registerAuthorizeRoutes(app: App) {
           nonce,
           action,
           projectName: valid.client.project_name,
+          consoleOf: consoleProject(valid.client.id, valid.client.project_id),
           requestId,
           csrf,
           email: valid.oidc?.loginHint ?? undefined,
@@ -181,6 +192,7 @@ export function registerAuthorizeRoutes(app: App) {
             nonce,
             action,
             projectName: req.project_name,
+            consoleOf: consoleProject(req.client_id, req.project_id),
             requestId: form.request_id,
             csrf: form.csrf,
             email: (form.email ?? "").slice(0, 100),

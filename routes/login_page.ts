@@ -41,6 +41,8 @@ export function loginPage(p: {
   nonce: string;
   action: string;
   projectName: string;
+  /** For the console's login: the project's ID, shown (names are not unique; IDs are). */
+  consoleOf?: string;
   requestId: string;
   csrf: string;
   email?: string;
@@ -51,6 +53,9 @@ export function loginPage(p: {
     html`
       <h1>Sign in</h1>
       <p class="lead">to continue to <strong>${p.projectName}</strong></p>
+      ${p.consoleOf
+        ? html`<p class="lead" id="project">The admin console of the project with ID <code>${p.consoleOf}</code></p>`
+        : ""}
       ${p.error ? html`<p class="error" role="alert" id="error">${p.error}</p>` : ""}
       <form method="post" action="${p.action}">
         <input type="hidden" name="request_id" value="${p.requestId}">

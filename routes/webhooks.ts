@@ -2,6 +2,7 @@
 import {
   createWebhook,
   deleteWebhook,
+  DELIVERY_NEEDS,
   getWebhook,
   listDeliveries,
   listWebhooks,
@@ -115,7 +116,9 @@ export const listDeliveriesRoute = guardedRoute({
   tags: ["Webhooks"],
   summary: "A webhook's deliveries",
   permission: "webhooks:read",
-  description: "Newest first: status, attempts, the receiver's last answer and when it came.",
+  alsoNeeds: DELIVERY_NEEDS,
+  description: "Newest first: status, attempts, the receiver's last answer and when it came. Each names an " +
+    "event of the audit trail (its id and type), hence `audit:read`.",
   request: { params: WebhookIdParam, query: DeliveryListQuery },
   responses: { 200: jsonResponse(listOf(WebhookDelivery, "WebhookDeliveryList"), "A page of deliveries") },
   errors: ["webhook_not_found"],
@@ -128,7 +131,10 @@ export const retryDeliveryRoute = guardedRoute({
   tags: ["Webhooks"],
   summary: "Send a delivery again now",
   permission: "webhooks:update",
-  description: "Puts a delivery (failed, delivered or waiting) back in line for an attempt now.",
+  alsoNeeds: DELIVERY_NEEDS,
+  description:
+    "Puts a delivery (failed, delivered or waiting) back in line for an attempt now: its audit event " +
+    "is sent again, hence `audit:read`.",
   request: { params: DeliveryIdParam },
   responses: { 200: jsonResponse(WebhookDelivery, "The delivery, queued") },
   errors: ["webhook_not_found", "webhook_delivery_not_found"],
@@ -182,7 +188,8 @@ export function registerWebhookRoutes(app: App) {
   });
   app.openapi(listDeliveriesRoute, async (c) => {
     const { project_id, webhook_id } = c.req.valid("param");
-    return c.json(await listDeliveries(c.var.deps.sql, project_id, webhook_id, c.req.valid("query")), 200);
+    const q = c.req.valid("query");
+    return c.json(await listDeliveries(c.var.deps.sql, c.var.principal, project_id, webhook_id, q), 200);
   });
   app.openapi(retryDeliveryRoute, async (c) => {
     const { project_id, webhook_id, delivery_id } = c.req.valid("param");

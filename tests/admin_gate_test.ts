@@ -101,6 +101,8 @@ test("the permissions an operation checks beyond the gate's are published with i
     also.map((op) => [op.operationId, op["x-also-needs"]]).sort(),
     [
       ["createWebhook", ["audit:read"]],
+      ["listWebhookDeliveries", ["audit:read"]],
+      ["retryWebhookDelivery", ["audit:read"]],
       ["rotateWebhookSecret", ["audit:read"]],
       ["updateWebhook", ["audit:read"]],
     ],

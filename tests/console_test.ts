@@ -9,9 +9,12 @@ import {
   ADMIN_SECRET,
   baseUrl,
   basic,
+  challengeOf,
   http,
   isolatedDatabase,
   loginProject,
+  newVerifier,
+  openLoginPage,
   REDIRECT_URI,
   startWith,
   test,
@@ -28,6 +31,7 @@ import {
   signIn,
   tab,
 } from "./console_support.ts";
+import { Browser } from "./oidc_support.ts";
 
 const OPERATOR = { email: "operator@example.com", password: "operator password 1" };
 
@@ -207,6 +211,73 @@ test(
   },
   { ignore: !hasChromium },
 );
+
+test("a link to /console/signin?project=… remembers nothing; only a successful sign-in does, and the pages name the project", async () => {
+  const mine = await loginProject();
+  const other = await loginProject();
+  const browser = new Browser();
+  const projectCookie = (res: Response) =>
+    res.headers.getSetCookie().find((line) => line.startsWith("acs_console_project="));
+  const target = (res: Response) => new URL(res.headers.get("location")!, "http://x");
+  const clientOf = (res: Response) => target(res).searchParams.get("client_id");
+
+  // Another site links the browser to another tenant's console sign-in: it is sent there once, remembered nowhere.
+  const lured = await browser.get(`/console/signin?project=${other.project.id}`);
+  assert.equal(lured.status, 302);
+  assert.equal(clientOf(lured), `console-${other.project.id}`);
+  assert.equal(projectCookie(lured), undefined, "no project cookie before a sign-in");
+  await lured.body?.cancel();
+  const theirs = await browser.get(target(lured).pathname + target(lured).search);
+  const theirPage = await theirs.text();
+  assert.match(
+    theirPage,
+    new RegExp(`project with ID <code>${other.project.id}</code>`),
+    "the page names it",
+  );
+  const later = await browser.get("/console/signin");
+  assert.equal(later.status, 200, "the sign-in page, not another tenant's");
+  const form = await later.text();
+  assert.match(form, /name="project"/);
+  assert.doesNotMatch(form, new RegExp(other.project.id));
+
+  // A sign-in that succeeds remembers its project; the next sign-in goes there, and says so on the way.
+  const start = await browser.get(`/console/signin?project=${mine.project.id}`);
+  assert.equal(projectCookie(start), undefined);
+  await start.body?.cancel();
+  const login = await browser.get(target(start).pathname + target(start).search);
+  const html = await login.text();
+  assert.match(html, new RegExp(`project with ID <code>${mine.project.id}</code>`));
+  const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)![1];
+  const posted = await browser.post("/authorize", {
+    request_id: field("request_id"),
+    csrf: field("csrf"),
+    email: mine.email,
+    password: mine.password,
+  });
+  assert.equal(posted.status, 303);
+  await posted.body?.cancel();
+  const callback = await browser.get(target(posted).pathname + target(posted).search);
+  assert.equal(callback.status, 303);
+  await callback.body?.cancel();
+  assert.match(projectCookie(callback) ?? "", new RegExp(`^acs_console_project=${mine.project.id};`));
+  const signedOut = await browser.get("/console/signin?signed_out=1");
+  const page = await signedOut.text();
+  assert.match(page, new RegExp(`This sign-in is for the project with ID <code>${mine.project.id}</code>`));
+  const again = await browser.get("/console/signin");
+  assert.equal(again.status, 302);
+  assert.equal(clientOf(again), `console-${mine.project.id}`);
+  await again.body?.cancel();
+
+  // Another client's login page does not show the project's ID.
+  const plain = await openLoginPage({
+    client_id: mine.clientId,
+    redirect_uri: REDIRECT_URI,
+    response_type: "code",
+    code_challenge: await challengeOf(newVerifier()),
+    code_challenge_method: "S256",
+  });
+  assert.doesNotMatch(plain.html, /project with ID/);
+});
 
 test("console forms without the session's CSRF token lead back to sign-in, and pages carry a strict CSP", async () => {
   const iso = await isolatedDatabase();

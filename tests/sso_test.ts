@@ -8,8 +8,10 @@ import {
   loginProject,
   openLoginPage,
   REDIRECT_URI,
+  sdk,
   service,
   startWith,
+  systemToken,
   test,
 } from "./helpers.ts";
 import {
@@ -171,6 +173,28 @@ test("deactivating the user, or a new password, ends the browser sessions", asyn
     is_active: true,
   });
   assert.equal((await authorizeOidc(browser, p.secondClientId)).res.status, 200);
+});
+
+test("deactivating the project ends its browser and login sessions; reactivating it revives none", async () => {
+  const p = await oidcProject();
+  const browser = new Browser();
+  const tokens = await signIn(browser, p);
+  assert.equal((await authorizeOidc(browser, p.secondClientId)).res.status, 302, "signed in");
+  const admin = await sdk(await systemToken());
+  await admin.projects.updateProject(p.project.id, { name: p.project.name, is_active: false });
+  await admin.projects.updateProject(p.project.id, { name: p.project.name, is_active: true });
+
+  const again = await authorizeOidc(browser, p.secondClientId);
+  assert.equal(again.res.status, 200, "the form, not a code");
+  assert.match(again.html, /name="password"/);
+  const none = await authorizeOidc(browser, p.clientId, { prompt: "none" });
+  assert.equal(new URL(none.res.headers.get("location")!).searchParams.get("error"), "login_required");
+  assert.equal((await refreshStatus(p.clientId, tokens.refresh_token)).error, "invalid_refresh_token");
+  assert.equal(await currentUserStatus(tokens.access_token), 401);
+  const { db } = await service();
+  const [open] = await db.sql<{ n: number }[]>`select count(*)::int as n from sso_sessions
+    where project_id = ${p.project.id} and ended_at is null`;
+  assert.equal(open.n, 0);
 });
 
 test("logout ends the browser session and the sessions it created, then redirects to a registered URI", async () => {

@@ -134,6 +134,47 @@ test("BOOTSTRAP_ADMIN_SECRET: short or low-entropy secrets stop the start, namin
   assert.ok(loadConfig({ BOOTSTRAP_ADMIN_SECRET: "test-bootstrap-secret-that-is-long-enough-0001" }));
 });
 
+test("BOOTSTRAP_ADMIN_SECRET: sequences, keyboard walks and repeats are refused however long; random ones pass", () => {
+  const refused: [string, string][] = [
+    ["abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "the alphabets in order"],
+    ["zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA9876543210", "the alphabets backwards"],
+    ["0123456789abcdefghijklmnopqrstuvwxyz9876543210ZYXWVUTSRQPONMLK", "digits and letters, up and down"],
+    ["acegikmoqsuwyBDFHJLNPRTVXZ0246813579bdfhjlnprtvxz", "every other letter"],
+    ["qwertyuiopasdfghjklzxcvbnm1234567890QWERTYUIOPASDFGHJKLZXCVBNM", "the keyboard's rows"],
+    ["poiuytrewqlkjhgfdsamnbvcxz0987654321POIUYTREWQLKJHGFDSAMNBVCXZ", "the rows backwards"],
+    ["1qaz2wsx3edc4rfv5tgb6yhn7ujm8ik9ol0pQAZWSXEDCRFVTGBYHNUJMIKOLP", "columns"],
+    ["qazwsxedcrfvtgbyhnujmikolpQAZWSXEDCRFVTGBYHNUJMIKOLP", "columns without digits"],
+    ["zaq1xsw2cde3vfr4bgt5nhy6mju7-ki8.lo9_p0", "columns upwards"],
+    ["qwertyQWERTYasdfghASDFGHzxcvbnZXCVBN123456", "short rows, both cases"],
+    ["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "one character"],
+    ["abcabcabcabcabcabcabcabcabcabcabcabc", "a repeated triple"],
+    ["aaaabbbbccccddddeeeeffffgggghhhhiiiijjjjkkkk", "repeats in sequence"],
+    ["Qwerty123Qwerty456Qwerty789Asdf0000zxcv", "a walk with counters"],
+  ];
+  for (const [weak, why] of refused) {
+    assert.throws(
+      () => loadConfig({ BOOTSTRAP_ADMIN_SECRET: weak }),
+      /BOOTSTRAP_ADMIN_SECRET.*too weak/,
+      why,
+    );
+  }
+  // The secrets the tests, CI and the benchmarks start with, and random ones of the recommended kinds.
+  const accepted = [
+    "test-bootstrap-secret-that-is-long-enough-0001",
+    "bench-bootstrap-secret-that-is-long-enough-000001",
+  ];
+  for (let i = 0; i < 200; i++) {
+    const bytes = crypto.getRandomValues(new Uint8Array(32));
+    accepted.push(Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(""));
+    accepted.push(
+      btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""),
+    );
+  }
+  for (const secret of accepted) {
+    assert.equal(loadConfig({ BOOTSTRAP_ADMIN_SECRET: secret }).bootstrapAdminSecret, secret, secret);
+  }
+});
+
 test("a malformed KEY_ENCRYPTION_KEY or SIGNING_ALG stops the start, naming the variable", () => {
   assert.throws(() => loadConfig({ KEY_ENCRYPTION_KEY: "too-short" }), /KEY_ENCRYPTION_KEY/);
   assert.throws(() => loadConfig({ KEY_ENCRYPTION_KEY: "!".repeat(43) }), /KEY_ENCRYPTION_KEY/);

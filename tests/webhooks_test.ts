@@ -202,13 +202,21 @@ test("the operations publishing x-also-needs refuse a caller with only their own
   assert.ok(ops.length > 0);
   const p = await newProject();
   const body = JSON.stringify({ url: "https://hooks.example.com/in", event_types: ["*"] });
+  let deliveryId = "";
   const call = (path: string, method: string, token: string, webhookId: string) =>
-    http(path.replace("{project_id}", p.project.id).replace("{webhook_id}", webhookId), {
-      method: method.toUpperCase(),
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body,
-    });
+    http(
+      path.replace("{project_id}", p.project.id).replace("{webhook_id}", webhookId)
+        .replace("{delivery_id}", deliveryId),
+      {
+        method: method.toUpperCase(),
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: method === "get" ? undefined : body,
+      },
+    );
   const hook = await (await call("/api/v1/projects/{project_id}/webhooks", "post", p.token, "")).json();
+  await adminCall(p)("POST", "/roles", { code: "delivered", name: "Delivered" });
+  const deliveries = await adminCall(p)("GET", `/webhooks/${hook.id}/deliveries`);
+  deliveryId = deliveries.data[0].id;
   for (const { path, method, op } of ops) {
     const also = op["x-also-needs"]!;
     const narrow = await clientWith(p, [op["x-permission"]]);
@@ -226,6 +234,44 @@ test("the operations publishing x-also-needs refuse a caller with only their own
     const res = await call(path, method, enough.token, hook.id);
     assert.ok([200, 201].includes(res.status), `${op.operationId}: ${res.status} ${await res.text()}`);
   }
+});
+
+test("a webhook's deliveries name audit events: listing or retrying them without audit:read is refused", async () => {
+  const p = await newProject();
+  const admin = adminCall(p);
+  const hook = await admin("POST", "/webhooks", {
+    url: "https://hooks.example.com/in",
+    event_types: ["role.*"],
+  });
+  await admin("POST", "/roles", { code: "watched", name: "Watched" });
+  const [delivery] = (await admin("GET", `/webhooks/${hook.id}/deliveries`)).data;
+  assert.equal(delivery.event_type, "role.created");
+  const list = `/api/v1/projects/${p.project.id}/webhooks/${hook.id}/deliveries`;
+  const retry = `${list}/${delivery.id}/retry`;
+  const as = (token: string, path: string, method = "GET") =>
+    http(path, { method, headers: { authorization: `Bearer ${token}` } });
+
+  const webhooksOnly = await clientWith(p, ["webhooks:read", "webhooks:update"]);
+  for (const [path, method] of [[list, "GET"], [retry, "POST"]]) {
+    const refused = await expectError(
+      await as(webhooksOnly.token, path, method),
+      403,
+      "insufficient_permission",
+    );
+    assert.match(refused.error_description, /audit:read/, `${method} ${path}`);
+  }
+  const { db } = await service();
+  const trail = await db.sql`select 1 from audit_events
+    where project_id = ${p.project.id} and type = 'webhook.delivery_retried'`;
+  assert.equal(trail.length, 0, "a refused retry records nothing");
+
+  const auditors = await clientWith(p, ["webhooks:read", "webhooks:update", "audit:read"]);
+  const listed = await as(auditors.token, list);
+  assert.equal(listed.status, 200);
+  assert.deepEqual((await listed.json()).data.map((d: { id: string }) => d.id), [delivery.id]);
+  const retried = await as(auditors.token, retry, "POST");
+  assert.equal(retried.status, 200, await retried.clone().text());
+  assert.equal((await retried.json()).id, delivery.id);
 });
 
 test("events are delivered signed per Standard Webhooks; a receiver that is down gets them when it is back", async () => {
@@ -410,6 +456,56 @@ test("no server-side request forgery: private, loopback, link-local and metadata
     await svc.close();
     await db.drop();
   }
+});
+
+test("POST /webhooks refuses every URL whose host is not a global unicast address, IPv6 forms embedding IPv4 among them", async () => {
+  const p = await newProject();
+  const hosts = [
+    "[::127.0.0.1]", // written ::7f00:1 by the URL parser: IPv4-compatible loopback
+    "[::7f00:1]",
+    "[::ffff:127.0.0.1]",
+    "[::ffff:0:127.0.0.1]", // IPv4-translated
+    "[::ffff:0:a9fe:a9fe]", // ::ffff:0:169.254.169.254
+    "[::a00:1]", // ::10.0.0.1
+    "[::]",
+    "[64:ff9b::a9fe:a9fe]",
+    "[100::1]",
+    "[fec0::1]",
+    "[fd00::1]",
+    "[fe80::1]",
+    "[ff02::1]",
+    "[2001:db8::1]",
+    "[2001::1]",
+    "[2002:7f00:1::]",
+    "0x7f.1", // 127.0.0.1 once the URL parser has read it
+    "2130706433",
+    "0.0.0.0",
+    "192.0.2.1",
+    "198.18.0.1",
+    "224.0.0.1",
+    "255.255.255.255",
+    "100.64.0.1",
+    "localhost.",
+    "api.localhost",
+  ];
+  for (const host of hosts) {
+    const res = await http(`/api/v1/projects/${p.project.id}/webhooks`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${p.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ url: `https://${host}/in`, event_types: ["*"] }),
+    });
+    const err = await expectError(res, 400, "invalid_params");
+    assert.equal(err.details?.[0].field, "url", host);
+    assert.match(err.details?.[0].issue ?? "", /global unicast/, host);
+  }
+  // At delivery, a literal is checked again, and so is every address a name resolves to.
+  for (const literal of ["::7f00:1", "[::ffff:0:7f00:1]", "64:ff9b::808:808", "2001:db8::1"]) {
+    await assert.rejects(resolveTarget(literal, false), /not global unicast/, literal);
+  }
+  assert.deepEqual(await resolveTarget("[2606:4700::1111]", false), [{
+    address: "2606:4700::1111",
+    family: 6,
+  }]);
 });
 
 test("a webhook URL's query and fragment never reach the trail: the URL is recorded without them", async () => {

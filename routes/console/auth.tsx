@@ -32,6 +32,8 @@ import {
 } from "./session.ts";
 
 const PENDING_TTL = 600;
+/** How long the project of the last successful sign-in is remembered. */
+const REMEMBER_TTL = 400 * 86_400;
 const PROJECT_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 async function challengeOf(verifier: string): Promise<string> {
@@ -51,7 +53,8 @@ async function startSignIn(c: C, projectId: string, next: string) {
     JSON.stringify({ p: projectId, s: state, v: verifier, n: next }),
     PENDING_TTL,
   );
-  putCookie(c, projectCookie(c), projectId, 400 * 86_400);
+  // The project is remembered only once a sign-in to it succeeds (the callback): a link from anywhere to
+  // ?project=… must not decide where this browser's next sign-in goes.
   c.header("Cache-Control", "no-store");
   return c.redirect(
     `/authorize?${new URLSearchParams({
@@ -66,18 +69,30 @@ async function startSignIn(c: C, projectId: string, next: string) {
   );
 }
 
+/**
+ * The console's own sign-in page: which project the sign-in is for (its ID, the one thing no other project can
+ * share; a name is anyone's to choose, and looking one up for any ID given would tell names to whoever asks).
+ */
 function SignInPage(p: { nonce: string; next: string; project?: string; message?: string; error?: string }) {
+  const project = p.project && PROJECT_ID.test(p.project) ? p.project : undefined;
   return (
     <Layout nonce={p.nonce} title="Sign in">
       <h1>Sign in to the console</h1>
       {p.message && <p class="notice" role="status">{p.message}</p>}
       {p.error && <p class="alert" role="alert">{p.error}</p>}
+      {project && (
+        <p id="signin-project">
+          This sign-in is for the project with ID <code>{project}</code>
+          {project === SYSTEM_PROJECT_ID ? " (the system project, where operators sign in)" : ""}. To sign in
+          to another project, change the ID below.
+        </p>
+      )}
       <form method="get" action="/console/signin">
         <input type="hidden" name="next" value={p.next} />
         <Field
           name="project"
           label="Project ID"
-          value={p.project ?? SYSTEM_PROJECT_ID}
+          value={project ?? SYSTEM_PROJECT_ID}
           required
           hint="Operators sign in to the system project (system); a project's administrators to their project's ID."
         />
@@ -154,6 +169,7 @@ export function registerConsoleAuth(app: App) {
     }
     const secret = await openConsoleSession(sql, pending.p, tokens);
     putCookie(c, sessionCookie(c), secret, tokens.refresh_token_expires_in);
+    putCookie(c, projectCookie(c), pending.p, REMEMBER_TTL);
     c.header("Cache-Control", "no-store");
     return c.redirect(safeNext(pending.n), 303);
   });
