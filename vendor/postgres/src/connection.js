@@ -180,6 +180,12 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
         && !q.cursorFn
         && sent.length < max_pipeline
         && (!q.options.onexecute || q.options.onexecute(connection))
+        // Patched (vendor/postgres/README.md, 7): without prepared statements (behind a transaction-mode
+        // pooler), a statement outside a transaction takes no other behind it. A statement with parameters
+        // goes out as Parse, Describe and Flush, with no Sync: sent behind another, the pooler gave the server
+        // connection away at the first one's ReadyForQuery, dropped the Describe's answer, and the statement
+        // was never answered.
+        && (options.prepare || !!connection.reserved)
     } catch (error) {
       sent.length === 0 && write(Sync)
       errored(error)
