@@ -7,6 +7,7 @@
  */
 import { hashPassword, passwordBackend, verifyPassword } from "../domain/passwords.ts";
 import { describeEventCost, measureEventCost } from "./event_cost.ts";
+import { basic, FORM, login as userLogin, plainSend, setUpProject } from "./flows.ts";
 import {
   CONCURRENCY,
   REDIRECT,
@@ -53,98 +54,36 @@ const expect = (status: number, request: (worker: number) => Promise<Response>) 
   return res.status === status;
 };
 
-async function challenge(verifier: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
-  return btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
 const server = await startServer();
 try {
   const base = server.url;
-  const form = { "content-type": "application/x-www-form-urlencoded" };
-  const basic = (id: string, secret: string) => ({ authorization: `Basic ${btoa(`${id}:${secret}`)}` });
-  const tokenOf = async (id: string, secret: string) =>
-    (await (await fetch(`${base}/api/v1/tokens`, {
-      method: "POST",
-      headers: { ...form, ...basic(id, secret) },
-      body: "grant_type=client_credentials",
-    })).json()).access_token as string;
-  const admin = await tokenOf("system-admin", SECRET);
-  if (!admin) {
-    throw new Error("no system token: on a database bootstrapped before, set BOOTSTRAP_ADMIN_SECRET");
-  }
-  const project = await (await fetch(`${base}/api/v1/projects`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
-    body: JSON.stringify({ name: "bench", redirect_uris: [REDIRECT] }),
-  })).json();
-  const clientId = project.admin_client.client_id;
-  const projectToken = await tokenOf(clientId, project.admin_client.client_secret);
-  const authed = { authorization: `Bearer ${projectToken}`, "content-type": "application/json" };
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${base}/api/v1/projects/${project.id}${path}`, {
-      method: "POST",
-      headers: authed,
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return await res.json();
-  };
-  const roles: string[] = [];
-  for (let i = 0; i < Math.max(10, CONCURRENCY); i++) {
-    roles.push((await post("/roles", { code: `role-${i}`, name: `Role ${i}`, description: "bench" })).id);
-  }
+  const form = FORM;
   const password = "bench password 1";
-  for (let w = 0; w < CONCURRENCY; w++) {
-    await post("/users", { display_name: `U${w}`, email: `u${w}@bench.test`, password });
-  }
+  const project = await setUpProject(base, SECRET, {
+    name: "bench",
+    redirect: REDIRECT,
+    roles: Math.max(10, CONCURRENCY),
+    users: CONCURRENCY,
+    password,
+    domain: "bench.test",
+  });
+  const clientId = project.clientId;
+  const clientSecret = project.clientSecret;
+  const projectToken = project.token;
+  const roles = project.roles;
+  const authed = { authorization: `Bearer ${projectToken}`, "content-type": "application/json" };
 
-  /** The whole user login: authorize page, form post (one password check), code exchange. */
+  /** The whole user login (bench/flows.ts), from an address of its own (the service trusts one proxy hop here). */
   let logins = 0;
-  const login = async (w: number): Promise<{ refresh_token: string } | null> => {
-    // An address of its own for each login (the service trusts one proxy hop here, see harness.ts).
+  const login = (w: number) => {
     const n = logins++;
-    const from = { "x-forwarded-for": `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` };
-    const verifier = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
-      .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-    const page = await fetch(
-      `${base}/authorize?${new URLSearchParams({
-        client_id: clientId,
-        redirect_uri: REDIRECT,
-        response_type: "code",
-        code_challenge: await challenge(verifier),
-        code_challenge_method: "S256",
-      })}`,
-      { headers: from },
-    );
-    const html = await page.text();
-    const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? "";
-    const submitted = await fetch(`${base}/authorize`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { ...form, ...from, cookie: (page.headers.get("set-cookie") ?? "").split(";")[0] },
-      body: new URLSearchParams({
-        request_id: field("request_id"),
-        csrf: field("csrf"),
-        email: `u${w}@bench.test`,
-        password,
-      }),
+    return userLogin(plainSend, base, {
+      clientId,
+      redirect: REDIRECT,
+      email: project.users[w],
+      password,
+      from: `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`,
     });
-    await submitted.body?.cancel();
-    const code = new URL(submitted.headers.get("location") ?? "http://x/").searchParams.get("code");
-    if (!code) return null;
-    const res = await fetch(`${base}/api/v1/tokens`, {
-      method: "POST",
-      headers: form,
-      body: new URLSearchParams({
-        grant_type: "authorization_code",
-        client_id: clientId,
-        code,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-      }),
-    });
-    return res.status === 200 ? await res.json() : (await res.body?.cancel(), null);
   };
 
   const results: Result[] = [];
@@ -156,7 +95,7 @@ try {
       expect(200, () =>
         fetch(`${base}/api/v1/tokens`, {
           method: "POST",
-          headers: { ...form, ...basic(clientId, project.admin_client.client_secret) },
+          headers: { ...form, ...basic(clientId, clientSecret) },
           body: "grant_type=client_credentials",
         })),
     ),
@@ -204,7 +143,7 @@ try {
       async () => {
         const res = await fetch(`${base}/api/v1/tokens/introspect`, {
           method: "POST",
-          headers: { ...form, ...basic(clientId, project.admin_client.client_secret) },
+          headers: { ...form, ...basic(clientId, clientSecret) },
           body: new URLSearchParams({ token: projectToken }),
         });
         return res.status === 200 && (await res.json()).active === true;

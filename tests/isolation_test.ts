@@ -106,7 +106,7 @@ test("a gated read with a NUL byte or a control character in its path or query f
 });
 
 test("a statement that fails after some of its rows leaves the next statement's rows whole", async () => {
-  // The driver's row count outlived a statement that failed midway (vendor/postgres/README.md, 8): the next
+  // The driver's row count outlived a statement that failed midway (vendor/postgres/README.md, 9): the next
   // statement on the connection answered with as many holes before its first row.
   const { db } = await service();
   const q = (keys: string[]) =>

@@ -3,13 +3,15 @@
  * statements outside a transaction issued together are pipelined on one connection, up to the depth, instead
  * of each waking an idle one; transactions still get connections of their own. Server backends are told apart
  * by `pg_backend_pid()`, so this runs on a direct connection only (behind a transaction-mode pooler the
- * backend answering is the pooler's choice).
+ * backend answering is the pooler's choice). Behind such a pooler (DATABASE_POOLER=transaction, as in CI's run
+ * through PgBouncer) a statement with parameters is never sent behind another outside a transaction.
  */
 import assert from "node:assert/strict";
 import { connectServer } from "../db/connection.ts";
 import { DATABASE_URL, test } from "./helpers.ts";
 
 const direct = DATABASE_URL !== undefined && Deno.env.get("DATABASE_POOLER") !== "transaction";
+const pooled = DATABASE_URL !== undefined && Deno.env.get("DATABASE_POOLER") === "transaction";
 
 type Backends = { reads: Set<number>; txs: Set<number> };
 
@@ -111,4 +113,40 @@ test(
     }
   },
   { ignore: !direct },
+);
+
+test(
+  "behind a transaction-mode pooler, a statement with parameters issued behind another is answered",
+  async () => {
+    // Without prepared statements, a statement with parameters goes out as Parse, Describe and Flush (no Sync)
+    // and is bound once the Describe is answered. Sent behind another statement on the same connection, the
+    // pooler gave the server connection away at that statement's ReadyForQuery and dropped the Describe's
+    // answer ("got packet '1' from server when not linked"): the statement never got an answer, as in 3.4.9
+    // whenever every connection was busy (vendor/postgres/README.md, 7). One connection, so the second
+    // statement always finds the first in flight; with and without the pipelining option.
+    for (const depth of [0, 16]) {
+      const sql = connectServer(DATABASE_URL!, { max: 1, pooler: "transaction", pipelineDepth: depth });
+      try {
+        await sql`select 1`;
+        for (let i = 0; i < 10; i++) {
+          const ahead = sql`select pg_sleep(0.05)`.execute();
+          const behind = sql<{ n: number }[]>`select ${i}::int as n`.then(
+            (r) => r[0].n,
+            (err) => String(err),
+          );
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const answer = await Promise.race([
+            behind,
+            new Promise((r) => timer = setTimeout(() => r("no answer in 3 s"), 3000)),
+          ]);
+          clearTimeout(timer);
+          assert.equal(answer, i, `depth ${depth}, statement ${i}`);
+          await ahead;
+        }
+      } finally {
+        await sql.end({ timeout: 1 });
+      }
+    }
+  },
+  { ignore: !pooled },
 );

@@ -126,7 +126,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     // how long the one the server is on has been running.
     inflight: () => sent.length + (query ? 1 : 0),
     headFor: () => query ? performance.now() - headSince : 0,
-    // Patched (see vendor/postgres/README.md, 7), for the pool's answer deadline: the statement the server is
+    // Patched (see vendor/postgres/README.md, 8), for the pool's answer deadline: the statement the server is
     // on, and giving up on a connection whose server does not answer even a cancel.
     head: () => query,
     abort
@@ -185,6 +185,12 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
         && !q.cursorFn
         && sent.length < max_pipeline
         && (!q.options.onexecute || q.options.onexecute(connection))
+        // Patched (vendor/postgres/README.md, 7): without prepared statements (behind a transaction-mode
+        // pooler), a statement outside a transaction takes no other behind it. A statement with parameters
+        // goes out as Parse, Describe and Flush, with no Sync: sent behind another, the pooler gave the server
+        // connection away at the first one's ReadyForQuery, dropped the Describe's answer, and the statement
+        // was never answered.
+        && (options.prepare || !!connection.reserved)
     } catch (error) {
       sent.length === 0 && write(Sync)
       errored(error)
@@ -430,7 +436,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
   }
 
   /**
-   * Patched (vendor/postgres/README.md, 7): fails the statement the server is on with `err`, those sent after
+   * Patched (vendor/postgres/README.md, 8): fails the statement the server is on with `err`, those sent after
    * it with `behind` (they never ran, so a read may run again elsewhere), and closes the socket; the pool opens
    * a new connection when one is needed. The connection's transaction, if any, ends with `err`.
    */
@@ -577,7 +583,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
     query = results = errorResponse = null
     result = new Result()
-    // Patched (vendor/postgres/README.md, 8): a statement that failed after some of its rows (a data exception
+    // Patched (vendor/postgres/README.md, 9): a statement that failed after some of its rows (a data exception
     // in a later row, a cancel, a statement timeout) had no CommandComplete to reset the count, so the next
     // statement's rows began at that offset, after as many holes.
     rows = 0

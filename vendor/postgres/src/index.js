@@ -355,7 +355,7 @@ function Postgres(a, b) {
       : wait(query)
   }
 
-  // Patched (see vendor/postgres/README.md, 7): with `queue_timeout` (ms), a statement or transaction that has
+  // Patched (see vendor/postgres/README.md, 8): with `queue_timeout` (ms), a statement or transaction that has
   // waited that long for a connection fails with QUEUE_TIMEOUT, never having run; with `statement_deadline`
   // (ms), a statement the server has not answered in that time is cancelled (the server answers 57014), and its
   // connection is given up when not even the cancel is answered in as long again (STATEMENT_TIMEOUT). One timer

@@ -20,7 +20,7 @@ function Queue(initial = []) {
         : (xs.splice(at, 1), x)
     },
     push: (x) => (xs.push(x), x),
-    // Patched (../README.md, 7): the oldest element, for the pool's deadline on waiting for a connection.
+    // Patched (../README.md, 8): the oldest element, for the pool's deadline on waiting for a connection.
     peek: () => xs[index],
     shift: () => {
       const out = xs[index++]

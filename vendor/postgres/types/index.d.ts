@@ -134,7 +134,7 @@ interface BaseOptions<T extends Record<string, postgres.PostgresType>> {
    */
   pipeline_wait: number;
   /**
-   * Patched (vendor/postgres/README.md, 7): ms a statement or transaction may wait for a connection before it
+   * Patched (vendor/postgres/README.md, 8): ms a statement or transaction may wait for a connection before it
    * fails with QUEUE_TIMEOUT, never having run. 0 (the default): no limit.
    */
   queue_timeout: number;
