@@ -6870,7 +6870,7 @@ export const WebhooksApiFetchParamCreator = function (configuration?: Configurat
 			};
 		},
 		/**
-		 * <p>Needs <code>webhooks:read</code>. Newest first: status, attempts, the receiver&#39;s last answer and when it came.</p>
+		 * <p>Needs <code>webhooks:read</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Newest first: status, attempts, the receiver&#39;s last answer and when it came. Each names an event of the audit trail (its id and type), hence <code>audit:read</code>.</p>
 		 * @summary A webhook's deliveries
 		 * @param {string} projectId
 		 * @param {string} webhookId
@@ -7022,7 +7022,7 @@ export const WebhooksApiFetchParamCreator = function (configuration?: Configurat
 			};
 		},
 		/**
-		 * <p>Needs <code>webhooks:update</code>. Puts a delivery (failed, delivered or waiting) back in line for an attempt now.</p>
+		 * <p>Needs <code>webhooks:update</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Puts a delivery (failed, delivered or waiting) back in line for an attempt now: its audit event is sent again, hence <code>audit:read</code>.</p>
 		 * @summary Send a delivery again now
 		 * @param {string} projectId
 		 * @param {string} webhookId
@@ -7393,7 +7393,7 @@ export const WebhooksApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>webhooks:read</code>. Newest first: status, attempts, the receiver&#39;s last answer and when it came.</p>
+		 * <p>Needs <code>webhooks:read</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Newest first: status, attempts, the receiver&#39;s last answer and when it came. Each names an event of the audit trail (its id and type), hence <code>audit:read</code>.</p>
 		 * @summary A webhook's deliveries
 		 * @param {string} projectId
 		 * @param {string} webhookId
@@ -7538,7 +7538,7 @@ export const WebhooksApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>webhooks:update</code>. Puts a delivery (failed, delivered or waiting) back in line for an attempt now.</p>
+		 * <p>Needs <code>webhooks:update</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Puts a delivery (failed, delivered or waiting) back in line for an attempt now: its audit event is sent again, hence <code>audit:read</code>.</p>
 		 * @summary Send a delivery again now
 		 * @param {string} projectId
 		 * @param {string} webhookId
@@ -7795,7 +7795,7 @@ export class WebhooksApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>webhooks:read</code>. Newest first: status, attempts, the receiver&#39;s last answer and when it came.</p>
+	 * <p>Needs <code>webhooks:read</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Newest first: status, attempts, the receiver&#39;s last answer and when it came. Each names an event of the audit trail (its id and type), hence <code>audit:read</code>.</p>
 	 * @summary A webhook's deliveries
 	 * @param {string} projectId
 	 * @param {string} webhookId
@@ -7830,7 +7830,7 @@ export class WebhooksApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>webhooks:update</code>. Puts a delivery (failed, delivered or waiting) back in line for an attempt now.</p>
+	 * <p>Needs <code>webhooks:update</code>. Also needs <code>audit:read</code>, checked once the request is valid and its target found: 403 otherwise. Puts a delivery (failed, delivered or waiting) back in line for an attempt now: its audit event is sent again, hence <code>audit:read</code>.</p>
 	 * @summary Send a delivery again now
 	 * @param {string} projectId
 	 * @param {string} webhookId

@@ -445,7 +445,7 @@ export namespace Api {
 
 	export interface CreateWebhookRequest {
 		/**
-		 * @description <p>Where events are POSTed. <code>https</code>; <code>http</code> only to loopback with WEBHOOK_ALLOW_PRIVATE_TARGETS. Targets that resolve to loopback, private, link-local or metadata addresses are refused at delivery time unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true; redirects are not followed.</p>
+		 * @description <p>Where events are POSTed. <code>https</code>; <code>http</code> only to loopback with WEBHOOK_ALLOW_PRIVATE_TARGETS. Only global unicast addresses are reached: a host that is an address literal other than global unicast (loopback, private, CGNAT, link-local, multicast, broadcast, reserved, documentation, IPv6 unique or site local, and every IPv6 form embedding an IPv4 address) is refused here with <code>invalid_params</code>, and a name any of whose addresses is not global unicast is refused at delivery time, unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true; redirects are not followed.</p>
 		 * @type {string}
 		 * @memberof CreateWebhookRequest
 		 */
@@ -1434,7 +1434,7 @@ export namespace Api {
 
 	export interface UpdateWebhookRequest {
 		/**
-		 * @description <p>Where events are POSTed. <code>https</code>; <code>http</code> only to loopback with WEBHOOK_ALLOW_PRIVATE_TARGETS. Targets that resolve to loopback, private, link-local or metadata addresses are refused at delivery time unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true; redirects are not followed.</p>
+		 * @description <p>Where events are POSTed. <code>https</code>; <code>http</code> only to loopback with WEBHOOK_ALLOW_PRIVATE_TARGETS. Only global unicast addresses are reached: a host that is an address literal other than global unicast (loopback, private, CGNAT, link-local, multicast, broadcast, reserved, documentation, IPv6 unique or site local, and every IPv6 form embedding an IPv4 address) is refused here with <code>invalid_params</code>, and a name any of whose addresses is not global unicast is refused at delivery time, unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true; redirects are not followed.</p>
 		 * @type {string}
 		 * @memberof UpdateWebhookRequest
 		 */
