@@ -16,6 +16,7 @@ import {
   clientWith,
   exchangeCode,
   expectError,
+  expectOAuthError,
   http,
   isolatedDatabase,
   loginProject,
@@ -203,7 +204,12 @@ test("logins, replays, reuse and revocations are events of their own", async () 
   const facts = await during(p, async () => {
     const ok = await exchangeCode(p.clientId, code, verifier);
     const tokens = await ok.json();
-    await expectError(await exchangeCode(p.clientId, code, verifier), 400, "auth_code_already_used");
+    await expectOAuthError(
+      await exchangeCode(p.clientId, code, verifier),
+      400,
+      "invalid_grant",
+      "auth_code_already_used",
+    );
     const t = await userTokens(p);
     const refreshed = await postToken({
       grant_type: "refresh_token",
@@ -211,9 +217,10 @@ test("logins, replays, reuse and revocations are events of their own", async () 
       refresh_token: t.refresh_token,
     });
     await refreshed.body?.cancel();
-    await expectError(
+    await expectOAuthError(
       await postToken({ grant_type: "refresh_token", client_id: p.clientId, refresh_token: t.refresh_token }),
       400,
+      "invalid_grant",
       "refresh_token_already_used",
     );
     const t2 = await userTokens(p);

@@ -105,7 +105,10 @@ test("openid-client: discovery, code + PKCE + nonce, ID token, userinfo, refresh
   assert.equal(out.status, 303);
   assert.equal(out.headers.get("location"), `${LOGOUT_URI}?state=bye`);
   assert.ok(!browser.jar.has("acs_sso"), "the single sign-on cookie is gone");
-  assert.equal((await refreshStatus(p.clientId, refreshed.refresh_token!)).error, "invalid_refresh_token");
+  assert.equal(
+    (await refreshStatus(p.clientId, refreshed.refresh_token!)).error_code,
+    "invalid_refresh_token",
+  );
   assert.equal(await currentUserStatus(refreshed.access_token), 401);
   const res = await http("/userinfo", { headers: { authorization: `Bearer ${refreshed.access_token}` } });
   assert.equal(res.status, 401);
