@@ -1,6 +1,5 @@
 /** The token endpoint (RFC 6749 §3.2), revocation (RFC 7009) and introspection (RFC 7662), form-encoded. */
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { AppError } from "../domain/errors.ts";
 import { exchangeCredentials } from "../domain/grants/exchange.ts";
 import { introspectToken, revokeToken } from "../domain/introspection.ts";
@@ -144,7 +143,6 @@ export const introspectTokenRoute = publicRoute({
  */
 function tokenFormHook(
   result: { success: boolean; error?: { issues: Parameters<typeof zodDetails>[0] } },
-  _c: Context,
 ): undefined {
   if (result.success) return undefined;
   // The validator hands the hook the form it parsed (@hono/zod-validator), a repeated field as an array.
@@ -153,7 +151,12 @@ function tokenFormHook(
   const unsupported = typeof grant === "string" && grant !== "" && !offered.includes(grant);
   throw new AppError("invalid_params", {
     details: zodDetails(result.error?.issues ?? []),
-    oauth: unsupported ? "unsupported_grant_type" : undefined,
+    ...(unsupported
+      ? {
+        oauth: "unsupported_grant_type",
+        description: `the grant type is not supported (${offered.join(", ")})`,
+      }
+      : {}),
   });
 }
 
