@@ -257,8 +257,8 @@ export async function checkPassword(
 
 /**
  * One `login.throttled` event per account and minute at most: refused attempts cannot flood the trail. An
- * email that names no account is not kept: those events carry `unknown_account` instead, one per project and
- * minute.
+ * email that names no account is not kept: those events carry `account: "unknown"` instead, one per project
+ * and minute.
  */
 async function throttledEvent(
   sql: Sql,
