@@ -92,7 +92,7 @@ check(counter.tokenRequests() === 1, `one cached token for all calls (${counter.
 
 // Errors: one ApiError class, with the status, the typed code, the description and the details.
 const duplicate = await failure(shop.roles.createRole(projectId, { code: "CLERK", name: "Again" }));
-const code: ApiErrorCode = duplicate.error;
+const code: ApiErrorCode = duplicate.code;
 check(
   duplicate.status === 409 && code === "role_code_already_used",
   `409 role_code_already_used: ${duplicate}`,
@@ -111,8 +111,20 @@ const foreign = await failure(shop.projects.getProject("system"));
 check(foreign.status === 403 && foreign.error === "insufficient_permission", `403: ${foreign}`);
 const wrong = createAdminClient({ baseUrl, clientId: job.id, clientSecret: "not-the-secret" });
 const refused = await failure(wrong.roles.listRoles(projectId, 1, 10, undefined, undefined, undefined));
-check(refused.status === 401 && refused.error === "invalid_client_credentials", `401: ${refused}`);
-check(refused instanceof Error && refused.message.startsWith("401 invalid_client_credentials"), "message");
+// The token endpoint answers the RFC 6749 §5.2 code in `error` and the service's in `error_code` (and `code`).
+check(
+  refused.status === 401 && refused.error === "invalid_client" &&
+    refused.error_code === "invalid_client_credentials" && refused.code === "invalid_client_credentials",
+  `401: ${refused}`,
+);
+check(
+  refused instanceof Error && refused.message.startsWith("401 invalid_client (invalid_client_credentials)"),
+  "message",
+);
+check(
+  duplicate.error === duplicate.code && duplicate.error_code === undefined,
+  "an admin error has no error_code",
+);
 
 // A token the service stopped accepting (the client was deactivated and reactivated) is renewed once.
 const jobCounter = counting();

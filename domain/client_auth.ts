@@ -7,6 +7,7 @@
 import { retryRead, type Sql } from "../db/connection.ts";
 import { type ClientWithProjectRow, findClientWithProject } from "../db/clients.ts";
 import { clearAttempts, countAttempt } from "../db/throttle.ts";
+import { clientSource, recentEvent, record } from "./audit.ts";
 import { AppError } from "./errors.ts";
 import { secretMatches } from "./secrets.ts";
 import type { RequestInfo } from "./principal.ts";
@@ -60,12 +61,14 @@ export async function authenticateClient(
   if (!client) throw rule === "token" || !presented.basic ? new AppError("invalid_client") : badCredentials();
   if (presented.secret !== undefined) {
     if (client.throttle_wait !== null) {
+      await failedEvent(sql, client, presented, rule, "throttled");
       throw throttled(client.throttle_wait, "too many failed client authentications");
     }
     if (!secretMatches(presented.secret, client.secret_hash)) {
       // Counted after the comparison, so that a right secret costs no write; a burst of parallel wrong ones
       // can pass the limit by its size, which matters nothing against 256-bit secrets.
       const wait = await countAttempt(sql, key, THROTTLE.client);
+      await failedEvent(sql, client, presented, rule, wait === null ? "wrong_secret" : "throttled");
       if (wait !== null) throw throttled(wait, "too many failed client authentications");
       throw badCredentials("the client secret is wrong");
     }
@@ -80,4 +83,32 @@ export async function authenticateClient(
     if (!client.project_is_active) throw new AppError("project_not_active");
   }
   return client;
+}
+
+const ENDPOINTS: Record<AuthenticationRule, string> = {
+  token: "token",
+  revocation: "revoke",
+  introspection: "introspect",
+};
+
+/**
+ * A `client_auth.failed` event: one per client and minute at most, like `login.throttled`, so that a flood of
+ * wrong secrets cannot flood the trail (the throttle counts every one). The secret is never recorded.
+ */
+async function failedEvent(
+  sql: Sql,
+  client: ClientWithProjectRow,
+  presented: PresentedClient,
+  rule: AuthenticationRule,
+  reason: "wrong_secret" | "throttled",
+): Promise<void> {
+  const details = { client_id: client.id };
+  if (await recentEvent(sql, client.project_id, "client_auth.failed", details, 60)) return;
+  await record(sql, {
+    projectId: client.project_id,
+    type: "client_auth.failed",
+    source: clientSource(client.id, presented.request),
+    target: { type: "client", id: client.id },
+    details: { ...details, endpoint: ENDPOINTS[rule], reason },
+  });
 }

@@ -1,5 +1,5 @@
 /** The closed list of error codes, each with its HTTP status and the message the client sees. */
-import type { ErrorCode as ContractCode } from "../openapi/fields.ts";
+import type { ErrorCode as ContractCode, OAuthEndpointCode, OAuthErrorCode } from "../openapi/fields.ts";
 
 export const ERRORS = {
   invalid_params: { status: 400, message: "invalid or missing parameters, headers or body" },
@@ -67,6 +67,8 @@ export class AppError extends Error {
   readonly details?: ErrorDetail[];
   /** Seconds to wait before trying again (429, 503); the HTTP edge sends it as `Retry-After`. */
   readonly retryAfter?: number;
+  /** At the token, revocation and introspection endpoints: the RFC 6749 §5.2 code, when not the code's own. */
+  readonly oauth?: OAuthErrorCode;
 
   constructor(
     code: ErrorCode,
@@ -75,6 +77,7 @@ export class AppError extends Error {
       details?: ErrorDetail[];
       retryAfter?: number;
       status?: 413 | 503;
+      oauth?: OAuthErrorCode;
     } = {},
   ) {
     // A refusal is an expected answer, not a fault: capturing a stack trace would cost more than the answer.
@@ -87,7 +90,54 @@ export class AppError extends Error {
     this.status = opts.status ?? ERRORS[code].status;
     this.details = opts.details;
     this.retryAfter = opts.retryAfter;
+    this.oauth = opts.oauth;
   }
+}
+
+/**
+ * The RFC 6749 §5.2 code of each code the token, revocation and introspection endpoints answer. An inactive
+ * client or project is `invalid_client`, not `unauthorized_client`: no grant type would work for it, and a
+ * client library reads `invalid_client` as "this registration cannot be used", which is the truth. Throttling
+ * has no OAuth code; `temporarily_unavailable` tells a client to try again later, which is what `Retry-After`
+ * says too, and never reads as wrong credentials or a grant to drop.
+ */
+const OAUTH_CODES: Record<OAuthEndpointCode, OAuthErrorCode> = {
+  invalid_params: "invalid_request",
+  invalid_client: "invalid_client",
+  invalid_client_credentials: "invalid_client",
+  client_not_active: "invalid_client",
+  project_not_active: "invalid_client",
+  invalid_authorization_code: "invalid_grant",
+  different_authorize_redirect_uri: "invalid_grant",
+  auth_code_already_used: "invalid_grant",
+  auth_code_expired: "invalid_grant",
+  invalid_code_verifier: "invalid_grant",
+  invalid_refresh_token: "invalid_grant",
+  refresh_token_expired: "invalid_grant",
+  refresh_token_already_used: "invalid_grant",
+  too_many_requests: "temporarily_unavailable",
+  system_error: "server_error",
+};
+
+/** Codes about a client named in the form: answered 400 when the request sent no Authorization header. */
+const NAMED_CLIENT = new Set<ErrorCode>(["invalid_client", "client_not_active", "project_not_active"]);
+
+/**
+ * How an error is answered at the token, revocation and introspection endpoints: its RFC 6749 §5.2 code and
+ * status. `invalid_client` is 401 (with a `WWW-Authenticate: Basic` challenge, added by the HTTP edge) when the
+ * client authenticated with HTTP Basic, which §5.2 requires, and when it must and did not, which §5.2 allows to
+ * say which scheme to use; a public client that names itself in the form is answered 400, since a Basic
+ * challenge would ask it for a secret it does not have.
+ */
+export function oauthAnswer(
+  err: AppError,
+  sentAuthorization: boolean,
+): { error: OAuthErrorCode; status: number } {
+  const error = err.oauth ??
+    (err.status === 503 ? "temporarily_unavailable" : OAUTH_CODES[err.code as OAuthEndpointCode] ??
+      (err.status >= 500 ? "server_error" : "invalid_request"));
+  if (error !== "invalid_client") return { error, status: err.status };
+  return { error, status: !sentAuthorization && NAMED_CLIENT.has(err.code) ? 400 : 401 };
 }
 
 /** Database constraint name → the error a race answers (never a 500): unique violations... */

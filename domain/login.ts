@@ -212,7 +212,13 @@ export async function checkPassword(
       type,
       source: userSource(userId, request),
       target: { type: "user", id: userId },
-      details: { email: normalized.slice(0, 100), client_id: req.client_id, ...extra },
+      // What was typed for an account that does not exist may be anything (a password in the wrong field):
+      // it is neither kept nor sent to webhooks.
+      details: {
+        ...(userId !== null ? { email: normalized.slice(0, 100) } : {}),
+        client_id: req.client_id,
+        ...extra,
+      },
     });
   try {
     await attempt(sql, address, THROTTLE.address);
@@ -249,20 +255,26 @@ export async function checkPassword(
   return null;
 }
 
-/** One `login.throttled` event per account and minute at most: refused attempts cannot flood the trail. */
+/**
+ * One `login.throttled` event per account and minute at most: refused attempts cannot flood the trail. An
+ * email that names no account is not kept: those events carry `account: "unknown"` instead, one per project
+ * and minute.
+ */
 async function throttledEvent(
   sql: Sql,
   req: { project_id: string; client_id: string },
   email: string,
   request: RequestInfo,
 ): Promise<void> {
-  if (await recentEvent(sql, req.project_id, "login.throttled", { email }, 60)) return;
+  const user = email ? await findLoginUser(sql, req.project_id, email) : undefined;
+  const who: Record<string, string> = user ? { email: email.slice(0, 100) } : { account: "unknown" };
+  if (await recentEvent(sql, req.project_id, "login.throttled", who, 60)) return;
   await record(sql, {
     projectId: req.project_id,
     type: "login.throttled",
-    source: userSource(null, request),
-    target: { type: "user", id: null },
-    details: { email: email.slice(0, 100), client_id: req.client_id },
+    source: userSource(user?.id ?? null, request),
+    target: { type: "user", id: user?.id ?? null },
+    details: { ...who, client_id: req.client_id },
   });
 }
 

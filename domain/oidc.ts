@@ -61,18 +61,24 @@ export const hasOpenId = (scope: string | null): scope is string =>
 
 const granted = (scope: string, s: OidcScope) => scope.split(" ").includes(s);
 
-/** `sub` and the claims of the granted scopes: `name`, `picture` (profile); `email`, `email_verified` (email). */
+/**
+ * `sub` and the claims of the granted scopes: `name`, `picture` (profile); `email`, `email_verified` (email).
+ * A claim without a value is left out, never `null` (OpenID Connect Core §5.3.2): a user without an avatar has
+ * no `picture`, one without an email neither `email` nor `email_verified`.
+ */
 function claimsOf(
   userId: string,
   scope: string,
   u: { display_name: string; avatar_url: string | null; email: string | null },
 ): UserInfo {
-  return {
-    sub: userId,
-    ...(granted(scope, "profile") ? { name: u.display_name, picture: u.avatar_url } : {}),
-    // The service does not verify email addresses: an admin or the user sets them.
-    ...(granted(scope, "email") ? { email: u.email, email_verified: false } : {}),
-  };
+  const claims: UserInfo = { sub: userId };
+  if (granted(scope, "profile")) {
+    if (u.display_name) claims.name = u.display_name;
+    if (u.avatar_url) claims.picture = u.avatar_url;
+  }
+  // The service does not verify email addresses: an admin or the user sets them.
+  if (granted(scope, "email") && u.email) Object.assign(claims, { email: u.email, email_verified: false });
+  return claims;
 }
 
 /** The ID token of a user session whose scope has `openid`, signed with the access token's key. */

@@ -38,8 +38,16 @@ export const EVENT_TYPES = {
   "webhook.secret_rotated": "A webhook's signing secret was replaced",
   "webhook.delivery_retried": "A delivery was put back in line to be sent again now, on request",
   "login.succeeded": "A user signed in on the login page",
-  "login.failed": "A sign-in failed (wrong password, unknown, inactive or password-less user)",
-  "login.throttled": "A sign-in was refused for too many failures (429)",
+  "login.failed":
+    "A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account " +
+    "nothing typed is kept (`details.reason` is `unknown_email`, no `email`)",
+  "login.throttled":
+    "A sign-in was refused for too many failures (429), at most one per account and minute; an unknown " +
+    "account's typed email is not kept",
+  "client_auth.failed":
+    "A client authentication with a wrong secret failed, or was refused while throttled, at the token, " +
+    "revocation or introspection endpoint (`details.endpoint`, `details.reason`: `wrong_secret`, " +
+    "`throttled`); at most one per client and minute",
   "authorization_code.replayed": "A spent authorization code was presented again; its session was revoked",
   "refresh_token.reuse_detected": "A spent refresh token was presented again; its session was revoked",
   "session.revoked":

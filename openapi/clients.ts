@@ -15,7 +15,8 @@ export const TokenEndpointAuthMethod = z.enum(["none", "client_secret_basic"]).o
   description:
     "How the client authenticates at the token endpoint (RFC 7591): `none`, a public client that " +
     "names itself with `client_id` and proves the login with PKCE (the default), or `client_secret_basic`, a " +
-    "confidential client that sends HTTP Basic with every grant (without it: 401 `invalid_client_credentials`). " +
+    "confidential client that sends HTTP Basic with every grant, and may then leave `client_id` out of the form " +
+    "(without Basic: 401 `invalid_client`, `error_code` `invalid_client_credentials`). " +
     "Client credentials always need HTTP Basic. Default `none`; omitted on update: unchanged.",
 }).openapi("TokenEndpointAuthMethod");
 export type TokenEndpointAuthMethod = z.infer<typeof TokenEndpointAuthMethod>;

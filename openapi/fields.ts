@@ -71,6 +71,62 @@ export const ErrorSchema = z.object({
 });
 
 /**
+ * The codes the token, revocation and introspection endpoints answer in `error`: RFC 6749 §5.2's (RFC 7009 §2.2.1
+ * and RFC 7662 §2.3 send their errors there too), and for a failure of the service, RFC 6749 §4.1.2.1's
+ * `server_error` and `temporarily_unavailable`, which OAuth clients already know.
+ */
+export const OAUTH_ERROR_CODES = [
+  "invalid_request",
+  "invalid_client",
+  "invalid_grant",
+  "unsupported_grant_type",
+  "server_error",
+  "temporarily_unavailable",
+] as const;
+export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
+
+/** The specification's codes those three endpoints answer, in their `error_code`. */
+export const OAUTH_ENDPOINT_CODES = [
+  "invalid_params",
+  "invalid_client",
+  "invalid_client_credentials",
+  "client_not_active",
+  "project_not_active",
+  "invalid_authorization_code",
+  "different_authorize_redirect_uri",
+  "auth_code_already_used",
+  "auth_code_expired",
+  "invalid_code_verifier",
+  "invalid_refresh_token",
+  "refresh_token_expired",
+  "refresh_token_already_used",
+  "too_many_requests",
+  "system_error",
+] as const satisfies readonly ErrorCode[];
+export type OAuthEndpointCode = (typeof OAUTH_ENDPOINT_CODES)[number];
+
+export const OAuthErrorSchema = z.object({
+  error: z.enum(OAUTH_ERROR_CODES).openapi({
+    description:
+      "The RFC 6749 §5.2 code, which OAuth libraries act on (`invalid_grant`: sign the user in again).",
+    example: "invalid_grant",
+  }),
+  error_code: z.enum(OAUTH_ENDPOINT_CODES).openapi({
+    description:
+      "The service's own code, finer than `error`; switch on it. Each operation lists the pairs it answers.",
+    example: "refresh_token_already_used",
+  }),
+  error_description: z.string().openapi({
+    description: "A human-readable message.",
+    example: "the refresh token was already used",
+  }),
+  details: ErrorSchema.shape.details,
+}).openapi("OAuthError", {
+  description:
+    "Every error of the token, revocation and introspection endpoints (RFC 6749 §5.2, with `error_code`).",
+});
+
+/**
  * No control characters: PostgreSQL refuses a NUL byte in text, and a lookup that shares a statement with
  * other requests' (db/batch.ts) must never carry one. Refused at the edge with `invalid_params`.
  */

@@ -45,10 +45,14 @@ export type OpenIdConfiguration = z.infer<typeof OpenIdConfiguration>;
 export const UserInfo = z.object({
   sub: z.string().openapi({ description: "The user id" }),
   name: z.string().optional().openapi({ description: "With `profile`: the display name" }),
-  picture: z.string().nullable().optional().openapi({ description: "With `profile`: the avatar URL" }),
-  email: z.string().nullable().optional().openapi({ description: "With `email`" }),
-  email_verified: z.boolean().optional().openapi({
-    description: "With `email`: always false, the service does not verify email addresses",
+  picture: z.string().optional().openapi({
+    description: "With `profile`, when the user has an avatar: its URL",
   }),
-}).openapi("UserInfo");
+  email: z.string().optional().openapi({ description: "With `email`, when the user has one" }),
+  email_verified: z.boolean().optional().openapi({
+    description: "With `email`, beside `email`: always false, the service does not verify email addresses",
+  }),
+}).openapi("UserInfo", {
+  description: "A claim without a value is left out, never null (OpenID Connect Core §5.3.2).",
+});
 export type UserInfo = z.infer<typeof UserInfo>;

@@ -8,7 +8,7 @@ export const TokenRequest = z.object({
   grant_type: z.enum(["authorization_code", "refresh_token", "client_credentials"]).openapi({
     description: "`client_credentials` for machine clients (HTTP Basic authentication required).",
   }),
-  client_id: field("Required for `authorization_code` and `refresh_token`; with Basic, must match it."),
+  client_id: field("Required without HTTP Basic in the user grants; with Basic, optional but must match."),
   client_secret: field("Not accepted: send client credentials with HTTP Basic."),
   authorization_code: field("The code from the authorize redirect (`code` is accepted too)."),
   code: field("RFC 6749's name for `authorization_code`."),

@@ -1,7 +1,7 @@
 /**
  * The HTTP side of client authentication (RFC 6749 §2.3.1): HTTP Basic decoding, the form's `client_id`, and
  * the refusal of secrets in the body. The domain (`domain/client_auth.ts`) decides what they authenticate;
- * the `WWW-Authenticate: Basic` challenge is added to every `invalid_client_credentials` answer.
+ * the `WWW-Authenticate: Basic` challenge is added to every 401 answer (routes/errors.ts).
  */
 import type { Context } from "hono";
 import { decodeBase64Strict } from "../domain/base64.ts";
@@ -51,8 +51,10 @@ export function presentedClient(
   const authorization = c.req.header("authorization");
   try {
     if (form.client_secret !== undefined) {
+      // RFC 6749 §5.2: an unsupported authentication method is `invalid_client`; two at once, `invalid_request`.
       throw new AppError("invalid_params", {
         details: [{ field: "client_secret", issue: "send the secret in HTTP Basic authentication only" }],
+        oauth: authorization === undefined ? "invalid_client" : undefined,
       });
     }
     if (!authorization) return { clientId: form.client_id, basic: false, request };

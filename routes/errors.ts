@@ -1,29 +1,47 @@
 /**
  * Every error becomes one wire shape, `{ error, error_description, details? }`: refusals by code, races the
- * database decided by constraint name, an unreachable database as 503, anything else as a logged 500.
+ * database decided by constraint name, an unreachable database as 503, anything else as a logged 500. The token,
+ * revocation and introspection endpoints add `error_code` and put the RFC 6749 §5.2 code in `error`.
  */
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import postgres from "postgres";
-import { AppError, CONSTRAINT_ERRORS, type ErrorDetail, FOREIGN_KEY_ERRORS } from "../domain/errors.ts";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import {
+  AppError,
+  CONSTRAINT_ERRORS,
+  type ErrorDetail,
+  FOREIGN_KEY_ERRORS,
+  oauthAnswer,
+} from "../domain/errors.ts";
 import type { Logger } from "../log.ts";
 import type { AppEnv } from "./env.ts";
+import { isFormEndpoint } from "./middleware.ts";
 
 const REALM = 'realm="access-control"';
 export const BASIC_CHALLENGE = `Basic ${REALM}, charset="UTF-8"`;
 
 export function errorResponse(c: Context, err: AppError): Response {
-  // RFC 6750 §3 and RFC 6749 §5.2: a 401 names the scheme it wants; `error` only when a token was sent.
+  if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
+  c.header("Cache-Control", "no-store");
+  const details = err.details ? { details: err.details } : {};
+  if (c.req.method === "POST" && isFormEndpoint(c.req.path)) {
+    // The token, revocation and introspection endpoints answer the RFC 6749 §5.2 code, and ours beside it.
+    const { error, status } = oauthAnswer(err, c.req.header("authorization") !== undefined);
+    // RFC 6749 §5.2, RFC 7235 §3.1: a 401 names the scheme the client authenticates with.
+    if (status === 401) c.header("WWW-Authenticate", BASIC_CHALLENGE);
+    c.header("Pragma", "no-cache");
+    return c.json(
+      { error, error_code: err.code, error_description: err.message, ...details },
+      status as ContentfulStatusCode,
+    );
+  }
+  // RFC 6750 §3: a 401 names the scheme it wants; `error` only when a token was sent.
   if (err.code === "invalid_authorization_token") {
     const sent = c.req.header("authorization") !== undefined;
     c.header("WWW-Authenticate", sent ? `Bearer ${REALM}, error="invalid_token"` : `Bearer ${REALM}`);
-  } else if (err.code === "invalid_client_credentials") c.header("WWW-Authenticate", BASIC_CHALLENGE);
-  if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
-  c.header("Cache-Control", "no-store");
-  return c.json(
-    { error: err.code, error_description: err.message, ...(err.details ? { details: err.details } : {}) },
-    err.status,
-  );
+  }
+  return c.json({ error: err.code, error_description: err.message, ...details }, err.status);
 }
 
 type Issue = { path: PropertyKey[]; message: string; code?: string; keys?: string[] };

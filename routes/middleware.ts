@@ -9,6 +9,8 @@ import { exchangeCredentialsRoute, introspectTokenRoute, revokeTokenRoute } from
 const FORM_PATHS = new Set<string>(
   [exchangeCredentialsRoute, revokeTokenRoute, introspectTokenRoute].map((r) => r.path),
 );
+/** Whether a path is one of the form endpoints, which answer OAuth errors (routes/errors.ts). */
+export const isFormEndpoint = (path: string) => FORM_PATHS.has(path);
 const JSON_TYPE = /^application\/json(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
 

@@ -42,7 +42,8 @@ const userInfoRoute = (method: "get" | "post") =>
     summary: "The signed-in user's claims (OpenID Connect userinfo)",
     description: "Send the user's access token as `Authorization: Bearer`. Answers `sub` (the user id) and " +
       "the claims of the scopes granted at the login: `name` and `picture` with `profile`, `email` and " +
-      "`email_verified` with `email`. Live: a deactivated user, an ended session or a revoked token is " +
+      "`email_verified` with `email`; a claim without a value (no avatar, no email) is left out, never null. " +
+      "Live: a deactivated user, an ended session or a revoked token is " +
       "refused at once.",
     responses: { 200: jsonResponse(UserInfo, "The user's claims"), ...bearerErrors },
   });

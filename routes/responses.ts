@@ -6,8 +6,13 @@ import type { z } from "@hono/zod-openapi";
 import type { Context, TypedResponse } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JsonText } from "../domain/pages.ts";
-import { type ErrorCode, ERRORS } from "../domain/errors.ts";
-import { ErrorSchema } from "../openapi/fields.ts";
+import { AppError, type ErrorCode, ERRORS, oauthAnswer } from "../domain/errors.ts";
+import {
+  ErrorSchema,
+  type OAuthEndpointCode,
+  type OAuthErrorCode,
+  OAuthErrorSchema,
+} from "../openapi/fields.ts";
 
 /**
  * Documents the error responses of an operation, grouped by status, listing each code and its meaning.
@@ -31,6 +36,48 @@ export function errorResponses(...codes: ErrorCode[]) {
   > = {};
   for (const [status, lines] of [...byStatus].sort(([a], [b]) => a - b)) {
     out[status] = { description: lines.join("; "), content: { "application/json": { schema: ErrorSchema } } };
+  }
+  return out;
+}
+
+/** An answer a code gives in a particular case, beyond its usual one (see `oauthErrorResponses`). */
+export type OAuthCase = { code: OAuthEndpointCode; error: OAuthErrorCode; status: number; when: string };
+
+/**
+ * Documents the error responses of the token, revocation and introspection endpoints, grouped by status: each
+ * line is an `error` (RFC 6749 §5.2) with the `error_code` beside it, as `oauthAnswer` decides them, and
+ * `cases` adds the particular ones.
+ */
+export function oauthErrorResponses(codes: OAuthEndpointCode[], cases: OAuthCase[] = []) {
+  const byStatus = new Map<number, Set<string>>();
+  const add = (status: number, error: string, code: string, meaning: string) => {
+    byStatus.set(status, (byStatus.get(status) ?? new Set()).add(`\`${error}\` (\`${code}\`): ${meaning}`));
+  };
+  for (const code of new Set<OAuthEndpointCode>(["invalid_params", ...codes, "system_error"])) {
+    for (const sentAuthorization of [false, true]) {
+      const { error, status } = oauthAnswer(new AppError(code), sentAuthorization);
+      add(status, error, code, ERRORS[code].message);
+    }
+  }
+  add(413, "invalid_request", "invalid_params", "the request body is too large");
+  const unavailable = oauthAnswer(new AppError("system_error", { status: 503 }), false);
+  add(
+    503,
+    unavailable.error,
+    "system_error",
+    "the database cannot be reached; nothing was decided, retry later",
+  );
+  for (const c of cases) add(c.status, c.error, c.code, c.when);
+  const out: Record<
+    number,
+    { description: string; content: { "application/json": { schema: typeof OAuthErrorSchema } } }
+  > = {};
+  for (const [status, lines] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const challenge = status === 401 ? " Sent with `WWW-Authenticate: Basic`." : "";
+    out[status] = {
+      description: [...lines].join("; ") + challenge,
+      content: { "application/json": { schema: OAuthErrorSchema } },
+    };
   }
   return out;
 }

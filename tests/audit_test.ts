@@ -16,6 +16,7 @@ import {
   clientWith,
   exchangeCode,
   expectError,
+  expectOAuthError,
   http,
   isolatedDatabase,
   loginProject,
@@ -203,7 +204,12 @@ test("logins, replays, reuse and revocations are events of their own", async () 
   const facts = await during(p, async () => {
     const ok = await exchangeCode(p.clientId, code, verifier);
     const tokens = await ok.json();
-    await expectError(await exchangeCode(p.clientId, code, verifier), 400, "auth_code_already_used");
+    await expectOAuthError(
+      await exchangeCode(p.clientId, code, verifier),
+      400,
+      "invalid_grant",
+      "auth_code_already_used",
+    );
     const t = await userTokens(p);
     const refreshed = await postToken({
       grant_type: "refresh_token",
@@ -211,9 +217,10 @@ test("logins, replays, reuse and revocations are events of their own", async () 
       refresh_token: t.refresh_token,
     });
     await refreshed.body?.cancel();
-    await expectError(
+    await expectOAuthError(
       await postToken({ grant_type: "refresh_token", client_id: p.clientId, refresh_token: t.refresh_token }),
       400,
+      "invalid_grant",
       "refresh_token_already_used",
     );
     const t2 = await userTokens(p);
@@ -484,4 +491,75 @@ test("SIGKILL during a burst of writes leaves no change without its event, and n
     await proc.stop();
     await db.drop();
   }
+});
+
+test("a failed sign-in of an unknown account keeps nothing that was typed, nor does its throttling", async () => {
+  const p = await loginProject();
+  const typed = `Tr0ub4dor-${crypto.randomUUID()}@example.com`;
+  const attempt = async (email: string) => {
+    const page = await openLoginPage({
+      client_id: p.clientId,
+      redirect_uri: REDIRECT_URI,
+      response_type: "code",
+      code_challenge: await challengeOf(newVerifier()),
+      code_challenge_method: "S256",
+    });
+    const res = await submitLogin(page, email, "whatever it is");
+    await res.body?.cancel();
+    return res.status;
+  };
+  const failed = await during(p, async () => assert.equal(await attempt(typed), 400));
+  assert.deepEqual(failed.map((e) => [e.type, e.details]), [
+    ["login.failed", { client_id: p.clientId, reason: "unknown_email" }],
+  ]);
+  assert.deepEqual([failed[0].actor.id, failed[0].target], [null, { type: "user", id: null }]);
+  // Throttled after five failures: the event says an unknown account, once a minute, and no more.
+  for (let i = 0; i < 4; i++) assert.equal(await attempt(typed), 400);
+  const throttled = await during(p, async () => {
+    assert.equal(await attempt(typed), 429);
+    assert.equal(await attempt(typed), 429);
+  });
+  assert.deepEqual(throttled.map((e) => [e.type, e.details]), [
+    ["login.throttled", { account: "unknown", client_id: p.clientId }],
+  ]);
+  const { db } = await service();
+  const trail = JSON.stringify(await db.sql`select * from audit_events where project_id = ${p.project.id}`);
+  assert.ok(!trail.toLowerCase().includes(typed.toLowerCase()), "the typed value is nowhere in the trail");
+});
+
+test("failed client secrets are client_auth.failed events, at most one per client and minute", async () => {
+  const p = await newProject();
+  const victim = await p.api.clients.createClient(p.project.id, { name: "victim" });
+  const wrongSecret = `wrong-${crypto.randomUUID()}`;
+  const form = (path: string, body: string) =>
+    http(path, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        authorization: basic(victim.id, wrongSecret),
+      },
+      body,
+    });
+  const facts = await during(p, async () => {
+    await (await form("/api/v1/tokens/introspect", "token=x")).body?.cancel();
+    await (await form("/api/v1/tokens", "grant_type=client_credentials")).body?.cancel();
+    await (await form("/api/v1/tokens/revoke", "token=x")).body?.cancel();
+  });
+  assert.equal(facts.length, 1, JSON.stringify(facts));
+  const [event] = facts;
+  assert.equal(event.type, "client_auth.failed");
+  assert.deepEqual(event.details, { client_id: victim.id, endpoint: "introspect", reason: "wrong_secret" });
+  assert.deepEqual(event.actor, { type: "client", id: victim.id, token_jti: null });
+  assert.deepEqual(event.target, { type: "client", id: victim.id });
+  assert.equal(event.request?.ip, "127.0.0.1");
+  const { db } = await service();
+  const trail = JSON.stringify(await db.sql`select * from audit_events where project_id = ${p.project.id}`);
+  assert.ok(!trail.includes(wrongSecret), "the secret tried is nowhere in the trail");
+  // A minute later (moved back rather than waited for), the next failure is an event again.
+  await db
+    .sql`update audit_events set occurred_at = occurred_at - interval '2 minutes' where id = ${event.id}`;
+  const later = await during(p, async () => {
+    await (await form("/api/v1/tokens", "grant_type=client_credentials")).body?.cancel();
+  });
+  assert.deepEqual(later.map((e) => [e.type, e.details?.endpoint]), [["client_auth.failed", "token"]]);
 });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import {
   challengeOf,
   exchangeCode,
-  expectError,
+  expectOAuthError,
   http,
   loginProject,
   newProject,
@@ -257,7 +257,12 @@ test("a user deactivated between login and code exchange gets no tokens", async 
     is_active: false,
     email: p.email,
   });
-  await expectError(await exchangeCode(p.clientId, code, verifier), 400, "invalid_authorization_code");
+  await expectOAuthError(
+    await exchangeCode(p.clientId, code, verifier),
+    400,
+    "invalid_grant",
+    "invalid_authorization_code",
+  );
 });
 
 test("parallel guesses are counted before the password is checked: at most 5 get through", async () => {

@@ -61,7 +61,7 @@ export async function sharedOperator(): Promise<{ email: string; password: strin
 export const sidOf = (token: string): string =>
   JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).sid;
 
-/** A refresh at the token endpoint as the public client: the status, the error, the new refresh token. */
+/** A refresh at the token endpoint as the public client: the status, the error and its code, the new refresh token. */
 export async function refreshWith(clientId: string, refreshToken: string) {
   const res = await postToken({
     grant_type: "refresh_token",
@@ -72,6 +72,7 @@ export async function refreshWith(clientId: string, refreshToken: string) {
   return {
     status: res.status,
     error: body.error as string | undefined,
+    error_code: body.error_code as string | undefined,
     refresh: body.refresh_token as string,
   };
 }

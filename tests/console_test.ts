@@ -433,7 +433,7 @@ test(
       await page.waitForURL(/done=one/);
       assert.ok(await page.getByText("The session was signed out.").isVisible());
       assert.equal(await rows.count(), 2);
-      assert.equal((await refreshWith(p.clientId, victim.refresh_token)).error, "invalid_refresh_token");
+      assert.equal((await refreshWith(p.clientId, victim.refresh_token)).error_code, "invalid_refresh_token");
       const alive = await refreshWith(p.clientId, one.refresh_token);
       assert.equal(alive.status, 200);
 
@@ -463,8 +463,8 @@ test(
       await page.waitForURL(/done=all/);
       assert.ok(await page.getByText("The user was signed out everywhere.").isVisible());
       assert.ok(await page.getByText("No live sessions.").isVisible());
-      assert.equal((await refreshWith(p.clientId, alive.refresh)).error, "invalid_refresh_token");
-      assert.equal((await refreshWith(p.clientId, two.refresh_token)).error, "invalid_refresh_token");
+      assert.equal((await refreshWith(p.clientId, alive.refresh)).error_code, "invalid_refresh_token");
+      assert.equal((await refreshWith(p.clientId, two.refresh_token)).error_code, "invalid_refresh_token");
 
       // The project's post-logout redirect URIs: a bad second line is named next to the field, then saved.
       await page.goto(`${url}/console/projects/${p.project.id}`);

@@ -5,6 +5,7 @@ import {
   ADMIN_SECRET,
   basic,
   expectError,
+  expectOAuthError,
   http,
   newProject,
   postToken,
@@ -121,24 +122,29 @@ test("with its database gone the service fails closed: 503 system_error, never a
         }],
       ] as [string, RequestInit][]
     ) {
-      const err = await expectError(await fetch(`${svc.url}${path}`, init), 503, "system_error");
+      const res = await fetch(`${svc.url}${path}`, init);
+      // The token endpoint says it the OAuth way (RFC 6749 §4.1.2.1's code), with the service's code beside.
+      const err = path === "/api/v1/tokens"
+        ? await expectOAuthError(res, 503, "temporarily_unavailable", "system_error")
+        : await expectError(res, 503, "system_error");
       assert.doesNotMatch(err.error_description, /select|postgres|stack/i, path);
+      assert.equal(err.headers.get("retry-after"), "1", path);
     }
   } finally {
     await svc.close().catch(() => {});
   }
 });
 
-test("POST /api/v1/tokens with an oversized body answers 413 invalid_params", async () => {
+test("POST /api/v1/tokens with an oversized body answers 413 invalid_request / invalid_params", async () => {
   const res = await postToken(`grant_type=client_credentials&state=${"x".repeat(1024 * 1024)}`);
-  await expectError(res, 413, "invalid_params");
+  await expectOAuthError(res, 413, "invalid_request", "invalid_params");
 });
 
 test("a form body over 64 KiB answers 413 and one with more than 64 fields 400, invalid_params both", async () => {
   const big = await postToken(`grant_type=client_credentials&state=${"x".repeat(65 * 1024)}`);
-  await expectError(big, 413, "invalid_params");
+  await expectOAuthError(big, 413, "invalid_request", "invalid_params");
   const many = await postToken(`grant_type=client_credentials${"&a".repeat(64)}`);
-  const tooMany = await expectError(many, 400, "invalid_params");
+  const tooMany = await expectOAuthError(many, 400, "invalid_request", "invalid_params");
   assert.match(tooMany.error_description, /at most 64 fields/);
   // 64 fields pass the parse: this one is refused later, for its missing client authentication.
   const sixtyFour = await postToken(`grant_type=client_credentials${"&a".repeat(63)}`);
@@ -173,12 +179,13 @@ test("odd Content-Type values answer invalid_params, never 500", async () => {
       "multipart/form-data",
     ]
   ) {
-    await expectError(
+    await expectOAuthError(
       await postToken("grant_type=client_credentials", {
         authorization: basic(p.clientId, p.secret),
         "content-type": ct,
       }),
       400,
+      "invalid_request",
       "invalid_params",
     );
   }
@@ -187,14 +194,16 @@ test("odd Content-Type values answer invalid_params, never 500", async () => {
 test("NUL bytes and other values the database cannot store answer 4xx, never 500", async () => {
   const p = await newProject();
   const admin = `Bearer ${await systemToken()}`;
-  await expectError(
+  await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, { authorization: `Basic ${btoa("%00:x")}` }),
     401,
+    "invalid_client",
     "invalid_client_credentials",
   );
-  await expectError(
+  await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, { authorization: `Basic ${btoa("a\u0000b:x")}` }),
     401,
+    "invalid_client",
     "invalid_client_credentials",
   );
   const b64 = (o: unknown) =>
@@ -278,13 +287,14 @@ test("with its database gone before any key is cached, the gate and introspectio
       503,
       "system_error",
     );
-    await expectError(
+    await expectOAuthError(
       await fetch(`${svc.url}/api/v1/tokens/introspect`, {
         method: "POST",
         headers: { authorization: auth, "content-type": "application/x-www-form-urlencoded" },
         body: new URLSearchParams({ token: token.access_token }).toString(),
       }),
       503,
+      "temporarily_unavailable",
       "system_error",
     );
   } finally {

@@ -6,6 +6,7 @@ import {
   clientToken,
   exchangeCode,
   expectError,
+  expectOAuthError,
   http,
   loginProject,
   newProject,
@@ -65,32 +66,57 @@ test("authorization_code: every error, in the contract's order", async () => {
     redirect_uri: REDIRECT_URI,
     code_verifier: verifier,
   };
-  await expectError(await postToken({ ...form, client_id: "no-such-client" }), 400, "invalid_client");
-  await expectError(
+  // A public client naming no client: 400 (RFC 6749 §5.2 asks for 401 only when the client used HTTP auth).
+  await expectOAuthError(
+    await postToken({ ...form, client_id: "no-such-client" }),
+    400,
+    "invalid_client",
+    "invalid_client",
+  );
+  await expectOAuthError(
     await postToken({ ...form, client_id: other.clientId }),
     400,
+    "invalid_grant",
     "invalid_authorization_code",
   );
-  await expectError(await postToken({ ...form, code: "not-a-code" }), 400, "invalid_authorization_code");
-  await expectError(
+  await expectOAuthError(
+    await postToken({ ...form, code: "not-a-code" }),
+    400,
+    "invalid_grant",
+    "invalid_authorization_code",
+  );
+  await expectOAuthError(
     await postToken({ ...form, redirect_uri: `${REDIRECT_URI}/x` }),
     400,
+    "invalid_grant",
     "different_authorize_redirect_uri",
   );
-  await expectError(await postToken({ ...form, code_verifier: newVerifier() }), 400, "invalid_code_verifier");
-  await expectError(await postToken({ ...form, code_verifier: "short" }), 400, "invalid_code_verifier");
-  await expectError(
+  await expectOAuthError(
+    await postToken({ ...form, code_verifier: newVerifier() }),
+    400,
+    "invalid_grant",
+    "invalid_code_verifier",
+  );
+  await expectOAuthError(
+    await postToken({ ...form, code_verifier: "short" }),
+    400,
+    "invalid_grant",
+    "invalid_code_verifier",
+  );
+  await expectOAuthError(
     await postToken(form, { authorization: basic(p.clientId, "wrong") }),
     401,
+    "invalid_client",
     "invalid_client_credentials",
   );
   // A wrong verifier does not spend the code: the right one still works, once.
   assert.equal((await postToken(form)).status, 200);
-  await expectError(await postToken(form), 400, "auth_code_already_used");
+  await expectOAuthError(await postToken(form), 400, "invalid_grant", "auth_code_already_used");
   // Used comes after the redirect URI check.
-  await expectError(
+  await expectOAuthError(
     await postToken({ ...form, redirect_uri: `${REDIRECT_URI}/x` }),
     400,
+    "invalid_grant",
     "different_authorize_redirect_uri",
   );
   // Expired: the code's expiry is moved into the past rather than waited for (AUTH_CODE_TTL is 60 s).
@@ -99,7 +125,12 @@ test("authorization_code: every error, in the contract's order", async () => {
   await db.sql`update authorization_codes set expires_at = now() - interval '1 second' where code_hash = ${
     sha256(late.code)
   }`;
-  await expectError(await exchangeCode(p.clientId, late.code, newVerifier()), 400, "auth_code_expired");
+  await expectOAuthError(
+    await exchangeCode(p.clientId, late.code, newVerifier()),
+    400,
+    "invalid_grant",
+    "auth_code_expired",
+  );
 });
 
 test("authorization_code: an inactive client or project gets no tokens", async () => {
@@ -108,12 +139,22 @@ test("authorization_code: an inactive client or project gets no tokens", async (
   const flow = { clientId: browser.id, email: p.email, password: p.password };
   const first = await authorizationCode(flow);
   await p.api.clients.updateClient(p.project.id, browser.id, { name: "spa", is_active: false });
-  await expectError(await exchangeCode(browser.id, first.code, first.verifier), 400, "client_not_active");
+  await expectOAuthError(
+    await exchangeCode(browser.id, first.code, first.verifier),
+    400,
+    "invalid_client",
+    "client_not_active",
+  );
   await p.api.clients.updateClient(p.project.id, browser.id, { name: "spa", is_active: true });
   const second = await authorizationCode(flow);
   const admin = await sdk(await systemToken());
   await admin.projects.updateProject(p.project.id, { name: "x", is_active: false });
-  await expectError(await exchangeCode(browser.id, second.code, second.verifier), 400, "project_not_active");
+  await expectOAuthError(
+    await exchangeCode(browser.id, second.code, second.verifier),
+    400,
+    "invalid_client",
+    "project_not_active",
+  );
   await admin.projects.updateProject(p.project.id, { name: "x", is_active: true });
 });
 
@@ -122,9 +163,19 @@ test("a replayed code is refused and revokes the tokens issued from it", async (
   const { code, verifier } = await authorizationCode(p);
   const first = await (await exchangeCode(p.clientId, code, verifier)).json();
   assert.equal((await me(first.access_token)).status, 200);
-  await expectError(await exchangeCode(p.clientId, code, verifier), 400, "auth_code_already_used");
+  await expectOAuthError(
+    await exchangeCode(p.clientId, code, verifier),
+    400,
+    "invalid_grant",
+    "auth_code_already_used",
+  );
   await expectError(await me(first.access_token), 401, "invalid_authorization_token");
-  await expectError(await refresh(p.clientId, first.refresh_token), 400, "invalid_refresh_token");
+  await expectOAuthError(
+    await refresh(p.clientId, first.refresh_token),
+    400,
+    "invalid_grant",
+    "invalid_refresh_token",
+  );
 });
 
 test("20 concurrent redemptions of one code: exactly one succeeds", async () => {
@@ -136,7 +187,7 @@ test("20 concurrent redemptions of one code: exactly one succeeds", async () => 
   const statuses = results.map((r) => r.status);
   assert.equal(statuses.filter((s) => s === 200).length, 1, statuses.join(","));
   for (const r of results.filter((r) => r.status !== 200)) {
-    await expectError(r, 400, "auth_code_already_used");
+    await expectOAuthError(r, 400, "invalid_grant", "auth_code_already_used");
   }
   await Promise.all(results.filter((r) => r.status === 200).map((r) => r.body?.cancel()));
 });
@@ -147,25 +198,60 @@ test("refresh_token: every refresh rotates; a spent token answers refresh_token_
   const t2 = await (await refresh(p.clientId, t1.refresh_token)).json();
   assert.ok(t2.access_token && t2.refresh_token && t2.refresh_token !== t1.refresh_token);
   assert.equal((await me(t2.access_token)).status, 200);
-  await expectError(await refresh(p.clientId, t1.refresh_token), 400, "refresh_token_already_used");
+  await expectOAuthError(
+    await refresh(p.clientId, t1.refresh_token),
+    400,
+    "invalid_grant",
+    "refresh_token_already_used",
+  );
   // The reuse ended the whole session: the newest tokens stop working too.
   await expectError(await me(t2.access_token), 401, "invalid_authorization_token");
-  await expectError(await refresh(p.clientId, t2.refresh_token), 400, "invalid_refresh_token");
+  await expectOAuthError(
+    await refresh(p.clientId, t2.refresh_token),
+    400,
+    "invalid_grant",
+    "invalid_refresh_token",
+  );
 });
 
 test("refresh_token: every error, in the contract's order", async () => {
   const p = await loginProject();
   const other = await newProject();
   const t = await userTokens(p);
-  await expectError(await refresh("no-such-client", t.refresh_token), 400, "invalid_client");
-  await expectError(await refresh(other.clientId, t.refresh_token), 400, "invalid_refresh_token");
-  await expectError(await refresh(p.clientId, "not-a-refresh-token"), 400, "invalid_refresh_token");
-  await expectError(await refresh(p.clientId, t.access_token), 400, "invalid_refresh_token");
+  await expectOAuthError(
+    await refresh("no-such-client", t.refresh_token),
+    400,
+    "invalid_client",
+    "invalid_client",
+  );
+  await expectOAuthError(
+    await refresh(other.clientId, t.refresh_token),
+    400,
+    "invalid_grant",
+    "invalid_refresh_token",
+  );
+  await expectOAuthError(
+    await refresh(p.clientId, "not-a-refresh-token"),
+    400,
+    "invalid_grant",
+    "invalid_refresh_token",
+  );
+  await expectOAuthError(
+    await refresh(p.clientId, t.access_token),
+    400,
+    "invalid_grant",
+    "invalid_refresh_token",
+  );
   const { db } = await service();
   await db.sql`update refresh_tokens set expires_at = now() - interval '1 second' where token_hash = ${
     sha256(t.refresh_token)
   }`;
-  await expectError(await refresh(p.clientId, t.refresh_token), 400, "refresh_token_expired");
+  await expectOAuthError(
+    await refresh(p.clientId, t.refresh_token),
+    400,
+    "invalid_grant",
+    "refresh_token_expired",
+  );
   // A deactivated user, client or project gets no new tokens.
   const u = await userTokens(p);
   await p.api.users.updateUser(p.project.id, p.userId, {
@@ -173,7 +259,12 @@ test("refresh_token: every error, in the contract's order", async () => {
     is_active: false,
     email: p.email,
   });
-  await expectError(await refresh(p.clientId, u.refresh_token), 400, "invalid_refresh_token");
+  await expectOAuthError(
+    await refresh(p.clientId, u.refresh_token),
+    400,
+    "invalid_grant",
+    "invalid_refresh_token",
+  );
   await p.api.users.updateUser(p.project.id, p.userId, {
     display_name: "x",
     is_active: true,
@@ -182,11 +273,11 @@ test("refresh_token: every error, in the contract's order", async () => {
   const spa = await p.api.clients.createClient(p.project.id, { name: "spa" });
   const v = await userTokens({ clientId: spa.id, email: p.email, password: p.password });
   await p.api.clients.updateClient(p.project.id, spa.id, { name: "spa", is_active: false });
-  await expectError(await refresh(spa.id, v.refresh_token), 400, "client_not_active");
+  await expectOAuthError(await refresh(spa.id, v.refresh_token), 400, "invalid_client", "client_not_active");
   await p.api.clients.updateClient(p.project.id, spa.id, { name: "spa", is_active: true });
   const admin = await sdk(await systemToken());
   await admin.projects.updateProject(p.project.id, { name: "x", is_active: false });
-  await expectError(await refresh(spa.id, v.refresh_token), 400, "project_not_active");
+  await expectOAuthError(await refresh(spa.id, v.refresh_token), 400, "invalid_client", "project_not_active");
   await admin.projects.updateProject(p.project.id, { name: "x", is_active: true });
 });
 
@@ -197,7 +288,7 @@ test("20 concurrent refreshes of one refresh token: exactly one succeeds", async
   const statuses = results.map((r) => r.status);
   assert.equal(statuses.filter((s) => s === 200).length, 1, statuses.join(","));
   for (const r of results.filter((r) => r.status !== 200)) {
-    await expectError(r, 400, "refresh_token_already_used");
+    await expectOAuthError(r, 400, "invalid_grant", "refresh_token_already_used");
   }
   await Promise.all(results.filter((r) => r.status === 200).map((r) => r.body?.cancel()));
 });
@@ -257,13 +348,19 @@ test("revocation: an access token alone; unknown tokens and other projects' toke
     (await revoke({ token: "garbage" }, { authorization: basic(p.clientId, p.secret) })).status,
     200,
   );
-  await expectError(
+  await expectOAuthError(
     await revoke({ token: t.access_token }, { authorization: basic(p.clientId, "wrong") }),
     401,
+    "invalid_client",
     "invalid_client_credentials",
   );
-  await expectError(await revoke({ token: t.access_token }), 400, "invalid_params");
-  await expectError(await revoke({ token: t.access_token, client_id: "nope" }), 400, "invalid_client");
+  await expectOAuthError(await revoke({ token: t.access_token }), 400, "invalid_request", "invalid_params");
+  await expectOAuthError(
+    await revoke({ token: t.access_token, client_id: "nope" }),
+    400,
+    "invalid_client",
+    "invalid_client",
+  );
   // Revoking the access token ends that token only; the session refreshes on.
   assert.equal(
     (await revoke({ token: t.access_token }, { authorization: basic(p.clientId, p.secret) })).status,
@@ -310,20 +407,22 @@ test("introspection: live state and permissions for the token's project only", a
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams({ token: t.access_token }).toString(),
   });
-  await expectError(unauth, 401, "invalid_client_credentials");
+  await expectOAuthError(unauth, 401, "invalid_client", "invalid_client_credentials");
 });
 
 test("user grants refuse a client_secret in the body; a refused exchange does not spend the code", async () => {
   const p = await loginProject();
   const t = await userTokens(p);
-  const err = await expectError(
+  // RFC 6749 §5.2: an unsupported authentication method (client_secret_post) is invalid_client.
+  const err = await expectOAuthError(
     await postToken({
       grant_type: "refresh_token",
       client_id: p.clientId,
       refresh_token: t.refresh_token,
       client_secret: "x",
     }),
-    400,
+    401,
+    "invalid_client",
     "invalid_params",
   );
   assert.equal(err.details?.[0].field, "client_secret");
@@ -335,7 +434,12 @@ test("user grants refuse a client_secret in the body; a refused exchange does no
     password: p.password,
   });
   await p.api.clients.updateClient(p.project.id, spa.id, { name: "spa", is_active: false });
-  await expectError(await exchangeCode(spa.id, code, verifier), 400, "client_not_active");
+  await expectOAuthError(
+    await exchangeCode(spa.id, code, verifier),
+    400,
+    "invalid_client",
+    "client_not_active",
+  );
   await p.api.clients.updateClient(p.project.id, spa.id, { name: "spa", is_active: true });
   assert.equal((await exchangeCode(spa.id, code, verifier)).status, 200);
 });

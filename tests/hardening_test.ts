@@ -11,6 +11,7 @@ import {
   clientToken,
   exchangeCode,
   expectError,
+  expectOAuthError,
   http,
   loginProject,
   newProject,
@@ -113,7 +114,12 @@ test("a session ends SESSION_MAX_TTL after the login whatever its refreshes", as
   await db.sql`update sessions set max_expires_at = now() - interval '1 second' where id = ${sid}`;
   await db
     .sql`update refresh_tokens set expires_at = least(expires_at, now() - interval '1 second') where session_id = ${sid}`;
-  await expectError(await refresh(p.clientId, body.refresh_token), 400, "refresh_token_expired");
+  await expectOAuthError(
+    await refresh(p.clientId, body.refresh_token),
+    400,
+    "invalid_grant",
+    "refresh_token_expired",
+  );
 });
 
 test("deactivating a client or a project ends its sessions: reactivation revives no refresh token", async () => {
@@ -132,14 +138,24 @@ test("deactivating a client or a project ends its sessions: reactivation revives
   const a = await login();
   await p.api.clients.updateClient(p.project.id, spa.id, { name: "spa", is_active: false });
   await p.api.clients.updateClient(p.project.id, spa.id, { name: "spa", is_active: true });
-  await expectError(await refresh(spa.id, a.refresh_token), 400, "invalid_refresh_token");
+  await expectOAuthError(
+    await refresh(spa.id, a.refresh_token),
+    400,
+    "invalid_grant",
+    "invalid_refresh_token",
+  );
   await expectError(await me(a.access_token), 401, "invalid_authorization_token");
   const b = await login();
   const system = await sdk(await clientToken("system-admin", (await import("./helpers.ts")).ADMIN_SECRET));
   const name = p.project.name;
   await system.projects.updateProject(p.project.id, { name, is_active: false });
   await system.projects.updateProject(p.project.id, { name, is_active: true });
-  await expectError(await refresh(spa.id, b.refresh_token), 400, "invalid_refresh_token");
+  await expectOAuthError(
+    await refresh(spa.id, b.refresh_token),
+    400,
+    "invalid_grant",
+    "invalid_refresh_token",
+  );
   // New logins work as before.
   assert.ok((await login()).access_token);
 });
@@ -170,15 +186,17 @@ test("failed client secrets are throttled per client id and address; other clien
   const victim = await p.api.clients.createClient(p.project.id, { name: "backend" });
   const form = { grant_type: "client_credentials" };
   for (let i = 0; i < 10; i++) {
-    await expectError(
+    await expectOAuthError(
       await postToken(form, { authorization: basic(victim.id, `wrong-${i}`) }),
       401,
+      "invalid_client",
       "invalid_client_credentials",
     );
   }
-  const blocked = await expectError(
+  const blocked = await expectOAuthError(
     await postToken(form, { authorization: basic(victim.id, "wrong-again") }),
     429,
+    "temporarily_unavailable",
     "too_many_requests",
   );
   assert.ok(Number(blocked.headers.get("retry-after")) >= 1);
@@ -224,7 +242,12 @@ test("revocation acts only on the requesting client's tokens; an inactive client
     (await revoke({ token: fresh.refresh_token }, { authorization: basic(p.clientId, p.secret) })).status,
     200,
   );
-  await expectError(await refresh(p.clientId, fresh.refresh_token), 400, "invalid_refresh_token");
+  await expectOAuthError(
+    await refresh(p.clientId, fresh.refresh_token),
+    400,
+    "invalid_grant",
+    "invalid_refresh_token",
+  );
   // An inactive client is answered 200 and changes nothing.
   await p.api.clients.updateClient(p.project.id, other.id, { name: "other", is_active: false });
   assert.equal((await revoke({ token: "anything" }, byOther)).status, 200);

@@ -191,6 +191,25 @@ export async function expectError(
   return { ...body, headers: res.headers };
 }
 
+/**
+ * Asserts an error of the token, revocation or introspection endpoints: its status, its RFC 6749 §5.2 `error`
+ * and the service's `error_code`, `Cache-Control: no-store`, and on 401 the `WWW-Authenticate: Basic` challenge.
+ */
+export async function expectOAuthError(
+  call: Promise<unknown> | Response,
+  status: number,
+  error: string,
+  errorCode: string,
+): Promise<ErrorBody & { error_code: string; headers: Headers }> {
+  const body = await expectError(call, status, error) as ErrorBody & { error_code: string; headers: Headers };
+  assert.equal(body.error_code, errorCode, JSON.stringify(body));
+  assert.equal(body.headers.get("cache-control"), "no-store");
+  const challenge = body.headers.get("www-authenticate");
+  if (status === 401) assert.match(challenge ?? "", /^Basic realm="[^"]+", charset="UTF-8"$/);
+  else assert.equal(challenge, null, "only a 401 challenges");
+  return body;
+}
+
 export function basic(clientId: string, secret: string): string {
   const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+");
   return `Basic ${btoa(`${enc(clientId)}:${enc(secret)}`)}`;

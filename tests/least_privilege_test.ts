@@ -10,6 +10,7 @@ import {
   clientToken,
   clientWith,
   expectError,
+  expectOAuthError,
   http,
   loginProject,
   newProject,
@@ -443,9 +444,10 @@ test("token_endpoint_auth_method client_secret_basic: every grant of that client
   assert.equal(confidential.token_endpoint_auth_method, "client_secret_basic");
   const { authorizationCode, exchangeCode } = await import("./helpers.ts");
   const first = await authorizationCode({ clientId: confidential.id, email: p.email, password: p.password });
-  const refused = await expectError(
+  const refused = await expectOAuthError(
     await exchangeCode(confidential.id, first.code, first.verifier),
     401,
+    "invalid_client",
     "invalid_client_credentials",
   );
   assert.match(refused.headers.get("www-authenticate") ?? "", /^Basic /);
@@ -465,7 +467,7 @@ test("token_endpoint_auth_method client_secret_basic: every grant of that client
     client_id: confidential.id,
     refresh_token: tokens.refresh_token,
   };
-  await expectError(await postToken(refreshForm), 401, "invalid_client_credentials");
+  await expectOAuthError(await postToken(refreshForm), 401, "invalid_client", "invalid_client_credentials");
   const refreshed = await postToken(refreshForm, auth);
   assert.equal(refreshed.status, 200);
   const fresh = await refreshed.json();
@@ -476,7 +478,12 @@ test("token_endpoint_auth_method client_secret_basic: every grant of that client
       headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
       body: new URLSearchParams({ token: fresh.refresh_token, ...extra }).toString(),
     });
-  await expectError(await revoke({}, { client_id: confidential.id }), 401, "invalid_client_credentials");
+  await expectOAuthError(
+    await revoke({}, { client_id: confidential.id }),
+    401,
+    "invalid_client",
+    "invalid_client_credentials",
+  );
   assert.equal((await revoke(auth)).status, 200);
   // Back to a public client: client_id alone works again.
   const updated = await p.api.clients.updateClient(p.project.id, confidential.id, {

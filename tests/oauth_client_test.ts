@@ -50,5 +50,9 @@ test("oauth4webapi: client credentials grant, then validateJwtAccessToken agains
   assert.ok(err instanceof oauth.WWWAuthenticateChallengeError);
   assert.equal(err.status, 401);
   assert.equal(err.cause[0].scheme, "basic");
-  assert.equal((await err.response.json()).error, "invalid_client_credentials");
+  assert.deepEqual(await err.response.json(), {
+    error: "invalid_client",
+    error_code: "invalid_client_credentials",
+    error_description: "the client secret is wrong",
+  });
 });

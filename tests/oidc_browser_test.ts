@@ -108,8 +108,14 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 360, height: 640 
           state: "bye",
         })}`);
         assert.equal(page.url(), `${app}/signed-out?state=bye`);
-        assert.equal((await refreshStatus(p.clientId, first.refresh_token)).error, "invalid_refresh_token");
-        assert.equal((await refreshStatus(second.id, other.refresh_token)).error, "invalid_refresh_token");
+        assert.equal(
+          (await refreshStatus(p.clientId, first.refresh_token)).error_code,
+          "invalid_refresh_token",
+        );
+        assert.equal(
+          (await refreshStatus(second.id, other.refresh_token)).error_code,
+          "invalid_refresh_token",
+        );
 
         // prompt=none now: back to the application with login_required.
         await page.goto(await authorize(second.id, { prompt: "none" }));

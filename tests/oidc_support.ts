@@ -155,7 +155,7 @@ function decodeBase64Url(s: string): Uint8Array {
   return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
 }
 
-/** A refresh with this token: its status and error code. */
+/** A refresh with this token: its status, its RFC 6749 `error` and the service's `error_code`. */
 export async function refreshStatus(clientId: string, refreshToken: string) {
   const res = await postToken({
     grant_type: "refresh_token",
@@ -163,7 +163,12 @@ export async function refreshStatus(clientId: string, refreshToken: string) {
     refresh_token: refreshToken,
   });
   const body = await res.json();
-  return { status: res.status, error: body.error as string | undefined, body };
+  return {
+    status: res.status,
+    error: body.error as string | undefined,
+    error_code: body.error_code as string | undefined,
+    body,
+  };
 }
 
 /** GET /api/v1/users/current with this access token: its status. */

@@ -78,13 +78,14 @@ test("openid-client: discovery, code + PKCE + nonce, ID token, userinfo, refresh
   assert.equal(claims.permissions, undefined);
 
   const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
+  // A claim without a value is left out (OpenID Connect Core §5.3.2): this user has no avatar.
   assert.deepEqual(info, {
     sub: p.userId,
     name: "Login User",
-    picture: null,
     email: p.email,
     email_verified: false,
   });
+  assert.equal("picture" in claims, false, "the ID token has no picture: null either");
 
   // A refresh returns a fresh ID token for the same user and login, validated by the library again.
   const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
@@ -105,12 +106,47 @@ test("openid-client: discovery, code + PKCE + nonce, ID token, userinfo, refresh
   assert.equal(out.status, 303);
   assert.equal(out.headers.get("location"), `${LOGOUT_URI}?state=bye`);
   assert.ok(!browser.jar.has("acs_sso"), "the single sign-on cookie is gone");
-  assert.equal((await refreshStatus(p.clientId, refreshed.refresh_token!)).error, "invalid_refresh_token");
+  assert.equal(
+    (await refreshStatus(p.clientId, refreshed.refresh_token!)).error_code,
+    "invalid_refresh_token",
+  );
   assert.equal(await currentUserStatus(refreshed.access_token), 401);
   const res = await http("/userinfo", { headers: { authorization: `Bearer ${refreshed.access_token}` } });
   assert.equal(res.status, 401);
   assert.match(res.headers.get("www-authenticate")!, /^Bearer error="invalid_token"/);
   await res.body?.cancel();
+});
+
+test("claims without a value are left out of the ID token and userinfo, and those with one are there", async () => {
+  const p = await oidcProject();
+  const config = await oidc.discovery(new URL(await baseUrl()), p.clientId, undefined, oidc.None(), {
+    execute: [oidc.allowInsecureRequests],
+  });
+  const verifier = oidc.randomPKCECodeVerifier();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT_URI,
+    scope: "openid profile email",
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+  });
+  const browser = new Browser();
+  const page = await browser.get(`${url.pathname}${url.search}`);
+  const callback = await submitForm(browser, await page.text(), p.email, p.password);
+  const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier });
+  // The user gets an avatar and loses the email: the next ID token and userinfo say so.
+  await p.api.users.updateUser(p.project.id, p.userId, {
+    display_name: "Login User",
+    is_active: true,
+    avatar_url: "https://example.com/a.png",
+    email: null,
+    external_user_id: `ext-${p.userId}`,
+  });
+  const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+  const claims = refreshed.claims()!;
+  assert.equal(claims.picture, "https://example.com/a.png");
+  for (const absent of ["email", "email_verified"]) assert.equal(absent in claims, false, absent);
+  const info = await oidc.fetchUserInfo(config, refreshed.access_token, claims.sub);
+  assert.deepEqual(info, { sub: p.userId, name: "Login User", picture: "https://example.com/a.png" });
 });
 
 test("GET /.well-known/openid-configuration extends the RFC 8414 document", async () => {

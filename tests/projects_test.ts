@@ -5,6 +5,7 @@ import {
   basic,
   clientToken,
   expectError,
+  expectOAuthError,
   http,
   newProject,
   postToken,
@@ -258,9 +259,10 @@ test("POST .../clients/{client_id}/secret rotates the secret: the old one stops 
   assert.equal(rotated.project_id, p.project.id);
   assert.equal(rotated.permission_ids.length, 23);
   assert.notEqual(rotated.client_secret, p.secret);
-  await expectError(
+  await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, p.secret) }),
     401,
+    "invalid_client",
     "invalid_client_credentials",
   );
   // The rotation also ended the client's own earlier token; a new one works.

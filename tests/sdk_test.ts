@@ -69,7 +69,8 @@ test("every failed call throws ApiError with status, the typed code, description
     shop.roles.createRole(p.project.id, { code: "no spaces", name: "x".repeat(51) }),
   );
   assert.equal(invalid.status, 400);
-  const code: ApiErrorCode = invalid.error;
+  const code: ApiErrorCode = invalid.code;
+  assert.equal(invalid.error, "invalid_params");
   assert.equal(code, "invalid_params");
   assert.deepEqual(invalid.details?.map((d) => d.field).sort(), ["code", "name"]);
   assert.match(invalid.message, /^400 invalid_params: /);
@@ -82,8 +83,17 @@ test("every failed call throws ApiError with status, the typed code, description
   assert.deepEqual([other.status, other.error], [404, "project_not_found"]);
   const wrong = createAdminClient({ baseUrl: await baseUrl(), clientId: p.clientId, clientSecret: "wrong" });
   const refused = await failure(wrong.projects.getProject(p.project.id));
-  assert.deepEqual([refused.status, refused.error], [401, "invalid_client_credentials"]);
+  // The token endpoint's error: the RFC 6749 §5.2 code in `error`, the service's in `error_code` and `code`.
+  assert.deepEqual([refused.status, refused.error, refused.error_code, refused.code], [
+    401,
+    "invalid_client",
+    "invalid_client_credentials",
+    "invalid_client_credentials",
+  ]);
+  assert.match(refused.message, /^401 invalid_client \(invalid_client_credentials\): /);
   assert.match(refused.headers.get("www-authenticate") ?? "", /^Basic/);
+  // An admin API error has no error_code: `code` is its `error`.
+  assert.deepEqual([taken.code, taken.error_code], ["role_code_already_used", undefined]);
 });
 
 test("createAdminClient renews a token the service stopped accepting, once, and shares one token request", async () => {
@@ -114,7 +124,7 @@ test("createAdminClient renews a token the service stopped accepting, once, and 
   // Deactivated for good: the renewal itself fails, with the token endpoint's error.
   await p.api.clients.updateClient(p.project.id, limited.id, { name: "limited", is_active: false });
   const off = await failure(client.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined));
-  assert.deepEqual([off.status, off.error], [400, "client_not_active"]);
+  assert.deepEqual([off.status, off.error, off.code], [401, "invalid_client", "client_not_active"]);
 });
 
 test("ApiError.fromResponse reads the error body, and names an answer without one system_error", async () => {

@@ -60,7 +60,7 @@ test("admins list a user's sessions, end one, and sign the user out everywhere",
   const del = await http(`${base}/${victim.id}`, { method: "DELETE", headers: bearer(p.token) });
   assert.equal(del.status, 204);
   assert.equal(await currentUserStatus(b.access_token), 401);
-  assert.equal((await refreshStatus(p.clientId, b.refresh_token)).error, "invalid_refresh_token");
+  assert.equal((await refreshStatus(p.clientId, b.refresh_token)).error_code, "invalid_refresh_token");
   assert.equal(await currentUserStatus(a.access_token), 200);
   await expectError(
     http(`${base}/${victim.id}`, { method: "DELETE", headers: bearer(p.token) }),

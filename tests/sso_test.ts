@@ -217,8 +217,11 @@ test("logout ends the browser session and the sessions it created, then redirect
   const out = await browser.confirmLogout(path);
   assert.equal(out.status, 303);
   assert.equal(out.headers.get("location"), `${LOGOUT_URI}?state=s1`);
-  assert.equal((await refreshStatus(p.clientId, one.refresh_token)).error, "invalid_refresh_token");
-  assert.equal((await refreshStatus(p.secondClientId, two.refresh_token)).error, "invalid_refresh_token");
+  assert.equal((await refreshStatus(p.clientId, one.refresh_token)).error_code, "invalid_refresh_token");
+  assert.equal(
+    (await refreshStatus(p.secondClientId, two.refresh_token)).error_code,
+    "invalid_refresh_token",
+  );
   assert.equal(await currentUserStatus(two.access_token), 401);
   const again = await authorizeOidc(browser, p.secondClientId, { prompt: "none" });
   assert.equal(new URL(again.res.headers.get("location")!).searchParams.get("error"), "login_required");

@@ -6,7 +6,7 @@ import {
   baseUrl,
   basic,
   clientToken,
-  expectError,
+  expectOAuthError,
   http,
   newProject,
   postToken,
@@ -87,17 +87,15 @@ test("POST /api/v1/tokens decodes Basic credentials per RFC 6749 §2.3.1 (form-e
   assert.equal(withCharset.status, 200);
 });
 
-test("POST /api/v1/tokens refuses bad requests with invalid_params", async () => {
+test("POST /api/v1/tokens refuses bad requests with invalid_request / invalid_params", async () => {
   const p = await newProject();
   const auth = { authorization: basic(p.clientId, p.secret) };
   const cases: [string, Promise<Response>][] = [
     ["no grant_type", postToken({}, auth)],
-    ["unknown grant_type", postToken({ grant_type: "password" }, auth)],
-    ["implicit", postToken({ grant_type: "implicit" }, auth)],
+    ["empty grant_type", postToken({ grant_type: "" }, auth)],
     ["repeated grant_type", postToken("grant_type=client_credentials&grant_type=client_credentials", auth)],
-    ["no Authorization", postToken({ grant_type: "client_credentials" })],
     [
-      "client_secret in the body",
+      "client_secret in the body besides Basic",
       postToken({ grant_type: "client_credentials", client_secret: p.secret }, auth),
     ],
     [
@@ -124,18 +122,35 @@ test("POST /api/v1/tokens refuses bad requests with invalid_params", async () =>
   ];
   for (const [name, call] of cases) {
     const res = await call;
+    const body = await res.json();
     assert.equal(res.status, 400, name);
-    assert.equal((await res.json()).error, "invalid_params", name);
+    assert.deepEqual([body.error, body.error_code], ["invalid_request", "invalid_params"], name);
     assert.equal(res.headers.get("cache-control"), "no-store", name);
   }
-  const missing = await expectError(postToken({ grant_type: "client_credentials" }), 400, "invalid_params");
+  // RFC 6749 §5.2: a grant type the service does not offer has its own code.
+  for (const grant of ["password", "implicit", "urn:ietf:params:oauth:grant-type:device_code"]) {
+    const err = await expectOAuthError(
+      postToken({ grant_type: grant, username: "a@b.c", password: "secret" }, auth),
+      400,
+      "unsupported_grant_type",
+      "invalid_params",
+    );
+    assert.equal(err.details?.[0].field, "grant_type");
+  }
+  // No client authentication where the grant needs it: invalid_client, with the scheme to use.
+  const missing = await expectOAuthError(
+    postToken({ grant_type: "client_credentials" }),
+    401,
+    "invalid_client",
+    "invalid_params",
+  );
   assert.deepEqual(missing.details, [{
     field: "Authorization",
     issue: "required for grant_type=client_credentials",
   }]);
 });
 
-test("POST /api/v1/tokens answers malformed Basic credentials with 401 invalid_client_credentials", async () => {
+test("POST /api/v1/tokens answers malformed Basic credentials with 401 invalid_client / invalid_client_credentials", async () => {
   const p = await newProject();
   const headers = [
     "Basic !!!not-base64!!!",
@@ -147,37 +162,41 @@ test("POST /api/v1/tokens answers malformed Basic credentials with 401 invalid_c
     `Basic ${btoa(`${p.clientId}:%zz`)}`,
   ];
   for (const authorization of headers) {
-    const err = await expectError(
+    const err = await expectOAuthError(
       await postToken({ grant_type: "client_credentials" }, { authorization }),
       401,
+      "invalid_client",
       "invalid_client_credentials",
     );
     assert.match(err.headers.get("www-authenticate") ?? "", /^Basic /, authorization);
   }
 });
 
-test("POST /api/v1/tokens: unknown client invalid_client, wrong secret invalid_client_credentials", async () => {
+test("POST /api/v1/tokens: unknown client or wrong secret, 401 invalid_client", async () => {
   const p = await newProject();
-  await expectError(
+  await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, {
       authorization: basic("no-such-client", p.secret),
     }),
-    400,
+    401,
+    "invalid_client",
     "invalid_client",
   );
-  const wrong = await expectError(
+  const wrong = await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, {
       authorization: basic(p.clientId, p.secret + "x"),
     }),
     401,
+    "invalid_client",
     "invalid_client_credentials",
   );
   assert.match(wrong.headers.get("www-authenticate") ?? "", /^Basic realm=/);
   // Another project's secret does not open this client.
   const other = await newProject();
-  await expectError(
+  await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, other.secret) }),
     401,
+    "invalid_client",
     "invalid_client_credentials",
   );
 });
@@ -186,9 +205,10 @@ test("POST /api/v1/tokens refuses a client of an inactive project with project_n
   const p = await newProject();
   const admin = await sdk(await systemToken());
   await admin.projects.updateProject(p.project.id, { name: p.project.name, is_active: false });
-  await expectError(
+  await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, p.secret) }),
-    400,
+    401,
+    "invalid_client",
     "project_not_active",
   );
   await admin.projects.updateProject(p.project.id, { name: p.project.name, is_active: true });
@@ -199,23 +219,26 @@ test("POST /api/v1/tokens refuses an inactive client with client_not_active, aft
   const p = await newProject();
   const c = await p.api.clients.createClient(p.project.id, { name: "worker" });
   await p.api.clients.updateClient(p.project.id, c.id, { name: "worker", is_active: false });
-  await expectError(
+  await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, { authorization: basic(c.id, c.client_secret) }),
-    400,
+    401,
+    "invalid_client",
     "client_not_active",
   );
-  await expectError(
+  await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, { authorization: basic(c.id, "wrong") }),
     401,
+    "invalid_client",
     "invalid_client_credentials",
   );
 });
 
 test("POST /api/v1/tokens: the user grants name their missing parameters", async () => {
   const p = await newProject();
-  const code = await expectError(
+  const code = await expectOAuthError(
     await postToken({ grant_type: "authorization_code", client_id: p.clientId }),
     400,
+    "invalid_request",
     "invalid_params",
   );
   assert.deepEqual(code.details?.map((d) => d.field).sort(), [
@@ -223,7 +246,12 @@ test("POST /api/v1/tokens: the user grants name their missing parameters", async
     "code_verifier",
     "redirect_uri",
   ]);
-  const refresh = await expectError(await postToken({ grant_type: "refresh_token" }), 400, "invalid_params");
+  const refresh = await expectOAuthError(
+    await postToken({ grant_type: "refresh_token" }),
+    400,
+    "invalid_request",
+    "invalid_params",
+  );
   assert.deepEqual(refresh.details?.map((d) => d.field).sort(), ["client_id", "refresh_token"]);
 });
 
@@ -260,7 +288,7 @@ test("POST /api/v1/tokens: requests sent together are each answered for their ow
       assert.equal(claims.sub, c.id);
       assert.equal(claims.aud, c.aud);
     } else {
-      assert.equal(body.error, c.expect, `${c.id}: ${JSON.stringify(body)}`);
+      assert.deepEqual([body.error, body.error_code], ["invalid_client", c.expect], JSON.stringify(body));
     }
   }
   // The very next requests after a deactivation are refused, together as alone.
@@ -274,5 +302,5 @@ test("POST /api/v1/tokens: requests sent together are each answered for their ow
         }),
     ),
   );
-  for (const res of after) assert.equal((await res.json()).error, "client_not_active");
+  for (const res of after) assert.equal((await res.json()).error_code, "client_not_active");
 });

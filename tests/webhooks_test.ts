@@ -701,3 +701,69 @@ test("an event gets deliveries only while its project has an active webhook, and
     values (${p.project.id}, ${eventId}, now(), 'role.created', 'system', 'role', 'written-by-an-older-version')`;
   assert.deepEqual(await deliveriesOf("written-by-an-older-version"), [hook.id]);
 });
+
+test("webhooks get client_auth.failed, and a failed sign-in of an unknown account without what was typed", async () => {
+  const db = await isolatedDatabase();
+  const svc = await startWith({ ...db.env, WEBHOOK_ALLOW_PRIVATE_TARGETS: "true" });
+  const rx = receiver();
+  try {
+    const p = await projectOn(svc);
+    const redirect = "http://127.0.0.1:9/callback";
+    const project = (await p.call("GET", "")).body;
+    await p.call("PUT", "", { name: project.name, redirect_uris: [redirect] });
+    const client = (await p.call("POST", "/clients", { name: "worker" })).body;
+    await p.call("POST", "/webhooks", { url: rx.url, event_types: ["login.*", "client_auth.*"] });
+    // A wrong client secret.
+    const wrongSecret = `wrong-${crypto.randomUUID()}`;
+    const refused = await fetch(`${svc.url}/api/v1/tokens`, {
+      method: "POST",
+      headers: {
+        authorization: basic(client.id, wrongSecret),
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: "grant_type=client_credentials",
+    });
+    assert.equal(refused.status, 401);
+    await refused.body?.cancel();
+    // A password typed into the email field of the login form, for no account.
+    const typed = `Tr0ub4dor-${crypto.randomUUID()}`;
+    const query = new URLSearchParams({
+      client_id: client.id,
+      redirect_uri: redirect,
+      response_type: "code",
+      code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+      code_challenge_method: "S256",
+    });
+    const page = await fetch(`${svc.url}/authorize?${query}`);
+    const html = await page.text();
+    const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? "";
+    const login = await fetch(`${svc.url}/authorize`, {
+      method: "POST",
+      redirect: "manual",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        cookie: (page.headers.get("set-cookie") ?? "").split(";")[0],
+      },
+      body: new URLSearchParams({
+        request_id: field("request_id"),
+        csrf: field("csrf"),
+        email: typed,
+        password: "anything",
+      }).toString(),
+    });
+    assert.equal(login.status, 400, await login.text());
+    await until("both deliveries", () => rx.got.length >= 2 ? true : undefined);
+    const bodies = rx.got.map((r) => JSON.parse(r.body)).sort((a, b) => a.type.localeCompare(b.type));
+    assert.deepEqual(bodies.map((e) => [e.type, e.details]), [
+      ["client_auth.failed", { client_id: client.id, endpoint: "token", reason: "wrong_secret" }],
+      ["login.failed", { client_id: client.id, reason: "unknown_email" }],
+    ]);
+    for (const r of rx.got) {
+      assert.ok(!r.body.includes(wrongSecret) && !r.body.toLowerCase().includes(typed.toLowerCase()));
+    }
+  } finally {
+    await rx.close();
+    await svc.close();
+    await db.drop();
+  }
+});

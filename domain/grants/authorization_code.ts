@@ -47,8 +47,7 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
       details: [{ field: "code", issue: "differs from authorization_code" }],
     });
   }
-  required({ ...form, authorization_code: code }, "authorization_code", [
-    "client_id",
+  required({ ...ctx, form: { ...form, authorization_code: code } }, "authorization_code", [
     "authorization_code",
     "redirect_uri",
     "code_verifier",

@@ -6,8 +6,10 @@ import type { GrantContext } from "./grant.ts";
 
 export async function clientCredentials(ctx: GrantContext): Promise<TokenResponse> {
   if (!ctx.client.basic) {
+    // RFC 6749 §4.4.2, §5.2: the grant needs client authentication; without any, `invalid_client`.
     throw new AppError("invalid_params", {
       details: [{ field: "Authorization", issue: "required for grant_type=client_credentials" }],
+      oauth: "invalid_client",
     });
   }
   const client = await authenticateClient(ctx.sql, ctx.client, "token");

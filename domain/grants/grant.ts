@@ -35,9 +35,14 @@ export type GrantContext = {
   client: PresentedClient;
 };
 
-/** `invalid_params` naming every field the grant needs and the form lacks. */
-export function required(form: TokenRequest, grant: string, fields: (keyof TokenRequest)[]): void {
-  const details = fields.filter((f) => !form[f]).map((field) => ({
+/**
+ * `invalid_params` naming every field the grant needs and the form lacks; `client_id` among them unless HTTP
+ * Basic names the client (RFC 6749 §2.3.1, §4.1.3: a client that authenticates need not repeat its id).
+ */
+export function required(ctx: GrantContext, grant: string, fields: (keyof TokenRequest)[]): void {
+  const form = ctx.form;
+  const needed: (keyof TokenRequest)[] = ctx.client.basic ? fields : ["client_id", ...fields];
+  const details = needed.filter((f) => !form[f]).map((field) => ({
     field,
     issue: `required for grant_type=${grant}`,
   }));

@@ -10,7 +10,7 @@ import { type GrantContext, issueUserTokens, required } from "./grant.ts";
 
 export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
   const { sql, form } = ctx;
-  required(form, "refresh_token", ["client_id", "refresh_token"]);
+  required(ctx, "refresh_token", ["refresh_token"]);
   const client = await authenticateClient(sql, ctx.client, "token");
   const tokenHash = hashSecret(form.refresh_token!);
   const row = await retryRead(() => findRefreshToken(sql, tokenHash));

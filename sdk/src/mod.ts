@@ -3,5 +3,11 @@
  * from the service's OpenAPI document (every API class and model), in ./generated/.
  */
 export * from "./generated/index.ts";
-export { ApiError, type ApiErrorCode, type ApiErrorDetail } from "./errors.ts";
+export {
+  ApiError,
+  type ApiErrorBody,
+  type ApiErrorCode,
+  type ApiErrorDetail,
+  type OAuthErrorCode,
+} from "./errors.ts";
 export { type AdminClient, type AdminClientOptions, createAdminClient } from "./admin.ts";
