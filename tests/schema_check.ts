@@ -1,0 +1,236 @@
+/**
+ * Every answer the tests receive from a service under test is checked against the OpenAPI document: this module
+ * wraps globalThis.fetch so that each JSON (or NDJSON) answer of a documented operation is validated, with ajv,
+ * against the response schema of its status, strictly (no field the schema lacks, every required field there),
+ * and an error's code must be one the operation lists for that status. A mismatch throws from fetch, so the test
+ * that made the call fails with the operation, status, path and the validator's errors. The document is the one
+ * the routes build, which tests/contract_test.ts holds equal to openapi/openapi.json.
+ */
+import { buildOpenApiDocument } from "../routes/document.ts";
+import { addFormats, Ajv2020, type ValidateFunction } from "./deps.ts";
+
+type Schema = boolean | { [keyword: string]: unknown };
+type MediaType = { schema?: Schema };
+type ResponseDoc = { description?: string; content?: Record<string, MediaType> };
+type Operation = { operationId?: string; responses: Record<string, ResponseDoc> };
+type Document = {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema> };
+};
+
+/** A response that does not match its operation's documented answer. */
+export class SchemaMismatch extends Error {
+  override name = "SchemaMismatch";
+}
+
+const COMPONENTS = "#/components/schemas/";
+const BASE = "components";
+/** Where a component is, in its strict form (for a value of its own) or open (a part of an allOf/anyOf/$ref). */
+const refTo = (name: string, open: boolean) => `${BASE}#/$defs/${name}${open ? "__open" : ""}`;
+
+const APPLICATORS = ["allOf", "anyOf", "oneOf"] as const;
+
+/**
+ * A schema that refuses what it does not name. The document's object schemas leave `additionalProperties`
+ * open, so each value's outermost schema gets `unevaluatedProperties: false`; the schemas it is made of at the
+ * same place (allOf, anyOf, oneOf and $ref) stay open, because `unevaluatedProperties` sees the properties that
+ * any of them evaluated (a CreatedProject is a Project and its `admin_client`). A schema that says what to do
+ * with other properties (a record's `additionalProperties`) is left as it is, and so is one without
+ * `properties` or those applicators (`{}` is any value, and `{ type: "string" }` has no properties to refuse).
+ */
+export function strictSchema(schema: Schema, open = false): Schema {
+  if (typeof schema === "boolean") return schema;
+  const out: Record<string, unknown> = {};
+  const composed = APPLICATORS.some((k) => k in schema) || "$ref" in schema;
+  for (const [keyword, value] of Object.entries(schema)) {
+    if (keyword === "$ref" && typeof value === "string" && value.startsWith(COMPONENTS)) {
+      // A lone $ref is the component itself: strict where it stands alone, open where something else adds to it.
+      const alone = Object.keys(schema).every((k) => k === "$ref" || ANNOTATIONS.has(k));
+      out.$ref = refTo(value.slice(COMPONENTS.length), open || !alone);
+    } else if (keyword === "properties" || keyword === "$defs" || keyword === "patternProperties") {
+      out[keyword] = Object.fromEntries(
+        Object.entries(value as Record<string, Schema>).map(([k, v]) => [k, strictSchema(v)]),
+      );
+    } else if ((APPLICATORS as readonly string[]).includes(keyword)) {
+      out[keyword] = (value as Schema[]).map((v) => strictSchema(v, true));
+    } else if (keyword === "prefixItems") {
+      out[keyword] = (value as Schema[]).map((v) => strictSchema(v));
+    } else if (SUBSCHEMA.has(keyword) && value !== null && typeof value === "object") {
+      out[keyword] = strictSchema(value as Schema);
+    } else out[keyword] = value;
+  }
+  const alone = "$ref" in schema && Object.keys(schema).every((k) => k === "$ref" || ANNOTATIONS.has(k));
+  const closes = ("properties" in schema || composed) && !alone &&
+    !("additionalProperties" in schema) && !("unevaluatedProperties" in schema);
+  if (!open && closes) out.unevaluatedProperties = false;
+  return out;
+}
+
+const SUBSCHEMA = new Set([
+  "items",
+  "additionalProperties",
+  "not",
+  "contains",
+  "propertyNames",
+  "if",
+  "then",
+  "else",
+]);
+const ANNOTATIONS = new Set([
+  "description",
+  "example",
+  "examples",
+  "title",
+  "deprecated",
+  "readOnly",
+  "default",
+]);
+
+/** The document, its components in strict and open forms, and one compiled validator per response schema. */
+class Checker {
+  readonly #ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false });
+  readonly #validators = new Map<Schema, ValidateFunction>();
+  readonly #routes: { method: string; template: string; pattern: RegExp; operation: Operation }[] = [];
+
+  constructor(doc: Document) {
+    addFormats(this.#ajv);
+    this.#ajv.addVocabulary(["example"]);
+    const defs: Record<string, Schema> = {};
+    for (const [name, schema] of Object.entries(doc.components.schemas)) {
+      defs[name] = strictSchema(schema);
+      defs[`${name}__open`] = strictSchema(schema, true);
+    }
+    this.#ajv.addSchema({ $id: BASE, $defs: defs });
+    for (const [template, operations] of Object.entries(doc.paths)) {
+      const source = template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "[^/]+");
+      for (const [method, operation] of Object.entries(operations)) {
+        this.#routes.push({
+          method: method.toUpperCase(),
+          template,
+          pattern: new RegExp(`^${source}$`),
+          operation,
+        });
+      }
+    }
+    // A literal segment wins over a parameter, as in the router: /users/external/{id} before /users/{id}.
+    const params = (t: string) => t.split("{").length;
+    this.#routes.sort((a, b) => params(a.template) - params(b.template));
+  }
+
+  route(method: string, path: string) {
+    return this.#routes.find((r) => r.method === method && r.pattern.test(path));
+  }
+
+  validator(schema: Schema): ValidateFunction {
+    let v = this.#validators.get(schema);
+    if (!v) {
+      v = this.#ajv.compile(strictSchema(schema) as object);
+      this.#validators.set(schema, v);
+    }
+    return v;
+  }
+
+  errorsText(v: ValidateFunction): string {
+    return this.#ajv.errorsText(v.errors, { separator: "; ", dataVar: "body" });
+  }
+}
+
+let checker: Checker | undefined;
+const theChecker = () => checker ??= new Checker(buildOpenApiDocument() as Document);
+
+const isJson = (type: string) => /^application\/(?:[\w.+-]+\+)?json\b/i.test(type);
+const isNdjson = (type: string) => /^application\/x-ndjson\b/i.test(type);
+
+/**
+ * Checks one answer of the service: `method` and `url` of the request, and the response (its body is read from
+ * a clone). An answer of no documented operation passes; so does one that is neither JSON nor NDJSON and that the
+ * operation does not document as JSON. Throws SchemaMismatch otherwise when the answer differs from the document.
+ */
+export async function checkAnswer(method: string, url: string, res: Response): Promise<void> {
+  const path = new URL(url).pathname;
+  const route = theChecker().route(method === "HEAD" ? "GET" : method, path);
+  if (!route) return;
+  const where = `${method} ${path} (${route.operation.operationId ?? route.template})`;
+  const fail = (why: string, body?: string) => {
+    throw new SchemaMismatch(
+      `${where} answered ${res.status}: ${why}${body === undefined ? "" : `\nbody: ${body.slice(0, 2000)}`}`,
+    );
+  };
+  const documented = route.operation.responses[String(res.status)] ??
+    route.operation.responses[`${String(res.status)[0]}XX`] ?? route.operation.responses.default;
+  if (!documented) fail("a status the operation does not document");
+  const type = (res.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  const content = documented!.content ?? {};
+  const json = isJson(type) ? "application/json" : isNdjson(type) ? "application/x-ndjson" : undefined;
+  if (method === "HEAD" || res.status === 204 || res.status === 304) {
+    if (json) fail(`Content-Type ${type} on an answer without a body`);
+    return;
+  }
+  if (!json) {
+    if (content["application/json"] && Object.keys(content).every((t) => isJson(t) || isNdjson(t))) {
+      fail(`Content-Type ${type || "(none)"} where the operation documents JSON`);
+    }
+    return;
+  }
+  const media = content[json] ??
+    Object.entries(content).find(([t]) => json === "application/json" && isJson(t))?.[1];
+  if (!media?.schema) {
+    fail(`${type} where the operation documents ${Object.keys(content).join(", ") || "no body"}`);
+  }
+  const text = await res.clone().text();
+  const values: unknown[] = [];
+  try {
+    if (json === "application/json") values.push(JSON.parse(text));
+    else for (const line of text.split("\n")) if (line.trim() !== "") values.push(JSON.parse(line));
+  } catch {
+    fail(`a body that is not ${json}`, text);
+  }
+  const validate = theChecker().validator(media!.schema!);
+  for (const value of values) {
+    if (!validate(value)) {
+      fail(`the body does not match its schema: ${theChecker().errorsText(validate)}`, text);
+    }
+    documentedCode(value, documented!, fail);
+  }
+}
+
+/** An error's code must be one of those the operation lists for its status (its description names them). */
+function documentedCode(value: unknown, documented: ResponseDoc, fail: (why: string) => void) {
+  if (value === null || typeof value !== "object" || typeof documented.description !== "string") return;
+  const body = value as { error?: unknown; error_code?: unknown; error_description?: unknown };
+  if (typeof body.error !== "string" || typeof body.error_description !== "string") return;
+  const listed = [...documented.description.matchAll(/`([a-z_]+)`:/g)].map((m) => m[1]);
+  if (listed.length === 0) return;
+  const codes = [body.error, body.error_code].filter((c) => typeof c === "string");
+  if (!codes.some((c) => listed.includes(c as string))) {
+    fail(
+      `error ${codes.join("/")} is not one the operation documents for this status (${listed.join(", ")})`,
+    );
+  }
+}
+
+/** The services whose answers are checked: every one the tests start, or TEST_SERVICE_URL. */
+const origins = new Set<string>();
+
+/** Checks the answers of the service at this address from now on. */
+export function checkAnswersOf(url: string): void {
+  origins.add(new URL(url).origin);
+}
+
+const platformFetch = globalThis.fetch;
+
+/** fetch, with each answer of a service under test checked against the document before the caller sees it. */
+export const checkedFetch: typeof fetch = async (input, init) => {
+  const res = await platformFetch(input, init);
+  const request = input instanceof Request ? input : undefined;
+  const url = res.url || (request ? request.url : String(input));
+  if (!origins.has(new URL(url).origin)) return res;
+  const method = (init?.method ?? request?.method ?? "GET").toUpperCase();
+  // After a followed redirect the final request is a GET (303, and 301/302 from a POST): what it answered is
+  // another operation's, checked only when the method is known to be the same.
+  if (res.redirected && method !== "GET") return res;
+  await checkAnswer(method, url, res);
+  return res;
+};
+
+globalThis.fetch = checkedFetch;
