@@ -8,6 +8,5 @@ export * as oauth from "npm:oauth4webapi@3.8.8";
 export { Webhook } from "npm:standardwebhooks@1.1.1";
 export * as oidc from "npm:openid-client@6.9.0";
 export { Ajv2020, type ErrorObject, type ValidateFunction } from "npm:ajv@8.20.0/dist/2020.js";
-import formats from "npm:ajv-formats@3.0.1";
-/** ajv-formats' plugin (a CommonJS module: its types name the function `default`, its runtime both ways). */
-export const addFormats = formats.default ?? (formats as unknown as typeof formats.default);
+/** ajv-formats, a CommonJS module: its types name the plugin `default`, its runtime has it both ways. */
+export { default as ajvFormats } from "npm:ajv-formats@3.0.1";

@@ -7,7 +7,9 @@
  * the routes build, which tests/contract_test.ts holds equal to openapi/openapi.json.
  */
 import { buildOpenApiDocument } from "../routes/document.ts";
-import { addFormats, Ajv2020, type ValidateFunction } from "./deps.ts";
+import { Ajv2020, ajvFormats, type ValidateFunction } from "./deps.ts";
+
+const addFormats = ajvFormats.default ?? (ajvFormats as unknown as typeof ajvFormats.default);
 
 type Schema = boolean | { [keyword: string]: unknown };
 type MediaType = { schema?: Schema };
@@ -142,60 +144,98 @@ const isJson = (type: string) => /^application\/(?:[\w.+-]+\+)?json\b/i.test(typ
 const isNdjson = (type: string) => /^application\/x-ndjson\b/i.test(type);
 
 /**
- * Checks one answer of the service: `method` and `url` of the request, and the response (its body is read from
- * a clone). An answer of no documented operation passes; so does one that is neither JSON nor NDJSON and that the
- * operation does not document as JSON. Throws SchemaMismatch otherwise when the answer differs from the document.
+ * Checks one answer of the service: `method` and `url` of the request, and the response. Resolves to the response
+ * the caller gets: the same one, its JSON body read from a clone, or for NDJSON one whose body is checked line by
+ * line as it streams (a bad line errors the stream before the caller reads it). An answer of no documented
+ * operation passes, and so does one that is neither JSON nor NDJSON where the operation documents no JSON.
+ * Throws SchemaMismatch when the answer differs from the document.
  */
-export async function checkAnswer(method: string, url: string, res: Response): Promise<void> {
+export async function checkAnswer(method: string, url: string, res: Response): Promise<Response> {
   const path = new URL(url).pathname;
   const route = theChecker().route(method === "HEAD" ? "GET" : method, path);
-  if (!route) return;
+  if (!route) return res;
   const where = `${method} ${path} (${route.operation.operationId ?? route.template})`;
-  const fail = (why: string, body?: string) => {
+  const key = `${route.operation.operationId ?? route.template} ${res.status}`;
+  checked.set(key, (checked.get(key) ?? 0) + 1);
+  const fail = (why: string, body?: string): never => {
     throw new SchemaMismatch(
       `${where} answered ${res.status}: ${why}${body === undefined ? "" : `\nbody: ${body.slice(0, 2000)}`}`,
     );
   };
   const documented = route.operation.responses[String(res.status)] ??
-    route.operation.responses[`${String(res.status)[0]}XX`] ?? route.operation.responses.default;
-  if (!documented) fail("a status the operation does not document");
+    route.operation.responses[`${String(res.status)[0]}XX`] ?? route.operation.responses.default ??
+    fail("a status the operation does not document");
   const type = (res.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-  const content = documented!.content ?? {};
+  const content = documented.content ?? {};
   const json = isJson(type) ? "application/json" : isNdjson(type) ? "application/x-ndjson" : undefined;
   if (method === "HEAD" || res.status === 204 || res.status === 304) {
     if (json) fail(`Content-Type ${type} on an answer without a body`);
-    return;
+    return res;
   }
   if (!json) {
     if (content["application/json"] && Object.keys(content).every((t) => isJson(t) || isNdjson(t))) {
       fail(`Content-Type ${type || "(none)"} where the operation documents JSON`);
     }
-    return;
+    return res;
   }
   const media = content[json] ??
     Object.entries(content).find(([t]) => json === "application/json" && isJson(t))?.[1];
-  if (!media?.schema) {
+  const schema = media?.schema ??
     fail(`${type} where the operation documents ${Object.keys(content).join(", ") || "no body"}`);
-  }
-  const text = await res.clone().text();
-  const values: unknown[] = [];
-  try {
-    if (json === "application/json") values.push(JSON.parse(text));
-    else for (const line of text.split("\n")) if (line.trim() !== "") values.push(JSON.parse(line));
-  } catch {
-    fail(`a body that is not ${json}`, text);
-  }
-  const validate = theChecker().validator(media!.schema!);
-  for (const value of values) {
+  const validate = theChecker().validator(schema);
+  const check = (text: string) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      fail(`a body that is not ${json}`, text);
+    }
     if (!validate(value)) {
       fail(`the body does not match its schema: ${theChecker().errorsText(validate)}`, text);
     }
-    documentedCode(value, documented!, fail);
-  }
+    if ((schema as { $ref?: string }).$ref === ERROR_SCHEMA) documentedCode(value, documented, fail);
+  };
+  if (json === "application/x-ndjson") return checkedLines(res, check);
+  check(await res.clone().text());
+  return res;
 }
 
-/** An error's code must be one of those the operation lists for its status (its description names them). */
-function documentedCode(value: unknown, documented: ResponseDoc, fail: (why: string) => void) {
+/** The response with its NDJSON body checked line by line as it passes, still streaming. */
+function checkedLines(res: Response, check: (line: string) => void): Response {
+  if (!res.body) return res;
+  const decoder = new TextDecoder();
+  let rest = "";
+  const lines = (text: string) => {
+    for (const line of text.split("\n")) if (line.trim() !== "") check(line);
+  };
+  const body = res.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        rest += decoder.decode(chunk, { stream: true });
+        const end = rest.lastIndexOf("\n");
+        if (end >= 0) {
+          lines(rest.slice(0, end));
+          rest = rest.slice(end + 1);
+        }
+        controller.enqueue(chunk);
+      },
+      flush() {
+        lines(rest + decoder.decode());
+      },
+    }),
+  );
+  const out = new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  Object.defineProperties(out, { url: { value: res.url }, redirected: { value: res.redirected } });
+  return out;
+}
+
+const ERROR_SCHEMA = `${COMPONENTS}Error`;
+
+/**
+ * An API error's code must be one of those the operation lists for its status: errorResponses (routes/responses.ts)
+ * writes each as "`code`: message" in the status's description.
+ */
+function documentedCode(value: unknown, documented: ResponseDoc, fail: (why: string) => never) {
   if (value === null || typeof value !== "object" || typeof documented.description !== "string") return;
   const body = value as { error?: unknown; error_code?: unknown; error_description?: unknown };
   if (typeof body.error !== "string" || typeof body.error_description !== "string") return;
@@ -207,6 +247,15 @@ function documentedCode(value: unknown, documented: ResponseDoc, fail: (why: str
       `error ${codes.join("/")} is not one the operation documents for this status (${listed.join(", ")})`,
     );
   }
+}
+
+/** How many answers were checked, by operation and status; printed at exit with SCHEMA_CHECK_SUMMARY=1. */
+const checked = new Map<string, number>();
+if (Deno.env.get("SCHEMA_CHECK_SUMMARY") === "1") {
+  globalThis.addEventListener("unload", () => {
+    const lines = [...checked].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `  ${k}: ${n}`);
+    console.error(`schema check: answers checked by operation and status\n${lines.join("\n")}`);
+  });
 }
 
 /** The services whose answers are checked: every one the tests start, or TEST_SERVICE_URL. */
@@ -229,8 +278,7 @@ export const checkedFetch: typeof fetch = async (input, init) => {
   // After a followed redirect the final request is a GET (303, and 301/302 from a POST): what it answered is
   // another operation's, checked only when the method is known to be the same.
   if (res.redirected && method !== "GET") return res;
-  await checkAnswer(method, url, res);
-  return res;
+  return await checkAnswer(method, url, res);
 };
 
 globalThis.fetch = checkedFetch;

@@ -83,6 +83,18 @@ test("checkAnswer refuses a missing required field, a wrong type or format, and 
   );
 });
 
+test("checkAnswer checks an NDJSON answer line by line as the caller reads it", async () => {
+  const url = "http://127.0.0.1:9/api/v1/projects/p1/audit-events";
+  const res = await checkAnswer("GET", url, json('{"not_an_event":1}\n', 200, "application/x-ndjson"));
+  await assert.rejects(res.text(), (err: unknown) => {
+    assert.ok(err instanceof SchemaMismatch, String(err));
+    assert.match(err.message, /listAuditEvents.*must have required property 'id'/s);
+    return true;
+  });
+  const empty = await checkAnswer("GET", url, json("", 200, "application/x-ndjson"));
+  assert.equal(await empty.text(), "");
+});
+
 test("checkAnswer refuses an undocumented status, and an error code the status does not list", async () => {
   const error = (code: string, status: number) => json({ error: code, error_description: "x" }, status);
   await refused(error("role_not_found", 418), /418: a status the operation does not document/);
