@@ -132,8 +132,12 @@ class Checker {
     return v;
   }
 
+  /** The validator's errors, each with where in the body and, for a field too many, its name. */
   errorsText(v: ValidateFunction): string {
-    return this.#ajv.errorsText(v.errors, { separator: "; ", dataVar: "body" });
+    return (v.errors ?? []).map((e) => {
+      const extra = e.params.unevaluatedProperty ?? e.params.additionalProperty;
+      return `body${e.instancePath} ${e.message}${extra === undefined ? "" : ` (${JSON.stringify(extra)})`}`;
+    }).join("; ");
   }
 }
 
