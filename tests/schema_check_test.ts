@@ -38,7 +38,10 @@ test("checkAnswer accepts an answer as the document describes it, and leaves its
 
 test("checkAnswer refuses a field the schema lacks, at any depth", async () => {
   const page = (role: object) => json({ data: [role], pagination: { page_num: 1, page_size: 10, total: 1 } });
-  await refused(page({ ...ROLE, written_by_sql: 1 }), /listRoles\) answered 200: .*body\/data\/0 must NOT have unevaluated properties \("written_by_sql"\)/s);
+  await refused(
+    page({ ...ROLE, written_by_sql: 1 }),
+    /listRoles\) answered 200: .*body\/data\/0 must NOT have unevaluated properties \("written_by_sql"\)/s,
+  );
   await refused(
     json({ data: [], pagination: { page_num: 1, page_size: 10, total: 0, pages: 0 } }),
     /body\/pagination must NOT have unevaluated properties \("pages"\)/,
