@@ -42,13 +42,14 @@ const APPLICATORS = ["allOf", "anyOf", "oneOf"] as const;
  */
 export function strictSchema(schema: Schema, open = false): Schema {
   if (typeof schema === "boolean") return schema;
+  const unknown = Object.keys(schema).find((k) => UNHANDLED.has(k));
+  if (unknown) throw new Error(`strictSchema does not know how to close a schema with \`${unknown}\``);
+  // A lone $ref is the component itself: strict where it stands alone, open where something else adds to it.
+  const lone = "$ref" in schema && Object.keys(schema).every((k) => k === "$ref" || ANNOTATIONS.has(k));
   const out: Record<string, unknown> = {};
-  const composed = APPLICATORS.some((k) => k in schema) || "$ref" in schema;
   for (const [keyword, value] of Object.entries(schema)) {
     if (keyword === "$ref" && typeof value === "string" && value.startsWith(COMPONENTS)) {
-      // A lone $ref is the component itself: strict where it stands alone, open where something else adds to it.
-      const alone = Object.keys(schema).every((k) => k === "$ref" || ANNOTATIONS.has(k));
-      out.$ref = refTo(value.slice(COMPONENTS.length), open || !alone);
+      out.$ref = refTo(value.slice(COMPONENTS.length), open || !lone);
     } else if (keyword === "properties" || keyword === "$defs" || keyword === "patternProperties") {
       out[keyword] = Object.fromEntries(
         Object.entries(value as Record<string, Schema>).map(([k, v]) => [k, strictSchema(v)]),
@@ -57,27 +58,24 @@ export function strictSchema(schema: Schema, open = false): Schema {
       out[keyword] = (value as Schema[]).map((v) => strictSchema(v, true));
     } else if (keyword === "prefixItems") {
       out[keyword] = (value as Schema[]).map((v) => strictSchema(v));
-    } else if (SUBSCHEMA.has(keyword) && value !== null && typeof value === "object") {
+    } else if (ELEMENTS.has(keyword) && value !== null && typeof value === "object") {
       out[keyword] = strictSchema(value as Schema);
     } else out[keyword] = value;
   }
-  const alone = "$ref" in schema && Object.keys(schema).every((k) => k === "$ref" || ANNOTATIONS.has(k));
-  const closes = ("properties" in schema || composed) && !alone &&
+  const composed = APPLICATORS.some((k) => k in schema) || "$ref" in schema;
+  const closes = ("properties" in schema || composed) && !lone &&
     !("additionalProperties" in schema) && !("unevaluatedProperties" in schema);
   if (!open && closes) out.unevaluatedProperties = false;
   return out;
 }
 
-const SUBSCHEMA = new Set([
-  "items",
-  "additionalProperties",
-  "not",
-  "contains",
-  "propertyNames",
-  "if",
-  "then",
-  "else",
-]);
+/** Keywords whose subschema is about other values (an element, a property's value): each is closed on its own. */
+const ELEMENTS = new Set(["items", "additionalProperties", "contains"]);
+/**
+ * Keywords the document does not use and that closing would get wrong (inside `not` it would invert the test;
+ * `then`, `else` and `dependentSchemas` add properties at the same place): met, they stop the check loudly.
+ */
+const UNHANDLED = new Set(["not", "if", "then", "else", "dependentSchemas", "unevaluatedItems"]);
 const ANNOTATIONS = new Set([
   "description",
   "example",

@@ -127,6 +127,7 @@ test("strictSchema closes each object once, where its value stands, not in the p
     $ref: "components#/$defs/A",
     description: "d",
   });
+  assert.throws(() => strictSchema({ not: { type: "object", properties: {} } }), /`not`/);
   assert.deepEqual(strictSchema({ type: "object", additionalProperties: { type: "string" } }), {
     type: "object",
     additionalProperties: { type: "string" },
