@@ -279,6 +279,7 @@ export function registerAuthorizeRoutes(app: App) {
       400: {
         description: "An error page: the client or redirect URI cannot be trusted",
       },
+      429: { description: "Too many login pages opened from one address: an error page; see `Retry-After`" },
     },
   });
   app.openAPIRegistry.registerPath({
@@ -310,6 +311,7 @@ export function registerAuthorizeRoutes(app: App) {
       400: {
         description: "The page again with a generic error, or an error page",
       },
+      413: { description: "A form larger than 16 KiB: an error page, sent before the body is read" },
       429: {
         description: "Too many failed logins; see `Retry-After`",
       },

@@ -11,7 +11,11 @@ export const getHealth = publicRoute({
   operationId: "getHealth",
   tags: ["Service"],
   summary: "Liveness: the process is up",
+  description:
+    "Under `deno serve`, which starts the service on its first request, every request answers 503 " +
+    "`system_error` with `Retry-After` while the service cannot start (its database cannot be reached, say).",
   responses: { 200: jsonResponse(Status, "The process answers") },
+  errors: [],
 });
 
 export const getReadiness = publicRoute({

@@ -7,3 +7,6 @@ export { type Browser, chromium, type Page } from "npm:playwright-core@1.65.1";
 export * as oauth from "npm:oauth4webapi@3.8.8";
 export { Webhook } from "npm:standardwebhooks@1.1.1";
 export * as oidc from "npm:openid-client@6.9.0";
+export { Ajv2020, type ErrorObject, type ValidateFunction } from "npm:ajv@8.20.0/dist/2020.js";
+/** ajv-formats, a CommonJS module: its types name the plugin `default`, its runtime has it both ways. */
+export { default as ajvFormats } from "npm:ajv-formats@3.0.1";

@@ -3,9 +3,12 @@
  * DATABASE_URL is set, on that PostgreSQL server (DATABASE_POOLER and DATABASE_DIRECT_URL pass through, for a
  * run behind PgBouncer). With TEST_SERVICE_URL the tests talk to a service running elsewhere instead (such as
  * `deno serve` with restricted permissions), and open their own connection to DATABASE_URL, its database, for
- * the few direct queries. Tests reach the service through the generated SDK and raw HTTP.
+ * the few direct queries. Tests reach the service through the generated SDK and raw HTTP, and every answer of a
+ * service they start (or of TEST_SERVICE_URL) is checked against the OpenAPI document (tests/schema_check.ts).
  */
 import assert from "node:assert/strict";
+// First: it wraps fetch before any module keeps a reference to it (the SDK's runtime does, when it loads).
+import { checkAnswersOf, checkedFetch } from "./schema_check.ts";
 import { loadConfig } from "../config.ts";
 import { connectServer, type Database } from "../db/connection.ts";
 import { type Service, startService } from "../service.ts";
@@ -60,7 +63,13 @@ export async function startTestService(): Promise<Service> {
   };
   if (DATABASE_URL) Object.assign(env, DATABASE_ENV);
   else env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-test-" });
-  return await startService(loadConfig(env), { quiet: true });
+  return checked(await startService(loadConfig(env), { quiet: true }));
+}
+
+/** The service's answers are checked against the document from now on. */
+function checked<T extends { url: string }>(svc: T): T {
+  checkAnswersOf(svc.url);
+  return svc;
 }
 
 /** The shared service: in this process, or the one at TEST_SERVICE_URL. */
@@ -85,6 +94,7 @@ export function connectTestDatabase(url: string, max = 1): Database["sql"] {
 
 function external(url: string, databaseUrl: string): TestService & { close(): Promise<unknown> } {
   const sql = connectTestDatabase(databaseUrl, 4);
+  checkAnswersOf(url);
   return { url, db: { sql }, close: () => sql.end({ timeout: 1 }) };
 }
 
@@ -111,13 +121,13 @@ export type Sdk = {
 export async function sdk(token?: string): Promise<Sdk> {
   const config = new Configuration({ basePath: await baseUrl(), ...(token ? { authorization: token } : {}) });
   return {
-    projects: new ProjectsApi(config),
-    resources: new ResourcesApi(config),
-    roles: new RolesApi(config),
-    users: new UsersApi(config),
-    clients: new ClientsApi(config),
-    tokens: new TokensApi(config),
-    service: new ServiceApi(config),
+    projects: new ProjectsApi(config, undefined, checkedFetch),
+    resources: new ResourcesApi(config, undefined, checkedFetch),
+    roles: new RolesApi(config, undefined, checkedFetch),
+    users: new UsersApi(config, undefined, checkedFetch),
+    clients: new ClientsApi(config, undefined, checkedFetch),
+    tokens: new TokensApi(config, undefined, checkedFetch),
+    service: new ServiceApi(config, undefined, checkedFetch),
   };
 }
 
@@ -125,6 +135,8 @@ export async function sdk(token?: string): Promise<Sdk> {
 export async function clientToken(clientId: string, secret: string): Promise<string> {
   const tokens = new TokensApi(
     new Configuration({ basePath: await baseUrl(), username: clientId, password: secret }),
+    undefined,
+    checkedFetch,
   );
   return (await tokens.exchangeCredentials({ grant_type: Api.TokenRequest.GrantTypeEnum.ClientCredentials }))
     .access_token;
@@ -414,15 +426,17 @@ export async function isolatedDatabase(): Promise<{ env: Record<string, string>;
 /** Starts a service in this process with these settings on a free port (quiet, the test secret). */
 export async function startWith(env: Record<string, string>): Promise<Service> {
   const port = freePort();
-  return await startService(
-    loadConfig({
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
-      LOG_LEVEL: "error",
-      ...env,
-    }),
-    { quiet: true },
+  return checked(
+    await startService(
+      loadConfig({
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        PUBLIC_URL: `http://127.0.0.1:${port}`,
+        BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+        LOG_LEVEL: "error",
+        ...env,
+      }),
+      { quiet: true },
+    ),
   );
 }

@@ -4,6 +4,7 @@
  * request. The parent's environment is inherited, so a PostgreSQL run's variables reach the child.
  */
 import { freePort } from "./helpers.ts";
+import { checkAnswersOf } from "./schema_check.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
@@ -33,6 +34,7 @@ export const SERVE_PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
 export function launch(env: Record<string, string>, opts: { mode?: Mode; port?: number } = {}): Proc {
   const port = opts.port ?? freePort();
   const url = `http://127.0.0.1:${port}`;
+  checkAnswersOf(url);
   const args = opts.mode === "serve"
     ? ["serve", ...SERVE_PERMISSIONS, "--host", "127.0.0.1", "--port", String(port), "main.ts"]
     : ["run", ...RUN_PERMISSIONS, "main.ts", "--listen"];
