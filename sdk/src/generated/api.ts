@@ -4,7 +4,7 @@
  * Access-Control Service
  * An OAuth 2.0 authorization server that also manages, per project, the resources, permissions, roles, users and machine clients that decide what a token holder may do.
 
-Every error has the shape `{ error, error_description, details? }`; `error` is a stable code.
+Every error has the shape `{ error, error_description, details? }`; `error` is a stable code. The token, revocation and introspection endpoints answer the RFC 6749 §5.2 code in `error` (`invalid_request`, `invalid_client`, `invalid_grant`, `unsupported_grant_type`, …) and the stable code in `error_code`.
  *
  * OpenAPI spec version: 1.0.0
  *
@@ -1763,6 +1763,9 @@ export const LoginApiFp = function(configuration?: Configuration) {
 					if (response.status === 400) {
 						return response;
 					}
+					if (response.status === 429) {
+						return response;
+					}
 					throw response;
 				});
 			};
@@ -1815,6 +1818,9 @@ export const LoginApiFp = function(configuration?: Configuration) {
 						return response;
 					}
 					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 413) {
 						return response;
 					}
 					if (response.status === 429) {
@@ -3964,6 +3970,7 @@ export class RolesApi extends BaseAPI {
 export const ServiceApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
+		 * <p>Under <code>deno serve</code>, which starts the service on its first request, every request answers 503 <code>system_error</code> with <code>Retry-After</code> while the service cannot start (its database cannot be reached, say).</p>
 		 * @summary Liveness: the process is up
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
@@ -4025,6 +4032,7 @@ export const ServiceApiFetchParamCreator = function (configuration?: Configurati
 export const ServiceApiFp = function(configuration?: Configuration) {
 	return {
 		/**
+		 * <p>Under <code>deno serve</code>, which starts the service on its first request, every request answers 503 <code>system_error</code> with <code>Retry-After</code> while the service cannot start (its database cannot be reached, say).</p>
 		 * @summary Liveness: the process is up
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
@@ -4039,6 +4047,18 @@ export const ServiceApiFp = function(configuration?: Configuration) {
 					if (response.status === 200) {
 						if (mimeType === 'application/json') {
 							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
 						}
 						throw response;
 					}
@@ -4099,6 +4119,7 @@ export const ServiceApiFactory: FactoryFunction<ServiceApi> = function (configur
  */
 export class ServiceApi extends BaseAPI {
 	/**
+	 * <p>Under <code>deno serve</code>, which starts the service on its first request, every request answers 503 <code>system_error</code> with <code>Retry-After</code> while the service cannot start (its database cannot be reached, say).</p>
 	 * @summary Liveness: the process is up
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
@@ -4789,7 +4810,7 @@ export class SessionsApi extends BaseAPI {
 export const TokensApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>client_id</code>, <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>; answers an access and a refresh token. <strong>refresh_token</strong>: <code>client_id</code> and <code>refresh_token</code>; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), Basic secret when sent (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>), then the code (unknown or another client&#39;s <code>invalid_authorization_code</code>, <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> — which also revokes what the code issued —, <code>auth_code_expired</code>, <code>invalid_code_verifier</code>) or the refresh token (<code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>). Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>. The form body is at most 64 KiB (413 <code>invalid_params</code>) and 64 fields (400 <code>invalid_params</code>).</p>
+		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>, with <code>client_id</code> (a public client) or HTTP Basic (a confidential one; <code>client_id</code> may then be left out); answers an access and a refresh token. <strong>refresh_token</strong>: <code>refresh_token</code>, with <code>client_id</code> or HTTP Basic; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order (<code>error</code> / <code>error_code</code>): parameters (<code>invalid_request</code> / <code>invalid_params</code>; a <code>grant_type</code> the service does not offer, such as <code>password</code>, is <code>unsupported_grant_type</code>), client exists (<code>invalid_client</code> / <code>invalid_client</code>), Basic secret when sent (<code>invalid_client</code> / <code>invalid_client_credentials</code>, 401; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>temporarily_unavailable</code> / <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>invalid_client</code> / <code>client_not_active</code>), project active (<code>invalid_client</code> / <code>project_not_active</code>), then the code or the refresh token, each refusal <code>invalid_grant</code> (an OAuth client sends its user to sign in again): the code unknown or another client&#39;s (<code>invalid_authorization_code</code>), <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> (which also revokes what the code issued), <code>auth_code_expired</code>, <code>invalid_code_verifier</code>; the refresh token <code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>. <code>invalid_client</code> is 401 with <code>WWW-Authenticate: Basic</code> when the request sent an <code>Authorization</code> header or had to, and 400 when a public client&#39;s <code>client_id</code> names no active client. Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>. The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
 		 * @summary Exchange credentials for an access token
 		 * @param {Api.TokenRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -4949,7 +4970,7 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 			};
 		},
 		/**
-		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
+		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>; a claim without a value (no avatar, no email) is left out, never null. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
 		 * @summary The signed-in user's claims (OpenID Connect userinfo)
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
@@ -4976,7 +4997,7 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 			};
 		},
 		/**
-		 * <p>Authenticated with HTTP Basic by an active client of the token&#39;s project. <code>active</code> is decided live (project, client, session, user, revocation), and <code>permissions</code> lists what the token&#39;s subject may do now. A token of another project is <code>active: false</code>. A database failure answers 503, never <code>active: false</code>. The form body is at most 64 KiB (413 <code>invalid_params</code>) and 64 fields (400 <code>invalid_params</code>).</p>
+		 * <p>Authenticated with HTTP Basic by an active client of the token&#39;s project. <code>active</code> is decided live (project, client, session, user, revocation), and <code>permissions</code> lists what the token&#39;s subject may do now. A token of another project is <code>active: false</code>. A database failure answers 503, never <code>active: false</code>. The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
 		 * @summary Introspect a token (RFC 7662)
 		 * @param {Api.IntrospectTokenRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -5038,7 +5059,7 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 			};
 		},
 		/**
-		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
+		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>; a claim without a value (no avatar, no email) is left out, never null. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
 		 * @summary The signed-in user's claims (OpenID Connect userinfo)
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
@@ -5065,7 +5086,7 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 			};
 		},
 		/**
-		 * <p>Authenticated with HTTP Basic, or by a public client (<code>token_endpoint_auth_method</code> <code>none</code>) with <code>client_id</code>. A client revokes only tokens issued to it (RFC 7009 §2.1): a refresh token ends its whole session (every token of it); an access token is refused from the next request on. Another client&#39;s tokens, unknown tokens, and anything an inactive client sends answer 200 too and change nothing (§2.2). Failed secrets are throttled per client id and address (429 with <code>Retry-After</code>). The form body is at most 64 KiB (413 <code>invalid_params</code>) and 64 fields (400 <code>invalid_params</code>).</p>
+		 * <p>Authenticated with HTTP Basic, or by a public client (<code>token_endpoint_auth_method</code> <code>none</code>) with <code>client_id</code>. A client revokes only tokens issued to it (RFC 7009 §2.1): a refresh token ends its whole session (every token of it); an access token is refused from the next request on. Another client&#39;s tokens, unknown tokens, and anything an inactive client sends answer 200 too and change nothing (§2.2). Every token type is supported and an unknown <code>token_type_hint</code> is ignored, so <code>unsupported_token_type</code> (§2.2.1) is never answered. Failed secrets are throttled per client id and address (429 with <code>Retry-After</code>). The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
 		 * @summary Revoke a token (RFC 7009)
 		 * @param {Api.RevokeTokenRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -5136,7 +5157,7 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 export const TokensApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>client_id</code>, <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>; answers an access and a refresh token. <strong>refresh_token</strong>: <code>client_id</code> and <code>refresh_token</code>; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), Basic secret when sent (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>), then the code (unknown or another client&#39;s <code>invalid_authorization_code</code>, <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> — which also revokes what the code issued —, <code>auth_code_expired</code>, <code>invalid_code_verifier</code>) or the refresh token (<code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>). Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>. The form body is at most 64 KiB (413 <code>invalid_params</code>) and 64 fields (400 <code>invalid_params</code>).</p>
+		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>, with <code>client_id</code> (a public client) or HTTP Basic (a confidential one; <code>client_id</code> may then be left out); answers an access and a refresh token. <strong>refresh_token</strong>: <code>refresh_token</code>, with <code>client_id</code> or HTTP Basic; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order (<code>error</code> / <code>error_code</code>): parameters (<code>invalid_request</code> / <code>invalid_params</code>; a <code>grant_type</code> the service does not offer, such as <code>password</code>, is <code>unsupported_grant_type</code>), client exists (<code>invalid_client</code> / <code>invalid_client</code>), Basic secret when sent (<code>invalid_client</code> / <code>invalid_client_credentials</code>, 401; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>temporarily_unavailable</code> / <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>invalid_client</code> / <code>client_not_active</code>), project active (<code>invalid_client</code> / <code>project_not_active</code>), then the code or the refresh token, each refusal <code>invalid_grant</code> (an OAuth client sends its user to sign in again): the code unknown or another client&#39;s (<code>invalid_authorization_code</code>), <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> (which also revokes what the code issued), <code>auth_code_expired</code>, <code>invalid_code_verifier</code>; the refresh token <code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>. <code>invalid_client</code> is 401 with <code>WWW-Authenticate: Basic</code> when the request sent an <code>Authorization</code> header or had to, and 400 when a public client&#39;s <code>client_id</code> names no active client. Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>. The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
 		 * @summary Exchange credentials for an access token
 		 * @param {Api.TokenRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -5300,7 +5321,7 @@ export const TokensApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
+		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>; a claim without a value (no avatar, no email) is left out, never null. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
 		 * @summary The signed-in user's claims (OpenID Connect userinfo)
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
@@ -5335,7 +5356,7 @@ export const TokensApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Authenticated with HTTP Basic by an active client of the token&#39;s project. <code>active</code> is decided live (project, client, session, user, revocation), and <code>permissions</code> lists what the token&#39;s subject may do now. A token of another project is <code>active: false</code>. A database failure answers 503, never <code>active: false</code>. The form body is at most 64 KiB (413 <code>invalid_params</code>) and 64 fields (400 <code>invalid_params</code>).</p>
+		 * <p>Authenticated with HTTP Basic by an active client of the token&#39;s project. <code>active</code> is decided live (project, client, session, user, revocation), and <code>permissions</code> lists what the token&#39;s subject may do now. A token of another project is <code>active: false</code>. A database failure answers 503, never <code>active: false</code>. The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
 		 * @summary Introspect a token (RFC 7662)
 		 * @param {Api.IntrospectTokenRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -5395,7 +5416,7 @@ export const TokensApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
+		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>; a claim without a value (no avatar, no email) is left out, never null. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
 		 * @summary The signed-in user's claims (OpenID Connect userinfo)
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
@@ -5430,7 +5451,7 @@ export const TokensApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Authenticated with HTTP Basic, or by a public client (<code>token_endpoint_auth_method</code> <code>none</code>) with <code>client_id</code>. A client revokes only tokens issued to it (RFC 7009 §2.1): a refresh token ends its whole session (every token of it); an access token is refused from the next request on. Another client&#39;s tokens, unknown tokens, and anything an inactive client sends answer 200 too and change nothing (§2.2). Failed secrets are throttled per client id and address (429 with <code>Retry-After</code>). The form body is at most 64 KiB (413 <code>invalid_params</code>) and 64 fields (400 <code>invalid_params</code>).</p>
+		 * <p>Authenticated with HTTP Basic, or by a public client (<code>token_endpoint_auth_method</code> <code>none</code>) with <code>client_id</code>. A client revokes only tokens issued to it (RFC 7009 §2.1): a refresh token ends its whole session (every token of it); an access token is refused from the next request on. Another client&#39;s tokens, unknown tokens, and anything an inactive client sends answer 200 too and change nothing (§2.2). Every token type is supported and an unknown <code>token_type_hint</code> is ignored, so <code>unsupported_token_type</code> (§2.2.1) is never answered. Failed secrets are throttled per client id and address (429 with <code>Retry-After</code>). The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
 		 * @summary Revoke a token (RFC 7009)
 		 * @param {Api.RevokeTokenRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -5508,7 +5529,7 @@ export const TokensApiFactory: FactoryFunction<TokensApi> = function (configurat
  */
 export class TokensApi extends BaseAPI {
 	/**
-	 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>client_id</code>, <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>; answers an access and a refresh token. <strong>refresh_token</strong>: <code>client_id</code> and <code>refresh_token</code>; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order: parameters (<code>invalid_params</code>), client exists (<code>invalid_client</code>), Basic secret when sent (<code>invalid_client_credentials</code>, 401 with <code>WWW-Authenticate: Basic</code>; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>client_not_active</code>), project active (<code>project_not_active</code>), then the code (unknown or another client&#39;s <code>invalid_authorization_code</code>, <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> — which also revokes what the code issued —, <code>auth_code_expired</code>, <code>invalid_code_verifier</code>) or the refresh token (<code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>). Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>. The form body is at most 64 KiB (413 <code>invalid_params</code>) and 64 fields (400 <code>invalid_params</code>).</p>
+	 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>, with <code>client_id</code> (a public client) or HTTP Basic (a confidential one; <code>client_id</code> may then be left out); answers an access and a refresh token. <strong>refresh_token</strong>: <code>refresh_token</code>, with <code>client_id</code> or HTTP Basic; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order (<code>error</code> / <code>error_code</code>): parameters (<code>invalid_request</code> / <code>invalid_params</code>; a <code>grant_type</code> the service does not offer, such as <code>password</code>, is <code>unsupported_grant_type</code>), client exists (<code>invalid_client</code> / <code>invalid_client</code>), Basic secret when sent (<code>invalid_client</code> / <code>invalid_client_credentials</code>, 401; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>temporarily_unavailable</code> / <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>invalid_client</code> / <code>client_not_active</code>), project active (<code>invalid_client</code> / <code>project_not_active</code>), then the code or the refresh token, each refusal <code>invalid_grant</code> (an OAuth client sends its user to sign in again): the code unknown or another client&#39;s (<code>invalid_authorization_code</code>), <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> (which also revokes what the code issued), <code>auth_code_expired</code>, <code>invalid_code_verifier</code>; the refresh token <code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>. <code>invalid_client</code> is 401 with <code>WWW-Authenticate: Basic</code> when the request sent an <code>Authorization</code> header or had to, and 400 when a public client&#39;s <code>client_id</code> names no active client. Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>. The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
 	 * @summary Exchange credentials for an access token
 	 * @param {Api.TokenRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -5548,7 +5569,7 @@ export class TokensApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
+	 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>; a claim without a value (no avatar, no email) is left out, never null. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
 	 * @summary The signed-in user's claims (OpenID Connect userinfo)
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
@@ -5558,7 +5579,7 @@ export class TokensApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Authenticated with HTTP Basic by an active client of the token&#39;s project. <code>active</code> is decided live (project, client, session, user, revocation), and <code>permissions</code> lists what the token&#39;s subject may do now. A token of another project is <code>active: false</code>. A database failure answers 503, never <code>active: false</code>. The form body is at most 64 KiB (413 <code>invalid_params</code>) and 64 fields (400 <code>invalid_params</code>).</p>
+	 * <p>Authenticated with HTTP Basic by an active client of the token&#39;s project. <code>active</code> is decided live (project, client, session, user, revocation), and <code>permissions</code> lists what the token&#39;s subject may do now. A token of another project is <code>active: false</code>. A database failure answers 503, never <code>active: false</code>. The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
 	 * @summary Introspect a token (RFC 7662)
 	 * @param {Api.IntrospectTokenRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -5569,7 +5590,7 @@ export class TokensApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
+	 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>; a claim without a value (no avatar, no email) is left out, never null. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
 	 * @summary The signed-in user's claims (OpenID Connect userinfo)
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
@@ -5579,7 +5600,7 @@ export class TokensApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Authenticated with HTTP Basic, or by a public client (<code>token_endpoint_auth_method</code> <code>none</code>) with <code>client_id</code>. A client revokes only tokens issued to it (RFC 7009 §2.1): a refresh token ends its whole session (every token of it); an access token is refused from the next request on. Another client&#39;s tokens, unknown tokens, and anything an inactive client sends answer 200 too and change nothing (§2.2). Failed secrets are throttled per client id and address (429 with <code>Retry-After</code>). The form body is at most 64 KiB (413 <code>invalid_params</code>) and 64 fields (400 <code>invalid_params</code>).</p>
+	 * <p>Authenticated with HTTP Basic, or by a public client (<code>token_endpoint_auth_method</code> <code>none</code>) with <code>client_id</code>. A client revokes only tokens issued to it (RFC 7009 §2.1): a refresh token ends its whole session (every token of it); an access token is refused from the next request on. Another client&#39;s tokens, unknown tokens, and anything an inactive client sends answer 200 too and change nothing (§2.2). Every token type is supported and an unknown <code>token_type_hint</code> is ignored, so <code>unsupported_token_type</code> (§2.2.1) is never answered. Failed secrets are throttled per client id and address (429 with <code>Retry-After</code>). The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
 	 * @summary Revoke a token (RFC 7009)
 	 * @param {Api.RevokeTokenRequest} request
 	 * @param {RequestInit} [options] Override http request option.

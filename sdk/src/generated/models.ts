@@ -4,7 +4,7 @@
  * Access-Control Service
  * An OAuth 2.0 authorization server that also manages, per project, the resources, permissions, roles, users and machine clients that decide what a token holder may do.
 
-Every error has the shape `{ error, error_description, details? }`; `error` is a stable code.
+Every error has the shape `{ error, error_description, details? }`; `error` is a stable code. The token, revocation and introspection endpoints answer the RFC 6749 §5.2 code in `error` (`invalid_request`, `invalid_client`, `invalid_grant`, `unsupported_grant_type`, …) and the stable code in `error_code`.
  *
  * OpenAPI spec version: 1.0.0
  *
@@ -43,7 +43,7 @@ export namespace Api {
 		'project_id': string;
 		'occurred_at': string;
 		/**
-		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); <code>login.throttled</code>: A sign-in was refused for too many failures (429); <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 		 * @type {Api.AuditEventType}
 		 * @memberof AuditEvent
 		 */
@@ -136,7 +136,7 @@ export namespace Api {
 	}
 
 	/**
-	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); <code>login.throttled</code>: A sign-in was refused for too many failures (429); <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 	 */
 	export enum AuditEventType {
 		ProjectCreated = 'project.created',
@@ -168,6 +168,7 @@ export namespace Api {
 		LoginSucceeded = 'login.succeeded',
 		LoginFailed = 'login.failed',
 		LoginThrottled = 'login.throttled',
+		ClientAuthFailed = 'client_auth.failed',
 		AuthorizationCodeReplayed = 'authorization_code.replayed',
 		RefreshTokenReuseDetected = 'refresh_token.reuse_detected',
 		SessionRevoked = 'session.revoked',
@@ -240,7 +241,7 @@ export namespace Api {
 		 */
 		'is_admin': boolean;
 		/**
-		 * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant (without it: 401 <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
+		 * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
 		 * @type {Api.TokenEndpointAuthMethod}
 		 * @memberof Client
 		 */
@@ -300,7 +301,7 @@ export namespace Api {
 		 */
 		'is_active'?: boolean;
 		/**
-		 * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant (without it: 401 <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
+		 * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
 		 * @type {Api.TokenEndpointAuthMethod}
 		 * @memberof CreateClientRequest
 		 */
@@ -795,6 +796,81 @@ export namespace Api {
 		Desc = 'desc'
 	}
 
+	/**
+	 * <p>Every error of the token, revocation and introspection endpoints (RFC 6749 §5.2, with <code>error_code</code>).</p>
+	 */
+	export interface OAuthError {
+		/**
+		 * @description <p>The RFC 6749 §5.2 code, which OAuth libraries act on (<code>invalid_grant</code>: sign the user in again).</p>
+		 * @type {Api.OAuthError.ErrorEnum}
+		 * @memberof OAuthError
+		 */
+		error: Api.OAuthError.ErrorEnum;
+		/**
+		 * @description <p>The service&#39;s own code, finer than <code>error</code>; switch on it. Each operation lists the pairs it answers.</p>
+		 * @type {Api.OAuthError.ErrorCodeEnum}
+		 * @memberof OAuthError
+		 */
+		'error_code': Api.OAuthError.ErrorCodeEnum;
+		/**
+		 * @description <p>A human-readable message.</p>
+		 * @type {string}
+		 * @memberof OAuthError
+		 */
+		'error_description': string;
+		/**
+		 * @description <p>For <code>invalid_params</code>: each offending field.</p>
+		 * @type {Api.OAuthError.Detail[]}
+		 * @memberof OAuthError
+		 */
+		details?: Api.OAuthError.Detail[];
+	}
+
+	/**
+	 * @export
+	 * @namespace OAuthError
+	 */
+	export namespace OAuthError {
+		/**
+		 * <p>The RFC 6749 §5.2 code, which OAuth libraries act on (<code>invalid_grant</code>: sign the user in again).</p>
+		 */
+		export enum ErrorEnum {
+			InvalidRequest = 'invalid_request',
+			InvalidClient = 'invalid_client',
+			InvalidGrant = 'invalid_grant',
+			UnsupportedGrantType = 'unsupported_grant_type',
+			ServerError = 'server_error',
+			TemporarilyUnavailable = 'temporarily_unavailable'
+		}
+
+		/**
+		 * <p>The service&#39;s own code, finer than <code>error</code>; switch on it. Each operation lists the pairs it answers.</p>
+		 */
+		export enum ErrorCodeEnum {
+			InvalidParams = 'invalid_params',
+			InvalidClient = 'invalid_client',
+			InvalidClientCredentials = 'invalid_client_credentials',
+			ClientNotActive = 'client_not_active',
+			ProjectNotActive = 'project_not_active',
+			InvalidAuthorizationCode = 'invalid_authorization_code',
+			DifferentAuthorizeRedirectUri = 'different_authorize_redirect_uri',
+			AuthCodeAlreadyUsed = 'auth_code_already_used',
+			AuthCodeExpired = 'auth_code_expired',
+			InvalidCodeVerifier = 'invalid_code_verifier',
+			InvalidRefreshToken = 'invalid_refresh_token',
+			RefreshTokenExpired = 'refresh_token_expired',
+			RefreshTokenAlreadyUsed = 'refresh_token_already_used',
+			TooManyRequests = 'too_many_requests',
+			SystemError = 'system_error'
+		}
+
+		export interface Detail {
+			field: string;
+			issue: string;
+		}
+
+	}
+
 	export interface OpenIdConfiguration extends Api.AuthorizationServerMetadata {
 		'userinfo_endpoint': string;
 		'end_session_endpoint': string;
@@ -1133,7 +1209,7 @@ export namespace Api {
 	}
 
 	/**
-	 * <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant (without it: 401 <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
+	 * <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
 	 */
 	export enum TokenEndpointAuthMethod {
 		None = 'none',
@@ -1148,7 +1224,7 @@ export namespace Api {
 		 */
 		'grant_type': Api.TokenRequest.GrantTypeEnum;
 		/**
-		 * @description <p>Required for <code>authorization_code</code> and <code>refresh_token</code>; with Basic, must match it.</p>
+		 * @description <p>Required without HTTP Basic in the user grants; with Basic, optional but must match.</p>
 		 * @type {string}
 		 * @memberof TokenRequest
 		 */
@@ -1285,7 +1361,7 @@ export namespace Api {
 		 */
 		'permission_ids'?: string[];
 		/**
-		 * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant (without it: 401 <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
+		 * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
 		 * @type {Api.TokenEndpointAuthMethod}
 		 * @memberof UpdateClientRequest
 		 */
@@ -1493,6 +1569,9 @@ export namespace Api {
 		'updated_at': string;
 	}
 
+	/**
+	 * <p>A claim without a value is left out, never null (OpenID Connect Core §5.3.2).</p>
+	 */
 	export interface UserInfo {
 		/**
 		 * @description <p>The user id</p>
@@ -1507,19 +1586,19 @@ export namespace Api {
 		 */
 		name?: string;
 		/**
-		 * @description <p>With <code>profile</code>: the avatar URL</p>
-		 * @type {string | null}
+		 * @description <p>With <code>profile</code>, when the user has an avatar: its URL</p>
+		 * @type {string}
 		 * @memberof UserInfo
 		 */
-		picture?: string | null;
+		picture?: string;
 		/**
-		 * @description <p>With <code>email</code></p>
-		 * @type {string | null}
+		 * @description <p>With <code>email</code>, when the user has one</p>
+		 * @type {string}
 		 * @memberof UserInfo
 		 */
-		email?: string | null;
+		email?: string;
 		/**
-		 * @description <p>With <code>email</code>: always false, the service does not verify email addresses</p>
+		 * @description <p>With <code>email</code>, beside <code>email</code>: always false, the service does not verify email addresses</p>
 		 * @type {boolean}
 		 * @memberof UserInfo
 		 */

@@ -4,7 +4,7 @@
  * Access-Control Service
  * An OAuth 2.0 authorization server that also manages, per project, the resources, permissions, roles, users and machine clients that decide what a token holder may do.
 
-Every error has the shape `{ error, error_description, details? }`; `error` is a stable code.
+Every error has the shape `{ error, error_description, details? }`; `error` is a stable code. The token, revocation and introspection endpoints answer the RFC 6749 §5.2 code in `error` (`invalid_request`, `invalid_client`, `invalid_grant`, `unsupported_grant_type`, …) and the stable code in `error_code`.
  *
  * OpenAPI spec version: 1.0.0
  *
