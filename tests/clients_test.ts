@@ -6,6 +6,7 @@ import {
   clientToken,
   clientWith,
   expectError,
+  expectOAuthError,
   newProject,
   permissionIds,
   postToken,
@@ -112,9 +113,10 @@ test("a client deactivated through the API is refused at once, at the gate and a
     401,
     "invalid_authorization_token",
   );
-  await expectError(
+  await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, { authorization: basic(c.id, c.secret) }),
-    400,
+    401,
+    "invalid_client",
     "client_not_active",
   );
   await p.api.clients.updateClient(p.project.id, c.id, { name: "limited", is_active: true });
