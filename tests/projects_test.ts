@@ -71,16 +71,16 @@ test("a new project has the default resources, and its admin client holds every 
     from resources r where r.project_id = ${p.project.id} order by r.code`;
   assert.deepEqual(rows.map((r) => [r.code, r.is_default, r.permissions]), [
     ["audit", true, ["read"]],
-    ["clients", true, ["create", "read", "update"]],
+    ["clients", true, ["create", "delete", "read", "update"]],
     ["projects", true, ["read", "update"]],
-    ["resources", true, ["create", "read", "update"]],
-    ["roles", true, ["create", "read", "update"]],
-    ["users", true, ["create", "read", "update"]],
+    ["resources", true, ["create", "delete", "read", "update"]],
+    ["roles", true, ["create", "delete", "read", "update"]],
+    ["users", true, ["create", "delete", "read", "update"]],
     ["webhooks", true, ["create", "delete", "read", "update"]],
   ]);
   const [{ granted }] = await db.sql<{ granted: number }[]>`
     select count(*)::int as granted from client_permissions where client_id = ${p.clientId}`;
-  assert.equal(granted, 19);
+  assert.equal(granted, 23);
   const [{ system }] = await db.sql<{ system: string[] }[]>`
     select array(select pe.code from permissions pe join resources r on r.id = pe.resource_id
       where r.project_id = 'system' and r.code = 'projects' order by pe.code) as system`;

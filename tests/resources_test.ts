@@ -270,7 +270,7 @@ test("GET .../resources pages, sorts, filters by is_default and searches resourc
   assert.equal(all.pagination.total, 10);
   assert.equal(all.data.length, 10);
   assert.ok(
-    all.data.find((r) => r.code === "users")!.permissions.length === 3,
+    all.data.find((r) => r.code === "users")!.permissions.length === 4,
     "each resource carries its permissions",
   );
   const search = (q: string) =>

@@ -189,7 +189,7 @@ test("deactivating the project ends its browser and login sessions; reactivating
   assert.match(again.html, /name="password"/);
   const none = await authorizeOidc(browser, p.clientId, { prompt: "none" });
   assert.equal(new URL(none.res.headers.get("location")!).searchParams.get("error"), "login_required");
-  assert.equal((await refreshStatus(p.clientId, tokens.refresh_token)).error, "invalid_refresh_token");
+  assert.equal((await refreshStatus(p.clientId, tokens.refresh_token)).error_code, "invalid_refresh_token");
   assert.equal(await currentUserStatus(tokens.access_token), 401);
   const { db } = await service();
   const [open] = await db.sql<{ n: number }[]>`select count(*)::int as n from sso_sessions
