@@ -453,7 +453,8 @@ test("GET .../users/external/{id}: an impossible id is not found, include_permis
   const headers = { authorization: `Bearer ${p.token}` };
   const base = `/api/v1/projects/${p.project.id}/users/external`;
   await expectError(await http(`${base}/${"x".repeat(101)}`, { headers }), 404, "user_not_found");
-  await expectError(await http(`${base}/a%00b`, { headers }), 404, "user_not_found");
+  // A NUL byte is refused at the edge, before any statement (tests/isolation_test.ts).
+  await expectError(await http(`${base}/a%00b`, { headers }), 400, "invalid_params");
   const one = await (await http(`${base}/e1?include_permissions=1`, { headers })).json();
   assert.deepEqual(one.permissions, []);
   const zero = await (await http(`${base}/e1?include_permissions=0`, { headers })).json();
