@@ -6,7 +6,7 @@ import type { Sql } from "./connection.ts";
  * value), spliced into a statement as one fragment. postgres.js makes every nested `sql`…`` and `sql(name)` an
  * object that it creates and renders again for each statement, at about 1-2 µs a piece: a record's column list
  * of a dozen pieces cost a read about 25 µs of the service's CPU, as much as the rest of the read, and the
- * gate's query as much again. Written once as text, the statement costs what a flat one does (README, "Where
+ * gate's query as much again. Written once as text, the statement costs what a flat one does (docs/performance.md, "Where
  * the time goes").
  */
 export function fixed(sql: Sql, text: string) {

@@ -322,7 +322,7 @@ const PGLITE_START = [
  * working memory for sorts (2 MB), temporary tables (2 MB) and index builds during migrations (4 MB).
  * Measured against 16 MB of buffers and PostgreSQL's other defaults: RSS right after a first start 233 MB
  * instead of 240-263 MB, peak RSS under the token load 225 MB instead of 235-241 MB, same throughput
- * (README, Deploying → Memory).
+ * (docs/performance.md, Memory).
  */
 const EMBEDDED_SETTINGS = [
   ...["-c", "shared_buffers=8MB", "-c", "max_connections=8"],
