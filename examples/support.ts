@@ -77,20 +77,22 @@ export class Browser {
     throw new Error(`too many redirects from ${url}`);
   }
 
+  /** Fills the first form of `html` (at `pageUrl`) with these fields and submits it; answers the answer. */
+  async submitOnly(pageUrl: URL, html: string, fields: Record<string, string>): Promise<Response> {
+    const form = /<form[^>]*\baction="([^"]*)"/.exec(html);
+    if (!form) throw new Error(`no form at ${pageUrl}`);
+    const inputs = html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g);
+    const hidden = Object.fromEntries([...inputs].map((m) => [m[1], unescape(m[2])]));
+    return await this.post(new URL(unescape(form[1]), pageUrl), { ...hidden, ...fields });
+  }
+
   /** Fills the first form of `html` (at `pageUrl`) with these fields and submits it; follows its redirects. */
   async submit(
     pageUrl: URL,
     html: string,
     fields: Record<string, string>,
   ): Promise<{ res: Response; url: URL; hops: URL[] }> {
-    const form = /<form[^>]*\baction="([^"]*)"/.exec(html);
-    if (!form) throw new Error(`no form at ${pageUrl}`);
-    const hidden = Object.fromEntries(
-      [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((
-        m,
-      ) => [m[1], unescape(m[2])]),
-    );
-    const res = await this.post(new URL(unescape(form[1]), pageUrl), { ...hidden, ...fields });
+    const res = await this.submitOnly(pageUrl, html, fields);
     const location = res.headers.get("location");
     if (res.status < 300 || res.status > 399 || !location) return { res, url: pageUrl, hops: [] };
     await res.body?.cancel();
