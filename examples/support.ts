@@ -1,7 +1,7 @@
 /**
  * What the example runners share: the service's address and the operators' secret from the environment, a
- * check that fails the run, a free port, and a browser made of plain HTTP (a cookie jar and a login form filled
- * in), so that a run needs no Chromium.
+ * check that fails the run, a free port, and a browser made of plain HTTP (a cookie jar and a login form
+ * filled in), so that a run needs no Chromium.
  */
 
 /** SERVICE_URL (the service's PUBLIC_URL, default http://localhost:8000) and BOOTSTRAP_ADMIN_SECRET. */
@@ -10,8 +10,8 @@ export function serviceFromEnv(): { serviceUrl: string; adminSecret: string } {
   const adminSecret = Deno.env.get("BOOTSTRAP_ADMIN_SECRET") ?? "";
   if (!adminSecret) {
     console.error(
-      "Set BOOTSTRAP_ADMIN_SECRET to the secret of the system project's admin client (system-admin): the one " +
-        "the service printed on its first start, or the BOOTSTRAP_ADMIN_SECRET it was started with.",
+      "Set BOOTSTRAP_ADMIN_SECRET to the secret of the system project's admin client (system-admin): " +
+        "the one the service printed on its first start, or the BOOTSTRAP_ADMIN_SECRET it was started with.",
     );
     Deno.exit(2);
   }
@@ -38,8 +38,8 @@ export function suffix(): string {
 }
 
 /**
- * One browser: its cookies (kept per host name, as a browser does: the example app and the service both run on
- * 127.0.0.1, on two ports) and requests that never follow a redirect by themselves.
+ * One browser: its cookies (kept per host name, as a browser does: the example app and the service both
+ * run on 127.0.0.1, on two ports) and requests that never follow a redirect by themselves.
  */
 export class Browser {
   readonly jar = new Map<string, string>();
@@ -60,8 +60,8 @@ export class Browser {
   }
 
   /**
-   * GET `url` and follow redirects, as a browser does, until an answer that is not a redirect. Answers it with
-   * the URL it came from and the URLs passed on the way.
+   * GET `url` and follow redirects, as a browser does, until an answer that is not a redirect. Answers it
+   * with the URL it came from and the URLs passed on the way.
    */
   async visit(url: string | URL): Promise<{ res: Response; url: URL; hops: URL[] }> {
     let at = new URL(url);
@@ -86,7 +86,7 @@ export class Browser {
     return await this.post(new URL(unescape(form[1]), pageUrl), { ...hidden, ...fields });
   }
 
-  /** Fills the first form of `html` (at `pageUrl`) with these fields and submits it; follows its redirects. */
+  /** Fills the first form of `html` (at `pageUrl`) with these fields, submits it, follows its redirects. */
   async submit(
     pageUrl: URL,
     html: string,

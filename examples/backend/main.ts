@@ -1,6 +1,6 @@
 /**
- * Runs the example backend on BACKEND_PORT (default 3001) for a person to call with curl; setup.ts prints this
- * command with the credentials filled in.
+ * Runs the example backend on BACKEND_PORT (default 3001) for a person to call with curl; setup.ts prints
+ * this command with the credentials filled in.
  *
  *   SERVICE_URL=http://localhost:8000 PROJECT_ID=… CLIENT_ID=… CLIENT_SECRET=… \
  *     deno run --allow-net --allow-env --lock=examples/deno.lock examples/backend/main.ts

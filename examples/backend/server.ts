@@ -2,12 +2,12 @@
  * A backend (an orders API) that decides what its callers may do by asking the service, with a client of its
  * own (client credentials; the SDK's createAdminClient gets and renews its token):
  *
- * - every request's bearer token is checked by **introspection** (`POST /api/v1/tokens/introspect`, HTTP Basic
- *   with the backend's client): active, of this project, whose it is, and its live permissions;
+ * - every request's bearer token is checked by **introspection** (`POST /api/v1/tokens/introspect`, HTTP
+ *   Basic with the backend's client): active, of this project, whose it is, and its live permissions;
  * - the decision comes from the **decision API** (AuthZEN, `POST /access/v1/evaluation`) when the service
  *   publishes `/.well-known/authzen-configuration`, else from the introspection's permissions;
- * - `GET /me` looks the user up with **`GET /api/v1/projects/{project_id}/users/{user_id}?include_permissions=true`**
- *   (`users:read`).
+ * - `GET /me` looks the user up with
+ *   **`GET /api/v1/projects/{project_id}/users/{user_id}?include_permissions=true`** (`users:read`).
  *
  * Routes: `GET /orders` (needs orders:read), `POST /orders/{id}/refund` (orders:refund), `GET /me`.
  * Each answer says which source decided (`decided_by`), so the example's runner can check it.
@@ -50,7 +50,7 @@ export async function createBackend(options: BackendOptions): Promise<Backend> {
   });
   const evaluationEndpoint = await discoverDecisionApi(serviceUrl);
 
-  /** Who calls, from their bearer token, by introspection; undefined for no token or a token not good here. */
+  /** Who calls, from their bearer token, by introspection; undefined for no token or one not good here. */
   async function callerOf(req: Request): Promise<Caller | undefined> {
     const token = /^Bearer (\S+)$/i.exec(req.headers.get("authorization") ?? "")?.[1];
     if (!token) return undefined;

@@ -1,9 +1,9 @@
 /**
- * What the backend example needs, made through the SDK with the system project's admin client: a project with
- * an `orders` resource (`read`, `refund`), two roles (clerk: both; viewer: read), two users who log in (Ada the
- * clerk, Bob the viewer), a public client for their logins, a machine client "nightly report" that may only
- * read orders, and the backend's own client: confidential, holding `users:read` (to look users up) and, when
- * the service has the decision API, `access:evaluate`.
+ * What the backend example needs, made through the SDK with the system project's admin client: a project
+ * with an `orders` resource (`read`, `refund`), two roles (clerk: both; viewer: read), two users who log in
+ * (Ada the clerk, Bob the viewer), a public client for their logins, a machine client "nightly report" that
+ * may only read orders, and the backend's own client: confidential, holding `users:read` (to look users up)
+ * and, when the service has the decision API, `access:evaluate`.
  *
  *   SERVICE_URL=http://localhost:8000 BOOTSTRAP_ADMIN_SECRET=… \
  *     deno run --allow-net --allow-env --lock=examples/deno.lock examples/backend/setup.ts
@@ -118,7 +118,8 @@ if (import.meta.main) {
   const s = await setupBackend({ serviceUrl, adminSecret });
   console.log(`project ${s.projectId}`);
   console.log(
-    `users: ${s.ada.email} (clerk) and ${s.bob.email} (viewer), passwords ${s.ada.password} / ${s.bob.password}`,
+    `users: ${s.ada.email} (clerk) and ${s.bob.email} (viewer), ` +
+      `passwords ${s.ada.password} / ${s.bob.password}`,
   );
   console.log(`public client for their logins: ${s.loginClientId}, redirect URI ${LOGIN_REDIRECT_URI}`);
   console.log(`machine client "nightly report": ${s.report.clientId} / ${s.report.clientSecret}`);

@@ -1,7 +1,8 @@
 /**
- * The SDK modelling an application's permissions, as README.md's "Modelling an application's permissions with
- * the SDK" shows it, runnable: a shop wants clerks who may read and refund orders, and a backend job that may
- * only read them. Each step prints what it did and checks what the service answered.
+ * The SDK modelling an application's permissions, as the worked example of docs/model-permissions.md (the
+ * README's "Modelling an application's permissions with the SDK") shows it, runnable: a shop wants clerks who
+ * may read and refund orders, and a backend job that may only read them. Each step prints what it did and
+ * checks what the service answered.
  *
  *   SERVICE_URL=http://localhost:8000 BOOTSTRAP_ADMIN_SECRET=… \
  *     deno run --allow-net --allow-env --lock=examples/deno.lock examples/sdk-model/main.ts
@@ -12,7 +13,8 @@ import { ApiError, createAdminClient } from "../../sdk/src/mod.ts";
 import { check, serviceFromEnv, suffix } from "../support.ts";
 
 export async function runSdkModel(baseUrl: string, systemSecret: string): Promise<void> {
-  // 0. The operators (the system project's admin client) create the Shop project; its admin client is shown once.
+  // 0. The operators (the system project's admin client) create the Shop project, whose admin client is
+  //    shown once.
   const system = createAdminClient({ baseUrl, clientId: "system-admin", clientSecret: systemSecret });
   const shop = await system.projects.createProject({ name: `Shop ${suffix()}` });
   check(

@@ -14,8 +14,10 @@ export type AppOptions = {
   serviceUrl: string;
   /** A public client of the project (token_endpoint_auth_method "none"). */
   clientId: string;
-  /** Where this app is reached, e.g. http://localhost:3000: `${appUrl}/callback` and `${appUrl}/signed-out` are
-   * registered on the project. */
+  /**
+   * Where this app is reached, e.g. http://localhost:3000: `${appUrl}/callback` and `${appUrl}/signed-out`
+   * are registered on the project.
+   */
   appUrl: string;
 };
 
@@ -169,7 +171,7 @@ export async function createApp(options: AppOptions): Promise<(req: Request) => 
           return page("Not found", "<p>Nothing here.</p>", 404);
       }
     } catch (err) {
-      // openid-client's errors name what failed (a state mismatch, an invalid_grant, …); a real app logs them.
+      // openid-client's errors name what failed (a state mismatch, an invalid_grant, …): a real app logs them.
       console.error(`${route}:`, err);
       return withCookie(
         page("Something failed", `<p>${escape(String(err))}</p><p><a href="/">Home</a></p>`, 502),
