@@ -171,10 +171,10 @@ export async function createApp(options: AppOptions): Promise<(req: Request) => 
           return page("Not found", "<p>Nothing here.</p>", 404);
       }
     } catch (err) {
-      // openid-client's errors name what failed (a state mismatch, an invalid_grant, …): a real app logs them.
+      // openid-client's errors name what failed (a state mismatch, an invalid_grant, …): logged, not shown.
       console.error(`${route}:`, err);
       return withCookie(
-        page("Something failed", `<p>${escape(String(err))}</p><p><a href="/">Home</a></p>`, 502),
+        page("Something failed", `<p>See the app's log.</p><p><a href="/">Home</a></p>`, 502),
         id,
         isNew,
       );
