@@ -26,6 +26,18 @@ if (issuer !== serviceUrl) {
   Deno.exit(1);
 }
 
+// The operators' client must get a token: every example starts by creating a project with it.
+const res = await fetch(`${serviceUrl}/api/v1/tokens`, {
+  method: "POST",
+  headers: { authorization: `Basic ${btoa(`system-admin:${encodeURIComponent(adminSecret)}`)}` },
+  body: new URLSearchParams({ grant_type: "client_credentials" }),
+});
+await res.body?.cancel();
+if (res.status !== 200) {
+  console.error(`system-admin cannot get a token (${res.status}): is BOOTSTRAP_ADMIN_SECRET its secret?`);
+  Deno.exit(1);
+}
+
 const examples: [string, () => Promise<void>][] = [
   [
     "sdk-model: resources, roles, users and clients through the SDK",
@@ -46,7 +58,7 @@ for (const [name, run] of examples) {
   try {
     await run();
   } catch (err) {
-    console.error(err);
+    console.error(err instanceof Error ? `${err.name}: ${err.message}` : err);
     failed.push(name.split(":")[0]);
   }
 }
