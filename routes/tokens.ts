@@ -4,6 +4,7 @@ import { AppError } from "../domain/errors.ts";
 import { exchangeCredentials } from "../domain/grants/exchange.ts";
 import { introspectToken, revokeToken } from "../domain/introspection.ts";
 import { Introspection, TokenActionRequest, TokenRequest, TokenResponse } from "../openapi/tokens.ts";
+import { OAUTH_ENDPOINT_CODES } from "../openapi/fields.ts";
 import { presentedClient } from "./client_auth.ts";
 import type { App } from "./env.ts";
 import { publicRoute } from "./operation.ts";
@@ -57,21 +58,8 @@ export const exchangeCredentialsRoute = publicRoute({
   request: { body: formBody(TokenRequest) },
   responses: {
     200: jsonResponse(TokenResponse, "An access token"),
-    ...oauthErrorResponses([
-      "invalid_client",
-      "invalid_client_credentials",
-      "client_not_active",
-      "project_not_active",
-      "invalid_authorization_code",
-      "different_authorize_redirect_uri",
-      "auth_code_already_used",
-      "auth_code_expired",
-      "invalid_code_verifier",
-      "invalid_refresh_token",
-      "refresh_token_expired",
-      "refresh_token_already_used",
-      "too_many_requests",
-    ], [
+    // The token endpoint answers every code of the three form endpoints.
+    ...oauthErrorResponses([...OAUTH_ENDPOINT_CODES], [
       {
         code: "invalid_params",
         error: "unsupported_grant_type",
