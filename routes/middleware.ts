@@ -19,7 +19,10 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     const id = incoming && /^[\w.\-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
     c.set("deps", deps);
     c.set("requestId", id);
-    await answerWith(c, next, "X-Request-Id", id);
+    // AuthZEN (§ "Request Identification") echoes the PEP's identifier as it was sent, whatever its characters;
+    // the logs keep the plain one above.
+    const echo = incoming && c.req.path.startsWith("/access/") && incoming.length <= 1024 ? incoming : id;
+    await answerWith(c, next, "X-Request-Id", echo);
   };
 }
 
