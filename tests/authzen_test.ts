@@ -6,7 +6,8 @@
  * every bad input.
  */
 import assert from "node:assert/strict";
-import { clientWith, expectError, http, newProject, test, type TestProject } from "./helpers.ts";
+import { ApiError, createAccessClient, createAdminClient } from "../sdk/src/mod.ts";
+import { baseUrl, clientWith, expectError, http, newProject, test, type TestProject } from "./helpers.ts";
 
 type Fixture = TestProject & {
   ids: Record<string, string>;
@@ -100,10 +101,22 @@ test("AuthZEN Basic Core: the fixture's decisions, context, properties and unkno
   const f = await scenario();
   const decide = async (body: unknown) => (await ok(await post(EVALUATION, body, f.token))).decision;
   // 2.2.1 to 2.2.3, 2.2.8, 2.2.9
-  assert.equal(await decide({ subject: alice, action: read, resource: record1 }), true);
-  assert.equal(await decide({ subject: bob, action: write, resource: record1 }), false);
-  assert.equal(await decide({ subject: bob, action: read, resource: record1 }), true);
-  assert.equal(await decide({ subject: alice, action: write, resource: record1 }), true);
+  assert.equal(
+    await decide({ subject: alice, action: read, resource: record1 }),
+    true,
+  );
+  assert.equal(
+    await decide({ subject: bob, action: write, resource: record1 }),
+    false,
+  );
+  assert.equal(
+    await decide({ subject: bob, action: read, resource: record1 }),
+    true,
+  );
+  assert.equal(
+    await decide({ subject: alice, action: write, resource: record1 }),
+    true,
+  );
   assert.equal(
     await decide({
       subject: alice,
@@ -115,7 +128,10 @@ test("AuthZEN Basic Core: the fixture's decisions, context, properties and unkno
   );
   assert.equal(
     await decide({
-      subject: { ...alice, properties: { department: "Sales", role: "manager" } },
+      subject: {
+        ...alice,
+        properties: { department: "Sales", role: "manager" },
+      },
       action: { name: "read", properties: { method: "GET" } },
       resource: { ...record1, properties: { status: "active", owner: "bob" } },
     }),
@@ -132,18 +148,29 @@ test("AuthZEN Basic Core: the fixture's decisions, context, properties and unkno
     true,
   );
   // 2.3: a boolean decision, a context object. 2.6: the same answer each time.
-  const body = await ok(await post(EVALUATION, { subject: alice, action: read, resource: record1 }, f.token));
+  const body = await ok(
+    await post(
+      EVALUATION,
+      { subject: alice, action: read, resource: record1 },
+      f.token,
+    ),
+  );
   assert.equal(typeof body.decision, "boolean");
   assert.equal(typeof body.context, "object");
   for (let i = 0; i < 3; i++) {
-    assert.equal(await decide({ subject: bob, action: write, resource: record1 }), false);
+    assert.equal(
+      await decide({ subject: bob, action: write, resource: record1 }),
+      false,
+    );
   }
 });
 
 test("AuthZEN Basic Core: X-Request-ID is echoed as sent, and given when absent", async () => {
   const f = await scenario();
   const q = { subject: alice, action: read, resource: record1 };
-  for (const id of ["bfe9eb29-ab87-4ca3-be83-a1d5d8305716", "trace 42: a/b=c"]) {
+  for (
+    const id of ["bfe9eb29-ab87-4ca3-be83-a1d5d8305716", "trace 42: a/b=c"]
+  ) {
     const res = await post(EVALUATION, q, f.token, { "x-request-id": id });
     await ok(res);
     assert.equal(res.headers.get("x-request-id"), id);
@@ -151,7 +178,9 @@ test("AuthZEN Basic Core: X-Request-ID is echoed as sent, and given when absent"
   const res = await post(EVALUATION, q, f.token);
   await ok(res);
   assert.ok(res.headers.get("x-request-id"));
-  const refused = await post(EVALUATION, q, undefined, { "x-request-id": "no token" });
+  const refused = await post(EVALUATION, q, undefined, {
+    "x-request-id": "no token",
+  });
   assert.equal(refused.status, 401);
   await refused.body?.cancel();
   assert.equal(refused.headers.get("x-request-id"), "no token");
@@ -173,7 +202,11 @@ test("AuthZEN Batch Core: defaults, order, context inheritance, an incomplete it
   // 3.2.2
   assert.deepEqual(
     decisions(
-      await batch({ subject: bob, resource: record1, evaluations: [{ action: read }, { action: write }] }),
+      await batch({
+        subject: bob,
+        resource: record1,
+        evaluations: [{ action: read }, { action: write }],
+      }),
     ),
     [true, false],
   );
@@ -196,7 +229,10 @@ test("AuthZEN Batch Core: defaults, order, context inheritance, an incomplete it
     context: { time: "2025-06-27T18:03-07:00" },
     evaluations: [
       { resource: record1 },
-      { resource: record2, context: { time: "2025-06-27T19:00-07:00", source: "batch-override" } },
+      {
+        resource: record2,
+        context: { time: "2025-06-27T19:00-07:00", source: "batch-override" },
+      },
     ],
   });
   assert.equal(inherited.evaluations.length, 2);
@@ -214,12 +250,22 @@ test("AuthZEN Batch Core: defaults, order, context inheritance, an incomplete it
   });
   // 3.4.2, 3.4.3: without evaluations, or with none, one decision.
   assert.deepEqual(
-    Object.keys(await batch({ subject: alice, action: read, resource: record1 })).sort(),
+    Object.keys(
+      await batch({ subject: alice, action: read, resource: record1 }),
+    ).sort(),
     ["context", "decision"],
   );
-  assert.equal((await batch({ subject: alice, action: read, resource: record1 })).decision, true);
   assert.equal(
-    (await batch({ subject: alice, action: read, resource: record1, evaluations: [] })).decision,
+    (await batch({ subject: alice, action: read, resource: record1 })).decision,
+    true,
+  );
+  assert.equal(
+    (await batch({
+      subject: alice,
+      action: read,
+      resource: record1,
+      evaluations: [],
+    })).decision,
     true,
   );
 });
@@ -240,16 +286,29 @@ test("AuthZEN batches: the semantics stop at the first deny or permit; 1000 item
   assert.deepEqual(await run("execute_all"), [true, false, true]);
   assert.deepEqual(await run("deny_on_first_deny"), [true, false]);
   assert.deepEqual(await run("permit_on_first_permit"), [true]);
-  const many = Array.from({ length: 1000 }, (_, i) => ({ subject: i % 2 === 0 ? alice : bob }));
+  const many = Array.from(
+    { length: 1000 },
+    (_, i) => ({ subject: i % 2 === 0 ? alice : bob }),
+  );
   const big = await ok(
-    await post(EVALUATIONS, { action: write, resource: record1, evaluations: many }, f.token),
+    await post(EVALUATIONS, {
+      action: write,
+      resource: record1,
+      evaluations: many,
+    }, f.token),
   );
   assert.equal(big.evaluations.length, 1000);
-  assert.ok(big.evaluations.every((e: { decision: boolean }, i: number) => e.decision === (i % 2 === 0)));
+  assert.ok(
+    big.evaluations.every((e: { decision: boolean }, i: number) => e.decision === (i % 2 === 0)),
+  );
   const tooMany = await expectError(
     await post(
       EVALUATIONS,
-      { action: write, resource: record1, evaluations: [...many, { subject: bob }] },
+      {
+        action: write,
+        resource: record1,
+        evaluations: [...many, { subject: bob }],
+      },
       f.token,
     ),
     400,
@@ -265,45 +324,94 @@ test("AuthZEN Search Core: subject and action search, ids ignored, context accep
   // 4.2.1 to 4.2.3
   const base = { subject: { type: "user" }, action: read, resource: record1 };
   assert.deepEqual(ids(await search(SUBJECTS, base)), ["alice", "bob"]);
-  assert.deepEqual(ids(await search(SUBJECTS, { ...base, context: { ip: "192.168.1.1" } })), [
+  assert.deepEqual(
+    ids(await search(SUBJECTS, { ...base, context: { ip: "192.168.1.1" } })),
+    [
+      "alice",
+      "bob",
+    ],
+  );
+  assert.deepEqual(ids(await search(SUBJECTS, { ...base, subject: alice })), [
     "alice",
     "bob",
   ]);
-  assert.deepEqual(ids(await search(SUBJECTS, { ...base, subject: alice })), ["alice", "bob"]);
   const writers = await search(SUBJECTS, { ...base, action: write });
   assert.deepEqual(writers.results, [{ type: "user", id: "alice" }]);
   assert.deepEqual(writers.page, { next_token: "", count: 1, total: 1 });
   // 4.4.1, 4.4.2
   const names = (b: { results: { name: string }[] }) => b.results.map((r) => r.name);
-  assert.deepEqual(names(await search(ACTIONS, { subject: alice, resource: record1 })), [
-    "delete",
-    "read",
-    "write",
-  ]);
-  assert.deepEqual(names(await search(ACTIONS, { subject: bob, resource: record1, context: { a: 1 } })), [
-    "read",
-  ]);
+  assert.deepEqual(
+    names(await search(ACTIONS, { subject: alice, resource: record1 })),
+    [
+      "delete",
+      "read",
+      "write",
+    ],
+  );
+  assert.deepEqual(
+    names(
+      await search(ACTIONS, {
+        subject: bob,
+        resource: record1,
+        context: { a: 1 },
+      }),
+    ),
+    [
+      "read",
+    ],
+  );
   // 4.3: resource search is an empty page until a resource's objects exist.
-  assert.deepEqual(await search(RESOURCES, { subject: alice, action: read, resource: { type: "record" } }), {
-    page: { next_token: "", count: 0, total: 0 },
-    results: [],
-  });
+  assert.deepEqual(
+    await search(RESOURCES, {
+      subject: alice,
+      action: read,
+      resource: { type: "record" },
+    }),
+    {
+      page: { next_token: "", count: 0, total: 0 },
+      results: [],
+    },
+  );
   // 4.6: unknown ids and types give empty results.
   assert.deepEqual(
-    (await search(ACTIONS, { subject: { type: "user", id: "nonexistent-user" }, resource: record1 }))
+    (await search(ACTIONS, {
+      subject: { type: "user", id: "nonexistent-user" },
+      resource: record1,
+    }))
       .results,
     [],
   );
-  assert.deepEqual((await search(SUBJECTS, { ...base, subject: { type: "spaceship" } })).results, []);
-  assert.deepEqual((await search(SUBJECTS, { ...base, resource: { type: "nothing", id: "x" } })).results, []);
-  assert.deepEqual((await search(SUBJECTS, { ...base, action: { name: "fly" } })).results, []);
+  assert.deepEqual(
+    (await search(SUBJECTS, { ...base, subject: { type: "spaceship" } }))
+      .results,
+    [],
+  );
+  assert.deepEqual(
+    (await search(SUBJECTS, {
+      ...base,
+      resource: { type: "nothing", id: "x" },
+    })).results,
+    [],
+  );
+  assert.deepEqual(
+    (await search(SUBJECTS, { ...base, action: { name: "fly" } })).results,
+    [],
+  );
   // Clients are subjects too: the project's admin client holds no `record` permission, this one does.
   const c = await clientWith(f, ["record:read"]);
-  assert.deepEqual((await search(SUBJECTS, { ...base, subject: { type: "client" } })).results, [
-    { type: "client", id: c.id },
-  ]);
   assert.deepEqual(
-    names(await search(ACTIONS, { subject: { type: "client", id: c.id }, resource: record1 })),
+    (await search(SUBJECTS, { ...base, subject: { type: "client" } })).results,
+    [
+      { type: "client", id: c.id },
+    ],
+  );
+  assert.deepEqual(
+    names(
+      await search(ACTIONS, {
+        subject: { type: "client", id: c.id },
+        resource: record1,
+      }),
+    ),
     [
       "read",
     ],
@@ -325,7 +433,10 @@ test("AuthZEN search pages: limit, next_token to the end, total, and a token bou
   let token: string | undefined;
   for (let round = 0; round < 10; round++) {
     const body = await ok(
-      await post(SUBJECTS, { ...query, page: { limit: 3, ...(token ? { token } : {}) } }, f.token),
+      await post(SUBJECTS, {
+        ...query,
+        page: { limit: 3, ...(token ? { token } : {}) },
+      }, f.token),
     );
     assert.equal(body.page.total, 7);
     assert.equal(body.page.count, body.results.length);
@@ -339,7 +450,9 @@ test("AuthZEN search pages: limit, next_token to the end, total, and a token bou
   assert.equal(new Set(seen).size, 7);
   assert.ok(seen.includes("alice") && seen.includes("bob"));
   // Users without an external id are named by their id.
-  const first = await ok(await post(SUBJECTS, { ...query, page: { limit: 3 } }, f.token));
+  const first = await ok(
+    await post(SUBJECTS, { ...query, page: { limit: 3 } }, f.token),
+  );
   const next = first.page.next_token;
   assert.ok(next);
   for (
@@ -349,7 +462,11 @@ test("AuthZEN search pages: limit, next_token to the end, total, and a token bou
       { ...query, context: { x: 1 }, page: { limit: 3, token: next } },
     ]
   ) {
-    const e = await expectError(await post(SUBJECTS, changed, f.token), 400, "invalid_params");
+    const e = await expectError(
+      await post(SUBJECTS, changed, f.token),
+      400,
+      "invalid_params",
+    );
     assert.equal(e.details?.[0].field, "/page/token");
   }
   for (const bad of ["garbage!", "eyJrIjoxfQ", btoa("{}")]) {
@@ -387,8 +504,14 @@ test("AuthZEN Discovery: the metadata names PUBLIC_URL and every endpoint", asyn
 
 test("AuthZEN reasons: each decision says what decided it", async () => {
   const f = await fixture();
-  const reason = async (subject: unknown, action: unknown, resource: unknown) => {
-    const body = await ok(await post(EVALUATION, { subject, action, resource }, f.token));
+  const reason = async (
+    subject: unknown,
+    action: unknown,
+    resource: unknown,
+  ) => {
+    const body = await ok(
+      await post(EVALUATION, { subject, action, resource }, f.token),
+    );
     return { decision: body.decision, ...body.context.reason_admin };
   };
   assert.deepEqual(await reason(alice, read, record1), {
@@ -398,7 +521,10 @@ test("AuthZEN reasons: each decision says what decided it", async () => {
   });
   // By the user's own id as well as by its external id; codes are case-insensitive.
   assert.deepEqual(
-    await reason({ type: "user", id: f.bob.id }, { name: "READ" }, { type: "Record", id: "x" }),
+    await reason({ type: "user", id: f.bob.id }, { name: "READ" }, {
+      type: "Record",
+      id: "x",
+    }),
     {
       decision: true,
       code: "role_permission",
@@ -414,10 +540,13 @@ test("AuthZEN reasons: each decision says what decided it", async () => {
     decision: false,
     code: "unknown_subject",
   });
-  assert.deepEqual(await reason({ type: "group", id: "alice" }, read, record1), {
-    decision: false,
-    code: "unknown_subject",
-  });
+  assert.deepEqual(
+    await reason({ type: "group", id: "alice" }, read, record1),
+    {
+      decision: false,
+      code: "unknown_subject",
+    },
+  );
   assert.deepEqual(await reason(alice, read, { type: "invoice", id: "1" }), {
     decision: false,
     code: "unknown_resource_type",
@@ -426,14 +555,20 @@ test("AuthZEN reasons: each decision says what decided it", async () => {
     decision: false,
     code: "unknown_action",
   });
-  assert.deepEqual(await reason({ type: "user", id: "a\u0000b" }, read, record1), {
-    decision: false,
-    code: "unknown_subject",
-  });
-  assert.deepEqual(await reason(alice, read, { type: "rec\ud800ord", id: "1" }), {
-    decision: false,
-    code: "unknown_resource_type",
-  });
+  assert.deepEqual(
+    await reason({ type: "user", id: "a\u0000b" }, read, record1),
+    {
+      decision: false,
+      code: "unknown_subject",
+    },
+  );
+  assert.deepEqual(
+    await reason(alice, read, { type: "rec\ud800ord", id: "1" }),
+    {
+      decision: false,
+      code: "unknown_resource_type",
+    },
+  );
   const c = await clientWith(f, ["record:read"]);
   assert.deepEqual(await reason({ type: "client", id: c.id }, read, record1), {
     decision: true,
@@ -448,23 +583,36 @@ test("AuthZEN reasons: each decision says what decided it", async () => {
     display_name: "N",
     external_user_id: "nobody",
   });
-  assert.deepEqual(await reason({ type: "user", id: roleless.external_user_id }, read, record1), {
-    decision: false,
-    code: "no_permission",
-  });
+  assert.deepEqual(
+    await reason(
+      { type: "user", id: roleless.external_user_id },
+      read,
+      record1,
+    ),
+    {
+      decision: false,
+      code: "no_permission",
+    },
+  );
   await f.api.users.updateUser(f.project.id, f.alice.id, {
     display_name: "Alice",
     external_user_id: "alice",
     role_id: f.editor.id,
     is_active: false,
   });
-  assert.deepEqual(await reason(alice, read, record1), { decision: false, code: "subject_inactive" });
+  assert.deepEqual(await reason(alice, read, record1), {
+    decision: false,
+    code: "subject_inactive",
+  });
   // Another project's users are unknown here, whatever its token may do there.
   const other = await fixture();
-  assert.deepEqual(await reason({ type: "user", id: other.alice.id }, read, record1), {
-    decision: false,
-    code: "unknown_subject",
-  });
+  assert.deepEqual(
+    await reason({ type: "user", id: other.alice.id }, read, record1),
+    {
+      decision: false,
+      code: "unknown_subject",
+    },
+  );
 });
 
 test("AuthZEN is live: a role's change decides the next request", async () => {
@@ -478,7 +626,13 @@ test("AuthZEN is live: a role's change decides the next request", async () => {
   });
   assert.equal((await ok(await post(EVALUATION, q, f.token))).decision, true);
   assert.deepEqual(
-    (await ok(await post(SUBJECTS, { subject: { type: "user" }, action: write, resource: record1 }, f.token)))
+    (await ok(
+      await post(SUBJECTS, {
+        subject: { type: "user" },
+        action: write,
+        resource: record1,
+      }, f.token),
+    ))
       .results.map((r: { id: string }) => r.id).sort(),
     ["alice", "bob"],
   );
@@ -488,20 +642,36 @@ test("AuthZEN is live: a role's change decides the next request", async () => {
     permission_ids: [],
   });
   const batch = await ok(
-    await post(EVALUATIONS, { ...q, evaluations: [{ action: read }, { action: write }] }, f.token),
+    await post(EVALUATIONS, {
+      ...q,
+      evaluations: [{ action: read }, { action: write }],
+    }, f.token),
   );
-  assert.deepEqual(batch.evaluations.map((e: { decision: boolean }) => e.decision), [false, false]);
+  assert.deepEqual(
+    batch.evaluations.map((e: { decision: boolean }) => e.decision),
+    [false, false],
+  );
 });
 
 test("AuthZEN refusals: no token 401 with a Bearer challenge, a missing permission 403, another project's token", async () => {
   const f = await scenario();
   const q = { subject: alice, action: read, resource: record1 };
-  const searchQ = { subject: { type: "user" }, action: read, resource: record1 };
+  const searchQ = {
+    subject: { type: "user" },
+    action: read,
+    resource: record1,
+  };
   for (
-    const [path, body] of [[EVALUATION, q], [EVALUATIONS, q], [SUBJECTS, searchQ], [ACTIONS, q], [
-      RESOURCES,
-      q,
-    ]]
+    const [path, body] of [
+      [EVALUATION, q],
+      [EVALUATIONS, q],
+      [SUBJECTS, searchQ],
+      [ACTIONS, q],
+      [
+        RESOURCES,
+        q,
+      ],
+    ]
   ) {
     const missing = await expectError(
       await post(path as string, body, undefined),
@@ -509,28 +679,50 @@ test("AuthZEN refusals: no token 401 with a Bearer challenge, a missing permissi
       "invalid_authorization_token",
     );
     assert.match(missing.headers.get("www-authenticate") ?? "", /^Bearer/);
-    await expectError(await post(path as string, body, "bad.token.here"), 401, "invalid_authorization_token");
+    await expectError(
+      await post(path as string, body, "bad.token.here"),
+      401,
+      "invalid_authorization_token",
+    );
   }
   const evaluator = await clientWith(f, ["access:evaluate"]);
   const searcher = await clientWith(f, ["access:search"]);
   const none = await clientWith(f, []);
   for (const path of [EVALUATION, EVALUATIONS]) {
     await ok(await post(path, q, evaluator.token));
-    const e = await expectError(await post(path, q, searcher.token), 403, "insufficient_permission");
+    const e = await expectError(
+      await post(path, q, searcher.token),
+      403,
+      "insufficient_permission",
+    );
     assert.match(e.error_description, /access:evaluate/);
   }
   await ok(await post(ACTIONS, q, evaluator.token));
-  await expectError(await post(ACTIONS, q, none.token), 403, "insufficient_permission");
+  await expectError(
+    await post(ACTIONS, q, none.token),
+    403,
+    "insufficient_permission",
+  );
   for (const [path, body] of [[SUBJECTS, searchQ], [RESOURCES, q]] as const) {
     await ok(await post(path, body, searcher.token));
-    const e = await expectError(await post(path, body, evaluator.token), 403, "insufficient_permission");
+    const e = await expectError(
+      await post(path, body, evaluator.token),
+      403,
+      "insufficient_permission",
+    );
     assert.match(e.error_description, /access:search/);
   }
   // Another project's admin token asks about its own project: this project's users are not found there.
   const other = await newProject();
   const foreign = await ok(await post(EVALUATION, q, other.token));
-  assert.deepEqual(foreign, { decision: false, context: { reason_admin: { code: "unknown_subject" } } });
-  assert.deepEqual((await ok(await post(SUBJECTS, searchQ, other.token))).results, []);
+  assert.deepEqual(foreign, {
+    decision: false,
+    context: { reason_admin: { code: "unknown_subject" } },
+  });
+  assert.deepEqual(
+    (await ok(await post(SUBJECTS, searchQ, other.token))).results,
+    [],
+  );
   assert.deepEqual((await ok(await post(ACTIONS, q, other.token))).results, []);
 });
 
@@ -549,24 +741,48 @@ test("AuthZEN bad input: 400 invalid_params with JSON pointers, never 500", asyn
     [EVALUATION, { ...full, resource: { type: "record" } }, "/resource/id"],
     [EVALUATION, { ...full, subject: "alice" }, "/subject"],
     [EVALUATION, { ...full, action: { name: 123 } }, "/action/name"],
-    [EVALUATION, { ...full, subject: { ...alice, properties: [1] } }, "/subject/properties"],
+    [
+      EVALUATION,
+      { ...full, subject: { ...alice, properties: [1] } },
+      "/subject/properties",
+    ],
     [EVALUATION, { ...full, context: "now" }, "/context"],
     [EVALUATION, [full], ""],
     [EVALUATION, null, ""],
     [EVALUATIONS, { action: read, resource: record1 }, "/subject"],
     [EVALUATIONS, { ...full, evaluations: {} }, "/evaluations"],
-    [EVALUATIONS, { ...full, evaluations: [{ subject: { id: 5 } }] }, "/evaluations/0/subject/id"],
-    [EVALUATIONS, { ...full, options: { evaluations_semantic: "all" } }, "/options/evaluations_semantic"],
+    [
+      EVALUATIONS,
+      { ...full, evaluations: [{ subject: { id: 5 } }] },
+      "/evaluations/0/subject/id",
+    ],
+    [
+      EVALUATIONS,
+      { ...full, options: { evaluations_semantic: "all" } },
+      "/options/evaluations_semantic",
+    ],
     // 4.7.1, 4.7.2
     [SUBJECTS, { subject: { type: "user" }, resource: record1 }, "/action"],
     [RESOURCES, { action: read, resource: { type: "record" } }, "/subject"],
     [ACTIONS, { subject: alice }, "/resource"],
-    [SUBJECTS, { subject: { type: "user" }, action: read, resource: { type: "record" } }, "/resource/id"],
-    [RESOURCES, { subject: { type: "user" }, action: read, resource: { type: "record" } }, "/subject/id"],
+    [SUBJECTS, {
+      subject: { type: "user" },
+      action: read,
+      resource: { type: "record" },
+    }, "/resource/id"],
+    [RESOURCES, {
+      subject: { type: "user" },
+      action: read,
+      resource: { type: "record" },
+    }, "/subject/id"],
     [ACTIONS, { subject: { type: "user" }, resource: record1 }, "/subject/id"],
   ];
   for (const [path, body, field] of cases) {
-    const e = await expectError(await post(path, body, f.token), 400, "invalid_params");
+    const e = await expectError(
+      await post(path, body, f.token),
+      400,
+      "invalid_params",
+    );
     assert.ok(
       e.details?.some((d) => d.field === field),
       `${path} ${JSON.stringify(body)}: ${JSON.stringify(e)}`,
@@ -584,9 +800,100 @@ test("AuthZEN bad input: 400 invalid_params with JSON pointers, never 500", asyn
       400,
       "invalid_params",
     );
-    const malformed = await expectError(await post(path, '{"subject": ', f.token), 400, "invalid_params");
+    const malformed = await expectError(
+      await post(path, '{"subject": ', f.token),
+      400,
+      "invalid_params",
+    );
     assert.equal(malformed.details?.[0].field, "");
     await expectError(await post(path, "", f.token), 400, "invalid_params");
-    await expectError(await http(path, { method: "POST", headers: auth }), 400, "invalid_params");
+    await expectError(
+      await http(path, { method: "POST", headers: auth }),
+      400,
+      "invalid_params",
+    );
   }
+});
+
+test("the SDK's access client: evaluate, evaluateMany, the searches and every page of one", async () => {
+  const f = await scenario();
+  const admin = createAdminClient({
+    baseUrl: await baseUrl(),
+    clientId: f.clientId,
+    clientSecret: f.secret,
+  });
+  const access = admin.access;
+  assert.deepEqual(
+    await access.evaluate({ subject: alice, action: read, resource: record1 }),
+    {
+      decision: true,
+      context: {
+        reason_admin: { code: "role_permission", role_id: f.editor.id },
+      },
+    },
+  );
+  const many = await access.evaluateMany({
+    resource: record1,
+    action: write,
+    evaluations: [{ subject: alice }, { subject: bob }],
+    options: { evaluations_semantic: "execute_all" },
+  });
+  assert.deepEqual(many.map((d) => d.decision), [true, false]);
+  assert.deepEqual(
+    (await access.evaluateMany({
+      subject: bob,
+      action: read,
+      resource: record1,
+      evaluations: [],
+    })).map((d) => d.decision),
+    [true],
+  );
+  const page = await access.searchSubjects({
+    subject: { type: "user" },
+    action: read,
+    resource: record1,
+  });
+  assert.deepEqual(page.results.map((r) => r.id).sort(), ["alice", "bob"]);
+  const everyone: string[] = [];
+  for await (
+    const s of access.all(access.searchSubjects, {
+      subject: { type: "user" },
+      action: read,
+      resource: record1,
+      page: { limit: 1 },
+    })
+  ) everyone.push(s.id);
+  assert.deepEqual(everyone.sort(), ["alice", "bob"]);
+  assert.deepEqual(
+    (await access.searchActions({ subject: bob, resource: record1 })).results,
+    [{ name: "read" }],
+  );
+  assert.deepEqual(
+    (await access.searchResources({
+      subject: bob,
+      action: read,
+      resource: { type: "record" },
+    })).results,
+    [],
+  );
+  // A token without access:search: an ApiError with the service's code.
+  const evaluator = await clientWith(f, ["access:evaluate"]);
+  const limited = createAccessClient({
+    baseUrl: await baseUrl(),
+    token: evaluator.token,
+  });
+  assert.equal(
+    (await limited.evaluate({ subject: bob, action: write, resource: record1 }))
+      .decision,
+    false,
+  );
+  const refused = await limited.searchSubjects({
+    subject: { type: "user" },
+    action: read,
+    resource: record1,
+  })
+    .catch((e) => e);
+  assert.ok(refused instanceof ApiError);
+  assert.equal(refused.status, 403);
+  assert.equal(refused.error, "insufficient_permission");
 });
