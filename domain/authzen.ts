@@ -201,7 +201,9 @@ async function pageStart(
     throw badToken("not a page token of this service");
   }
   const t = parsed as { k?: unknown; q?: unknown };
-  if (typeof t !== "object" || t === null || typeof t.k !== "string" || typeof t.q !== "string") {
+  if (
+    typeof t !== "object" || t === null || typeof t.k !== "string" || typeof t.q !== "string" || !usable(t.k)
+  ) {
     throw badToken("not a page token of this service");
   }
   if (t.q !== hash) throw badToken("the query or its limit differs from the one the token was issued for");
