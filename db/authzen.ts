@@ -25,18 +25,10 @@ export type Question = {
  * so that it also stands alone. Reads the items from `$2` (a JSON array), so a batch is one statement.
  */
 const DECISIONS = `
-  select i.n,
-    (i.missing is null and p.is_active and s.active and g.ok) is true as allowed,
-    case when i.missing is not null then json_build_object('code', 'invalid_request', 'missing', i.missing)
-         when not p.is_active then json_build_object('code', 'project_inactive')
-         when s.id is null then json_build_object('code', 'unknown_subject')
-         when not s.active then json_build_object('code', 'subject_inactive')
-         when r.id is null then json_build_object('code', 'unknown_resource_type')
-         when pe.id is null then json_build_object('code', 'unknown_action')
-         when g.ok and i.st = 'user' then json_build_object('code', 'role_permission', 'role_id', s.role_id)
-         when g.ok then json_build_object('code', 'client_permission', 'client_id', s.id)
-         else json_strip_nulls(json_build_object('code', 'no_permission', 'role_id', s.role_id))
-    end as reason
+  select i.n, c.allowed, c.code,
+    case when c.code in ('role_permission', 'no_permission') then s.role_id end as role_id,
+    case when c.code = 'client_permission' then s.id end as client_id,
+    i.missing
   from (
     select e.n, e.v->>'st' as st, e.v->>'si' as si, e.v->>'rt' as rt, e.v->>'an' as an, e.v->'missing' as missing
     from json_array_elements($2::json) with ordinality as e (v, n)
@@ -58,29 +50,45 @@ const DECISIONS = `
     ) or exists (
       select 1 from client_permissions cp where i.st = 'client' and cp.client_id = s.id and cp.permission_id = pe.id
     ) as ok
-  ) g on true`;
+  ) g on true
+  cross join lateral (
+    select (i.missing is null and p.is_active and s.active and g.ok) is true as allowed,
+      case when i.missing is not null then 'invalid_request'
+           when not p.is_active then 'project_inactive'
+           when s.id is null then 'unknown_subject'
+           when not s.active then 'subject_inactive'
+           when r.id is null then 'unknown_resource_type'
+           when pe.id is null then 'unknown_action'
+           when g.ok and i.st = 'user' then 'role_permission'
+           when g.ok then 'client_permission'
+           else 'no_permission'
+      end as code
+  ) c`;
 
 /**
- * The answer as JSON text: with `$4` true the first decision alone (`{"decision":…}`), else
+ * The answer as compact JSON text: with `$4` true the first decision alone (`{"decision":…}`), else
  * `{"evaluations":[…]}` in the items' order, cut after the first deny (`$3` = `deny_on_first_deny`) or the first
  * permit (`permit_on_first_permit`). No `$` but the parameters (the gate renumbers them when it attaches it).
  */
 const EVALUATE = `
   with d as (${DECISIONS}),
   k as (
-    select d.n, json_build_object('decision', d.allowed, 'context', json_build_object('reason_admin', d.reason)) as obj,
+    select d.n,
+           '{"decision":' || case when d.allowed then 'true' else 'false' end || ',"context":{"reason_admin":'
+             || (select json_strip_nulls(row_to_json(x))::text
+                 from (select d.code, d.role_id, d.client_id, d.missing) x) || '}}' as obj,
            coalesce(sum(case when d.allowed then 0 else 1 end)
              over (order by d.n rows between unbounded preceding and 1 preceding), 0) as denies_before,
            coalesce(sum(case when d.allowed then 1 else 0 end)
              over (order by d.n rows between unbounded preceding and 1 preceding), 0) as permits_before
     from d
   )
-  select case when $4::boolean then (select k.obj::text from k where k.n = 1)
-    else '{"evaluations":' || coalesce((
-      select json_agg(k.obj order by k.n) from k
+  select case when $4::boolean then (select k.obj from k where k.n = 1)
+    else '{"evaluations":[' || coalesce((
+      select string_agg(k.obj, ',' order by k.n) from k
       where case $3::text when 'deny_on_first_deny' then k.denies_before = 0
                           when 'permit_on_first_permit' then k.permits_before = 0
-                          else true end)::text, '[]') || '}'
+                          else true end), '') || ']}'
     end as answer`;
 
 /** The statement deciding `questions` in the project, as the read the gate attaches (or runs alone). */
