@@ -7,7 +7,19 @@
  */
 import assert from "node:assert/strict";
 import { ApiError, createAccessClient, createAdminClient } from "../sdk/src/mod.ts";
-import { baseUrl, clientWith, expectError, http, newProject, test, type TestProject } from "./helpers.ts";
+import {
+  baseUrl,
+  basic,
+  clientWith,
+  DATABASE_ENV,
+  DATABASE_URL,
+  expectError,
+  http,
+  newProject,
+  startWith,
+  test,
+  type TestProject,
+} from "./helpers.ts";
 
 type Fixture = TestProject & {
   ids: Record<string, string>;
@@ -900,3 +912,48 @@ test("the SDK's access client: evaluate, evaluateMany, the searches and every pa
   assert.equal(refused.status, 403);
   assert.equal(refused.error, "insufficient_permission");
 });
+
+test(
+  "AuthZEN is live across instances: a role changed through one decides the next request on another",
+  async () => {
+    const f = await fixture();
+    const other = await startWith(DATABASE_ENV);
+    try {
+      // A token of the other instance (its issuer is its own address).
+      const res = await fetch(`${other.url}/api/v1/tokens`, {
+        method: "POST",
+        headers: {
+          authorization: basic(f.clientId, f.secret),
+          "content-type": "application/x-www-form-urlencoded",
+        },
+        body: "grant_type=client_credentials",
+      });
+      const token = (await res.json()).access_token as string;
+      const ask = async () => {
+        const r = await fetch(`${other.url}${EVALUATION}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ subject: bob, action: write, resource: record1 }),
+        });
+        return (await ok(r)).decision;
+      };
+      assert.equal(await ask(), false);
+      await f.api.roles.updateRole(f.project.id, f.viewer.id, {
+        code: "viewer",
+        name: "Viewer",
+        permission_ids: [f.ids.read, f.ids.write],
+      });
+      assert.equal(await ask(), true);
+      await f.api.users.updateUser(f.project.id, f.bob.id, {
+        display_name: "Bob",
+        external_user_id: "bob",
+        role_id: f.viewer.id,
+        is_active: false,
+      });
+      assert.equal(await ask(), false);
+    } finally {
+      await other.close();
+    }
+  },
+  { ignore: !DATABASE_URL },
+);
