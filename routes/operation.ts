@@ -172,10 +172,33 @@ function gate(
         details: [{ field: "", issue: "must be a JSON object (an empty or malformed body is not)" }],
       });
     }
+    if (withBody && deeperThan(body, MAX_DEPTH)) {
+      throw new AppError("invalid_params", {
+        description: `the body nests deeper than ${MAX_DEPTH} levels`,
+        details: [{ field: "", issue: `at most ${MAX_DEPTH} levels of nested objects and arrays` }],
+      });
+    }
     c.set("principal", { ...principal, request: requestInfo(c) });
     if (attached) c.set("attached", attached);
     await next();
   };
+}
+
+/** How deep a JSON body may nest: deeper ones could only exhaust the stack of whatever walks them. */
+const MAX_DEPTH = 32;
+
+/** Whether a parsed JSON value nests objects and arrays deeper than `max`; walked without recursion. */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 /** The body as JSON, or undefined when it is none (the validator then answers 400). */

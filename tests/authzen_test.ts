@@ -803,6 +803,15 @@ test("AuthZEN bad input: 400 invalid_params with JSON pointers, never 500", asyn
       `${path} ${JSON.stringify(body)}: ${JSON.stringify(e)}`,
     );
   }
+  // Nesting deep enough to exhaust a recursive walk (the page token hashes the whole query) is refused.
+  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  const deepQuery =
+    `{"subject":{"type":"user"},"action":{"name":"read"},"resource":{"type":"record","id":"1"},` +
+    `"context":{"a":${deep}}}`;
+  for (const path of [EVALUATION, EVALUATIONS, SUBJECTS, RESOURCES, ACTIONS]) {
+    const e = await expectError(await post(path, deepQuery, f.token), 400, "invalid_params");
+    assert.equal(e.details?.[0].field, "", path);
+  }
   // 2.4.3 to 2.4.5: another media type, malformed JSON, an empty body.
   for (const path of [EVALUATION, EVALUATIONS, SUBJECTS, RESOURCES, ACTIONS]) {
     const auth = { authorization: `Bearer ${f.token}` };
