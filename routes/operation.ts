@@ -153,6 +153,7 @@ function gate(
     // the read it attaches; the validator reads it again from the cache.
     const withBody = need.scope === "audience";
     const body = withBody && token !== undefined ? await jsonOf(c) : undefined;
+    const tooDeep = body !== undefined && deeperThan(body, MAX_DEPTH);
     const { principal, attached } = await authorize(
       sql,
       tokens,
@@ -163,7 +164,9 @@ function gate(
           : pathProjectId(c.req.param("project_id")),
       },
       need,
-      reads ? () => reads(c) : readsBody && ((aud) => body === undefined ? null : readsBody(body, aud)),
+      reads
+        ? () => reads(c)
+        : readsBody && ((aud) => body === undefined || tooDeep ? null : readsBody(body, aud)),
     );
     // Past the gate, a body that is not JSON at all is refused before the validator (which reads it again).
     if (withBody && body === undefined) {
@@ -172,7 +175,7 @@ function gate(
         details: [{ field: "", issue: "must be a JSON object (an empty or malformed body is not)" }],
       });
     }
-    if (withBody && deeperThan(body, MAX_DEPTH)) {
+    if (tooDeep) {
       throw new AppError("invalid_params", {
         description: `the body nests deeper than ${MAX_DEPTH} levels`,
         details: [{ field: "", issue: `at most ${MAX_DEPTH} levels of nested objects and arrays` }],

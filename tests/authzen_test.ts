@@ -409,6 +409,16 @@ test("AuthZEN Search Core: subject and action search, ids ignored, context accep
     (await search(SUBJECTS, { ...base, action: { name: "fly" } })).results,
     [],
   );
+  // Strings no id or code can hold (a NUL byte, an unpaired surrogate) name nothing.
+  assert.deepEqual(
+    (await search(SUBJECTS, { ...base, resource: { type: "rec\u0000ord", id: "x" } })).results,
+    [],
+  );
+  assert.deepEqual((await search(SUBJECTS, { ...base, action: { name: "re\ud800ad" } })).results, []);
+  assert.deepEqual(
+    (await search(ACTIONS, { subject: { type: "user", id: "al\u0000ice" }, resource: record1 })).results,
+    [],
+  );
   // Clients are subjects too: the project's admin client holds no `record` permission, this one does.
   const c = await clientWith(f, ["record:read"]);
   assert.deepEqual(
