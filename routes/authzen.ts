@@ -41,6 +41,10 @@ const MAPPING = "The token's project (its `aud`) is the one asked about. `subjec
   "holds that permission now (a user through their role, a client directly). `properties` and `context` " +
   "are accepted and do not change the decision.";
 
+const INPUT = "Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting " +
+  "deeper than 32 levels) answers 400 `invalid_params`, each `details[].field` a JSON pointer into the body; " +
+  "unknown fields are ignored; `X-Request-ID` is echoed as sent.";
+
 export const evaluateAccessRoute = guardedRoute({
   method: "post",
   path: "/access/v1/evaluation",
@@ -71,7 +75,7 @@ export const evaluateAccessBatchRoute = guardedRoute({
     "`deny_on_first_deny` or `permit_on_first_permit` (the answers stop after the first deny, or permit). " +
     "An item still lacking an entity is answered `false` with reason `invalid_request` (and `missing`, its " +
     "JSON pointers), the others decided. Without `evaluations` (or with none) the request is one evaluation " +
-    `and is answered as one. ${MAPPING} ${REASONS}`,
+    `and is answered as one. ${MAPPING} ${REASONS} ${INPUT}`,
   request: { body: jsonBody(EvaluationsRequest) },
   responses: { 200: jsonResponse(EvaluationsResponse, "The decisions, in order") },
   readsBody: (body, token) => evaluationsReadOf(token.projectId, body),
@@ -92,7 +96,7 @@ export const searchSubjectsRoute = guardedRoute({
   scope: "audience",
   description: "The active users (`subject.type` `user`, each named by its `external_user_id` when it has " +
     "one, else by its id) or clients (`client`) that hold `action.name` on `resource.type` now, by id. " +
-    `\`subject.id\` is ignored; an unknown type, resource or action gives no results. ${PAGING}`,
+    `\`subject.id\` is ignored; an unknown type, resource or action gives no results. ${PAGING} ${INPUT}`,
   request: { body: jsonBody(SubjectSearchRequest) },
   responses: { 200: jsonResponse(EntitySearchResponse, "A page of subjects") },
 });
@@ -107,7 +111,7 @@ export const searchResourcesRoute = guardedRoute({
   scope: "audience",
   description: "The objects of `resource.type` the subject may act on. Objects of a resource are not " +
     "registered yet (a later step), so the answer is an empty page; the request is validated as it will " +
-    `be. \`resource.id\` is ignored. ${PAGING}`,
+    `be. \`resource.id\` is ignored. ${PAGING} ${INPUT}`,
   request: { body: jsonBody(ResourceSearchRequest) },
   responses: { 200: jsonResponse(EntitySearchResponse, "A page of resources (empty for now)") },
 });
@@ -121,7 +125,7 @@ export const searchActionsRoute = guardedRoute({
   permission: "access:evaluate",
   scope: "audience",
   description: "The permission codes of `resource.type` the subject holds now, by code. An unknown or " +
-    `inactive subject, or an unknown type, gives no results. ${PAGING}`,
+    `inactive subject, or an unknown type, gives no results. ${PAGING} ${INPUT}`,
   request: { body: jsonBody(ActionSearchRequest) },
   responses: { 200: jsonResponse(ActionSearchResponse, "A page of actions") },
 });

@@ -516,6 +516,8 @@ test("AuthZEN Discovery: the metadata names PUBLIC_URL and every endpoint", asyn
   const res = await http("/.well-known/authzen-configuration");
   const body = await ok(res);
   const base = body.policy_decision_point;
+  // The address the metadata was fetched from (the test service's PUBLIC_URL), without query or fragment.
+  assert.equal(base, await baseUrl());
   assert.match(base, /^https?:\/\/[^?#]+[^/]$/);
   assert.deepEqual(body, {
     policy_decision_point: base,
