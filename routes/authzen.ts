@@ -41,7 +41,8 @@ const MAPPING = "The token's project (its `aud`) is the one asked about. `subjec
   "holds that permission now (a user through their role, a client directly). `properties` and `context` " +
   "are accepted and do not change the decision.";
 
-const INPUT = "Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting " +
+const INPUT =
+  "Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting " +
   "deeper than 32 levels) answers 400 `invalid_params`, each `details[].field` a JSON pointer into the body; " +
   "unknown fields are ignored; `X-Request-ID` is echoed as sent.";
 
@@ -53,8 +54,7 @@ export const evaluateAccessRoute = guardedRoute({
   summary: "Decide one access request (AuthZEN Access Evaluation)",
   permission: "access:evaluate",
   scope: "audience",
-  description:
-    `${MAPPING} ${REASONS} \`X-Request-ID\` is echoed. Field paths in \`details\` are JSON pointers.`,
+  description: `${MAPPING} ${REASONS} ${INPUT}`,
   request: { body: jsonBody(EvaluationRequest) },
   responses: { 200: jsonResponse(Decision, "The decision and its reason") },
   readsBody: (body, token) => evaluationReadOf(token.projectId, body),
