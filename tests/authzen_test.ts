@@ -6,6 +6,13 @@
  * every bad input.
  */
 import assert from "node:assert/strict";
+import {
+  ActionSearchResponse,
+  AuthzenConfiguration,
+  Decision,
+  EntitySearchResponse,
+  EvaluationsResponse,
+} from "../openapi/authzen.ts";
 import { ApiError, createAccessClient, createAdminClient } from "../sdk/src/mod.ts";
 import {
   baseUrl,
@@ -88,12 +95,28 @@ async function post(
   });
 }
 
+/** Each endpoint's answer as its route publishes it. */
+const ANSWERS: Record<string, { safeParse(v: unknown): { success: boolean; error?: unknown } }> = {
+  "/access/v1/evaluation": Decision,
+  "/access/v1/evaluations": EvaluationsResponse,
+  "/access/v1/search/subject": EntitySearchResponse,
+  "/access/v1/search/resource": EntitySearchResponse,
+  "/access/v1/search/action": ActionSearchResponse,
+  "/.well-known/authzen-configuration": AuthzenConfiguration,
+};
+
+/** A 200 JSON answer, checked against its route's response schema. */
 // deno-lint-ignore no-explicit-any
 async function ok(res: Response): Promise<any> {
   const text = await res.text();
   assert.equal(res.status, 200, text);
   assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
-  return JSON.parse(text);
+  const body = JSON.parse(text);
+  const schema = ANSWERS[new URL(res.url).pathname];
+  assert.ok(schema, res.url);
+  const parsed = schema.safeParse(body);
+  assert.ok(parsed.success, `${res.url}: ${text}: ${parsed.error}`);
+  return body;
 }
 
 const EVALUATION = "/access/v1/evaluation";
