@@ -14,6 +14,8 @@ import {
   EvaluationsResponse,
 } from "../openapi/authzen.ts";
 import { ApiError, createAccessClient, createAdminClient } from "../sdk/src/mod.ts";
+import { SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
+import { consoleSignIn } from "./console_support.ts";
 import {
   baseUrl,
   basic,
@@ -23,7 +25,10 @@ import {
   expectError,
   http,
   newProject,
+  projectPermissions,
+  sdk,
   startWith,
+  systemToken,
   test,
   type TestProject,
 } from "./helpers.ts";
@@ -1001,3 +1006,48 @@ test(
   },
   { ignore: !DATABASE_URL },
 );
+
+test("the console's user page lists the user's effective permissions through action search", async () => {
+  // An operator: a system-project user whose role holds every system permission.
+  const admin = await sdk(await systemToken());
+  const { ids } = await projectPermissions(admin, SYSTEM_PROJECT_ID);
+  const tag = crypto.randomUUID().slice(0, 8);
+  const role = await admin.roles.createRole(SYSTEM_PROJECT_ID, {
+    code: `operator_${tag}`,
+    name: `Operator ${tag}`,
+    permission_ids: Object.values(ids),
+  });
+  const email = `operator-${tag}@example.com`;
+  const password = "operator password 3";
+  const operator = await admin.users.createUser(SYSTEM_PROJECT_ID, {
+    display_name: "Operator",
+    email,
+    password,
+    role_id: role.id,
+  });
+  const idle = await admin.users.createUser(SYSTEM_PROJECT_ID, {
+    display_name: "Idle",
+    external_user_id: `idle-${tag}`,
+  });
+  const cookie = await consoleSignIn(await baseUrl(), email, password);
+  const page = async (path: string) => {
+    const res = await http(path, { headers: { cookie } });
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    return text;
+  };
+  const own = await page(`/console/projects/${SYSTEM_PROJECT_ID}/users/${operator.id}`);
+  assert.match(own, /<h2 id="effective-heading">Effective permissions<\/h2>/);
+  for (const code of ["access:evaluate", "access:search", "projects:create", "users:read"]) {
+    assert.ok(own.includes(`<li>${code}</li>`), code);
+  }
+  assert.match(
+    await page(`/console/projects/${SYSTEM_PROJECT_ID}/users/${idle.id}`),
+    /None: the user may do nothing/,
+  );
+  // Another project's user: AuthZEN answers about the token's project, so the page says where to look.
+  const f = await fixture();
+  const other = await page(`/console/projects/${f.project.id}/users/${f.alice.id}`);
+  assert.match(other, /Shown in the project(&#39;|')s own console/);
+  assert.ok(!other.includes("<li>record:read</li>"));
+});
