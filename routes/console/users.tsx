@@ -73,7 +73,7 @@ function Effective(p: { codes: string[] | null }) {
               What the user may do now (AuthZEN action search, as an application asking would be answered):
             </p>
             <ul>
-              {p.codes.map((c) => <li>{c}</li>)}
+              {p.codes.map((c) => <li key={c}>{c}</li>)}
             </ul>
           </>
         )}
