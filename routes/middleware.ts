@@ -21,7 +21,8 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     c.set("requestId", id);
     // AuthZEN (§ "Request Identification") echoes the PEP's identifier as it was sent, whatever its characters;
     // the logs keep the plain one above.
-    const echo = incoming && c.req.path.startsWith("/access/") && incoming.length <= 1024 ? incoming : id;
+    const authzen = c.req.path.startsWith("/access/") || c.req.path === "/.well-known/authzen-configuration";
+    const echo = incoming && authzen && incoming.length <= 1024 ? incoming : id;
     await answerWith(c, next, "X-Request-Id", echo);
   };
 }

@@ -428,7 +428,10 @@ test("AuthZEN search pages: limit, next_token to the end, total, and a token bou
 });
 
 test("AuthZEN Discovery: the metadata names PUBLIC_URL and every endpoint", async () => {
-  const res = await http("/.well-known/authzen-configuration");
+  const res = await http("/.well-known/authzen-configuration", {
+    headers: { "x-request-id": "discovery #1" },
+  });
+  assert.equal(res.headers.get("x-request-id"), "discovery #1");
   const body = await ok(res);
   const base = body.policy_decision_point;
   // The address the metadata was fetched from (the test service's PUBLIC_URL), without query or fragment.
