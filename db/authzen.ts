@@ -22,34 +22,42 @@ export type Question = {
  * Resolves each item's subject (a user by id, else by external id; a client by id), resource (by code) and
  * permission (by code), and whether the subject holds it now, with the reason. Users and clients of the
  * project only (`$1`); the gate's statement already checked that the project is active, this one checks again
- * so that it also stands alone. Reads the items from `$2` (a JSON array), so a batch is one statement.
+ * so that it also stands alone. Reads the items from `$2` (a JSON array, parsed once into columns), so a batch
+ * is one statement; every lookup is a lateral index probe per item (`limit 1`: a hash join over a project's
+ * permissions or grants would read them all for a small batch).
  */
 const DECISIONS = `
   select i.n, c.allowed, c.code,
     case when c.code in ('role_permission', 'no_permission') then s.role_id end as role_id,
     case when c.code = 'client_permission' then s.id end as client_id,
     i.missing
-  from (
-    select e.n, e.v->>'st' as st, e.v->>'si' as si, e.v->>'rt' as rt, e.v->>'an' as an, e.v->'missing' as missing
-    from json_array_elements($2::json) with ordinality as e (v, n)
-  ) i
+  from rows from (json_to_recordset($2::json) as (st text, si text, rt text, an text, missing json))
+    with ordinality as i (st, si, rt, an, missing, n)
   cross join (select coalesce((select is_active from projects where id = $1::text), false) as is_active) p
   left join lateral (
     (select u.id, u.is_active as active, u.role_id from users u
-     where i.st = 'user' and u.project_id = $1::text and (u.id = i.si or u.external_user_id = i.si)
-     order by u.id = i.si desc limit 1)
+     where i.st = 'user' and u.project_id = $1::text and u.id = i.si)
+    union all
+    (select u.id, u.is_active, u.role_id from users u
+     where i.st = 'user' and u.project_id = $1::text and u.external_user_id = i.si)
     union all
     (select c.id, c.is_active, null from clients c
      where i.st = 'client' and c.project_id = $1::text and c.id = i.si)
+    limit 1
   ) s on true
-  left join resources r on r.project_id = $1::text and lower(r.code) = lower(i.rt)
-  left join permissions pe on pe.resource_id = r.id and lower(pe.code) = lower(i.an)
   left join lateral (
-    select exists (
-      select 1 from role_permissions rp where i.st = 'user' and rp.role_id = s.role_id and rp.permission_id = pe.id
-    ) or exists (
-      select 1 from client_permissions cp where i.st = 'client' and cp.client_id = s.id and cp.permission_id = pe.id
-    ) as ok
+    select r.id from resources r where r.project_id = $1::text and lower(r.code) = lower(i.rt) limit 1
+  ) r on true
+  left join lateral (
+    select pe.id from permissions pe where pe.resource_id = r.id and lower(pe.code) = lower(i.an) limit 1
+  ) pe on true
+  left join lateral (
+    (select true as ok from role_permissions rp
+     where i.st = 'user' and rp.role_id = s.role_id and rp.permission_id = pe.id)
+    union all
+    (select true from client_permissions cp
+     where i.st = 'client' and cp.client_id = s.id and cp.permission_id = pe.id)
+    limit 1
   ) g on true
   cross join lateral (
     select (i.missing is null and p.is_active and s.active and g.ok) is true as allowed,
