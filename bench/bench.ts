@@ -72,6 +72,33 @@ try {
   const projectToken = project.token;
   const roles = project.roles;
   const authed = { authorization: `Bearer ${projectToken}`, "content-type": "application/json" };
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${base}/api/v1/projects/${project.id}${path}`, {
+      method: "POST",
+      headers: authed,
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return await res.json();
+  };
+  // AuthZEN decisions: a resource with one permission, a role holding it, a user of that role (by external id).
+  const doc = await post("/resources", {
+    name: "Doc",
+    code: "doc",
+    permissions: [{ name: "Read", code: "read" }],
+  });
+  const reader = await post("/roles", {
+    code: "reader",
+    name: "Reader",
+    permission_ids: [doc.permissions[0].id],
+  });
+  await post("/users", { display_name: "Reader", external_user_id: "bench-reader", role_id: reader.id });
+  const question = { subject: { type: "user", id: "bench-reader" }, action: { name: "read" } };
+  const oneDecision = JSON.stringify({ ...question, resource: { type: "doc", id: "doc-1" } });
+  const hundredDecisions = JSON.stringify({
+    ...question,
+    evaluations: Array.from({ length: 100 }, (_, i) => ({ resource: { type: "doc", id: `doc-${i}` } })),
+  });
 
   /** The whole user login (bench/flows.ts), from an address of its own (the service trusts one proxy hop here). */
   let logins = 0;
@@ -104,6 +131,25 @@ try {
     await run(
       "GET /api/v1/projects/{id} (JWT + live permission check)",
       expect(200, () => fetch(`${base}/api/v1/projects/${project.id}`, { headers: authed })),
+    ),
+  );
+  results.push(
+    await run(
+      "POST /access/v1/evaluation (AuthZEN: one decision)",
+      expect(
+        200,
+        () => fetch(`${base}/access/v1/evaluation`, { method: "POST", headers: authed, body: oneDecision }),
+      ),
+    ),
+  );
+  results.push(
+    await run(
+      "POST /access/v1/evaluations (AuthZEN: 100 decisions)",
+      expect(
+        200,
+        () =>
+          fetch(`${base}/access/v1/evaluations`, { method: "POST", headers: authed, body: hundredDecisions }),
+      ),
     ),
   );
   results.push(

@@ -45,6 +45,12 @@ export const DEFAULTS = [
   { code: "keys", name: "Keys", noun: "the signing keys", actions: ["read", "update"], systemOnly: true },
   { code: "audit", name: "Audit", noun: "the audit trail", actions: ["read"] },
   { code: "webhooks", name: "Webhooks", noun: "webhooks", actions: ["read", "create", "update", "delete"] },
+  {
+    code: "access",
+    name: "Access",
+    noun: "the project's access decisions (AuthZEN)",
+    actions: ["evaluate", "search"],
+  },
 ] as const satisfies readonly Default[];
 
 type Defaults = typeof DEFAULTS[number];
@@ -55,7 +61,14 @@ export type AdminPermission = {
     | (D extends { systemActions: readonly string[] } ? D["systemActions"][number] : never)}`;
 }[Defaults["code"]];
 
-const VERBS: Record<string, string> = { read: "Read", create: "Create", update: "Update", delete: "Delete" };
+const VERBS: Record<string, string> = {
+  read: "Read",
+  create: "Create",
+  update: "Update",
+  delete: "Delete",
+  evaluate: "Evaluate",
+  search: "Search",
+};
 
 function actionsOf(d: Default, isSystem: boolean): readonly string[] {
   return isSystem && d.systemActions ? [...d.actions, ...d.systemActions] : d.actions;
@@ -63,8 +76,13 @@ function actionsOf(d: Default, isSystem: boolean): readonly string[] {
 
 const describe = (d: Default) => `Administration of ${d.noun} (default resource)`;
 const permissionName = (d: Default, action: string) => `${VERBS[action] ?? action} ${d.code}`;
+/** What each permission of `access` allows: subject and resource search reveal who holds what. */
+const ACCESS: Record<string, string> = {
+  evaluate: "Ask for access decisions about the project's users and clients, and search a subject's actions",
+  search: "Search who may do an action, and on which objects (reveals who holds what)",
+};
 const permissionDescription = (d: Default, action: string) =>
-  `${VERBS[action] ?? action} ${d.noun} of the project`;
+  d.code === "access" ? ACCESS[action] : `${VERBS[action] ?? action} ${d.noun} of the project`;
 
 /** The default resources a new project starts with. */
 export function defaultResources(isSystem: boolean): NewResource[] {

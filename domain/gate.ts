@@ -14,8 +14,9 @@ import type { TokenService, VerifiedClaims } from "./tokens.ts";
  * - `own`: the path's project, which must be the token's.
  * - `own-or-system`: the path's project, from a token of that project or of the system project.
  * - `system`: no path project; only a system-project token.
+ * - `audience`: no path project; the token's own project (its `aud`), which the operation is about.
  */
-export type ProjectScope = "own" | "own-or-system" | "system";
+export type ProjectScope = "own" | "own-or-system" | "system" | "audience";
 
 /** What an operation needs: a permission on a project, or (`token`) only a live token of any project. */
 export type Need = { permission: AdminPermission; scope: ProjectScope } | {
@@ -98,7 +99,7 @@ export async function authorize(
   tokens: TokenService,
   req: { token: string | undefined; pathProjectId: string | null },
   need: Need,
-  readOf?: () => AttachedRead | null,
+  readOf?: (token: { projectId: string }) => AttachedRead | null,
 ): Promise<{ principal: Principal; attached?: Attached }> {
   if (req.token === undefined) throw invalidToken("the Authorization header with a bearer token is missing");
   const claims = await tokens.verifyAccessToken(req.token);
@@ -109,7 +110,7 @@ export async function authorize(
   const refusedByProject = need.scope === "system"
     ? !system
     : req.pathProjectId !== null && req.pathProjectId !== claims.aud && !system;
-  const read = refusedByProject ? undefined : readOf?.() ?? undefined;
+  const read = refusedByProject ? undefined : readOf?.({ projectId: claims.aud }) ?? undefined;
   const row = await liveToken(
     sql,
     claims,
@@ -121,13 +122,14 @@ export async function authorize(
   const attached = read ? { read, record: row.record ?? null } : undefined;
   if (need.scope === "token") return { principal, attached };
   if (req.pathProjectId !== null && !row.path_project_exists) throw new AppError("project_not_found");
-  const projectAllowed = need.scope === "system"
-    ? principal.isSystem
-    : req.pathProjectId === principal.projectId || (need.scope === "own-or-system" && principal.isSystem) ||
-      // Operators of the system project (its admin client, or a principal holding every system permission)
-      // administer every project.
-      (principal.isSystem && req.pathProjectId !== null &&
-        await coversAll(sql, principal, req.pathProjectId));
+  const projectAllowed = need.scope === "audience" ||
+    (need.scope === "system"
+      ? principal.isSystem
+      : req.pathProjectId === principal.projectId || (need.scope === "own-or-system" && principal.isSystem) ||
+        // Operators of the system project (its admin client, or a principal holding every system permission)
+        // administer every project.
+        (principal.isSystem && req.pathProjectId !== null &&
+          await coversAll(sql, principal, req.pathProjectId)));
   if (!projectAllowed) {
     throw new AppError("insufficient_permission", { description: "the token belongs to another project" });
   }

@@ -2,6 +2,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { AppError } from "../domain/errors.ts";
 import { registerAuthorizeRoutes } from "./authorize.ts";
+import { registerAuthzenRoutes } from "./authzen.ts";
 import { registerAuditRoutes } from "./audit.ts";
 import { registerClientRoutes } from "./clients.ts";
 import { registerConsoleRoutes } from "./console/console.tsx";
@@ -44,6 +45,7 @@ export function createApp(deps: Deps): App {
 
   app.use("*", requestContext(deps));
   app.use("/api/*", noNulInUrl, noStore, apiBodyLimit, formBodyLimit, bodyType);
+  app.use("/access/*", noNulInUrl, noStore, apiBodyLimit, bodyType);
 
   registerSystemRoutes(app);
   registerDocsRoutes(app);
@@ -60,6 +62,7 @@ export function createApp(deps: Deps): App {
   registerKeyRoutes(app);
   registerAuditRoutes(app);
   registerWebhookRoutes(app);
+  registerAuthzenRoutes(app);
   registerConsoleRoutes(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {

@@ -21,7 +21,11 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     const id = incoming && /^[\w.\-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
     c.set("deps", deps);
     c.set("requestId", id);
-    await answerWith(c, next, "X-Request-Id", id);
+    // AuthZEN (§ "Request Identification") echoes the PEP's identifier as it was sent, whatever its characters;
+    // the logs keep the plain one above.
+    const authzen = c.req.path.startsWith("/access/") || c.req.path === "/.well-known/authzen-configuration";
+    const echo = incoming && authzen && incoming.length <= 1024 ? incoming : id;
+    await answerWith(c, next, "X-Request-Id", echo);
   };
 }
 

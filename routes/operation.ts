@@ -47,18 +47,31 @@ export function guardedRoute<const C extends Config>(
     scope?: ProjectScope;
     alsoNeeds?: readonly AdminPermission[];
     reads?: (input: ReadInput) => AttachedRead;
+    /**
+     * For a POST that only reads (a question, not a change): the read to attach, from the JSON body as sent
+     * (unvalidated: null when it is not one the operation would make). The handler validates the body and
+     * uses the record only when it would have made that very read, as for `reads`.
+     */
+    readsBody?: (body: unknown, principal: { projectId: string }) => AttachedRead | null;
   },
 ) {
-  const { permission, scope = "own", alsoNeeds = [], errors = [], description, reads, ...route } = config;
+  const { permission, scope = "own", alsoNeeds = [], errors = [], description, reads, readsBody, ...route } =
+    config;
   // A read rides in the gate only for a read-only operation that needs a permission: the gate's statement runs it
   // only once that permission is held.
   if (reads && (route.method !== "get" || permission === null)) {
     throw new Error(`${route.operationId}: reads needs a GET operation with a permission`);
   }
+  if ((readsBody || scope === "audience") && (route.method !== "post" || permission === null)) {
+    throw new Error(`${route.operationId}: the audience scope needs a POST operation with a permission`);
+  }
+  if (readsBody && scope !== "audience") {
+    throw new Error(`${route.operationId}: readsBody needs the audience scope`);
+  }
   const need: Need = permission === null ? { permission: null, scope: "token" } : { permission, scope };
   const gateErrors: ErrorCode[] = need.scope === "token"
     ? ["invalid_authorization_token"]
-    : need.scope === "system"
+    : need.scope === "system" || need.scope === "audience"
     ? ["invalid_authorization_token", "insufficient_permission"]
     : ["invalid_authorization_token", "insufficient_permission", "project_not_found"];
   const also: { "x-also-needs"?: AdminPermission[] } = alsoNeeds.length > 0
@@ -69,7 +82,7 @@ export function guardedRoute<const C extends Config>(
     description: [needs(need), alsoNeeded(alsoNeeds), description].filter(Boolean).join(" "),
     security: [{ bearerAuth: [] }],
     responses: { ...route.responses, ...errorResponses(...gateErrors, ...errors) },
-    middleware: gate(need, reads && readOf(route.request, reads)),
+    middleware: gate(need, reads && readOf(route.request, reads), readsBody),
     "x-permission": permission,
     "x-permission-scope": need.scope,
     ...also,
@@ -87,6 +100,8 @@ function needs(need: Need): string {
       return `Needs \`${need.permission}\`, on a token of this project or of the system project.`;
     case "own":
       return `Needs \`${need.permission}\`.`;
+    case "audience":
+      return `Needs \`${need.permission}\` on a token of the project the request is about (its \`aud\`).`;
   }
 }
 
@@ -126,25 +141,76 @@ function readOf(
 }
 
 /** The bearer-token gate as route middleware: sets `principal`, or answers 401, 404 or 403. */
-function gate(need: Need, reads?: (c: Context<AppEnv>) => AttachedRead | null): MiddlewareHandler<AppEnv> {
+function gate(
+  need: Need,
+  reads?: (c: Context<AppEnv>) => AttachedRead | null,
+  readsBody?: (body: unknown, principal: { projectId: string }) => AttachedRead | null,
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const { sql, tokens } = c.var.deps;
+    const token = bearerToken(c.req.header("authorization"));
+    // An operation on the token's audience takes a JSON body, read here (not validated) once a token was sent, for
+    // the read it attaches; the validator reads it again from the cache.
+    const withBody = need.scope === "audience";
+    const body = withBody && token !== undefined ? await jsonOf(c) : undefined;
+    const tooDeep = body !== undefined && deeperThan(body, MAX_DEPTH);
     const { principal, attached } = await authorize(
       sql,
       tokens,
       {
-        token: bearerToken(c.req.header("authorization")),
-        pathProjectId: need.scope === "system" || need.scope === "token"
+        token,
+        pathProjectId: need.scope === "system" || need.scope === "token" || need.scope === "audience"
           ? null
           : pathProjectId(c.req.param("project_id")),
       },
       need,
-      reads && (() => reads(c)),
+      reads
+        ? () => reads(c)
+        : readsBody && ((aud) => body === undefined || tooDeep ? null : readsBody(body, aud)),
     );
+    // Past the gate, a body that is not JSON at all is refused before the validator (which reads it again).
+    if (withBody && body === undefined) {
+      throw new AppError("invalid_params", {
+        description: "the body must be a JSON object",
+        details: [{ field: "", issue: "must be a JSON object (an empty or malformed body is not)" }],
+      });
+    }
+    if (tooDeep) {
+      throw new AppError("invalid_params", {
+        description: `the body nests deeper than ${MAX_DEPTH} levels`,
+        details: [{ field: "", issue: `at most ${MAX_DEPTH} levels of nested objects and arrays` }],
+      });
+    }
     c.set("principal", { ...principal, request: requestInfo(c) });
     if (attached) c.set("attached", attached);
     await next();
   };
+}
+
+/** How deep a JSON body may nest: deeper ones could only exhaust the stack of whatever walks them. */
+const MAX_DEPTH = 32;
+
+/** Whether a parsed JSON value nests objects and arrays deeper than `max`; walked without recursion. */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/** The body as JSON, or undefined when it is none (the validator then answers 400). */
+async function jsonOf(c: Context<AppEnv>): Promise<unknown> {
+  try {
+    return JSON.parse(await c.req.text());
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads `Authorization: Bearer <token>`; the scheme is case-insensitive (RFC 7235 §2.1). */

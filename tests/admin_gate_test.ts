@@ -17,7 +17,7 @@ import {
   type TestProject,
 } from "./helpers.ts";
 
-type Scope = "token" | "system" | "own" | "own-or-system";
+type Scope = "token" | "system" | "own" | "own-or-system" | "audience";
 type Op = { method: string; path: string; operationId: string; permission: string | null; scope: Scope };
 type DocOp = {
   operationId: string;
@@ -32,6 +32,7 @@ const PUBLIC_OPERATIONS = [
   "authorize",
   "exchangeCredentials",
   "getAuthorizationServerMetadata",
+  "getAuthzenConfiguration",
   "getHealth",
   "getJwks",
   "getOpenIdConfiguration",
@@ -75,7 +76,10 @@ test("every operation is public by name or states its permission and scope in th
   for (const op of ops.filter((o) => "x-permission" in o)) {
     assert.ok(op.security?.some((s) => "bearerAuth" in s), `${op.operationId} is behind the bearer gate`);
     const scope = op["x-permission-scope"];
-    assert.ok(["token", "system", "own", "own-or-system"].includes(scope!), `${op.operationId}: ${scope}`);
+    assert.ok(
+      ["token", "system", "own", "own-or-system", "audience"].includes(scope!),
+      `${op.operationId}: ${scope}`,
+    );
     if (scope === "token") assert.equal(op["x-permission"], null, op.operationId);
     else assert.match(op["x-permission"]!, /^[a-z]+:[a-z]+$/, op.operationId);
     for (const code of op["x-also-needs"] ?? []) assert.match(code, /^[a-z]+:[a-z]+$/, op.operationId);
@@ -92,6 +96,13 @@ test("every operation is public by name or states its permission and scope in th
   ]);
   assert.deepEqual(names("system"), ["createProject", "listKeys", "listProjects", "revokeKey", "rotateKeys"]);
   assert.deepEqual(names("own-or-system"), ["getProject", "updateProject"]);
+  assert.deepEqual(names("audience"), [
+    "evaluateAccess",
+    "evaluateAccessBatch",
+    "searchActions",
+    "searchResources",
+    "searchSubjects",
+  ]);
   assert.equal(byScope("own").length, 34, names("own").join(", "));
 });
 
@@ -180,6 +191,20 @@ test("every system operation refuses a missing or bad token, another project's a
   }
 });
 
+test("every operation on the token's own project refuses a missing or bad token and one without its permission", async () => {
+  const p = await newProject();
+  const powerless = await clientWith(p, []);
+  for (const op of byScope("audience")) {
+    await refusesMissingAndBadTokens(op, p.project.id);
+    const denied = await expectError(
+      await request(op, p.project.id, powerless.token),
+      403,
+      "insufficient_permission",
+    );
+    assert.match(denied.error_description, new RegExp(op.permission!), op.operationId);
+  }
+});
+
 test("every operation that needs only a live token refuses a missing or bad one", async () => {
   const p = await newProject();
   for (const op of byScope("token")) await refusesMissingAndBadTokens(op, p.project.id);
@@ -201,6 +226,10 @@ test("a token holding exactly an operation's permission gets past the gate, for 
   for (const op of byScope("system")) {
     const c = await clientWith(system, [op.permission!]);
     await assertPastGate(op, await request(op, p.project.id, c.token, true));
+  }
+  for (const op of byScope("audience")) {
+    const c = await clientWith(p, [op.permission!]);
+    await assertPastGate(op, await request(op, p.project.id, c.token));
   }
   const anyToken = await clientWith(p, []);
   for (const op of byScope("token")) {

@@ -70,6 +70,7 @@ test("a new project has the default resources, and its admin client holds every 
       as permissions
     from resources r where r.project_id = ${p.project.id} order by r.code`;
   assert.deepEqual(rows.map((r) => [r.code, r.is_default, r.permissions]), [
+    ["access", true, ["evaluate", "search"]],
     ["audit", true, ["read"]],
     ["clients", true, ["create", "delete", "read", "update"]],
     ["projects", true, ["read", "update"]],
@@ -80,7 +81,7 @@ test("a new project has the default resources, and its admin client holds every 
   ]);
   const [{ granted }] = await db.sql<{ granted: number }[]>`
     select count(*)::int as granted from client_permissions where client_id = ${p.clientId}`;
-  assert.equal(granted, 23);
+  assert.equal(granted, 25);
   const [{ system }] = await db.sql<{ system: string[] }[]>`
     select array(select pe.code from permissions pe join resources r on r.id = pe.resource_id
       where r.project_id = 'system' and r.code = 'projects' order by pe.code) as system`;
@@ -257,7 +258,7 @@ test("POST .../clients/{client_id}/secret rotates the secret: the old one stops 
   const rotated = await p.api.clients.rotateClientSecret(p.project.id, p.clientId);
   assert.equal(rotated.id, p.clientId);
   assert.equal(rotated.project_id, p.project.id);
-  assert.equal(rotated.permission_ids.length, 23);
+  assert.equal(rotated.permission_ids.length, 25);
   assert.notEqual(rotated.client_secret, p.secret);
   await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, p.secret) }),

@@ -215,7 +215,7 @@ test("PUT .../resources/{id}: errors and the update rules of the code", async ()
     undefined,
     true,
   );
-  assert.equal(defaults.pagination.total, 7);
+  assert.equal(defaults.pagination.total, 8);
   const users = defaults.data.find((r) => r.code === "users")!;
   await expectError(
     p.api.resources.updateResource(p.project.id, users.id, { name: "Users", code: "users", permissions: [] }),
@@ -261,14 +261,14 @@ test("GET .../resources pages, sorts, filters by is_default and searches resourc
   const all = await p.api.resources.listResources(
     p.project.id,
     undefined,
-    undefined,
+    20,
     undefined,
     undefined,
     undefined,
     undefined,
   );
-  assert.equal(all.pagination.total, 10);
-  assert.equal(all.data.length, 10);
+  assert.equal(all.pagination.total, 11);
+  assert.equal(all.data.length, 11);
   assert.ok(
     all.data.find((r) => r.code === "users")!.permissions.length === 4,
     "each resource carries its permissions",

@@ -5,8 +5,8 @@ import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
 import { Active, Alert, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
 import { areaApi, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
-import { findIn } from "./resources.tsx";
-import { type Console, html, signedIn } from "./session.ts";
+import { allResources, findIn } from "./resources.tsx";
+import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
 const api = (k: Console) => areaApi(k, "users");
@@ -19,6 +19,67 @@ async function rolesOf(k: Console, projectId: string): Promise<Role[]> {
     `${projectApi(projectId, "roles")}?page_size=100&sort_by=name&sort_dir=asc`,
   );
   return page.data;
+}
+
+/**
+ * The `resource:permission` codes the user holds now, by AuthZEN action search on each resource of the project.
+ * AuthZEN answers about the token's own project: null where the console's token cannot ask (another project's
+ * page, or no `access:evaluate`).
+ */
+async function effectivePermissions(k: Console, s: Scope, user: User): Promise<string[] | null> {
+  if (k.session.projectId !== s.project.id || !s.can("access:evaluate")) return null;
+  try {
+    const codes: string[] = [];
+    for (const r of await allResources(k, s.project.id)) {
+      for (let token = "";;) {
+        const found = await k.api<{ page: { next_token: string }; results: { name: string }[] }>(
+          "POST",
+          "/access/v1/search/action",
+          {
+            subject: { type: "user", id: user.id },
+            resource: { type: r.code, id: "*" },
+            page: { limit: 1000, ...(token ? { token } : {}) },
+          },
+        );
+        if (!found.ok) return null;
+        codes.push(...found.body.results.map((a) => `${r.code}:${a.name}`));
+        token = found.body.page.next_token;
+        if (!token) break;
+      }
+    }
+    return codes;
+  } catch (err) {
+    if (err instanceof ApiRefusal) return null;
+    throw err;
+  }
+}
+
+/** The user's effective permissions, or why the page cannot show them. */
+function Effective(p: { codes: string[] | null }) {
+  return (
+    <section aria-labelledby="effective-heading">
+      <h2 id="effective-heading">Effective permissions</h2>
+      {p.codes === null
+        ? (
+          <p>
+            Shown in the project's own console, to a user holding{" "}
+            <code>access:evaluate</code>: decisions are about the signed-in user's project.
+          </p>
+        )
+        : p.codes.length === 0
+        ? <p>None: the user may do nothing now.</p>
+        : (
+          <>
+            <p>
+              What the user may do now (AuthZEN action search, as an application asking would be answered):
+            </p>
+            <ul>
+              {p.codes.map((c) => <li key={c}>{c}</li>)}
+            </ul>
+          </>
+        )}
+    </section>
+  );
 }
 
 export function registerUserPages(app: App) {
@@ -55,6 +116,7 @@ export function registerUserPages(app: App) {
     } catch (err) {
       return refusedPage(k, err);
     }
+    const effective = user ? await effectivePermissions(k, s, user) : null;
     const v: Values = values ?? {
       display_name: user?.display_name ?? "",
       email: user?.email ?? "",
@@ -135,6 +197,7 @@ export function registerUserPages(app: App) {
             </p>
             {!readonly && <button type="submit">{user ? "Save user" : "Create user"}</button>}
           </form>
+          {user && <Effective codes={effective} />}
           {user && <DeleteLink s={s} area="users" id={user.id} />}
         </Layout>
       ),

@@ -19,6 +19,7 @@ import {
 import { Configuration } from "./generated/configuration.ts";
 import type { FetchAPI } from "./generated/runtime.ts";
 import { ApiError } from "./errors.ts";
+import { type AccessClient, createAccessClient } from "./access.ts";
 
 export type AdminClientOptions = {
   /** The service's address, e.g. `https://auth.example.com` (no trailing `/api/v1`). */
@@ -49,6 +50,8 @@ export type AdminClient = {
   tokens: TokensApi;
   /** Health, readiness, the JWKS and the authorization server metadata. */
   service: ServiceApi;
+  /** AuthZEN decisions and searches about this client's project (its admin client holds `access:*`). */
+  access: AccessClient;
   /** The cached access token, fetched or renewed when needed. */
   accessToken(): Promise<string>;
 };
@@ -141,6 +144,7 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     keys: new KeysApi(bearer, baseUrl, authorizedFetch),
     tokens: new TokensApi(basic, baseUrl, checkedFetch),
     service: new ServiceApi(bearer, baseUrl, checkedFetch),
+    access: createAccessClient({ baseUrl, token: accessToken, fetch: send }),
     accessToken,
   };
 }

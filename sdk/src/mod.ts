@@ -1,5 +1,5 @@
 /**
- * The Access-Control Service SDK: createAdminClient and ApiError, written by hand, and the client generated
+ * The Access-Control Service SDK: createAdminClient, createAccessClient and ApiError, written by hand, and the client generated
  * from the service's OpenAPI document (every API class and model), in ./generated/.
  */
 export * from "./generated/index.ts";
@@ -11,3 +11,4 @@ export {
   type OAuthErrorCode,
 } from "./errors.ts";
 export { type AdminClient, type AdminClientOptions, createAdminClient } from "./admin.ts";
+export * from "./access.ts";

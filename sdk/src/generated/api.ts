@@ -21,6 +21,695 @@ import { Api } from "./models.ts";
 export type FactoryFunction<T> = (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) => T;
 
 /**
+ * AccessApi - fetch parameter creator
+ * @export
+ */
+export const AccessApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now (a user through their role, a client directly). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * @summary Decide one access request (AuthZEN Access Evaluation)
+		 * @param {Api.AccessEvaluationRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		evaluateAccess(request: Api.AccessEvaluationRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling evaluateAccess.');
+			}
+			let localVarPath = `/access/v1/evaluation`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). Up to 1000 evaluations (more: 400 <code>invalid_params</code>), decided in one snapshot and answered in order. The top-level <code>subject</code>, <code>action</code>, <code>resource</code> and <code>context</code> are defaults, each replacing an item&#39;s missing entity whole. <code>options.evaluations_semantic</code>: <code>execute_all</code> (default), <code>deny_on_first_deny</code> or <code>permit_on_first_permit</code> (the answers stop after the first deny, or permit). An item still lacking an entity is answered <code>false</code> with reason <code>invalid_request</code> (and <code>missing</code>, its JSON pointers), the others decided. Without <code>evaluations</code> (or with none) the request is one evaluation and is answered as one. The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now (a user through their role, a client directly). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * @summary Decide many access requests at once (AuthZEN Access Evaluations)
+		 * @param {Api.AccessEvaluationsRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		evaluateAccessBatch(request: Api.AccessEvaluationsRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling evaluateAccessBatch.');
+			}
+			let localVarPath = `/access/v1/evaluations`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p><code>policy_decision_point</code> is the service&#39;s <code>PUBLIC_URL</code>; every endpoint is under it.</p>
+		 * @summary AuthZEN Policy Decision Point metadata
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getAuthzenConfiguration(options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/.well-known/authzen-configuration`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). The permission codes of <code>resource.type</code> the subject holds now, by code. An unknown or inactive subject, or an unknown type, gives no results. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * @summary What may this subject do here (AuthZEN Action Search)
+		 * @param {Api.ActionSearchRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		searchActions(request: Api.ActionSearchRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling searchActions.');
+			}
+			let localVarPath = `/access/v1/search/action`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The objects of <code>resource.type</code> the subject may act on. Objects of a resource are not registered yet (a later step), so the answer is an empty page; the request is validated as it will be. <code>resource.id</code> is ignored. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * @summary On which objects (AuthZEN Resource Search)
+		 * @param {Api.ResourceSearchRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		searchResources(request: Api.ResourceSearchRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling searchResources.');
+			}
+			let localVarPath = `/access/v1/search/resource`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The active users (<code>subject.type</code> <code>user</code>, each named by its <code>external_user_id</code> when it has one, else by its id) or clients (<code>client</code>) that hold <code>action.name</code> on <code>resource.type</code> now, by id. <code>subject.id</code> is ignored; an unknown type, resource or action gives no results. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * @summary Who may do this (AuthZEN Subject Search)
+		 * @param {Api.SubjectSearchRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		searchSubjects(request: Api.SubjectSearchRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling searchSubjects.');
+			}
+			let localVarPath = `/access/v1/search/subject`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * AccessApi - functional programming interface
+ * @export
+ */
+export const AccessApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now (a user through their role, a client directly). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * @summary Decide one access request (AuthZEN Access Evaluation)
+		 * @param {Api.AccessEvaluationRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		evaluateAccess(request: Api.AccessEvaluationRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.AccessDecision> {
+			const localVarFetchArgs = AccessApiFetchParamCreator(configuration).evaluateAccess(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). Up to 1000 evaluations (more: 400 <code>invalid_params</code>), decided in one snapshot and answered in order. The top-level <code>subject</code>, <code>action</code>, <code>resource</code> and <code>context</code> are defaults, each replacing an item&#39;s missing entity whole. <code>options.evaluations_semantic</code>: <code>execute_all</code> (default), <code>deny_on_first_deny</code> or <code>permit_on_first_permit</code> (the answers stop after the first deny, or permit). An item still lacking an entity is answered <code>false</code> with reason <code>invalid_request</code> (and <code>missing</code>, its JSON pointers), the others decided. Without <code>evaluations</code> (or with none) the request is one evaluation and is answered as one. The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now (a user through their role, a client directly). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * @summary Decide many access requests at once (AuthZEN Access Evaluations)
+		 * @param {Api.AccessEvaluationsRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		evaluateAccessBatch(request: Api.AccessEvaluationsRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.AccessEvaluationsResponse> {
+			const localVarFetchArgs = AccessApiFetchParamCreator(configuration).evaluateAccessBatch(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p><code>policy_decision_point</code> is the service&#39;s <code>PUBLIC_URL</code>; every endpoint is under it.</p>
+		 * @summary AuthZEN Policy Decision Point metadata
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getAuthzenConfiguration(options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.AuthzenConfiguration> {
+			const localVarFetchArgs = AccessApiFetchParamCreator(configuration).getAuthzenConfiguration(options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). The permission codes of <code>resource.type</code> the subject holds now, by code. An unknown or inactive subject, or an unknown type, gives no results. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * @summary What may this subject do here (AuthZEN Action Search)
+		 * @param {Api.ActionSearchRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		searchActions(request: Api.ActionSearchRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ActionSearchResponse> {
+			const localVarFetchArgs = AccessApiFetchParamCreator(configuration).searchActions(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The objects of <code>resource.type</code> the subject may act on. Objects of a resource are not registered yet (a later step), so the answer is an empty page; the request is validated as it will be. <code>resource.id</code> is ignored. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * @summary On which objects (AuthZEN Resource Search)
+		 * @param {Api.ResourceSearchRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		searchResources(request: Api.ResourceSearchRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.EntitySearchResponse> {
+			const localVarFetchArgs = AccessApiFetchParamCreator(configuration).searchResources(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The active users (<code>subject.type</code> <code>user</code>, each named by its <code>external_user_id</code> when it has one, else by its id) or clients (<code>client</code>) that hold <code>action.name</code> on <code>resource.type</code> now, by id. <code>subject.id</code> is ignored; an unknown type, resource or action gives no results. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * @summary Who may do this (AuthZEN Subject Search)
+		 * @param {Api.SubjectSearchRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		searchSubjects(request: Api.SubjectSearchRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.EntitySearchResponse> {
+			const localVarFetchArgs = AccessApiFetchParamCreator(configuration).searchSubjects(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * AccessApi - factory interface
+ * @export
+ */
+export const AccessApiFactory: FactoryFunction<AccessApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new AccessApi(configuration, basePath, fetch);
+};
+
+/**
+ * AccessApi - object-oriented interface
+ * @export
+ * @class AccessApi
+ * @extends {BaseAPI}
+ */
+export class AccessApi extends BaseAPI {
+	/**
+	 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now (a user through their role, a client directly). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+	 * @summary Decide one access request (AuthZEN Access Evaluation)
+	 * @param {Api.AccessEvaluationRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public evaluateAccess(request: Api.AccessEvaluationRequest, options?: RequestInit) {
+		return AccessApiFp(this.configuration).evaluateAccess(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). Up to 1000 evaluations (more: 400 <code>invalid_params</code>), decided in one snapshot and answered in order. The top-level <code>subject</code>, <code>action</code>, <code>resource</code> and <code>context</code> are defaults, each replacing an item&#39;s missing entity whole. <code>options.evaluations_semantic</code>: <code>execute_all</code> (default), <code>deny_on_first_deny</code> or <code>permit_on_first_permit</code> (the answers stop after the first deny, or permit). An item still lacking an entity is answered <code>false</code> with reason <code>invalid_request</code> (and <code>missing</code>, its JSON pointers), the others decided. Without <code>evaluations</code> (or with none) the request is one evaluation and is answered as one. The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now (a user through their role, a client directly). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+	 * @summary Decide many access requests at once (AuthZEN Access Evaluations)
+	 * @param {Api.AccessEvaluationsRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public evaluateAccessBatch(request: Api.AccessEvaluationsRequest, options?: RequestInit) {
+		return AccessApiFp(this.configuration).evaluateAccessBatch(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p><code>policy_decision_point</code> is the service&#39;s <code>PUBLIC_URL</code>; every endpoint is under it.</p>
+	 * @summary AuthZEN Policy Decision Point metadata
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getAuthzenConfiguration(options?: RequestInit) {
+		return AccessApiFp(this.configuration).getAuthzenConfiguration(options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). The permission codes of <code>resource.type</code> the subject holds now, by code. An unknown or inactive subject, or an unknown type, gives no results. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+	 * @summary What may this subject do here (AuthZEN Action Search)
+	 * @param {Api.ActionSearchRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public searchActions(request: Api.ActionSearchRequest, options?: RequestInit) {
+		return AccessApiFp(this.configuration).searchActions(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The objects of <code>resource.type</code> the subject may act on. Objects of a resource are not registered yet (a later step), so the answer is an empty page; the request is validated as it will be. <code>resource.id</code> is ignored. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+	 * @summary On which objects (AuthZEN Resource Search)
+	 * @param {Api.ResourceSearchRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public searchResources(request: Api.ResourceSearchRequest, options?: RequestInit) {
+		return AccessApiFp(this.configuration).searchResources(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The active users (<code>subject.type</code> <code>user</code>, each named by its <code>external_user_id</code> when it has one, else by its id) or clients (<code>client</code>) that hold <code>action.name</code> on <code>resource.type</code> now, by id. <code>subject.id</code> is ignored; an unknown type, resource or action gives no results. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+	 * @summary Who may do this (AuthZEN Subject Search)
+	 * @param {Api.SubjectSearchRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public searchSubjects(request: Api.SubjectSearchRequest, options?: RequestInit) {
+		return AccessApiFp(this.configuration).searchSubjects(request, options)(this.fetch, this.basePath);
+	}
+
+}
+/**
  * AuditApi - fetch parameter creator
  * @export
  */

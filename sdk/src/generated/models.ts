@@ -15,6 +15,256 @@ Every error has the shape `{ error, error_description, details? }`; `error` is a
  */
 
 export namespace Api {
+	export interface AccessDecision {
+		decision: boolean;
+		context?: Api.AccessDecision.Context;
+	}
+
+	/**
+	 * @export
+	 * @namespace AccessDecision
+	 */
+	export namespace AccessDecision {
+		export interface Context {
+			'reason_admin': Api.AuthzenReason;
+		}
+
+	}
+
+	/**
+	 * <p>One question; an entity it omits is the request&#39;s top-level one (replaced whole, never merged).</p>
+	 */
+	export interface AccessEvaluationItem {
+		subject?: Api.AccessEvaluationItem.Subject;
+		action?: Api.AccessEvaluationItem.Action;
+		resource?: Api.AccessEvaluationItem.Resource;
+		/**
+		 * @description <p>The environment of the request. Accepted; it does not change a decision.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof AccessEvaluationItem
+		 */
+		context?: { [name: string]: string };
+	}
+
+	/**
+	 * @export
+	 * @namespace AccessEvaluationItem
+	 */
+	export namespace AccessEvaluationItem {
+		export interface Subject {
+			/**
+			 * @description <p><code>user</code> (a user of the project) or <code>client</code> (a machine client of the project). Another type names nobody: the decision is false with <code>unknown_subject</code>.</p>
+			 * @type {string}
+			 * @memberof Subject
+			 */
+			'type'?: string;
+			/**
+			 * @description <p>For <code>user</code>: the user&#39;s id or, when no user of the project has that id, its <code>external_user_id</code> (the calling system&#39;s own id). For <code>client</code>: the client&#39;s id.</p>
+			 * @type {string}
+			 * @memberof Subject
+			 */
+			id?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Subject
+			 */
+			properties?: { [name: string]: string };
+		}
+
+		export interface Action {
+			/**
+			 * @description <p>A permission <code>code</code> of the resource (case-insensitive).</p>
+			 * @type {string}
+			 * @memberof Action
+			 */
+			name?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Action
+			 */
+			properties?: { [name: string]: string };
+		}
+
+		export interface Resource {
+			/**
+			 * @description <p>A resource <code>code</code> of the project (case-insensitive).</p>
+			 * @type {string}
+			 * @memberof Resource
+			 */
+			'type'?: string;
+			/**
+			 * @description <p>One object of that resource (any string; objects of their own are a later step).</p>
+			 * @type {string}
+			 * @memberof Resource
+			 */
+			id?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Resource
+			 */
+			properties?: { [name: string]: string };
+		}
+
+	}
+
+	export interface AccessEvaluationRequest {
+		subject: Api.AuthzenSubject;
+		action: Api.AuthzenAction;
+		resource: Api.AuthzenResource;
+		/**
+		 * @description <p>The environment of the request. Accepted; it does not change a decision.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof AccessEvaluationRequest
+		 */
+		context?: { [name: string]: string };
+	}
+
+	export interface AccessEvaluationsRequest {
+		subject?: Api.AccessEvaluationsRequest.Subject;
+		action?: Api.AccessEvaluationsRequest.Action;
+		resource?: Api.AccessEvaluationsRequest.Resource;
+		/**
+		 * @description <p>The environment of the request. Accepted; it does not change a decision.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof AccessEvaluationsRequest
+		 */
+		context?: { [name: string]: string };
+		/**
+		 * @description <p>Up to 1000 questions, answered in order. Absent or empty: the request is one evaluation (its top-level <code>subject</code>, <code>action</code> and <code>resource</code> are then required).</p>
+		 * @type {Api.AccessEvaluationItem[]}
+		 * @memberof AccessEvaluationsRequest
+		 */
+		evaluations?: Api.AccessEvaluationItem[];
+		options?: Api.AccessEvaluationsRequest.Options;
+	}
+
+	/**
+	 * @export
+	 * @namespace AccessEvaluationsRequest
+	 */
+	export namespace AccessEvaluationsRequest {
+		export interface Subject {
+			/**
+			 * @description <p><code>user</code> (a user of the project) or <code>client</code> (a machine client of the project). Another type names nobody: the decision is false with <code>unknown_subject</code>.</p>
+			 * @type {string}
+			 * @memberof Subject
+			 */
+			'type'?: string;
+			/**
+			 * @description <p>For <code>user</code>: the user&#39;s id or, when no user of the project has that id, its <code>external_user_id</code> (the calling system&#39;s own id). For <code>client</code>: the client&#39;s id.</p>
+			 * @type {string}
+			 * @memberof Subject
+			 */
+			id?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Subject
+			 */
+			properties?: { [name: string]: string };
+		}
+
+		export interface Action {
+			/**
+			 * @description <p>A permission <code>code</code> of the resource (case-insensitive).</p>
+			 * @type {string}
+			 * @memberof Action
+			 */
+			name?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Action
+			 */
+			properties?: { [name: string]: string };
+		}
+
+		export interface Resource {
+			/**
+			 * @description <p>A resource <code>code</code> of the project (case-insensitive).</p>
+			 * @type {string}
+			 * @memberof Resource
+			 */
+			'type'?: string;
+			/**
+			 * @description <p>One object of that resource (any string; objects of their own are a later step).</p>
+			 * @type {string}
+			 * @memberof Resource
+			 */
+			id?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Resource
+			 */
+			properties?: { [name: string]: string };
+		}
+
+		export interface Options {
+			/**
+			 * @description <p><code>execute_all</code> (default): every answer. <code>deny_on_first_deny</code>: the answers up to and including the first deny. <code>permit_on_first_permit</code>: up to and including the first permit.</p>
+			 * @type {Api.AccessEvaluationsRequest.Options.EvaluationsSemanticEnum}
+			 * @memberof Options
+			 */
+			'evaluations_semantic'?: Api.AccessEvaluationsRequest.Options.EvaluationsSemanticEnum;
+		}
+
+		/**
+		 * @export
+		 * @namespace Options
+		 */
+		export namespace Options {
+			/**
+			 * <p><code>execute_all</code> (default): every answer. <code>deny_on_first_deny</code>: the answers up to and including the first deny. <code>permit_on_first_permit</code>: up to and including the first permit.</p>
+			 */
+			export enum EvaluationsSemanticEnum {
+				ExecuteAll = 'execute_all',
+				DenyOnFirstDeny = 'deny_on_first_deny',
+				PermitOnFirstPermit = 'permit_on_first_permit'
+			}
+
+		}
+
+	}
+
+	export type AccessEvaluationsResponse = Api.AccessEvaluationsResponse.ObjectValue | Api.AccessDecision;
+
+	/**
+	 * @export
+	 * @namespace AccessEvaluationsResponse
+	 */
+	export namespace AccessEvaluationsResponse {
+		export interface ObjectValue {
+			evaluations: Api.AccessDecision[];
+		}
+
+	}
+
+	export interface ActionSearchRequest {
+		subject: Api.AuthzenSubject;
+		resource: Api.AuthzenResource;
+		/**
+		 * @description <p>The environment of the request. Accepted; it does not change a decision.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof ActionSearchRequest
+		 */
+		context?: { [name: string]: string };
+		/**
+		 * @description <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
+		 * @type {Api.AuthzenPageRequest}
+		 * @memberof ActionSearchRequest
+		 */
+		page?: Api.AuthzenPageRequest;
+	}
+
+	export interface ActionSearchResponse {
+		page: Api.AuthzenPage;
+		results: Api.AuthzenActionName[];
+	}
+
 	export type AuditChange = Api.AuditChange.ObjectValue | Api.AuditChange.EnumValueEnum;
 
 	/**
@@ -216,6 +466,177 @@ export namespace Api {
 
 	export enum AuthorizeResponseTypeEnum {
 		Code = 'code'
+	}
+
+	export interface AuthzenAction {
+		/**
+		 * @description <p>A permission <code>code</code> of the resource (case-insensitive).</p>
+		 * @type {string}
+		 * @memberof AuthzenAction
+		 */
+		name: string;
+		/**
+		 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof AuthzenAction
+		 */
+		properties?: { [name: string]: string };
+	}
+
+	export interface AuthzenActionName {
+		name: string;
+	}
+
+	export interface AuthzenConfiguration {
+		/**
+		 * @description <p>The service&#39;s PUBLIC_URL</p>
+		 * @type {string}
+		 * @memberof AuthzenConfiguration
+		 */
+		'policy_decision_point': string;
+		'access_evaluation_endpoint': string;
+		'access_evaluations_endpoint': string;
+		'search_subject_endpoint': string;
+		'search_resource_endpoint': string;
+		'search_action_endpoint': string;
+	}
+
+	export interface AuthzenEntity {
+		'type': string;
+		id: string;
+	}
+
+	export interface AuthzenPage {
+		/**
+		 * @description <p>Empty when this is the last page</p>
+		 * @type {string}
+		 * @memberof AuthzenPage
+		 */
+		'next_token': string;
+		/**
+		 * @description <p>Results in this page</p>
+		 * @type {number}
+		 * @memberof AuthzenPage
+		 */
+		count: number;
+		/**
+		 * @description <p>Results over all pages, now</p>
+		 * @type {number}
+		 * @memberof AuthzenPage
+		 */
+		total: number;
+	}
+
+	/**
+	 * <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
+	 */
+	export interface AuthzenPageRequest {
+		/**
+		 * @description <p>The <code>next_token</code> of the previous page</p>
+		 * @type {string}
+		 * @memberof AuthzenPageRequest
+		 */
+		token?: string;
+		/**
+		 * @description <p>1 to 1000 (default 100)</p>
+		 * @type {number}
+		 * @memberof AuthzenPageRequest
+		 * minimum: 1
+		 * maximum: 1000
+		 */
+		limit?: number;
+		properties?: { [name: string]: string };
+	}
+
+	export interface AuthzenReason {
+		/**
+		 * @description <p>What decided it; a stable code (docs/authzen.md).</p>
+		 * @type {Api.AuthzenReason.CodeEnum}
+		 * @memberof AuthzenReason
+		 */
+		code: Api.AuthzenReason.CodeEnum;
+		/**
+		 * @description <p><code>role_permission</code>: the user&#39;s role that holds the permission; <code>no_permission</code>: the user&#39;s role, which does not (absent when the user has none)</p>
+		 * @type {string}
+		 * @memberof AuthzenReason
+		 */
+		'role_id'?: string;
+		/**
+		 * @description <p><code>client_permission</code>: the client</p>
+		 * @type {string}
+		 * @memberof AuthzenReason
+		 */
+		'client_id'?: string;
+		/**
+		 * @description <p><code>invalid_request</code>: JSON pointers of the entities the evaluation lacks once the defaults are applied</p>
+		 * @type {string[]}
+		 * @memberof AuthzenReason
+		 */
+		missing?: string[];
+	}
+
+	/**
+	 * @export
+	 * @namespace AuthzenReason
+	 */
+	export namespace AuthzenReason {
+		/**
+		 * <p>What decided it; a stable code (docs/authzen.md).</p>
+		 */
+		export enum CodeEnum {
+			RolePermission = 'role_permission',
+			ClientPermission = 'client_permission',
+			NoPermission = 'no_permission',
+			SubjectInactive = 'subject_inactive',
+			ProjectInactive = 'project_inactive',
+			UnknownSubject = 'unknown_subject',
+			UnknownResourceType = 'unknown_resource_type',
+			UnknownAction = 'unknown_action',
+			InvalidRequest = 'invalid_request'
+		}
+
+	}
+
+	export interface AuthzenResource {
+		/**
+		 * @description <p>A resource <code>code</code> of the project (case-insensitive).</p>
+		 * @type {string}
+		 * @memberof AuthzenResource
+		 */
+		'type': string;
+		/**
+		 * @description <p>One object of that resource (any string; objects of their own are a later step).</p>
+		 * @type {string}
+		 * @memberof AuthzenResource
+		 */
+		id: string;
+		/**
+		 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof AuthzenResource
+		 */
+		properties?: { [name: string]: string };
+	}
+
+	export interface AuthzenSubject {
+		/**
+		 * @description <p><code>user</code> (a user of the project) or <code>client</code> (a machine client of the project). Another type names nobody: the decision is false with <code>unknown_subject</code>.</p>
+		 * @type {string}
+		 * @memberof AuthzenSubject
+		 */
+		'type': string;
+		/**
+		 * @description <p>For <code>user</code>: the user&#39;s id or, when no user of the project has that id, its <code>external_user_id</code> (the calling system&#39;s own id). For <code>client</code>: the client&#39;s id.</p>
+		 * @type {string}
+		 * @memberof AuthzenSubject
+		 */
+		id: string;
+		/**
+		 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof AuthzenSubject
+		 */
+		properties?: { [name: string]: string };
 	}
 
 	export interface BearerError {
@@ -481,6 +902,11 @@ export namespace Api {
 	}
 
 	export interface Empty {
+	}
+
+	export interface EntitySearchResponse {
+		page: Api.AuthzenPage;
+		results: Api.AuthzenEntity[];
 	}
 
 	/**
@@ -1001,6 +1427,52 @@ export namespace Api {
 		pagination: Api.Pagination;
 	}
 
+	export interface ResourceSearchRequest {
+		subject: Api.AuthzenSubject;
+		action: Api.AuthzenAction;
+		resource: Api.ResourceSearchRequest.Resource;
+		/**
+		 * @description <p>The environment of the request. Accepted; it does not change a decision.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof ResourceSearchRequest
+		 */
+		context?: { [name: string]: string };
+		/**
+		 * @description <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
+		 * @type {Api.AuthzenPageRequest}
+		 * @memberof ResourceSearchRequest
+		 */
+		page?: Api.AuthzenPageRequest;
+	}
+
+	/**
+	 * @export
+	 * @namespace ResourceSearchRequest
+	 */
+	export namespace ResourceSearchRequest {
+		export interface Resource {
+			/**
+			 * @description <p>A resource <code>code</code> of the project (case-insensitive).</p>
+			 * @type {string}
+			 * @memberof Resource
+			 */
+			'type': string;
+			/**
+			 * @description <p>Ignored</p>
+			 * @type {string}
+			 * @memberof Resource
+			 */
+			id?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Resource
+			 */
+			properties?: { [name: string]: string };
+		}
+
+	}
+
 	export interface RevokeTokenRequest {
 		/**
 		 * @description <p>An access token or a refresh token</p>
@@ -1166,6 +1638,52 @@ export namespace Api {
 
 	export interface Status {
 		status: string;
+	}
+
+	export interface SubjectSearchRequest {
+		subject: Api.SubjectSearchRequest.Subject;
+		action: Api.AuthzenAction;
+		resource: Api.AuthzenResource;
+		/**
+		 * @description <p>The environment of the request. Accepted; it does not change a decision.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof SubjectSearchRequest
+		 */
+		context?: { [name: string]: string };
+		/**
+		 * @description <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
+		 * @type {Api.AuthzenPageRequest}
+		 * @memberof SubjectSearchRequest
+		 */
+		page?: Api.AuthzenPageRequest;
+	}
+
+	/**
+	 * @export
+	 * @namespace SubjectSearchRequest
+	 */
+	export namespace SubjectSearchRequest {
+		export interface Subject {
+			/**
+			 * @description <p><code>user</code> (a user of the project) or <code>client</code> (a machine client of the project). Another type names nobody: the decision is false with <code>unknown_subject</code>.</p>
+			 * @type {string}
+			 * @memberof Subject
+			 */
+			'type': string;
+			/**
+			 * @description <p>Ignored</p>
+			 * @type {string}
+			 * @memberof Subject
+			 */
+			id?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Subject
+			 */
+			properties?: { [name: string]: string };
+		}
+
 	}
 
 	export interface SubmitLoginRequest {
