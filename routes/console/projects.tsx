@@ -5,6 +5,7 @@ import type { App } from "../env.ts";
 import {
   Active,
   Alert,
+  CopyId,
   Csrf,
   Field,
   Layout,
@@ -16,16 +17,15 @@ import {
   SearchBox,
   SecretOnce,
   SortTh,
+  Time,
 } from "./layout.tsx";
-import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
+import { ApiRefusal, type Console, html, type Me, signedIn } from "./session.ts";
 
 /** What a project page knows: the project, whether the user is an operator, and what the user may do there. */
 export type Scope = { project: Project; operator: boolean; can: (permission: string) => boolean };
 
-type Me = { permissions: string[]; email: string | null };
-
 export async function scopeOf(k: Console, projectId: string): Promise<Scope> {
-  const me = await k.get<Me>("/api/v1/users/current");
+  const me = await k.me();
   const read = await k.api<Project>("GET", projectApi(projectId));
   // A user without projects:read still works in their own project; the page then knows only its id.
   if (!read.ok && !(read.status === 403 && k.session.projectId === projectId)) throw new ApiRefusal(read);
@@ -125,7 +125,7 @@ export function registerProjectPages(app: App) {
     "/console",
     signedIn(app, async (k) => {
       try {
-        const me = await k.get<Me>("/api/v1/users/current");
+        const me = await k.me();
         const target = k.session.projectId === SYSTEM_PROJECT_ID && me.permissions.includes("projects:read")
           ? "/console/projects"
           : projectPath(k.session.projectId);
@@ -143,14 +143,14 @@ export function registerProjectPages(app: App) {
       let page: Page<Project>;
       let me: Me;
       try {
-        me = await k.get<Me>("/api/v1/users/current");
+        me = await k.me();
         page = await k.get<Page<Project>>(`/api/v1/projects?${q}`);
       } catch (err) {
         return refusedPage(k, err);
       }
       const notice = k.c.req.query("done") ? "Saved." : null;
       return html(k.c, (nonce) => (
-        <Layout nonce={nonce} title="Projects" k={k} operator>
+        <Layout nonce={nonce} title="Projects" k={k} operator tab="projects">
           <h1>Projects</h1>
           <Alert notice={notice} />
           {me.permissions.includes("projects:create") && (
@@ -162,7 +162,8 @@ export function registerProjectPages(app: App) {
               <caption class="hint">Projects, {page.pagination.total} in all</caption>
               <thead>
                 <tr>
-                  <SortTh query={q} field="name" label="Name" />
+                  <SortTh query={q} field="name" label="Name and ID" />
+                  <th scope="col" class="wide">Description</th>
                   <th scope="col">State</th>
                   <SortTh query={q} field="created_at" label="Created" class="wide" />
                 </tr>
@@ -171,12 +172,19 @@ export function registerProjectPages(app: App) {
                 {page.data.map((p) => (
                   <tr>
                     <td>
-                      <a href={projectPath(p.id)}>{p.name}</a>
+                      <a href={projectPath(p.id)}>{p.name}</a>{" "}
+                      {p.is_system && <span class="badge">operators</span>}
+                      <span class="sub">
+                        <CopyId id={p.id} label={`id of ${p.name}`} />
+                      </span>
                     </td>
+                    <td class="wide">{p.description ?? ""}</td>
                     <td>
                       <Active on={p.is_active} />
                     </td>
-                    <td class="wide">{p.created_at.slice(0, 10)}</td>
+                    <td class="wide">
+                      <Time at={p.created_at} />
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -188,9 +196,10 @@ export function registerProjectPages(app: App) {
     }),
   );
 
-  const newProjectPage = (k: Console, values: Record<string, string>, problem: Problem | null) =>
-    html(k.c, (nonce) => (
-      <Layout nonce={nonce} title="Create project" k={k} operator>
+  const newProjectPage = async (k: Console, values: Record<string, string>, problem: Problem | null) => {
+    await k.me().catch(() => null);
+    return html(k.c, (nonce) => (
+      <Layout nonce={nonce} title="Create project" k={k} operator tab="projects">
         <h1>Create project</h1>
         <Alert problem={problem} />
         <form method="post" action="/console/projects/new">
@@ -200,8 +209,9 @@ export function registerProjectPages(app: App) {
         </form>
       </Layout>
     ), problem ? 400 : 200);
+  };
 
-  app.get("/console/projects/new", signedIn(app, (k) => Promise.resolve(newProjectPage(k, {}, null))));
+  app.get("/console/projects/new", signedIn(app, (k) => newProjectPage(k, {}, null)));
 
   app.post(
     "/console/projects/new",
@@ -220,7 +230,7 @@ export function registerProjectPages(app: App) {
       if (!res.ok) return newProjectPage(k, values, problemOf(res));
       const created = res.body;
       return html(k.c, (nonce) => (
-        <Layout nonce={nonce} title="Project created" k={k} operator>
+        <Layout nonce={nonce} title="Project created" k={k} operator tab="projects">
           <h1>Project “{created.name}” created</h1>
           <SecretOnce
             label="The project's admin client"
@@ -257,12 +267,35 @@ export function registerProjectPages(app: App) {
         <Layout nonce={nonce} title={p.name} k={k} project={p} tab="home" operator={s.operator}>
           <h1>{p.name}</h1>
           <Alert problem={problem} notice={notice} />
-          <p>
-            Project ID <code>{p.id}</code> · <Active on={p.is_active} />
-          </p>
-          <p class="hint">
-            Its administrators sign in at <code>/console/signin?project={p.id}</code>.
-          </p>
+          <dl class="facts card">
+            <dt>Project ID</dt>
+            <dd>
+              <CopyId id={p.id} label="project id" />
+            </dd>
+            <dt>State</dt>
+            <dd>
+              <Active on={p.is_active} />
+              {p.is_system ? " · the system project, where operators sign in" : ""}
+            </dd>
+            {p.description && (
+              <>
+                <dt>Description</dt>
+                <dd>{p.description}</dd>
+              </>
+            )}
+            <dt>Console sign-in</dt>
+            <dd>
+              <CopyId id={`/console/signin?project=${p.id}`} label="sign-in path" />
+            </dd>
+            {p.created_at && (
+              <>
+                <dt>Created</dt>
+                <dd>
+                  <Time at={p.created_at} />
+                </dd>
+              </>
+            )}
+          </dl>
           {s.can("projects:update")
             ? (
               <form method="post" action={path}>

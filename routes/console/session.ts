@@ -96,8 +96,15 @@ export type ApiError = {
   details?: { field: string; issue: string }[];
 };
 
+/** The signed-in user, as `GET /api/v1/users/current` answers. */
+export type Me = { id: string; email: string | null; display_name: string; permissions: string[] };
+
 /** A signed-in request: the session, the form when posted, and the admin API under the user's token. */
 export class Console {
+  private mine?: Promise<Me>;
+  /** The signed-in user's email (or name), once `me()` has been read: the page header shows it. */
+  who: string | null = null;
+
   constructor(
     readonly app: App,
     readonly c: C,
@@ -105,6 +112,15 @@ export class Console {
     readonly form: Form,
     readonly next: string,
   ) {}
+
+  /** The signed-in user, read once per request. */
+  me(): Promise<Me> {
+    this.mine ??= this.get<Me>("/api/v1/users/current").then((me) => {
+      this.who = me.email ?? me.display_name;
+      return me;
+    });
+    return this.mine;
+  }
 
   get csrf() {
     return csrfOf(this.session.secret);

@@ -5,7 +5,19 @@
 import type { Session } from "../../openapi/sessions.ts";
 import type { User } from "../../openapi/users.ts";
 import type { App } from "../env.ts";
-import { Alert, Csrf, Layout, type Page, Pager, type Problem, problemOf } from "./layout.tsx";
+import {
+  Active,
+  Alert,
+  Csrf,
+  Layout,
+  listQuery,
+  type Page,
+  Pager,
+  type Problem,
+  problemOf,
+  SearchBox,
+  Time,
+} from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { findIn } from "./resources.tsx";
 import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
@@ -47,7 +59,10 @@ async function sessionsPage(k: Console, problem: Problem | null) {
   return html(
     k.c,
     (nonce) => (
-      <Layout nonce={nonce} title={title} k={k} project={s.project} tab="users" operator={s.operator}>
+      <Layout nonce={nonce} title={title} k={k} project={s.project} tab="sessions" operator={s.operator}>
+        <p class="crumbs">
+          <a href={`${projectPath(s.project.id)}/sessions`}>Sessions</a> ›
+        </p>
         <h1>{title}</h1>
         <p>
           <a href={`${projectPath(s.project.id)}/users/${encodeURIComponent(user.id)}`}>Back to the user</a>
@@ -77,8 +92,12 @@ async function sessionsPage(k: Console, problem: Problem | null) {
                     <td>
                       <code>{session.client_id}</code>
                     </td>
-                    <td>{when(session.created_at)}</td>
-                    <td>{when(session.last_used_at)}</td>
+                    <td>
+                      <Time at={session.created_at} />
+                    </td>
+                    <td>
+                      <Time at={session.last_used_at} />
+                    </td>
                     <td class="wide">{session.ip ?? "unknown"}</td>
                     <td class="wide">{session.user_agent ?? "unknown"}</td>
                     {mayEnd && (
@@ -118,7 +137,67 @@ async function sessionsPage(k: Console, problem: Problem | null) {
   );
 }
 
+/** The project's Sessions tab: sessions belong to a user, so it finds the user first. */
+async function sessionsHome(k: Console) {
+  const q = listQuery(k);
+  let s: Scope, page: Page<User>;
+  try {
+    s = await scopeOf(k, k.c.req.param("pid")!);
+    page = await k.get<Page<User>>(`${usersApi(k)}?${q}`);
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+  const users = `${projectPath(s.project.id)}/users`;
+  return html(
+    k.c,
+    (nonce) => (
+      <Layout nonce={nonce} title="Sessions" k={k} project={s.project} tab="sessions" operator={s.operator}>
+        <h1>Sessions</h1>
+        <p class="hint">
+          A session is one sign-in of a user through one client. Find the user to see their sessions and sign
+          them out.
+        </p>
+        <SearchBox query={q} label="Search users by name or email" />
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">User</th>
+                <th scope="col" class="wide">State</th>
+                <th scope="col">Sessions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.data.map((u) => (
+                <tr key={u.id}>
+                  <td>
+                    <a href={`${users}/${encodeURIComponent(u.id)}`}>{u.display_name}</a>
+                    <span class="sub">{u.email ?? u.external_user_id}</span>
+                  </td>
+                  <td class="wide">
+                    <Active on={u.is_active} />
+                  </td>
+                  <td>
+                    <a
+                      href={`${users}/${encodeURIComponent(u.id)}/sessions`}
+                      aria-label={`Sessions of ${u.display_name}`}
+                    >
+                      Sessions
+                    </a>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        <Pager query={q} page={page} noun="users" />
+      </Layout>
+    ),
+  );
+}
+
 export function registerSessionPages(app: App) {
+  app.get("/console/projects/:pid/sessions", signedIn(app, sessionsHome));
   app.get("/console/projects/:pid/users/:uid/sessions", signedIn(app, (k) => sessionsPage(k, null)));
   app.post(
     "/console/projects/:pid/users/:uid/sessions/end-all",

@@ -3,10 +3,22 @@ import type { Role } from "../../openapi/roles.ts";
 import type { User } from "../../openapi/users.ts";
 import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
-import { Active, Alert, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
+import {
+  Active,
+  Alert,
+  CopyId,
+  Csrf,
+  Field,
+  Layout,
+  type Page,
+  type Problem,
+  problemOf,
+  SortTh,
+  Time,
+} from "./layout.tsx";
 import { areaApi, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { findIn } from "./resources.tsx";
-import { type Console, html, signedIn } from "./session.ts";
+import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
 const api = (k: Console) => areaApi(k, "users");
@@ -38,6 +50,9 @@ export function registerUserPages(app: App) {
       <>
         <td>
           <a href={href}>{u.display_name}</a>
+          <span class="sub">
+            <CopyId id={u.id} label={`user id of ${u.display_name}`} />
+          </span>
         </td>
         <td>{u.email ?? u.external_user_id}</td>
         <td class="wide">
@@ -68,6 +83,7 @@ export function registerUserPages(app: App) {
     const readonly = !s.can(user ? "users:update" : "users:create");
     const title = user ? `User ${user.display_name}` : "Create user";
     const roleError = problem?.fields["role_id"];
+    const role = user?.role_id ? roles.find((r) => r.id === user.role_id) : undefined;
     return html(
       k.c,
       (nonce) => (
@@ -75,10 +91,57 @@ export function registerUserPages(app: App) {
           <h1>{title}</h1>
           <Alert problem={problem} />
           {user && (
-            <p>
-              <a href={`${action}/sessions`}>Sessions of {user.display_name}</a>
-            </p>
+            <dl class="facts card">
+              <dt>User id</dt>
+              <dd>
+                <CopyId id={user.id} label="user id" />
+              </dd>
+              <dt>Role</dt>
+              <dd>
+                {role
+                  ? (
+                    <a href={`${projectPath(s.project.id)}/roles/${encodeURIComponent(role.id)}`}>
+                      {role.name}
+                    </a>
+                  )
+                  : "none"}
+              </dd>
+              <dt>State</dt>
+              <dd>
+                <Active on={user.is_active} />
+              </dd>
+              <dt>Created</dt>
+              <dd>
+                <Time at={user.created_at} />
+              </dd>
+              <dt>Sessions</dt>
+              <dd>
+                <a href={`${action}/sessions`}>Sessions of {user.display_name}</a>
+              </dd>
+            </dl>
           )}
+          {user?.permissions && (
+            <section aria-labelledby="effective-permissions">
+              <h2 id="effective-permissions">Effective permissions</h2>
+              <p class="hint">
+                What the user holds now through{" "}
+                {role ? `the role ${role.name}` : "their role"}, as the service evaluates it for their next
+                token.
+              </p>
+              {user.permissions.length === 0
+                ? <p>None{user.role_id ? "" : ": the user has no role"}.</p>
+                : (
+                  <ul class="perms" id="permission-list">
+                    {user.permissions.map((perm) => (
+                      <li key={perm}>
+                        <code>{perm}</code>
+                      </li>
+                    ))}
+                  </ul>
+                )}
+            </section>
+          )}
+          <h2>Profile</h2>
           <form method="post" action={action}>
             <Csrf k={k} back={action} />
             <Field
@@ -172,12 +235,13 @@ export function registerUserPages(app: App) {
   app.get(
     "/console/projects/:pid/users/:uid",
     signedIn(app, async (k) => {
-      try {
-        const found = await findIn<User>(k, api(k), k.c.req.param("uid")!);
-        return found ? editPage(k, found, null, null) : k.notFound();
-      } catch (err) {
-        return refusedPage(k, err);
-      }
+      const res = await k.api<User>(
+        "GET",
+        `${api(k)}/${encodeURIComponent(k.c.req.param("uid")!)}?include_permissions=true`,
+      );
+      if (res.status === 404) return k.notFound();
+      if (!res.ok) return refusedPage(k, new ApiRefusal(res));
+      return editPage(k, res.body, null, null);
     }),
   );
   app.post(
