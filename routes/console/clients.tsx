@@ -37,11 +37,11 @@ type Values = {
 const METHODS: Record<Method, { type: string; says: string }> = {
   none: {
     type: "public",
-    says: "Public: no secret at the token endpoint; logins prove themselves with PKCE (none)",
+    says: "Public (none): no secret; logins prove themselves with PKCE",
   },
   client_secret_basic: {
     type: "confidential",
-    says: "Confidential: HTTP Basic with the client secret at the token endpoint (client_secret_basic)",
+    says: "Confidential (client_secret_basic): HTTP Basic with the secret",
   },
 };
 

@@ -3,7 +3,8 @@ import type { Child } from "hono/jsx";
 import type { ApiAnswer, Console } from "./session.ts";
 
 const STYLE = `
-:root { color-scheme: light dark; font-family: system-ui, -apple-system, "Segoe UI", sans-serif; line-height: 1.45;
+:root { color-scheme: light dark; line-height: 1.45;
+  font-family: -apple-system, BlinkMacSystemFont, "Segoe UI", Roboto, "Noto Sans", "Liberation Sans", "DejaVu Sans", system-ui, sans-serif;
   --bg: #f6f7f9; --panel: #fff; --text: #1f2933; --muted: #5b6672; --line: #d9dee4; --accent: #1a56db;
   --accent-text: #fff; --accent-soft: #e8efff; --danger: #b91c1c; --ok-bg: #def7ec; --ok-text: #03543f;
   --err-bg: #fde8e8; --err-text: #9b1c1c; --focus: #f59e0b; --code-bg: #eef1f4; }

@@ -52,6 +52,12 @@ async function sessionsPage(k: Console, problem: Problem | null) {
   const res = await k.api<Page<Session>>("GET", `${sessionsApi(k)}?${q}`);
   if (!res.ok) return refusedPage(k, new ApiRefusal(res));
   const page = res.body;
+  // The clients by name, each looked up once; one the API does not show (the console's own) keeps its id.
+  const clients = new Map<string, string>();
+  await Promise.all([...new Set(page.data.map((x) => x.client_id))].map(async (id) => {
+    const client = await k.api<{ name: string }>("GET", `${areaApi(k, "clients")}/${encodeURIComponent(id)}`);
+    if (client.ok) clients.set(id, client.body.name);
+  }));
   const base = pagePath(k);
   const mayEnd = s.can("users:update");
   const notice = NOTICES[url.searchParams.get("done") ?? ""] ?? null;
@@ -90,7 +96,10 @@ async function sessionsPage(k: Console, problem: Problem | null) {
                 {page.data.map((session) => (
                   <tr>
                     <td>
-                      <code>{session.client_id}</code>
+                      {clients.get(session.client_id)}
+                      <span class={clients.has(session.client_id) ? "sub" : undefined}>
+                        <code>{session.client_id}</code>
+                      </span>
                     </td>
                     <td>
                       <Time at={session.created_at} />
