@@ -293,6 +293,12 @@ test(
         assert.ok(await page.getByRole("heading", { name: "Deliveries" }).isVisible());
       });
       await visit("delete-role", `${base}/roles/${support.id}/delete`);
+      // A record that is not there: a page of the console all the same, with the way back.
+      const { page } = contexts[0];
+      const missing = await page.goto(`${svc.url}${base}/users/01a00000-0000-7000-8000-000000000000`);
+      assert.equal(missing?.status(), 404);
+      assert.equal(await page.getByRole("heading", { level: 1 }).textContent(), "Not found");
+      assert.ok(await page.getByRole("button", { name: "Sign out" }).isVisible());
 
       assert.deepEqual(overflow, []);
       assert.deepEqual(violations, []);

@@ -82,7 +82,7 @@ function SignInPage(p: { nonce: string; next: string; project?: string; message?
       <h1>Sign in to the console</h1>
       {p.message && <p class="notice" role="status">{p.message}</p>}
       {p.error && <p class="alert" role="alert">{p.error}</p>}
-      <div class="card">
+      <div class="card narrow">
         <p id="signin-project">
           This sign-in is for the project with ID <code>{project}</code>
           {project === SYSTEM_PROJECT_ID ? " (the system project, where operators sign in)" : ""}.

@@ -35,6 +35,8 @@ nav.tabs a[aria-current=page] { color: var(--text); font-weight: 700; border-bot
 main { padding: 1.25rem 1rem 3rem; max-width: 72rem; margin: 0 auto; }
 .crumbs { margin: 0 0 .25rem; font-size: .9rem; color: var(--muted); }
 h1 { font-size: 1.5rem; margin: .25rem 0 1rem; overflow-wrap: anywhere; } h2 { font-size: 1.15rem; margin: 1.75rem 0 .5rem; }
+.narrow { max-width: 36rem; }
+.card > :first-child { margin-top: 0; } .card > :last-child { margin-bottom: 0; }
 .card { background: var(--panel); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; margin: 0 0 1rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }

@@ -5,6 +5,7 @@
  */
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import { encodeBase64Url } from "../../domain/base64.ts";
 import { consoleClientId } from "../../domain/console.ts";
@@ -17,6 +18,7 @@ import {
   refreshConsoleSession,
 } from "../../domain/console_sessions.ts";
 import type { App, AppEnv } from "../env.ts";
+import { Layout } from "./layout.tsx";
 
 export type C = Context<AppEnv>;
 
@@ -130,7 +132,16 @@ export class Console {
   notFound(): Response {
     return html(
       this.c,
-      () => '<title>Not found</title><h1>Not found</h1><p><a href="/console">Back</a></p>',
+      (nonce) =>
+        Layout({
+          nonce,
+          title: "Not found",
+          k: this,
+          children: raw(
+            "<h1>Not found</h1><p>There is nothing here, or it is not yours to see.</p>" +
+              '<p><a href="/console">Back to the console</a></p>',
+          ),
+        }),
       404,
     );
   }
@@ -179,7 +190,15 @@ export class Console {
     );
   }
 
-  private async refresh() {
+  private refreshing?: Promise<void>;
+
+  /** One refresh at a time: calls made together (a page's look-ups) share it, never spending a token twice. */
+  private refresh(): Promise<void> {
+    this.refreshing ??= this.refreshNow().finally(() => this.refreshing = undefined);
+    return this.refreshing;
+  }
+
+  private async refreshNow() {
     const { sql } = this.c.var.deps;
     const projectId = this.session.projectId;
     const fresh = await refreshConsoleSession(
