@@ -232,6 +232,9 @@ test(
           (await page.locator("#current-project").textContent())!,
           new RegExp(`Shop\\s*${shop.id}`),
         );
+        const glance = page.getByRole("list", { name: "At a glance" });
+        assert.ok(await glance.getByRole("link", { name: "2 roles" }).isVisible());
+        assert.ok(await glance.getByRole("link", { name: "1 webhook" }).isVisible());
       });
       await visit("resources", `${base}/resources`);
       await visit("resource", `${base}/resources/${orders.id}`);
@@ -271,7 +274,7 @@ test(
         const row = page.getByRole("row").filter({
           has: page.getByRole("cell", { name: "user.updated", exact: true }),
         });
-        assert.match((await row.textContent())!, /Grace Hopper/);
+        assert.match((await row.textContent())!, /Grace Hopper\s*user\s*changed: display_name/);
         assert.ok(await row.getByRole("link", { name: "Grace Hopper" }).isVisible());
         // Local time with its zone (the browser's: Paris), the UTC text kept as the title.
         const time = row.locator("time");

@@ -141,6 +141,7 @@ export function registerAuditPage(app: App) {
                   <Field
                     name="type"
                     label="Event type"
+                    plain
                     value={shown.get("type")}
                     problem={problem}
                     hint="e.g. client.deactivated, or role.*"
@@ -150,6 +151,7 @@ export function registerAuditPage(app: App) {
                   <Field
                     name="since"
                     label="Since"
+                    plain
                     type={dateType(shown.get("since"))}
                     value={shown.get("since")}
                     problem={problem}
@@ -160,6 +162,7 @@ export function registerAuditPage(app: App) {
                   <Field
                     name="until"
                     label="Until"
+                    plain
                     type={dateType(shown.get("until"))}
                     value={shown.get("until")}
                     problem={problem}
@@ -169,8 +172,20 @@ export function registerAuditPage(app: App) {
               </div>
               <details open={shown.get("actor_id") || shown.get("target_id") ? true : undefined}>
                 <summary>Actor and target</summary>
-                <Field name="actor_id" label="Actor id" value={shown.get("actor_id")} problem={problem} />
-                <Field name="target_id" label="Target id" value={shown.get("target_id")} problem={problem} />
+                <Field
+                  name="actor_id"
+                  label="Actor id"
+                  plain
+                  value={shown.get("actor_id")}
+                  problem={problem}
+                />
+                <Field
+                  name="target_id"
+                  label="Target id"
+                  plain
+                  value={shown.get("target_id")}
+                  problem={problem}
+                />
               </details>
               <button type="submit">Filter</button>
               {shown.size > 0 && (
@@ -205,6 +220,9 @@ export function registerAuditPage(app: App) {
                       </td>
                       <td class="wide">
                         <Ref ref={e.target} names={names} />
+                        {e.changes && Object.keys(e.changes).length > 0 && (
+                          <span class="sub">changed: {Object.keys(e.changes).join(", ")}</span>
+                        )}
                       </td>
                     </tr>
                   ))}

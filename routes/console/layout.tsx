@@ -81,6 +81,11 @@ fieldset label, .check label { display: inline; font-weight: 400; margin: 0; }
 .badge.on { background: var(--ok-bg); color: var(--ok-text); border-color: transparent; }
 .badge.off { background: var(--err-bg); color: var(--err-text); border-color: transparent; }
 td code + code, dd code + code { margin-left: .3rem; }
+ul.glance { display: flex; flex-wrap: wrap; gap: .75rem; list-style: none; padding: 0; margin: 0 0 1rem; }
+ul.glance a { display: block; min-width: 8rem; padding: .6rem .9rem; background: var(--panel); border: 1px solid var(--line);
+  border-radius: .5rem; text-decoration: none; color: var(--text); }
+ul.glance a:hover { border-color: var(--accent); }
+ul.glance strong { display: block; font-size: 1.4rem; color: var(--accent); }
 ul.perms { columns: 16rem; padding-left: 1.2rem; }
 details summary { cursor: pointer; font-weight: 600; margin: 1rem 0 .25rem; }
 @media (max-width: 40rem) { th.wide, td.wide { display: none; } main { padding: 1rem .75rem 2rem; } header.top { padding: .5rem .75rem; }
@@ -255,6 +260,8 @@ export function Field(p: {
   apiField?: string;
   autocomplete?: string;
   textarea?: boolean;
+  /** A filter, not a record's field: no "(optional)". */
+  plain?: boolean;
 }) {
   const error = p.problem?.fields[p.apiField ?? p.name];
   const id = `f-${p.name}`;
@@ -269,7 +276,7 @@ export function Field(p: {
   };
   return (
     <div>
-      <label for={id}>{p.label}{p.required ? "" : " (optional)"}</label>
+      <label for={id}>{p.label}{p.required || p.plain ? "" : " (optional)"}</label>
       {p.hint && <p class="hint" id={`${id}-hint`}>{p.hint}</p>}
       {p.textarea
         ? <textarea {...common}>{p.value ?? ""}</textarea>

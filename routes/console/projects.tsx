@@ -68,6 +68,15 @@ export function refusedPage(k: Console, err: unknown) {
 }
 
 const pid = (k: Console) => k.c.req.param("pid")!;
+
+/** The areas counted on a project's overview. */
+const GLANCE = [
+  ["resources", "resources", "resource"],
+  ["roles", "roles", "role"],
+  ["users", "users", "user"],
+  ["clients", "clients", "client"],
+  ["webhooks", "webhooks", "webhook"],
+] as const;
 export const projectPath = (id: string) => `/console/projects/${encodeURIComponent(id)}`;
 
 /** The admin API's path of a project, or of one of its areas (`roles`, `users`, …). */
@@ -253,6 +262,12 @@ export function registerProjectPages(app: App) {
       return refusedPage(k, err);
     }
     const p = s.project;
+    // At a glance: how many of each the project has, where the user may read them.
+    const glance = await Promise.all(GLANCE.map(async ([area, many, one]) => {
+      const res = await k.api<Page<unknown>>("GET", `${projectApi(p.id, area)}?page_size=1`);
+      const total = res.ok ? res.body.pagination.total : null;
+      return { area, label: total === 1 ? one : many, total };
+    }));
     const v = values ?? {
       name: p.name,
       description: p.description ?? "",
@@ -296,6 +311,15 @@ export function registerProjectPages(app: App) {
               </>
             )}
           </dl>
+          <ul class="glance" aria-label="At a glance">
+            {glance.filter((g) => g.total !== null).map((g) => (
+              <li key={g.area}>
+                <a href={`${path}/${g.area}`}>
+                  <strong>{g.total}</strong> {g.label}
+                </a>
+              </li>
+            ))}
+          </ul>
           {s.can("projects:update")
             ? (
               <form method="post" action={path}>
