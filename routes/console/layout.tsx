@@ -1,7 +1,9 @@
 /** The console's page frame and small building blocks: fields with their errors, lists with paging and sorting. */
+import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import type { ApiAnswer, Console } from "./session.ts";
 
+/** The stylesheet: a constant of this file, written into the page as it is (JSX would escape its `>` and quotes). */
 const STYLE = `
 :root { color-scheme: light dark; line-height: 1.45;
   font-family: -apple-system, BlinkMacSystemFont, "Segoe UI", Roboto, "Noto Sans", "Liberation Sans", "DejaVu Sans", system-ui, sans-serif;
@@ -17,7 +19,7 @@ const STYLE = `
 body { margin: 0; background: var(--bg); color: var(--text); }
 a { color: var(--accent); text-underline-offset: .15em; }
 a:hover { text-decoration-thickness: 2px; }
-code { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: .9em; background: var(--code-bg);
+code { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: .85em; background: var(--code-bg);
   padding: .05rem .3rem; border-radius: .25rem; overflow-wrap: anywhere; }
 .skip { position: absolute; left: -999px; } .skip:focus { left: .5rem; top: .5rem; background: var(--panel); padding: .5rem; z-index: 2; }
 header.top { display: flex; flex-wrap: wrap; gap: .4rem 1rem; align-items: center; padding: .6rem 1rem;
@@ -157,7 +159,7 @@ export function Layout(p: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="same-origin" />
         <title>{p.title} · Console</title>
-        <style nonce={p.nonce}>{STYLE}</style>
+        <style nonce={p.nonce}>{raw(STYLE)}</style>
         <script src="/console/assets/console.js" defer></script>
       </head>
       <body>
