@@ -205,6 +205,11 @@ test(
 
       await visit("projects", "/console/projects", async (page) => {
         assert.ok(await page.getByText(`Signed in as ${OPERATOR.email}`).isVisible());
+        // The stylesheet applies as written (a sans-serif font, not the browser's default serif).
+        assert.match(
+          String(await page.evaluate("getComputedStyle(document.body).fontFamily")),
+          /sans-serif$/,
+        );
         assert.equal(await page.getByRole("link", { name: "Shop", exact: true }).count(), 2);
         assert.equal(await page.locator("code", { hasText: shop.id }).count(), 1, "the ids tell them apart");
         // console.js shows the copy buttons (hidden without script).
