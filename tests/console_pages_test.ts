@@ -163,6 +163,7 @@ test(
       const contexts = await Promise.all(
         Object.entries(WIDTHS).map(async ([name, viewport]) => {
           const ctx = await browser.newContext({ viewport, timezoneId: "Europe/Paris", locale: "en-GB" });
+          await ctx.grantPermissions(["clipboard-read", "clipboard-write"], { origin: svc.url });
           ctx.setDefaultTimeout(15_000);
           const page = await ctx.newPage();
           page.on("console", (m) => {
@@ -213,7 +214,10 @@ test(
         assert.equal(await page.getByRole("link", { name: "Shop", exact: true }).count(), 2);
         assert.equal(await page.locator("code", { hasText: shop.id }).count(), 1, "the ids tell them apart");
         // console.js shows the copy buttons (hidden without script).
-        assert.ok(await page.getByRole("button", { name: `Copy id of Shop ${shop.id}` }).isVisible());
+        const copy = page.getByRole("button", { name: `Copy id of Shop ${shop.id}` });
+        await copy.click();
+        assert.equal(await copy.textContent(), "Copied");
+        assert.equal(await page.evaluate("navigator.clipboard.readText()"), shop.id);
       });
       const base = `/console/projects/${shop.id}`;
       await visit("overview", base, async (page) => {
