@@ -529,6 +529,6 @@ test("the console's user page lists the user's effective permissions through act
   // Another project's user: AuthZEN answers about the token's project, so the page says where to look.
   const f = await fixture();
   const other = await page(`/console/projects/${f.project.id}/users/${f.alice.id}`);
-  assert.match(other, /Shown in the project(&#39;|')s own console/);
+  assert.match(other, /shown in the project(&#39;|')s own console/i);
   assert.ok(!other.includes("<li>record:read</li>"));
 });

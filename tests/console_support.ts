@@ -1,6 +1,6 @@
 /**
  * What the console tests share: Debian's Chromium (via playwright-core), where screenshots go (a temporary
- * directory, or with UPDATE_SCREENSHOTS=1 docs/console/, the README's), the sign-in (in the browser and over
+ * directory, or with UPDATE_SCREENSHOTS=1 docs/console/, docs/console.md's), the sign-in (in the browser and over
  * raw HTTP), and an operator of the shared test service.
  */
 import assert from "node:assert/strict";

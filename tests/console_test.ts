@@ -2,7 +2,8 @@
  * The admin console in a real browser (Debian's Chromium via playwright-core): on a service of its own with a
  * first operator, and on the shared test service with an operator made through the API (a user's sessions
  * signed out); raw HTTP for its CSRF refusal and headers. Screenshots go to a temporary directory, or with
- * UPDATE_SCREENSHOTS=1 to docs/console/ (the README's), so that a test run leaves the checkout as it was.
+ * UPDATE_SCREENSHOTS=1 to docs/console/ (docs/console.md's; console_pages_test.ts takes one of every page), so
+ * that a test run leaves the checkout as it was.
  */
 import assert from "node:assert/strict";
 import {
@@ -145,13 +146,11 @@ test(
       await page.getByLabel("Event type").fill("client.*");
       await page.getByRole("button", { name: "Filter" }).click();
       assert.equal(await page.getByRole("cell", { name: "role.created", exact: true }).count(), 0);
-      await page.screenshot({ path: new URL("audit-desktop.png", SHOTS).pathname });
 
       // Phone width: nothing overflows sideways.
       await page.setViewportSize({ width: 360, height: 720 });
       await page.goto(`${projectUrl}/users`);
       assert.ok(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"));
-      await page.screenshot({ path: new URL("users-phone.png", SHOTS).pathname });
       assert.deepEqual(violations, []);
 
       // Sign-out ends the session: the old cookie opens nothing, and the refresh token is revoked.
@@ -420,7 +419,6 @@ test(
       const rows = page.getByRole("row").filter({ has: page.getByRole("cell", { name: p.clientId }) });
       assert.equal(await rows.count(), 3);
       assert.ok(await page.getByRole("cell", { name: "127.0.0.1" }).first().isVisible());
-      await page.screenshot({ path: new URL("sessions-desktop.png", SHOTS).pathname });
 
       // One session signed out: its refresh token is refused, the others still work.
       const button = page.getByRole("button", { name: /^Sign out the session of / }).first();

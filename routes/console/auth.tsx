@@ -72,32 +72,41 @@ async function startSignIn(c: C, projectId: string, next: string) {
 /**
  * The console's own sign-in page: which project the sign-in is for (its ID, the one thing no other project can
  * share; a name is anyone's to choose, and looking one up for any ID given would tell names to whoever asks).
+ * Without a remembered project it is the operators' (system) project: one button, no ID to type; another
+ * project's ID can be given below.
  */
 function SignInPage(p: { nonce: string; next: string; project?: string; message?: string; error?: string }) {
-  const project = p.project && PROJECT_ID.test(p.project) ? p.project : undefined;
+  const project = p.project && PROJECT_ID.test(p.project) ? p.project : SYSTEM_PROJECT_ID;
   return (
     <Layout nonce={p.nonce} title="Sign in">
       <h1>Sign in to the console</h1>
       {p.message && <p class="notice" role="status">{p.message}</p>}
       {p.error && <p class="alert" role="alert">{p.error}</p>}
-      {project && (
+      <div class="card narrow">
         <p id="signin-project">
           This sign-in is for the project with ID <code>{project}</code>
-          {project === SYSTEM_PROJECT_ID ? " (the system project, where operators sign in)" : ""}. To sign in
-          to another project, change the ID below.
+          {project === SYSTEM_PROJECT_ID ? " (the system project, where operators sign in)" : ""}.
         </p>
-      )}
-      <form method="get" action="/console/signin">
-        <input type="hidden" name="next" value={p.next} />
-        <Field
-          name="project"
-          label="Project ID"
-          value={project ?? SYSTEM_PROJECT_ID}
-          required
-          hint="Operators sign in to the system project (system); a project's administrators to their project's ID."
-        />
-        <button type="submit">Continue to sign-in</button>
-      </form>
+        <form method="get" action="/console/signin">
+          <input type="hidden" name="next" value={p.next} />
+          <input type="hidden" name="project" value={project} />
+          <button type="submit">Continue to sign-in</button>
+        </form>
+      </div>
+      <details open={p.error ? true : undefined}>
+        <summary>Sign in to another project</summary>
+        <form method="get" action="/console/signin">
+          <input type="hidden" name="next" value={p.next} />
+          <Field
+            name="project"
+            label="Project ID"
+            value=""
+            required
+            hint="A project's administrators sign in to their project's ID; operators to system."
+          />
+          <button type="submit">Sign in to this project</button>
+        </form>
+      </details>
     </Layout>
   );
 }

@@ -6,6 +6,7 @@ import { DeleteLink } from "./deletion.tsx";
 import {
   Active,
   Alert,
+  CopyId,
   Csrf,
   Field,
   Layout,
@@ -13,6 +14,7 @@ import {
   problemOf,
   SecretOnce,
   SortTh,
+  Time,
 } from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { allResources, findIn } from "./resources.tsx";
@@ -21,7 +23,35 @@ import { type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
 const api = (k: Console) => areaApi(k, "clients");
-type Values = { name: string; description: string; is_active: boolean; permission_ids: string[] };
+type Method = Client["token_endpoint_auth_method"];
+type Values = {
+  name: string;
+  description: string;
+  is_active: boolean;
+  permission_ids: string[];
+  /** As posted: the API refuses anything but a method it knows. */
+  token_endpoint_auth_method: string;
+};
+
+/** A client's type as OAuth names it (RFC 6749 §2.1), from its authentication method at the token endpoint. */
+const METHODS: Record<Method, { type: string; says: string }> = {
+  none: {
+    type: "public",
+    says: "Public (none): no secret; logins prove themselves with PKCE",
+  },
+  client_secret_basic: {
+    type: "confidential",
+    says: "Confidential (client_secret_basic): HTTP Basic with the secret",
+  },
+};
+
+export function ClientType(p: { method: Method }) {
+  return (
+    <>
+      <span class="badge">{METHODS[p.method].type}</span> <code>{p.method}</code>
+    </>
+  );
+}
 
 export function registerClientPages(app: App) {
   registerAreaList<Client>(app, {
@@ -31,21 +61,24 @@ export function registerClientPages(app: App) {
     searchLabel: "Search clients by name",
     head: (q) => (
       <>
-        <SortTh query={q} field="name" label="Name" />
-        <SortTh query={q} field="is_active" label="State" />
-        <th scope="col" class="wide">Client id</th>
+        <SortTh query={q} field="name" label="Name and client id" />
+        <th scope="col">Type and authentication</th>
+        <SortTh query={q} field="is_active" label="State" class="wide" />
       </>
     ),
     row: (cl, href) => (
       <>
         <td>
           <a href={href}>{cl.name}</a> {cl.is_admin && <span class="badge">admin</span>}
+          <span class="sub">
+            <CopyId id={cl.id} label={`client id of ${cl.name}`} />
+          </span>
         </td>
         <td>
-          <Active on={cl.is_active} />
+          <ClientType method={cl.token_endpoint_auth_method} />
         </td>
         <td class="wide">
-          <code>{cl.id}</code>
+          <Active on={cl.is_active} />
         </td>
       </>
     ),
@@ -70,6 +103,7 @@ export function registerClientPages(app: App) {
       description: client?.description ?? "",
       is_active: client?.is_active ?? true,
       permission_ids: client?.permission_ids ?? [],
+      token_endpoint_auth_method: client?.token_endpoint_auth_method ?? "none",
     };
     const base = `${projectPath(s.project.id)}/clients`;
     const action = client ? `${base}/${encodeURIComponent(client.id)}` : `${base}/new`;
@@ -82,10 +116,54 @@ export function registerClientPages(app: App) {
           <h1>{title}</h1>
           <Alert problem={problem} notice={k.c.req.query("done") ? "Saved." : null} />
           {secret && <SecretOnce label="The client's credentials" id={secret.id} secret={secret.secret} />}
+          {client && (
+            <dl class="facts card">
+              <dt>Client id</dt>
+              <dd>
+                <CopyId id={client.id} label="client id" />
+              </dd>
+              <dt>Type</dt>
+              <dd>
+                <ClientType method={client.token_endpoint_auth_method} />
+              </dd>
+              <dt>State</dt>
+              <dd>
+                <Active on={client.is_active} />
+                {client.is_admin ? " · the project's admin client" : ""}
+              </dd>
+              <dt>Updated</dt>
+              <dd>
+                <Time at={client.updated_at} />
+              </dd>
+            </dl>
+          )}
           <form method="post" action={action}>
             <Csrf k={k} back={action} />
             <Field name="name" label="Name" value={v.name} required problem={problem} />
             <Field name="description" label="Description" value={v.description} problem={problem} />
+            <label for="f-token_endpoint_auth_method">Type and authentication at the token endpoint</label>
+            <p class="hint" id="f-token_endpoint_auth_method-hint">
+              A browser or mobile app that cannot keep a secret is public; a server is confidential. Client
+              credentials always need HTTP Basic with the secret.
+            </p>
+            <select
+              id="f-token_endpoint_auth_method"
+              name="token_endpoint_auth_method"
+              disabled={readonly}
+              aria-describedby={[
+                "f-token_endpoint_auth_method-hint",
+                problem?.fields["token_endpoint_auth_method"] ? "f-token_endpoint_auth_method-error" : "",
+              ].filter(Boolean).join(" ")}
+            >
+              {(Object.keys(METHODS) as Method[]).map((m) => (
+                <option value={m} selected={m === v.token_endpoint_auth_method}>{METHODS[m].says}</option>
+              ))}
+            </select>
+            {problem?.fields["token_endpoint_auth_method"] && (
+              <p class="field-error" id="f-token_endpoint_auth_method-error">
+                {problem.fields["token_endpoint_auth_method"]}
+              </p>
+            )}
             <p class="check">
               <input type="checkbox" id="f-is_active" name="is_active" value="true" checked={v.is_active} />
               {" "}
@@ -121,6 +199,7 @@ export function registerClientPages(app: App) {
     description: k.field("description"),
     is_active: k.field("is_active") === "true",
     permission_ids: k.list("permission_ids"),
+    token_endpoint_auth_method: k.field("token_endpoint_auth_method") || "none",
   });
   const body = (v: Values) => ({ ...v, description: v.description || null });
   const cid = (k: Console) => k.c.req.param("cid")!;

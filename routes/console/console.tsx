@@ -10,6 +10,7 @@ import { registerDeletionPages } from "./deletion.tsx";
 import { registerRolePages } from "./roles.tsx";
 import { registerSessionPages } from "./sessions.tsx";
 import { registerUserPages } from "./users.tsx";
+import { registerWebhookPages } from "./webhooks.tsx";
 
 const SCRIPT = Deno.readTextFileSync(new URL("../assets/console.js", import.meta.url));
 
@@ -34,4 +35,5 @@ export function registerConsoleRoutes(app: App) {
   registerClientPages(app);
   registerAuditPage(app);
   registerDeletionPages(app);
+  registerWebhookPages(app);
 }

@@ -1,49 +1,133 @@
 /** The console's page frame and small building blocks: fields with their errors, lists with paging and sorting. */
+import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import type { ApiAnswer, Console } from "./session.ts";
 
+/** The stylesheet: a constant of this file, written into the page as it is (JSX would escape its `>` and quotes). */
 const STYLE = `
-:root { color-scheme: light dark; font-family: system-ui, sans-serif; line-height: 1.45; }
+:root { color-scheme: light dark; line-height: 1.45;
+  font-family: -apple-system, BlinkMacSystemFont, "Segoe UI", Roboto, "Noto Sans", "Liberation Sans", "DejaVu Sans", system-ui, sans-serif;
+  --bg: #f6f7f9; --panel: #fff; --text: #1f2933; --muted: #5b6672; --line: #d9dee4; --accent: #1a56db;
+  --accent-text: #fff; --accent-soft: #e8efff; --danger: #b91c1c; --ok-bg: #def7ec; --ok-text: #03543f;
+  --err-bg: #fde8e8; --err-text: #9b1c1c; --focus: #f59e0b; --code-bg: #eef1f4; }
+@media (prefers-color-scheme: dark) {
+  :root { --bg: #111418; --panel: #1a1f25; --text: #e6e9ec; --muted: #a3adb8; --line: #333b44; --accent: #5b8def;
+    --accent-text: #0b1220; --accent-soft: #1d2a44; --danger: #f87171; --ok-bg: #0f3325; --ok-text: #a7f3d0;
+    --err-bg: #3b1414; --err-text: #fecaca; --code-bg: #262d35; }
+}
 * { box-sizing: border-box; }
-body { margin: 0; background: Canvas; color: CanvasText; }
-a { color: LinkText; }
-.skip { position: absolute; left: -999px; } .skip:focus { left: .5rem; top: .5rem; background: Canvas; padding: .5rem; }
-header { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; padding: .75rem 1rem; border-bottom: 1px solid GrayText; }
-header .brand { font-weight: 700; text-decoration: none; color: inherit; margin-right: auto; }
+body { margin: 0; background: var(--bg); color: var(--text); }
+a { color: var(--accent); text-underline-offset: .15em; }
+a:hover { text-decoration-thickness: 2px; }
+code { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: .85em; background: var(--code-bg);
+  padding: .05rem .3rem; border-radius: .25rem; overflow-wrap: anywhere; }
+.skip { position: absolute; left: -999px; } .skip:focus { left: .5rem; top: .5rem; background: var(--panel); padding: .5rem; z-index: 2; }
+header.top { display: flex; flex-wrap: wrap; gap: .4rem 1rem; align-items: center; padding: .6rem 1rem;
+  background: var(--panel); border-bottom: 1px solid var(--line); }
+header .brand { font-weight: 700; text-decoration: none; color: inherit; }
+header .context { display: flex; flex-wrap: wrap; gap: .25rem .6rem; align-items: center; margin-right: auto; min-width: 0; }
+header .context a { font-weight: 600; }
+header .who { color: var(--muted); font-size: .9rem; overflow-wrap: anywhere; }
 header form { margin: 0; }
-nav ul { display: flex; flex-wrap: wrap; gap: .25rem 1rem; list-style: none; margin: 0; padding: .5rem 1rem; border-bottom: 1px solid GrayText; }
-nav a[aria-current=page] { font-weight: 700; }
-main { padding: 1rem; max-width: 70rem; margin: 0 auto; }
-h1 { font-size: 1.5rem; margin: .25rem 0 1rem; } h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
+nav.tabs { background: var(--panel); border-bottom: 1px solid var(--line); }
+nav.tabs ul { display: flex; flex-wrap: wrap; gap: .1rem .25rem; list-style: none; margin: 0 auto; padding: 0 .75rem; max-width: 72rem; }
+nav.tabs a { display: inline-block; padding: .55rem .5rem; text-decoration: none; color: var(--muted); border-bottom: 3px solid transparent; }
+nav.tabs a:hover { color: var(--text); }
+nav.tabs a[aria-current=page] { color: var(--text); font-weight: 700; border-bottom-color: var(--accent); }
+main { padding: 1.25rem 1rem 3rem; max-width: 72rem; margin: 0 auto; }
+.crumbs { margin: 0 0 .25rem; font-size: .9rem; color: var(--muted); }
+h1 { font-size: 1.5rem; margin: .25rem 0 1rem; overflow-wrap: anywhere; } h2 { font-size: 1.15rem; margin: 1.75rem 0 .5rem; }
+.narrow { max-width: 36rem; }
+.card > :first-child { margin-top: 0; } .card > :last-child { margin-bottom: 0; }
+.card { background: var(--panel); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; margin: 0 0 1rem; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; margin: 0; }
+dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
 label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
-input[type=text], input[type=email], input[type=password], input[type=url], input[type=search], input:not([type]), select, textarea {
-  width: 100%; max-width: 32rem; padding: .5rem; font: inherit; border: 1px solid GrayText; border-radius: .3rem; background: Field; color: FieldText; }
+input[type=text], input[type=email], input[type=password], input[type=url], input[type=search], input[type=date], input:not([type]), select, textarea {
+  width: 100%; max-width: 32rem; padding: .5rem; font: inherit; border: 1px solid var(--line); border-radius: .35rem;
+  background: var(--panel); color: var(--text); }
 textarea { min-height: 5rem; }
-input:focus-visible, select:focus-visible, textarea:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
-button, .button { display: inline-block; padding: .5rem .9rem; font: inherit; font-weight: 600; border: 0; border-radius: .3rem;
-  background: #1a56db; color: #fff; cursor: pointer; text-decoration: none; margin: .75rem .5rem 0 0; }
-button.secondary { background: #4b5563; } button.danger { background: #b91c1c; }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+button, .button { display: inline-block; padding: .5rem .9rem; font: inherit; font-weight: 600; border: 1px solid transparent;
+  border-radius: .35rem; background: var(--accent); color: var(--accent-text); cursor: pointer; text-decoration: none; margin: .75rem .5rem 0 0; }
+button:hover, .button:hover { filter: brightness(1.08); }
+button.secondary, .button.secondary { background: transparent; color: var(--text); border-color: var(--line); }
+button.danger { background: var(--danger); color: #fff; }
+button.copy { margin: 0 0 0 .3rem; padding: .05rem .45rem; font-size: .8rem; font-weight: 600; background: transparent;
+  color: var(--accent); border-color: var(--line); vertical-align: baseline; }
+.danger-link { color: var(--danger); }
 header button { margin: 0; }
-.hint { color: GrayText; font-size: .9rem; margin: .2rem 0; }
-.field-error { color: #b91c1c; font-weight: 600; margin: .2rem 0; }
-.alert { padding: .75rem; border-radius: .3rem; background: #fde8e8; color: #9b1c1c; margin: 0 0 1rem; }
-.notice { padding: .75rem; border-radius: .3rem; background: #def7ec; color: #03543f; margin: 0 0 1rem; }
-.secret { font-family: ui-monospace, monospace; word-break: break-all; padding: .5rem; border: 1px dashed GrayText; }
-.table-wrap { overflow-x: auto; }
+.hint { color: var(--muted); font-size: .9rem; margin: .2rem 0; }
+.field-error { color: var(--danger); font-weight: 600; margin: .2rem 0; }
+.alert, .notice { padding: .75rem 1rem; border-radius: .4rem; margin: 0 0 1rem; border-left: 4px solid; }
+.alert { background: var(--err-bg); color: var(--err-text); }
+.notice { background: var(--ok-bg); color: var(--ok-text); }
+.secret { font-family: ui-monospace, monospace; word-break: break-all; padding: .5rem; border: 1px dashed var(--muted); }
+.table-wrap { overflow-x: auto; background: var(--panel); border: 1px solid var(--line); border-radius: .5rem; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: .45rem .5rem; border-bottom: 1px solid GrayText; vertical-align: top; }
-.toolbar { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin-bottom: .5rem; }
+caption { text-align: left; padding: .5rem .6rem; }
+th, td { text-align: left; padding: .5rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+tbody tr:last-child td { border-bottom: 0; }
+th { font-size: .85rem; color: var(--muted); font-weight: 600; } th a { color: inherit; }
+tbody tr:hover { background: var(--accent-soft); }
+td .sub { display: block; font-size: .85rem; color: var(--muted); }
+.toolbar { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: .75rem 0; }
+.toolbar > div { flex: 1 1 12rem; max-width: 24rem; }
 .toolbar label { margin: 0 0 .25rem; } .toolbar button { margin: 0; }
-fieldset { border: 1px solid GrayText; border-radius: .3rem; margin: .75rem 0; max-width: 40rem; }
+fieldset { border: 1px solid var(--line); border-radius: .4rem; margin: .75rem 0; max-width: 40rem; min-width: 0; }
 fieldset label, .check label { display: inline; font-weight: 400; margin: 0; }
 .check { display: block; margin: .3rem 0; }
 .perm-row { display: grid; grid-template-columns: 1fr 1fr; gap: .5rem; max-width: 40rem; }
-.pager { display: flex; gap: 1rem; align-items: center; margin: .75rem 0; }
-.badge { font-size: .8rem; padding: .05rem .4rem; border-radius: .6rem; border: 1px solid GrayText; }
-@media (max-width: 40rem) { th.wide, td.wide { display: none; } main { padding: .75rem; } }
+.pager { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; margin: .75rem 0; }
+.badge { display: inline-block; font-size: .78rem; padding: .05rem .5rem; border-radius: .7rem; border: 1px solid var(--line); white-space: nowrap; }
+.badge.on { background: var(--ok-bg); color: var(--ok-text); border-color: transparent; }
+.badge.off { background: var(--err-bg); color: var(--err-text); border-color: transparent; }
+td code + code, dd code + code { margin-left: .3rem; }
+ul.glance { display: flex; flex-wrap: wrap; gap: .75rem; list-style: none; padding: 0; margin: 0 0 1rem; }
+ul.glance a { display: block; min-width: 8rem; padding: .6rem .9rem; background: var(--panel); border: 1px solid var(--line);
+  border-radius: .5rem; text-decoration: none; color: var(--text); }
+ul.glance a:hover { border-color: var(--accent); }
+ul.glance strong { display: block; font-size: 1.4rem; color: var(--accent); }
+ul.perms { columns: 16rem; padding-left: 1.2rem; }
+details summary { cursor: pointer; font-weight: 600; margin: 1rem 0 .25rem; }
+@media (max-width: 40rem) { th.wide, td.wide { display: none; } main { padding: 1rem .75rem 2rem; } header.top { padding: .5rem .75rem; }
+  nav.tabs ul { padding: 0 .4rem; } nav.tabs a { padding: .45rem .35rem; } .perm-row { grid-template-columns: 1fr; } }
 `;
 
-export type Tab = "projects" | "home" | "resources" | "roles" | "users" | "clients" | "audit";
+export type Tab =
+  | "projects"
+  | "home"
+  | "resources"
+  | "roles"
+  | "users"
+  | "clients"
+  | "sessions"
+  | "audit"
+  | "webhooks";
+
+/** An id as selectable code, with a copy button that console.js shows (without script, the text is selectable). */
+export function CopyId(p: { id: string; label?: string }) {
+  return (
+    <>
+      <code>{p.id}</code>
+      <button
+        type="button"
+        class="copy"
+        data-copy-text={p.id}
+        aria-label={`Copy ${p.label ?? "id"} ${p.id}`}
+        hidden
+      >
+        Copy
+      </button>
+    </>
+  );
+}
+
+/** An instant: UTC text, localised to the reader's zone by console.js from `datetime`. */
+export function Time(p: { at: string | null | undefined }) {
+  if (!p.at) return <span>never</span>;
+  return <time datetime={p.at}>{`${p.at.replace("T", " ").slice(0, 19)} UTC`}</time>;
+}
 
 export function Layout(p: {
   nonce: string;
@@ -63,7 +147,9 @@ export function Layout(p: {
       ["roles", "Roles", `${base}/roles`],
       ["users", "Users", `${base}/users`],
       ["clients", "Clients", `${base}/clients`],
+      ["sessions", "Sessions", `${base}/sessions`],
       ["audit", "Audit trail", `${base}/audit`],
+      ["webhooks", "Webhooks", `${base}/webhooks`],
     ]
     : [];
   return (
@@ -73,14 +159,31 @@ export function Layout(p: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="same-origin" />
         <title>{p.title} · Console</title>
-        <style nonce={p.nonce}>{STYLE}</style>
+        <style nonce={p.nonce}>{raw(STYLE)}</style>
         <script src="/console/assets/console.js" defer></script>
       </head>
       <body>
         <a class="skip" href="#main">Skip to content</a>
-        <header>
-          <a class="brand" href="/console">Access-Control Console</a>
-          {p.operator && <a href="/console/projects">Projects</a>}
+        <header class="top">
+          <a class="brand" href="/console">Access Control</a>
+          <span class="context">
+            {p.operator && (
+              <a href="/console/projects" aria-current={p.tab === "projects" ? "page" : undefined}>
+                Projects
+              </a>
+            )}
+            {p.project && (
+              <span id="current-project">
+                {p.operator ? "› " : ""}
+                <a href={base}>{p.project.name}</a> <CopyId id={p.project.id} label="project id" />
+              </span>
+            )}
+          </span>
+          {p.k?.who && (
+            <span class="who" id="signed-in-as">
+              Signed in as <strong>{p.k.who}</strong>
+            </span>
+          )}
           {p.k && (
             <form method="post" action="/console/signout">
               <Csrf k={p.k} />
@@ -89,7 +192,7 @@ export function Layout(p: {
           )}
         </header>
         {tabs.length > 0 && (
-          <nav aria-label={`Project ${p.project!.name}`}>
+          <nav class="tabs" aria-label={`Project ${p.project!.name}`}>
             <ul>
               {tabs.map(([tab, label, href]) => (
                 <li>
@@ -159,6 +262,8 @@ export function Field(p: {
   apiField?: string;
   autocomplete?: string;
   textarea?: boolean;
+  /** A filter, not a record's field: no "(optional)". */
+  plain?: boolean;
 }) {
   const error = p.problem?.fields[p.apiField ?? p.name];
   const id = `f-${p.name}`;
@@ -173,7 +278,7 @@ export function Field(p: {
   };
   return (
     <div>
-      <label for={id}>{p.label}{p.required ? "" : " (optional)"}</label>
+      <label for={id}>{p.label}{p.required || p.plain ? "" : " (optional)"}</label>
       {p.hint && <p class="hint" id={`${id}-hint`}>{p.hint}</p>}
       {p.textarea
         ? <textarea {...common}>{p.value ?? ""}</textarea>
@@ -252,7 +357,9 @@ export function Pager(p: { query: URLSearchParams; page: Page<unknown>; noun: st
   );
 }
 
-export const Active = (p: { on: boolean }) => <span class="badge">{p.on ? "active" : "inactive"}</span>;
+export const Active = (p: { on: boolean }) => (
+  <span class={p.on ? "badge on" : "badge off"}>{p.on ? "active" : "inactive"}</span>
+);
 
 /** A secret shown once, with a copy button (console.js) that works without script as selectable text. */
 export function SecretOnce(p: { label: string; id: string; secret: string }) {
@@ -260,7 +367,7 @@ export function SecretOnce(p: { label: string; id: string; secret: string }) {
     <section aria-labelledby="secret-heading" class="notice">
       <h2 id="secret-heading">{p.label}</h2>
       <p>
-        Client id: <code>{p.id}</code>
+        Client id: <CopyId id={p.id} label="client id" />
       </p>
       <p>Client secret (shown only now; store it safely):</p>
       <p class="secret" id="client-secret">{p.secret}</p>

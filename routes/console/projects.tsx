@@ -5,6 +5,7 @@ import type { App } from "../env.ts";
 import {
   Active,
   Alert,
+  CopyId,
   Csrf,
   Field,
   Layout,
@@ -16,16 +17,15 @@ import {
   SearchBox,
   SecretOnce,
   SortTh,
+  Time,
 } from "./layout.tsx";
-import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
+import { ApiRefusal, type Console, html, type Me, signedIn } from "./session.ts";
 
 /** What a project page knows: the project, whether the user is an operator, and what the user may do there. */
 export type Scope = { project: Project; operator: boolean; can: (permission: string) => boolean };
 
-type Me = { permissions: string[]; email: string | null };
-
 export async function scopeOf(k: Console, projectId: string): Promise<Scope> {
-  const me = await k.get<Me>("/api/v1/users/current");
+  const me = await k.me();
   const read = await k.api<Project>("GET", projectApi(projectId));
   // A user without projects:read still works in their own project; the page then knows only its id.
   if (!read.ok && !(read.status === 403 && k.session.projectId === projectId)) throw new ApiRefusal(read);
@@ -68,6 +68,15 @@ export function refusedPage(k: Console, err: unknown) {
 }
 
 const pid = (k: Console) => k.c.req.param("pid")!;
+
+/** The areas counted on a project's overview. */
+const GLANCE = [
+  ["resources", "resources", "resource"],
+  ["roles", "roles", "role"],
+  ["users", "users", "user"],
+  ["clients", "clients", "client"],
+  ["webhooks", "webhooks", "webhook"],
+] as const;
 export const projectPath = (id: string) => `/console/projects/${encodeURIComponent(id)}`;
 
 /** The admin API's path of a project, or of one of its areas (`roles`, `users`, …). */
@@ -125,7 +134,7 @@ export function registerProjectPages(app: App) {
     "/console",
     signedIn(app, async (k) => {
       try {
-        const me = await k.get<Me>("/api/v1/users/current");
+        const me = await k.me();
         const target = k.session.projectId === SYSTEM_PROJECT_ID && me.permissions.includes("projects:read")
           ? "/console/projects"
           : projectPath(k.session.projectId);
@@ -143,14 +152,14 @@ export function registerProjectPages(app: App) {
       let page: Page<Project>;
       let me: Me;
       try {
-        me = await k.get<Me>("/api/v1/users/current");
+        me = await k.me();
         page = await k.get<Page<Project>>(`/api/v1/projects?${q}`);
       } catch (err) {
         return refusedPage(k, err);
       }
       const notice = k.c.req.query("done") ? "Saved." : null;
       return html(k.c, (nonce) => (
-        <Layout nonce={nonce} title="Projects" k={k} operator>
+        <Layout nonce={nonce} title="Projects" k={k} operator tab="projects">
           <h1>Projects</h1>
           <Alert notice={notice} />
           {me.permissions.includes("projects:create") && (
@@ -162,7 +171,8 @@ export function registerProjectPages(app: App) {
               <caption class="hint">Projects, {page.pagination.total} in all</caption>
               <thead>
                 <tr>
-                  <SortTh query={q} field="name" label="Name" />
+                  <SortTh query={q} field="name" label="Name and ID" />
+                  <th scope="col" class="wide">Description</th>
                   <th scope="col">State</th>
                   <SortTh query={q} field="created_at" label="Created" class="wide" />
                 </tr>
@@ -171,12 +181,19 @@ export function registerProjectPages(app: App) {
                 {page.data.map((p) => (
                   <tr>
                     <td>
-                      <a href={projectPath(p.id)}>{p.name}</a>
+                      <a href={projectPath(p.id)}>{p.name}</a>{" "}
+                      {p.is_system && <span class="badge">operators</span>}
+                      <span class="sub">
+                        <CopyId id={p.id} label={`id of ${p.name}`} />
+                      </span>
                     </td>
+                    <td class="wide">{p.description ?? ""}</td>
                     <td>
                       <Active on={p.is_active} />
                     </td>
-                    <td class="wide">{p.created_at.slice(0, 10)}</td>
+                    <td class="wide">
+                      <Time at={p.created_at} />
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -188,9 +205,10 @@ export function registerProjectPages(app: App) {
     }),
   );
 
-  const newProjectPage = (k: Console, values: Record<string, string>, problem: Problem | null) =>
-    html(k.c, (nonce) => (
-      <Layout nonce={nonce} title="Create project" k={k} operator>
+  const newProjectPage = async (k: Console, values: Record<string, string>, problem: Problem | null) => {
+    await k.me().catch(() => null);
+    return html(k.c, (nonce) => (
+      <Layout nonce={nonce} title="Create project" k={k} operator tab="projects">
         <h1>Create project</h1>
         <Alert problem={problem} />
         <form method="post" action="/console/projects/new">
@@ -200,8 +218,9 @@ export function registerProjectPages(app: App) {
         </form>
       </Layout>
     ), problem ? 400 : 200);
+  };
 
-  app.get("/console/projects/new", signedIn(app, (k) => Promise.resolve(newProjectPage(k, {}, null))));
+  app.get("/console/projects/new", signedIn(app, (k) => newProjectPage(k, {}, null)));
 
   app.post(
     "/console/projects/new",
@@ -220,7 +239,7 @@ export function registerProjectPages(app: App) {
       if (!res.ok) return newProjectPage(k, values, problemOf(res));
       const created = res.body;
       return html(k.c, (nonce) => (
-        <Layout nonce={nonce} title="Project created" k={k} operator>
+        <Layout nonce={nonce} title="Project created" k={k} operator tab="projects">
           <h1>Project “{created.name}” created</h1>
           <SecretOnce
             label="The project's admin client"
@@ -243,6 +262,12 @@ export function registerProjectPages(app: App) {
       return refusedPage(k, err);
     }
     const p = s.project;
+    // At a glance: how many of each the project has, where the user may read them.
+    const glance = await Promise.all(GLANCE.map(async ([area, many, one]) => {
+      const res = await k.api<Page<unknown>>("GET", `${projectApi(p.id, area)}?page_size=1`);
+      const total = res.ok ? res.body.pagination.total : null;
+      return { area, label: total === 1 ? one : many, total };
+    }));
     const v = values ?? {
       name: p.name,
       description: p.description ?? "",
@@ -257,12 +282,44 @@ export function registerProjectPages(app: App) {
         <Layout nonce={nonce} title={p.name} k={k} project={p} tab="home" operator={s.operator}>
           <h1>{p.name}</h1>
           <Alert problem={problem} notice={notice} />
-          <p>
-            Project ID <code>{p.id}</code> · <Active on={p.is_active} />
-          </p>
-          <p class="hint">
-            Its administrators sign in at <code>/console/signin?project={p.id}</code>.
-          </p>
+          <dl class="facts card">
+            <dt>Project ID</dt>
+            <dd>
+              <CopyId id={p.id} label="project id" />
+            </dd>
+            <dt>State</dt>
+            <dd>
+              <Active on={p.is_active} />
+              {p.is_system ? " · the system project, where operators sign in" : ""}
+            </dd>
+            {p.description && (
+              <>
+                <dt>Description</dt>
+                <dd>{p.description}</dd>
+              </>
+            )}
+            <dt>Console sign-in</dt>
+            <dd>
+              <CopyId id={`/console/signin?project=${p.id}`} label="sign-in path" />
+            </dd>
+            {p.created_at && (
+              <>
+                <dt>Created</dt>
+                <dd>
+                  <Time at={p.created_at} />
+                </dd>
+              </>
+            )}
+          </dl>
+          <ul class="glance" aria-label="At a glance">
+            {glance.filter((g) => g.total !== null).map((g) => (
+              <li key={g.area}>
+                <a href={`${path}/${g.area}`}>
+                  <strong>{g.total}</strong> {g.label}
+                </a>
+              </li>
+            ))}
+          </ul>
           {s.can("projects:update")
             ? (
               <form method="post" action={path}>

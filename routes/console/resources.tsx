@@ -2,7 +2,7 @@
 import type { Resource } from "../../openapi/resources.ts";
 import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
-import { Alert, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
+import { Alert, CopyId, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
 import { areaApi, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
@@ -144,7 +144,12 @@ export function registerResourcePages(app: App) {
         <Layout nonce={nonce} title={title} k={k} project={s.project} tab="resources" operator={s.operator}>
           <h1>{title}</h1>
           <Alert problem={problem} notice={k.c.req.query("done") ? "Saved." : null} />
-          {resource?.is_default && <p class="hint">A default resource: read-only.</p>}
+          {resource && (
+            <p class="hint">
+              Resource id <CopyId id={resource.id} label="resource id" />
+              {resource.is_default ? " · a default resource: read-only." : ""}
+            </p>
+          )}
           <form method="post" action={action}>
             <Csrf k={k} back={action} />
             <Field name="name" label="Name" value={v.name} required problem={problem} />

@@ -3,7 +3,7 @@ import type { Resource } from "../../openapi/resources.ts";
 import type { Role } from "../../openapi/roles.ts";
 import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
-import { Alert, Csrf, Field, Layout, type Problem, problemOf, SortTh } from "./layout.tsx";
+import { Alert, CopyId, Csrf, Field, Layout, type Problem, problemOf, SortTh } from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { allResources, findIn } from "./resources.tsx";
 import { type Console, html, signedIn } from "./session.ts";
@@ -96,6 +96,11 @@ export function registerRolePages(app: App) {
         <Layout nonce={nonce} title={title} k={k} project={s.project} tab="roles" operator={s.operator}>
           <h1>{title}</h1>
           <Alert problem={problem} />
+          {role && (
+            <p class="hint">
+              Role id <CopyId id={role.id} label="role id" />
+            </p>
+          )}
           <form method="post" action={action}>
             <Csrf k={k} back={action} />
             <Field name="name" label="Name" value={v.name} required problem={problem} />

@@ -5,6 +5,7 @@
  */
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import { encodeBase64Url } from "../../domain/base64.ts";
 import { consoleClientId } from "../../domain/console.ts";
@@ -17,6 +18,7 @@ import {
   refreshConsoleSession,
 } from "../../domain/console_sessions.ts";
 import type { App, AppEnv } from "../env.ts";
+import { Layout } from "./layout.tsx";
 
 export type C = Context<AppEnv>;
 
@@ -96,8 +98,15 @@ export type ApiError = {
   details?: { field: string; issue: string }[];
 };
 
+/** The signed-in user, as `GET /api/v1/users/current` answers. */
+export type Me = { id: string; email: string | null; display_name: string; permissions: string[] };
+
 /** A signed-in request: the session, the form when posted, and the admin API under the user's token. */
 export class Console {
+  private mine?: Promise<Me>;
+  /** The signed-in user's email (or name), once `me()` has been read: the page header shows it. */
+  who: string | null = null;
+
   constructor(
     readonly app: App,
     readonly c: C,
@@ -105,6 +114,15 @@ export class Console {
     readonly form: Form,
     readonly next: string,
   ) {}
+
+  /** The signed-in user, read once per request. */
+  me(): Promise<Me> {
+    this.mine ??= this.get<Me>("/api/v1/users/current").then((me) => {
+      this.who = me.email ?? me.display_name;
+      return me;
+    });
+    return this.mine;
+  }
 
   get csrf() {
     return csrfOf(this.session.secret);
@@ -114,7 +132,16 @@ export class Console {
   notFound(): Response {
     return html(
       this.c,
-      () => '<title>Not found</title><h1>Not found</h1><p><a href="/console">Back</a></p>',
+      (nonce) =>
+        Layout({
+          nonce,
+          title: "Not found",
+          k: this,
+          children: raw(
+            "<h1>Not found</h1><p>There is nothing here, or it is not yours to see.</p>" +
+              '<p><a href="/console">Back to the console</a></p>',
+          ),
+        }),
       404,
     );
   }
@@ -163,7 +190,15 @@ export class Console {
     );
   }
 
-  private async refresh() {
+  private refreshing?: Promise<void>;
+
+  /** One refresh at a time: calls made together (a page's look-ups) share it, never spending a token twice. */
+  private refresh(): Promise<void> {
+    this.refreshing ??= this.refreshNow().finally(() => this.refreshing = undefined);
+    return this.refreshing;
+  }
+
+  private async refreshNow() {
     const { sql } = this.c.var.deps;
     const projectId = this.session.projectId;
     const fresh = await refreshConsoleSession(

@@ -5,7 +5,19 @@
 import type { Session } from "../../openapi/sessions.ts";
 import type { User } from "../../openapi/users.ts";
 import type { App } from "../env.ts";
-import { Alert, Csrf, Layout, type Page, Pager, type Problem, problemOf } from "./layout.tsx";
+import {
+  Active,
+  Alert,
+  Csrf,
+  Layout,
+  listQuery,
+  type Page,
+  Pager,
+  type Problem,
+  problemOf,
+  SearchBox,
+  Time,
+} from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { findIn } from "./resources.tsx";
 import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
@@ -40,6 +52,12 @@ async function sessionsPage(k: Console, problem: Problem | null) {
   const res = await k.api<Page<Session>>("GET", `${sessionsApi(k)}?${q}`);
   if (!res.ok) return refusedPage(k, new ApiRefusal(res));
   const page = res.body;
+  // The clients by name, each looked up once; one the API does not show (the console's own) keeps its id.
+  const clients = new Map<string, string>();
+  await Promise.all([...new Set(page.data.map((x) => x.client_id))].map(async (id) => {
+    const client = await k.api<{ name: string }>("GET", `${areaApi(k, "clients")}/${encodeURIComponent(id)}`);
+    if (client.ok) clients.set(id, client.body.name);
+  }));
   const base = pagePath(k);
   const mayEnd = s.can("users:update");
   const notice = NOTICES[url.searchParams.get("done") ?? ""] ?? null;
@@ -47,7 +65,10 @@ async function sessionsPage(k: Console, problem: Problem | null) {
   return html(
     k.c,
     (nonce) => (
-      <Layout nonce={nonce} title={title} k={k} project={s.project} tab="users" operator={s.operator}>
+      <Layout nonce={nonce} title={title} k={k} project={s.project} tab="sessions" operator={s.operator}>
+        <p class="crumbs">
+          <a href={`${projectPath(s.project.id)}/sessions`}>Sessions</a> ›
+        </p>
         <h1>{title}</h1>
         <p>
           <a href={`${projectPath(s.project.id)}/users/${encodeURIComponent(user.id)}`}>Back to the user</a>
@@ -75,10 +96,17 @@ async function sessionsPage(k: Console, problem: Problem | null) {
                 {page.data.map((session) => (
                   <tr>
                     <td>
-                      <code>{session.client_id}</code>
+                      {clients.get(session.client_id)}
+                      <span class={clients.has(session.client_id) ? "sub" : undefined}>
+                        <code>{session.client_id}</code>
+                      </span>
                     </td>
-                    <td>{when(session.created_at)}</td>
-                    <td>{when(session.last_used_at)}</td>
+                    <td>
+                      <Time at={session.created_at} />
+                    </td>
+                    <td>
+                      <Time at={session.last_used_at} />
+                    </td>
                     <td class="wide">{session.ip ?? "unknown"}</td>
                     <td class="wide">{session.user_agent ?? "unknown"}</td>
                     {mayEnd && (
@@ -118,7 +146,67 @@ async function sessionsPage(k: Console, problem: Problem | null) {
   );
 }
 
+/** The project's Sessions tab: sessions belong to a user, so it finds the user first. */
+async function sessionsHome(k: Console) {
+  const q = listQuery(k);
+  let s: Scope, page: Page<User>;
+  try {
+    s = await scopeOf(k, k.c.req.param("pid")!);
+    page = await k.get<Page<User>>(`${usersApi(k)}?${q}`);
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+  const users = `${projectPath(s.project.id)}/users`;
+  return html(
+    k.c,
+    (nonce) => (
+      <Layout nonce={nonce} title="Sessions" k={k} project={s.project} tab="sessions" operator={s.operator}>
+        <h1>Sessions</h1>
+        <p class="hint">
+          A session is one sign-in of a user through one client. Find the user to see their sessions and sign
+          them out.
+        </p>
+        <SearchBox query={q} label="Search users by name or email" />
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">User</th>
+                <th scope="col" class="wide">State</th>
+                <th scope="col">Sessions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.data.map((u) => (
+                <tr key={u.id}>
+                  <td>
+                    <a href={`${users}/${encodeURIComponent(u.id)}`}>{u.display_name}</a>
+                    <span class="sub">{u.email ?? u.external_user_id}</span>
+                  </td>
+                  <td class="wide">
+                    <Active on={u.is_active} />
+                  </td>
+                  <td>
+                    <a
+                      href={`${users}/${encodeURIComponent(u.id)}/sessions`}
+                      aria-label={`Sessions of ${u.display_name}`}
+                    >
+                      Sessions
+                    </a>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        <Pager query={q} page={page} noun="users" />
+      </Layout>
+    ),
+  );
+}
+
 export function registerSessionPages(app: App) {
+  app.get("/console/projects/:pid/sessions", signedIn(app, sessionsHome));
   app.get("/console/projects/:pid/users/:uid/sessions", signedIn(app, (k) => sessionsPage(k, null)));
   app.post(
     "/console/projects/:pid/users/:uid/sessions/end-all",

@@ -3,7 +3,19 @@ import type { Role } from "../../openapi/roles.ts";
 import type { User } from "../../openapi/users.ts";
 import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
-import { Active, Alert, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
+import {
+  Active,
+  Alert,
+  CopyId,
+  Csrf,
+  Field,
+  Layout,
+  type Page,
+  type Problem,
+  problemOf,
+  SortTh,
+  Time,
+} from "./layout.tsx";
 import { areaApi, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { allResources, findIn } from "./resources.tsx";
 import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
@@ -54,29 +66,30 @@ async function effectivePermissions(k: Console, s: Scope, user: User): Promise<s
   }
 }
 
-/** The user's effective permissions, or why the page cannot show them. */
-function Effective(p: { codes: string[] | null }) {
+/**
+ * The user's effective permissions: as AuthZEN's action search answers them where the console's token may ask
+ * (its own project, with `access:evaluate`), else as the admin API reports them through the user's role.
+ */
+function Effective(p: { codes: string[] | null; held: string[] | undefined; role: Role | undefined }) {
+  const codes = p.codes ?? p.held;
+  if (!codes) return null;
   return (
     <section aria-labelledby="effective-heading">
       <h2 id="effective-heading">Effective permissions</h2>
-      {p.codes === null
-        ? (
-          <p>
-            Shown in the project's own console, to a user holding{" "}
-            <code>access:evaluate</code>: decisions are about the signed-in user's project.
-          </p>
-        )
-        : p.codes.length === 0
-        ? <p>None: the user may do nothing now.</p>
+      <p class="hint">
+        {p.codes
+          ? "What the user may do now (AuthZEN action search, as an application asking would be answered)."
+          : `What the user holds now through ${
+            p.role ? `the role ${p.role.name}` : "their role"
+          }. AuthZEN's own answer (action search) is shown in the project's own console, to a user holding ` +
+            "access:evaluate."}
+      </p>
+      {codes.length === 0
+        ? <p>None: the user may do nothing now{p.role ? "" : " (no role)"}.</p>
         : (
-          <>
-            <p>
-              What the user may do now (AuthZEN action search, as an application asking would be answered):
-            </p>
-            <ul>
-              {p.codes.map((c) => <li key={c}>{c}</li>)}
-            </ul>
-          </>
+          <ul class="perms" id="permission-list">
+            {codes.map((c) => <li key={c}>{c}</li>)}
+          </ul>
         )}
     </section>
   );
@@ -99,6 +112,9 @@ export function registerUserPages(app: App) {
       <>
         <td>
           <a href={href}>{u.display_name}</a>
+          <span class="sub">
+            <CopyId id={u.id} label={`user id of ${u.display_name}`} />
+          </span>
         </td>
         <td>{u.email ?? u.external_user_id}</td>
         <td class="wide">
@@ -130,6 +146,7 @@ export function registerUserPages(app: App) {
     const readonly = !s.can(user ? "users:update" : "users:create");
     const title = user ? `User ${user.display_name}` : "Create user";
     const roleError = problem?.fields["role_id"];
+    const role = user?.role_id ? roles.find((r) => r.id === user.role_id) : undefined;
     return html(
       k.c,
       (nonce) => (
@@ -137,10 +154,37 @@ export function registerUserPages(app: App) {
           <h1>{title}</h1>
           <Alert problem={problem} />
           {user && (
-            <p>
-              <a href={`${action}/sessions`}>Sessions of {user.display_name}</a>
-            </p>
+            <dl class="facts card">
+              <dt>User id</dt>
+              <dd>
+                <CopyId id={user.id} label="user id" />
+              </dd>
+              <dt>Role</dt>
+              <dd>
+                {role
+                  ? (
+                    <a href={`${projectPath(s.project.id)}/roles/${encodeURIComponent(role.id)}`}>
+                      {role.name}
+                    </a>
+                  )
+                  : "none"}
+              </dd>
+              <dt>State</dt>
+              <dd>
+                <Active on={user.is_active} />
+              </dd>
+              <dt>Created</dt>
+              <dd>
+                <Time at={user.created_at} />
+              </dd>
+              <dt>Sessions</dt>
+              <dd>
+                <a href={`${action}/sessions`}>Sessions of {user.display_name}</a>
+              </dd>
+            </dl>
           )}
+          {user && <Effective codes={effective} held={user.permissions} role={role} />}
+          <h2>Profile</h2>
           <form method="post" action={action}>
             <Csrf k={k} back={action} />
             <Field
@@ -197,7 +241,6 @@ export function registerUserPages(app: App) {
             </p>
             {!readonly && <button type="submit">{user ? "Save user" : "Create user"}</button>}
           </form>
-          {user && <Effective codes={effective} />}
           {user && <DeleteLink s={s} area="users" id={user.id} />}
         </Layout>
       ),
@@ -235,12 +278,13 @@ export function registerUserPages(app: App) {
   app.get(
     "/console/projects/:pid/users/:uid",
     signedIn(app, async (k) => {
-      try {
-        const found = await findIn<User>(k, api(k), k.c.req.param("uid")!);
-        return found ? editPage(k, found, null, null) : k.notFound();
-      } catch (err) {
-        return refusedPage(k, err);
-      }
+      const res = await k.api<User>(
+        "GET",
+        `${api(k)}/${encodeURIComponent(k.c.req.param("uid")!)}?include_permissions=true`,
+      );
+      if (res.status === 404) return k.notFound();
+      if (!res.ok) return refusedPage(k, new ApiRefusal(res));
+      return editPage(k, res.body, null, null);
     }),
   );
   app.post(
