@@ -17,7 +17,7 @@ import { TokenService } from "./domain/tokens.ts";
 import { jobsOf, startJobs } from "./jobs.ts";
 import { SYSTEM_ADMIN_CLIENT_ID } from "./openapi/projects.ts";
 import { createApp } from "./routes/app.ts";
-import type { Logger } from "./log.ts";
+import { createLogger, type Logger } from "./log.ts";
 import type { App } from "./routes/env.ts";
 
 /** The service with its database, ready to answer requests, and not yet listening. */
@@ -32,8 +32,6 @@ export type Service = OpenedService & {
   url: string;
 };
 
-const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
-
 /** The signing keys' settings from the configuration. */
 export function keySettings(config: Config): KeySettings {
   return {
@@ -44,12 +42,17 @@ export function keySettings(config: Config): KeySettings {
   };
 }
 
-export function createLogger(level: Config["logLevel"]): Logger {
-  const at = (l: keyof typeof LEVELS) => (msg: string, fields: Record<string, unknown> = {}) => {
-    if (LEVELS[l] < LEVELS[level]) return;
-    console.error(JSON.stringify({ time: new Date().toISOString(), level: l, msg, ...fields }));
-  };
-  return { error: at("error"), warn: at("warn"), info: at("info") };
+/** Where the service's log lines go; tests pass their own `write` to read them. */
+export type ServiceOptions = {
+  /** Leaves out the first-start banner. */
+  quiet?: boolean;
+  /** Receives the log's lines (several at once, each ending in a newline); by default standard error. */
+  write?: (lines: string) => void;
+};
+
+/** The service's logger, as LOG_LEVEL and LOG_FORMAT say. */
+export function loggerOf(config: Config, opts: ServiceOptions = {}): Logger {
+  return createLogger({ level: config.logLevel, format: config.logFormat, write: opts.write });
 }
 
 const operatorOf = (c: Config) => ({ email: c.bootstrapAdminEmail, password: c.bootstrapAdminPassword });
@@ -84,8 +87,11 @@ async function prepareDatabase(config: Config, db: Database, keys: KeySettings):
 }
 
 /** Opens the database (waiting a bounded time for it), migrates, bootstraps and builds the app. */
-export async function openService(config: Config, opts: { quiet?: boolean } = {}): Promise<OpenedService> {
-  const log = createLogger(config.logLevel);
+export async function openService(config: Config, opts: ServiceOptions = {}): Promise<OpenedService> {
+  return await openServiceWith(config, opts, loggerOf(config, opts));
+}
+
+async function openServiceWith(config: Config, opts: ServiceOptions, log: Logger): Promise<OpenedService> {
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -93,6 +99,7 @@ export async function openService(config: Config, opts: { quiet?: boolean } = {}
     pipelineDepth: config.databasePipelineDepth,
     pooler: config.databasePooler,
     deadlines: config.databaseDeadlines,
+    onStatement: log.enabled("debug") ? log.statement : undefined,
   });
   try {
     if (config.databaseUrl) {
@@ -121,38 +128,64 @@ export async function openService(config: Config, opts: { quiet?: boolean } = {}
       close: async () => {
         await jobs.stop();
         await db.close();
+        log.flush();
       },
     };
   } catch (err) {
     await db.close().catch(() => {});
+    log.flush();
     throw err;
   }
 }
 
-/** Opens the service and serves it with Deno.serve on HOST:PORT. `quiet` leaves out the first-start banner. */
-export async function startService(config: Config, opts: { quiet?: boolean } = {}): Promise<Service> {
-  const opened = await openService(config, opts);
-  const log = createLogger(config.logLevel);
+/**
+ * Listens on HOST:PORT first, so that a port in use stops the start before anything is created or printed;
+ * then opens the service, answering 503 until it is ready. `quiet` leaves out the first-start banner.
+ */
+export async function startService(config: Config, opts: ServiceOptions = {}): Promise<Service> {
+  const log = loggerOf(config, opts);
+  const ready: { app?: App } = {};
+  let server: Deno.HttpServer<Deno.NetAddr>;
   try {
-    const server = Deno.serve(
+    server = Deno.serve(
       { port: config.port, hostname: config.host, onListen: () => {} },
-      opened.app.fetch,
+      (request, info) => ready.app ? ready.app.fetch(request, info) : starting(),
     );
-    const host = server.addr.hostname === "0.0.0.0" ? "127.0.0.1" : server.addr.hostname;
-    const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.addr.port}`;
-    log.info("listening", { url, public_url: config.publicUrl, database: opened.db.kind });
-    return {
-      ...opened,
-      url,
-      close: async () => {
-        await server.shutdown();
-        await opened.close();
-      },
-    };
   } catch (err) {
-    await opened.close().catch(() => {});
+    if (err instanceof Deno.errors.AddrInUse) {
+      throw new Error(
+        `${config.host}:${config.port} is in use by another process (HOST, PORT): stop it, or set another PORT`,
+      );
+    }
     throw err;
   }
+  let opened: OpenedService;
+  try {
+    opened = await openServiceWith(config, opts, log);
+  } catch (err) {
+    await server.shutdown();
+    throw err;
+  }
+  ready.app = opened.app;
+  const host = server.addr.hostname === "0.0.0.0" ? "127.0.0.1" : server.addr.hostname;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.addr.port}`;
+  log.info("listening", { url, public_url: config.publicUrl, database: opened.db.kind });
+  return {
+    ...opened,
+    url,
+    close: async () => {
+      await server.shutdown();
+      await opened.close();
+    },
+  };
+}
+
+/** The answer while the service starts (migrations, bootstrap): retry in a moment. */
+function starting(): Response {
+  return Response.json(
+    { error: "system_error", error_description: "the service is starting; retry in a moment" },
+    { status: 503, headers: { "Retry-After": "1", "Cache-Control": "no-store" } },
+  );
 }
 
 function printBootstrap(boot: BootstrapResult, config: Config) {

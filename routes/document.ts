@@ -3,6 +3,7 @@
  * to write openapi/openapi.json, from which `deno task sdk` generates sdk/.
  */
 import { loadConfig } from "../config.ts";
+import { SILENT } from "../log.ts";
 import { createApp, OPENAPI_INFO } from "./app.ts";
 
 export function buildOpenApiDocument(): unknown {
@@ -12,7 +13,7 @@ export function buildOpenApiDocument(): unknown {
     tokens: undefined as never,
     keys: undefined as never,
     config: loadConfig({}),
-    log: { error() {}, warn() {}, info() {} },
+    log: SILENT,
   });
   return app.getOpenAPI31Document(OPENAPI_INFO);
 }
