@@ -55,7 +55,11 @@ export function loggerOf(config: Config, opts: ServiceOptions = {}): Logger {
   return createLogger({ level: config.logLevel, format: config.logFormat, write: opts.write });
 }
 
-const operatorOf = (c: Config) => ({ email: c.bootstrapAdminEmail, password: c.bootstrapAdminPassword });
+const operatorOf = (c: Config, link: boolean) => ({
+  email: c.bootstrapAdminEmail,
+  password: c.bootstrapAdminPassword,
+  link,
+});
 
 /**
  * Migrations and bootstrap, under one transaction-level advisory lock each (which, unlike a session lock, also
@@ -63,10 +67,15 @@ const operatorOf = (c: Config) => ({ email: c.bootstrapAdminEmail, password: c.b
  * On a PostgreSQL server they run on a short-lived connection of their own (to DATABASE_DIRECT_URL when set),
  * outside the pool's deadlines.
  */
-async function prepareDatabase(config: Config, db: Database, keys: KeySettings): Promise<BootstrapResult> {
+async function prepareDatabase(
+  config: Config,
+  db: Database,
+  keys: KeySettings,
+  link: boolean,
+): Promise<BootstrapResult> {
   if (!config.databaseUrl) {
     await migrate(db.sql);
-    return await bootstrap(db.sql, config.bootstrapAdminSecret, keys, operatorOf(config));
+    return await bootstrap(db.sql, config.bootstrapAdminSecret, keys, operatorOf(config, link));
   }
   // Not the pool: a migration may take longer than the pool's deadlines allow a statement (and an instance
   // starting beside another waits for its migration under the lock).
@@ -80,7 +89,7 @@ async function prepareDatabase(config: Config, db: Database, keys: KeySettings):
       what: `${describeUrl(url)} (${name})`,
     });
     await migrate(direct);
-    return await bootstrap(direct, config.bootstrapAdminSecret, keys, operatorOf(config));
+    return await bootstrap(direct, config.bootstrapAdminSecret, keys, operatorOf(config, link));
   } finally {
     await direct.end({ timeout: 5 });
   }
@@ -109,7 +118,7 @@ async function openServiceWith(config: Config, opts: ServiceOptions, log: Logger
       });
     }
     const keys = keySettings(config);
-    const boot = await prepareDatabase(config, db, keys);
+    const boot = await prepareDatabase(config, db, keys, !opts.quiet);
     if (!opts.quiet) printBootstrap(boot, config);
     for (const project of boot.clashes) {
       log.warn(
@@ -189,13 +198,12 @@ function starting(): Response {
 }
 
 function printBootstrap(boot: BootstrapResult, config: Config) {
-  printConsole(boot, config);
-  if (!boot.created) return;
-  const secretLine = boot.generated
-    ? `  client_secret: ${boot.secret}\n\n  This secret is shown once. Keep it; rotate it with POST ` +
-      `/api/v1/projects/system/clients/${SYSTEM_ADMIN_CLIENT_ID}/secret.`
-    : "  client_secret: the value of BOOTSTRAP_ADMIN_SECRET";
-  console.log(`
+  if (boot.created) {
+    const secretLine = boot.generated
+      ? `  client_secret: ${boot.secret}\n\n  This secret is shown once. Keep it; rotate it with POST ` +
+        `/api/v1/projects/system/clients/${SYSTEM_ADMIN_CLIENT_ID}/secret.`
+      : "  client_secret: the value of BOOTSTRAP_ADMIN_SECRET";
+    console.log(`
 First start: created the system project and its admin client.
   client_id:     ${SYSTEM_ADMIN_CLIENT_ID}
 ${secretLine}
@@ -204,18 +212,37 @@ What next:
   curl -s -u '${SYSTEM_ADMIN_CLIENT_ID}:<client_secret>' -d grant_type=client_credentials ${config.publicUrl}/api/v1/tokens
   then create a project with POST ${config.publicUrl}/api/v1/projects (see ${config.publicUrl}/docs).
 `);
+  }
+  printConsole(boot, config);
 }
 
-/** The console's address, and the first operator's one-time setup link when this start made one. */
+/** The console's address, and a one-time setup link while no operator can sign in to it. */
 function printConsole(boot: BootstrapResult, config: Config) {
   console.log(`Admin console: ${config.publicUrl}/console`);
-  if (!boot.operator.created) return;
-  console.log(
-    boot.operator.setupToken
-      ? `First operator ${boot.operator.email}: choose a password within an hour at\n  ` +
-        `${config.publicUrl}/console/setup?token=${boot.operator.setupToken}`
-      : `First operator ${boot.operator.email}: sign in at ${config.publicUrl}/console`,
-  );
+  const op = boot.operator;
+  const link = (token: string) => `  ${config.publicUrl}/console/setup?token=${token}`;
+  switch (op.kind) {
+    case "none":
+      return;
+    case "created":
+      return console.log(
+        op.setupToken
+          ? `First operator ${op.email}: choose a password within an hour at\n${link(op.setupToken)}`
+          : `First operator ${op.email}: sign in at ${config.publicUrl}/console`,
+      );
+    case "password":
+      return console.log(
+        `No operator can sign in to the console yet. ${op.email} (BOOTSTRAP_ADMIN_EMAIL): choose a password ` +
+          `within an hour at\n${link(op.setupToken)}`,
+      );
+    case "create":
+      return console.log(
+        "No operator can sign in to the console yet. Create the first one (an email and a password of your " +
+          `choice) at this link, which works once, within an hour, and only while there is none:\n` +
+          `${link(op.setupToken)}\n` +
+          "Or set BOOTSTRAP_ADMIN_EMAIL (and BOOTSTRAP_ADMIN_PASSWORD) and start again: that makes the operator.",
+      );
+  }
 }
 
 const failed = (err: unknown) => `failed to start: ${err instanceof Error ? err.message : err}`;

@@ -32,7 +32,8 @@ h1 img { width: 2rem; height: 2rem; }
 h2 { font-size: 1.1rem; margin: 1.75rem 0 .5rem; }
 a { color: LinkText; }
 ul { padding-left: 1.2rem; } li { margin: .3rem 0; }
-code { font-family: ui-monospace, monospace; font-size: .95em; }
+code { font-family: ui-monospace, monospace; font-size: .9em; }
+li code { display: block; overflow-wrap: anywhere; color: GrayText; }
 .primary a { display: inline-block; margin: .25rem .5rem .25rem 0; padding: .55rem 1rem; border-radius: .35rem;
   background: #1a56db; color: #fff; text-decoration: none; font-weight: 600; }
 .primary a:focus-visible, a:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
