@@ -49,6 +49,18 @@ export type LoggerOptions = {
 };
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/** The time as ISO 8601, made once a millisecond: `toISOString` costs about 1 µs, a request line's largest part. */
+let lastMs = 0;
+let lastIso = "";
+function now(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
 const MAX_GATHERED = 64;
 const encoder = new TextEncoder();
 
@@ -96,7 +108,7 @@ export function createLogger(opts: LoggerOptions): Logger {
 
   const at = (level: LogLevel) => (msg: string, fields?: Fields) => {
     if (RANK[level] < min) return;
-    const time = new Date().toISOString();
+    const time = now();
     emit(
       pretty ? prettyLine(time, level, msg, fields, colour) : JSON.stringify({ time, level, msg, ...fields }),
     );
@@ -110,7 +122,7 @@ export function createLogger(opts: LoggerOptions): Logger {
     enabled: (level) => RANK[level] >= min,
     request(r) {
       if (RANK.info < min) return;
-      const time = new Date().toISOString();
+      const time = now();
       emit(
         pretty ? prettyRequest(time, r, colour) : JSON.stringify({
           time,
@@ -129,7 +141,7 @@ export function createLogger(opts: LoggerOptions): Logger {
     },
     statement(text, durationMs) {
       if (RANK.debug < min) return;
-      const time = new Date().toISOString();
+      const time = now();
       // One line of text, however the statement was laid out in the source.
       const statement = text.replace(/\s+/g, " ").trim();
       const duration_ms = Math.round(durationMs * 100) / 100;
