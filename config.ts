@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Deadlines } from "./db/connection.ts";
 import { HEAP_DEFAULTS, HEAP_RANGES } from "./heap.ts";
 import { estimatedEntropyBits, MIN_SECRET_BITS } from "./domain/secret_strength.ts";
+import type { LogFormat, LogLevel } from "./log.ts";
 
 const decodeBase64Url = (v: string) => new Uint8Array(Buffer.from(v, "base64url"));
 
@@ -62,6 +63,7 @@ const schema = z.object({
   HEAP_LIMIT_MB: z.coerce.number().int().min(HEAP_RANGES.limitMb[0]).max(HEAP_RANGES.limitMb[1])
     .default(HEAP_DEFAULTS.limitMb),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  LOG_FORMAT: z.enum(["json", "pretty"], { error: "must be json or pretty" }).default("json"),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** Set by Deno Deploy in every deployment: there is no local disk for the embedded database. */
   DENO_DEPLOYMENT_ID: z.string().optional(),
@@ -146,7 +148,10 @@ export type Config = {
   webhookAllowPrivateTargets: boolean;
   /** Seconds before a failed delivery's first retry; later retries scale with it (5 s … 8 h by default). */
   webhookRetryBaseSeconds: number;
-  logLevel: "debug" | "info" | "warn" | "error";
+  /** debug adds each database statement's text and duration; info the request log; warn and error neither. */
+  logLevel: LogLevel;
+  /** JSON lines (json), or a short readable line per event for a terminal (pretty). */
+  logFormat: LogFormat;
   /** How many reverse proxies in front append to X-Forwarded-For (0: use the connection's address). */
   trustProxyHops: number;
 };
@@ -189,6 +194,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS === "true",
     webhookRetryBaseSeconds: e.WEBHOOK_RETRY_BASE_SECONDS,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     trustProxyHops: e.TRUST_PROXY_HOPS,
   };
 }

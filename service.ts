@@ -17,7 +17,7 @@ import { TokenService } from "./domain/tokens.ts";
 import { jobsOf, startJobs } from "./jobs.ts";
 import { SYSTEM_ADMIN_CLIENT_ID } from "./openapi/projects.ts";
 import { createApp } from "./routes/app.ts";
-import type { Logger } from "./log.ts";
+import { createLogger, type Logger } from "./log.ts";
 import type { App } from "./routes/env.ts";
 
 /** The service with its database, ready to answer requests, and not yet listening. */
@@ -32,8 +32,6 @@ export type Service = OpenedService & {
   url: string;
 };
 
-const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
-
 /** The signing keys' settings from the configuration. */
 export function keySettings(config: Config): KeySettings {
   return {
@@ -44,15 +42,24 @@ export function keySettings(config: Config): KeySettings {
   };
 }
 
-export function createLogger(level: Config["logLevel"]): Logger {
-  const at = (l: keyof typeof LEVELS) => (msg: string, fields: Record<string, unknown> = {}) => {
-    if (LEVELS[l] < LEVELS[level]) return;
-    console.error(JSON.stringify({ time: new Date().toISOString(), level: l, msg, ...fields }));
-  };
-  return { error: at("error"), warn: at("warn"), info: at("info") };
+/** Where the service's log lines go; tests pass their own `write` to read them. */
+export type ServiceOptions = {
+  /** Leaves out the first-start banner. */
+  quiet?: boolean;
+  /** Receives the log's lines (several at once, each ending in a newline); by default standard error. */
+  write?: (lines: string) => void;
+};
+
+/** The service's logger, as LOG_LEVEL and LOG_FORMAT say. */
+export function loggerOf(config: Config, opts: ServiceOptions = {}): Logger {
+  return createLogger({ level: config.logLevel, format: config.logFormat, write: opts.write });
 }
 
-const operatorOf = (c: Config) => ({ email: c.bootstrapAdminEmail, password: c.bootstrapAdminPassword });
+const operatorOf = (c: Config, link: boolean) => ({
+  email: c.bootstrapAdminEmail,
+  password: c.bootstrapAdminPassword,
+  link,
+});
 
 /**
  * Migrations and bootstrap, under one transaction-level advisory lock each (which, unlike a session lock, also
@@ -60,10 +67,15 @@ const operatorOf = (c: Config) => ({ email: c.bootstrapAdminEmail, password: c.b
  * On a PostgreSQL server they run on a short-lived connection of their own (to DATABASE_DIRECT_URL when set),
  * outside the pool's deadlines.
  */
-async function prepareDatabase(config: Config, db: Database, keys: KeySettings): Promise<BootstrapResult> {
+async function prepareDatabase(
+  config: Config,
+  db: Database,
+  keys: KeySettings,
+  link: boolean,
+): Promise<BootstrapResult> {
   if (!config.databaseUrl) {
     await migrate(db.sql);
-    return await bootstrap(db.sql, config.bootstrapAdminSecret, keys, operatorOf(config));
+    return await bootstrap(db.sql, config.bootstrapAdminSecret, keys, operatorOf(config, link));
   }
   // Not the pool: a migration may take longer than the pool's deadlines allow a statement (and an instance
   // starting beside another waits for its migration under the lock).
@@ -77,15 +89,18 @@ async function prepareDatabase(config: Config, db: Database, keys: KeySettings):
       what: `${describeUrl(url)} (${name})`,
     });
     await migrate(direct);
-    return await bootstrap(direct, config.bootstrapAdminSecret, keys, operatorOf(config));
+    return await bootstrap(direct, config.bootstrapAdminSecret, keys, operatorOf(config, link));
   } finally {
     await direct.end({ timeout: 5 });
   }
 }
 
 /** Opens the database (waiting a bounded time for it), migrates, bootstraps and builds the app. */
-export async function openService(config: Config, opts: { quiet?: boolean } = {}): Promise<OpenedService> {
-  const log = createLogger(config.logLevel);
+export async function openService(config: Config, opts: ServiceOptions = {}): Promise<OpenedService> {
+  return await openServiceWith(config, opts, loggerOf(config, opts));
+}
+
+async function openServiceWith(config: Config, opts: ServiceOptions, log: Logger): Promise<OpenedService> {
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -93,6 +108,7 @@ export async function openService(config: Config, opts: { quiet?: boolean } = {}
     pipelineDepth: config.databasePipelineDepth,
     pooler: config.databasePooler,
     deadlines: config.databaseDeadlines,
+    onStatement: log.enabled("debug") ? log.statement : undefined,
   });
   try {
     if (config.databaseUrl) {
@@ -102,7 +118,7 @@ export async function openService(config: Config, opts: { quiet?: boolean } = {}
       });
     }
     const keys = keySettings(config);
-    const boot = await prepareDatabase(config, db, keys);
+    const boot = await prepareDatabase(config, db, keys, !opts.quiet);
     if (!opts.quiet) printBootstrap(boot, config);
     for (const project of boot.clashes) {
       log.warn(
@@ -121,48 +137,73 @@ export async function openService(config: Config, opts: { quiet?: boolean } = {}
       close: async () => {
         await jobs.stop();
         await db.close();
+        log.flush();
       },
     };
   } catch (err) {
     await db.close().catch(() => {});
+    log.flush();
     throw err;
   }
 }
 
-/** Opens the service and serves it with Deno.serve on HOST:PORT. `quiet` leaves out the first-start banner. */
-export async function startService(config: Config, opts: { quiet?: boolean } = {}): Promise<Service> {
-  const opened = await openService(config, opts);
-  const log = createLogger(config.logLevel);
+/**
+ * Listens on HOST:PORT first, so that a port in use stops the start before anything is created or printed;
+ * then opens the service, answering 503 until it is ready. `quiet` leaves out the first-start banner.
+ */
+export async function startService(config: Config, opts: ServiceOptions = {}): Promise<Service> {
+  const log = loggerOf(config, opts);
+  const ready: { app?: App } = {};
+  let server: Deno.HttpServer<Deno.NetAddr>;
   try {
-    const server = Deno.serve(
+    server = Deno.serve(
       { port: config.port, hostname: config.host, onListen: () => {} },
-      opened.app.fetch,
+      (request, info) => ready.app ? ready.app.fetch(request, info) : starting(),
     );
-    const host = server.addr.hostname === "0.0.0.0" ? "127.0.0.1" : server.addr.hostname;
-    const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.addr.port}`;
-    log.info("listening", { url, public_url: config.publicUrl, database: opened.db.kind });
-    return {
-      ...opened,
-      url,
-      close: async () => {
-        await server.shutdown();
-        await opened.close();
-      },
-    };
   } catch (err) {
-    await opened.close().catch(() => {});
+    if (err instanceof Deno.errors.AddrInUse) {
+      throw new Error(
+        `${config.host}:${config.port} is in use by another process (HOST, PORT): stop it, or set another PORT`,
+      );
+    }
     throw err;
   }
+  let opened: OpenedService;
+  try {
+    opened = await openServiceWith(config, opts, log);
+  } catch (err) {
+    await server.shutdown();
+    throw err;
+  }
+  ready.app = opened.app;
+  const host = server.addr.hostname === "0.0.0.0" ? "127.0.0.1" : server.addr.hostname;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.addr.port}`;
+  log.info("listening", { url, public_url: config.publicUrl, database: opened.db.kind });
+  return {
+    ...opened,
+    url,
+    close: async () => {
+      await server.shutdown();
+      await opened.close();
+    },
+  };
+}
+
+/** The answer while the service starts (migrations, bootstrap): retry in a moment. */
+function starting(): Response {
+  return Response.json(
+    { error: "system_error", error_description: "the service is starting; retry in a moment" },
+    { status: 503, headers: { "Retry-After": "1", "Cache-Control": "no-store" } },
+  );
 }
 
 function printBootstrap(boot: BootstrapResult, config: Config) {
-  printConsole(boot, config);
-  if (!boot.created) return;
-  const secretLine = boot.generated
-    ? `  client_secret: ${boot.secret}\n\n  This secret is shown once. Keep it; rotate it with POST ` +
-      `/api/v1/projects/system/clients/${SYSTEM_ADMIN_CLIENT_ID}/secret.`
-    : "  client_secret: the value of BOOTSTRAP_ADMIN_SECRET";
-  console.log(`
+  if (boot.created) {
+    const secretLine = boot.generated
+      ? `  client_secret: ${boot.secret}\n\n  This secret is shown once. Keep it; rotate it with POST ` +
+        `/api/v1/projects/system/clients/${SYSTEM_ADMIN_CLIENT_ID}/secret.`
+      : "  client_secret: the value of BOOTSTRAP_ADMIN_SECRET";
+    console.log(`
 First start: created the system project and its admin client.
   client_id:     ${SYSTEM_ADMIN_CLIENT_ID}
 ${secretLine}
@@ -171,18 +212,37 @@ What next:
   curl -s -u '${SYSTEM_ADMIN_CLIENT_ID}:<client_secret>' -d grant_type=client_credentials ${config.publicUrl}/api/v1/tokens
   then create a project with POST ${config.publicUrl}/api/v1/projects (see ${config.publicUrl}/docs).
 `);
+  }
+  printConsole(boot, config);
 }
 
-/** The console's address, and the first operator's one-time setup link when this start made one. */
+/** The console's address, and a one-time setup link while no operator can sign in to it. */
 function printConsole(boot: BootstrapResult, config: Config) {
   console.log(`Admin console: ${config.publicUrl}/console`);
-  if (!boot.operator.created) return;
-  console.log(
-    boot.operator.setupToken
-      ? `First operator ${boot.operator.email}: choose a password within an hour at\n  ` +
-        `${config.publicUrl}/console/setup?token=${boot.operator.setupToken}`
-      : `First operator ${boot.operator.email}: sign in at ${config.publicUrl}/console`,
-  );
+  const op = boot.operator;
+  const link = (token: string) => `  ${config.publicUrl}/console/setup?token=${token}`;
+  switch (op.kind) {
+    case "none":
+      return;
+    case "created":
+      return console.log(
+        op.setupToken
+          ? `First operator ${op.email}: choose a password within an hour at\n${link(op.setupToken)}`
+          : `First operator ${op.email}: sign in at ${config.publicUrl}/console`,
+      );
+    case "password":
+      return console.log(
+        `No operator can sign in to the console yet. ${op.email} (BOOTSTRAP_ADMIN_EMAIL): choose a password ` +
+          `within an hour at\n${link(op.setupToken)}`,
+      );
+    case "create":
+      return console.log(
+        "No operator can sign in to the console yet. Create the first one (an email and a password of your " +
+          `choice) at this link, which works once, within an hour, and only while there is none:\n` +
+          `${link(op.setupToken)}\n` +
+          "Or set BOOTSTRAP_ADMIN_EMAIL (and BOOTSTRAP_ADMIN_PASSWORD) and start again: that makes the operator.",
+      );
+  }
 }
 
 const failed = (err: unknown) => `failed to start: ${err instanceof Error ? err.message : err}`;

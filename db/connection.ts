@@ -182,6 +182,8 @@ export type DatabaseOptions = {
   pooler?: "none" | "session" | "transaction";
   /** Bounds on every wait for the database (`Deadlines`); none when omitted. */
   deadlines?: Deadlines;
+  /** Told each statement's text and duration (ms) once it is answered (LOG_LEVEL=debug); never its parameters. */
+  onStatement?: (statement: string, durationMs: number) => void;
 };
 
 /**
@@ -223,10 +225,17 @@ const common = {
  */
 export function connectServer(
   url: string,
-  opts: { max: number; pooler?: DatabaseOptions["pooler"]; pipelineDepth?: number; deadlines?: Deadlines },
+  opts: {
+    max: number;
+    pooler?: DatabaseOptions["pooler"];
+    pipelineDepth?: number;
+    deadlines?: Deadlines;
+    onStatement?: DatabaseOptions["onStatement"];
+  },
 ): Database["sql"] {
   return postgres(url, {
     ...common,
+    ...(opts.onStatement ? { on_statement: opts.onStatement } : {}),
     ...deadlineOptions(opts.deadlines, (opts.pooler ?? "none") === "none"),
     max: opts.max,
     prepare: opts.pooler !== "transaction",
@@ -242,10 +251,11 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       pooler: opts.pooler,
       pipelineDepth: opts.pipelineDepth,
       deadlines: opts.deadlines,
+      onStatement: opts.onStatement,
     });
     return { sql, kind: "postgres", close: () => sql.end({ timeout: 5 }) };
   }
-  return await openEmbedded(opts.dataDir, opts.deadlines);
+  return await openEmbedded(opts.dataDir, opts.deadlines, opts.onStatement);
 }
 
 /** host:port/database of a postgres:// URL, never its credentials: for messages. */
@@ -378,7 +388,11 @@ async function ownerOnly(dir: string): Promise<void> {
  * itself does not prevent. PGlite is imported only here, so that a service on a PostgreSQL server never loads
  * it (a faster cold start, and nothing that needs a writable disk).
  */
-async function openEmbedded(dataDir: string, deadlines?: Deadlines): Promise<Database> {
+async function openEmbedded(
+  dataDir: string,
+  deadlines?: Deadlines,
+  onStatement?: DatabaseOptions["onStatement"],
+): Promise<Database> {
   const dir = resolve(dataDir);
   await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
   await Deno.chmod(dir, 0o700);
@@ -410,6 +424,7 @@ async function openEmbedded(dataDir: string, deadlines?: Deadlines): Promise<Dat
   const sql = postgres({
     ...common,
     socket: () => new EmbeddedLink(db),
+    ...(onStatement ? { on_statement: onStatement } : {}),
     // PGlite runs a statement to its end inside this process (nothing can interrupt it), so only the wait
     // for the one connection is bounded: a long transaction or job holding it answers the others 503.
     ...(deadlines ? { queue_timeout: deadlines.queue * 1000 } : {}),

@@ -65,6 +65,26 @@ export async function deleteConsoleSession(sql: Sql, idHash: Uint8Array): Promis
   await sql`delete from console_sessions where id_hash = ${idHash}`;
 }
 
+/**
+ * The `user_id` of a setup link that creates the first operator (a start that found none): its holder chooses
+ * the email and password. It works only while no operator exists (`operatorExists`).
+ */
+export const NEW_OPERATOR = "";
+
+/** Whether a user of the project can sign in: active, with a password. */
+export async function operatorExists(sql: Sql, projectId: string): Promise<boolean> {
+  const rows = await sql`
+    select 1 from users where project_id = ${projectId} and is_active and password_hash is not null limit 1`;
+  return rows.length === 1;
+}
+
+/** Serializes the setup links' completions (two links spent at once would make two first operators). */
+export async function lockSetup(sql: Sql): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${SETUP_LOCK})`;
+}
+
+const SETUP_LOCK = 72_616_002;
+
 export async function insertSetupToken(
   sql: Sql,
   t: { token_hash: Uint8Array; project_id: string; user_id: string; ttl: number },
@@ -74,10 +94,17 @@ export async function insertSetupToken(
     values (${t.token_hash}, ${t.project_id}, ${t.user_id}, now() + make_interval(secs => ${t.ttl}))`;
 }
 
-/** A setup token counts only while unused, unexpired, and its user still has no password. */
+/**
+ * A setup token counts only while unused, unexpired, and: its user still has no password, or (a link that
+ * creates the first operator) no user of the project can sign in.
+ */
 const setupUsable = (sql: Sql) =>
-  sql`t.used_at is null and t.expires_at > now() and exists (
-    select 1 from users u where u.project_id = t.project_id and u.id = t.user_id and u.password_hash is null)`;
+  sql`t.used_at is null and t.expires_at > now() and case when t.user_id = ${NEW_OPERATOR}
+    then not exists (
+      select 1 from users u where u.project_id = t.project_id and u.is_active and u.password_hash is not null)
+    else exists (
+      select 1 from users u where u.project_id = t.project_id and u.id = t.user_id and u.password_hash is null)
+    end`;
 
 /** Spends a setup token, once: the user it is for, or undefined when unknown, used, expired or moot. */
 export async function consumeSetupToken(
@@ -91,11 +118,14 @@ export async function consumeSetupToken(
   return row;
 }
 
-/** Whether a setup token is still usable, without spending it. */
-export async function setupTokenUsable(sql: Sql, tokenHash: Uint8Array): Promise<boolean> {
-  const rows = await sql`
-    select 1 from console_setup_tokens t where t.token_hash = ${tokenHash} and ${setupUsable(sql)}`;
-  return rows.length === 1;
+/** Whether a setup token is still usable, without spending it: the user it is for, or undefined. */
+export async function findUsableSetupToken(
+  sql: Sql,
+  tokenHash: Uint8Array,
+): Promise<{ user_id: string } | undefined> {
+  const [row] = await sql<{ user_id: string }[]>`
+    select t.user_id from console_setup_tokens t where t.token_hash = ${tokenHash} and ${setupUsable(sql)}`;
+  return row;
 }
 
 /** Every permission of the project's default resources (what the first operator's `admin` role holds). */

@@ -19,7 +19,7 @@ export type BootstrapResult = {
   generated?: boolean;
   /** Projects where a resource of their own has a default resource's code, so the default is missing there. */
   clashes: string[];
-  /** The console's first operator (BOOTSTRAP_ADMIN_EMAIL), when this start created it. */
+  /** The console's first operator: made now (BOOTSTRAP_ADMIN_EMAIL), or a setup link while none can sign in. */
   operator: FirstOperator;
 };
 
@@ -27,7 +27,8 @@ export async function bootstrap(
   sql: Sql,
   adminSecret: string | undefined,
   keys: KeySettings,
-  operator: { email?: string; password?: string } = {},
+  /** `link`: make a setup link when no operator can sign in (a start that prints it). */
+  operator: { email?: string; password?: string; link?: boolean } = {},
 ): Promise<BootstrapResult> {
   const result = await transaction(sql, async (tx): Promise<Omit<BootstrapResult, "operator">> => {
     await tx`select pg_advisory_xact_lock(${SCHEMA_LOCK})`;
@@ -48,5 +49,8 @@ export async function bootstrap(
     };
   });
   // After the system project exists; a start that finds the user already there changes nothing.
-  return { ...result, operator: await ensureFirstOperator(sql, operator.email, operator.password) };
+  return {
+    ...result,
+    operator: await ensureFirstOperator(sql, operator.email, operator.password, { link: operator.link }),
+  };
 }

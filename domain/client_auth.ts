@@ -25,6 +25,8 @@ export type PresentedClient = {
   error?: AppError;
   /** Where the request came from: failed secrets are throttled per client id and address. */
   request: RequestInfo;
+  /** Set by `authenticateClient` once the client is authenticated: for the request log. */
+  authenticated?: { projectId: string; clientId: string };
 };
 
 /**
@@ -82,6 +84,7 @@ export async function authenticateClient(
     if (!client.is_active) throw new AppError("client_not_active");
     if (!client.project_is_active) throw new AppError("project_not_active");
   }
+  presented.authenticated = { projectId: client.project_id, clientId: client.id };
   return client;
 }
 

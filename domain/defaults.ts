@@ -84,6 +84,15 @@ const ACCESS: Record<string, string> = {
 const permissionDescription = (d: Default, action: string) =>
   d.code === "access" ? ACCESS[action] : `${VERBS[action] ?? action} ${d.noun} of the project`;
 
+/**
+ * The default resources of a project other than the system project, as the API's descriptions list them:
+ * "`resources` (read, create, update, delete), …, `webhooks` (…)". Made from DEFAULTS, so it never goes stale.
+ */
+export function listDefaultResources(): string {
+  return (DEFAULTS as readonly Default[]).filter((d) => !d.systemOnly)
+    .map((d) => `\`${d.code}\` (${d.actions.join(", ")})`).join(", ");
+}
+
 /** The default resources a new project starts with. */
 export function defaultResources(isSystem: boolean): NewResource[] {
   return (DEFAULTS as readonly Default[]).filter((d) => isSystem || !d.systemOnly).map((d) => ({

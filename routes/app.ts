@@ -7,6 +7,7 @@ import { registerAuditRoutes } from "./audit.ts";
 import { registerClientRoutes } from "./clients.ts";
 import { registerConsoleRoutes } from "./console/console.tsx";
 import { registerDocsRoutes } from "./docs.ts";
+import { registerHomeRoutes } from "./home.tsx";
 import { registerKeyRoutes } from "./keys.ts";
 import { registerLogoutRoutes } from "./logout.ts";
 import { registerOidcRoutes } from "./oidc.ts";
@@ -35,6 +36,15 @@ export const OPENAPI_INFO = {
   },
 };
 
+/**
+ * The document's head for a service at this public URL: `servers` names it, so that the examples of /docs
+ * have a host. The served /openapi.json uses PUBLIC_URL; openapi/openapi.json, written without a running
+ * service, the default (http://localhost:8000), so that the file stays the same wherever it is generated.
+ */
+export function openApiHead(publicUrl: string) {
+  return { ...OPENAPI_INFO, servers: [{ url: publicUrl }] };
+}
+
 export function createApp(deps: Deps): App {
   const app: App = new OpenAPIHono<AppEnv>({
     // One hook for every validation failure: `invalid_params` with a detail per field.
@@ -48,6 +58,7 @@ export function createApp(deps: Deps): App {
   app.use("/access/*", noNulInUrl, noStore, apiBodyLimit, bodyType);
 
   registerSystemRoutes(app);
+  registerHomeRoutes(app);
   registerDocsRoutes(app);
   registerAuthorizeRoutes(app);
   registerOidcRoutes(app);
@@ -76,7 +87,7 @@ export function createApp(deps: Deps): App {
     scheme: "basic",
     description: "client_id and client_secret, each form-urlencoded, joined by a colon (RFC 6749 §2.3.1).",
   });
-  app.doc31("/openapi.json", OPENAPI_INFO);
+  app.doc31("/openapi.json", openApiHead(deps.config.publicUrl));
 
   app.notFound((c) =>
     errorResponse(c, new AppError("not_found", { description: `no endpoint ${c.req.method} ${c.req.path}` }))

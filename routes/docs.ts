@@ -52,6 +52,7 @@ function page(nonce: string) {
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <meta property="csp-nonce" content="${nonce}">
+    <link rel="icon" href="/favicon.svg" type="image/svg+xml">
   </head>
   <body>
     <div id="app"></div>

@@ -3,18 +3,21 @@
  * to write openapi/openapi.json, from which `deno task sdk` generates sdk/.
  */
 import { loadConfig } from "../config.ts";
-import { createApp, OPENAPI_INFO } from "./app.ts";
+import { SILENT } from "../log.ts";
+import { createApp, openApiHead } from "./app.ts";
 
 export function buildOpenApiDocument(): unknown {
-  // Registering routes touches none of the dependencies; they are only used when a request runs.
+  // Registering routes touches none of the dependencies; they are only used when a request runs. The default
+  // configuration (no environment): its PUBLIC_URL, http://localhost:8000, is the document's server.
+  const config = loadConfig({});
   const app = createApp({
     sql: undefined as never,
     tokens: undefined as never,
     keys: undefined as never,
-    config: loadConfig({}),
-    log: { error() {}, warn() {}, info() {} },
+    config,
+    log: SILENT,
   });
-  return app.getOpenAPI31Document(OPENAPI_INFO);
+  return app.getOpenAPI31Document(openApiHead(config.publicUrl));
 }
 
 export function serialize(doc: unknown): string {

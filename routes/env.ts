@@ -5,6 +5,7 @@ import type { Logger } from "../log.ts";
 import type { Sql } from "../db/connection.ts";
 import type { Principal } from "../domain/principal.ts";
 import type { Attached } from "../domain/gate.ts";
+import type { PresentedClient } from "../domain/client_auth.ts";
 import type { KeySettings } from "../domain/keys.ts";
 import type { TokenService } from "../domain/tokens.ts";
 
@@ -26,6 +27,8 @@ export type AppEnv = {
     /** Set by the gate when the operation's read rode in its statement (routes/operation.ts, `reads`). */
     attached?: Attached;
     requestId: string;
+    /** Set by the form endpoints: the client the request presents, authenticated or not (for the request log). */
+    client?: PresentedClient;
   };
 };
 

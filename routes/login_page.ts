@@ -26,6 +26,7 @@ function layout(p: { nonce: string; title: string }, body: ReturnType<typeof htm
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="referrer" content="no-referrer">
         <title>${p.title}</title>
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml">
         <style nonce="${p.nonce}">${STYLE}</style>
       </head>
       <body>

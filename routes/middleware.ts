@@ -1,7 +1,9 @@
 /** The middleware every request passes: request ids and headers, no caching of the API, body size and type. */
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { routePath } from "hono/route";
 import { AppError } from "../domain/errors.ts";
+import type { Logger } from "../log.ts";
 import type { AppEnv, Deps } from "./env.ts";
 import { exchangeCredentialsRoute, introspectTokenRoute, revokeTokenRoute } from "./tokens.ts";
 
@@ -14,9 +16,15 @@ export const isFormEndpoint = (path: string) => FORM_PATHS.has(path);
 const JSON_TYPE = /^application\/json(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
 
-/** Hands the service's dependencies and a request id to the request; tags the answer with it. */
+/**
+ * Hands the service's dependencies and a request id to the request (the caller's `X-Request-ID` when it is a
+ * short token of letters, digits, `.`, `_` and `-`, else a new UUID); tags the answer with it; writes the
+ * request log's line (log.ts) once the answer is made.
+ */
 export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
+  const logged = deps.log.enabled("info");
   return async (c, next) => {
+    const started = logged ? performance.now() : 0;
     const incoming = c.req.header("x-request-id");
     const id = incoming && /^[\w.\-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
     c.set("deps", deps);
@@ -26,7 +34,29 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     const authzen = c.req.path.startsWith("/access/") || c.req.path === "/.well-known/authzen-configuration";
     const echo = incoming && authzen && incoming.length <= 1024 ? incoming : id;
     await answerWith(c, next, "X-Request-Id", echo);
+    if (logged) logRequest(c, deps.log, id, started);
   };
+}
+
+/**
+ * The request's line: the matched route's pattern (never the path, whose segments may be anything the caller
+ * typed, nor the query, where codes and tokens travel), and the caller as the service authenticated it: the
+ * token's project, client and user (the gate's principal), or the client at the form endpoints. A request no
+ * route matched shows the pattern of the last middleware it passed (`*`, `/api/*`).
+ */
+function logRequest(c: Context<AppEnv>, log: Logger, id: string, started: number): void {
+  const principal = c.var.principal;
+  const client = principal ? undefined : c.var.client?.authenticated;
+  log.request({
+    request_id: id,
+    method: c.req.method,
+    route: routePath(c),
+    status: c.res.status,
+    duration_ms: Math.round((performance.now() - started) * 100) / 100,
+    project: principal?.projectId ?? client?.projectId,
+    client: principal?.clientId ?? client?.clientId,
+    user: principal?.userId,
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 /** Projects: create and list (system project), read and update (the project itself or the system project). */
 import { sourceOf } from "../domain/audit.ts";
+import { listDefaultResources } from "../domain/defaults.ts";
 import {
   createProject,
   getProject,
@@ -29,8 +30,9 @@ export const createProjectRoute = guardedRoute({
   summary: "Create a project",
   permission: "projects:create",
   scope: "system",
-  description: "Creates the project with its default resources (`resources`, `roles`, `users`, `clients`, " +
-    "`projects`) and its admin client, whose secret the answer carries once.",
+  description: "Creates the project with its default resources and their permissions: " +
+    `${listDefaultResources()}; and its admin client, which holds every one of those permissions and whose ` +
+    "secret the answer carries once.",
   request: { body: jsonBody(CreateProjectRequest) },
   responses: { 201: jsonResponse(CreatedProject, "The project, with its admin client's credentials") },
 });

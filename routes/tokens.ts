@@ -6,7 +6,8 @@ import { introspectToken, revokeToken } from "../domain/introspection.ts";
 import { Introspection, TokenActionRequest, TokenRequest, TokenResponse } from "../openapi/tokens.ts";
 import { OAUTH_ENDPOINT_CODES } from "../openapi/fields.ts";
 import { presentedClient } from "./client_auth.ts";
-import type { App } from "./env.ts";
+import type { Context } from "hono";
+import type { App, AppEnv } from "./env.ts";
 import { publicRoute } from "./operation.ts";
 import { zodDetails } from "./errors.ts";
 import { formBody, jsonResponse, type OAuthCase, oauthErrorResponses } from "./responses.ts";
@@ -148,6 +149,13 @@ function tokenFormHook(
   });
 }
 
+/** The client the form presents, kept on the context so that the request log names it once authenticated. */
+function presentedClientOf(c: Context<AppEnv>, form: { client_id?: string; client_secret?: string }) {
+  const client = presentedClient(c, form);
+  c.set("client", client);
+  return client;
+}
+
 export function registerTokenRoutes(app: App) {
   app.openapi(exchangeCredentialsRoute, async (c) => {
     const { sql, tokens, config } = c.var.deps;
@@ -157,7 +165,7 @@ export function registerTokenRoutes(app: App) {
       tokens,
       settings: { refreshTokenTtl: config.refreshTokenTtl, sessionMaxTtl: config.sessionMaxTtl },
       form,
-      client: presentedClient(c, form),
+      client: presentedClientOf(c, form),
     });
     c.header("Pragma", "no-cache");
     return c.json(body, 200);
@@ -165,13 +173,13 @@ export function registerTokenRoutes(app: App) {
   app.openapi(revokeTokenRoute, async (c) => {
     const { sql, tokens } = c.var.deps;
     const form = c.req.valid("form");
-    await revokeToken(sql, tokens, form, presentedClient(c, form));
+    await revokeToken(sql, tokens, form, presentedClientOf(c, form));
     return c.json({}, 200);
   });
   app.openapi(introspectTokenRoute, async (c) => {
     const { sql, tokens } = c.var.deps;
     const form = c.req.valid("form");
-    const result = await introspectToken(sql, tokens, form, presentedClient(c, form));
+    const result = await introspectToken(sql, tokens, form, presentedClientOf(c, form));
     c.header("Pragma", "no-cache");
     return c.json(result, 200);
   });

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { buildOpenApiDocument, OPENAPI_PATH, serialize } from "../routes/document.ts";
 import { GENERATED_DIR, generateSdk } from "../openapi/sdk.ts";
-import { http, test } from "./helpers.ts";
+import { baseUrl, http, test } from "./helpers.ts";
 
 test("openapi/openapi.json is up to date with the routes (run `deno task openapi`)", async () => {
   const fromRoutes = serialize(buildOpenApiDocument());
@@ -73,10 +73,14 @@ test("every operation has an operationId, a tag, a summary and documented errors
   }
 });
 
-test("GET /openapi.json serves the same document as openapi/openapi.json", async () => {
+test("GET /openapi.json serves the same document as openapi/openapi.json, with PUBLIC_URL as its server", async () => {
   const res = await http("/openapi.json");
   assert.equal(res.status, 200);
-  assert.deepEqual(await res.json(), JSON.parse(await Deno.readTextFile(OPENAPI_PATH)));
+  const { servers: served, ...rest } = await res.json();
+  const { servers: written, ...file } = JSON.parse(await Deno.readTextFile(OPENAPI_PATH));
+  assert.deepEqual(rest, file);
+  assert.deepEqual(served, [{ url: await baseUrl() }], "the running service's PUBLIC_URL");
+  assert.deepEqual(written, [{ url: "http://localhost:8000" }], "the file is the same wherever it is made");
 });
 
 test("GET /docs serves the API reference with its script from this service, under a strict CSP", async () => {

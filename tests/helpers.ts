@@ -423,8 +423,14 @@ export async function isolatedDatabase(): Promise<{ env: Record<string, string>;
   };
 }
 
-/** Starts a service in this process with these settings on a free port (quiet, the test secret). */
-export async function startWith(env: Record<string, string>): Promise<Service> {
+/**
+ * Starts a service in this process with these settings on a free port (quiet, the test secret); `write`
+ * receives its log lines instead of standard error.
+ */
+export async function startWith(
+  env: Record<string, string>,
+  opts: { write?: (lines: string) => void } = {},
+): Promise<Service> {
   const port = freePort();
   return checked(
     await startService(
@@ -436,7 +442,7 @@ export async function startWith(env: Record<string, string>): Promise<Service> {
         LOG_LEVEL: "error",
         ...env,
       }),
-      { quiet: true },
+      { quiet: true, write: opts.write },
     ),
   );
 }

@@ -12,7 +12,7 @@ import {
   csrfMatches,
   openConsoleSession,
 } from "../../domain/console_sessions.ts";
-import { completeSetup, setupLinkUsable } from "../../domain/first_operator.ts";
+import { completeSetup, type SetupLink, setupLinkOf } from "../../domain/first_operator.ts";
 import { AppError } from "../../domain/errors.ts";
 import { newSecret } from "../../domain/ids.ts";
 import { SYSTEM_PROJECT_ID } from "../../openapi/projects.ts";
@@ -200,26 +200,36 @@ export function registerConsoleAuth(app: App) {
 
   app.get("/console/setup", async (c) => {
     const token = c.req.query("token") ?? "";
-    const usable = token.length < 100 && await setupLinkUsable(c.var.deps.sql, token);
-    return html(c, (nonce) => <SetupPage nonce={nonce} token={token} usable={usable} />, usable ? 200 : 400);
+    const link = await setupLinkOf(c.var.deps.sql, token);
+    return html(c, (nonce) => <SetupPage nonce={nonce} token={token} link={link} />, link ? 200 : 400);
   });
 
   // The setup link is its own CSRF token: it is secret, single-use and bound to nothing else.
   app.post("/console/setup", async (c) => {
     const form = await c.req.parseBody();
-    const token = typeof form.token === "string" ? form.token : "";
-    const password = typeof form.password === "string" ? form.password : "";
+    const text = (name: string) => typeof form[name] === "string" ? form[name] as string : "";
+    const token = text("token");
+    const email = text("email");
     try {
-      await completeSetup(c.var.deps.sql, token, password);
+      await completeSetup(c.var.deps.sql, token, text("password"), email);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       const field = err.details?.[0];
+      const link = field?.field === "token" ? undefined : await setupLinkOf(c.var.deps.sql, token);
+      const error = field?.field === "password"
+        ? "The password must have at least 8 characters."
+        : field?.field === "email"
+        ? (field.issue.startsWith("a user")
+          ? "A user of the system project has this email already."
+          : "Enter a valid email address.")
+        : undefined;
       return html(c, (nonce) => (
         <SetupPage
           nonce={nonce}
           token={token}
-          usable={field?.field === "password"}
-          error={field?.field === "password" ? "The password must have at least 8 characters." : undefined}
+          link={link}
+          email={email}
+          error={error ? { field: field!.field, message: error } : undefined}
         />
       ), 400);
     }
@@ -227,15 +237,43 @@ export function registerConsoleAuth(app: App) {
   });
 }
 
-function SetupPage(p: { nonce: string; token: string; usable: boolean; error?: string }) {
+function SetupPage(
+  p: {
+    nonce: string;
+    token: string;
+    link: SetupLink | undefined;
+    email?: string;
+    error?: { field: string; message: string };
+  },
+) {
+  const problem = (field: string) =>
+    p.error?.field === field ? { message: p.error.message, fields: { [field]: p.error.message } } : null;
+  const title = p.link === "create" ? "Create the first operator" : "Set up the first operator";
   return (
-    <Layout nonce={p.nonce} title="Set up the first operator">
-      <h1>Set up the first operator</h1>
-      {!p.usable
+    <Layout nonce={p.nonce} title={title}>
+      <h1>{title}</h1>
+      {!p.link
         ? <p class="alert" role="alert">This setup link has expired or was already used.</p>
         : (
           <form method="post" action="/console/setup">
             <input type="hidden" name="token" value={p.token} />
+            {p.link === "create" && (
+              <>
+                <p>
+                  No operator can sign in to the console yet. The operator you create here signs in to the
+                  system project and may administer every project.
+                </p>
+                <Field
+                  name="email"
+                  label="Your email"
+                  type="email"
+                  autocomplete="username"
+                  value={p.email}
+                  required
+                  problem={problem("email")}
+                />
+              </>
+            )}
             <Field
               name="password"
               label="Choose a password"
@@ -243,9 +281,9 @@ function SetupPage(p: { nonce: string; token: string; usable: boolean; error?: s
               autocomplete="new-password"
               required
               hint="At least 8 characters."
-              problem={p.error ? { message: p.error, fields: { password: p.error } } : null}
+              problem={problem("password")}
             />
-            <button type="submit">Save and sign in</button>
+            <button type="submit">{p.link === "create" ? "Create and sign in" : "Save and sign in"}</button>
           </form>
         )}
     </Layout>

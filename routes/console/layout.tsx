@@ -159,6 +159,7 @@ export function Layout(p: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="same-origin" />
         <title>{p.title} · Console</title>
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
         <style nonce={p.nonce}>{raw(STYLE)}</style>
         <script src="/console/assets/console.js" defer></script>
       </head>

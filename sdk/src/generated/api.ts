@@ -2629,7 +2629,7 @@ export class LoginApi extends BaseAPI {
 export const ProjectsApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources (<code>resources</code>, <code>roles</code>, <code>users</code>, <code>clients</code>, <code>projects</code>) and its admin client, whose secret the answer carries once.</p>
+		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
 		 * @summary Create a project
 		 * @param {Api.CreateProjectRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -2850,7 +2850,7 @@ export const ProjectsApiFetchParamCreator = function (configuration?: Configurat
 export const ProjectsApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources (<code>resources</code>, <code>roles</code>, <code>users</code>, <code>clients</code>, <code>projects</code>) and its admin client, whose secret the answer carries once.</p>
+		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
 		 * @summary Create a project
 		 * @param {Api.CreateProjectRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -3126,7 +3126,7 @@ export const ProjectsApiFactory: FactoryFunction<ProjectsApi> = function (config
  */
 export class ProjectsApi extends BaseAPI {
 	/**
-	 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources (<code>resources</code>, <code>roles</code>, <code>users</code>, <code>clients</code>, <code>projects</code>) and its admin client, whose secret the answer carries once.</p>
+	 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
 	 * @summary Create a project
 	 * @param {Api.CreateProjectRequest} request
 	 * @param {RequestInit} [options] Override http request option.

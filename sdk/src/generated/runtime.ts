@@ -23,7 +23,7 @@ export const defaultFetch: FetchAPI = typeof window !== "undefined" && typeof wi
 		;
 import { Configuration } from "./configuration.ts";
 
-export const BASE_PATH = "";
+export const BASE_PATH = "http://localhost:8000".replace(/\/+$/, "");
 
 /**
  *

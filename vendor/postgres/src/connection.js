@@ -257,6 +257,22 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
       : { string, types, name: q.prepare ? statementId + statementCount++ : '' }
 
     typeof options.debug === 'function' && options.debug(id, string, parameters, types)
+    // Patched (vendor/postgres/README.md, 10): the statement's text and duration, never its parameters.
+    typeof options.on_statement === 'function' && !q.timed && timed(q, string)
+  }
+
+  function timed(q, string) {
+    q.timed = true
+    const started = performance.now()
+        , resolve = q.resolve
+        , reject = q.reject
+    const report = () => {
+      try {
+        options.on_statement(string, performance.now() - started)
+      } catch (_) { /* the callback's failure is not the statement's */ }
+    }
+    q.resolve = x => (report(), resolve(x))
+    q.reject = x => (report(), reject(x))
   }
 
   function write(x, fn) {

@@ -145,6 +145,12 @@ interface BaseOptions<T extends Record<string, postgres.PostgresType>> {
   statement_deadline: number;
   /** A socket of one's own for each connection, instead of a TCP or Unix socket (src/connection.js reads it). */
   socket: (options: unknown) => unknown;
+  /**
+   * Patched (vendor/postgres/README.md, 10): called when a statement is answered or fails, with its text and the
+   * ms since it was sent; never with its parameters. Unlike `debug`, it changes nothing else (errors keep their
+   * parameters hidden).
+   */
+  on_statement: (statement: string, durationMs: number) => void;
 }
 
 
