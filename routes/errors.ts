@@ -16,7 +16,7 @@ import {
 } from "../domain/errors.ts";
 import type { Logger } from "../log.ts";
 import type { AppEnv } from "./env.ts";
-import { isFormEndpoint } from "./middleware.ts";
+import { isFormEndpoint } from "./form_endpoints.ts";
 
 const REALM = 'realm="access-control"';
 export const BASIC_CHALLENGE = `Basic ${REALM}, charset="UTF-8"`;

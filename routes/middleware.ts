@@ -5,14 +5,8 @@ import { routePath } from "hono/route";
 import { AppError } from "../domain/errors.ts";
 import type { Logger } from "../log.ts";
 import type { AppEnv, Deps } from "./env.ts";
-import { exchangeCredentialsRoute, introspectTokenRoute, revokeTokenRoute } from "./tokens.ts";
+import { isFormEndpoint } from "./form_endpoints.ts";
 
-/** The endpoints that take form posts (RFC 6749 §3.2, RFC 7009, RFC 7662); every other body is JSON. */
-const FORM_PATHS = new Set<string>(
-  [exchangeCredentialsRoute, revokeTokenRoute, introspectTokenRoute].map((r) => r.path),
-);
-/** Whether a path is one of the form endpoints, which answer OAuth errors (routes/errors.ts). */
-export const isFormEndpoint = (path: string) => FORM_PATHS.has(path);
 const JSON_TYPE = /^application\/json(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
 
@@ -116,12 +110,12 @@ export const apiBodyLimit: MiddlewareHandler<AppEnv> = limitBody(1024 * 1024, "1
 const FORM_MAX_FIELDS = 64;
 const formLimit = limitBody(64 * 1024, "64 KiB");
 export const formBodyLimit: MiddlewareHandler<AppEnv> = (c, next) =>
-  FORM_PATHS.has(c.req.path) ? formLimit(c, next) : next();
+  isFormEndpoint(c.req.path) ? formLimit(c, next) : next();
 
 /** JSON bodies everywhere but the form endpoints; the same patterns the validators apply. */
 export const bodyType: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (["POST", "PUT", "PATCH"].includes(c.req.method)) {
-    const form = FORM_PATHS.has(c.req.path);
+    const form = isFormEndpoint(c.req.path);
     const contentType = c.req.header("content-type");
     const ok = contentType === undefined ? !hasBody(c) : (form ? FORM_TYPE : JSON_TYPE).test(contentType);
     if (!ok) {

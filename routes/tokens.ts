@@ -6,6 +6,7 @@ import { introspectToken, revokeToken } from "../domain/introspection.ts";
 import { Introspection, TokenActionRequest, TokenRequest, TokenResponse } from "../openapi/tokens.ts";
 import { OAUTH_ENDPOINT_CODES } from "../openapi/fields.ts";
 import { presentedClient } from "./client_auth.ts";
+import { FORM_ENDPOINTS } from "./form_endpoints.ts";
 import type { Context } from "hono";
 import type { App, AppEnv } from "./env.ts";
 import { publicRoute } from "./operation.ts";
@@ -29,7 +30,7 @@ const SECRET_IN_BODY: OAuthCase = {
 
 export const exchangeCredentialsRoute = publicRoute({
   method: "post",
-  path: "/api/v1/tokens",
+  path: FORM_ENDPOINTS.token,
   operationId: "exchangeCredentials",
   tags: ["Tokens"],
   summary: "Exchange credentials for an access token",
@@ -80,7 +81,7 @@ export const exchangeCredentialsRoute = publicRoute({
 
 export const revokeTokenRoute = publicRoute({
   method: "post",
-  path: "/api/v1/tokens/revoke",
+  path: FORM_ENDPOINTS.revocation,
   operationId: "revokeToken",
   tags: ["Tokens"],
   summary: "Revoke a token (RFC 7009)",
@@ -104,7 +105,7 @@ export const revokeTokenRoute = publicRoute({
 
 export const introspectTokenRoute = publicRoute({
   method: "post",
-  path: "/api/v1/tokens/introspect",
+  path: FORM_ENDPOINTS.introspection,
   operationId: "introspectToken",
   tags: ["Tokens"],
   summary: "Introspect a token (RFC 7662)",

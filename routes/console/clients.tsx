@@ -17,9 +17,9 @@ import {
   Time,
 } from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
-import { allResources, findIn } from "./resources.tsx";
+import { allResources } from "./resources.tsx";
 import { PermissionChecklist } from "./roles.tsx";
-import { type Console, html, signedIn } from "./session.ts";
+import { type Console, findIn, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
 const api = (k: Console) => areaApi(k, "clients");

@@ -6,8 +6,7 @@ import type { Role } from "../../openapi/roles.ts";
 import type { App } from "../env.ts";
 import { Alert, Csrf, Layout, type Page, type Problem, problemOf } from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
-import { findIn } from "./resources.tsx";
-import { type Console, html, signedIn } from "./session.ts";
+import { type Console, findIn, html, signedIn } from "./session.ts";
 
 type Area = "resources" | "roles" | "users" | "clients";
 type Named = { id: string; name?: string; display_name?: string; code?: string; is_default?: boolean };

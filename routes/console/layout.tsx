@@ -1,7 +1,20 @@
 /** The console's page frame and small building blocks: fields with their errors, lists with paging and sorting. */
 import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
-import type { ApiAnswer, Console } from "./session.ts";
+
+/** An API answer as the console receives it: its status and JSON body. */
+export type ApiAnswer<T = unknown> = { ok: boolean; status: number; body: T & ApiError };
+export type ApiError = {
+  error?: string;
+  error_description?: string;
+  details?: { field: string; issue: string }[];
+};
+
+/**
+ * What the frame and the forms need of a signed-in request (session.ts's `Console`): who is signed in, the
+ * session's CSRF token, where to come back to, and the request.
+ */
+export type Signed = { who?: string | null; csrf: string; next: string; c: { req: { url: string } } };
 
 /** The stylesheet: a constant of this file, written into the page as it is (JSX would escape its `>` and quotes). */
 const STYLE = `
@@ -132,7 +145,7 @@ export function Time(p: { at: string | null | undefined }) {
 export function Layout(p: {
   nonce: string;
   title: string;
-  k?: Console;
+  k?: Signed;
   project?: { id: string; name: string };
   tab?: Tab;
   /** Operators see the projects list. */
@@ -210,7 +223,7 @@ export function Layout(p: {
 }
 
 /** The hidden fields of every form: the CSRF token, and the page to come back to after a new sign-in. */
-export function Csrf(p: { k: Console; back?: string }) {
+export function Csrf(p: { k: Signed; back?: string }) {
   return (
     <>
       <input type="hidden" name="csrf" value={p.k.csrf} />
@@ -292,7 +305,7 @@ export function Field(p: {
 export type Page<T> = { data: T[]; pagination: { page_num: number; page_size: number; total: number } };
 
 /** The list parameters of a page's query string, passed to the API as they are. */
-export function listQuery(k: Console, extra: string[] = []): URLSearchParams {
+export function listQuery(k: Signed, extra: string[] = []): URLSearchParams {
   const url = new URL(k.c.req.url);
   const q = new URLSearchParams();
   for (const name of ["page_num", "sort_by", "sort_dir", "search", ...extra]) {

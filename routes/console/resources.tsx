@@ -4,22 +4,10 @@ import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
 import { Alert, CopyId, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
 import { areaApi, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
-import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
+import { ApiRefusal, type Console, findIn, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
 const api = (k: Console) => areaApi(k, "resources");
-
-/** One record of an area by id (`GET {listPath}/{id}`), or null when the API does not know it. */
-export async function findIn<T extends { id: string }>(
-  k: Console,
-  listPath: string,
-  id: string,
-): Promise<T | null> {
-  const res = await k.api<T>("GET", `${listPath}/${encodeURIComponent(id)}`);
-  if (res.status === 404) return null;
-  if (!res.ok) throw new ApiRefusal(res);
-  return res.body;
-}
 
 /** Every resource of the project, for the permission checklists. */
 export async function allResources(k: Console, projectId: string): Promise<Resource[]> {

@@ -5,8 +5,8 @@ import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
 import { Alert, CopyId, Csrf, Field, Layout, type Problem, problemOf, SortTh } from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
-import { allResources, findIn } from "./resources.tsx";
-import { type Console, html, signedIn } from "./session.ts";
+import { allResources } from "./resources.tsx";
+import { type Console, findIn, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
 /** Checkboxes of every permission of the project, one group per resource. */

@@ -18,7 +18,7 @@ import {
   refreshConsoleSession,
 } from "../../domain/console_sessions.ts";
 import type { App, AppEnv } from "../env.ts";
-import { Layout } from "./layout.tsx";
+import { type ApiAnswer, Layout } from "./layout.tsx";
 
 export type C = Context<AppEnv>;
 
@@ -91,12 +91,7 @@ export function toSignIn(c: C, next: string) {
 export type Form = Record<string, string | string[]>;
 
 /** An API answer: its status and JSON body. */
-export type ApiAnswer<T = unknown> = { ok: boolean; status: number; body: T & ApiError };
-export type ApiError = {
-  error?: string;
-  error_description?: string;
-  details?: { field: string; issue: string }[];
-};
+export type { ApiAnswer, ApiError } from "./layout.tsx";
 
 /** The signed-in user, as `GET /api/v1/users/current` answers. */
 export type Me = { id: string; email: string | null; display_name: string; permissions: string[] };
@@ -291,4 +286,16 @@ export function signedIn(app: App, handler: (k: Console) => Promise<Response>) {
       throw err;
     }
   };
+}
+
+/** One record of an area by id (`GET {listPath}/{id}`), or null when the API does not know it. */
+export async function findIn<T extends { id: string }>(
+  k: Console,
+  listPath: string,
+  id: string,
+): Promise<T | null> {
+  const res = await k.api<T>("GET", `${listPath}/${encodeURIComponent(id)}`);
+  if (res.status === 404) return null;
+  if (!res.ok) throw new ApiRefusal(res);
+  return res.body;
 }

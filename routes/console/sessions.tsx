@@ -19,8 +19,7 @@ import {
   Time,
 } from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
-import { findIn } from "./resources.tsx";
-import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
+import { ApiRefusal, type Console, findIn, html, signedIn } from "./session.ts";
 
 const usersApi = (k: Console) => areaApi(k, "users");
 const sessionsApi = (k: Console) => `${usersApi(k)}/${encodeURIComponent(k.c.req.param("uid")!)}/sessions`;

@@ -17,8 +17,8 @@ import {
   Time,
 } from "./layout.tsx";
 import { areaApi, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
-import { allResources, findIn } from "./resources.tsx";
-import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
+import { allResources } from "./resources.tsx";
+import { ApiRefusal, type Console, findIn, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
 const api = (k: Console) => areaApi(k, "users");

@@ -6,8 +6,7 @@ import type { Webhook, WebhookDelivery } from "../../openapi/webhooks.ts";
 import type { App } from "../env.ts";
 import { Active, Alert, CopyId, Layout, listQuery, type Page, Pager, problemOf, Time } from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
-import { findIn } from "./resources.tsx";
-import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
+import { ApiRefusal, type Console, findIn, html, signedIn } from "./session.ts";
 
 const api = (k: Console) => areaApi(k, "webhooks");
 
