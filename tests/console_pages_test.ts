@@ -216,6 +216,10 @@ test(
         // console.js shows the copy buttons (hidden without script).
         const copy = page.getByRole("button", { name: `Copy id of Shop ${shop.id}` });
         await copy.click();
+        // The clipboard's write is asynchronous: the button says so once it is done.
+        for (let i = 0; i < 50 && (await copy.textContent()) !== "Copied"; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
         assert.equal(await copy.textContent(), "Copied");
         assert.equal(await page.evaluate("navigator.clipboard.readText()"), shop.id);
       });
