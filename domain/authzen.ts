@@ -113,18 +113,6 @@ export function evaluationReadOf(projectId: string, body: unknown): AttachedRead
   return evaluationRead(projectId, [question(subject, action, resource)], "execute_all", true);
 }
 
-/** The read the gate attaches for a batch's body as sent; null when it does not validate. */
-export function evaluationsReadOf(projectId: string, body: unknown): AttachedRead | null {
-  const parsed = EvaluationsRequest.safeParse(body);
-  if (!parsed.success) return null;
-  try {
-    const plan = planEvaluations(parsed.data);
-    return evaluationRead(projectId, plan.questions, plan.semantic, plan.single);
-  } catch {
-    return null;
-  }
-}
-
 async function answer(sql: Sql, read: AttachedRead, attached?: Attached): Promise<string> {
   return attachedRecord<string>(attached, read) ?? await retryRead(() => evaluate(sql, read));
 }

@@ -7,7 +7,6 @@ import {
   evaluateMany,
   evaluateOne,
   evaluationReadOf,
-  evaluationsReadOf,
   searchActionsOf,
   searchResourcesOf,
   searchSubjectsOf,
@@ -78,7 +77,8 @@ export const evaluateAccessBatchRoute = guardedRoute({
     `and is answered as one. ${MAPPING} ${REASONS} ${INPUT}`,
   request: { body: jsonBody(EvaluationsRequest) },
   responses: { 200: jsonResponse(EvaluationsResponse, "The decisions, in order") },
-  readsBody: (body, token) => evaluationsReadOf(token.projectId, body),
+  // A batch's statement runs after the gate's, prepared on its own: carried by the gate's, PostgreSQL planned
+  // it afresh at every execution (a third of a 100-item batch's time).
 });
 
 const PAGING =

@@ -4,7 +4,7 @@ import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
 import { Alert, CopyId, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
 import { areaApi, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
-import { ApiRefusal, type Console, findIn, html, signedIn } from "./session.ts";
+import { type Console, findIn, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
 const api = (k: Console) => areaApi(k, "resources");
