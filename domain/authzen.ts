@@ -105,16 +105,15 @@ export function planEvaluations(req: EvaluationsRequest): Plan {
   return { questions, semantic, single: false };
 }
 
+/** The read of one evaluation: the gate carries it, and `evaluateOne` recognises it by its text and params. */
+function oneRead(projectId: string, req: EvaluationRequest): AttachedRead {
+  return evaluationRead(projectId, [question(req.subject, req.action, req.resource)], "execute_all", true);
+}
+
 /** The read the gate attaches for a single evaluation's body as sent; null when it does not validate. */
 export function evaluationReadOf(projectId: string, body: unknown): AttachedRead | null {
   const parsed = EvaluationRequest.safeParse(body);
-  if (!parsed.success) return null;
-  const { subject, action, resource } = parsed.data;
-  return evaluationRead(projectId, [question(subject, action, resource)], "execute_all", true);
-}
-
-async function answer(sql: Sql, read: AttachedRead, attached?: Attached): Promise<string> {
-  return attachedRecord<string>(attached, read) ?? await retryRead(() => evaluate(sql, read));
+  return parsed.success ? oneRead(projectId, parsed.data) : null;
 }
 
 /** `{ "decision": … }` for one question; the gate's answer when it decided this very question. */
@@ -124,25 +123,23 @@ export async function evaluateOne(
   req: EvaluationRequest,
   attached?: Attached,
 ): Promise<JsonText<Decision>> {
-  const read = evaluationRead(
-    projectId,
-    [question(req.subject, req.action, req.resource)],
-    "execute_all",
-    true,
-  );
-  return await answer(sql, read, attached) as JsonText<Decision>;
+  const read = oneRead(projectId, req);
+  const text = attachedRecord<string>(attached, read) ?? await retryRead(() => evaluate(sql, read));
+  return text as JsonText<Decision>;
 }
 
-/** `{ "evaluations": […] }` (or one decision, for a request without evaluations). */
+/**
+ * `{ "evaluations": […] }` (or one decision, for a request without evaluations): a statement of its own after
+ * the gate's, never carried by it (routes/authzen.ts says why).
+ */
 export async function evaluateMany(
   sql: Sql,
   projectId: string,
   req: EvaluationsRequest,
-  attached?: Attached,
 ): Promise<JsonText<EvaluationsResponse>> {
   const plan = planEvaluations(req);
   const read = evaluationRead(projectId, plan.questions, plan.semantic, plan.single);
-  return await answer(sql, read, attached) as JsonText<EvaluationsResponse>;
+  return await retryRead(() => evaluate(sql, read)) as JsonText<EvaluationsResponse>;
 }
 
 /** JSON with object keys sorted, so that the same query always hashes the same. */

@@ -164,7 +164,7 @@ export function registerAuthzenRoutes(app: App) {
   }, pointerHook as never);
   app.openapi(evaluateAccessBatchRoute, async (c) => {
     const { sql } = c.var.deps;
-    const text = await evaluateMany(sql, c.var.principal.projectId, c.req.valid("json"), c.var.attached);
+    const text = await evaluateMany(sql, c.var.principal.projectId, c.req.valid("json"));
     return jsonText(c, text, 200);
   }, pointerHook as never);
   app.openapi(searchSubjectsRoute, async (c) => {

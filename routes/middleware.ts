@@ -25,12 +25,16 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     c.set("requestId", id);
     // AuthZEN (§ "Request Identification") echoes the PEP's identifier as it was sent, whatever its characters;
     // the logs keep the plain one above.
-    const authzen = c.req.path.startsWith("/access/") || c.req.path === "/.well-known/authzen-configuration";
-    const echo = incoming && authzen && incoming.length <= 1024 ? incoming : id;
+    const echo = incoming && incoming !== id && incoming.length <= 1024 && isAuthzen(c.req.path)
+      ? incoming
+      : id;
     await answerWith(c, next, "X-Request-Id", echo);
     if (logged) logRequest(c, deps.log, id, started);
   };
 }
+
+const isAuthzen = (path: string) =>
+  path.startsWith("/access/") || path === "/.well-known/authzen-configuration";
 
 /**
  * The request's line: the matched route's pattern (never the path, whose segments may be anything the caller
