@@ -7,13 +7,12 @@
  */
 import assert from "node:assert/strict";
 import {
-  ADMIN_SECRET,
-  basic,
   challengeOf,
   isolatedDatabase,
   newVerifier,
   REDIRECT_URI,
   startWith,
+  systemTokenAt,
   test,
 } from "./helpers.ts";
 import { hasChromium, launch, SHOTS, signIn } from "./console_support.ts";
@@ -24,15 +23,7 @@ const WIDTHS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, hei
 
 /** The admin API of a service, as the system admin client. */
 async function adminOf(url: string) {
-  const res = await fetch(`${url}/api/v1/tokens`, {
-    method: "POST",
-    headers: {
-      authorization: basic("system-admin", ADMIN_SECRET),
-      "content-type": "application/x-www-form-urlencoded",
-    },
-    body: "grant_type=client_credentials",
-  });
-  const token = (await res.json()).access_token;
+  const token = await systemTokenAt(url);
   // deno-lint-ignore no-explicit-any
   return async (method: string, path: string, body?: unknown): Promise<any> => {
     const answer = await fetch(`${url}${path}`, {

@@ -5,33 +5,18 @@
  * once the database is free again.
  */
 import assert from "node:assert/strict";
-import type { Service } from "../service.ts";
 import {
-  ADMIN_SECRET,
-  basic,
   connectTestDatabase,
   DATABASE_URL,
   freePort,
   isolatedDatabase,
   startWith,
+  systemTokenAt,
   test,
 } from "./helpers.ts";
 
 // The queue deadline is the shorter, so that a request waiting behind a blocked write times out first.
 const SECONDS = { DATABASE_STATEMENT_TIMEOUT: "1", DATABASE_QUEUE_TIMEOUT: "0.5" };
-
-async function adminToken(svc: Service): Promise<string> {
-  const res = await fetch(`${svc.url}/api/v1/tokens`, {
-    method: "POST",
-    headers: {
-      authorization: basic("system-admin", ADMIN_SECRET),
-      "content-type": "application/x-www-form-urlencoded",
-    },
-    body: "grant_type=client_credentials",
-  });
-  assert.equal(res.status, 200);
-  return (await res.json()).access_token;
-}
 
 /** Sends a request and returns its status, body and how long the answer took. */
 async function timed(url: string, init: RequestInit) {
@@ -56,7 +41,10 @@ test("a write blocked by a lock answers 503 within the statement deadline, and s
   let held: Promise<unknown> = Promise.resolve();
   const other = DATABASE_URL ? connectTestDatabase(iso.env.DATABASE_URL) : undefined;
   try {
-    const auth = { authorization: `Bearer ${await adminToken(svc)}`, "content-type": "application/json" };
+    const auth = {
+      authorization: `Bearer ${await systemTokenAt(svc.url)}`,
+      "content-type": "application/json",
+    };
     const created = await timed(`${svc.url}/api/v1/projects`, {
       method: "POST",
       headers: auth,
@@ -187,7 +175,7 @@ test(
       DATABASE_POOL_SIZE: "2",
     });
     try {
-      const auth = { authorization: `Bearer ${await adminToken(svc)}` };
+      const auth = { authorization: `Bearer ${await systemTokenAt(svc.url)}` };
       const system = `${svc.url}/api/v1/projects/system`;
       assert.equal((await timed(system, { headers: auth })).res.status, 200);
       relay.stall();

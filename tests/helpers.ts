@@ -227,6 +227,20 @@ export function basic(clientId: string, secret: string): string {
   return `Basic ${btoa(`${enc(clientId)}:${enc(secret)}`)}`;
 }
 
+/** A system admin token from the service at `url` (one started by a test, or the shared one's address). */
+export async function systemTokenAt(url: string): Promise<string> {
+  const res = await fetch(`${url}/api/v1/tokens`, {
+    method: "POST",
+    headers: {
+      authorization: basic("system-admin", ADMIN_SECRET),
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: "grant_type=client_credentials",
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  return (await res.json()).access_token;
+}
+
 /** POST /api/v1/tokens as a raw form post. */
 export async function postToken(form: Record<string, string> | string, headers: Record<string, string> = {}) {
   return await http("/api/v1/tokens", {

@@ -9,32 +9,18 @@ import { decodeJwt, decodeProtectedHeader } from "jose";
 import { TokenService } from "../domain/tokens.ts";
 import type { Service } from "../service.ts";
 import {
-  ADMIN_SECRET,
-  basic,
   DATABASE_URL,
   expectError,
   isolatedDatabase,
   service,
   startWith,
   systemToken,
+  systemTokenAt,
   test,
 } from "./helpers.ts";
 
 /** Instances of one deployment share the public URL: the tokens' issuer. */
 const ISSUER = "http://acs.test";
-
-async function systemTokenAt(url: string): Promise<string> {
-  const res = await fetch(`${url}/api/v1/tokens`, {
-    method: "POST",
-    headers: {
-      authorization: basic("system-admin", ADMIN_SECRET),
-      "content-type": "application/x-www-form-urlencoded",
-    },
-    body: "grant_type=client_credentials",
-  });
-  assert.equal(res.status, 200, await res.clone().text());
-  return (await res.json()).access_token;
-}
 
 /** Calls the service at `url` with a fresh system admin token of that instance. */
 async function call(url: string, path: string, method = "GET"): Promise<Response> {

@@ -22,6 +22,7 @@ import {
   sdk,
   startWith,
   systemToken,
+  systemTokenAt,
   test,
 } from "./helpers.ts";
 
@@ -37,19 +38,6 @@ type Key = {
 async function call(url: string, path: string, method = "GET"): Promise<Response> {
   const token = await systemTokenAt(url);
   return await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${token}` } });
-}
-
-async function systemTokenAt(url: string): Promise<string> {
-  const res = await fetch(`${url}/api/v1/tokens`, {
-    method: "POST",
-    headers: {
-      authorization: basic("system-admin", ADMIN_SECRET),
-      "content-type": "application/x-www-form-urlencoded",
-    },
-    body: "grant_type=client_credentials",
-  });
-  assert.equal(res.status, 200, await res.clone().text());
-  return (await res.json()).access_token;
 }
 
 async function keys(url: string): Promise<Key[]> {
