@@ -196,12 +196,24 @@ export type DatabaseOptions = {
  */
 export type Deadlines = { statement: number; queue: number };
 
-function deadlineOptions(d: Deadlines | undefined, serverSide: boolean) {
+function deadlineOptions(d: Deadlines | undefined) {
   if (!d) return {};
+  return { queue_timeout: d.queue * 1000, statement_deadline: d.statement * 1000 + 1000 };
+}
+
+/**
+ * A direct connection's startup parameters (a pooler refuses them): the statement deadline, and generic plans
+ * for the prepared statements. The service's statements are fixed texts whose parameters never change which
+ * index serves them (no `$n is null or …` that a custom plan would fold away), and the gate's batched statement
+ * takes its parameters as arrays, whose length a custom plan knows and a generic one does not, so PostgreSQL's
+ * own choice is to plan it afresh at every execution: a third of the server's time on an AuthZEN decision.
+ */
+function startupParameters(d: Deadlines | undefined) {
   return {
-    queue_timeout: d.queue * 1000,
-    statement_deadline: d.statement * 1000 + 1000,
-    ...(serverSide ? { connection: { statement_timeout: d.statement * 1000 } } : {}),
+    connection: {
+      plan_cache_mode: "force_generic_plan",
+      ...(d ? { statement_timeout: d.statement * 1000 } : {}),
+    },
   };
 }
 
@@ -236,7 +248,8 @@ export function connectServer(
   return postgres(url, {
     ...common,
     ...(opts.onStatement ? { on_statement: opts.onStatement } : {}),
-    ...deadlineOptions(opts.deadlines, (opts.pooler ?? "none") === "none"),
+    ...deadlineOptions(opts.deadlines),
+    ...((opts.pooler ?? "none") === "none" ? startupParameters(opts.deadlines) : {}),
     max: opts.max,
     prepare: opts.pooler !== "transaction",
     pipeline_depth: opts.pipelineDepth ?? 0,
@@ -337,6 +350,8 @@ const PGLITE_START = [
 const EMBEDDED_SETTINGS = [
   ...["-c", "shared_buffers=8MB", "-c", "max_connections=8"],
   ...["-c", "work_mem=2MB", "-c", "temp_buffers=2MB", "-c", "maintenance_work_mem=4MB"],
+  // As on a direct connection (startupParameters): plan each prepared statement once.
+  ...["-c", "plan_cache_mode=force_generic_plan"],
 ];
 
 async function exists(path: string): Promise<boolean> {
