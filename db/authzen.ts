@@ -1,21 +1,19 @@
 /**
- * The AuthZEN decisions and searches on the live model, each one statement: a batch of evaluations is decided
- * in one snapshot, and its answer is the response body as JSON text.
+ * The AuthZEN decisions and searches on the live model, each one statement: a batch's distinct questions are
+ * decided in one snapshot, and a single evaluation's answer is the response body as JSON text.
  */
 import type { Sql } from "./connection.ts";
 import type { AttachedRead } from "./principals.ts";
 
 /**
  * One question as the statement takes it: subject type and id, resource code, permission code; null where the
- * request's string can never name anything (a NUL byte, an unpaired surrogate). `missing`: the JSON pointers
- * of the entities an incomplete item of a batch lacks (it is then answered `invalid_request`).
+ * request's string can never name anything (a NUL byte, an unpaired surrogate).
  */
 export type Question = {
   st: string | null;
   si: string | null;
   rt: string | null;
   an: string | null;
-  missing?: string[];
 };
 
 /**
@@ -29,8 +27,7 @@ export type Question = {
 const decisions = (items: string) => `
   select i.n, c.allowed, c.code,
     case when c.code in ('role_permission', 'no_permission') then s.role_id end as role_id,
-    case when c.code = 'client_permission' then s.id end as client_id,
-    i.missing
+    case when c.code = 'client_permission' then s.id end as client_id
   from ${items}
   cross join (select coalesce((select is_active from projects where id = $1::text), false) as is_active) p
   left join lateral (
@@ -59,9 +56,8 @@ const decisions = (items: string) => `
     limit 1
   ) g on true
   cross join lateral (
-    select (i.missing is null and p.is_active and s.active and g.ok) is true as allowed,
-      case when i.missing is not null then 'invalid_request'
-           when not p.is_active then 'project_inactive'
+    select (p.is_active and s.active and g.ok) is true as allowed,
+      case when not p.is_active then 'project_inactive'
            when s.id is null then 'unknown_subject'
            when not s.active then 'subject_inactive'
            when r.id is null then 'unknown_resource_type'
@@ -73,71 +69,54 @@ const decisions = (items: string) => `
   ) c`;
 
 /** A batch's items: `$2`, a JSON array (as text), parsed once into columns. */
-const BATCH_ITEMS =
-  `rows from (json_to_recordset($2::text::json) as (st text, si text, rt text, an text, missing json))
-    with ordinality as i (st, si, rt, an, missing, n)`;
+const BATCH_ITEMS = `rows from (json_to_recordset($2::text::json) as (st text, si text, rt text, an text))
+    with ordinality as i (st, si, rt, an, n)`;
 
 /** One question's decision, as compact JSON text: `{"decision":…,"context":{"reason_admin":…}}`. */
 const decisionObject = (d: string) =>
   `'{"decision":' || case when ${d}.allowed then 'true' else 'false' end || ',"context":{"reason_admin":'
      || (select json_strip_nulls(row_to_json(x))::text
-         from (select ${d}.code, ${d}.role_id, ${d}.client_id, ${d}.missing) x) || '}}'`;
+         from (select ${d}.code, ${d}.role_id, ${d}.client_id) x) || '}}'`;
 
 /**
  * One question, from scalar parameters (`$2` subject type, `$3` subject id, `$4` resource code, `$5` action):
- * no JSON to parse and no window to compute, so the plan PostgreSQL keeps for the prepared statement (or for
- * the gate's, which carries it for a single evaluation) is as cheap as its index probes. The batch statement
- * below, carried by the gate, made PostgreSQL plan it afresh at every execution (about 1.6 ms each).
+ * no JSON to parse, so the plan PostgreSQL keeps for the prepared statement (or for the gate's, which carries
+ * it for a single evaluation) is as cheap as its index probes.
  */
 const EVALUATE_ONE = `
   with d as (${
-  decisions(`(select $2::text as st, $3::text as si, $4::text as rt, $5::text as an, null::json as missing,
+  decisions(`(select $2::text as st, $3::text as si, $4::text as rt, $5::text as an,
     1::bigint as n) i`)
 })
   select ${decisionObject("d")} as answer from d`;
 
 /**
- * The answer as compact JSON text: with `$4` true the first decision alone (`{"decision":…}`), else
- * `{"evaluations":[…]}` in the items' order, cut after the first deny (`$3` = `deny_on_first_deny`) or the first
- * permit (`permit_on_first_permit`). No `$` but the parameters (the gate renumbers them when it attaches it).
+ * The decisions of distinct questions (`$2`, a JSON array of them as text), in their order: whether each is
+ * allowed, and its decision as compact JSON text. A batch asks the same few questions of many objects, so the
+ * domain sends each question once and answers every item from these (domain/authzen.ts); nothing here grows
+ * with the items but the questions.
  */
-const EVALUATE = `
-  with d as (${decisions(BATCH_ITEMS)}),
-  k as (
-    select d.n,
-           ${decisionObject("d")} as obj,
-           coalesce(sum(case when d.allowed then 0 else 1 end)
-             over (order by d.n rows between unbounded preceding and 1 preceding), 0) as denies_before,
-           coalesce(sum(case when d.allowed then 1 else 0 end)
-             over (order by d.n rows between unbounded preceding and 1 preceding), 0) as permits_before
-    from d
-  )
-  select case when $4::boolean then (select k.obj from k where k.n = 1)
-    else '{"evaluations":[' || coalesce((
-      select string_agg(k.obj, ',' order by k.n) from k
-      where case $3::text when 'deny_on_first_deny' then k.denies_before = 0
-                          when 'permit_on_first_permit' then k.permits_before = 0
-                          else true end), '') || ']}'
-    end as answer`;
+const DECIDE = `
+  with d as (${decisions(BATCH_ITEMS)})
+  select d.allowed, ${decisionObject("d")} as obj from d order by d.n`;
 
-/** The statement deciding `questions` in the project, as the read the gate attaches (or runs alone). */
-export function evaluationRead(
-  projectId: string,
-  questions: Question[],
-  semantic: string,
-  single: boolean,
-): AttachedRead {
-  if (single && questions.length === 1 && questions[0].missing === undefined) {
-    const q = questions[0];
-    return { text: EVALUATE_ONE, params: [projectId, q.st, q.si, q.rt, q.an] };
-  }
-  return { text: EVALUATE, params: [projectId, JSON.stringify(questions), semantic, single] };
+/** The statement deciding one question in the project, as the read the gate attaches (or runs alone). */
+export function evaluationRead(projectId: string, q: Question): AttachedRead {
+  return { text: EVALUATE_ONE, params: [projectId, q.st, q.si, q.rt, q.an] };
 }
 
 /** Runs an evaluation's statement; its answer as JSON text. */
 export async function evaluate(sql: Sql, read: AttachedRead): Promise<string> {
   const [row] = await sql.unsafe<{ answer: string }[]>(read.text, read.params, { prepare: true });
   return row.answer;
+}
+
+export type Decided = { allowed: boolean; obj: string };
+
+/** The decisions of `questions` (each complete and asked once), in one statement and so in one snapshot. */
+export async function decideAll(sql: Sql, projectId: string, questions: Question[]): Promise<Decided[]> {
+  if (questions.length === 0) return [];
+  return await sql.unsafe<Decided[]>(DECIDE, [projectId, JSON.stringify(questions)], { prepare: true });
 }
 
 export type SearchPage<T> = { total: number; rows: (T & { k: string })[] };

@@ -5,7 +5,14 @@
  * statement, so one snapshot; searches page with a token bound to their query.
  */
 import { retryRead, type Sql } from "../db/connection.ts";
-import { evaluate, evaluationRead, type Question, searchActions, searchSubjects } from "../db/authzen.ts";
+import {
+  decideAll,
+  evaluate,
+  evaluationRead,
+  type Question,
+  searchActions,
+  searchSubjects,
+} from "../db/authzen.ts";
 import {
   type Action,
   type ActionSearchRequest,
@@ -46,8 +53,14 @@ function question(subject: Subject, action: Action, resource: Resource): Questio
   };
 }
 
-/** What a batch asks: its questions in order, how to cut the answers, and whether it is one evaluation. */
-export type Plan = { questions: Question[]; semantic: Semantic; single: boolean };
+/**
+ * An item of a batch: its question, or the JSON pointers of the entities it lacks (it is then answered
+ * `invalid_request`).
+ */
+type Item = Question | { missing: string[] };
+
+/** What a batch asks: its items in order, how to cut the answers, and whether it is one evaluation. */
+type Plan = { items: Item[]; semantic: Semantic; single: boolean };
 
 type Entities = { subject?: Partial<Subject>; action?: Partial<Action>; resource?: Partial<Resource> };
 
@@ -87,27 +100,27 @@ export function planEvaluations(req: EvaluationsRequest): Plan {
       });
     }
     return {
-      questions: [question(req.subject as Subject, req.action as Action, req.resource as Resource)],
+      items: [question(req.subject as Subject, req.action as Action, req.resource as Resource)],
       semantic,
       single: true,
     };
   }
-  const questions = items.map((item, i): Question => {
+  const planned = items.map((item, i): Item => {
     const merged: Entities = {
       subject: item.subject ?? req.subject,
       action: item.action ?? req.action,
       resource: item.resource ?? req.resource,
     };
     const missing = lacking(merged, (k) => `/evaluations/${i}/${k}`);
-    if (missing.length > 0) return { st: null, si: null, rt: null, an: null, missing };
+    if (missing.length > 0) return { missing };
     return question(merged.subject as Subject, merged.action as Action, merged.resource as Resource);
   });
-  return { questions, semantic, single: false };
+  return { items: planned, semantic, single: false };
 }
 
 /** The read of one evaluation: the gate carries it, and `evaluateOne` recognises it by its text and params. */
 function oneRead(projectId: string, req: EvaluationRequest): AttachedRead {
-  return evaluationRead(projectId, [question(req.subject, req.action, req.resource)], "execute_all", true);
+  return evaluationRead(projectId, question(req.subject, req.action, req.resource));
 }
 
 /** The read the gate attaches for a single evaluation's body as sent; null when it does not validate. */
@@ -130,16 +143,53 @@ export async function evaluateOne(
 
 /**
  * `{ "evaluations": […] }` (or one decision, for a request without evaluations): a statement of its own after
- * the gate's, never carried by it (routes/authzen.ts says why).
+ * the gate's, never carried by it (routes/authzen.ts says why). Each distinct question is decided once, all of
+ * them in one statement (so in one snapshot), and every item answered from its question's decision, in order,
+ * cut after the first deny (`deny_on_first_deny`) or the first permit (`permit_on_first_permit`).
  */
 export async function evaluateMany(
   sql: Sql,
   projectId: string,
   req: EvaluationsRequest,
-): Promise<JsonText<EvaluationsResponse>> {
+): Promise<JsonText<EvaluationsResponse | Decision>> {
   const plan = planEvaluations(req);
-  const read = evaluationRead(projectId, plan.questions, plan.semantic, plan.single);
-  return await retryRead(() => evaluate(sql, read)) as JsonText<EvaluationsResponse>;
+  if (plan.single) {
+    const read = evaluationRead(projectId, plan.items[0] as Question);
+    return await retryRead(() => evaluate(sql, read)) as JsonText<Decision>;
+  }
+  const distinct: Question[] = [];
+  const index = new Map<string, number>();
+  const slots = plan.items.map((item) => {
+    if ("missing" in item) return -1;
+    const key = JSON.stringify([item.st, item.si, item.rt, item.an]);
+    let at = index.get(key);
+    if (at === undefined) {
+      at = distinct.push(item) - 1;
+      index.set(key, at);
+    }
+    return at;
+  });
+  const decided = await retryRead(() => decideAll(sql, projectId, distinct));
+  const answers: string[] = [];
+  for (let i = 0; i < slots.length; i++) {
+    const item = plan.items[i];
+    const d = "missing" in item ? incomplete(item.missing) : decided[slots[i]];
+    answers.push(d.obj);
+    if (
+      plan.semantic === "deny_on_first_deny"
+        ? !d.allowed
+        : plan.semantic === "permit_on_first_permit" && d.allowed
+    ) {
+      break;
+    }
+  }
+  return `{"evaluations":[${answers.join(",")}]}` as JsonText<EvaluationsResponse>;
+}
+
+/** The answer to an item still incomplete after the defaults: denied, naming what it lacks. */
+function incomplete(missing: string[]): { allowed: boolean; obj: string } {
+  const reason = JSON.stringify({ code: "invalid_request", missing });
+  return { allowed: false, obj: `{"decision":false,"context":{"reason_admin":${reason}}}` };
 }
 
 /** JSON with object keys sorted, so that the same query always hashes the same. */
