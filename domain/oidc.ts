@@ -112,6 +112,8 @@ export async function issueIdToken(
     iat,
     auth_time: Math.floor(t.authTime.getTime() / 1000),
     ...(t.nonce !== null ? { nonce: t.nonce } : {}),
+    // How the user authenticated (RFC 8176): through an upstream identity provider, named by `idp`.
+    ...(user.provider_id !== null ? { amr: ["fed"], idp: user.provider_id } : {}),
     // The single sign-on session, which a logout ends (OpenID Connect Front-Channel Logout §3).
     ...(t.ssoSessionId !== null ? { sid: t.ssoSessionId } : { sid: t.sessionId }),
   }, t.accessToken);

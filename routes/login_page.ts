@@ -13,6 +13,11 @@ const STYLE = `
   input:focus-visible, button:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
   button { margin-top: 1.5rem; width: 100%; padding: .75rem; font: inherit; font-weight: 600; border: 0; border-radius: .4rem;
            background: #1a56db; color: #fff; cursor: pointer; }
+  .providers { margin-top: 1.5rem; border-top: 1px solid GrayText; padding-top: 1rem; }
+  .providers p { margin: 0 0 .5rem; text-align: center; }
+  a.provider { display: block; margin-top: .5rem; padding: .7rem; border: 1px solid GrayText; border-radius: .4rem;
+               text-align: center; color: CanvasText; text-decoration: none; font-weight: 600; overflow-wrap: anywhere; }
+  a.provider:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
   .error { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #fde8e8; color: #9b1c1c; }
 `;
 
@@ -48,7 +53,15 @@ export function loginPage(p: {
   csrf: string;
   email?: string;
   error?: string;
+  /** The project's active identity providers: a button each (a link carrying the page's request and CSRF). */
+  providers?: { id: string; display_name: string }[];
 }) {
+  const base = p.action.replace(/\/authorize$/, "");
+  const providerHref = (id: string) =>
+    `${base}/authorize/idp/${encodeURIComponent(id)}?${new URLSearchParams({
+      request_id: p.requestId,
+      csrf: p.csrf,
+    })}`;
   return layout(
     { nonce: p.nonce, title: `Sign in to ${p.projectName}` },
     html`
@@ -71,6 +84,18 @@ export function loginPage(p: {
           maxlength="1024">
         <button type="submit">Sign in</button>
       </form>
+      ${p.providers && p.providers.length > 0
+        ? html`<nav class="providers" aria-label="Other ways to sign in">
+          <p>or</p>
+          ${
+          p.providers.map((provider) =>
+            html`<a class="provider" href="${
+              providerHref(provider.id)
+            }">Sign in with ${provider.display_name}</a>`
+          )
+        }
+        </nav>`
+        : ""}
     `,
   );
 }
