@@ -17,7 +17,7 @@ import {
 import { completeLogin } from "../domain/sso.ts";
 import type { App, AppEnv } from "./env.ts";
 import { providerSettings } from "./identity_providers.ts";
-import { errorPage, loginPage } from "./login_page.ts";
+import { errorPage, forwardPage, loginPage } from "./login_page.ts";
 import { requestInfo } from "./request_info.ts";
 import { ssoCookie } from "./sso_cookie.ts";
 import { consoleProject, formSettings, newNonce, pageErrors, pageHeaders, ssoSettings } from "./authorize.ts";
@@ -105,9 +105,9 @@ export function registerFederationRoutes(app: App) {
           login.providerId,
         );
         if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
-        c.header("Cache-Control", "no-store");
-        c.header("Referrer-Policy", "no-referrer");
-        return c.redirect(done.location, 303);
+        const nonce = newNonce();
+        pageHeaders(c, nonce);
+        return c.html(forwardPage({ nonce, location: done.location }), 200);
       } catch (err) {
         if (err instanceof FederationFailure) return await showFailure(c, err);
         throw err;
@@ -160,7 +160,12 @@ export function registerFederationRoutes(app: App) {
       }),
     },
     responses: {
-      303: { description: "Signed in: to the application's `redirect_uri` with `code`, `state` and `iss`" },
+      200: {
+        description:
+          'Signed in: a page that moves on at once (`<meta http-equiv="refresh">`, and a link) to ' +
+          "the application's `redirect_uri` with `code`, `state` and `iss`. Not a redirect: the provider's " +
+          "page may restrict where its form leads (CSP `form-action`), redirects included.",
+      },
       400: { description: "The login page with a message, or an error page" },
     },
   });

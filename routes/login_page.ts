@@ -100,6 +100,35 @@ export function loginPage(p: {
   );
 }
 
+/**
+ * After an upstream provider's sign-in: on to the application by a refresh of this page, not by a redirect.
+ * The browser got here by the provider's own form, and a provider whose page sets `form-action` (this service
+ * does) blocks a redirect chain that leaves the origins it allows; a new navigation is not bound by it.
+ */
+export function forwardPage(p: { nonce: string; location: string }) {
+  return html`
+    <!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <meta http-equiv="refresh" content="0; url=${p.location}">
+        <title>Signing you in…</title>
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml">
+        <style nonce="${p.nonce}">${STYLE}</style>
+      </head>
+      <body>
+        <main>
+          <h1>Signed in</h1>
+          <p class="lead" role="status">Taking you back to the application…</p>
+          <a class="provider" id="continue" href="${p.location}">Continue</a>
+        </main>
+      </body>
+    </html>
+  `;
+}
+
 export function errorPage(p: { nonce: string; message: string }) {
   return layout(
     { nonce: p.nonce, title: "Sign-in problem" },

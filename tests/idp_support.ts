@@ -92,13 +92,13 @@ export type DownProject = {
 };
 
 /** A project of the service under test with a public client for the application at APP_REDIRECT. */
-export async function downProject(): Promise<DownProject> {
+export async function downProject(redirectUris = [APP_REDIRECT]): Promise<DownProject> {
   const svc = await down();
   const system = await systemTokenAt(svc.url);
   const project = await json<{ id: string; admin_client: { client_id: string; client_secret: string } }>(
     await call(svc.url, system, "POST", "/api/v1/projects", {
       name: `idp ${crypto.randomUUID().slice(0, 8)}`,
-      redirect_uris: [APP_REDIRECT],
+      redirect_uris: redirectUris,
     }),
     201,
   );
@@ -156,8 +156,16 @@ export class Agent {
     for (let i = 0; i < 10; i++) {
       if (current.startsWith(APP_REDIRECT)) return { res: new Response(null), url: current };
       const res = await this.get(current);
-      const location = res.headers.get("location");
-      if (res.status < 300 || res.status >= 400 || !location) return { res, url: current };
+      let location = res.headers.get("location");
+      if (res.status === 200 && !location) {
+        // The page after an upstream sign-in moves on by a refresh.
+        const html = await res.clone().text();
+        const refresh = /<meta http-equiv="refresh" content="0; url=([^"]+)">/.exec(html)?.[1];
+        if (refresh) location = refresh.replaceAll("&amp;", "&");
+      }
+      if (!location || (res.status === 200 ? false : res.status < 300 || res.status >= 400)) {
+        return { res, url: current };
+      }
       await res.body?.cancel();
       current = new URL(location, current).href;
     }
@@ -217,7 +225,12 @@ export async function openDownLogin(agent: Agent, d: DownProject, extra: Record<
 }
 
 /** Exchanges the application's code at the downstream: the token answer. */
-export async function redeemAt(d: DownProject, location: string, verifier: string) {
+export async function redeemAt(
+  d: DownProject,
+  location: string,
+  verifier: string,
+  redirectUri = APP_REDIRECT,
+) {
   const code = new URL(location).searchParams.get("code");
   assert.ok(code, location);
   const res = await fetch(`${d.url}/api/v1/tokens`, {
@@ -227,7 +240,7 @@ export async function redeemAt(d: DownProject, location: string, verifier: strin
       grant_type: "authorization_code",
       client_id: d.clientId,
       code,
-      redirect_uri: APP_REDIRECT,
+      redirect_uri: redirectUri,
       code_verifier: verifier,
     }).toString(),
   });

@@ -3722,7 +3722,7 @@ export const LoginApiFp = function(configuration?: Configuration) {
 					const contentType = response.headers.get('Content-Type');
 					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
 
-					if (response.status === 303) {
+					if (response.status === 200) {
 						return response;
 					}
 					if (response.status === 400) {
