@@ -328,6 +328,25 @@ async function redeem(
   if (sub.length === 0 || sub.length > 255) {
     throw new Refused("invalid_id_token", "the ID token's sub is unusable");
   }
+  // Many providers put the profile and email claims in userinfo only (OpenID Connect Core §5.4): ask it for what
+  // the ID token lacks; its `sub` must be the ID token's (§5.3.2), and the ID token's own claims win.
+  const accessToken = answer.json.access_token;
+  const wanted = [provider.claim_email, provider.claim_name, provider.claim_picture, "email_verified"];
+  if (
+    metadata.userinfo_endpoint && typeof accessToken === "string" &&
+    wanted.some((c) => claims[c] === undefined)
+  ) {
+    const info = await outboundJson(metadata.userinfo_endpoint, {
+      allowPrivate: s.allowPrivate,
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
+    if (info.status === 200) {
+      if (info.json.sub !== sub) throw new Refused("invalid_id_token", "userinfo names another sub");
+      for (const c of wanted) {
+        if (claims[c] === undefined && info.json[c] !== undefined) claims[c] = info.json[c];
+      }
+    }
+  }
   const text = (name: string, max: number) => {
     const v = claims[name];
     return typeof v === "string" && v.length > 0 && v.length <= max ? v : null;

@@ -78,6 +78,7 @@ export type Metadata = {
   authorization_endpoint: string;
   token_endpoint: string;
   jwks_uri: string;
+  userinfo_endpoint?: string;
   token_endpoint_auth_methods_supported?: string[];
   id_token_signing_alg_values_supported?: string[];
   end_session_endpoint?: string;
@@ -143,6 +144,7 @@ export async function discover(issuer: string, allowPrivate: boolean): Promise<M
     token_endpoint: endpoint("token_endpoint"),
     jwks_uri: endpoint("jwks_uri"),
   };
+  if (doc.userinfo_endpoint !== undefined) metadata.userinfo_endpoint = endpoint("userinfo_endpoint");
   const authMethods = list("token_endpoint_auth_methods_supported");
   if (authMethods) metadata.token_endpoint_auth_methods_supported = authMethods;
   const algs = list("id_token_signing_alg_values_supported");
