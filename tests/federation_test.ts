@@ -5,7 +5,9 @@
  * audience, a wrong nonce or signature, an upstream error, a provider that is down).
  */
 import assert from "node:assert/strict";
-import { service, test } from "./helpers.ts";
+import type { Service } from "../service.ts";
+import { ADMIN_SECRET, DATABASE_URL, isolatedDatabase, service, test } from "./helpers.ts";
+import { spawn } from "./processes.ts";
 import {
   Agent,
   APP_REDIRECT,
@@ -17,6 +19,7 @@ import {
   json,
   openDownLogin,
   pageOf,
+  projectAt,
   redeemAt,
   upstreamProject,
 } from "./idp_support.ts";
@@ -340,3 +343,36 @@ test("an inactive provider shows no button, and its start and callback are refus
     await fake.stop();
   }
 });
+
+test(
+  "under deno serve --allow-net --allow-env --allow-read: a provider is saved and a sign-in through it completes",
+  async () => {
+    const db = await isolatedDatabase();
+    const fake = await fakeUpstream();
+    const proc = await spawn({
+      ...db.env,
+      BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
+    }, { mode: "serve" });
+    try {
+      const d = await projectAt({ url: proc.url } as Service, proc.url);
+      await createProvider(d, {
+        display_name: "Fake",
+        issuer: fake.base,
+        client_id: "rp",
+        jit_provisioning: true,
+      });
+      fake.state.claims = () => ({ sub: "served", email: "served@example.com", email_verified: true });
+      const agent = new Agent();
+      const { location, verifier } = await clickProvider(agent, d, "Fake");
+      const done = await agent.follow(location);
+      assert.ok(done.url.startsWith(APP_REDIRECT), `${done.res.status} ${proc.output()}`);
+      assert.deepEqual(claimsOf((await redeemAt(d, done.url, verifier)).id_token).amr, ["fed"]);
+    } finally {
+      await proc.stop();
+      await fake.stop();
+      await db.drop();
+    }
+  },
+  { ignore: !DATABASE_URL },
+);

@@ -94,6 +94,15 @@ export type DownProject = {
 /** A project of the service under test with a public client for the application at APP_REDIRECT. */
 export async function downProject(redirectUris = [APP_REDIRECT]): Promise<DownProject> {
   const svc = await down();
+  return await projectAt(svc, svc.url.replace("127.0.0.1", "localhost"), redirectUris);
+}
+
+/** A project, as downProject makes it, of the service at `svc.url` (public at `publicUrl`). */
+export async function projectAt(
+  svc: Service,
+  publicUrl: string,
+  redirectUris = [APP_REDIRECT],
+): Promise<DownProject> {
   const system = await systemTokenAt(svc.url);
   const project = await json<{ id: string; admin_client: { client_id: string; client_secret: string } }>(
     await call(svc.url, system, "POST", "/api/v1/projects", {
@@ -107,7 +116,6 @@ export async function downProject(redirectUris = [APP_REDIRECT]): Promise<DownPr
     await call(svc.url, token, "POST", `/api/v1/projects/${project.id}/clients`, { name: "app" }),
     201,
   );
-  const publicUrl = svc.url.replace("127.0.0.1", "localhost");
   return { url: svc.url, publicUrl, projectId: project.id, token, clientId: client.id, svc };
 }
 
