@@ -35,6 +35,7 @@ import { AuthorizePageError, LOGIN_REQUEST_TTL, loginRequestFor } from "./login.
 import { OutboundError, outboundJson } from "./outbound.ts";
 import type { RequestInfo } from "./principal.ts";
 import { hashSecret, secretMatches } from "./secrets.ts";
+import { addressKey, attempt, THROTTLE } from "./throttle.ts";
 import { normalizeEmail } from "./users.ts";
 
 /** Signature algorithms an upstream ID token may use: asymmetric only (never `none`, never a shared secret). */
@@ -80,6 +81,8 @@ export async function startFederation(
   request: RequestInfo,
 ): Promise<string> {
   const req = await loginRequestFor(sql, form, browser, s.publicUrl);
+  // Each click stores a state: counted with the login pages an address opens (429 beyond).
+  await attempt(sql, `authorize:${addressKey(request.ip)}`, THROTTLE.loginPage);
   const provider = await findProvider(sql, req.project_id, providerId);
   if (!provider || !provider.is_active) {
     throw new FederationFailure("This sign-in option is not available.", req);
