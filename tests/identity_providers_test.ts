@@ -328,7 +328,55 @@ test("a user's identities: admin pre-link, list, unlink, never the last way to s
       404,
       "identity_not_found",
     );
-    // Least privilege: users:read lists, users:update alone cannot act on a user holding more.
+    // Least privilege: a caller with users:update links only to users whose permissions it holds.
+    const resources = await json<{ data: { code: string; permissions: { id: string; code: string }[] }[] }>(
+      await call(d.url, d.token, "GET", `/api/v1/projects/${d.projectId}/resources?page_size=100`),
+      200,
+    );
+    const id = (code: string) =>
+      resources.data.flatMap((r) => r.permissions.map((p) => [`${r.code}:${p.code}`, p.id]))
+        .find(([c]) => c === code)![1];
+    const role = await json<{ id: string }>(
+      await call(d.url, d.token, "POST", `/api/v1/projects/${d.projectId}/roles`, {
+        name: "Role admin",
+        code: `roles-${crypto.randomUUID().slice(0, 6)}`,
+        permission_ids: [id("roles:create")],
+      }),
+      201,
+    );
+    const powerful = await json<{ id: string }>(
+      await call(d.url, d.token, "POST", users, {
+        display_name: "Powerful",
+        external_user_id: crypto.randomUUID(),
+        role_id: role.id,
+      }),
+      201,
+    );
+    const limited = await json<{ id: string; client_secret: string }>(
+      await call(d.url, d.token, "POST", `/api/v1/projects/${d.projectId}/clients`, {
+        name: "user admin",
+        permission_ids: [id("users:read"), id("users:update")],
+      }),
+      201,
+    );
+    const limitedToken = await tokenAt(d.url, limited.id, limited.client_secret);
+    await expectError(
+      await call(d.url, limitedToken, "POST", identities(powerful.id), {
+        provider_id: provider.id,
+        subject: "p",
+      }),
+      403,
+      "insufficient_permission",
+    );
+    await json(await call(d.url, limitedToken, "GET", identities(powerful.id)), 200);
+    await json(
+      await call(d.url, limitedToken, "POST", identities(withPassword.id), {
+        provider_id: provider.id,
+        subject: "w",
+      }),
+      201,
+    );
+    // Another project's token.
     const other = await downProject();
     await expectError(
       await call(d.url, other.token, "GET", identities(withPassword.id)),
