@@ -123,6 +123,14 @@ test("JIT sign-in through another instance of this service, then single sign-on;
   assert.equal(second.sub, userId);
   assert.deepEqual(second.amr, ["fed"]);
 
+  // Logout (RP-initiated, with the ID token) ends the browser session: the next request shows the page again.
+  const out = await agent.get(`${d.publicUrl}/logout?${new URLSearchParams({ id_token_hint: tokens.id_token })}`);
+  assert.equal(out.status, 200, await out.text());
+  assert.equal(hasSso(agent), false);
+  const afterLogout = await openDownLogin(agent, d);
+  assert.equal(afterLogout.res.status, 200);
+  assert.equal(pageOf(afterLogout.html).links.length, 1);
+
   // The same callback again (a replayed state and code): refused, audited, no session.
   const fresh = new Agent();
   fresh.jars.set("localhost", new Map(agent.cookies("localhost")));
