@@ -17,7 +17,7 @@ import type { ExternalIdentity, LinkIdentityRequest } from "../openapi/identity_
 import { record, sourceOf } from "./audit.ts";
 import { requireCovered } from "./coverage.ts";
 import { AppError } from "./errors.ts";
-import type { Principal } from "./principal.ts";
+import { type Principal, requireUser } from "./principal.ts";
 import { normalizeEmail } from "./users.ts";
 
 export async function listUserIdentities(
@@ -67,20 +67,38 @@ export async function linkIdentity(
   });
 }
 
+/** The current user's identities (a user's token). */
+export async function listCurrentIdentities(
+  sql: Sql,
+  caller: Principal,
+): Promise<{ data: ExternalIdentity[] }> {
+  const user = requireUser(caller);
+  return await listUserIdentities(sql, user.projectId, user.userId);
+}
+
+/** The current user unlinks one of their identities, never their last way to sign in. */
+export async function unlinkCurrentIdentity(sql: Sql, caller: Principal, providerId: string): Promise<void> {
+  const user = requireUser(caller);
+  await unlinkIdentity(sql, caller, user.projectId, user.userId, providerId, { self: true });
+}
+
 export async function unlinkIdentity(
   sql: Sql,
   caller: Principal,
   projectId: string,
   userId: string,
   providerId: string,
+  opts: { self?: boolean } = {},
 ): Promise<void> {
   await transaction(sql, async (tx) => {
     if (!(await findUser(tx, projectId, userId, { lock: true }))) throw new AppError("user_not_found");
     const identity = await findIdentity(tx, projectId, providerId, userId);
     if (!identity) throw new AppError("identity_not_found");
-    await requireCovered(tx, caller, projectId, { userId }, "user_id", "unlinking this user's identity", {
-      nameCodes: false,
-    });
+    if (!opts.self) {
+      await requireCovered(tx, caller, projectId, { userId }, "user_id", "unlinking this user's identity", {
+        nameCodes: false,
+      });
+    }
     // The user row is locked: no other unlink or password change of this user runs meanwhile.
     if ((await signInMethods(tx, projectId, userId)) <= 1) throw new AppError("last_sign_in_method");
     await deleteIdentity(tx, projectId, providerId, userId);

@@ -10,7 +10,15 @@ import {
   type ProviderSettings,
   updateProvider,
 } from "../domain/identity_providers.ts";
-import { linkIdentity, listUserIdentities, unlinkIdentity } from "../domain/identities.ts";
+import {
+  linkIdentity,
+  listCurrentIdentities,
+  listUserIdentities,
+  unlinkCurrentIdentity,
+  unlinkIdentity,
+} from "../domain/identities.ts";
+import { Id } from "../openapi/fields.ts";
+import { z } from "@hono/zod-openapi";
 import { listOf, ProjectIdParam } from "../openapi/fields.ts";
 import {
   CreateIdentityProviderRequest,
@@ -141,6 +149,33 @@ export const unlinkUserIdentityRoute = guardedRoute({
   errors: ["user_not_found", "identity_not_found", "last_sign_in_method"],
 });
 
+export const listCurrentUserIdentitiesRoute = guardedRoute({
+  method: "get",
+  path: "/api/v1/users/current/identities",
+  operationId: "listCurrentUserIdentities",
+  tags: ["IdentityProviders"],
+  summary: "The current user's linked identities",
+  permission: null,
+  description: "A user's token: the identity providers the user signs in with.",
+  request: {},
+  responses: { 200: jsonResponse(ExternalIdentityList, "The user's identities at upstream providers") },
+  errors: ["user_not_found"],
+});
+
+export const unlinkCurrentUserIdentityRoute = guardedRoute({
+  method: "delete",
+  path: "/api/v1/users/current/identities/{provider_id}",
+  operationId: "unlinkCurrentUserIdentity",
+  tags: ["IdentityProviders"],
+  summary: "Unlink one of the current user's identities",
+  permission: null,
+  description:
+    "A user's token. Refused with `last_sign_in_method` when it is the user's only way to sign in.",
+  request: { params: z.object({ provider_id: Id.openapi({ param: { name: "provider_id", in: "path" } }) }) },
+  responses: { 204: { description: "Unlinked" } },
+  errors: ["user_not_found", "identity_not_found", "last_sign_in_method"],
+});
+
 export const providerSettings = (deps: Deps): ProviderSettings => ({
   vault: deps.keys.vault,
   allowPrivate: deps.config.webhookAllowPrivateTargets,
@@ -148,6 +183,13 @@ export const providerSettings = (deps: Deps): ProviderSettings => ({
 });
 
 export function registerIdentityProviderRoutes(app: App) {
+  app.openapi(listCurrentUserIdentitiesRoute, async (c) => {
+    return c.json(await listCurrentIdentities(c.var.deps.sql, c.var.principal), 200);
+  });
+  app.openapi(unlinkCurrentUserIdentityRoute, async (c) => {
+    await unlinkCurrentIdentity(c.var.deps.sql, c.var.principal, c.req.valid("param").provider_id);
+    return c.body(null, 204) as never;
+  });
   app.openapi(createIdentityProviderRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     const s = providerSettings(c.var.deps);

@@ -92,8 +92,10 @@ test("every operation is public by name or states its permission and scope in th
   const names = (scope: Scope) => byScope(scope).map((o) => o.operationId).sort();
   assert.deepEqual(names("token"), [
     "getCurrentUser",
+    "listCurrentUserIdentities",
     "listCurrentUserSessions",
     "revokeCurrentUserSession",
+    "unlinkCurrentUserIdentity",
     "updateCurrentUser",
   ]);
   assert.deepEqual(names("system"), ["createProject", "listKeys", "listProjects", "revokeKey", "rotateKeys"]);

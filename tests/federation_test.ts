@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { Service } from "../service.ts";
-import { ADMIN_SECRET, DATABASE_URL, isolatedDatabase, service, test } from "./helpers.ts";
+import { ADMIN_SECRET, DATABASE_URL, expectError, isolatedDatabase, service, test } from "./helpers.ts";
 import { spawn } from "./processes.ts";
 import {
   Agent,
@@ -110,6 +110,22 @@ test("JIT sign-in through another instance of this service, then single sign-on;
     200,
   );
   assert.deepEqual(identities.data.map((i) => [i.provider_id, i.subject]), [[provider.id, up.userId]]);
+  // The user sees their identity, and cannot unlink their only way to sign in.
+  const own = await json<{ data: { provider_id: string }[] }>(
+    await call(d.url, tokens.access_token, "GET", "/api/v1/users/current/identities"),
+    200,
+  );
+  assert.deepEqual(own.data.map((i) => i.provider_id), [provider.id]);
+  await expectError(
+    await call(d.url, tokens.access_token, "DELETE", `/api/v1/users/current/identities/${provider.id}`),
+    409,
+    "last_sign_in_method",
+  );
+  await expectError(
+    await call(d.url, d.token, "GET", "/api/v1/users/current/identities"),
+    404,
+    "user_not_found",
+  );
   const succeeded = await events(d, "login.succeeded");
   assert.ok(succeeded.some((e) => e.target?.id === userId && e.details?.provider_id === provider.id));
   assert.ok((await events(d, "user.identity_linked")).some((e) => e.details?.how === "jit"));
@@ -124,7 +140,9 @@ test("JIT sign-in through another instance of this service, then single sign-on;
   assert.deepEqual(second.amr, ["fed"]);
 
   // Logout (RP-initiated, with the ID token) ends the browser session: the next request shows the page again.
-  const out = await agent.get(`${d.publicUrl}/logout?${new URLSearchParams({ id_token_hint: tokens.id_token })}`);
+  const out = await agent.get(
+    `${d.publicUrl}/logout?${new URLSearchParams({ id_token_hint: tokens.id_token })}`,
+  );
   assert.equal(out.status, 200, await out.text());
   assert.equal(hasSso(agent), false);
   const afterLogout = await openDownLogin(agent, d);

@@ -1985,6 +1985,43 @@ export const IdentityProvidersApiFetchParamCreator = function (configuration?: C
 			};
 		},
 		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token: the identity providers the user signs in with.</p>
+		 * @summary The current user's linked identities
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listCurrentUserIdentities(options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/api/v1/users/current/identities`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs <code>identity_providers:read</code>. <code>search</code> matches the display name and the issuer.</p>
 		 * @summary List identity providers
 		 * @param {string} projectId
@@ -2079,6 +2116,49 @@ export const IdentityProvidersApiFetchParamCreator = function (configuration?: C
 				.replace('{user_id}', encodeURIPathSegment(String(userId)));
 			const localVarPathQueryStart = localVarPath.indexOf("?");
 			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in.</p>
+		 * @summary Unlink one of the current user's identities
+		 * @param {string} providerId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		unlinkCurrentUserIdentity(providerId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'providerId' is not null or undefined
+			if (providerId === null || providerId === undefined) {
+				throw new RequiredError('providerId', 'Required parameter providerId was null or undefined when calling unlinkCurrentUserIdentity.');
+			}
+			let localVarPath = `/api/v1/users/current/identities/{provider_id}`
+				.replace('{provider_id}', encodeURIPathSegment(String(providerId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
 			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
 			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
 			if (localVarPathQueryStart !== -1) {
@@ -2503,6 +2583,65 @@ export const IdentityProvidersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token: the identity providers the user signs in with.</p>
+		 * @summary The current user's linked identities
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listCurrentUserIdentities(options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ExternalIdentityList> {
+			const localVarFetchArgs = IdentityProvidersApiFetchParamCreator(configuration).listCurrentUserIdentities(options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs <code>identity_providers:read</code>. <code>search</code> matches the display name and the issuer.</p>
 		 * @summary List identity providers
 		 * @param {string} projectId
@@ -2614,6 +2753,69 @@ export const IdentityProvidersApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in.</p>
+		 * @summary Unlink one of the current user's identities
+		 * @param {string} providerId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		unlinkCurrentUserIdentity(providerId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = IdentityProvidersApiFetchParamCreator(configuration).unlinkCurrentUserIdentity(providerId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -2848,6 +3050,16 @@ export class IdentityProvidersApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Needs only a valid token, and no permission. A user&#39;s token: the identity providers the user signs in with.</p>
+	 * @summary The current user's linked identities
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listCurrentUserIdentities(options?: RequestInit) {
+		return IdentityProvidersApiFp(this.configuration).listCurrentUserIdentities(options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Needs <code>identity_providers:read</code>. <code>search</code> matches the display name and the issuer.</p>
 	 * @summary List identity providers
 	 * @param {string} projectId
@@ -2874,6 +3086,17 @@ export class IdentityProvidersApi extends BaseAPI {
 	 */
 	public listUserIdentities(projectId: string, userId: string, options?: RequestInit) {
 		return IdentityProvidersApiFp(this.configuration).listUserIdentities(projectId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs only a valid token, and no permission. A user&#39;s token. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in.</p>
+	 * @summary Unlink one of the current user's identities
+	 * @param {string} providerId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public unlinkCurrentUserIdentity(providerId: string, options?: RequestInit) {
+		return IdentityProvidersApiFp(this.configuration).unlinkCurrentUserIdentity(providerId, options)(this.fetch, this.basePath);
 	}
 
 	/**
