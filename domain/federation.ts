@@ -29,7 +29,7 @@ import { insertUser } from "../db/users.ts";
 import { record, userSource } from "./audit.ts";
 import { encodeBase64Url } from "./base64.ts";
 import { newId, newSecret } from "./ids.ts";
-import { metadataFor, type ProviderSettings, redirectUriOf } from "./identity_providers.ts";
+import { type Metadata, metadataFor, type ProviderSettings, redirectUriOf } from "./identity_providers.ts";
 import { AuthorizePageError, LOGIN_REQUEST_TTL, loginRequestFor } from "./login.ts";
 import { OutboundError } from "./outbound.ts";
 import { redeem, Refused, type Upstream } from "./federation_tokens.ts";
@@ -150,6 +150,7 @@ const MESSAGES: Record<string, string> = {
   token_error: "The identity provider refused to complete the sign-in. Try again.",
   invalid_id_token: "The identity provider's answer could not be trusted. Try again, or sign in another way.",
   nonce_mismatch: "The identity provider's answer could not be trusted. Try again, or sign in another way.",
+  issuer_mismatch: "The identity provider's answer could not be trusted. Try again, or sign in another way.",
   state_mismatch: "This sign-in did not start in this browser, or was already used. Go back to the " +
     "application and start again.",
   state_replayed: "This sign-in was already used. Go back to the application and start again.",
@@ -226,6 +227,15 @@ export async function federationCallback(
   if (!query.code) throw await fail("upstream_error", "the callback has neither code nor error");
   const provider = await findProvider(sql, projectId, providerId);
   if (!provider || !provider.is_active) throw await fail("provider_inactive", "the provider is inactive");
+  // RFC 9207: an authorization response naming another issuer is a mix-up attack; a provider that announces
+  // the parameter must send it.
+  const announced = (provider.metadata as Metadata).authorization_response_iss_parameter_supported === true;
+  if ((query.iss !== undefined || announced) && query.iss !== provider.issuer) {
+    throw await fail(
+      "invalid_id_token",
+      `the authorization response's iss is ${JSON.stringify(query.iss ?? null)}`,
+    );
+  }
   let upstream: Upstream;
   try {
     upstream = await redeem(sql, s, provider, query.code, row);

@@ -82,6 +82,8 @@ export type Metadata = {
   token_endpoint_auth_methods_supported?: string[];
   id_token_signing_alg_values_supported?: string[];
   end_session_endpoint?: string;
+  /** RFC 9207: the provider sends `iss` in its authorization responses. */
+  authorization_response_iss_parameter_supported?: boolean;
 };
 
 const invalidIssuer = (issue: string) =>
@@ -150,6 +152,9 @@ export async function discover(issuer: string, allowPrivate: boolean): Promise<M
   const algs = list("id_token_signing_alg_values_supported");
   if (algs) metadata.id_token_signing_alg_values_supported = algs;
   if (typeof doc.end_session_endpoint === "string") metadata.end_session_endpoint = doc.end_session_endpoint;
+  if (doc.authorization_response_iss_parameter_supported === true) {
+    metadata.authorization_response_iss_parameter_supported = true;
+  }
   return metadata;
 }
 

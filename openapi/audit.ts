@@ -53,7 +53,7 @@ export const EVENT_TYPES = {
     "A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account " +
     "nothing typed is kept (`details.reason` is `unknown_email`, no `email`). Through an identity provider: " +
     "`details.provider_id` and `details.reason` (`upstream_error`, `provider_unreachable`, `state_mismatch`, " +
-    "`state_replayed`, `invalid_id_token`, `no_account`, `email_not_linkable`, `user_inactive`, …)",
+    "`state_replayed`, `invalid_id_token`, `issuer_mismatch`, `no_account`, `email_not_linkable`, `user_inactive`, …)",
   "login.throttled":
     "A sign-in was refused for too many failures (429), at most one per account and minute; an unknown " +
     "account's typed email is not kept",

@@ -145,7 +145,9 @@ test("oidc-provider upstream: JIT sign-in, then single sign-on; a replayed code 
     const start = await agent.get(link.href);
     const state = new URL(start.headers.get("location")!).searchParams.get("state")!;
     const replay = await agent.get(
-      `${provider.redirect_uri}?code=${encodeURIComponent(code)}&state=${state}`,
+      `${provider.redirect_uri}?code=${encodeURIComponent(code)}&state=${state}&iss=${
+        encodeURIComponent(op.issuer)
+      }`,
     );
     assert.equal(replay.status, 400);
     assert.match(pageOf(await replay.text()).error ?? "", /refused to complete/);

@@ -299,6 +299,22 @@ test("forged and failed callbacks are refused and audited, never a session: stat
     assert.match(pageOf(await res.text()).error ?? "", /did not sign you in/);
     assert.ok((await reasons()).includes("upstream_error"));
   }
+  // An authorization response naming another issuer (RFC 9207, a mix-up): refused.
+  {
+    const agent = new Agent();
+    const { location } = await clickProvider(agent, d, "Fake");
+    const state = new URL(location).searchParams.get("state")!;
+    const res = await agent.get(
+      `${cb}?state=${state}&code=abc&iss=${encodeURIComponent("https://other.example")}`,
+    );
+    assert.equal(res.status, 400);
+    assert.ok(pageOf(await res.text()).error);
+    assert.equal(
+      fake.state.tokenRequests.filter((r) => r.form.get("code") === "abc").length,
+      0,
+      "no code sent",
+    );
+  }
   // The state of one browser, used by another: refused.
   {
     const agent = new Agent();
