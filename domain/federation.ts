@@ -232,7 +232,7 @@ export async function federationCallback(
   const announced = (provider.metadata as Metadata).authorization_response_iss_parameter_supported === true;
   if ((query.iss !== undefined || announced) && query.iss !== provider.issuer) {
     throw await fail(
-      "invalid_id_token",
+      "issuer_mismatch",
       `the authorization response's iss is ${JSON.stringify(query.iss ?? null)}`,
     );
   }

@@ -309,6 +309,7 @@ test("forged and failed callbacks are refused and audited, never a session: stat
     );
     assert.equal(res.status, 400);
     assert.ok(pageOf(await res.text()).error);
+    assert.ok((await reasons()).includes("issuer_mismatch"));
     assert.equal(
       fake.state.tokenRequests.filter((r) => r.form.get("code") === "abc").length,
       0,
