@@ -359,6 +359,39 @@ test("forged and failed callbacks are refused and audited, never a session: stat
   assert.ok((await reasons()).includes("provider_unreachable"));
 });
 
+test("the discovery document is used as saved, and fetched again at a sign-in once a day old", async () => {
+  const d = await downProject();
+  const fake = await fakeUpstream();
+  try {
+    const provider = await createProvider(d, {
+      display_name: "Fake",
+      issuer: fake.base,
+      client_id: "rp",
+      jit_provisioning: true,
+    });
+    fake.state.claims = () => ({ sub: "refresh", email: "refresh@example.com" });
+    fake.state.tokenPath = "/token2";
+    const signIn = async () => {
+      const agent = new Agent();
+      const { location } = await clickProvider(agent, d, "Fake");
+      const done = await agent.follow(location);
+      assert.ok(done.url.startsWith(APP_REDIRECT), `${done.res.status}`);
+      return fake.state.tokenRequests.at(-1)!.path;
+    };
+    assert.equal(await signIn(), "/token", "the saved document");
+    await d.svc.db.sql`
+      update identity_providers set metadata_fetched_at = now() - interval '25 hours' where id = ${provider.id}`;
+    assert.equal(await signIn(), "/token2", "fetched again");
+    const read = await json<{ metadata_fetched_at: string }>(
+      await call(d.url, d.token, "GET", `/api/v1/projects/${d.projectId}/identity-providers/${provider.id}`),
+      200,
+    );
+    assert.ok(Date.now() - Date.parse(read.metadata_fetched_at) < 60_000);
+  } finally {
+    await fake.stop();
+  }
+});
+
 test("an inactive provider shows no button, and its start and callback are refused", async () => {
   const d = await downProject();
   const fake = await fakeUpstream();

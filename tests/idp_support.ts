@@ -276,7 +276,9 @@ export async function fakeUpstream() {
     claims: (_auth: URLSearchParams): Record<string, unknown> => ({}),
     /** The authorization request the downstream last sent the browser with. */
     lastAuthorize: null as URLSearchParams | null,
-    tokenRequests: [] as { form: URLSearchParams; authorization: string | null }[],
+    tokenRequests: [] as { form: URLSearchParams; authorization: string | null; path: string }[],
+    /** Where the discovery document says the token endpoint is (both paths answer). */
+    tokenPath: "/token",
     tokenStatus: 200,
     signWith: privateKey as CryptoKey,
   };
@@ -286,7 +288,7 @@ export async function fakeUpstream() {
       return Response.json({
         issuer: state.issuerOverride ?? base,
         authorization_endpoint: `${base}/authorize`,
-        token_endpoint: `${base}/token`,
+        token_endpoint: `${base}${state.tokenPath}`,
         jwks_uri: `${base}/jwks`,
         response_types_supported: ["code"],
         code_challenge_methods_supported: ["S256"],
@@ -303,9 +305,9 @@ export async function fakeUpstream() {
       back.searchParams.set("state", url.searchParams.get("state")!);
       return new Response(null, { status: 302, headers: { location: back.href } });
     }
-    if (url.pathname === "/token" && req.method === "POST") {
+    if ((url.pathname === "/token" || url.pathname === "/token2") && req.method === "POST") {
       const form = new URLSearchParams(await req.text());
-      state.tokenRequests.push({ form, authorization: req.headers.get("authorization") });
+      state.tokenRequests.push({ form, authorization: req.headers.get("authorization"), path: url.pathname });
       if (state.tokenStatus !== 200) {
         return Response.json({ error: "invalid_grant" }, { status: state.tokenStatus });
       }
