@@ -331,4 +331,57 @@ export async function fakeUpstream() {
   return { base, state, stop: () => server.shutdown() };
 }
 
+export type Provider = { id: string; redirect_uri: string };
+
+export async function createProvider(d: DownProject, body: Record<string, unknown>): Promise<Provider> {
+  return await json<Provider>(
+    await call(d.url, d.token, "POST", `/api/v1/projects/${d.projectId}/identity-providers`, {
+      kind: "oidc",
+      ...body,
+    }),
+    201,
+  );
+}
+
+export type Event = {
+  type: string;
+  target: { id: string | null } | null;
+  details: Record<string, unknown> | null;
+};
+
+export async function events(d: DownProject, type: string): Promise<Event[]> {
+  const res = await call(d.url, d.token, "GET", `/api/v1/projects/${d.projectId}/audit-events?type=${type}`);
+  return (await json<{ data: Event[] }>(res, 200)).data;
+}
+
+/** The downstream's login page, its provider button clicked: the answer (a redirect to the upstream). */
+export async function clickProvider(agent: Agent, d: DownProject, label: string) {
+  const { html, verifier } = await openDownLogin(agent, d);
+  const page = pageOf(html);
+  const link = page.links.find((l) => l.label === `Sign in with ${label}`);
+  assert.ok(link, `a button for ${label} in ${JSON.stringify(page.links)}`);
+  const res = await agent.get(link.href);
+  assert.equal(res.status, 303, await res.text());
+  return { location: res.headers.get("location")!, verifier };
+}
+
+/** Signs in at the upstream (this service's login form), and returns the URL of the downstream's callback. */
+export async function upstreamLogin(agent: Agent, authorizeUrl: string, email: string, password: string) {
+  const shown = await agent.follow(authorizeUrl);
+  if (shown.res.status === 200) {
+    const page = pageOf(await shown.res.text());
+    const res = await agent.post(new URL("/authorize", authorizeUrl).href, {
+      request_id: page.requestId,
+      csrf: page.csrf,
+      email,
+      password,
+    });
+    assert.equal(res.status, 303, await res.text());
+    return res.headers.get("location")!;
+  }
+  return shown.url; // signed in at the upstream already: straight back
+}
+
+export const hasSso = (agent: Agent) => agent.cookies("localhost").has("acs_sso");
+
 export { ADMIN_SECRET };
