@@ -153,3 +153,36 @@ test("forged and failed callbacks are refused and audited, never a session: stat
   assert.equal(hasSso(agent), false);
   assert.ok((await reasons()).includes("provider_unreachable"));
 });
+
+test("odd callbacks answer pages, never a 500: an unknown provider, a NUL byte, a repeated or long state", async () => {
+  const d = await downProject();
+  const agent = new Agent();
+  for (
+    const path of [
+      "/authorize/idp/no-such-provider/callback?state=x&code=y",
+      "/authorize/idp/no-such-provider?request_id=x&csrf=y",
+      "/authorize/idp/%00/callback?state=x",
+      `/authorize/idp/${"x".repeat(5000)}/callback?state=x`,
+      "/authorize/idp/no-such-provider/callback",
+    ]
+  ) {
+    const res = await agent.get(`${d.publicUrl}${path}`);
+    assert.ok([400, 404].includes(res.status), `${path}: ${res.status}`);
+    await res.body?.cancel();
+  }
+  const fake = await fakeUpstream();
+  try {
+    const provider = await createProvider(d, { display_name: "Fake", issuer: fake.base, client_id: "rp" });
+    const cb = `${d.publicUrl}/authorize/idp/${provider.id}/callback`;
+    const { location } = await clickProvider(agent, d, "Fake");
+    const state = new URL(location).searchParams.get("state")!;
+    for (const query of [`state=${state}&state=${state}&code=a`, `state=${"s".repeat(300)}&code=a`]) {
+      const res = await agent.get(`${cb}?${query}`);
+      assert.equal(res.status, 400, query);
+      await res.body?.cancel();
+    }
+    assert.equal(hasSso(agent), false);
+  } finally {
+    await fake.stop();
+  }
+});
