@@ -20,13 +20,16 @@ export async function insertSsoSession(
     user_id: string;
     idleSeconds: number;
     ttlSeconds: number;
+    /** The identity provider the user signed in through, if any. */
+    provider_id?: string | null;
   },
 ): Promise<SsoSessionRow> {
   const [row] = await sql<SsoSessionRow[]>`
-    insert into sso_sessions (project_id, id, browser_hash, user_id, auth_time, idle_expires_at, expires_at)
+    insert into sso_sessions (project_id, id, browser_hash, user_id, auth_time, idle_expires_at, expires_at,
+                              provider_id)
     values (${s.project_id}, ${s.id}, ${s.browser_hash}, ${s.user_id}, now(),
             now() + make_interval(secs => least(${s.idleSeconds}::int, ${s.ttlSeconds}::int)),
-            now() + make_interval(secs => ${s.ttlSeconds}))
+            now() + make_interval(secs => ${s.ttlSeconds}), ${s.provider_id ?? null})
     returning id, project_id, user_id, auth_time`;
   return row;
 }

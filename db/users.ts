@@ -41,6 +41,8 @@ export async function updateUserRow(
     update users as u set
       display_name = ${u.display_name}, avatar_url = ${u.avatar_url}, external_user_id = ${u.external_user_id},
       email = ${u.email}, role_id = ${u.role_id}, is_active = ${u.is_active},
+      -- A changed email is no longer known to be the user's.
+      email_verified = u.email_verified and u.email is not distinct from ${u.email},
       password_hash = coalesce(${u.password_hash}, u.password_hash), updated_at = now()
     where u.project_id = ${projectId} and u.id = ${userId}
     returning ${columns(sql)}`;

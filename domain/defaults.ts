@@ -46,6 +46,12 @@ export const DEFAULTS = [
   { code: "audit", name: "Audit", noun: "the audit trail", actions: ["read"] },
   { code: "webhooks", name: "Webhooks", noun: "webhooks", actions: ["read", "create", "update", "delete"] },
   {
+    code: "identity_providers",
+    name: "Identity providers",
+    noun: "upstream identity providers",
+    actions: ["read", "create", "update", "delete"],
+  },
+  {
     code: "access",
     name: "Access",
     noun: "the project's access decisions (AuthZEN)",

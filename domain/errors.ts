@@ -32,6 +32,8 @@ export const ERRORS = {
   webhook_not_found: { status: 404, message: "the webhook does not exist" },
   webhook_delivery_not_found: { status: 404, message: "the webhook has no such delivery" },
   session_not_found: { status: 404, message: "the user has no such live session" },
+  identity_provider_not_found: { status: 404, message: "the identity provider does not exist" },
+  identity_not_found: { status: 404, message: "the user has no identity linked at this provider" },
   resource_code_already_used: { status: 409, message: "a resource with this code exists in the project" },
   role_code_already_used: { status: 409, message: "a role with this code exists in the project" },
   user_external_id_already_used: {
@@ -48,6 +50,14 @@ export const ERRORS = {
   client_not_deletable: {
     status: 403,
     message: "the project's admin client and the console client cannot be deleted",
+  },
+  identity_already_linked: {
+    status: 409,
+    message: "this upstream identity, or an identity of this user at this provider, is already linked",
+  },
+  last_sign_in_method: {
+    status: 409,
+    message: "the user would have no way left to sign in: set a password or link another identity first",
   },
   too_many_requests: { status: 429, message: "too many requests; retry later" },
   system_error: { status: 500, message: "unexpected error" },
@@ -146,6 +156,8 @@ export const CONSTRAINT_ERRORS: Record<string, ErrorCode> = {
   roles__project_id_code: "role_code_already_used",
   users__project_id_email: "user_email_already_used",
   users__project_id_external_user_id: "user_external_id_already_used",
+  external_identities__pkey: "identity_already_linked",
+  external_identities__provider_id_user_id: "identity_already_linked",
 };
 
 /** ...and foreign-key violations, when a referenced row is deleted between the check and the write. */
@@ -153,4 +165,6 @@ export const FOREIGN_KEY_ERRORS: Record<string, ErrorCode> = {
   role_permissions__permission_fkey: "some_permissions_not_found",
   client_permissions__permission_fkey: "some_permissions_not_found",
   users__role_fkey: "role_not_found",
+  external_identities__provider_fkey: "identity_provider_not_found",
+  identity_providers__role_fkey: "role_not_found",
 };

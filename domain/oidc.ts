@@ -69,15 +69,17 @@ const granted = (scope: string, s: OidcScope) => scope.split(" ").includes(s);
 function claimsOf(
   userId: string,
   scope: string,
-  u: { display_name: string; avatar_url: string | null; email: string | null },
+  u: { display_name: string; avatar_url: string | null; email: string | null; email_verified: boolean },
 ): UserInfo {
   const claims: UserInfo = { sub: userId };
   if (granted(scope, "profile")) {
     if (u.display_name) claims.name = u.display_name;
     if (u.avatar_url) claims.picture = u.avatar_url;
   }
-  // The service does not verify email addresses: an admin or the user sets them.
-  if (granted(scope, "email") && u.email) Object.assign(claims, { email: u.email, email_verified: false });
+  // Verified only when an upstream identity provider said so when the user was created at sign-in.
+  if (granted(scope, "email") && u.email) {
+    Object.assign(claims, { email: u.email, email_verified: u.email_verified });
+  }
   return claims;
 }
 
@@ -112,6 +114,8 @@ export async function issueIdToken(
     iat,
     auth_time: Math.floor(t.authTime.getTime() / 1000),
     ...(t.nonce !== null ? { nonce: t.nonce } : {}),
+    // How the user authenticated (RFC 8176): through an upstream identity provider, named by `idp`.
+    ...(user.provider_id !== null ? { amr: ["fed"], idp: user.provider_id } : {}),
     // The single sign-on session, which a logout ends (OpenID Connect Front-Channel Logout §3).
     ...(t.ssoSessionId !== null ? { sid: t.ssoSessionId } : { sid: t.sessionId }),
   }, t.accessToken);

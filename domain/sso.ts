@@ -101,6 +101,8 @@ export async function completeLogin(
   browser: string | undefined,
   settings: SsoSettings,
   request: RequestInfo,
+  /** The identity provider the user signed in through (its ID tokens then say `amr: ["fed"]`, `idp`). */
+  providerId: string | null = null,
 ): Promise<{ location: string; browser: string | null }> {
   const scope = req.scope;
   // Without `openid` the login opens no browser session; with it, one (under a new browser secret).
@@ -121,6 +123,7 @@ export async function completeLogin(
         user_id: userId,
         idleSeconds: settings.idleTtl,
         ttlSeconds: settings.ttl,
+        provider_id: providerId,
       });
       return {
         scope,

@@ -37,10 +37,23 @@ export const EVENT_TYPES = {
   "webhook.deleted": "A webhook subscription was deleted",
   "webhook.secret_rotated": "A webhook's signing secret was replaced",
   "webhook.delivery_retried": "A delivery was put back in line to be sent again now, on request",
-  "login.succeeded": "A user signed in on the login page",
+  "identity_provider.created": "An upstream identity provider was added (its client secret never shown)",
+  "identity_provider.updated":
+    'An identity provider\'s settings changed (a new client secret shows as `"changed"`)',
+  "identity_provider.activated": "An identity provider was activated: its button shows on the login page",
+  "identity_provider.deactivated": "An identity provider was deactivated: no one signs in with it",
+  "identity_provider.deleted": "An identity provider was deleted with every identity linked through it",
+  "user.identity_linked":
+    "An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at " +
+    "sign-in (`details.provider_id`, `details.how`)",
+  "user.identity_unlinked": "An upstream identity was unlinked from a user",
+  "login.succeeded": "A user signed in on the login page, with a password or through an identity provider " +
+    "(`details.provider_id`)",
   "login.failed":
     "A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account " +
-    "nothing typed is kept (`details.reason` is `unknown_email`, no `email`)",
+    "nothing typed is kept (`details.reason` is `unknown_email`, no `email`). Through an identity provider: " +
+    "`details.provider_id` and `details.reason` (`upstream_error`, `provider_unreachable`, `state_mismatch`, " +
+    "`state_replayed`, `invalid_id_token`, `issuer_mismatch`, `no_account`, `email_not_linkable`, `user_inactive`, …)",
   "login.throttled":
     "A sign-in was refused for too many failures (429), at most one per account and minute; an unknown " +
     "account's typed email is not kept",

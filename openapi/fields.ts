@@ -37,6 +37,8 @@ export const ERROR_CODES = [
   "webhook_not_found",
   "webhook_delivery_not_found",
   "session_not_found",
+  "identity_provider_not_found",
+  "identity_not_found",
   "resource_code_already_used",
   "role_code_already_used",
   "user_external_id_already_used",
@@ -45,6 +47,8 @@ export const ERROR_CODES = [
   "only_signing_key",
   "role_in_use",
   "client_not_deletable",
+  "identity_already_linked",
+  "last_sign_in_method",
   "too_many_requests",
   "system_error",
 ] as const;

@@ -7,6 +7,8 @@ import { registerAuditRoutes } from "./audit.ts";
 import { registerClientRoutes } from "./clients.ts";
 import { registerConsoleRoutes } from "./console/console.tsx";
 import { registerDocsRoutes } from "./docs.ts";
+import { registerFederationRoutes } from "./federation.ts";
+import { registerIdentityProviderRoutes } from "./identity_providers.ts";
 import { registerHomeRoutes } from "./home.tsx";
 import { registerKeyRoutes } from "./keys.ts";
 import { registerLogoutRoutes } from "./logout.ts";
@@ -61,6 +63,7 @@ export function createApp(deps: Deps): App {
   registerHomeRoutes(app);
   registerDocsRoutes(app);
   registerAuthorizeRoutes(app);
+  registerFederationRoutes(app);
   registerOidcRoutes(app);
   registerLogoutRoutes(app);
   registerTokenRoutes(app);
@@ -73,6 +76,7 @@ export function createApp(deps: Deps): App {
   registerKeyRoutes(app);
   registerAuditRoutes(app);
   registerWebhookRoutes(app);
+  registerIdentityProviderRoutes(app);
   registerAuthzenRoutes(app);
   registerConsoleRoutes(app);
 

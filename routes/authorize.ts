@@ -18,13 +18,14 @@ import {
 import { AppError } from "../domain/errors.ts";
 import { newSecret } from "../domain/ids.ts";
 import { completeLogin, signInSilently, type SsoSettings } from "../domain/sso.ts";
+import { loginButtons } from "../domain/federation.ts";
 import { ssoCookie } from "./sso_cookie.ts";
 import type { App, AppEnv } from "./env.ts";
 import { requestInfo } from "./request_info.ts";
 import { errorPage, loginPage } from "./login_page.ts";
 
 /** Binds a login form to the browser. On https it is a `__Host-` cookie, which no sibling domain can plant. */
-const browserCookie = (secure: boolean) => secure ? "__Host-acs_browser" : "acs_browser";
+export const browserCookie = (secure: boolean) => secure ? "__Host-acs_browser" : "acs_browser";
 /** Names a browser that signed in before, so that its failed logins count apart (see domain/devices.ts). */
 const deviceCookie = (secure: boolean) => secure ? "__Host-acs_device" : "acs_device";
 /** Both cookies are sent only to /authorize, except that a `__Host-` cookie must have Path=/. */
@@ -41,7 +42,7 @@ const INVALID = "Invalid email or password.";
  * which no other project can share (its name is anyone's to choose), so that a link to another tenant's console
  * sign-in shows as one.
  */
-const consoleProject = (clientId: string, projectId: string) =>
+export const consoleProject = (clientId: string, projectId: string) =>
   clientId === consoleClientId(projectId) ? projectId : undefined;
 
 export function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: string) {
@@ -63,14 +64,14 @@ export function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: str
   c.header("Pragma", "no-cache");
 }
 
-function showError(c: Context<AppEnv>, err: AuthorizePageError) {
+export function showError(c: Context<AppEnv>, err: AuthorizePageError) {
   const nonce = newNonce();
   pageHeaders(c, nonce);
   return c.html(errorPage({ nonce, message: err.message }), err.status as 400 | 413 | 429);
 }
 
 /** The `Retry-After` of a 429 `too_many_requests`, or null for any other error. */
-function retryAfter(err: unknown): string | null {
+export function retryAfter(err: unknown): string | null {
   return err instanceof AppError && err.code === "too_many_requests" ? String(err.retryAfter ?? 1) : null;
 }
 
@@ -79,7 +80,7 @@ function retryAfter(err: unknown): string | null {
  * with goes back to it (RFC 6749 §4.1.2.1); anything about the client or the page is shown on our own page;
  * too many login pages is a 429 page. Anything else is a server error, answered by the app's error handler.
  */
-function pageErrors(handler: (c: Context<AppEnv>) => Promise<Response>) {
+export function pageErrors(handler: (c: Context<AppEnv>) => Promise<Response>) {
   return async (c: Context<AppEnv>): Promise<Response> => {
     try {
       return await handler(c);
@@ -113,14 +114,14 @@ function queryParams(c: Context<AppEnv>): Record<string, string[]> {
 }
 
 /** The login form's page and the cookie it is bound to, for the service's public URL. */
-function formSettings(c: Context<AppEnv>) {
+export function formSettings(c: Context<AppEnv>) {
   const { publicUrl } = c.var.deps.config;
   const secure = publicUrl.startsWith("https:");
   return { action: `${publicUrl}/authorize`, secure, cookieName: browserCookie(secure) };
 }
 
 /** Single sign-on's settings, from the configuration. */
-function ssoSettings(c: Context<AppEnv>): SsoSettings {
+export function ssoSettings(c: Context<AppEnv>): SsoSettings {
   const { config } = c.var.deps;
   return {
     idleTtl: config.ssoIdleTtl,
@@ -148,6 +149,7 @@ export function registerAuthorizeRoutes(app: App) {
       if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) browser = newSecret();
       setCookie(c, cookieName, browser, cookieOptions(secure, 86_400));
       const { requestId, csrf } = await startLogin(sql, valid, browser, requestInfo(c));
+      const providers = await loginButtons(sql, valid.client.project_id);
       const nonce = newNonce();
       pageHeaders(c, nonce, valid.redirectUri);
       return c.html(
@@ -159,6 +161,7 @@ export function registerAuthorizeRoutes(app: App) {
           requestId,
           csrf,
           email: valid.oidc?.loginHint ?? undefined,
+          providers,
         }),
         200,
       );
@@ -187,9 +190,10 @@ export function registerAuthorizeRoutes(app: App) {
       const nonce = newNonce();
       pageHeaders(c, nonce, req.redirect_uri);
       // A failed or throttled login shows the form again, with its message.
-      const again = (error: string, status: 400 | 429) =>
+      const again = async (error: string, status: 400 | 429) =>
         c.html(
           loginPage({
+            providers: await loginButtons(sql, req.project_id),
             nonce,
             action,
             projectName: req.project_name,
@@ -203,7 +207,9 @@ export function registerAuthorizeRoutes(app: App) {
         );
       const email = form.email ?? "";
       const password = form.password ?? "";
-      if (!email || !password || email.length > 100 || password.length > 1024) return again(INVALID, 400);
+      if (!email || !password || email.length > 100 || password.length > 1024) {
+        return await again(INVALID, 400);
+      }
       let signedIn;
       try {
         signedIn = await checkPassword(sql, req, {
@@ -216,9 +222,9 @@ export function registerAuthorizeRoutes(app: App) {
         const wait = retryAfter(err);
         if (wait === null) throw err;
         c.header("Retry-After", wait);
-        return again(`Too many failed attempts. Try again in ${wait} seconds.`, 429);
+        return await again(`Too many failed attempts. Try again in ${wait} seconds.`, 429);
       }
-      if (!signedIn) return again(INVALID, 400);
+      if (!signedIn) return await again(INVALID, 400);
       setCookie(c, deviceCookie(secure), signedIn.device, cookieOptions(secure, DEVICE_TTL));
       const sso = ssoCookie(config.publicUrl);
       const done = await completeLogin(

@@ -13,6 +13,11 @@ const STYLE = `
   input:focus-visible, button:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
   button { margin-top: 1.5rem; width: 100%; padding: .75rem; font: inherit; font-weight: 600; border: 0; border-radius: .4rem;
            background: #1a56db; color: #fff; cursor: pointer; }
+  .providers { margin-top: 1.5rem; border-top: 1px solid GrayText; padding-top: 1rem; }
+  .providers p { margin: 0 0 .5rem; text-align: center; }
+  a.provider { display: block; margin-top: .5rem; padding: .7rem; border: 1px solid GrayText; border-radius: .4rem;
+               text-align: center; color: CanvasText; text-decoration: none; font-weight: 600; overflow-wrap: anywhere; }
+  a.provider:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
   .error { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #fde8e8; color: #9b1c1c; }
 `;
 
@@ -48,7 +53,15 @@ export function loginPage(p: {
   csrf: string;
   email?: string;
   error?: string;
+  /** The project's active identity providers: a button each (a link carrying the page's request and CSRF). */
+  providers?: { id: string; display_name: string }[];
 }) {
+  const base = p.action.replace(/\/authorize$/, "");
+  const providerHref = (id: string) =>
+    `${base}/authorize/idp/${encodeURIComponent(id)}?${new URLSearchParams({
+      request_id: p.requestId,
+      csrf: p.csrf,
+    })}`;
   return layout(
     { nonce: p.nonce, title: `Sign in to ${p.projectName}` },
     html`
@@ -71,8 +84,49 @@ export function loginPage(p: {
           maxlength="1024">
         <button type="submit">Sign in</button>
       </form>
+      ${p.providers && p.providers.length > 0
+        ? html`<nav class="providers" aria-label="Other ways to sign in">
+          <p>or</p>
+          ${
+          p.providers.map((provider) =>
+            html`<a class="provider" href="${
+              providerHref(provider.id)
+            }">Sign in with ${provider.display_name}</a>`
+          )
+        }
+        </nav>`
+        : ""}
     `,
   );
+}
+
+/**
+ * After an upstream provider's sign-in: on to the application by a refresh of this page, not by a redirect.
+ * The browser got here by the provider's own form, and a provider whose page sets `form-action` (this service
+ * does) blocks a redirect chain that leaves the origins it allows; a new navigation is not bound by it.
+ */
+export function forwardPage(p: { nonce: string; location: string }) {
+  return html`
+    <!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <meta http-equiv="refresh" content="0; url=${p.location}">
+        <title>Signing you in…</title>
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml">
+        <style nonce="${p.nonce}">${STYLE}</style>
+      </head>
+      <body>
+        <main>
+          <h1>Signed in</h1>
+          <p class="lead" role="status">Taking you back to the application…</p>
+          <a class="provider" id="continue" href="${p.location}">Continue</a>
+        </main>
+      </body>
+    </html>
+  `;
 }
 
 export function errorPage(p: { nonce: string; message: string }) {

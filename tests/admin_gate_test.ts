@@ -31,6 +31,7 @@ type DocOp = {
 const PUBLIC_OPERATIONS = [
   "authorize",
   "exchangeCredentials",
+  "federatedLoginCallback",
   "getAuthorizationServerMetadata",
   "getAuthzenConfiguration",
   "getHealth",
@@ -42,6 +43,7 @@ const PUBLIC_OPERATIONS = [
   "logout",
   "postUserInfo",
   "revokeToken",
+  "startFederatedLogin",
   "submitLogin",
   "submitLogout",
 ];
@@ -81,8 +83,8 @@ test("every operation is public by name or states its permission and scope in th
       `${op.operationId}: ${scope}`,
     );
     if (scope === "token") assert.equal(op["x-permission"], null, op.operationId);
-    else assert.match(op["x-permission"]!, /^[a-z]+:[a-z]+$/, op.operationId);
-    for (const code of op["x-also-needs"] ?? []) assert.match(code, /^[a-z]+:[a-z]+$/, op.operationId);
+    else assert.match(op["x-permission"]!, /^[a-z_]+:[a-z]+$/, op.operationId);
+    for (const code of op["x-also-needs"] ?? []) assert.match(code, /^[a-z_]+:[a-z]+$/, op.operationId);
   }
   for (const op of ops.filter((o) => !("x-permission" in o))) {
     assert.ok(!op.security?.some((s) => "bearerAuth" in s), `${op.operationId} is public`);
@@ -90,8 +92,10 @@ test("every operation is public by name or states its permission and scope in th
   const names = (scope: Scope) => byScope(scope).map((o) => o.operationId).sort();
   assert.deepEqual(names("token"), [
     "getCurrentUser",
+    "listCurrentUserIdentities",
     "listCurrentUserSessions",
     "revokeCurrentUserSession",
+    "unlinkCurrentUserIdentity",
     "updateCurrentUser",
   ]);
   assert.deepEqual(names("system"), ["createProject", "listKeys", "listProjects", "revokeKey", "rotateKeys"]);
@@ -103,7 +107,7 @@ test("every operation is public by name or states its permission and scope in th
     "searchResources",
     "searchSubjects",
   ]);
-  assert.equal(byScope("own").length, 34, names("own").join(", "));
+  assert.equal(byScope("own").length, 42, names("own").join(", "));
 });
 
 test("the permissions an operation checks beyond the gate's are published with it", () => {
@@ -140,7 +144,7 @@ async function assertPastGate(op: Op, res: Response): Promise<void> {
   if (res.status === 404) {
     assert.match(
       JSON.parse(body).error,
-      /^(resource|role|user|client|webhook|webhook_delivery|signing_key|session)_not_found$/,
+      /^(resource|role|user|client|webhook|webhook_delivery|signing_key|session|identity_provider|identity)_not_found$/,
       op.operationId,
     );
   }

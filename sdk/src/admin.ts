@@ -6,6 +6,7 @@
 import {
   AuditApi,
   ClientsApi,
+  IdentityProvidersApi,
   KeysApi,
   ProjectsApi,
   ResourcesApi,
@@ -42,6 +43,7 @@ export type AdminClient = {
   sessions: SessionsApi;
   /** Webhook subscriptions of a project, their deliveries and signing secrets. */
   webhooks: WebhooksApi;
+  identityProviders: IdentityProvidersApi;
   /** A project's audit trail (newest first, by cursor). */
   audit: AuditApi;
   /** The service's signing keys: list, rotate, revoke. Only a client of the system project may call them. */
@@ -140,6 +142,7 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     clients: new ClientsApi(bearer, baseUrl, authorizedFetch),
     sessions: new SessionsApi(bearer, baseUrl, authorizedFetch),
     webhooks: new WebhooksApi(bearer, baseUrl, authorizedFetch),
+    identityProviders: new IdentityProvidersApi(bearer, baseUrl, authorizedFetch),
     audit: new AuditApi(bearer, baseUrl, authorizedFetch),
     keys: new KeysApi(bearer, baseUrl, authorizedFetch),
     tokens: new TokensApi(basic, baseUrl, checkedFetch),

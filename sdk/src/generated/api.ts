@@ -1767,6 +1767,1366 @@ export class ClientsApi extends BaseAPI {
 
 }
 /**
+ * IdentityProvidersApi - fetch parameter creator
+ * @export
+ */
+export const IdentityProvidersApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>identity_providers:create</code>. An OpenID Connect provider whose users sign in with a button on the login page. Its discovery document is fetched and validated now (its <code>issuer</code> must equal <code>issuer</code> exactly); a failure answers <code>invalid_params</code> on <code>issuer</code> saying why. Register the answer&#39;s <code>redirect_uri</code> at the provider. Reserved to a caller that covers every permission of the project (its admin client, or an operator): a provider decides who signs in as which user.</p>
+		 * @summary Add an upstream identity provider
+		 * @param {string} projectId
+		 * @param {Api.CreateIdentityProviderRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createIdentityProvider(projectId: string, request: Api.CreateIdentityProviderRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling createIdentityProvider.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling createIdentityProvider.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/identity-providers`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>identity_providers:delete</code>. The identities linked through it go with it; users keep their other ways to sign in.</p>
+		 * @summary Delete an identity provider
+		 * @param {string} projectId
+		 * @param {string} providerId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteIdentityProvider(projectId: string, providerId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling deleteIdentityProvider.');
+			}
+			// verify required parameter 'providerId' is not null or undefined
+			if (providerId === null || providerId === undefined) {
+				throw new RequiredError('providerId', 'Required parameter providerId was null or undefined when calling deleteIdentityProvider.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/identity-providers/{provider_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{provider_id}', encodeURIPathSegment(String(providerId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>identity_providers:read</code>.</p>
+		 * @summary Get an identity provider
+		 * @param {string} projectId
+		 * @param {string} providerId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getIdentityProvider(projectId: string, providerId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getIdentityProvider.');
+			}
+			// verify required parameter 'providerId' is not null or undefined
+			if (providerId === null || providerId === undefined) {
+				throw new RequiredError('providerId', 'Required parameter providerId was null or undefined when calling getIdentityProvider.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/identity-providers/{provider_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{provider_id}', encodeURIPathSegment(String(providerId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. Pre-links the upstream account (<code>provider_id</code>, its <code>sub</code> as <code>subject</code>): its first sign-in is this user. The caller must cover the user&#39;s permissions. One identity per user and provider.</p>
+		 * @summary Link an upstream identity to a user
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {Api.LinkIdentityRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		linkUserIdentity(projectId: string, userId: string, request: Api.LinkIdentityRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling linkUserIdentity.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling linkUserIdentity.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling linkUserIdentity.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/identities`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token: the identity providers the user signs in with.</p>
+		 * @summary The current user's linked identities
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listCurrentUserIdentities(options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/api/v1/users/current/identities`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>identity_providers:read</code>. <code>search</code> matches the display name and the issuer.</p>
+		 * @summary List identity providers
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListIdentityProvidersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListIdentityProvidersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {boolean} [isActive] <p>Only active (true) or inactive (false) providers</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listIdentityProviders(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListIdentityProvidersSortByEnum | undefined, sortDir: Api.ListIdentityProvidersSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listIdentityProviders.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/identity-providers`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			if (sortBy !== undefined) {
+				localVarQueryParameter.append('sort_by', String(sortBy));
+			}
+
+			if (sortDir !== undefined) {
+				localVarQueryParameter.append('sort_dir', String(sortDir));
+			}
+
+			if (search !== undefined) {
+				localVarQueryParameter.append('search', String(search));
+			}
+
+			if (isActive !== undefined) {
+				localVarQueryParameter.append('is_active', String(isActive));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>.</p>
+		 * @summary A user's linked identities
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listUserIdentities(projectId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listUserIdentities.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling listUserIdentities.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/identities`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in.</p>
+		 * @summary Unlink one of the current user's identities
+		 * @param {string} providerId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		unlinkCurrentUserIdentity(providerId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'providerId' is not null or undefined
+			if (providerId === null || providerId === undefined) {
+				throw new RequiredError('providerId', 'Required parameter providerId was null or undefined when calling unlinkCurrentUserIdentity.');
+			}
+			let localVarPath = `/api/v1/users/current/identities/{provider_id}`
+				.replace('{provider_id}', encodeURIPathSegment(String(providerId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in (no password, no other identity). The caller must cover the user&#39;s permissions.</p>
+		 * @summary Unlink a user's identity
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {string} providerId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		unlinkUserIdentity(projectId: string, userId: string, providerId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling unlinkUserIdentity.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling unlinkUserIdentity.');
+			}
+			// verify required parameter 'providerId' is not null or undefined
+			if (providerId === null || providerId === undefined) {
+				throw new RequiredError('providerId', 'Required parameter providerId was null or undefined when calling unlinkUserIdentity.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/identities/{provider_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)))
+				.replace('{provider_id}', encodeURIPathSegment(String(providerId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>identity_providers:update</code>. The discovery document is fetched and validated again. <code>client_secret</code> omitted keeps the secret. Reserved to a caller that covers every permission of the project (its admin client, or an operator): a provider decides who signs in as which user.</p>
+		 * @summary Update an identity provider
+		 * @param {string} projectId
+		 * @param {string} providerId
+		 * @param {Api.UpdateIdentityProviderRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateIdentityProvider(projectId: string, providerId: string, request: Api.UpdateIdentityProviderRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling updateIdentityProvider.');
+			}
+			// verify required parameter 'providerId' is not null or undefined
+			if (providerId === null || providerId === undefined) {
+				throw new RequiredError('providerId', 'Required parameter providerId was null or undefined when calling updateIdentityProvider.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling updateIdentityProvider.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/identity-providers/{provider_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{provider_id}', encodeURIPathSegment(String(providerId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'PUT' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * IdentityProvidersApi - functional programming interface
+ * @export
+ */
+export const IdentityProvidersApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>identity_providers:create</code>. An OpenID Connect provider whose users sign in with a button on the login page. Its discovery document is fetched and validated now (its <code>issuer</code> must equal <code>issuer</code> exactly); a failure answers <code>invalid_params</code> on <code>issuer</code> saying why. Register the answer&#39;s <code>redirect_uri</code> at the provider. Reserved to a caller that covers every permission of the project (its admin client, or an operator): a provider decides who signs in as which user.</p>
+		 * @summary Add an upstream identity provider
+		 * @param {string} projectId
+		 * @param {Api.CreateIdentityProviderRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createIdentityProvider(projectId: string, request: Api.CreateIdentityProviderRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.IdentityProvider> {
+			const localVarFetchArgs = IdentityProvidersApiFetchParamCreator(configuration).createIdentityProvider(projectId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>identity_providers:delete</code>. The identities linked through it go with it; users keep their other ways to sign in.</p>
+		 * @summary Delete an identity provider
+		 * @param {string} projectId
+		 * @param {string} providerId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteIdentityProvider(projectId: string, providerId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = IdentityProvidersApiFetchParamCreator(configuration).deleteIdentityProvider(projectId, providerId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>identity_providers:read</code>.</p>
+		 * @summary Get an identity provider
+		 * @param {string} projectId
+		 * @param {string} providerId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getIdentityProvider(projectId: string, providerId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.IdentityProvider> {
+			const localVarFetchArgs = IdentityProvidersApiFetchParamCreator(configuration).getIdentityProvider(projectId, providerId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. Pre-links the upstream account (<code>provider_id</code>, its <code>sub</code> as <code>subject</code>): its first sign-in is this user. The caller must cover the user&#39;s permissions. One identity per user and provider.</p>
+		 * @summary Link an upstream identity to a user
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {Api.LinkIdentityRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		linkUserIdentity(projectId: string, userId: string, request: Api.LinkIdentityRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ExternalIdentity> {
+			const localVarFetchArgs = IdentityProvidersApiFetchParamCreator(configuration).linkUserIdentity(projectId, userId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token: the identity providers the user signs in with.</p>
+		 * @summary The current user's linked identities
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listCurrentUserIdentities(options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ExternalIdentityList> {
+			const localVarFetchArgs = IdentityProvidersApiFetchParamCreator(configuration).listCurrentUserIdentities(options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>identity_providers:read</code>. <code>search</code> matches the display name and the issuer.</p>
+		 * @summary List identity providers
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListIdentityProvidersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListIdentityProvidersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {boolean} [isActive] <p>Only active (true) or inactive (false) providers</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listIdentityProviders(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListIdentityProvidersSortByEnum | undefined, sortDir: Api.ListIdentityProvidersSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.IdentityProviderList> {
+			const localVarFetchArgs = IdentityProvidersApiFetchParamCreator(configuration).listIdentityProviders(projectId, pageNum, pageSize, sortBy, sortDir, search, isActive, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>.</p>
+		 * @summary A user's linked identities
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listUserIdentities(projectId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ExternalIdentityList> {
+			const localVarFetchArgs = IdentityProvidersApiFetchParamCreator(configuration).listUserIdentities(projectId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in.</p>
+		 * @summary Unlink one of the current user's identities
+		 * @param {string} providerId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		unlinkCurrentUserIdentity(providerId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = IdentityProvidersApiFetchParamCreator(configuration).unlinkCurrentUserIdentity(providerId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in (no password, no other identity). The caller must cover the user&#39;s permissions.</p>
+		 * @summary Unlink a user's identity
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {string} providerId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		unlinkUserIdentity(projectId: string, userId: string, providerId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = IdentityProvidersApiFetchParamCreator(configuration).unlinkUserIdentity(projectId, userId, providerId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>identity_providers:update</code>. The discovery document is fetched and validated again. <code>client_secret</code> omitted keeps the secret. Reserved to a caller that covers every permission of the project (its admin client, or an operator): a provider decides who signs in as which user.</p>
+		 * @summary Update an identity provider
+		 * @param {string} projectId
+		 * @param {string} providerId
+		 * @param {Api.UpdateIdentityProviderRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateIdentityProvider(projectId: string, providerId: string, request: Api.UpdateIdentityProviderRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.IdentityProvider> {
+			const localVarFetchArgs = IdentityProvidersApiFetchParamCreator(configuration).updateIdentityProvider(projectId, providerId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * IdentityProvidersApi - factory interface
+ * @export
+ */
+export const IdentityProvidersApiFactory: FactoryFunction<IdentityProvidersApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new IdentityProvidersApi(configuration, basePath, fetch);
+};
+
+/**
+ * IdentityProvidersApi - object-oriented interface
+ * @export
+ * @class IdentityProvidersApi
+ * @extends {BaseAPI}
+ */
+export class IdentityProvidersApi extends BaseAPI {
+	/**
+	 * <p>Needs <code>identity_providers:create</code>. An OpenID Connect provider whose users sign in with a button on the login page. Its discovery document is fetched and validated now (its <code>issuer</code> must equal <code>issuer</code> exactly); a failure answers <code>invalid_params</code> on <code>issuer</code> saying why. Register the answer&#39;s <code>redirect_uri</code> at the provider. Reserved to a caller that covers every permission of the project (its admin client, or an operator): a provider decides who signs in as which user.</p>
+	 * @summary Add an upstream identity provider
+	 * @param {string} projectId
+	 * @param {Api.CreateIdentityProviderRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public createIdentityProvider(projectId: string, request: Api.CreateIdentityProviderRequest, options?: RequestInit) {
+		return IdentityProvidersApiFp(this.configuration).createIdentityProvider(projectId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>identity_providers:delete</code>. The identities linked through it go with it; users keep their other ways to sign in.</p>
+	 * @summary Delete an identity provider
+	 * @param {string} projectId
+	 * @param {string} providerId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public deleteIdentityProvider(projectId: string, providerId: string, options?: RequestInit) {
+		return IdentityProvidersApiFp(this.configuration).deleteIdentityProvider(projectId, providerId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>identity_providers:read</code>.</p>
+	 * @summary Get an identity provider
+	 * @param {string} projectId
+	 * @param {string} providerId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getIdentityProvider(projectId: string, providerId: string, options?: RequestInit) {
+		return IdentityProvidersApiFp(this.configuration).getIdentityProvider(projectId, providerId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. Pre-links the upstream account (<code>provider_id</code>, its <code>sub</code> as <code>subject</code>): its first sign-in is this user. The caller must cover the user&#39;s permissions. One identity per user and provider.</p>
+	 * @summary Link an upstream identity to a user
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {Api.LinkIdentityRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public linkUserIdentity(projectId: string, userId: string, request: Api.LinkIdentityRequest, options?: RequestInit) {
+		return IdentityProvidersApiFp(this.configuration).linkUserIdentity(projectId, userId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs only a valid token, and no permission. A user&#39;s token: the identity providers the user signs in with.</p>
+	 * @summary The current user's linked identities
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listCurrentUserIdentities(options?: RequestInit) {
+		return IdentityProvidersApiFp(this.configuration).listCurrentUserIdentities(options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>identity_providers:read</code>. <code>search</code> matches the display name and the issuer.</p>
+	 * @summary List identity providers
+	 * @param {string} projectId
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+	 * @param {Api.ListIdentityProvidersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+	 * @param {Api.ListIdentityProvidersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+	 * @param {boolean} [isActive] <p>Only active (true) or inactive (false) providers</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listIdentityProviders(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListIdentityProvidersSortByEnum | undefined, sortDir: Api.ListIdentityProvidersSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, options?: RequestInit) {
+		return IdentityProvidersApiFp(this.configuration).listIdentityProviders(projectId, pageNum, pageSize, sortBy, sortDir, search, isActive, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:read</code>.</p>
+	 * @summary A user's linked identities
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listUserIdentities(projectId: string, userId: string, options?: RequestInit) {
+		return IdentityProvidersApiFp(this.configuration).listUserIdentities(projectId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs only a valid token, and no permission. A user&#39;s token. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in.</p>
+	 * @summary Unlink one of the current user's identities
+	 * @param {string} providerId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public unlinkCurrentUserIdentity(providerId: string, options?: RequestInit) {
+		return IdentityProvidersApiFp(this.configuration).unlinkCurrentUserIdentity(providerId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in (no password, no other identity). The caller must cover the user&#39;s permissions.</p>
+	 * @summary Unlink a user's identity
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {string} providerId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public unlinkUserIdentity(projectId: string, userId: string, providerId: string, options?: RequestInit) {
+		return IdentityProvidersApiFp(this.configuration).unlinkUserIdentity(projectId, userId, providerId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>identity_providers:update</code>. The discovery document is fetched and validated again. <code>client_secret</code> omitted keeps the secret. Reserved to a caller that covers every permission of the project (its admin client, or an operator): a provider decides who signs in as which user.</p>
+	 * @summary Update an identity provider
+	 * @param {string} projectId
+	 * @param {string} providerId
+	 * @param {Api.UpdateIdentityProviderRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public updateIdentityProvider(projectId: string, providerId: string, request: Api.UpdateIdentityProviderRequest, options?: RequestInit) {
+		return IdentityProvidersApiFp(this.configuration).updateIdentityProvider(projectId, providerId, request, options)(this.fetch, this.basePath);
+	}
+
+}
+/**
  * KeysApi - fetch parameter creator
  * @export
  */
@@ -2267,6 +3627,63 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
+		 * <p>Checks <code>state</code> (known, unspent, of this browser), trades <code>code</code> at the provider&#39;s token endpoint and validates its ID token (signature by the provider&#39;s JWKS, <code>iss</code>, <code>aud</code>, <code>exp</code>, <code>nonce</code>, <code>azp</code>). The user is the one linked to the upstream account, or the one with its email when both sides hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login then ends as a password login does. Every failure (an upstream <code>error</code>, a forged or replayed callback, a token for another audience, an unreachable provider) is a <code>login.failed</code> event and a page, never a session.</p>
+		 * @summary The identity provider's redirect back (register it at the provider)
+		 * @param {string} providerId
+		 * @param {string} state
+		 * @param {string} [code]
+		 * @param {string} [error]
+		 * @param {string} [errorDescription]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		federatedLoginCallback(providerId: string, state: string, code: string | undefined, error: string | undefined, errorDescription: string | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'providerId' is not null or undefined
+			if (providerId === null || providerId === undefined) {
+				throw new RequiredError('providerId', 'Required parameter providerId was null or undefined when calling federatedLoginCallback.');
+			}
+			// verify required parameter 'state' is not null or undefined
+			if (state === null || state === undefined) {
+				throw new RequiredError('state', 'Required parameter state was null or undefined when calling federatedLoginCallback.');
+			}
+			let localVarPath = `/authorize/idp/{provider_id}/callback`
+				.replace('{provider_id}', encodeURIPathSegment(String(providerId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			if (state !== undefined) {
+				localVarQueryParameter.append('state', String(state));
+			}
+
+			if (code !== undefined) {
+				localVarQueryParameter.append('code', String(code));
+			}
+
+			if (error !== undefined) {
+				localVarQueryParameter.append('error', String(error));
+			}
+
+			if (errorDescription !== undefined) {
+				localVarQueryParameter.append('error_description', String(errorDescription));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>First, a browser signed in to the project (or, without <code>id_token_hint</code> and <code>client_id</code>, to any project) is asked to confirm, unless <code>id_token_hint</code> is a trusted ID token of one of its sessions: a page (200) that ends nothing and whose form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, which other sites can neither read nor send. So a link or form from elsewhere cannot sign a browser out; a cross-site POST carries no cookie and can end only the session a trusted hint names. Then it ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client never redirects.</p>
 		 * @summary Sign out (OpenID Connect RP-initiated logout)
 		 * @param {string} [idTokenHint] <p>An ID token the service issued to the application (it may not be expired)</p>
@@ -2300,6 +3717,57 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 
 			if (state !== undefined) {
 				localVarQueryParameter.append('state', String(state));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Sends the browser to the provider&#39;s authorization endpoint with <code>state</code>, <code>nonce</code> and PKCE S256, all kept server-side with the login page (bound to its browser) and spent once. An inactive or unknown provider, or an unreachable one, shows the login page again with a message.</p>
+		 * @summary Sign in through an identity provider (the login page's button)
+		 * @param {string} providerId
+		 * @param {string} requestId <p>The login page&#39;s request</p>
+		 * @param {string} csrf <p>The login page&#39;s CSRF token</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		startFederatedLogin(providerId: string, requestId: string, csrf: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'providerId' is not null or undefined
+			if (providerId === null || providerId === undefined) {
+				throw new RequiredError('providerId', 'Required parameter providerId was null or undefined when calling startFederatedLogin.');
+			}
+			// verify required parameter 'requestId' is not null or undefined
+			if (requestId === null || requestId === undefined) {
+				throw new RequiredError('requestId', 'Required parameter requestId was null or undefined when calling startFederatedLogin.');
+			}
+			// verify required parameter 'csrf' is not null or undefined
+			if (csrf === null || csrf === undefined) {
+				throw new RequiredError('csrf', 'Required parameter csrf was null or undefined when calling startFederatedLogin.');
+			}
+			let localVarPath = `/authorize/idp/{provider_id}`
+				.replace('{provider_id}', encodeURIPathSegment(String(providerId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			if (requestId !== undefined) {
+				localVarQueryParameter.append('request_id', String(requestId));
+			}
+
+			if (csrf !== undefined) {
+				localVarQueryParameter.append('csrf', String(csrf));
 			}
 
 			localVarRequestOptions.headers = localVarHeaderParameter;
@@ -2460,6 +3928,34 @@ export const LoginApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Checks <code>state</code> (known, unspent, of this browser), trades <code>code</code> at the provider&#39;s token endpoint and validates its ID token (signature by the provider&#39;s JWKS, <code>iss</code>, <code>aud</code>, <code>exp</code>, <code>nonce</code>, <code>azp</code>). The user is the one linked to the upstream account, or the one with its email when both sides hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login then ends as a password login does. Every failure (an upstream <code>error</code>, a forged or replayed callback, a token for another audience, an unreachable provider) is a <code>login.failed</code> event and a page, never a session.</p>
+		 * @summary The identity provider's redirect back (register it at the provider)
+		 * @param {string} providerId
+		 * @param {string} state
+		 * @param {string} [code]
+		 * @param {string} [error]
+		 * @param {string} [errorDescription]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		federatedLoginCallback(providerId: string, state: string, code: string | undefined, error: string | undefined, errorDescription: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).federatedLoginCallback(providerId, state, code, error, errorDescription, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>First, a browser signed in to the project (or, without <code>id_token_hint</code> and <code>client_id</code>, to any project) is asked to confirm, unless <code>id_token_hint</code> is a trusted ID token of one of its sessions: a page (200) that ends nothing and whose form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, which other sites can neither read nor send. So a link or form from elsewhere cannot sign a browser out; a cross-site POST carries no cookie and can end only the session a trusted hint names. Then it ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client never redirects.</p>
 		 * @summary Sign out (OpenID Connect RP-initiated logout)
 		 * @param {string} [idTokenHint] <p>An ID token the service issued to the application (it may not be expired)</p>
@@ -2479,6 +3975,32 @@ export const LoginApiFp = function(configuration?: Configuration) {
 					if (response.status === 200) {
 						return response;
 					}
+					if (response.status === 303) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Sends the browser to the provider&#39;s authorization endpoint with <code>state</code>, <code>nonce</code> and PKCE S256, all kept server-side with the login page (bound to its browser) and spent once. An inactive or unknown provider, or an unreachable one, shows the login page again with a message.</p>
+		 * @summary Sign in through an identity provider (the login page's button)
+		 * @param {string} providerId
+		 * @param {string} requestId <p>The login page&#39;s request</p>
+		 * @param {string} csrf <p>The login page&#39;s CSRF token</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		startFederatedLogin(providerId: string, requestId: string, csrf: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).startFederatedLogin(providerId, requestId, csrf, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
 					if (response.status === 303) {
 						return response;
 					}
@@ -2586,6 +4108,21 @@ export class LoginApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Checks <code>state</code> (known, unspent, of this browser), trades <code>code</code> at the provider&#39;s token endpoint and validates its ID token (signature by the provider&#39;s JWKS, <code>iss</code>, <code>aud</code>, <code>exp</code>, <code>nonce</code>, <code>azp</code>). The user is the one linked to the upstream account, or the one with its email when both sides hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login then ends as a password login does. Every failure (an upstream <code>error</code>, a forged or replayed callback, a token for another audience, an unreachable provider) is a <code>login.failed</code> event and a page, never a session.</p>
+	 * @summary The identity provider's redirect back (register it at the provider)
+	 * @param {string} providerId
+	 * @param {string} state
+	 * @param {string} [code]
+	 * @param {string} [error]
+	 * @param {string} [errorDescription]
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public federatedLoginCallback(providerId: string, state: string, code: string | undefined, error: string | undefined, errorDescription: string | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).federatedLoginCallback(providerId, state, code, error, errorDescription, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>First, a browser signed in to the project (or, without <code>id_token_hint</code> and <code>client_id</code>, to any project) is asked to confirm, unless <code>id_token_hint</code> is a trusted ID token of one of its sessions: a page (200) that ends nothing and whose form posts the same parameters back with <code>confirmation</code>, a token bound to the browser&#39;s cookie, which other sites can neither read nor send. So a link or form from elsewhere cannot sign a browser out; a cross-site POST carries no cookie and can end only the session a trusted hint names. Then it ends the browser&#39;s single sign-on session in the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it created; their access tokens are refused from the next request. Then redirects (303) to <code>post_logout_redirect_uri</code> with <code>state</code> when it is registered for the project of <code>id_token_hint</code> or <code>client_id</code>, or shows a &quot;signed out&quot; page. An unregistered URI shows an error page, never a redirect; an <code>id_token_hint</code> that is forged, expired or of another client never redirects.</p>
 	 * @summary Sign out (OpenID Connect RP-initiated logout)
 	 * @param {string} [idTokenHint] <p>An ID token the service issued to the application (it may not be expired)</p>
@@ -2597,6 +4134,19 @@ export class LoginApi extends BaseAPI {
 	 */
 	public logout(idTokenHint: string | undefined, clientId: string | undefined, postLogoutRedirectUri: string | undefined, state: string | undefined, options?: RequestInit) {
 		return LoginApiFp(this.configuration).logout(idTokenHint, clientId, postLogoutRedirectUri, state, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Sends the browser to the provider&#39;s authorization endpoint with <code>state</code>, <code>nonce</code> and PKCE S256, all kept server-side with the login page (bound to its browser) and spent once. An inactive or unknown provider, or an unreachable one, shows the login page again with a message.</p>
+	 * @summary Sign in through an identity provider (the login page's button)
+	 * @param {string} providerId
+	 * @param {string} requestId <p>The login page&#39;s request</p>
+	 * @param {string} csrf <p>The login page&#39;s CSRF token</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public startFederatedLogin(providerId: string, requestId: string, csrf: string, options?: RequestInit) {
+		return LoginApiFp(this.configuration).startFederatedLogin(providerId, requestId, csrf, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -2629,7 +4179,7 @@ export class LoginApi extends BaseAPI {
 export const ProjectsApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
+		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
 		 * @summary Create a project
 		 * @param {Api.CreateProjectRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -2850,7 +4400,7 @@ export const ProjectsApiFetchParamCreator = function (configuration?: Configurat
 export const ProjectsApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
+		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
 		 * @summary Create a project
 		 * @param {Api.CreateProjectRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -3126,7 +4676,7 @@ export const ProjectsApiFactory: FactoryFunction<ProjectsApi> = function (config
  */
 export class ProjectsApi extends BaseAPI {
 	/**
-	 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
+	 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
 	 * @summary Create a project
 	 * @param {Api.CreateProjectRequest} request
 	 * @param {RequestInit} [options] Override http request option.

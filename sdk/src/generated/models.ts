@@ -293,7 +293,7 @@ export namespace Api {
 		'project_id': string;
 		'occurred_at': string;
 		/**
-		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>). Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 		 * @type {Api.AuditEventType}
 		 * @memberof AuditEvent
 		 */
@@ -386,7 +386,7 @@ export namespace Api {
 	}
 
 	/**
-	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>). Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 	 */
 	export enum AuditEventType {
 		ProjectCreated = 'project.created',
@@ -415,6 +415,13 @@ export namespace Api {
 		WebhookDeleted = 'webhook.deleted',
 		WebhookSecretRotated = 'webhook.secret_rotated',
 		WebhookDeliveryRetried = 'webhook.delivery_retried',
+		IdentityProviderCreated = 'identity_provider.created',
+		IdentityProviderUpdated = 'identity_provider.updated',
+		IdentityProviderActivated = 'identity_provider.activated',
+		IdentityProviderDeactivated = 'identity_provider.deactivated',
+		IdentityProviderDeleted = 'identity_provider.deleted',
+		UserIdentityLinked = 'user.identity_linked',
+		UserIdentityUnlinked = 'user.identity_unlinked',
 		LoginSucceeded = 'login.succeeded',
 		LoginFailed = 'login.failed',
 		LoginThrottled = 'login.throttled',
@@ -758,6 +765,104 @@ export namespace Api {
 
 	}
 
+	export interface CreateIdentityProviderRequest {
+		/**
+		 * @description <p><code>oidc</code>: an OpenID Connect provider</p>
+		 * @type {Api.CreateIdentityProviderRequest.KindEnum}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		kind: Api.CreateIdentityProviderRequest.KindEnum;
+		/**
+		 * @description <p>Fills in the issuer (and the display name): <code>google</code>, or <code>microsoft_entra_id</code> with <code>tenant_id</code></p>
+		 * @type {Api.CreateIdentityProviderRequest.PresetEnum}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		preset?: Api.CreateIdentityProviderRequest.PresetEnum;
+		/**
+		 * @description <p>With the <code>microsoft_entra_id</code> preset: the directory (tenant) id</p>
+		 * @type {string}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'tenant_id'?: string;
+		/**
+		 * @description <p>Required unless a preset gives it</p>
+		 * @type {string}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		issuer?: string;
+		/**
+		 * @description <p>The client secret registered at the provider (<code>client_secret_basic</code> or <code>_post</code>, as the provider supports); sealed with KEY_ENCRYPTION_KEY when set, and never returned. Without it the service is a public client (PKCE only).</p>
+		 * @type {string}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'client_secret'?: string;
+		/**
+		 * @description <p>Required unless a preset names it</p>
+		 * @type {string}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'display_name'?: string;
+		'client_id': string;
+		/**
+		 * @description <p>Scopes asked of the provider; must include <code>openid</code>. Default <code>openid email profile</code></p>
+		 * @type {string[]}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		scopes?: string[];
+		/**
+		 * @description <p>Which claims of the upstream ID token give the user&#39;s email, name and picture (<code>email_verified</code> is always read as it is named)</p>
+		 * @type {Api.IdentityProviderClaims}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		claims?: Api.IdentityProviderClaims;
+		/**
+		 * @description <p>Create a user at the first sign-in of an unknown upstream account (default false)</p>
+		 * @type {boolean}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'jit_provisioning'?: boolean;
+		/**
+		 * @description <p>The role of users created at sign-in; the caller must hold its permissions</p>
+		 * @type {string | null}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'default_role_id'?: string | null;
+		/**
+		 * @description <p>Link an upstream account to the user with the same email, only when the provider says the email is verified and so does this service (default false)</p>
+		 * @type {boolean}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'link_by_verified_email'?: boolean;
+		/**
+		 * @description <p>Default true; inactive providers show no button</p>
+		 * @type {boolean}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'is_active'?: boolean;
+	}
+
+	/**
+	 * @export
+	 * @namespace CreateIdentityProviderRequest
+	 */
+	export namespace CreateIdentityProviderRequest {
+		/**
+		 * <p><code>oidc</code>: an OpenID Connect provider</p>
+		 */
+		export enum KindEnum {
+			Oidc = 'oidc'
+		}
+
+		/**
+		 * <p>Fills in the issuer (and the display name): <code>google</code>, or <code>microsoft_entra_id</code> with <code>tenant_id</code></p>
+		 */
+		export enum PresetEnum {
+			Google = 'google',
+			MicrosoftEntraId = 'microsoft_entra_id'
+		}
+
+	}
+
 	export interface CreateProjectRequest {
 		name: string;
 		description?: string | null;
@@ -969,6 +1074,8 @@ export namespace Api {
 			WebhookNotFound = 'webhook_not_found',
 			WebhookDeliveryNotFound = 'webhook_delivery_not_found',
 			SessionNotFound = 'session_not_found',
+			IdentityProviderNotFound = 'identity_provider_not_found',
+			IdentityNotFound = 'identity_not_found',
 			ResourceCodeAlreadyUsed = 'resource_code_already_used',
 			RoleCodeAlreadyUsed = 'role_code_already_used',
 			UserExternalIdAlreadyUsed = 'user_external_id_already_used',
@@ -977,6 +1084,8 @@ export namespace Api {
 			OnlySigningKey = 'only_signing_key',
 			RoleInUse = 'role_in_use',
 			ClientNotDeletable = 'client_not_deletable',
+			IdentityAlreadyLinked = 'identity_already_linked',
+			LastSignInMethod = 'last_sign_in_method',
 			TooManyRequests = 'too_many_requests',
 			SystemError = 'system_error'
 		}
@@ -986,6 +1095,140 @@ export namespace Api {
 			issue: string;
 		}
 
+	}
+
+	export interface ExternalIdentity {
+		'provider_id': string;
+		'provider_display_name': string;
+		/**
+		 * @description <p>The upstream <code>sub</code></p>
+		 * @type {string}
+		 * @memberof ExternalIdentity
+		 */
+		subject: string;
+		/**
+		 * @description <p>The upstream email when linked or last used</p>
+		 * @type {string | null}
+		 * @memberof ExternalIdentity
+		 */
+		email: string | null;
+		'created_at': string;
+		'last_login_at': string | null;
+	}
+
+	export interface ExternalIdentityList {
+		data: Api.ExternalIdentity[];
+	}
+
+	export interface IdentityProvider {
+		id: string;
+		'project_id': string;
+		kind: Api.IdentityProvider.KindEnum;
+		/**
+		 * @description <p>The preset the provider was made from, if any</p>
+		 * @type {Api.IdentityProvider.PresetEnum | null}
+		 * @memberof IdentityProvider
+		 */
+		preset: Api.IdentityProvider.PresetEnum | null;
+		/**
+		 * @description <p>The button&#39;s label on the login page</p>
+		 * @type {string}
+		 * @memberof IdentityProvider
+		 */
+		'display_name': string;
+		issuer: string;
+		'client_id': string;
+		/**
+		 * @description <p>Whether a client secret is set; the secret itself is never returned</p>
+		 * @type {boolean}
+		 * @memberof IdentityProvider
+		 */
+		'has_client_secret': boolean;
+		scopes: string[];
+		claims: Api.IdentityProvider.Claims;
+		'jit_provisioning': boolean;
+		'default_role_id': string | null;
+		'link_by_verified_email': boolean;
+		'is_active': boolean;
+		/**
+		 * @description <p>Read-only: the redirect URI to register at the upstream provider for this client</p>
+		 * @type {string}
+		 * @memberof IdentityProvider
+		 */
+		'redirect_uri': string;
+		/**
+		 * @description <p>When the discovery document was last fetched and validated</p>
+		 * @type {string}
+		 * @memberof IdentityProvider
+		 */
+		'metadata_fetched_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof IdentityProvider
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof IdentityProvider
+		 */
+		'updated_at': string;
+	}
+
+	/**
+	 * @export
+	 * @namespace IdentityProvider
+	 */
+	export namespace IdentityProvider {
+		export enum KindEnum {
+			Oidc = 'oidc'
+		}
+
+		/**
+		 * <p>The preset the provider was made from, if any</p>
+		 */
+		export enum PresetEnum {
+			Google = 'google',
+			MicrosoftEntraId = 'microsoft_entra_id',
+			Null = 'null'
+		}
+
+		export interface Claims {
+			email: string;
+			name: string;
+			picture: string;
+		}
+
+	}
+
+	/**
+	 * <p>Which claims of the upstream ID token give the user&#39;s email, name and picture (<code>email_verified</code> is always read as it is named)</p>
+	 */
+	export interface IdentityProviderClaims {
+		/**
+		 * @description <p>Default <code>email</code></p>
+		 * @type {string}
+		 * @memberof IdentityProviderClaims
+		 */
+		email?: string;
+		/**
+		 * @description <p>Default <code>name</code></p>
+		 * @type {string}
+		 * @memberof IdentityProviderClaims
+		 */
+		name?: string;
+		/**
+		 * @description <p>Default <code>picture</code></p>
+		 * @type {string}
+		 * @memberof IdentityProviderClaims
+		 */
+		picture?: string;
+	}
+
+	export interface IdentityProviderList {
+		data: Api.IdentityProvider[];
+		pagination: Api.Pagination;
 	}
 
 	export interface Introspection {
@@ -1099,6 +1342,17 @@ export namespace Api {
 		notice?: string;
 	}
 
+	export interface LinkIdentityRequest {
+		'provider_id': string;
+		/**
+		 * @description <p>The upstream <code>sub</code></p>
+		 * @type {string}
+		 * @memberof LinkIdentityRequest
+		 */
+		subject: string;
+		email?: string;
+	}
+
 	/**
 	 * <p>Default <code>created_at</code>; ties by id</p>
 	 */
@@ -1113,6 +1367,23 @@ export namespace Api {
 	 * <p>Default <code>desc</code></p>
 	 */
 	export enum ListClientsSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListIdentityProvidersSortByEnum {
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at',
+		DisplayName = 'display_name'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListIdentityProvidersSortDirEnum {
 		Asc = 'asc',
 		Desc = 'desc'
 	}
@@ -1912,6 +2183,62 @@ export namespace Api {
 		 * @memberof UpdateCurrentUserRequest
 		 */
 		'current_password'?: string | null;
+	}
+
+	/**
+	 * <p>Replaces the provider; optional fields omitted keep their value</p>
+	 */
+	export interface UpdateIdentityProviderRequest {
+		'display_name': string;
+		'client_id': string;
+		/**
+		 * @description <p>Scopes asked of the provider; must include <code>openid</code>. Default <code>openid email profile</code></p>
+		 * @type {string[]}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		scopes?: string[];
+		/**
+		 * @description <p>Which claims of the upstream ID token give the user&#39;s email, name and picture (<code>email_verified</code> is always read as it is named)</p>
+		 * @type {Api.IdentityProviderClaims}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		claims?: Api.IdentityProviderClaims;
+		/**
+		 * @description <p>Create a user at the first sign-in of an unknown upstream account (default false)</p>
+		 * @type {boolean}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		'jit_provisioning'?: boolean;
+		/**
+		 * @description <p>The role of users created at sign-in; the caller must hold its permissions</p>
+		 * @type {string | null}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		'default_role_id'?: string | null;
+		/**
+		 * @description <p>Link an upstream account to the user with the same email, only when the provider says the email is verified and so does this service (default false)</p>
+		 * @type {boolean}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		'link_by_verified_email'?: boolean;
+		/**
+		 * @description <p>Default true; inactive providers show no button</p>
+		 * @type {boolean}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		'is_active'?: boolean;
+		/**
+		 * @description <p>The provider&#39;s issuer identifier. Its discovery document (<code>{issuer}/.well-known/openid-configuration</code>) is fetched when the provider is saved and must name exactly this issuer. <code>https</code>; <code>http</code> only to a loopback host. Only global unicast addresses are reached unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true (the one setting for every URL an admin gives the service).</p>
+		 * @type {string}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		issuer: string;
+		/**
+		 * @description <p>Omitted: unchanged; null: removed; a value: replaced</p>
+		 * @type {string | null}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		'client_secret'?: string | null;
 	}
 
 	export interface UpdateProjectRequest {
