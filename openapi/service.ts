@@ -37,3 +37,51 @@ export const AuthorizationServerMetadata = z.object({
   }),
 }).openapi("AuthorizationServerMetadata");
 export type AuthorizationServerMetadata = z.infer<typeof AuthorizationServerMetadata>;
+
+const Check = z.object({
+  status: z.enum(["ok", "failing", "unknown"]).openapi({
+    description: "`unknown`: not checked, because the database did not answer",
+  }),
+  detail: z.string().optional().openapi({ description: "Why it fails, when it does" }),
+}).openapi("ReadinessCheck");
+
+export const ReadinessChecks = z.object({
+  database: Check.openapi({ description: "The database answers a statement within 2 s" }),
+  migrations: Check.extend({
+    applied: z.number().int().optional().openapi({ description: "The schema's version in the database" }),
+    expected: z.number().int().openapi({ description: "The last migration this build knows" }),
+  }).openapi({ description: "Every migration this build knows is applied" }),
+  signing_key: Check.openapi({
+    description: "There is a current signing key and this instance can sign with it",
+  }),
+  jobs: Check.extend({
+    jobs: z.array(z.object({
+      name: z.string().openapi({ example: "webhook-deliveries" }),
+      leased: z.boolean().openapi({
+        description: "Runs in one instance at a time: shown, never failing here",
+      }),
+      last_run: z.string().nullable().openapi({ description: "This instance's last run (ISO 8601)" }),
+      last_success: z.string().nullable(),
+      status: z.enum(["ok", "failing", "waiting"]).openapi({ description: "`waiting`: not run here yet" }),
+    })),
+  }).openapi({
+    description:
+      "The jobs every instance runs have succeeded within three of their periods (at least a minute)",
+  }),
+}).openapi("ReadinessChecks");
+
+export const Readiness = z.object({
+  status: z.literal("ready"),
+  checks: ReadinessChecks,
+}).openapi("Readiness");
+
+export const NotReady = z.object({
+  error: z.literal("system_error"),
+  error_description: z.string().openapi({ example: "not ready: database (the database did not answer)" }),
+  status: z.literal("not_ready"),
+  failing: z.array(z.enum(["database", "migrations", "signing_key", "jobs"])).openapi({
+    description: "The checks that fail",
+  }),
+  checks: ReadinessChecks,
+}).openapi("NotReady");
+export type NotReady = z.infer<typeof NotReady>;
