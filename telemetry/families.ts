@@ -93,16 +93,16 @@ export const dbTimeouts = r.register(
 ).preset(["queue"], ["statement"], ["connect"]);
 
 export const jobRuns = r.register(
-  new Counter("acs_job_runs_total", "Background job runs in this instance, by job.", ["job"]),
+  new Counter("acs_job_runs_total", "Background job runs in this instance, by job (`name`).", ["name"]),
 );
 export const jobFailures = r.register(
-  new Counter("acs_job_failures_total", "Background job runs that failed, by job.", ["job"]),
+  new Counter("acs_job_failures_total", "Background job runs that failed, by job (`name`).", ["name"]),
 );
 export const jobLastSuccess = r.register(
   new Gauge(
     "acs_job_last_success_timestamp_seconds",
-    "When each background job last finished a run without error in this instance (Unix time).",
-    ["job"],
+    "When each background job (`name`) last finished a run without error in this instance (Unix time).",
+    ["name"],
   ),
 );
 

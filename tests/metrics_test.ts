@@ -1,0 +1,565 @@
+/**
+ * Observability (docs/observability.md): a real Prometheus server scrapes a service process (`deno run`, its
+ * worker thread) on METRICS_PORT during scripted traffic, and its query API shows the series; /metrics on the
+ * main port only for a bearer of METRICS_TOKEN (also under a restricted `deno serve`); no label carries an id;
+ * the shipped alert rules pass `promtool check rules` and name only metrics the service exports; an OTLP
+ * receiver gets a trace whose spans nest request → statement; readiness names a database that stopped.
+ */
+import assert from "node:assert/strict";
+import {
+  ADMIN_SECRET,
+  basic,
+  DATABASE_URL,
+  freePort,
+  isolatedDatabase,
+  startWith,
+  systemTokenAt,
+  test,
+} from "./helpers.ts";
+import { spawn } from "./processes.ts";
+
+const PROMETHEUS = "/usr/bin/prometheus";
+const PROMTOOL = "/usr/bin/promtool";
+const hasPrometheus = (() => {
+  try {
+    return Deno.statSync(PROMETHEUS).isFile;
+  } catch {
+    return false;
+  }
+})();
+if (!hasPrometheus) {
+  console.warn(`SKIPPED: the Prometheus tests need Debian's prometheus package (${PROMETHEUS} is absent)`);
+}
+const ROOT = new URL("../", import.meta.url);
+const RULES = new URL("docs/observability/alerts.yml", ROOT).pathname;
+const DASHBOARD = new URL("docs/observability/grafana-dashboard.json", ROOT).pathname;
+
+/** The label names the service's series may carry; anything else would be a leak of request data. */
+const LABELS = new Set([
+  "__name__",
+  "instance",
+  "job",
+  "route",
+  "method",
+  "status",
+  "le",
+  "grant_type",
+  "endpoint",
+  "outcome",
+  "class",
+  "kind",
+  "type",
+  "name",
+]);
+/** An id of ours (UUIDv7, a base64url kid or secret) or an email: never a label value. */
+const ID_LIKE = /[0-9a-f]{8}-[0-9a-f]{4}-|[A-Za-z0-9_-]{32,}|@/;
+
+async function tokenRequest(url: string, secret: string): Promise<number> {
+  const res = await fetch(`${url}/api/v1/tokens`, {
+    method: "POST",
+    headers: {
+      authorization: basic("system-admin", secret),
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: "grant_type=client_credentials",
+  });
+  await res.body?.cancel();
+  return res.status;
+}
+
+function startPrometheus(target: string) {
+  const port = freePort();
+  const dir = Deno.makeTempDirSync({ prefix: "acs-prom-" });
+  Deno.writeTextFileSync(
+    `${dir}/prometheus.yml`,
+    `global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: acs\n` +
+      `    static_configs:\n      - targets: ["${target}"]\n`,
+  );
+  const child = new Deno.Command(PROMETHEUS, {
+    args: [
+      `--config.file=${dir}/prometheus.yml`,
+      `--storage.tsdb.path=${dir}/data`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let log = "";
+  (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) log += chunk;
+  })().catch(() => {});
+  const api = `http://127.0.0.1:${port}`;
+  return {
+    api,
+    log: () => log,
+    async ready() {
+      for (let i = 0; i < 100; i++) {
+        try {
+          const res = await fetch(`${api}/-/ready`);
+          await res.body?.cancel();
+          if (res.ok) return;
+        } catch { /* not yet */ }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error(`prometheus did not start:\n${log}`);
+    },
+    async query(q: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
+      const res = await fetch(`${api}/api/v1/query?query=${encodeURIComponent(q)}`);
+      const body = await res.json();
+      assert.equal(body.status, "success", JSON.stringify(body));
+      return body.data.result;
+    },
+    async get(path: string) {
+      const body = await (await fetch(`${api}${path}`)).json();
+      assert.equal(body.status, "success", JSON.stringify(body));
+      return body.data;
+    },
+    async stop() {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* gone */ }
+      await child.status;
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** Waits until the query has a sample whose value passes `ok` (Prometheus scrapes every second). */
+async function eventually(
+  prom: ReturnType<typeof startPrometheus>,
+  q: string,
+  ok: (v: number) => boolean = (v) => v > 0,
+) {
+  let last: unknown;
+  for (let i = 0; i < 60; i++) {
+    const result = await prom.query(q);
+    last = result;
+    if (result.some((r) => ok(Number(r.value[1])))) return result;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${q}: no sample as expected, last ${JSON.stringify(last)}`);
+}
+
+test(
+  "a real Prometheus scrapes METRICS_PORT of a `deno run` service during traffic: the expected series, no ids",
+  async () => {
+    const iso = await isolatedDatabase();
+    const metricsPort = freePort();
+    const svc = await spawn({
+      ...iso.env,
+      BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+      METRICS_PORT: String(metricsPort),
+    });
+    const prom = startPrometheus(`127.0.0.1:${metricsPort}`);
+    try {
+      // Loopback only, and not on the main port without METRICS_TOKEN.
+      const main = await fetch(`${svc.url}/metrics`);
+      assert.equal(main.status, 404);
+      await main.body?.cancel();
+      await prom.ready();
+      // Scripted traffic: tokens, refused secrets, a decision, an admin read, a missing endpoint.
+      for (let i = 0; i < 5; i++) assert.equal(await tokenRequest(svc.url, ADMIN_SECRET), 200);
+      for (let i = 0; i < 3; i++) assert.equal(await tokenRequest(svc.url, `${ADMIN_SECRET}-wrong`), 401);
+      const token = await systemTokenAt(svc.url);
+      const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+      const decision = await fetch(`${svc.url}/access/v1/evaluation`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({
+          subject: { type: "user", id: "nobody@example.com" },
+          action: { name: "read" },
+          resource: { type: "projects", id: "system" },
+        }),
+      });
+      assert.equal(decision.status, 200, await decision.clone().text());
+      assert.equal((await decision.json()).decision, false);
+      const created = await fetch(`${svc.url}/api/v1/projects`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ name: "Metrics shop" }),
+      });
+      assert.equal(created.status, 201);
+      const project = await created.json();
+      for (const path of ["/api/v1/projects/system", `/api/v1/projects/${project.id}`, "/nowhere"]) {
+        await (await fetch(`${svc.url}${path}`, { headers: auth })).body?.cancel();
+      }
+
+      await eventually(prom, 'up{job="acs"}');
+      await eventually(prom, 'acs_tokens_issued_total{grant_type="client_credentials"}', (v) => v >= 6);
+      await eventually(
+        prom,
+        'acs_http_requests_total{route="/api/v1/tokens",method="POST",status="401"}',
+        (v) => v >= 3,
+      );
+      await eventually(
+        prom,
+        'acs_http_requests_total{route="/api/v1/projects/:project_id",method="GET",status="200"}',
+        (v) => v >= 2,
+      );
+      await eventually(prom, 'acs_decisions_total{endpoint="evaluation",outcome="deny"}', (v) => v >= 1);
+      await eventually(prom, 'acs_audit_events_total{type="project.created"}', (v) => v >= 1);
+      await eventually(
+        prom,
+        'histogram_quantile(0.99, sum by (le) (acs_http_request_duration_seconds_bucket{route="/api/v1/tokens"}))',
+        (v) => v > 0 && v <= 10,
+      );
+      await eventually(prom, "acs_db_pool_size");
+      await eventually(prom, "acs_db_pool_open");
+      await eventually(prom, "acs_db_pool_in_use", (v) => v >= 0);
+      await eventually(prom, "acs_db_pool_waiting", (v) => v >= 0);
+      await eventually(prom, "acs_db_statement_duration_seconds_count", (v) => v >= 10);
+      await eventually(prom, 'acs_db_statement_errors_total{class="timeout"}', (v) => v === 0);
+      await eventually(prom, 'acs_job_runs_total{name="webhook-deliveries"}');
+      await eventually(prom, 'acs_job_failures_total{name="webhook-deliveries"}', (v) => v === 0);
+      await eventually(
+        prom,
+        'time() - acs_job_last_success_timestamp_seconds{name="webhook-deliveries"}',
+        (v) => v < 30,
+      );
+      await eventually(prom, "acs_webhook_backlog", (v) => v === 0);
+      await eventually(prom, 'acs_webhook_delivery_attempts_total{outcome="delivered"}', (v) => v === 0);
+      await eventually(prom, "acs_signing_key_age_seconds", (v) => v >= 0 && v < 3600);
+      await eventually(prom, "acs_signing_key_rotation_seconds", (v) => v === 30 * 86_400);
+      await eventually(prom, 'acs_logins_total{outcome="failed"}', (v) => v === 0);
+      await eventually(prom, "acs_refresh_token_reuse_total", (v) => v === 0);
+      await eventually(prom, 'acs_process_memory_bytes{kind="rss"}', (v) => v > 10_000_000);
+      await eventually(prom, 'acs_process_memory_bytes{kind="heap_used"}');
+      await eventually(prom, "acs_event_loop_delay_seconds_count");
+
+      // No label carries an id, an email or a path: only the known names, and no value that looks like an id.
+      const names: string[] = await prom.get("/api/v1/labels");
+      for (const name of names) assert.ok(LABELS.has(name), `unexpected label ${name}`);
+      for (const name of names) {
+        if (name === "__name__" || name === "instance") continue;
+        const values: string[] = await prom.get(`/api/v1/label/${name}/values`);
+        for (const v of values) {
+          assert.doesNotMatch(v, ID_LIKE, `${name}="${v}"`);
+          assert.ok(!v.includes(project.id) && !v.includes("nobody"), `${name}="${v}"`);
+        }
+      }
+      const routes: string[] = await prom.get("/api/v1/label/route/values");
+      assert.ok(routes.includes("/api/v1/projects/:project_id"), routes.join(" "));
+      assert.ok(!routes.some((r) => r.includes("system") || r.includes("nowhere")), routes.join(" "));
+    } finally {
+      await prom.stop();
+      await svc.stop();
+      await iso.drop();
+    }
+  },
+  { ignore: !hasPrometheus },
+);
+
+test("/metrics on the main port: 401 without METRICS_TOKEN's bearer or with a wrong one, the text with it", async () => {
+  const iso = await isolatedDatabase();
+  const metricsToken = crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
+  const svc = await startWith({ ...iso.env, METRICS_TOKEN: metricsToken });
+  try {
+    for (
+      const headers of [{}, { authorization: `Bearer ${metricsToken}x` }, {
+        authorization: `Basic ${metricsToken}`,
+      }, {
+        authorization: `Bearer ${await systemTokenAt(svc.url)}`,
+      }] as Record<string, string>[]
+    ) {
+      const res = await fetch(`${svc.url}/metrics`, { headers });
+      assert.equal(res.status, 401, JSON.stringify(headers).slice(0, 40));
+      assert.equal((await res.json()).error, "invalid_authorization_token");
+      assert.match(res.headers.get("www-authenticate") ?? "", /^Bearer/);
+    }
+    const res = await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type")!, /^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    assert.match(text, /^# TYPE acs_http_requests_total counter$/m);
+    assert.match(text, /^acs_http_requests_total\{route="\/metrics",method="GET",status="401"\} [1-9]/m);
+    assert.match(text, /^acs_db_pool_size [1-9]/m);
+  } finally {
+    await svc.close();
+    await iso.drop();
+  }
+});
+
+test(
+  "/metrics with METRICS_TOKEN under `deno serve` with only --allow-net --allow-env --allow-read",
+  async () => {
+    const iso = await isolatedDatabase();
+    const metricsToken = "m".repeat(8) + crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID();
+    const svc = await spawn(
+      { ...iso.env, BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET, METRICS_TOKEN: metricsToken },
+      {
+        mode: "serve",
+      },
+    );
+    try {
+      assert.equal(await tokenRequest(svc.url, ADMIN_SECRET), 200);
+      const refused = await fetch(`${svc.url}/metrics`);
+      assert.equal(refused.status, 401);
+      await refused.body?.cancel();
+      const res = await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+      assert.equal(res.status, 200);
+      const text = await res.text();
+      assert.match(text, /^acs_tokens_issued_total\{grant_type="client_credentials"\} [1-9]/m);
+      assert.match(text, /^acs_process_memory_bytes\{kind="rss"\} [1-9]/m);
+      assert.doesNotMatch(svc.output(), /PermissionDenied|Requires .* access/);
+    } finally {
+      await svc.stop();
+      await iso.drop();
+    }
+  },
+  { ignore: !DATABASE_URL },
+);
+
+test("the shipped alert rules pass promtool, and the rules and the dashboard name only exported metrics", async () => {
+  const families = await exportedFamilies();
+  const rules = await Deno.readTextFile(RULES);
+  const dashboard = await Deno.readTextFile(DASHBOARD);
+  JSON.parse(dashboard);
+  for (const [what, text] of [["alerts.yml", rules], ["grafana-dashboard.json", dashboard]]) {
+    const used = new Set(
+      [...text.matchAll(/\bacs_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, "")),
+    );
+    assert.ok(used.size > 5, what);
+    for (const name of used) {
+      assert.ok(families.has(name), `${what} names ${name}, which the service does not export`);
+    }
+  }
+  for (const alert of ["ErrorRate", "Latency", "PoolSaturat", "JobFail", "Backlog", "SigningKey"]) {
+    assert.match(rules, new RegExp(`alert: \\w*${alert}`), alert);
+  }
+  if (!hasPrometheus) return;
+  const out = await new Deno.Command(PROMTOOL, {
+    args: ["check", "rules", RULES],
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, text);
+  assert.match(text, /SUCCESS/);
+});
+
+/** The families a service registers, from the process's registry. */
+async function exportedFamilies(): Promise<Set<string>> {
+  await import("../telemetry/families.ts");
+  const { REGISTRY } = await import("../telemetry/metrics.ts");
+  const text = await REGISTRY.render();
+  return new Set([...text.matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]));
+}
+
+type OtlpSpan = {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  attributes: { key: string; value: Record<string, unknown> }[];
+};
+
+/** An OTLP/HTTP receiver (JSON): keeps every span it is sent; `down` makes it answer 503. */
+function otlpReceiver() {
+  const spans: OtlpSpan[] = [];
+  const state = { down: false };
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    if (req.method !== "POST" || new URL(req.url).pathname !== "/v1/traces") {
+      return new Response(null, { status: 404 });
+    }
+    assert.match(req.headers.get("content-type") ?? "", /^application\/json/);
+    const body = await req.json();
+    if (state.down) return new Response(null, { status: 503 });
+    for (const rs of body.resourceSpans) {
+      assert.ok(rs.resource.attributes.some((a: { key: string }) => a.key === "service.name"));
+      for (const ss of rs.scopeSpans) spans.push(...ss.spans);
+    }
+    return Response.json({});
+  });
+  return { url: `http://127.0.0.1:${server.addr.port}`, spans, state, close: () => server.shutdown() };
+}
+
+const attr = (s: OtlpSpan, key: string) => {
+  const v = s.attributes.find((a) => a.key === key)?.value;
+  return v ? Object.values(v)[0] : undefined;
+};
+
+test("traces: a request's server span continues its traceparent, its statements nest under it, the log carries the trace id; a collector that is down costs dropped spans", async () => {
+  const receiver = otlpReceiver();
+  const iso = await isolatedDatabase();
+  const metricsToken = crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
+  let log = "";
+  const svc = await startWith({
+    ...iso.env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    METRICS_TOKEN: metricsToken,
+    LOG_LEVEL: "info",
+  }, { write: (lines) => log += lines });
+  try {
+    const token = await systemTokenAt(svc.url);
+    const traceId = crypto.randomUUID().replaceAll("-", "");
+    const parentId = traceId.slice(0, 16);
+    const res = await fetch(`${svc.url}/api/v1/projects/system/users?limit=5`, {
+      headers: { authorization: `Bearer ${token}`, traceparent: `00-${traceId}-${parentId}-01` },
+    });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    let server: OtlpSpan | undefined;
+    let statements: OtlpSpan[] = [];
+    for (let i = 0; i < 50 && (!server || statements.length === 0); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      server = receiver.spans.find((s) => s.traceId === traceId && s.kind === 2);
+      statements = receiver.spans.filter((s) => server && s.parentSpanId === server.spanId);
+    }
+    assert.ok(server, `no server span for the trace: ${JSON.stringify(receiver.spans.slice(0, 5))}`);
+    assert.equal(server.parentSpanId, parentId);
+    assert.equal(server.name, "GET /api/v1/projects/:project_id/users");
+    assert.equal(attr(server, "http.route"), "/api/v1/projects/:project_id/users");
+    assert.equal(attr(server, "http.response.status_code"), "200");
+    assert.ok(statements.length >= 1, "no statement span under the request's");
+    for (const s of statements) {
+      assert.equal(s.traceId, traceId);
+      assert.equal(s.kind, 3);
+      assert.equal(attr(s, "db.system.name"), "postgresql");
+      assert.match(s.name, /^(select|insert|update|delete|with)\b/);
+      // Inside the request's time, and never a value: not the token, not the project's id.
+      assert.ok(BigInt(s.startTimeUnixNano) >= BigInt(server.startTimeUnixNano) - 1_000_000n);
+      assert.ok(BigInt(s.endTimeUnixNano) <= BigInt(server.endTimeUnixNano) + 1_000_000n);
+      assert.ok(!JSON.stringify(s).includes(token.slice(-20)));
+    }
+    const line = log.split("\n").find((l) => l.includes('"route":"/api/v1/projects/:project_id/users"'));
+    assert.ok(line, log.slice(-2000));
+    assert.equal(JSON.parse(line).trace_id, traceId);
+
+    // A request without traceparent starts a trace of its own; a "not sampled" one is not exported.
+    const quiet = crypto.randomUUID().replaceAll("-", "");
+    const unsampled = await fetch(`${svc.url}/readyz`, {
+      headers: { traceparent: `00-${quiet}-${quiet.slice(0, 16)}-00` },
+    });
+    await unsampled.body?.cancel();
+
+    // The collector down: spans are dropped and counted, requests answer as before.
+    receiver.state.down = true;
+    const metrics = async () =>
+      await (await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } }))
+        .text();
+    const dropped = (text: string) => Number(/^acs_trace_spans_dropped_total (\d+)/m.exec(text)![1]);
+    const before = dropped(await metrics());
+    for (let i = 0; i < 3; i++) assert.equal((await fetch(`${svc.url}/healthz`)).status, 200);
+    let after = before;
+    for (let i = 0; i < 30 && after <= before; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      after = dropped(await metrics());
+    }
+    assert.ok(after > before, `dropped ${before} → ${after}`);
+    assert.ok(!receiver.spans.some((s) => s.traceId === quiet), "a span of a not-sampled trace was exported");
+  } finally {
+    await svc.close();
+    await receiver.close();
+    await iso.drop();
+  }
+});
+
+/** A TCP relay to PostgreSQL that can be cut (its listener closed and every connection dropped) and restored. */
+function relayTo(target: URL) {
+  const port = freePort();
+  const conns = new Set<Deno.Conn>();
+  let listener: Deno.Listener | null = null;
+  const open = () => {
+    listener = Deno.listen({ hostname: "127.0.0.1", port });
+    (async () => {
+      for await (const client of listener!) {
+        const server = await Deno.connect({ hostname: target.hostname, port: Number(target.port || 5432) });
+        conns.add(client).add(server);
+        client.readable.pipeTo(server.writable).catch(() => {});
+        server.readable.pipeTo(client.writable).catch(() => {});
+      }
+    })().catch(() => {});
+  };
+  open();
+  const url = new URL(target.href);
+  url.hostname = "127.0.0.1";
+  url.port = String(port);
+  return {
+    url: url.href,
+    cut() {
+      listener?.close();
+      listener = null;
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch { /* closed */ }
+      }
+      conns.clear();
+    },
+    restore: open,
+  };
+}
+
+test(
+  "readiness answers each check, and 503 naming the database when it stops answering; ready again after",
+  async () => {
+    const iso = await isolatedDatabase();
+    const relay = relayTo(new URL(iso.env.DATABASE_URL));
+    const svc = await startWith({
+      ...iso.env,
+      DATABASE_URL: relay.url,
+      DATABASE_DIRECT_URL: iso.env.DATABASE_DIRECT_URL ?? iso.env.DATABASE_URL,
+      DATABASE_STATEMENT_TIMEOUT: "1",
+      DATABASE_QUEUE_TIMEOUT: "1",
+    });
+    try {
+      const ready = await fetch(`${svc.url}/readyz`);
+      const body = await ready.json();
+      assert.equal(ready.status, 200, JSON.stringify(body));
+      assert.equal(body.status, "ready");
+      for (const check of ["database", "migrations", "signing_key", "jobs"]) {
+        assert.equal(body.checks[check].status, "ok", check);
+      }
+      assert.equal(body.checks.migrations.applied, body.checks.migrations.expected);
+      assert.ok(body.checks.jobs.jobs.some((j: { name: string }) => j.name === "webhook-deliveries"));
+
+      relay.cut();
+      const started = Date.now();
+      const down = await fetch(`${svc.url}/readyz`);
+      const why = await down.json();
+      assert.equal(down.status, 503, JSON.stringify(why));
+      assert.ok(Date.now() - started < 4000, "readiness waited too long on a stopped database");
+      assert.equal(down.headers.get("retry-after"), "1");
+      assert.equal(why.error, "system_error");
+      assert.equal(why.status, "not_ready");
+      assert.deepEqual(why.failing, ["database"]);
+      assert.match(why.error_description, /^not ready: database \(the database did not answer/);
+      assert.equal(why.checks.database.status, "failing");
+      assert.equal(why.checks.migrations.status, "unknown");
+
+      relay.restore();
+      let again = 0;
+      for (let i = 0; i < 40 && again !== 200; i++) {
+        const res = await fetch(`${svc.url}/readyz`);
+        again = res.status;
+        await res.body?.cancel();
+        if (again !== 200) await new Promise((r) => setTimeout(r, 250));
+      }
+      assert.equal(again, 200);
+    } finally {
+      relay.cut();
+      await svc.close();
+      await iso.drop();
+    }
+  },
+  { ignore: !DATABASE_URL },
+);
+
+test("readiness on the shared database: every check passes and is shown", async () => {
+  const iso = await isolatedDatabase();
+  const svc = await startWith(iso.env);
+  try {
+    const res = await fetch(`${svc.url}/readyz`);
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.deepEqual(Object.keys(body.checks).sort(), ["database", "jobs", "migrations", "signing_key"]);
+    assert.ok(body.checks.jobs.jobs.every((j: { status: string }) => j.status !== "failing"));
+  } finally {
+    await svc.close();
+    await iso.drop();
+  }
+});
