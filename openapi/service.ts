@@ -38,23 +38,26 @@ export const AuthorizationServerMetadata = z.object({
 }).openapi("AuthorizationServerMetadata");
 export type AuthorizationServerMetadata = z.infer<typeof AuthorizationServerMetadata>;
 
-const Check = z.object({
+/** One check's outcome (a fresh schema each time, so that each field keeps its own description). */
+const check = () => ({
   status: z.enum(["ok", "failing", "unknown"]).openapi({
     description: "`unknown`: not checked, because the database did not answer",
   }),
   detail: z.string().optional().openapi({ description: "Why it fails, when it does" }),
-}).openapi("ReadinessCheck");
+});
 
 export const ReadinessChecks = z.object({
-  database: Check.openapi({ description: "The database answers a statement within 2 s" }),
-  migrations: Check.extend({
+  database: z.object(check()).openapi({ description: "The database answers a statement within 2 s" }),
+  migrations: z.object({
+    ...check(),
     applied: z.number().int().optional().openapi({ description: "The schema's version in the database" }),
     expected: z.number().int().openapi({ description: "The last migration this build knows" }),
   }).openapi({ description: "Every migration this build knows is applied" }),
-  signing_key: Check.openapi({
+  signing_key: z.object(check()).openapi({
     description: "There is a current signing key and this instance can sign with it",
   }),
-  jobs: Check.extend({
+  jobs: z.object({
+    ...check(),
     jobs: z.array(z.object({
       name: z.string().openapi({ example: "webhook-deliveries" }),
       leased: z.boolean().openapi({
