@@ -9,12 +9,21 @@ import assert from "node:assert/strict";
 import {
   ADMIN_SECRET,
   basic,
+  challengeOf,
   DATABASE_URL,
   freePort,
   isolatedDatabase,
+  loginProject,
+  newVerifier,
+  openLoginPage,
+  postToken,
+  REDIRECT_URI,
   startWith,
+  submitLogin,
   systemTokenAt,
   test,
+  TEST_SERVICE_URL,
+  userTokens,
 } from "./helpers.ts";
 import { spawn } from "./processes.ts";
 
@@ -563,3 +572,124 @@ test("readiness on the shared database: every check passes and is shown", async 
     await iso.drop();
   }
 });
+
+/** The value of one series in an exposition, 0 when absent. */
+const sample = (text: string, series: string) => {
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+};
+
+test("webhook deliveries are counted by outcome and their backlog read from the database", async () => {
+  const iso = await isolatedDatabase();
+  const metricsToken = crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
+  const svc = await startWith({
+    ...iso.env,
+    METRICS_TOKEN: metricsToken,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
+    WEBHOOK_RETRY_BASE_SECONDS: "60",
+  });
+  let answer = 200;
+  const rx = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    await req.body?.cancel();
+    return new Response(null, { status: answer });
+  });
+  const metrics = async () =>
+    await (await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } }))
+      .text();
+  const until = async (what: string, ok: (text: string) => boolean) => {
+    for (let i = 0; i < 50; i++) {
+      const text = await metrics();
+      if (ok(text)) return text;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(
+      `${what}:\n${(await metrics()).split("\n").filter((l) => l.includes("webhook")).join("\n")}`,
+    );
+  };
+  try {
+    const system = {
+      authorization: `Bearer ${await systemTokenAt(svc.url)}`,
+      "content-type": "application/json",
+    };
+    const created = await (await fetch(`${svc.url}/api/v1/projects`, {
+      method: "POST",
+      headers: system,
+      body: JSON.stringify({ name: "Hooks" }),
+    })).json();
+    const tokenRes = await fetch(`${svc.url}/api/v1/tokens`, {
+      method: "POST",
+      headers: {
+        authorization: basic(created.admin_client.client_id, created.admin_client.client_secret),
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: "grant_type=client_credentials",
+    });
+    const auth = {
+      authorization: `Bearer ${(await tokenRes.json()).access_token}`,
+      "content-type": "application/json",
+    };
+    const base = `${svc.url}/api/v1/projects/${created.id}`;
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${base}${path}`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify(body),
+      });
+      assert.equal(res.status, 201, await res.clone().text());
+      return await res.json();
+    };
+    const before = await metrics();
+    await post("/webhooks", { url: `http://127.0.0.1:${rx.addr.port}/hook`, event_types: ["role.*"] });
+    await post("/roles", { code: "clerk", name: "Clerk" });
+    const delivered = 'acs_webhook_delivery_attempts_total{outcome="delivered"}';
+    await until("a delivered attempt", (t) => sample(t, delivered) > sample(before, delivered));
+    answer = 503;
+    const retry = 'acs_webhook_delivery_attempts_total{outcome="retry"}';
+    await post("/roles", { code: "cashier", name: "Cashier" });
+    const after = await until("a failed attempt to retry", (t) => sample(t, retry) > sample(before, retry));
+    // Due again only in about a minute: pending, in the backlog every instance reads.
+    assert.ok(sample(after, "acs_webhook_backlog") >= 1, after);
+  } finally {
+    await rx.shutdown();
+    await svc.close();
+    await iso.drop();
+  }
+});
+
+test(
+  "logins, refresh token reuse and user grants are counted (the shared service runs in this process)",
+  async () => {
+    const { REGISTRY } = await import("../telemetry/metrics.ts");
+    const before = await REGISTRY.render();
+    const p = await loginProject();
+    const tokens = await userTokens(p);
+    const page = await openLoginPage({
+      client_id: p.clientId,
+      redirect_uri: REDIRECT_URI,
+      response_type: "code",
+      code_challenge: await challengeOf(newVerifier()),
+      code_challenge_method: "S256",
+    });
+    const wrong = await submitLogin(page, p.email, "not the password");
+    assert.equal(wrong.status, 400);
+    await wrong.body?.cancel();
+    const refresh = () =>
+      postToken({ grant_type: "refresh_token", client_id: p.clientId, refresh_token: tokens.refresh_token });
+    assert.equal((await refresh()).status, 200);
+    assert.equal((await refresh()).status, 400);
+    const after = await REGISTRY.render();
+    const grew = (series: string, by: number) =>
+      assert.ok(
+        sample(after, series) - sample(before, series) >= by,
+        `${series}: ${sample(before, series)} → ${sample(after, series)}`,
+      );
+    grew('acs_logins_total{outcome="succeeded"}', 1);
+    grew('acs_logins_total{outcome="failed"}', 1);
+    grew('acs_tokens_issued_total{grant_type="authorization_code"}', 1);
+    grew('acs_tokens_issued_total{grant_type="refresh_token"}', 1);
+    grew("acs_refresh_token_reuse_total", 1);
+    grew('acs_audit_events_total{type="refresh_token.reuse_detected"}', 1);
+    grew('acs_audit_events_total{type="login.failed"}', 1);
+  },
+  { ignore: TEST_SERVICE_URL !== undefined },
+);
