@@ -154,10 +154,12 @@ test(
   async () => {
     const iso = await isolatedDatabase();
     const metricsPort = freePort();
+    const receiver = otlpReceiver();
     const svc = await spawn({
       ...iso.env,
       BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
       METRICS_PORT: String(metricsPort),
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     });
     const prom = startPrometheus(`127.0.0.1:${metricsPort}`);
     try {
@@ -234,6 +236,9 @@ test(
       await eventually(prom, 'acs_process_memory_bytes{kind="rss"}', (v) => v > 10_000_000);
       await eventually(prom, 'acs_process_memory_bytes{kind="heap_used"}');
       await eventually(prom, "acs_event_loop_delay_seconds_count");
+      // The service's thread exports traces too.
+      await assertNestedTrace(svc.url, receiver);
+      await eventually(prom, "acs_trace_spans_exported_total");
 
       // No label carries an id, an email or a path: only the known names, and no value that looks like an id.
       const names: string[] = await prom.get("/api/v1/labels");
@@ -252,6 +257,7 @@ test(
     } finally {
       await prom.stop();
       await svc.stop();
+      await receiver.close();
       await iso.drop();
     }
   },
@@ -293,8 +299,14 @@ test(
   async () => {
     const iso = await isolatedDatabase();
     const metricsToken = "m".repeat(8) + crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID();
+    const receiver = otlpReceiver();
     const svc = await spawn(
-      { ...iso.env, BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET, METRICS_TOKEN: metricsToken },
+      {
+        ...iso.env,
+        BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+        METRICS_TOKEN: metricsToken,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      },
       {
         mode: "serve",
       },
@@ -309,9 +321,11 @@ test(
       const text = await res.text();
       assert.match(text, /^acs_tokens_issued_total\{grant_type="client_credentials"\} [1-9]/m);
       assert.match(text, /^acs_process_memory_bytes\{kind="rss"\} [1-9]/m);
+      await assertNestedTrace(svc.url, receiver);
       assert.doesNotMatch(svc.output(), /PermissionDenied|Requires .* access/);
     } finally {
       await svc.stop();
+      await receiver.close();
       await iso.drop();
     }
   },
@@ -384,6 +398,26 @@ function otlpReceiver() {
     return Response.json({});
   });
   return { url: `http://127.0.0.1:${server.addr.port}`, spans, state, close: () => server.shutdown() };
+}
+
+/** A request with a `traceparent` reaches the receiver as a server span with a statement's span under it. */
+async function assertNestedTrace(url: string, receiver: ReturnType<typeof otlpReceiver>): Promise<void> {
+  const traceId = crypto.randomUUID().replaceAll("-", "");
+  const parentId = traceId.slice(8, 24);
+  const res = await fetch(`${url}/.well-known/oauth-authorization-server`, {
+    headers: { traceparent: `00-${traceId}-${parentId}-01` },
+  });
+  assert.equal(res.status, 200);
+  await res.body?.cancel();
+  for (let i = 0; i < 50; i++) {
+    const server = receiver.spans.find((s) => s.traceId === traceId && s.kind === 2);
+    if (server && receiver.spans.some((s) => s.parentSpanId === server.spanId && attr(s, "db.system.name"))) {
+      assert.equal(server.parentSpanId, parentId);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`no nested trace ${traceId}: ${JSON.stringify(receiver.spans.slice(-5))}`);
 }
 
 const attr = (s: OtlpSpan, key: string) => {
