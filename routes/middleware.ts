@@ -53,11 +53,24 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     const seconds = (performance.now() - started) / 1000;
     const route = routePath(c);
     const method = METHODS.has(c.req.method) ? c.req.method : "other";
-    httpRequests.child(route, method, String(c.res.status)).value++;
-    httpDuration.observe(seconds, route, method);
+    const status = c.res.status;
+    const key = `${route} ${method} ${status}`;
+    let series = requestSeries.get(key);
+    if (!series) {
+      series = {
+        count: httpRequests.child(route, method, String(status)),
+        time: httpDuration.child(route, method),
+      };
+      requestSeries.set(key, series);
+    }
+    series.count.value++;
+    series.time.observe(seconds);
     if (logged) logRequest(c, deps.log, id, seconds, traceId);
   };
 }
+
+/** Each route, method and status's series, found with one lookup (as many as the metric has series). */
+const requestSeries = new Map<string, { count: { value: number }; time: { observe(v: number): void } }>();
 
 /** The methods counted by name; any other is counted as `other` (a label value never comes from the caller). */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);

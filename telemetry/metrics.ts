@@ -99,12 +99,26 @@ export class Histogram<N extends string = never> {
 
   /** Observes `v` in the series of these label values, in the order of `labelNames`. */
   observe(v: number, ...values: string[]): void {
+    this.#observe(this.#child(values), v);
+  }
+
+  /** The series of these values, for a hot path that keeps it (`child.observe(v)`). */
+  child(...values: string[]): { observe(v: number): void } {
+    const c = this.#child(values);
+    return { observe: (v) => this.#observe(c, v) };
+  }
+
+  #child(values: Labels) {
     const key = keyOf(values);
     let c = this.#children.get(key);
     if (!c) {
       c = { values: [...values], counts: new Float64Array(this.buckets.length), sum: 0, count: 0 };
       this.#children.set(key, c);
     }
+    return c;
+  }
+
+  #observe(c: { counts: Float64Array; sum: number; count: number }, v: number): void {
     const b = this.buckets;
     for (let i = 0; i < b.length; i++) {
       if (v <= b[i]) {

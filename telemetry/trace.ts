@@ -157,6 +157,7 @@ const MAX_QUEUED = 4096;
 const BATCH = 512;
 const EVERY_MS = 1000;
 const TIMEOUT_MS = 5000;
+const CLOSE_MS = 2000;
 
 type Finished = { span: Span; endMs: number };
 
@@ -246,12 +247,16 @@ class Exporter {
     }
   }
 
+  /** Sends what is queued, for at most about CLOSE_MS more (a collector that is down must not hold a stop). */
   async close(): Promise<void> {
     clearInterval(this.#timer);
+    const deadline = performance.now() + CLOSE_MS;
     await this.#sending;
-    while (this.#queue.length > 0) {
+    while (this.#queue.length > 0 && performance.now() < deadline) {
       this.#flush();
       await this.#sending;
     }
+    spansDropped.child().value += this.#queue.length;
+    this.#queue = [];
   }
 }
