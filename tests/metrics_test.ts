@@ -267,7 +267,10 @@ test(
 test("/metrics on the main port: 401 without METRICS_TOKEN's bearer or with a wrong one, the text with it", async () => {
   const iso = await isolatedDatabase();
   const metricsToken = crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
-  const svc = await startWith({ ...iso.env, METRICS_TOKEN: metricsToken });
+  let log = "";
+  const svc = await startWith({ ...iso.env, METRICS_TOKEN: metricsToken, LOG_LEVEL: "info" }, {
+    write: (lines) => log += lines,
+  });
   try {
     for (
       const headers of [{}, { authorization: `Bearer ${metricsToken}x` }, {
@@ -281,13 +284,24 @@ test("/metrics on the main port: 401 without METRICS_TOKEN's bearer or with a wr
       assert.equal((await res.json()).error, "invalid_authorization_token");
       assert.match(res.headers.get("www-authenticate") ?? "", /^Bearer/);
     }
-    const res = await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+    const traceId = crypto.randomUUID().replaceAll("-", "");
+    const res = await fetch(`${svc.url}/metrics`, {
+      headers: {
+        authorization: `Bearer ${metricsToken}`,
+        traceparent: `00-${traceId}-${traceId.slice(0, 16)}-01`,
+      },
+    });
     assert.equal(res.status, 200);
     assert.match(res.headers.get("content-type")!, /^text\/plain; version=0\.0\.4/);
     const text = await res.text();
     assert.match(text, /^# TYPE acs_http_requests_total counter$/m);
     assert.match(text, /^acs_http_requests_total\{route="\/metrics",method="GET",status="401"\} [1-9]/m);
     assert.match(text, /^acs_db_pool_size [1-9]/m);
+    // Without tracing, the request log still carries the caller's trace id.
+    await new Promise((r) => setTimeout(r, 50));
+    const line = log.split("\n").find((l) => l.includes(traceId));
+    assert.ok(line, log.slice(-1000));
+    assert.equal(JSON.parse(line).route, "/metrics");
   } finally {
     await svc.close();
     await iso.drop();
@@ -592,15 +606,39 @@ test(
   { ignore: !DATABASE_URL },
 );
 
-test("readiness on the shared database: every check passes and is shown", async () => {
+test("readiness names a schema behind this build and a missing signing key, each alone", async () => {
   const iso = await isolatedDatabase();
   const svc = await startWith(iso.env);
-  try {
+  const readyz = async () => {
     const res = await fetch(`${svc.url}/readyz`);
-    const body = await res.json();
-    assert.equal(res.status, 200, JSON.stringify(body));
-    assert.deepEqual(Object.keys(body.checks).sort(), ["database", "jobs", "migrations", "signing_key"]);
-    assert.ok(body.checks.jobs.jobs.every((j: { status: string }) => j.status !== "failing"));
+    return { status: res.status, body: await res.json() };
+  };
+  try {
+    const ok = await readyz();
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.deepEqual(Object.keys(ok.body.checks).sort(), ["database", "jobs", "migrations", "signing_key"]);
+    assert.ok(ok.body.checks.jobs.jobs.every((j: { status: string }) => j.status !== "failing"));
+    const last = ok.body.checks.migrations.expected as number;
+
+    const [row] = await svc.db.sql`delete from schema_migrations where version = ${last} returning name`;
+    const behind = await readyz();
+    assert.equal(behind.status, 503);
+    assert.deepEqual(behind.body.failing, ["migrations"]);
+    assert.equal(behind.body.checks.migrations.applied, last - 1);
+    assert.match(
+      behind.body.error_description,
+      new RegExp(`migrations \\(the schema is at ${last - 1}, this build needs ${last}\\)`),
+    );
+    await svc.db.sql`insert into schema_migrations (version, name) values (${last}, ${row.name})`;
+
+    const [key] = await svc.db
+      .sql`update signing_keys set state = 'previous' where state = 'current' returning kid`;
+    const keyless = await readyz();
+    assert.equal(keyless.status, 503);
+    assert.deepEqual(keyless.body.failing, ["signing_key"]);
+    assert.equal(keyless.body.checks.signing_key.detail, "no current signing key");
+    await svc.db.sql`update signing_keys set state = 'current' where kid = ${key.kid}`;
+    assert.equal((await readyz()).status, 200);
   } finally {
     await svc.close();
     await iso.drop();
