@@ -346,7 +346,7 @@ test(
   { ignore: !DATABASE_URL },
 );
 
-test("the shipped alert rules pass promtool, and the rules and the dashboard name only exported metrics", async () => {
+test("the shipped alert rules pass promtool check and test, and the rules and the dashboard name only exported metrics", async () => {
   const families = await exportedFamilies();
   const rules = await Deno.readTextFile(RULES);
   const dashboard = await Deno.readTextFile(DASHBOARD);
@@ -373,6 +373,16 @@ test("the shipped alert rules pass promtool, and the rules and the dashboard nam
   const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   assert.equal(out.code, 0, text);
   assert.match(text, /SUCCESS/);
+  // The rules' unit tests: the error rate, pool saturation, key rotation, job failure and backlog alerts fire on
+  // series that should fire them, and only there.
+  const unit = await new Deno.Command(PROMTOOL, {
+    args: ["test", "rules", RULES.replace(/alerts\.yml$/, "alerts_test.yml")],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const unitText = new TextDecoder().decode(unit.stdout) + new TextDecoder().decode(unit.stderr);
+  assert.equal(unit.code, 0, unitText);
+  assert.match(unitText, /SUCCESS/);
 });
 
 /** The families a service registers, from the process's registry. */
