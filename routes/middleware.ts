@@ -5,7 +5,7 @@ import { routePath } from "hono/route";
 import { AppError } from "../domain/errors.ts";
 import type { Logger } from "../log.ts";
 import type { AppEnv, Deps } from "./env.ts";
-import { httpDuration, httpRequests } from "../telemetry/families.ts";
+import { httpDuration, httpRequests, inFlight } from "../telemetry/families.ts";
 import {
   endSpan,
   parseTraceparent,
@@ -40,15 +40,20 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
       ? incoming
       : id;
     let traceId: string | undefined;
-    if (traced) {
-      const span = startServerSpan(c.req.method, c.req.header("traceparent"));
-      traceId = span.traceId;
-      c.set("span", span);
-      await runInSpan(span, () => answerWith(c, next, "X-Request-Id", echo));
-      endRequestSpan(c, span, id);
-    } else {
-      await answerWith(c, next, "X-Request-Id", echo);
-      if (logged) traceId = parseTraceparent(c.req.header("traceparent"))?.traceId;
+    inFlight.value++;
+    try {
+      if (traced) {
+        const span = startServerSpan(c.req.method, c.req.header("traceparent"));
+        traceId = span.traceId;
+        c.set("span", span);
+        await runInSpan(span, () => answerWith(c, next, "X-Request-Id", echo));
+        endRequestSpan(c, span, id);
+      } else {
+        await answerWith(c, next, "X-Request-Id", echo);
+        if (logged) traceId = parseTraceparent(c.req.header("traceparent"))?.traceId;
+      }
+    } finally {
+      inFlight.value--;
     }
     const seconds = (performance.now() - started) / 1000;
     const route = routePath(c);

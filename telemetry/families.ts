@@ -29,6 +29,11 @@ export const httpDuration = r.register(
   ),
 );
 
+/** Requests being answered now: the request middleware adds and takes away, a scrape reads it. */
+export const inFlight = { value: 0 };
+const inFlightGauge = r.register(new Gauge("acs_http_requests_in_flight", "Requests being answered now."));
+r.collect(() => inFlightGauge.set(inFlight.value));
+
 export const GRANT_TYPES = ["client_credentials", "authorization_code", "refresh_token"] as const;
 export const tokensIssued = r.register(
   new Counter("acs_tokens_issued_total", "Access tokens issued by the token endpoint, by grant type.", [

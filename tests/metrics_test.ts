@@ -214,6 +214,7 @@ test(
         'histogram_quantile(0.99, sum by (le) (acs_http_request_duration_seconds_bucket{route="/api/v1/tokens"}))',
         (v) => v > 0 && v <= 10,
       );
+      await eventually(prom, "acs_http_requests_in_flight", (v) => v === 0);
       await eventually(prom, "acs_db_pool_size");
       await eventually(prom, "acs_db_pool_open");
       await eventually(prom, "acs_db_pool_in_use", (v) => v >= 0);
