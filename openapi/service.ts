@@ -81,10 +81,14 @@ export const Readiness = z.object({
 export const NotReady = z.object({
   error: z.literal("system_error"),
   error_description: z.string().openapi({ example: "not ready: database (the database did not answer)" }),
-  status: z.literal("not_ready"),
-  failing: z.array(z.enum(["database", "migrations", "signing_key", "jobs"])).openapi({
+  status: z.literal("not_ready").optional().openapi({
+    description:
+      "Absent, as `failing` and `checks`, while the service is still starting (or, under `deno serve`, " +
+      "could not start: its log says why)",
+  }),
+  failing: z.array(z.enum(["database", "migrations", "signing_key", "jobs"])).optional().openapi({
     description: "The checks that fail",
   }),
-  checks: ReadinessChecks,
+  checks: ReadinessChecks.optional(),
 }).openapi("NotReady");
 export type NotReady = z.infer<typeof NotReady>;

@@ -1225,14 +1225,19 @@ export namespace Api {
 	export interface NotReady {
 		error: Api.NotReady.ErrorEnum;
 		'error_description': string;
-		status: Api.NotReady.StatusEnum;
+		/**
+		 * @description <p>Absent, as <code>failing</code> and <code>checks</code>, while the service is still starting (or, under <code>deno serve</code>, could not start: its log says why)</p>
+		 * @type {Api.NotReady.StatusEnum}
+		 * @memberof NotReady
+		 */
+		status?: Api.NotReady.StatusEnum;
 		/**
 		 * @description <p>The checks that fail</p>
 		 * @type {Api.NotReady.FailingEnum[]}
 		 * @memberof NotReady
 		 */
-		failing: Api.NotReady.FailingEnum[];
-		checks: Api.ReadinessChecks;
+		failing?: Api.NotReady.FailingEnum[];
+		checks?: Api.ReadinessChecks;
 	}
 
 	/**
@@ -1244,6 +1249,9 @@ export namespace Api {
 			SystemError = 'system_error'
 		}
 
+		/**
+		 * <p>Absent, as <code>failing</code> and <code>checks</code>, while the service is still starting (or, under <code>deno serve</code>, could not start: its log says why)</p>
+		 */
 		export enum StatusEnum {
 			NotReady = 'not_ready'
 		}
