@@ -142,7 +142,7 @@ export const mailDeliveries = r.register(
     "Mail delivery attempts by outcome: delivered, retry (failed, tried again later), failed (given up).",
     ["outcome"],
   ),
-);
+).preset(["delivered"], ["retry"], ["failed"]);
 export const mailBacklog = r.register(
   new Gauge("acs_mail_backlog", "Mail messages waiting to be sent (all instances: read from the database)."),
 );

@@ -102,18 +102,23 @@ REGISTRY.collect(async () => {
   }
 });
 
-let listener: Deno.HttpServer<Deno.NetAddr> | null = null;
+let listener: { server: Deno.HttpServer<Deno.NetAddr>; port: number; users: number } | null = null;
 
 /**
- * Serves GET /metrics (and nothing else) on host:port, once per process; under `deno serve` it is opened with
- * the service, on the first request. A port in use fails the start, naming it.
+ * Serves GET /metrics (and nothing else) on host:port, once per process (services opened together in one
+ * process, as tests do, share it; it closes with the last); under `deno serve` it is opened with the service,
+ * on the first request. A port in use fails the start, naming it.
  */
 export function serveMetrics(
   listen: { port: number; host: string },
 ): { url: string; close(): Promise<void> } {
+  if (listener && listener.port !== listen.port) {
+    throw new Error(`this process serves /metrics on port ${listener.port} already (METRICS_PORT)`);
+  }
   if (!listener) {
+    let server: Deno.HttpServer<Deno.NetAddr>;
     try {
-      listener = Deno.serve({ port: listen.port, hostname: listen.host, onListen: () => {} }, (req) => {
+      server = Deno.serve({ port: listen.port, hostname: listen.host, onListen: () => {} }, (req) => {
         const path = new URL(req.url).pathname;
         if (path !== "/metrics") return new Response("not found\n", { status: 404 });
         if (req.method !== "GET" && req.method !== "HEAD") {
@@ -129,15 +134,21 @@ export function serveMetrics(
       }
       throw err;
     }
+    listener = { server, port: listen.port, users: 0 };
   }
-  const server = listener;
-  const host = server.addr.hostname.includes(":") ? `[${server.addr.hostname}]` : server.addr.hostname;
+  const mine = listener;
+  mine.users++;
+  const addr = mine.server.addr;
+  const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
+  let closed = false;
   return {
-    url: `http://${host}:${server.addr.port}/metrics`,
+    url: `http://${host}:${addr.port}/metrics`,
     close: async () => {
-      if (listener !== server) return;
-      listener = null;
-      await server.shutdown();
+      if (closed) return;
+      closed = true;
+      if (--mine.users > 0) return;
+      if (listener === mine) listener = null;
+      await mine.server.shutdown();
     },
   };
 }

@@ -167,6 +167,16 @@ test(
       const main = await fetch(`${svc.url}/metrics`);
       assert.equal(main.status, 404);
       await main.body?.cancel();
+      // Loopback only: another address of this machine is refused.
+      const other = Deno.networkInterfaces().find((i) =>
+        i.family === "IPv4" && !i.address.startsWith("127.")
+      );
+      if (other) {
+        await assert.rejects(
+          Deno.connect({ hostname: other.address, port: metricsPort }),
+          `METRICS_PORT answered on ${other.address}`,
+        );
+      }
       await prom.ready();
       // Scripted traffic: tokens, refused secrets, a decision, an admin read, a missing endpoint.
       for (let i = 0; i < 5; i++) assert.equal(await tokenRequest(svc.url, ADMIN_SECRET), 200);
