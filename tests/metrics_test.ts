@@ -577,13 +577,18 @@ test(
   async () => {
     const iso = await isolatedDatabase();
     const relay = relayTo(new URL(iso.env.DATABASE_URL));
+    const metricsToken = crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
     const svc = await startWith({
       ...iso.env,
       DATABASE_URL: relay.url,
       DATABASE_DIRECT_URL: iso.env.DATABASE_DIRECT_URL ?? iso.env.DATABASE_URL,
       DATABASE_STATEMENT_TIMEOUT: "1",
       DATABASE_QUEUE_TIMEOUT: "1",
+      METRICS_TOKEN: metricsToken,
     });
+    const metrics = async () =>
+      await (await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } }))
+        .text();
     try {
       const ready = await fetch(`${svc.url}/readyz`);
       const body = await ready.json();
@@ -608,6 +613,14 @@ test(
       assert.match(why.error_description, /^not ready: database \(the database did not answer/);
       assert.equal(why.checks.database.status, "failing");
       assert.equal(why.checks.migrations.status, "unknown");
+      // The webhook job fails every second now, and a scrape still answers, counting the read it could not make.
+      const failures = 'acs_job_failures_total{name="webhook-deliveries"}';
+      const before = sample(await metrics(), failures);
+      await new Promise((r) => setTimeout(r, 2500));
+      const text = await metrics();
+      assert.ok(sample(text, failures) > before, `${failures}: ${before} → ${sample(text, failures)}`);
+      assert.ok(sample(text, "acs_metrics_collector_errors_total") >= 1, text);
+      assert.ok(sample(text, 'acs_db_statement_errors_total{class="connection"}') >= 1, text);
 
       relay.restore();
       let again = 0;
@@ -785,4 +798,51 @@ test(
     grew('acs_audit_events_total{type="login.failed"}', 1);
   },
   { ignore: TEST_SERVICE_URL !== undefined },
+);
+
+test(
+  "statement timeouts and queue timeouts are counted by kind",
+  async () => {
+    const iso = await isolatedDatabase();
+    const metricsToken = crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
+    const svc = await startWith({
+      ...iso.env,
+      METRICS_TOKEN: metricsToken,
+      DATABASE_POOL_SIZE: "1",
+      DATABASE_QUEUE_TIMEOUT: "0.2",
+      DATABASE_STATEMENT_TIMEOUT: "0.4",
+    });
+    const metrics = async () =>
+      await (await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } }))
+        .text();
+    try {
+      const before = await metrics();
+      // The pool's one connection holds a transaction that sleeps past the statement timeout; a statement behind
+      // it waits out the queue's.
+      const slow = svc.db.sql.begin((tx) => tx`select pg_sleep(2)`).catch((err) => err);
+      await new Promise((r) => setTimeout(r, 50));
+      const queued = await svc.db.sql`select 1`.catch((err) => err);
+      assert.equal(queued.code, "QUEUE_TIMEOUT");
+      const code = (await slow).code;
+      assert.ok(["57014", "STATEMENT_TIMEOUT"].includes(code), code);
+      let after = await metrics();
+      for (let i = 0; i < 20 && sample(after, 'acs_db_timeouts_total{kind="statement"}') === 0; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        after = await metrics();
+      }
+      const grew = (series: string) =>
+        assert.ok(
+          sample(after, series) > sample(before, series),
+          `${series}: ${sample(before, series)} → ${sample(after, series)}`,
+        );
+      grew('acs_db_timeouts_total{kind="queue"}');
+      grew('acs_db_timeouts_total{kind="statement"}');
+      grew('acs_db_statement_errors_total{class="timeout"}');
+    } finally {
+      await svc.close();
+      await iso.drop();
+    }
+  },
+  // The embedded database runs a statement to its end inside this process: nothing times out there.
+  { ignore: !DATABASE_URL },
 );
