@@ -685,17 +685,21 @@ const sample = (text: string, series: string) => {
   return line ? Number(line.slice(series.length + 1)) : 0;
 };
 
-test("webhook deliveries are counted by outcome and their backlog read from the database", async () => {
+test("webhook deliveries are counted by outcome, their backlog read from the database, each a client span whose traceparent the receiver gets", async () => {
   const iso = await isolatedDatabase();
+  const collector = otlpReceiver();
   const metricsToken = crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
   const svc = await startWith({
     ...iso.env,
     METRICS_TOKEN: metricsToken,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
     WEBHOOK_RETRY_BASE_SECONDS: "60",
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
   });
   let answer = 200;
+  const traceparents: string[] = [];
   const rx = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    traceparents.push(req.headers.get("traceparent") ?? "");
     await req.body?.cancel();
     return new Response(null, { status: answer });
   });
@@ -755,7 +759,23 @@ test("webhook deliveries are counted by outcome and their backlog read from the 
     const after = await until("a failed attempt to retry", (t) => sample(t, retry) > sample(before, retry));
     // Due again only in about a minute: pending, in the backlog every instance reads.
     assert.ok(sample(after, "acs_webhook_backlog") >= 1, after);
+    // Each attempt was a client span, and the receiver got its traceparent.
+    assert.ok(traceparents.length >= 2);
+    for (const header of traceparents) {
+      const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(header) ?? [];
+      assert.ok(traceId, header);
+      let span: OtlpSpan | undefined;
+      for (let i = 0; i < 30 && !span; i++) {
+        span = collector.spans.find((s) => s.spanId === spanId && s.traceId === traceId);
+        if (!span) await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.ok(span, `no span ${header}`);
+      assert.equal(span.name, "POST webhook");
+      assert.equal(span.kind, 3);
+      assert.equal(attr(span, "server.address"), "127.0.0.1");
+    }
   } finally {
+    await collector.close();
     await rx.shutdown();
     await svc.close();
     await iso.drop();
