@@ -65,6 +65,19 @@ const schema = z.object({
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   LOG_FORMAT: z.enum(["json", "pretty"], { error: "must be json or pretty" }).default("json"),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
+  METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+  METRICS_TOKEN: z.string().min(32, "must be at least 32 characters").max(1024).refine(
+    (s) => estimatedEntropyBits(s) >= MIN_SECRET_BITS,
+    "is too weak (at least 128 bits of estimated entropy are needed): use a random value, e.g. " +
+      "`openssl rand -hex 32`",
+  ).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().regex(
+    /^\s*[^=,\s]+\s*=[^,]*(,\s*[^=,\s]+\s*=[^,]*)*$/,
+    "must be key=value pairs separated by commas",
+  ).optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).max(200).default("access-control"),
   /** Set by Deno Deploy in every deployment: there is no local disk for the embedded database. */
   DENO_DEPLOYMENT_ID: z.string().optional(),
 }).superRefine((e, ctx) => {
@@ -154,7 +167,29 @@ export type Config = {
   logFormat: LogFormat;
   /** How many reverse proxies in front append to X-Forwarded-For (0: use the connection's address). */
   trustProxyHops: number;
+  /** /metrics on a port of its own (METRICS_PORT on METRICS_HOST, loopback by default); off when unset. */
+  metricsListen?: { port: number; host: string };
+  /** /metrics on the main port, for a bearer of this token (compared in constant time); off when unset. */
+  metricsToken?: string;
+  /** Traces exported over OTLP/HTTP (JSON) to this collector; off when unset. */
+  tracing?: { endpoint: string; serviceName: string; headers: Record<string, string> };
 };
+
+/** `key=value,key=value` (OTEL_EXPORTER_OTLP_HEADERS), values percent-decoded as the OpenTelemetry spec says. */
+function otlpHeaders(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (text ?? "").split(",")) {
+    const at = pair.indexOf("=");
+    if (at < 0) continue;
+    const value = pair.slice(at + 1).trim();
+    try {
+      out[pair.slice(0, at).trim()] = decodeURIComponent(value);
+    } catch {
+      out[pair.slice(0, at).trim()] = value;
+    }
+  }
+  return out;
+}
 
 /** Parses an environment (by default the process's); throws one readable error listing every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = Deno.env.toObject()): Config {
@@ -196,5 +231,12 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     trustProxyHops: e.TRUST_PROXY_HOPS,
+    metricsListen: e.METRICS_PORT === undefined ? undefined : { port: e.METRICS_PORT, host: e.METRICS_HOST },
+    metricsToken: e.METRICS_TOKEN,
+    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : {
+      endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+      serviceName: e.OTEL_SERVICE_NAME,
+      headers: otlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS),
+    },
   };
 }

@@ -14,6 +14,7 @@ import { deliverDue } from "./domain/webhook_delivery.ts";
 import { type KeySettings, maintainKeys } from "./domain/keys.ts";
 import type { TokenService } from "./domain/tokens.ts";
 import type { Logger } from "./log.ts";
+import { jobFailures, jobLastSuccess, jobRuns } from "./telemetry/families.ts";
 
 type Job = {
   name: string;
@@ -84,7 +85,19 @@ export function jobsOf(
   ];
 }
 
-export type Jobs = { stop(): Promise<void> };
+/** A job's runs in this instance, for readiness (times as `Date.now()`). */
+export type JobState = {
+  name: string;
+  everyMs: number;
+  leased: boolean;
+  lastRun?: number;
+  lastSuccess?: number;
+  lastError?: string;
+  /** Runs that failed in a row, up to the last one. */
+  failuresInARow: number;
+};
+
+export type Jobs = { stop(): Promise<void>; states(): JobState[]; startedAt: number };
 
 export function startJobs(sql: Sql, jobs: Job[], log: Logger): Jobs {
   const holder = crypto.randomUUID();
@@ -92,18 +105,41 @@ export function startJobs(sql: Sql, jobs: Job[], log: Logger): Jobs {
   const firsts: ReturnType<typeof setTimeout>[] = [];
   const running = new Set<Promise<unknown>>();
   const stopping = new AbortController();
+  const states: JobState[] = [];
   for (const job of jobs) {
     let busy = false;
+    const state: JobState = { name: job.name, everyMs: job.everyMs, leased: job.leased, failuresInARow: 0 };
+    states.push(state);
+    jobRuns.preset([job.name]);
+    jobFailures.preset([job.name]);
+    const runs = jobRuns.child(job.name);
+    const failures = jobFailures.child(job.name);
     const tick = async () => {
       if (stopping.signal.aborted || (job.alone && busy)) return;
       busy = true;
+      let ran = false;
       try {
         // The lease outlives two periods, so a holder that runs on time always renews it first.
         if (job.leased && !(await takeLease(sql, job.name, holder, Math.ceil((job.everyMs * 2) / 1000)))) {
           return;
         }
+        ran = true;
+        state.lastRun = Date.now();
+        runs.value++;
         await job.run(stopping.signal);
+        state.lastSuccess = Date.now();
+        state.failuresInARow = 0;
+        state.lastError = undefined;
+        jobLastSuccess.set(state.lastSuccess / 1000, job.name);
       } catch (err) {
+        // A lease that could not be asked for (the database down) is a failed run too.
+        if (!ran) {
+          state.lastRun = Date.now();
+          runs.value++;
+        }
+        failures.value++;
+        state.failuresInARow++;
+        state.lastError = String(err);
         log.error("background job failed", { job: job.name, error: String(err) });
       } finally {
         busy = false;
@@ -124,6 +160,8 @@ export function startJobs(sql: Sql, jobs: Job[], log: Logger): Jobs {
     }
   }
   return {
+    startedAt: Date.now(),
+    states: () => states,
     async stop() {
       stopping.abort();
       for (const t of timers) clearInterval(t);

@@ -20,6 +20,8 @@ export type RequestLine = {
   route: string;
   status: number;
   duration_ms: number;
+  /** The W3C trace id: the request's span (tracing on), or the caller's `traceparent`'s. */
+  trace_id?: string;
   /** The caller, once authenticated: the token's project, client and user, or the client at the token endpoint. */
   project?: string;
   client?: string;
@@ -133,6 +135,7 @@ export function createLogger(opts: LoggerOptions): Logger {
           route: r.route,
           status: r.status,
           duration_ms: r.duration_ms,
+          trace_id: r.trace_id,
           project: r.project,
           client: r.client,
           user: r.user,
@@ -140,7 +143,8 @@ export function createLogger(opts: LoggerOptions): Logger {
       );
     },
     statement(text, durationMs) {
-      if (RANK.debug < min) return;
+      // A statement that never left the pool's queue (a queue timeout) has no text: its error says it.
+      if (RANK.debug < min || text === "") return;
       const time = now();
       // One line of text, however the statement was laid out in the source.
       const statement = text.replace(/\s+/g, " ").trim();
@@ -180,5 +184,6 @@ function prettyRequest(time: string, r: RequestLine, colour: boolean) {
     client: r.client,
     user: r.user,
     id: r.request_id,
+    trace: r.trace_id,
   }, colour);
 }

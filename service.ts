@@ -19,6 +19,9 @@ import { SYSTEM_ADMIN_CLIENT_ID } from "./openapi/projects.ts";
 import { createApp } from "./routes/app.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { App } from "./routes/env.ts";
+import { statementHooks } from "./telemetry/statements.ts";
+import { serveMetrics, startProcessMetrics, watchService } from "./telemetry/runtime.ts";
+import { startTracing, stopTracing } from "./telemetry/trace.ts";
 
 /** The service with its database, ready to answer requests, and not yet listening. */
 export type OpenedService = {
@@ -101,15 +104,30 @@ export async function openService(config: Config, opts: ServiceOptions = {}): Pr
 }
 
 async function openServiceWith(config: Config, opts: ServiceOptions, log: Logger): Promise<OpenedService> {
-  const db = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolSize: config.databasePoolSize,
-    pipelineDepth: config.databasePipelineDepth,
-    pooler: config.databasePooler,
-    deadlines: config.databaseDeadlines,
-    onStatement: log.enabled("debug") ? log.statement : undefined,
-  });
+  const metricsOn = config.metricsListen !== undefined || config.metricsToken !== undefined;
+  startTracing(config.tracing);
+  if (metricsOn) startProcessMetrics();
+  const statementLog = log.enabled("debug") ? log.statement : undefined;
+  // The statements' metrics and spans only when something reads them: otherwise the debug log alone, as before.
+  const hooks = metricsOn || config.tracing ? statementHooks(statementLog) : undefined;
+  const metricsServer = config.metricsListen ? serveMetrics(config.metricsListen) : undefined;
+  let db: Database;
+  try {
+    db = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      poolSize: config.databasePoolSize,
+      pipelineDepth: config.databasePipelineDepth,
+      pooler: config.databasePooler,
+      deadlines: config.databaseDeadlines,
+      onStatement: hooks?.on_statement ?? statementLog,
+      statementContext: hooks?.statement_context,
+    });
+  } catch (err) {
+    await metricsServer?.close();
+    throw err;
+  }
+  const unwatch = watchService(db.sql, config.signingKeyRotationDays);
   try {
     if (config.databaseUrl) {
       await waitForDatabase(db.sql, {
@@ -129,18 +147,23 @@ async function openServiceWith(config: Config, opts: ServiceOptions, log: Logger
       );
     }
     const tokens = new TokenService(db.sql, config.publicUrl, config.accessTokenTtl, keys.vault);
-    const app = createApp({ sql: db.sql, tokens, keys, config, log });
     const jobs = startJobs(db.sql, jobsOf(db.sql, keys, config, tokens, db.kind), log);
+    const app = createApp({ sql: db.sql, tokens, keys, config, log, jobs });
     return {
       app,
       db,
       close: async () => {
         await jobs.stop();
+        unwatch();
+        await metricsServer?.close();
         await db.close();
+        await stopTracing();
         log.flush();
       },
     };
   } catch (err) {
+    unwatch();
+    await metricsServer?.close();
     await db.close().catch(() => {});
     log.flush();
     throw err;

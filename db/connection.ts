@@ -182,8 +182,13 @@ export type DatabaseOptions = {
   pooler?: "none" | "session" | "transaction";
   /** Bounds on every wait for the database (`Deadlines`); none when omitted. */
   deadlines?: Deadlines;
-  /** Told each statement's text and duration (ms) once it is answered (LOG_LEVEL=debug); never its parameters. */
-  onStatement?: (statement: string, durationMs: number) => void;
+  /**
+   * Told each statement's text and duration (ms) once it is answered or failed, with its error and the context
+   * `statementContext` gave when it was issued (telemetry/statements.ts); never its parameters.
+   */
+  onStatement?: (statement: string, durationMs: number, error?: unknown, context?: unknown) => void;
+  /** Called where a statement is issued, in its caller's context (the request's trace span). */
+  statementContext?: () => unknown;
 };
 
 /**
@@ -217,6 +222,12 @@ function startupParameters(d: Deadlines | undefined) {
   };
 }
 
+/** The driver's statement hooks (patches 10 and 11), when given. */
+const hooks = (o: Pick<DatabaseOptions, "onStatement" | "statementContext">) => ({
+  ...(o.onStatement ? { on_statement: o.onStatement } : {}),
+  ...(o.statementContext ? { statement_context: o.statementContext } : {}),
+});
+
 const common = {
   onnotice: () => {},
   connect_timeout: 5,
@@ -243,11 +254,12 @@ export function connectServer(
     pipelineDepth?: number;
     deadlines?: Deadlines;
     onStatement?: DatabaseOptions["onStatement"];
+    statementContext?: DatabaseOptions["statementContext"];
   },
 ): Database["sql"] {
   return postgres(url, {
     ...common,
-    ...(opts.onStatement ? { on_statement: opts.onStatement } : {}),
+    ...hooks(opts),
     ...deadlineOptions(opts.deadlines),
     ...((opts.pooler ?? "none") === "none" ? startupParameters(opts.deadlines) : {}),
     max: opts.max,
@@ -265,10 +277,11 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       pipelineDepth: opts.pipelineDepth,
       deadlines: opts.deadlines,
       onStatement: opts.onStatement,
+      statementContext: opts.statementContext,
     });
     return { sql, kind: "postgres", close: () => sql.end({ timeout: 5 }) };
   }
-  return await openEmbedded(opts.dataDir, opts.deadlines, opts.onStatement);
+  return await openEmbedded(opts.dataDir, opts.deadlines, opts);
 }
 
 /** host:port/database of a postgres:// URL, never its credentials: for messages. */
@@ -406,7 +419,7 @@ async function ownerOnly(dir: string): Promise<void> {
 async function openEmbedded(
   dataDir: string,
   deadlines?: Deadlines,
-  onStatement?: DatabaseOptions["onStatement"],
+  statementHooks: Pick<DatabaseOptions, "onStatement" | "statementContext"> = {},
 ): Promise<Database> {
   const dir = resolve(dataDir);
   await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
@@ -439,7 +452,7 @@ async function openEmbedded(
   const sql = postgres({
     ...common,
     socket: () => new EmbeddedLink(db),
-    ...(onStatement ? { on_statement: onStatement } : {}),
+    ...hooks(statementHooks),
     // PGlite runs a statement to its end inside this process (nothing can interrupt it), so only the wait
     // for the one connection is bounded: a long transaction or job holding it answers the others 503.
     ...(deadlines ? { queue_timeout: deadlines.queue * 1000 } : {}),

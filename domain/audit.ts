@@ -3,6 +3,7 @@
  * (a failed login, a replayed code) one of its own. Secrets, password hashes, tokens and codes never appear:
  * their fields read `"changed"`. The same event is what webhooks deliver.
  */
+import { auditEvents } from "../telemetry/families.ts";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { hasRecentEvent, insertEvent, listEventRows, type Position } from "../db/audit.ts";
@@ -56,6 +57,7 @@ export async function record(
     details?: Record<string, unknown>;
   },
 ): Promise<void> {
+  auditEvents.child(e.type).value++;
   await sendWithCommit(sql, () =>
     insertEvent(sql, {
       id: newId(),

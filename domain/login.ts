@@ -2,6 +2,7 @@
  * The browser side of the authorization code flow: validating GET /authorize (RFC 6749 §4.1.1, RFC 7636),
  * the login form's CSRF binding, throttled password checks, and the code that the redirect carries.
  */
+import { logins } from "../telemetry/families.ts";
 import { type Sql, transaction } from "../db/connection.ts";
 import { type ClientWithProjectRow, findClientWithProject } from "../db/clients.ts";
 import {
@@ -230,6 +231,7 @@ export async function checkPassword(
     }
   } catch (err) {
     if (err instanceof AppError && err.code === "too_many_requests") {
+      logins.child("throttled").value++;
       await throttledEvent(sql, req, normalized, request);
     }
     throw err;
@@ -242,6 +244,7 @@ export async function checkPassword(
     await uncountAttempt(sql, address);
     const trusted = await trustDevice(sql, device, who);
     await event("login.succeeded", user.id);
+    logins.child("succeeded").value++;
     return { userId: user.id, device: trusted };
   }
   const reason = !user
@@ -252,6 +255,7 @@ export async function checkPassword(
     ? "wrong_password"
     : "user_inactive";
   await event("login.failed", user?.id ?? null, { reason });
+  logins.child("failed").value++;
   return null;
 }
 

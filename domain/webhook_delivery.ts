@@ -13,6 +13,8 @@ import type { Sql } from "../db/connection.ts";
 import { claimDeliveries, type ClaimedDelivery, markAttemptFailed, markDelivered } from "../db/webhooks.ts";
 import { resolveTarget, targetIssue, TargetRefused } from "./webhook_targets.ts";
 import { secretOf, type WebhookSettings } from "./webhooks.ts";
+import { webhookDeliveries } from "../telemetry/families.ts";
+import { startClientSpan } from "../telemetry/trace.ts";
 
 /** Seconds before each retry: about a day in all, each stretched or shrunk by up to a fifth. */
 export const RETRY_DELAYS = [5, 30, 120, 300, 900, 1800, 3600, 7200, 14_400, 28_800, 28_800];
@@ -107,11 +109,9 @@ async function deliver(sql: Sql, s: WebhookSettings, d: ClaimedDelivery): Promis
     await attempt(sql, s, d);
   } catch (err) {
     // An attempt that could not even be made (a secret that cannot be opened, say) is retried like a failure.
-    await markAttemptFailed(sql, d, {
-      status: null,
-      error: String(err),
-      retryInSeconds: retryIn(d.attempts, s.retryBaseSeconds),
-    });
+    const retryInSeconds = retryIn(d.attempts, s.retryBaseSeconds);
+    webhookDeliveries.child(retryInSeconds === null ? "failed" : "retry").value++;
+    await markAttemptFailed(sql, d, { status: null, error: String(err), retryInSeconds });
   }
 }
 
@@ -124,6 +124,13 @@ async function attempt(sql: Sql, s: WebhookSettings, d: ClaimedDelivery): Promis
   else {
     const body = JSON.stringify(d.event);
     const timestamp = Math.floor(Date.now() / 1000);
+    // With tracing on, the delivery is a client span of its own (a new trace: no request waits for it), and
+    // the receiver gets its `traceparent`.
+    const span = startClientSpan("POST webhook", {
+      "http.request.method": "POST",
+      "server.address": url.hostname,
+      "acs.webhook.attempt": d.attempts,
+    });
     outcome = await post(
       url,
       {
@@ -132,19 +139,20 @@ async function attempt(sql: Sql, s: WebhookSettings, d: ClaimedDelivery): Promis
         "webhook-id": d.event.id,
         "webhook-timestamp": String(timestamp),
         "webhook-signature": sign(secretOf(s, d.webhook_id, d), d.event.id, timestamp, body),
+        ...(span ? { traceparent: span.traceparent } : {}),
       },
       body,
       s.allowPrivateTargets,
     );
+    span?.end(
+      outcome.ok ? undefined : outcome.status === null ? "no answer" : String(outcome.status),
+      outcome.status === null ? undefined : { "http.response.status_code": outcome.status },
+    );
   }
+  const retryInSeconds = outcome.ok || outcome.final ? null : retryIn(d.attempts, s.retryBaseSeconds);
+  webhookDeliveries.child(outcome.ok ? "delivered" : retryInSeconds === null ? "failed" : "retry").value++;
   if (outcome.ok) await markDelivered(sql, d, outcome.status);
-  else {
-    await markAttemptFailed(sql, d, {
-      status: outcome.status,
-      error: outcome.error,
-      retryInSeconds: outcome.final ? null : retryIn(d.attempts, s.retryBaseSeconds),
-    });
-  }
+  else await markAttemptFailed(sql, d, { status: outcome.status, error: outcome.error, retryInSeconds });
 }
 
 /** Claims and sends what is due, up to `limit` at once; returns how many were claimed. */

@@ -37,3 +37,58 @@ export const AuthorizationServerMetadata = z.object({
   }),
 }).openapi("AuthorizationServerMetadata");
 export type AuthorizationServerMetadata = z.infer<typeof AuthorizationServerMetadata>;
+
+/** One check's outcome (a fresh schema each time, so that each field keeps its own description). */
+const check = () => ({
+  status: z.enum(["ok", "failing", "unknown"]).openapi({
+    description: "`unknown`: not checked, because the database did not answer",
+  }),
+  detail: z.string().optional().openapi({ description: "Why it fails, when it does" }),
+});
+
+export const ReadinessChecks = z.object({
+  database: z.object(check()).openapi({ description: "The database answers a statement within 2 s" }),
+  migrations: z.object({
+    ...check(),
+    applied: z.number().int().optional().openapi({ description: "The schema's version in the database" }),
+    expected: z.number().int().openapi({ description: "The last migration this build knows" }),
+  }).openapi({ description: "Every migration this build knows is applied" }),
+  signing_key: z.object(check()).openapi({
+    description: "There is a current signing key and this instance can sign with it",
+  }),
+  jobs: z.object({
+    ...check(),
+    jobs: z.array(z.object({
+      name: z.string().openapi({ example: "webhook-deliveries" }),
+      leased: z.boolean().openapi({
+        description: "Runs in one instance at a time: shown, never failing here",
+      }),
+      last_run: z.string().nullable().openapi({ description: "This instance's last run (ISO 8601)" }),
+      last_success: z.string().nullable(),
+      status: z.enum(["ok", "failing", "waiting"]).openapi({ description: "`waiting`: not run here yet" }),
+    })),
+  }).openapi({
+    description:
+      "The jobs every instance runs have succeeded within three of their periods (at least a minute)",
+  }),
+}).openapi("ReadinessChecks");
+
+export const Readiness = z.object({
+  status: z.literal("ready"),
+  checks: ReadinessChecks,
+}).openapi("Readiness");
+
+export const NotReady = z.object({
+  error: z.literal("system_error"),
+  error_description: z.string().openapi({ example: "not ready: database (the database did not answer)" }),
+  status: z.literal("not_ready").optional().openapi({
+    description:
+      "Absent, as `failing` and `checks`, while the service is still starting (or, under `deno serve`, " +
+      "could not start: its log says why)",
+  }),
+  failing: z.array(z.enum(["database", "migrations", "signing_key", "jobs"])).optional().openapi({
+    description: "The checks that fail",
+  }),
+  checks: ReadinessChecks.optional(),
+}).openapi("NotReady");
+export type NotReady = z.infer<typeof NotReady>;

@@ -12,6 +12,7 @@ import { registerIdentityProviderRoutes } from "./identity_providers.ts";
 import { registerHomeRoutes } from "./home.tsx";
 import { registerKeyRoutes } from "./keys.ts";
 import { registerLogoutRoutes } from "./logout.ts";
+import { registerMetricsRoute } from "./metrics.ts";
 import { registerOidcRoutes } from "./oidc.ts";
 import { registerSessionRoutes } from "./sessions.ts";
 import type { App, AppEnv, Deps } from "./env.ts";
@@ -60,6 +61,7 @@ export function createApp(deps: Deps): App {
   app.use("/access/*", noNulInUrl, noStore, apiBodyLimit, bodyType);
 
   registerSystemRoutes(app);
+  registerMetricsRoute(app, deps.config.metricsToken);
   registerHomeRoutes(app);
   registerDocsRoutes(app);
   registerAuthorizeRoutes(app);

@@ -2,6 +2,7 @@
  * The AuthZEN Authorization API 1.0 (`/access/v1/…`) and its metadata (`/.well-known/authzen-configuration`):
  * the service as a Policy Decision Point on each project's live permissions (docs/authzen.md).
  */
+import { countDecisions } from "../telemetry/families.ts";
 import type { Context } from "hono";
 import {
   evaluateMany,
@@ -160,11 +161,13 @@ export function registerAuthzenRoutes(app: App) {
   app.openapi(evaluateAccessRoute, async (c) => {
     const { sql } = c.var.deps;
     const text = await evaluateOne(sql, c.var.principal.projectId, c.req.valid("json"), c.var.attached);
+    countDecisions("evaluation", text);
     return jsonText(c, text, 200);
   }, pointerHook as never);
   app.openapi(evaluateAccessBatchRoute, async (c) => {
     const { sql } = c.var.deps;
     const text = await evaluateMany(sql, c.var.principal.projectId, c.req.valid("json"));
+    countDecisions("evaluations", text);
     return jsonText(c, text, 200);
   }, pointerHook as never);
   app.openapi(searchSubjectsRoute, async (c) => {

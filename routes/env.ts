@@ -8,6 +8,8 @@ import type { Attached } from "../domain/gate.ts";
 import type { PresentedClient } from "../domain/client_auth.ts";
 import type { KeySettings } from "../domain/keys.ts";
 import type { TokenService } from "../domain/tokens.ts";
+import type { Jobs } from "../jobs.ts";
+import type { Span } from "../telemetry/trace.ts";
 
 export type Deps = {
   sql: Sql;
@@ -16,6 +18,8 @@ export type Deps = {
   keys: KeySettings;
   config: Config;
   log: Logger;
+  /** The background jobs' runs in this instance (readiness); absent where the app is built without running. */
+  jobs?: Pick<Jobs, "states" | "startedAt">;
 };
 
 export type AppEnv = {
@@ -27,6 +31,8 @@ export type AppEnv = {
     /** Set by the gate when the operation's read rode in its statement (routes/operation.ts, `reads`). */
     attached?: Attached;
     requestId: string;
+    /** The request's trace span, when tracing is on. */
+    span?: Span;
     /** Set by the form endpoints: the client the request presents, authenticated or not (for the request log). */
     client?: PresentedClient;
   };

@@ -5,6 +5,15 @@ import { routePath } from "hono/route";
 import { AppError } from "../domain/errors.ts";
 import type { Logger } from "../log.ts";
 import type { AppEnv, Deps } from "./env.ts";
+import { httpDuration, httpRequests, inFlight } from "../telemetry/families.ts";
+import {
+  endSpan,
+  parseTraceparent,
+  runInSpan,
+  type Span,
+  startServerSpan,
+  tracing,
+} from "../telemetry/trace.ts";
 import { isFormEndpoint } from "./form_endpoints.ts";
 
 const JSON_TYPE = /^application\/json(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
@@ -12,13 +21,15 @@ const FORM_TYPE = /^application\/x-www-form-urlencoded(;\s*[a-zA-Z0-9\-]+=([^;]+
 
 /**
  * Hands the service's dependencies and a request id to the request (the caller's `X-Request-ID` when it is a
- * short token of letters, digits, `.`, `_` and `-`, else a new UUID); tags the answer with it; writes the
- * request log's line (log.ts) once the answer is made.
+ * short token of letters, digits, `.`, `_` and `-`, else a new UUID); tags the answer with it; counts and times
+ * the request (telemetry/families.ts) and, with tracing on, runs it in a server span that continues the caller's
+ * `traceparent`; writes the request log's line (log.ts) once the answer is made.
  */
 export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
   const logged = deps.log.enabled("info");
+  const traced = tracing();
   return async (c, next) => {
-    const started = logged ? performance.now() : 0;
+    const started = performance.now();
     const incoming = c.req.header("x-request-id");
     const id = incoming && /^[\w.\-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
     c.set("deps", deps);
@@ -28,9 +39,56 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     const echo = incoming && incoming !== id && incoming.length <= 1024 && isAuthzen(c.req.path)
       ? incoming
       : id;
-    await answerWith(c, next, "X-Request-Id", echo);
-    if (logged) logRequest(c, deps.log, id, started);
+    let traceId: string | undefined;
+    inFlight.value++;
+    try {
+      if (traced) {
+        const span = startServerSpan(c.req.method, c.req.header("traceparent"));
+        traceId = span.traceId;
+        c.set("span", span);
+        await runInSpan(span, () => answerWith(c, next, "X-Request-Id", echo));
+        endRequestSpan(c, span, id);
+      } else {
+        await answerWith(c, next, "X-Request-Id", echo);
+        if (logged) traceId = parseTraceparent(c.req.header("traceparent"))?.traceId;
+      }
+    } finally {
+      inFlight.value--;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const route = routePath(c);
+    const method = METHODS.has(c.req.method) ? c.req.method : "other";
+    const status = c.res.status;
+    const key = `${route} ${method} ${status}`;
+    let series = requestSeries.get(key);
+    if (!series) {
+      series = {
+        count: httpRequests.child(route, method, String(status)),
+        time: httpDuration.child(route, method),
+      };
+      requestSeries.set(key, series);
+    }
+    series.count.value++;
+    series.time.observe(seconds);
+    if (logged) logRequest(c, deps.log, id, seconds, traceId);
   };
+}
+
+/** Each route, method and status's series, found with one lookup (as many as the metric has series). */
+const requestSeries = new Map<string, { count: { value: number }; time: { observe(v: number): void } }>();
+
+/** The methods counted by name; any other is counted as `other` (a label value never comes from the caller). */
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+function endRequestSpan(c: Context<AppEnv>, span: Span, id: string): void {
+  const route = routePath(c);
+  const status = c.res.status;
+  span.name = `${c.req.method} ${route}`;
+  span.attributes["http.route"] = route;
+  span.attributes["http.response.status_code"] = status;
+  span.attributes["acs.request_id"] = id;
+  if (status >= 500) span.error = String(status);
+  endSpan(span);
 }
 
 const isAuthzen = (path: string) =>
@@ -42,7 +100,7 @@ const isAuthzen = (path: string) =>
  * token's project, client and user (the gate's principal), or the client at the form endpoints. A request no
  * route matched shows the pattern of the last middleware it passed (`*`, `/api/*`).
  */
-function logRequest(c: Context<AppEnv>, log: Logger, id: string, started: number): void {
+function logRequest(c: Context<AppEnv>, log: Logger, id: string, seconds: number, traceId?: string): void {
   const principal = c.var.principal;
   const client = principal ? undefined : c.var.client?.authenticated;
   log.request({
@@ -50,7 +108,8 @@ function logRequest(c: Context<AppEnv>, log: Logger, id: string, started: number
     method: c.req.method,
     route: routePath(c),
     status: c.res.status,
-    duration_ms: Math.round((performance.now() - started) * 100) / 100,
+    duration_ms: Math.round(seconds * 100_000) / 100,
+    trace_id: traceId,
     project: principal?.projectId ?? client?.projectId,
     client: principal?.clientId ?? client?.clientId,
     user: principal?.userId,

@@ -1,6 +1,7 @@
 /** Service routes: health, readiness, the JWKS and the authorization server's metadata. */
 import { jwksMaxAge, signingAlgorithms } from "../domain/keys.ts";
-import { AuthorizationServerMetadata, Jwks, Status } from "../openapi/service.ts";
+import { readiness } from "../domain/readiness.ts";
+import { AuthorizationServerMetadata, Jwks, NotReady, Readiness, Status } from "../openapi/service.ts";
 import type { App } from "./env.ts";
 import { publicRoute } from "./operation.ts";
 import { jsonResponse } from "./responses.ts";
@@ -23,9 +24,15 @@ export const getReadiness = publicRoute({
   path: "/readyz",
   operationId: "getReadiness",
   tags: ["Service"],
-  summary: "Readiness: the database answers",
-  responses: { 200: jsonResponse(Status, "The database answers") },
-  errors: [],
+  summary: "Readiness: each check, and 503 naming the failing ones",
+  description: "Checks the database (a statement within 2 s), the schema (every migration of this build " +
+    "applied), the signing key (a current key this instance can sign with) and the background jobs every " +
+    "instance runs (each succeeded recently). 200 when all pass; 503 `system_error` with `Retry-After`, " +
+    "`failing` naming the checks that fail and `error_description` saying why.",
+  responses: {
+    200: jsonResponse(Readiness, "Every check passes"),
+    503: jsonResponse(NotReady, "A check fails: `failing` names it"),
+  },
 });
 
 export const getJwks = publicRoute({
@@ -77,8 +84,21 @@ export function registerSystemRoutes(app: App) {
   app.openapi(getHealth, (c) => c.json({ status: "ok" }, 200));
 
   app.openapi(getReadiness, async (c) => {
-    await c.var.deps.sql`select 1`;
-    return c.json({ status: "ready" }, 200);
+    c.header("Cache-Control", "no-store");
+    const r = await readiness(c.var.deps);
+    if (r.ready) return c.json({ status: "ready" as const, checks: r.checks }, 200);
+    const why = r.failing.map((name) => {
+      const detail = r.checks[name as keyof typeof r.checks].detail;
+      return detail ? `${name} (${detail})` : name;
+    });
+    c.header("Retry-After", "1");
+    return c.json({
+      error: "system_error" as const,
+      error_description: `not ready: ${why.join("; ")}`,
+      status: "not_ready" as const,
+      failing: r.failing as NotReady["failing"],
+      checks: r.checks,
+    }, 503);
   });
 
   app.openapi(getJwks, async (c) => {

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../domain/errors.ts";
 import { exchangeCredentials } from "../domain/grants/exchange.ts";
+import { tokensIssued } from "../telemetry/families.ts";
 import { introspectToken, revokeToken } from "../domain/introspection.ts";
 import { Introspection, TokenActionRequest, TokenRequest, TokenResponse } from "../openapi/tokens.ts";
 import { OAUTH_ENDPOINT_CODES } from "../openapi/fields.ts";
@@ -168,6 +169,7 @@ export function registerTokenRoutes(app: App) {
       form,
       client: presentedClientOf(c, form),
     });
+    tokensIssued.child(form.grant_type).value++;
     c.header("Pragma", "no-cache");
     return c.json(body, 200);
   }, tokenFormHook);

@@ -5,6 +5,7 @@ import { clientSource, record } from "../audit.ts";
 import { authenticateClient } from "../client_auth.ts";
 import { AppError } from "../errors.ts";
 import { hashSecret } from "../secrets.ts";
+import { refreshReuse } from "../../telemetry/families.ts";
 import type { TokenResponse } from "../../openapi/tokens.ts";
 import { type GrantContext, issueUserTokens, required } from "./grant.ts";
 
@@ -19,6 +20,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
   }
   // RFC 9700 §4.14.2: a spent refresh token presented again means it leaked; end the whole session.
   const reused = async () => {
+    refreshReuse.child().value++;
     // The revocation and its event in one transaction: neither exists without the other.
     await transaction(sql, async (tx) => {
       await revokeSession(tx, row.session_id);

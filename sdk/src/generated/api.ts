@@ -6236,7 +6236,8 @@ export const ServiceApiFetchParamCreator = function (configuration?: Configurati
 			};
 		},
 		/**
-		 * @summary Readiness: the database answers
+		 * <p>Checks the database (a statement within 2 s), the schema (every migration of this build applied), the signing key (a current key this instance can sign with) and the background jobs every instance runs (each succeeded recently). 200 when all pass; 503 <code>system_error</code> with <code>Retry-After</code>, <code>failing</code> naming the checks that fail and <code>error_description</code> saying why.</p>
+		 * @summary Readiness: each check, and 503 naming the failing ones
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
@@ -6306,11 +6307,12 @@ export const ServiceApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * @summary Readiness: the database answers
+		 * <p>Checks the database (a statement within 2 s), the schema (every migration of this build applied), the signing key (a current key this instance can sign with) and the background jobs every instance runs (each succeeded recently). 200 when all pass; 503 <code>system_error</code> with <code>Retry-After</code>, <code>failing</code> naming the checks that fail and <code>error_description</code> saying why.</p>
+		 * @summary Readiness: each check, and 503 naming the failing ones
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		getReadiness(options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Status> {
+		getReadiness(options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Readiness> {
 			const localVarFetchArgs = ServiceApiFetchParamCreator(configuration).getReadiness(options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
@@ -6320,12 +6322,6 @@ export const ServiceApiFp = function(configuration?: Configuration) {
 					if (response.status === 200) {
 						if (mimeType === 'application/json') {
 							return response.json() as any;
-						}
-						throw response;
-					}
-					if (response.status === 500) {
-						if (mimeType === 'application/json') {
-							throw response;
 						}
 						throw response;
 					}
@@ -6368,7 +6364,8 @@ export class ServiceApi extends BaseAPI {
 	}
 
 	/**
-	 * @summary Readiness: the database answers
+	 * <p>Checks the database (a statement within 2 s), the schema (every migration of this build applied), the signing key (a current key this instance can sign with) and the background jobs every instance runs (each succeeded recently). 200 when all pass; 503 <code>system_error</code> with <code>Retry-After</code>, <code>failing</code> naming the checks that fail and <code>error_description</code> saying why.</p>
+	 * @summary Readiness: each check, and 503 naming the failing ones
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
 	 */

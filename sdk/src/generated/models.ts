@@ -1493,6 +1493,49 @@ export namespace Api {
 		Desc = 'desc'
 	}
 
+	export interface NotReady {
+		error: Api.NotReady.ErrorEnum;
+		'error_description': string;
+		/**
+		 * @description <p>Absent, as <code>failing</code> and <code>checks</code>, while the service is still starting (or, under <code>deno serve</code>, could not start: its log says why)</p>
+		 * @type {Api.NotReady.StatusEnum}
+		 * @memberof NotReady
+		 */
+		status?: Api.NotReady.StatusEnum;
+		/**
+		 * @description <p>The checks that fail</p>
+		 * @type {Api.NotReady.FailingEnum[]}
+		 * @memberof NotReady
+		 */
+		failing?: Api.NotReady.FailingEnum[];
+		checks?: Api.ReadinessChecks;
+	}
+
+	/**
+	 * @export
+	 * @namespace NotReady
+	 */
+	export namespace NotReady {
+		export enum ErrorEnum {
+			SystemError = 'system_error'
+		}
+
+		/**
+		 * <p>Absent, as <code>failing</code> and <code>checks</code>, while the service is still starting (or, under <code>deno serve</code>, could not start: its log says why)</p>
+		 */
+		export enum StatusEnum {
+			NotReady = 'not_ready'
+		}
+
+		export enum FailingEnum {
+			Database = 'database',
+			Migrations = 'migrations',
+			SigningKey = 'signing_key',
+			Jobs = 'jobs'
+		}
+
+	}
+
 	/**
 	 * <p>Every error of the token, revocation and introspection endpoints (RFC 6749 §5.2, with <code>error_code</code>).</p>
 	 */
@@ -1659,6 +1702,244 @@ export namespace Api {
 	export interface ProjectList {
 		data: Api.Project[];
 		pagination: Api.Pagination;
+	}
+
+	export interface Readiness {
+		status: Api.Readiness.StatusEnum;
+		checks: Api.ReadinessChecks;
+	}
+
+	/**
+	 * @export
+	 * @namespace Readiness
+	 */
+	export namespace Readiness {
+		export enum StatusEnum {
+			Ready = 'ready'
+		}
+
+	}
+
+	export interface ReadinessChecks {
+		/**
+		 * @description <p>The database answers a statement within 2 s</p>
+		 * @type {Api.ReadinessChecks.Database}
+		 * @memberof ReadinessChecks
+		 */
+		database: Api.ReadinessChecks.Database;
+		/**
+		 * @description <p>Every migration this build knows is applied</p>
+		 * @type {Api.ReadinessChecks.Migrations}
+		 * @memberof ReadinessChecks
+		 */
+		migrations: Api.ReadinessChecks.Migrations;
+		/**
+		 * @description <p>There is a current signing key and this instance can sign with it</p>
+		 * @type {Api.ReadinessChecks.SigningKey}
+		 * @memberof ReadinessChecks
+		 */
+		'signing_key': Api.ReadinessChecks.SigningKey;
+		/**
+		 * @description <p>The jobs every instance runs have succeeded within three of their periods (at least a minute)</p>
+		 * @type {Api.ReadinessChecks.Jobs}
+		 * @memberof ReadinessChecks
+		 */
+		jobs: Api.ReadinessChecks.Jobs;
+	}
+
+	/**
+	 * @export
+	 * @namespace ReadinessChecks
+	 */
+	export namespace ReadinessChecks {
+		/**
+		 * <p>The database answers a statement within 2 s</p>
+		 */
+		export interface Database {
+			/**
+			 * @description <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 * @type {Api.ReadinessChecks.Database.StatusEnum}
+			 * @memberof Database
+			 */
+			status: Api.ReadinessChecks.Database.StatusEnum;
+			/**
+			 * @description <p>Why it fails, when it does</p>
+			 * @type {string}
+			 * @memberof Database
+			 */
+			detail?: string;
+		}
+
+		/**
+		 * @export
+		 * @namespace Database
+		 */
+		export namespace Database {
+			/**
+			 * <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 */
+			export enum StatusEnum {
+				Ok = 'ok',
+				Failing = 'failing',
+				Unknown = 'unknown'
+			}
+
+		}
+
+		/**
+		 * <p>Every migration this build knows is applied</p>
+		 */
+		export interface Migrations {
+			/**
+			 * @description <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 * @type {Api.ReadinessChecks.Migrations.StatusEnum}
+			 * @memberof Migrations
+			 */
+			status: Api.ReadinessChecks.Migrations.StatusEnum;
+			/**
+			 * @description <p>Why it fails, when it does</p>
+			 * @type {string}
+			 * @memberof Migrations
+			 */
+			detail?: string;
+			/**
+			 * @description <p>The schema&#39;s version in the database</p>
+			 * @type {number}
+			 * @memberof Migrations
+			 */
+			applied?: number;
+			/**
+			 * @description <p>The last migration this build knows</p>
+			 * @type {number}
+			 * @memberof Migrations
+			 */
+			expected: number;
+		}
+
+		/**
+		 * @export
+		 * @namespace Migrations
+		 */
+		export namespace Migrations {
+			/**
+			 * <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 */
+			export enum StatusEnum {
+				Ok = 'ok',
+				Failing = 'failing',
+				Unknown = 'unknown'
+			}
+
+		}
+
+		/**
+		 * <p>There is a current signing key and this instance can sign with it</p>
+		 */
+		export interface SigningKey {
+			/**
+			 * @description <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 * @type {Api.ReadinessChecks.SigningKey.StatusEnum}
+			 * @memberof SigningKey
+			 */
+			status: Api.ReadinessChecks.SigningKey.StatusEnum;
+			/**
+			 * @description <p>Why it fails, when it does</p>
+			 * @type {string}
+			 * @memberof SigningKey
+			 */
+			detail?: string;
+		}
+
+		/**
+		 * @export
+		 * @namespace SigningKey
+		 */
+		export namespace SigningKey {
+			/**
+			 * <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 */
+			export enum StatusEnum {
+				Ok = 'ok',
+				Failing = 'failing',
+				Unknown = 'unknown'
+			}
+
+		}
+
+		/**
+		 * <p>The jobs every instance runs have succeeded within three of their periods (at least a minute)</p>
+		 */
+		export interface Jobs {
+			/**
+			 * @description <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 * @type {Api.ReadinessChecks.Jobs.StatusEnum}
+			 * @memberof Jobs
+			 */
+			status: Api.ReadinessChecks.Jobs.StatusEnum;
+			/**
+			 * @description <p>Why it fails, when it does</p>
+			 * @type {string}
+			 * @memberof Jobs
+			 */
+			detail?: string;
+			jobs: Api.ReadinessChecks.Jobs.Job[];
+		}
+
+		/**
+		 * @export
+		 * @namespace Jobs
+		 */
+		export namespace Jobs {
+			/**
+			 * <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 */
+			export enum StatusEnum {
+				Ok = 'ok',
+				Failing = 'failing',
+				Unknown = 'unknown'
+			}
+
+			export interface Job {
+				name: string;
+				/**
+				 * @description <p>Runs in one instance at a time: shown, never failing here</p>
+				 * @type {boolean}
+				 * @memberof Job
+				 */
+				leased: boolean;
+				/**
+				 * @description <p>This instance&#39;s last run (ISO 8601)</p>
+				 * @type {string | null}
+				 * @memberof Job
+				 */
+				'last_run': string | null;
+				'last_success': string | null;
+				/**
+				 * @description <p><code>waiting</code>: not run here yet</p>
+				 * @type {Api.ReadinessChecks.Jobs.Job.StatusEnum}
+				 * @memberof Job
+				 */
+				status: Api.ReadinessChecks.Jobs.Job.StatusEnum;
+			}
+
+			/**
+			 * @export
+			 * @namespace Job
+			 */
+			export namespace Job {
+				/**
+				 * <p><code>waiting</code>: not run here yet</p>
+				 */
+				export enum StatusEnum {
+					Ok = 'ok',
+					Failing = 'failing',
+					Waiting = 'waiting'
+				}
+
+			}
+
+		}
+
 	}
 
 	export interface Resource {

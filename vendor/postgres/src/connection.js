@@ -266,13 +266,14 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     const started = performance.now()
         , resolve = q.resolve
         , reject = q.reject
-    const report = () => {
+    // Patched (vendor/postgres/README.md, 11): also the error when it failed, and the statement's context.
+    const report = (error) => {
       try {
-        options.on_statement(string, performance.now() - started)
+        options.on_statement(string, performance.now() - started, error, q.context)
       } catch (_) { /* the callback's failure is not the statement's */ }
     }
     q.resolve = x => (report(), resolve(x))
-    q.reject = x => (report(), reject(x))
+    q.reject = x => (report(x), reject(x))
   }
 
   function write(x, fn) {

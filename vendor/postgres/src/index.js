@@ -82,10 +82,17 @@ function Postgres(a, b) {
     listen,
     begin,
     close,
-    end
+    end,
+    stats
   })
 
   return sql
+
+  // Patched (vendor/postgres/README.md, 11): the pool's state, read by the service's metrics.
+  function stats() {
+    const inUse = busy.length + full.length + reserved.length
+    return { max: options.max, open: open.length + inUse, inUse, waiting: queries.length }
+  }
 
   function Sql(handler) {
     handler.debug = options.debug
@@ -293,6 +300,7 @@ function Postgres(a, b) {
       }
 
       function handler(q) {
+        options.statement_context && (q.context = options.statement_context())
         q.catch(e => uncaughtError || (uncaughtError = e))
         c.queue === full
           ? queries.push(q)
@@ -331,6 +339,9 @@ function Postgres(a, b) {
   }
 
   function handler(query) {
+    // Patched (vendor/postgres/README.md, 11): what the caller's context says of this statement (its trace span),
+    // taken here, where the caller's asynchronous context is still the current one.
+    options.statement_context && (query.context = options.statement_context())
     if (ending)
       return query.reject(Errors.connection('CONNECTION_ENDED', options, options))
 
@@ -376,8 +387,15 @@ function Postgres(a, b) {
     const now = performance.now()
     while (options.queue_timeout > 0 && queries.length && queries.peek().queuedAt <= now - options.queue_timeout) {
       const query = queries.shift()
-      query.reject(Errors.generic('QUEUE_TIMEOUT',
-        'no database connection became free within ' + options.queue_timeout + ' ms'))
+      const error = Errors.generic('QUEUE_TIMEOUT',
+        'no database connection became free within ' + options.queue_timeout + ' ms')
+      // Patched (vendor/postgres/README.md, 11): a statement that never left the queue is reported too, with ''.
+      if (typeof options.on_statement === 'function') {
+        try {
+          options.on_statement('', now - query.queuedAt, error, query.context)
+        } catch (_) { /* the callback's failure is not the statement's */ }
+      }
+      query.reject(error)
     }
     if (!(options.statement_deadline > 0))
       return
@@ -557,6 +575,7 @@ function parseOptions(a, b) {
     onparameter     : o.onparameter,
     socket          : o.socket,
     on_statement    : o.on_statement,
+    statement_context : o.statement_context,
     transform       : parseTransform(o.transform || { undefined: undefined }),
     parameters      : {},
     shared          : { retries: 0, typeArrayMap: {} },

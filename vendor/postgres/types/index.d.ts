@@ -150,7 +150,12 @@ interface BaseOptions<T extends Record<string, postgres.PostgresType>> {
    * ms since it was sent; never with its parameters. Unlike `debug`, it changes nothing else (errors keep their
    * parameters hidden).
    */
-  on_statement: (statement: string, durationMs: number) => void;
+  on_statement: (statement: string, durationMs: number, error?: unknown, context?: unknown) => void;
+  /**
+   * Patched (vendor/postgres/README.md, 11): called when a statement is issued, in the caller's asynchronous
+   * context; what it returns is handed to `on_statement` as `context` (the service's trace span).
+   */
+  statement_context: () => unknown;
 }
 
 
@@ -736,6 +741,8 @@ declare namespace postgres {
     parameters: ConnectionParameters;
 
     end(options?: { timeout?: number | undefined } | undefined): Promise<void>;
+    /** Patched (vendor/postgres/README.md, 11): connections allowed, open, in use (a statement or a transaction), and statements waiting for one. */
+    stats(): { max: number; open: number; inUse: number; waiting: number };
 
     listen(channel: string, onnotify: (value: string) => void, onlisten?: (() => void) | undefined): ListenRequest;
 

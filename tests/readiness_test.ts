@@ -1,0 +1,150 @@
+/**
+ * Readiness (docs/observability.md): `/readyz` answers each check, and 503 naming the failing one: a database
+ * that stopped answering (a relay cut in front of it), a schema behind this build, no current signing key.
+ */
+import assert from "node:assert/strict";
+import { DATABASE_URL, freePort, isolatedDatabase, startWith, test } from "./helpers.ts";
+import { sample } from "./telemetry_support.ts";
+
+/** A TCP relay to PostgreSQL that can be cut (its listener closed and every connection dropped) and restored. */
+function relayTo(target: URL) {
+  const port = freePort();
+  const conns = new Set<Deno.Conn>();
+  let listener: Deno.Listener | null = null;
+  const open = () => {
+    listener = Deno.listen({ hostname: "127.0.0.1", port });
+    (async () => {
+      for await (const client of listener!) {
+        const server = await Deno.connect({ hostname: target.hostname, port: Number(target.port || 5432) });
+        conns.add(client).add(server);
+        client.readable.pipeTo(server.writable).catch(() => {});
+        server.readable.pipeTo(client.writable).catch(() => {});
+      }
+    })().catch(() => {});
+  };
+  open();
+  const url = new URL(target.href);
+  url.hostname = "127.0.0.1";
+  url.port = String(port);
+  return {
+    url: url.href,
+    cut() {
+      listener?.close();
+      listener = null;
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch { /* closed */ }
+      }
+      conns.clear();
+    },
+    restore: open,
+  };
+}
+
+test(
+  "readiness answers each check, and 503 naming the database when it stops answering; ready again after",
+  async () => {
+    const iso = await isolatedDatabase();
+    const relay = relayTo(new URL(iso.env.DATABASE_URL));
+    const metricsToken = crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
+    const svc = await startWith({
+      ...iso.env,
+      DATABASE_URL: relay.url,
+      DATABASE_DIRECT_URL: iso.env.DATABASE_DIRECT_URL ?? iso.env.DATABASE_URL,
+      DATABASE_STATEMENT_TIMEOUT: "1",
+      DATABASE_QUEUE_TIMEOUT: "1",
+      METRICS_TOKEN: metricsToken,
+    }, { write: () => {} }); // its jobs log each failure while the database is away
+    const metrics = async () =>
+      await (await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } }))
+        .text();
+    try {
+      const ready = await fetch(`${svc.url}/readyz`);
+      const body = await ready.json();
+      assert.equal(ready.status, 200, JSON.stringify(body));
+      assert.equal(body.status, "ready");
+      for (const check of ["database", "migrations", "signing_key", "jobs"]) {
+        assert.equal(body.checks[check].status, "ok", check);
+      }
+      assert.equal(body.checks.migrations.applied, body.checks.migrations.expected);
+      assert.ok(body.checks.jobs.jobs.some((j: { name: string }) => j.name === "webhook-deliveries"));
+
+      relay.cut();
+      const started = Date.now();
+      const down = await fetch(`${svc.url}/readyz`);
+      const why = await down.json();
+      assert.equal(down.status, 503, JSON.stringify(why));
+      assert.ok(Date.now() - started < 4000, "readiness waited too long on a stopped database");
+      assert.equal(down.headers.get("retry-after"), "1");
+      assert.equal(why.error, "system_error");
+      assert.equal(why.status, "not_ready");
+      assert.deepEqual(why.failing, ["database"]);
+      assert.match(why.error_description, /^not ready: database \(the database did not answer/);
+      assert.equal(why.checks.database.status, "failing");
+      assert.equal(why.checks.migrations.status, "unknown");
+      // The webhook job fails every second now, and a scrape still answers, counting the read it could not make.
+      const failures = 'acs_job_failures_total{name="webhook-deliveries"}';
+      const before = sample(await metrics(), failures);
+      await new Promise((r) => setTimeout(r, 2500));
+      const text = await metrics();
+      assert.ok(sample(text, failures) > before, `${failures}: ${before} → ${sample(text, failures)}`);
+      assert.ok(sample(text, "acs_metrics_collector_errors_total") >= 1, text);
+      assert.ok(sample(text, 'acs_db_statement_errors_total{class="connection"}') >= 1, text);
+
+      relay.restore();
+      let again = 0;
+      for (let i = 0; i < 40 && again !== 200; i++) {
+        const res = await fetch(`${svc.url}/readyz`);
+        again = res.status;
+        await res.body?.cancel();
+        if (again !== 200) await new Promise((r) => setTimeout(r, 250));
+      }
+      assert.equal(again, 200);
+    } finally {
+      relay.cut();
+      await svc.close();
+      await iso.drop();
+    }
+  },
+  { ignore: !DATABASE_URL },
+);
+
+test("readiness names a schema behind this build and a missing signing key, each alone", async () => {
+  const iso = await isolatedDatabase();
+  const svc = await startWith(iso.env);
+  const readyz = async () => {
+    const res = await fetch(`${svc.url}/readyz`);
+    return { status: res.status, body: await res.json() };
+  };
+  try {
+    const ok = await readyz();
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.deepEqual(Object.keys(ok.body.checks).sort(), ["database", "jobs", "migrations", "signing_key"]);
+    assert.ok(ok.body.checks.jobs.jobs.every((j: { status: string }) => j.status !== "failing"));
+    const last = ok.body.checks.migrations.expected as number;
+
+    const [row] = await svc.db.sql`delete from schema_migrations where version = ${last} returning name`;
+    const behind = await readyz();
+    assert.equal(behind.status, 503);
+    assert.deepEqual(behind.body.failing, ["migrations"]);
+    assert.equal(behind.body.checks.migrations.applied, last - 1);
+    assert.match(
+      behind.body.error_description,
+      new RegExp(`migrations \\(the schema is at ${last - 1}, this build needs ${last}\\)`),
+    );
+    await svc.db.sql`insert into schema_migrations (version, name) values (${last}, ${row.name})`;
+
+    const [key] = await svc.db
+      .sql`update signing_keys set state = 'previous' where state = 'current' returning kid`;
+    const keyless = await readyz();
+    assert.equal(keyless.status, 503);
+    assert.deepEqual(keyless.body.failing, ["signing_key"]);
+    assert.equal(keyless.body.checks.signing_key.detail, "no current signing key");
+    await svc.db.sql`update signing_keys set state = 'current' where kid = ${key.kid}`;
+    assert.equal((await readyz()).status, 200);
+  } finally {
+    await svc.close();
+    await iso.drop();
+  }
+});
