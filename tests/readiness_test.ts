@@ -125,13 +125,15 @@ test("readiness names a schema behind this build and a missing signing key, each
     const last = ok.body.checks.migrations.expected as number;
 
     const [row] = await svc.db.sql`delete from schema_migrations where version = ${last} returning name`;
+    // The schema is now at the latest migration left (numbers may skip, as on a branch).
+    const [{ at }] = await svc.db.sql<{ at: number }[]>`select max(version)::int as at from schema_migrations`;
     const behind = await readyz();
     assert.equal(behind.status, 503);
     assert.deepEqual(behind.body.failing, ["migrations"]);
-    assert.equal(behind.body.checks.migrations.applied, last - 1);
+    assert.equal(behind.body.checks.migrations.applied, at);
     assert.match(
       behind.body.error_description,
-      new RegExp(`migrations \\(the schema is at ${last - 1}, this build needs ${last}\\)`),
+      new RegExp(`migrations \\(the schema is at ${at}, this build needs ${last}\\)`),
     );
     await svc.db.sql`insert into schema_migrations (version, name) values (${last}, ${row.name})`;
 
