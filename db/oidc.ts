@@ -6,6 +6,7 @@ export type ClaimsRow = {
   display_name: string;
   avatar_url: string | null;
   email: string | null;
+  email_verified: boolean;
 };
 
 /** The session's granted scopes and its user's profile; undefined when the session is not the user's. */
@@ -16,7 +17,7 @@ export async function findSessionClaims(
   userId: string,
 ): Promise<ClaimsRow | undefined> {
   const [row] = await sql<ClaimsRow[]>`
-    select s.scope, u.display_name, u.avatar_url, u.email
+    select s.scope, u.display_name, u.avatar_url, u.email, u.email_verified
     from sessions s join users u on u.project_id = s.project_id and u.id = s.user_id
     where s.project_id = ${projectId} and s.id = ${sessionId} and s.user_id = ${userId}`;
   return row;

@@ -10,12 +10,22 @@ import { containsPattern, type PageStatement, pageStatement, type Params } from 
 /** The stored fields of a user that an update sets (the password hash aside). */
 export type UserFields = Pick<
   User,
-  "display_name" | "avatar_url" | "external_user_id" | "email" | "role_id" | "is_active"
+  "display_name" | "avatar_url" | "external_user_id" | "email" | "role_id" | "is_active" | "email_verified"
 >;
 
 /** A user row's columns as text, per alias (`u`, or the table's own name). */
 const columnText = (alias: string) =>
-  ["id", "project_id", "display_name", "avatar_url", "external_user_id", "email", "role_id", "is_active"]
+  [
+    "id",
+    "project_id",
+    "display_name",
+    "avatar_url",
+    "external_user_id",
+    "email",
+    "email_verified",
+    "role_id",
+    "is_active",
+  ]
     .map((c) => quoted(`${alias}.${c}`)).join(", ") + `, ${timestampsText(alias)}`;
 const COLUMNS = { u: columnText("u"), users: columnText("users") };
 
@@ -40,7 +50,7 @@ export async function updateUserRow(
   const [row] = await sql<User[]>`
     update users as u set
       display_name = ${u.display_name}, avatar_url = ${u.avatar_url}, external_user_id = ${u.external_user_id},
-      email = ${u.email}, role_id = ${u.role_id}, is_active = ${u.is_active},
+      email = ${u.email}, email_verified = ${u.email_verified}, role_id = ${u.role_id}, is_active = ${u.is_active},
       password_hash = coalesce(${u.password_hash}, u.password_hash), updated_at = now()
     where u.project_id = ${projectId} and u.id = ${userId}
     returning ${columns(sql)}`;

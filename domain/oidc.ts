@@ -69,15 +69,17 @@ const granted = (scope: string, s: OidcScope) => scope.split(" ").includes(s);
 function claimsOf(
   userId: string,
   scope: string,
-  u: { display_name: string; avatar_url: string | null; email: string | null },
+  u: { display_name: string; avatar_url: string | null; email: string | null; email_verified: boolean },
 ): UserInfo {
   const claims: UserInfo = { sub: userId };
   if (granted(scope, "profile")) {
     if (u.display_name) claims.name = u.display_name;
     if (u.avatar_url) claims.picture = u.avatar_url;
   }
-  // The service does not verify email addresses: an admin or the user sets them.
-  if (granted(scope, "email") && u.email) Object.assign(claims, { email: u.email, email_verified: false });
+  // Verified: a link mailed to the address was followed (docs/email.md), or an admin said so.
+  if (granted(scope, "email") && u.email) {
+    Object.assign(claims, { email: u.email, email_verified: u.email_verified });
+  }
   return claims;
 }
 

@@ -31,6 +31,9 @@ import { keepOrClear } from "./updates.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { type Principal, requireUser } from "./principal.ts";
 import { attempt, THROTTLE } from "./throttle.ts";
+import { issueLink, type LinkSettings, sendLink } from "./account_links.ts";
+import type { LinkPurpose } from "../db/mail.ts";
+import { findMailUser } from "../db/mail.ts";
 
 /** Emails are stored trimmed and lower-cased, so uniqueness and login are case-insensitive. */
 export function normalizeEmail(email: string | null | undefined): string | null | undefined {
@@ -61,6 +64,7 @@ export async function createUser(
   caller: Principal,
   projectId: string,
   input: CreateUserRequest,
+  mail?: LinkSettings,
 ): Promise<User> {
   // Hash before the transaction: it takes milliseconds and must not hold a connection.
   const passwordHash = input.password ? await hashPassword(input.password) : null;
@@ -75,6 +79,7 @@ export async function createUser(
       avatar_url: input.avatar_url || null,
       external_user_id: input.external_user_id || null,
       email: normalizeEmail(input.email) || null,
+      email_verified: input.email_verified ?? false,
       role_id: roleId,
       is_active: input.is_active ?? true,
       password_hash: passwordHash,
@@ -85,6 +90,19 @@ export async function createUser(
       source: sourceOf(caller),
       target: { type: "user", id: row.id },
     });
+    // The mails asked for, in the same transaction: written to the outbox with the user, or not at all.
+    const purposes: LinkPurpose[] = [
+      ...(input.send_invitation ? ["invitation" as const] : []),
+      ...(input.send_verification && !input.send_invitation && !row.email_verified
+        ? ["email_verification" as const]
+        : []),
+    ];
+    if (purposes.length > 0 && mail && row.email && row.is_active) {
+      const user = await findMailUser(tx, projectId, row.id);
+      for (const purpose of purposes) {
+        await issueLink(tx, mail, { ...user!, email: row.email }, purpose, sourceOf(caller));
+      }
+    }
     return row;
   });
 }
@@ -120,6 +138,8 @@ export async function updateUser(
       externalUserId !== current.external_user_id && "external_user_id",
       input.is_active !== current.is_active && "is_active",
       roleId !== current.role_id && "role_id",
+      input.email_verified !== undefined && input.email_verified !== current.email_verified &&
+      "email_verified",
     ].filter((f): f is string => f !== false);
     if (caller.userId === userId && (sensitive.includes("password") || sensitive.includes("email"))) {
       // A stolen token must not change the account's password or email without the current password.
@@ -153,6 +173,8 @@ export async function updateUser(
       avatar_url: keepOrClear(input.avatar_url, current.avatar_url),
       external_user_id: externalUserId,
       email,
+      // A changed address is not verified, unless the admin says it is.
+      email_verified: input.email_verified ?? (email === current.email ? current.email_verified : false),
       role_id: roleId,
       is_active: input.is_active,
       password_hash: passwordHash,
@@ -255,6 +277,7 @@ export async function updateCurrentUser(
       avatar_url: keepOrClear(input.avatar_url, current.avatar_url),
       external_user_id: current.external_user_id,
       email,
+      email_verified: email === current.email ? current.email_verified : false,
       role_id: current.role_id,
       is_active: current.is_active,
       password_hash: passwordHash,
@@ -320,6 +343,27 @@ export async function deleteUser(
       source: sourceOf(caller),
       target: { type: "user", id: userId },
       changes: diff(current, {}),
+    });
+  });
+}
+
+/**
+ * An admin mails a user a link: a password reset, a new invitation, or a verification of their address. Like
+ * changing the user's password or email, it needs covering every permission the user holds (403 otherwise).
+ */
+export async function mailUser(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  userId: string,
+  purpose: LinkPurpose,
+  mail: LinkSettings,
+): Promise<{ email: string; expires_at: string }> {
+  return await sendLink(sql, mail, projectId, userId, purpose, sourceOf(caller), async (tx) => {
+    const current = await findUser(tx, projectId, userId);
+    if (current?.role_id) await lockRoleShared(tx, projectId, current.role_id);
+    await requireCovered(tx, caller, projectId, { userId }, "user_id", `mailing this user a link`, {
+      nameCodes: false,
     });
   });
 }

@@ -9,6 +9,10 @@ export const User = z.object({
   avatar_url: z.string().nullable(),
   external_user_id: z.string().nullable(),
   email: z.string().nullable().openapi({ description: "Stored trimmed and lower-cased" }),
+  email_verified: z.boolean().openapi({
+    description: "Whether the user proved they receive mail at `email` (followed a link mailed there: " +
+      "verification, invitation or password reset), or an admin said so. A changed email is unverified.",
+  }),
   role_id: z.string().nullable(),
   is_active: z.boolean(),
   permissions: z.array(z.string()).optional().openapi({
@@ -58,12 +62,36 @@ export const CreateUserRequest = z.object({
     }),
   role_id: RoleId,
   is_active: z.boolean().optional().openapi({ description: "Default true" }),
+  email_verified: z.boolean().optional().openapi({
+    description: "Default false. true: the address is known to be the user's (e.g. imported from a system " +
+      "that verified it)",
+  }),
+  send_invitation: z.boolean().optional().openapi({
+    description: "true: mails the user an invitation to choose their password (`email` required, no " +
+      "`password`); the link works once, for INVITATION_TTL (7 days), and following it verifies the address",
+  }),
+  send_verification: z.boolean().optional().openapi({
+    description: "true: mails the user a link that verifies their address (`email` required)",
+  }),
 }).superRefine((u, ctx) => {
   if (!u.email && !u.external_user_id) {
     ctx.addIssue({ code: "custom", path: ["external_user_id"], message: "required when email is absent" });
   }
-  if (u.email && !u.password) {
-    ctx.addIssue({ code: "custom", path: ["password"], message: "required when email is given" });
+  if (u.email && !u.password && !u.send_invitation) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["password"],
+      message: "required when email is given, unless send_invitation is true",
+    });
+  }
+  if (u.send_invitation && !u.email) {
+    ctx.addIssue({ code: "custom", path: ["send_invitation"], message: "needs an email" });
+  }
+  if (u.send_invitation && u.password) {
+    ctx.addIssue({ code: "custom", path: ["send_invitation"], message: "is for a user without a password" });
+  }
+  if (u.send_verification && !u.email) {
+    ctx.addIssue({ code: "custom", path: ["send_verification"], message: "needs an email" });
   }
 }).openapi("CreateUserRequest");
 export type CreateUserRequest = z.infer<typeof CreateUserRequest>;
@@ -82,6 +110,9 @@ export const UpdateUserRequest = z.object({
       description: "Empty or omitted keeps the current password; a new one ends the user's sessions.",
     }),
   role_id: RoleId,
+  email_verified: z.boolean().optional().openapi({
+    description: "Omitted keeps it, except that a changed email is unverified; true or false sets it",
+  }),
 }).superRefine((u, ctx) => {
   if (!u.email && !u.external_user_id) {
     ctx.addIssue({
@@ -142,3 +173,9 @@ export const UpdateCurrentUserRequest = z.object({
   }),
 }).openapi("UpdateCurrentUserRequest");
 export type UpdateCurrentUserRequest = z.infer<typeof UpdateCurrentUserRequest>;
+
+export const MailSent = z.object({
+  email: z.string().openapi({ description: "The address the mail goes to" }),
+  expires_at: z.string().openapi({ description: "When the link in it stops working (RFC 3339)" }),
+}).openapi("MailSent");
+export type MailSent = z.infer<typeof MailSent>;

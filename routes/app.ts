@@ -21,6 +21,8 @@ import { registerRoleRoutes } from "./roles.ts";
 import { registerSystemRoutes } from "./system.ts";
 import { registerTokenRoutes } from "./tokens.ts";
 import { registerUserRoutes } from "./users.ts";
+import { registerUserMailRoutes } from "./user_mail.ts";
+import { registerAccountPages } from "./account_pages.ts";
 import { registerWebhookRoutes } from "./webhooks.ts";
 
 export const OPENAPI_INFO = {
@@ -61,6 +63,7 @@ export function createApp(deps: Deps): App {
   registerHomeRoutes(app);
   registerDocsRoutes(app);
   registerAuthorizeRoutes(app);
+  registerAccountPages(app);
   registerOidcRoutes(app);
   registerLogoutRoutes(app);
   registerTokenRoutes(app);
@@ -69,6 +72,7 @@ export function createApp(deps: Deps): App {
   registerRoleRoutes(app);
   registerSessionRoutes(app);
   registerUserRoutes(app);
+  registerUserMailRoutes(app);
   registerClientRoutes(app);
   registerKeyRoutes(app);
   registerAuditRoutes(app);

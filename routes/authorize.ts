@@ -24,11 +24,11 @@ import { requestInfo } from "./request_info.ts";
 import { errorPage, loginPage } from "./login_page.ts";
 
 /** Binds a login form to the browser. On https it is a `__Host-` cookie, which no sibling domain can plant. */
-const browserCookie = (secure: boolean) => secure ? "__Host-acs_browser" : "acs_browser";
+export const browserCookie = (secure: boolean) => secure ? "__Host-acs_browser" : "acs_browser";
 /** Names a browser that signed in before, so that its failed logins count apart (see domain/devices.ts). */
 const deviceCookie = (secure: boolean) => secure ? "__Host-acs_device" : "acs_device";
 /** Both cookies are sent only to /authorize, except that a `__Host-` cookie must have Path=/. */
-const cookieOptions = (secure: boolean, maxAge: number) =>
+export const cookieOptions = (secure: boolean, maxAge: number) =>
   ({ httpOnly: true, sameSite: "Lax", secure, path: secure ? "/" : "/authorize", maxAge }) as const;
 /** A login form is a few fields; anything larger is refused before it is read. */
 const LOGIN_FORM_LIMIT = 16 * 1024;
@@ -113,14 +113,14 @@ function queryParams(c: Context<AppEnv>): Record<string, string[]> {
 }
 
 /** The login form's page and the cookie it is bound to, for the service's public URL. */
-function formSettings(c: Context<AppEnv>) {
+export function formSettings(c: Context<AppEnv>) {
   const { publicUrl } = c.var.deps.config;
   const secure = publicUrl.startsWith("https:");
   return { action: `${publicUrl}/authorize`, secure, cookieName: browserCookie(secure) };
 }
 
 /** Single sign-on's settings, from the configuration. */
-function ssoSettings(c: Context<AppEnv>): SsoSettings {
+export function ssoSettings(c: Context<AppEnv>): SsoSettings {
   const { config } = c.var.deps;
   return {
     idleTtl: config.ssoIdleTtl,
@@ -129,6 +129,10 @@ function ssoSettings(c: Context<AppEnv>): SsoSettings {
     codeTtl: config.authCodeTtl,
   };
 }
+
+/** The "Forgot your password?" page of this login page. */
+const resetUrl = (c: Context<AppEnv>, requestId: string) =>
+  `${c.var.deps.config.publicUrl}/authorize/reset?${new URLSearchParams({ request_id: requestId })}`;
 
 export function registerAuthorizeRoutes(app: App) {
   app.get(
@@ -159,6 +163,7 @@ export function registerAuthorizeRoutes(app: App) {
           requestId,
           csrf,
           email: valid.oidc?.loginHint ?? undefined,
+          resetUrl: resetUrl(c, requestId),
         }),
         200,
       );
@@ -198,6 +203,7 @@ export function registerAuthorizeRoutes(app: App) {
             csrf: form.csrf,
             email: (form.email ?? "").slice(0, 100),
             error,
+            resetUrl: resetUrl(c, form.request_id),
           }),
           status,
         );

@@ -14,10 +14,15 @@ const STYLE = `
   button { margin-top: 1.5rem; width: 100%; padding: .75rem; font: inherit; font-weight: 600; border: 0; border-radius: .4rem;
            background: #1a56db; color: #fff; cursor: pointer; }
   .error { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #fde8e8; color: #9b1c1c; }
+  .field-error { margin: .35rem 0 0; color: #c81e1e; font-size: .9rem; }
+  @media (prefers-color-scheme: dark) { .field-error { color: #f98080; } }
+  .aside { margin: 1rem 0 0; text-align: center; }
+  .notice { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #e1effe; color: #1e429f; }
+  a { color: LinkText; }
 `;
 
 /** The document around every page: no script, one nonce'd style sheet, no referrer. */
-function layout(p: { nonce: string; title: string }, body: ReturnType<typeof html>) {
+export function layout(p: { nonce: string; title: string }, body: ReturnType<typeof html>) {
   return html`
     <!doctype html>
     <html lang="en">
@@ -48,6 +53,8 @@ export function loginPage(p: {
   csrf: string;
   email?: string;
   error?: string;
+  /** "Forgot your password?": the page that mails a reset link. */
+  resetUrl?: string;
 }) {
   return layout(
     { nonce: p.nonce, title: `Sign in to ${p.projectName}` },
@@ -71,6 +78,7 @@ export function loginPage(p: {
           maxlength="1024">
         <button type="submit">Sign in</button>
       </form>
+      ${p.resetUrl ? html`<p class="aside"><a href="${p.resetUrl}">Forgot your password?</a></p>` : ""}
     `,
   );
 }
