@@ -38,6 +38,8 @@ import { hashSecret, secretMatches } from "./secrets.ts";
 import { addressKey, attempt } from "./throttle.ts";
 import { normalizeEmail } from "./users.ts";
 
+export type { LinkRow };
+
 export type LinkSettings = {
   publicUrl: string;
   vault: KeyVault | null;

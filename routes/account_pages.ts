@@ -9,6 +9,7 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
 import {
+  type LinkRow,
   linkState,
   LinkUnusable,
   requestPasswordReset,
@@ -71,9 +72,10 @@ function page(
   c: Context<AppEnv>,
   render: (nonce: string) => ReturnType<typeof errorPage>,
   status: Status = 200,
+  redirectUri?: string,
 ) {
   const nonce = newNonce();
-  pageHeaders(c, nonce);
+  pageHeaders(c, nonce, redirectUri);
   return c.html(render(nonce), status);
 }
 
@@ -85,6 +87,18 @@ async function formOf(c: Context<AppEnv>): Promise<Record<string, string> | null
   if (!/^application\/x-www-form-urlencoded(;|$)/i.test(c.req.header("content-type") ?? "")) return null;
   const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
   return csrfMatches(c, form.csrf) ? form : null;
+}
+
+/**
+ * The redirect URI the choose-password form may end at: the login page it continues, when this browser opened
+ * it (the page's `form-action` must allow its origin, which Chrome checks through the redirect).
+ */
+async function continuedRedirect(c: Context<AppEnv>, link: LinkRow): Promise<string | undefined> {
+  if (!link.authorization_request_id) return undefined;
+  const { sql, config } = c.var.deps;
+  const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
+  const req = await resumableRequest(sql, link.authorization_request_id, browser, config.publicUrl);
+  return req && req.project_id === link.project_id ? req.redirect_uri : undefined;
 }
 
 const EXPIRED_FORM = "This page has expired or was not opened in this browser. Open the link again.";
@@ -200,16 +214,21 @@ export function registerAccountPages(app: App) {
     const state = await linkState(sql, token, ["password_reset", "invitation"]);
     if (state.state !== "usable") return await staleLink(c, token, false);
     const browser = browserOf(c);
-    return page(c, (nonce) =>
-      choosePasswordPage({
-        nonce,
-        action: `${config.publicUrl}/authorize/password`,
-        csrf: csrfOf(browser),
-        projectName: state.link.project_name,
-        email: state.link.email,
-        token,
-        invitation: state.link.purpose === "invitation",
-      }));
+    return page(
+      c,
+      (nonce) =>
+        choosePasswordPage({
+          nonce,
+          action: `${config.publicUrl}/authorize/password`,
+          csrf: csrfOf(browser),
+          projectName: state.link.project_name,
+          email: state.link.email,
+          token,
+          invitation: state.link.purpose === "invitation",
+        }),
+      200,
+      await continuedRedirect(c, state.link),
+    );
   });
 
   app.post("/authorize/password", async (c) => {
@@ -228,17 +247,22 @@ export function registerAccountPages(app: App) {
       ? "Do not use your email address as your password."
       : null;
     if (issue) {
-      return page(c, (nonce) =>
-        choosePasswordPage({
-          nonce,
-          action: `${config.publicUrl}/authorize/password`,
-          csrf: form.csrf,
-          projectName: state.link.project_name,
-          email: state.link.email,
-          token,
-          invitation: state.link.purpose === "invitation",
-          error: issue,
-        }), 400);
+      return page(
+        c,
+        (nonce) =>
+          choosePasswordPage({
+            nonce,
+            action: `${config.publicUrl}/authorize/password`,
+            csrf: form.csrf,
+            projectName: state.link.project_name,
+            email: state.link.email,
+            token,
+            invitation: state.link.purpose === "invitation",
+            error: issue,
+          }),
+        400,
+        await continuedRedirect(c, state.link),
+      );
     }
     let link;
     try {

@@ -15,6 +15,7 @@ test("POST .../users creates a fully managed user; the password is stored only a
     "created_at",
     "display_name",
     "email",
+    "email_verified",
     "external_user_id",
     "id",
     "is_active",
