@@ -121,7 +121,7 @@ const LINK_COLUMNS = `l.id, l.project_id, p.name as project_name, l.user_id, l.p
   l.authorization_request_id,
   (l.used_at is null and l.expires_at > now() and u.is_active and p.is_active
    and l.password_stamp = ${STAMP}
-   and (u.email = l.email or l.purpose = 'email_verification')) as usable`;
+   and (u.email = l.email or (l.purpose = 'email_verification' and u.pending_email = l.email))) as usable`;
 
 /** The link with this token hash, usable or not (the page tells a stale link from an unknown one). */
 export async function findLink(sql: Sql, tokenHash: Uint8Array): Promise<LinkRow | undefined> {
@@ -148,7 +148,7 @@ export async function consumeLink(
         and u.project_id = l.project_id and u.id = l.user_id and p.id = l.project_id
         and l.used_at is null and l.expires_at > now() and u.is_active and p.is_active
         and l.password_stamp = ${sql.unsafe(STAMP)}
-        and (u.email = l.email or l.purpose = 'email_verification')
+        and (u.email = l.email or (l.purpose = 'email_verification' and u.pending_email = l.email))
       returning l.id, l.project_id, p.name as project_name, l.user_id, l.purpose, l.email,
         l.authorization_request_id, true as usable
     )
@@ -178,13 +178,14 @@ export type MailUserRow = {
   display_name: string;
   email: string | null;
   email_verified: boolean;
+  pending_email: string | null;
   is_active: boolean;
   has_password: boolean;
 };
 
 const MAIL_USER = (sql: Sql) =>
   sql`u.id, u.project_id, p.name as project_name, p.is_active as project_active, u.display_name, u.email,
-      u.email_verified, u.is_active, u.password_hash is not null as has_password`;
+      u.email_verified, u.pending_email, u.is_active, u.password_hash is not null as has_password`;
 
 export async function findMailUserByEmail(
   sql: Sql,
@@ -221,7 +222,10 @@ export async function setPasswordFromLink(
     where project_id = ${projectId} and id = ${userId}`;
 }
 
-/** Marks the address verified when it is still the one the link was sent to; false otherwise. */
+/**
+ * Marks the address verified when it is still the user's address, or the pending one (which then becomes the
+ * address, unless another user of the project has taken it meanwhile); false otherwise.
+ */
 export async function verifyEmail(
   sql: Sql,
   projectId: string,
@@ -229,8 +233,11 @@ export async function verifyEmail(
   email: string,
 ): Promise<boolean> {
   const rows = await sql`
-    update users set email_verified = true, updated_at = now()
-    where project_id = ${projectId} and id = ${userId} and email = ${email} returning id`;
+    update users u set email = ${email}, pending_email = null, email_verified = true, updated_at = now()
+    where u.project_id = ${projectId} and u.id = ${userId} and (u.email = ${email} or u.pending_email = ${email})
+      and not exists (
+        select 1 from users o where o.project_id = ${projectId} and o.email = ${email} and o.id <> ${userId})
+    returning u.id`;
   return rows.length === 1;
 }
 

@@ -10,7 +10,14 @@ import { containsPattern, type PageStatement, pageStatement, type Params } from 
 /** The stored fields of a user that an update sets (the password hash aside). */
 export type UserFields = Pick<
   User,
-  "display_name" | "avatar_url" | "external_user_id" | "email" | "role_id" | "is_active" | "email_verified"
+  | "display_name"
+  | "avatar_url"
+  | "external_user_id"
+  | "email"
+  | "role_id"
+  | "is_active"
+  | "email_verified"
+  | "pending_email"
 >;
 
 /** A user row's columns as text, per alias (`u`, or the table's own name). */
@@ -23,6 +30,7 @@ const columnText = (alias: string) =>
     "external_user_id",
     "email",
     "email_verified",
+    "pending_email",
     "role_id",
     "is_active",
   ]
@@ -50,7 +58,8 @@ export async function updateUserRow(
   const [row] = await sql<User[]>`
     update users as u set
       display_name = ${u.display_name}, avatar_url = ${u.avatar_url}, external_user_id = ${u.external_user_id},
-      email = ${u.email}, email_verified = ${u.email_verified}, role_id = ${u.role_id}, is_active = ${u.is_active},
+      email = ${u.email}, email_verified = ${u.email_verified},
+      pending_email = ${u.pending_email}, role_id = ${u.role_id}, is_active = ${u.is_active},
       password_hash = coalesce(${u.password_hash}, u.password_hash), updated_at = now()
     where u.project_id = ${projectId} and u.id = ${userId}
     returning ${columns(sql)}`;

@@ -200,9 +200,13 @@ export async function sendLink(
         details: [{ field: "user_id", issue: "the user has a password already: send a password reset" }],
       });
     }
+    if (purpose === "email_verification" && user.pending_email) {
+      // The address waiting to replace the verified one.
+      return await issueLink(tx, s, { ...user, email: user.pending_email }, purpose, source);
+    }
     if (purpose === "email_verification" && user.email_verified) {
       throw new AppError("invalid_params", {
-        details: [{ field: "user_id", issue: "the email is verified" }],
+        details: [{ field: "user_id", issue: "the email is verified and no new one waits" }],
       });
     }
     return await issueLink(tx, s, user, purpose, source);
@@ -352,4 +356,92 @@ export async function signInBrowser(
     });
   });
   return fresh;
+}
+
+/** What an email change stores, and which mails it sends. */
+export type EmailChange = {
+  email: string | null;
+  email_verified: boolean;
+  pending_email: string | null;
+  /** The address to mail a verification link to. */
+  verify: string | null;
+  /** The old address, told of the change. */
+  notify: string | null;
+};
+
+/**
+ * How a requested email applies. A verified address stays until the new one is verified (it waits in
+ * `pending_email`); an unverified one is replaced at once, unverified. Either way the new address gets a
+ * verification link and the old one a notice. `asserted` (an admin's `email_verified: true`) applies it verified.
+ */
+export function emailChange(
+  current: { email: string | null; email_verified: boolean; pending_email: string | null },
+  requested: string | null,
+  asserted?: boolean,
+): EmailChange {
+  const keep = { verify: null, notify: null };
+  if (requested === current.email || (requested !== null && requested === current.pending_email)) {
+    return {
+      ...keep,
+      email: current.email,
+      email_verified: asserted ?? current.email_verified,
+      pending_email: current.pending_email,
+    };
+  }
+  if (requested === null) return { ...keep, email: null, email_verified: false, pending_email: null };
+  if (asserted === true) {
+    return {
+      email: requested,
+      email_verified: true,
+      pending_email: null,
+      verify: null,
+      notify: current.email,
+    };
+  }
+  if (current.email !== null && current.email_verified) {
+    return {
+      email: current.email,
+      email_verified: true,
+      pending_email: requested,
+      verify: requested,
+      notify: current.email,
+    };
+  }
+  return {
+    email: requested,
+    email_verified: false,
+    pending_email: null,
+    verify: requested,
+    notify: current.email,
+  };
+}
+
+/** The mails of an email change, in the caller's transaction (after the user's row is written). */
+export async function mailEmailChange(
+  tx: Sql,
+  s: LinkSettings,
+  projectId: string,
+  userId: string,
+  change: EmailChange,
+  source: Source,
+): Promise<void> {
+  if (!change.verify && !change.notify) return;
+  const user = await findMailUser(tx, projectId, userId);
+  if (!user || !user.is_active) return;
+  if (change.verify) await issueLink(tx, s, { ...user, email: change.verify }, "email_verification", source);
+  if (change.notify) {
+    await queueMail(tx, s.vault, {
+      projectId,
+      kind: "email_changed",
+      to: change.notify,
+      userId,
+      fields: {
+        project: user.project_name,
+        name: user.display_name,
+        new_email: change.verify ?? user.email ?? "",
+        pending: change.pending_email ? "yes" : "no",
+      },
+      link: null,
+    });
+  }
 }

@@ -13,6 +13,8 @@ export type MailFields = {
   valid_for?: string;
   /** The new address (email_changed). */
   new_email?: string;
+  /** "yes": the change waits for the new address to be confirmed (email_changed). */
+  pending?: string;
 };
 
 export type RenderedMail = { subject: string; text: string; html: string };
@@ -77,8 +79,10 @@ const TEMPLATES: Record<MailKind, Template> = {
     subject: (f) => `Your email address for ${f.project} is changing`,
     intro: (f) => [
       `Hello ${f.name},`,
-      `the email address of your ${f.project} account is being changed to ${f.new_email}. It changes once ` +
-      "the new address is confirmed.",
+      f.pending === "yes"
+        ? `the email address of your ${f.project} account is being changed to ${f.new_email}. It changes once ` +
+          "the new address is confirmed; until then this address stays."
+        : `the email address of your ${f.project} account was changed to ${f.new_email}.`,
     ],
     outro: () => [
       "If you did not ask for this, reset your password and tell the people who run this application.",

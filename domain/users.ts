@@ -6,6 +6,7 @@ import { endSessions } from "../db/sessions.ts";
 import { clearAttempts } from "../db/throttle.ts";
 import {
   deleteUserRow,
+  findLoginUser,
   findUser,
   findUserByExternalId,
   insertUser,
@@ -31,7 +32,7 @@ import { keepOrClear } from "./updates.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { type Principal, requireUser } from "./principal.ts";
 import { attempt, THROTTLE } from "./throttle.ts";
-import { issueLink, type LinkSettings, sendLink } from "./account_links.ts";
+import { emailChange, issueLink, type LinkSettings, mailEmailChange, sendLink } from "./account_links.ts";
 import type { LinkPurpose } from "../db/mail.ts";
 import { findMailUser } from "../db/mail.ts";
 
@@ -80,6 +81,7 @@ export async function createUser(
       external_user_id: input.external_user_id || null,
       email: normalizeEmail(input.email) || null,
       email_verified: input.email_verified ?? false,
+      pending_email: null,
       role_id: roleId,
       is_active: input.is_active ?? true,
       password_hash: passwordHash,
@@ -120,6 +122,7 @@ export async function updateUser(
   projectId: string,
   userId: string,
   input: UpdateUserRequest,
+  mail?: LinkSettings,
 ): Promise<User> {
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   return await transaction(sql, async (tx) => {
@@ -168,18 +171,21 @@ export async function updateUser(
         details: [{ field: "external_user_id", issue: "required when the user has no email" }],
       });
     }
+    const change = emailChange(current, email, input.email_verified);
+    if (change.pending_email !== current.pending_email) await requireFreeEmail(tx, projectId, userId, change);
     const row = await updateUserRow(tx, projectId, userId, {
       display_name: input.display_name,
       avatar_url: keepOrClear(input.avatar_url, current.avatar_url),
       external_user_id: externalUserId,
-      email,
-      // A changed address is not verified, unless the admin says it is.
-      email_verified: input.email_verified ?? (email === current.email ? current.email_verified : false),
+      email: change.email,
+      email_verified: change.email_verified,
+      pending_email: change.pending_email,
       role_id: roleId,
       is_active: input.is_active,
       password_hash: passwordHash,
     });
     if (!input.is_active || passwordHash) await endSessions(tx, { userId });
+    if (mail) await mailEmailChange(tx, mail, projectId, userId, change, sourceOf(caller));
     await record(tx, {
       projectId,
       type: updateType("user", current, row!),
@@ -250,12 +256,14 @@ export async function updateCurrentUser(
   sql: Sql,
   principal: Principal,
   input: UpdateCurrentUserRequest,
+  mail?: LinkSettings,
 ): Promise<CurrentUser> {
   const { projectId, userId, sessionId } = requireUser(principal);
   const before = await findUser(sql, projectId, userId, { withPasswordHash: true });
   if (!before) throw new AppError("user_not_found");
   const email = normalizeEmail(input.email)!;
-  if (before.password_hash && (input.password || email !== before.email)) {
+  const changesEmail = email !== before.email && email !== before.pending_email;
+  if (before.password_hash && (input.password || changesEmail)) {
     if (!input.current_password) {
       throw currentPasswordIssue("required to change the password or the email");
     }
@@ -272,17 +280,21 @@ export async function updateCurrentUser(
     if (!current) throw new AppError("user_not_found");
     // Changed by another request since it was checked: the current password given is no longer current.
     if (current.password_hash !== before.password_hash) throw currentPasswordIssue("is wrong");
+    const change = emailChange(current, email);
+    if (change.pending_email !== current.pending_email) await requireFreeEmail(tx, projectId, userId, change);
     const updated = await updateUserRow(tx, projectId, userId, {
       display_name: input.display_name,
       avatar_url: keepOrClear(input.avatar_url, current.avatar_url),
       external_user_id: current.external_user_id,
-      email,
-      email_verified: email === current.email ? current.email_verified : false,
+      email: change.email,
+      email_verified: change.email_verified,
+      pending_email: change.pending_email,
       role_id: current.role_id,
       is_active: current.is_active,
       password_hash: passwordHash,
     });
     if (passwordHash) await endSessions(tx, { userId, except: sessionId });
+    if (mail) await mailEmailChange(tx, mail, projectId, userId, change, sourceOf(principal));
     const { password_hash: _, ...previous } = current;
     await record(tx, {
       projectId,
@@ -345,6 +357,18 @@ export async function deleteUser(
       changes: diff(current, {}),
     });
   });
+}
+
+/** A pending address must not be another user's address already (409, as for an address set at once). */
+async function requireFreeEmail(
+  tx: Sql,
+  projectId: string,
+  userId: string,
+  change: { pending_email: string | null },
+) {
+  if (change.pending_email === null) return;
+  const other = await findLoginUser(tx, projectId, change.pending_email);
+  if (other && other.id !== userId) throw new AppError("user_email_already_used");
 }
 
 /**

@@ -13,6 +13,10 @@ export const User = z.object({
     description: "Whether the user proved they receive mail at `email` (followed a link mailed there: " +
       "verification, invitation or password reset), or an admin said so. A changed email is unverified.",
   }),
+  pending_email: z.string().nullable().openapi({
+    description: "A new address that replaces a verified `email` once it is verified itself (its link was " +
+      "mailed to it); null when none waits",
+  }),
   role_id: z.string().nullable(),
   is_active: z.boolean(),
   permissions: z.array(z.string()).optional().openapi({
@@ -44,7 +48,9 @@ const ExternalUserId = z.string().max(100, "at most 100 characters")
 const Email = z.string().trim().max(100, "at most 100 characters")
   .refine((v) => v === "" || z.regexes.email.test(v), "must be a valid email").nullable().optional().openapi({
     description:
-      'Unique in the project, case-insensitively. On update: omitted keeps it; null or "" removes it.',
+      'Unique in the project, case-insensitively. On update: omitted keeps it; null or "" removes it. A ' +
+      "new address replaces a verified one only once it is verified too (it waits in `pending_email`); an " +
+      "unverified one is replaced at once. The new address is mailed a verification link, the old one a notice.",
   });
 const RoleId = z.string().max(100).nullable().optional().openapi({
   description: 'A role of this project. On update: omitted keeps it; null or "" removes it.',

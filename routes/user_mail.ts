@@ -62,9 +62,10 @@ export const sendVerificationRoute = guardedRoute({
   summary: "Mail the user a link that verifies their address",
   permission: "users:update",
   description:
-    "Following the link sets `email_verified`. It works once, for EMAIL_VERIFICATION_TTL (1 day); " +
-    "earlier links stop working. An address verified already is `invalid_params`. `email.verification_sent` is " +
-    "recorded. " + COVER,
+    "To `pending_email` when a new address waits, else to `email`. Following the link sets `email_verified` " +
+    "(and makes a waiting address the user's `email`). It works once, for EMAIL_VERIFICATION_TTL (1 day); " +
+    "earlier links stop working. A verified address with none waiting is `invalid_params`. " +
+    "`email.verification_sent` is recorded. " + COVER,
   request: { params: UserIdParam },
   responses: { 202: jsonResponse(MailSent, "The mail is queued") },
   errors: ["invalid_params", "user_not_found"],

@@ -163,7 +163,10 @@ export function registerUserRoutes(app: App) {
     return c.json(await getCurrentUser(c.var.deps.sql, c.var.principal), 200);
   });
   app.openapi(updateCurrentUserRoute, async (c) => {
-    return c.json(await updateCurrentUser(c.var.deps.sql, c.var.principal, c.req.valid("json")), 200);
+    return c.json(
+      await updateCurrentUser(c.var.deps.sql, c.var.principal, c.req.valid("json"), linkSettings(c)),
+      200,
+    );
   });
   app.openapi(createUserRoute, async (c) => {
     const { project_id } = c.req.valid("param");
@@ -175,7 +178,14 @@ export function registerUserRoutes(app: App) {
   app.openapi(updateUserRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
     return c.json(
-      await updateUser(c.var.deps.sql, c.var.principal, project_id, user_id, c.req.valid("json")),
+      await updateUser(
+        c.var.deps.sql,
+        c.var.principal,
+        project_id,
+        user_id,
+        c.req.valid("json"),
+        linkSettings(c),
+      ),
       200,
     );
   });

@@ -325,14 +325,21 @@ test("verification: on creation when asked, again after an email change; email_v
   );
   assert.equal(again.status, 400);
   await again.body?.cancel();
-  // A changed email is unverified; the admin resends; the new address is verified.
+  // A verified address stays until the new one is verified: it waits, is mailed a link, the old one a notice.
   const changed = newEmail();
   const put = await api(s.url, p.token, "PUT", `/api/v1/projects/${p.projectId}/users/${user.id}`, {
     display_name: "Mail User",
     is_active: true,
     email: changed,
   });
-  assert.equal((await put.json()).email_verified, false);
+  const pending = await put.json();
+  assert.deepEqual([pending.email, pending.email_verified, pending.pending_email], [email, true, changed]);
+  const first = linkIn(await s.catcher.mailTo(changed));
+  const notice = await s.catcher.waitFor((m) => m.to.includes(email) && /is changing/.test(m.subject));
+  assert.match(notice.text, new RegExp(changed));
+  assert.doesNotMatch(notice.text, /token=/, "the notice carries no link");
+  assert.equal(await loginStatus(s.url, p.clientId, changed, PASSWORD), 400, "not yet the login");
+  // Resent: to the waiting address; the earlier link stops working.
   const resent = await api(
     s.url,
     p.token,
@@ -340,13 +347,21 @@ test("verification: on creation when asked, again after an email change; email_v
     `/api/v1/projects/${p.projectId}/users/${user.id}/verification`,
   );
   assert.equal(resent.status, 202);
-  await resent.body?.cancel();
-  const link2 = linkIn(await s.catcher.mailTo(changed));
+  assert.equal((await resent.json()).email, changed);
+  await s.catcher.waitFor((m) => m.to.includes(changed) && linkIn(m) !== first);
+  const toChanged = s.catcher.mails.filter((m) => m.to.includes(changed));
+  const link2 = linkIn(toChanged[toChanged.length - 1]);
+  const stale = await fetch(first);
+  assert.equal(stale.status, 400);
+  await stale.body?.cancel();
   const jar2 = new Jar(s.url);
   const html2 = await (await jar2.get(link2)).text();
   const done2 = await jar2.post("/authorize/verify", hiddenFields(html2));
   assert.equal(done2.status, 200);
   await done2.body?.cancel();
+  const swapped = await (await api(s.url, p.token, "GET", `/api/v1/projects/${p.projectId}/users/${user.id}`))
+    .json();
+  assert.deepEqual([swapped.email, swapped.email_verified, swapped.pending_email], [changed, true, null]);
   // The ID token and userinfo say so.
   const login = new Jar(s.url);
   const opened = await openLogin(login, p.clientId);
@@ -366,7 +381,35 @@ test("verification: on creation when asked, again after an email change; email_v
   });
   assert.equal((await info.json()).email_verified, true);
   assert.equal((await eventsOf(p, "email.verified")).length, 2);
-  assert.equal((await eventsOf(p, "email.verification_sent")).length, 2);
+  assert.equal((await eventsOf(p, "email.verification_sent")).length, 3);
+});
+
+test("an unverified address is replaced at once, unverified, and the new one is mailed a link", async () => {
+  const s = await service();
+  const p = await projectAt(s.url);
+  const email = newEmail();
+  const user = await userAt(p, { email, password: PASSWORD });
+  const changed = newEmail();
+  const put = await api(s.url, p.token, "PUT", `/api/v1/projects/${p.projectId}/users/${user.id}`, {
+    display_name: "Mail User",
+    is_active: true,
+    email: changed,
+  });
+  const row = await put.json();
+  assert.deepEqual([row.email, row.email_verified, row.pending_email], [changed, false, null]);
+  assert.match(linkIn(await s.catcher.mailTo(changed)), /authorize\/verify/);
+  const notice = await s.catcher.waitFor((m) => m.to.includes(email));
+  assert.match(notice.text, /was changed to/);
+  // An admin may say the address is verified.
+  const third = newEmail();
+  const asserted = await api(s.url, p.token, "PUT", `/api/v1/projects/${p.projectId}/users/${user.id}`, {
+    display_name: "Mail User",
+    is_active: true,
+    email: third,
+    email_verified: true,
+  });
+  const after = await asserted.json();
+  assert.deepEqual([after.email, after.email_verified, after.pending_email], [third, true, null]);
 });
 
 test("admin mail operations: users:update, and covering the user (403 otherwise)", async () => {

@@ -19,6 +19,7 @@ test("POST .../users creates a fully managed user; the password is stored only a
     "external_user_id",
     "id",
     "is_active",
+    "pending_email",
     "project_id",
     "role_id",
     "updated_at",

@@ -1,5 +1,7 @@
 -- Email: whether a user's address is proven, one-time links mailed to users, and the outbox of mails.
 alter table users add column email_verified boolean not null default false;
+-- A verified address stays until its replacement is verified too: the new one waits here.
+alter table users add column pending_email text;
 
 -- One-time links (password reset, invitation, email verification): only the SHA-256 of the token is kept. A
 -- link is good once, until `expires_at`, for the address it was sent to, and while the user's password is the

@@ -116,7 +116,10 @@ export function registerUserPages(app: App) {
             <CopyId id={u.id} label={`user id of ${u.display_name}`} />
           </span>
         </td>
-        <td>{u.email ?? u.external_user_id}</td>
+        <td>
+          {u.email ?? u.external_user_id}
+          {u.email ? <span class="sub">{u.email_verified ? "verified" : "not verified"}</span> : ""}
+        </td>
         <td class="wide">
           <Active on={u.is_active} />
         </td>
@@ -172,6 +175,14 @@ export function registerUserPages(app: App) {
               <dt>State</dt>
               <dd>
                 <Active on={user.is_active} />
+              </dd>
+              <dt>Email</dt>
+              <dd>
+                {user.email
+                  ? `${user.email} (${user.email_verified ? "verified" : "not verified"})${
+                    user.pending_email ? `, changing to ${user.pending_email} once that is verified` : ""
+                  }`
+                  : "none"}
               </dd>
               <dt>Created</dt>
               <dd>

@@ -6731,7 +6731,7 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Needs <code>users:update</code>. Following the link sets <code>email_verified</code>. It works once, for EMAIL_VERIFICATION_TTL (1 day); earlier links stop working. An address verified already is <code>invalid_params</code>. <code>email.verification_sent</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
+		 * <p>Needs <code>users:update</code>. To <code>pending_email</code> when a new address waits, else to <code>email</code>. Following the link sets <code>email_verified</code> (and makes a waiting address the user&#39;s <code>email</code>). It works once, for EMAIL_VERIFICATION_TTL (1 day); earlier links stop working. A verified address with none waiting is <code>invalid_params</code>. <code>email.verification_sent</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
 		 * @summary Mail the user a link that verifies their address
 		 * @param {string} projectId
 		 * @param {string} userId
@@ -7436,7 +7436,7 @@ export const UsersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>users:update</code>. Following the link sets <code>email_verified</code>. It works once, for EMAIL_VERIFICATION_TTL (1 day); earlier links stop working. An address verified already is <code>invalid_params</code>. <code>email.verification_sent</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
+		 * <p>Needs <code>users:update</code>. To <code>pending_email</code> when a new address waits, else to <code>email</code>. Following the link sets <code>email_verified</code> (and makes a waiting address the user&#39;s <code>email</code>). It works once, for EMAIL_VERIFICATION_TTL (1 day); earlier links stop working. A verified address with none waiting is <code>invalid_params</code>. <code>email.verification_sent</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
 		 * @summary Mail the user a link that verifies their address
 		 * @param {string} projectId
 		 * @param {string} userId
@@ -7769,7 +7769,7 @@ export class UsersApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>users:update</code>. Following the link sets <code>email_verified</code>. It works once, for EMAIL_VERIFICATION_TTL (1 day); earlier links stop working. An address verified already is <code>invalid_params</code>. <code>email.verification_sent</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
+	 * <p>Needs <code>users:update</code>. To <code>pending_email</code> when a new address waits, else to <code>email</code>. Following the link sets <code>email_verified</code> (and makes a waiting address the user&#39;s <code>email</code>). It works once, for EMAIL_VERIFICATION_TTL (1 day); earlier links stop working. A verified address with none waiting is <code>invalid_params</code>. <code>email.verification_sent</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
 	 * @summary Mail the user a link that verifies their address
 	 * @param {string} projectId
 	 * @param {string} userId

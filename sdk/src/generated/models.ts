@@ -847,7 +847,7 @@ export namespace Api {
 		 */
 		'external_user_id'?: string | null;
 		/**
-		 * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it. A new address replaces a verified one only once it is verified too (it waits in <code>pending_email</code>); an unverified one is replaced at once. The new address is mailed a verification link, the old one a notice.</p>
 		 * @type {string | null}
 		 * @memberof CreateUserRequest
 		 */
@@ -2047,7 +2047,7 @@ export namespace Api {
 		 */
 		'external_user_id'?: string | null;
 		/**
-		 * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it. A new address replaces a verified one only once it is verified too (it waits in <code>pending_email</code>); an unverified one is replaced at once. The new address is mailed a verification link, the old one a notice.</p>
 		 * @type {string | null}
 		 * @memberof UpdateUserRequest
 		 */
@@ -2117,6 +2117,12 @@ export namespace Api {
 		 * @memberof User
 		 */
 		'email_verified': boolean;
+		/**
+		 * @description <p>A new address that replaces a verified <code>email</code> once it is verified itself (its link was mailed to it); null when none waits</p>
+		 * @type {string | null}
+		 * @memberof User
+		 */
+		'pending_email': string | null;
 		'role_id': string | null;
 		'is_active': boolean;
 		/**
