@@ -256,3 +256,18 @@ export async function extendAuthorizationRequest(sql: Sql, id: string, seconds: 
     update authorization_requests set expires_at = greatest(expires_at, now() + make_interval(secs => ${seconds}))
     where id = ${id} and used_at is null and expires_at > now()`;
 }
+
+/** The login page's user must verify their address first: its page may mail them the link. */
+export async function holdForVerification(sql: Sql, requestId: string, userId: string): Promise<void> {
+  await sql`update authorization_requests set unverified_user_id = ${userId} where id = ${requestId}`;
+}
+
+/** The user a login page refused for an unverified address, when it did. */
+export async function unverifiedUserOf(sql: Sql, requestId: string): Promise<MailUserRow | undefined> {
+  const [row] = await sql<MailUserRow[]>`
+    select ${MAIL_USER(sql)} from authorization_requests r
+    join users u on u.project_id = r.project_id and u.id = r.unverified_user_id
+    join projects p on p.id = u.project_id
+    where r.id = ${requestId}`;
+  return row;
+}

@@ -105,7 +105,14 @@ export async function findUser(
   return row;
 }
 
-export type LoginUserRow = { id: string; password_hash: string | null; is_active: boolean };
+export type LoginUserRow = {
+  id: string;
+  password_hash: string | null;
+  is_active: boolean;
+  email_verified: boolean;
+  /** The project refuses logins of users whose address is not verified. */
+  require_verified_email: boolean;
+};
 
 export async function findLoginUser(
   sql: Sql,
@@ -113,7 +120,9 @@ export async function findLoginUser(
   email: string,
 ): Promise<LoginUserRow | undefined> {
   const [row] = await sql<LoginUserRow[]>`
-    select id, password_hash, is_active from users where project_id = ${projectId} and email = ${email}`;
+    select u.id, u.password_hash, u.is_active, u.email_verified, p.require_verified_email
+    from users u join projects p on p.id = u.project_id
+    where u.project_id = ${projectId} and u.email = ${email}`;
   return row;
 }
 

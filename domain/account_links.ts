@@ -14,11 +14,13 @@ import {
   findMailUser,
   findMailUserByEmail,
   findProjectName,
+  holdForVerification,
   insertLink,
   type LinkPurpose,
   type LinkRow,
   type MailUserRow,
   setPasswordFromLink,
+  unverifiedUserOf,
   verifyEmail,
 } from "../db/mail.ts";
 import { type AuthorizationRequestRow, endSessions, findAuthorizationRequest } from "../db/sessions.ts";
@@ -444,4 +446,37 @@ export async function mailEmailChange(
       link: null,
     });
   }
+}
+
+/**
+ * A login refused for an unverified address: mails the user the verification link, at most 3 per 15 minutes
+ * (beyond, nothing is sent and the answer is the same). Returns the address it goes to.
+ */
+export async function resendForLogin(
+  sql: Sql,
+  s: LinkSettings,
+  requestId: string,
+  request: { ip: string | null; user_agent: string | null; id: string },
+): Promise<string | null> {
+  const user = await unverifiedUserOf(sql, requestId);
+  if (!user || !user.email || user.email_verified || !user.is_active) return null;
+  const wait = await countAttempt(
+    sql,
+    `verify:account:${user.project_id}:${user.id}`,
+    RESET_THROTTLE.account,
+  );
+  if (wait === null) {
+    await transaction(sql, async (tx) => {
+      await issueLink(tx, s, { ...user, email: user.email! }, "email_verification", {
+        actor: { type: "user", id: user.id, token_jti: null },
+        request,
+      });
+    });
+  }
+  return user.email;
+}
+
+/** Marks the login page: its user must verify their address before signing in. */
+export async function requireVerification(sql: Sql, requestId: string, userId: string): Promise<void> {
+  await holdForVerification(sql, requestId, userId);
 }

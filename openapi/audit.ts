@@ -40,7 +40,8 @@ export const EVENT_TYPES = {
   "login.succeeded": "A user signed in on the login page",
   "login.failed":
     "A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account " +
-    "nothing typed is kept (`details.reason` is `unknown_email`, no `email`)",
+    "nothing typed is kept (`details.reason` is `unknown_email`, no `email`); `email_not_verified`: the right " +
+    "password, in a project that requires a verified address",
   "login.throttled":
     "A sign-in was refused for too many failures (429), at most one per account and minute; an unknown " +
     "account's typed email is not kept",

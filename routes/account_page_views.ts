@@ -141,3 +141,37 @@ export function verifiedPage(p: { nonce: string; projectName: string; email: str
     `,
   );
 }
+
+/** The right password in a project that wants a verified address first: offers to mail the link. */
+export function verifyFirstPage(
+  p: Page & { projectName: string; requestId: string; email: string },
+) {
+  return layout(
+    { nonce: p.nonce, title: `Confirm your email address for ${p.projectName}` },
+    html`
+      <h1>Confirm your email address first</h1>
+      <p class="error" role="alert" id="error"><strong>${p
+        .projectName}</strong> asks you to confirm your email
+        address before you sign in.</p>
+      <form method="post" action="${p.action}">
+        <input type="hidden" name="request_id" value="${p.requestId}">
+        <input type="hidden" name="csrf" value="${p.csrf}">
+        <p>We can mail a confirmation link to <strong>${p.email}</strong>.</p>
+        <button type="submit">Mail me a confirmation link</button>
+      </form>
+    `,
+  );
+}
+
+/** The confirmation link is on its way (or was sent recently). */
+export function verifySentPage(p: { nonce: string; projectName: string; email: string; validFor: string }) {
+  return layout(
+    { nonce: p.nonce, title: "Check your mail" },
+    html`
+      <h1>Check your mail</h1>
+      <p class="notice" role="status">A link to confirm <strong>${p.email}</strong> for
+        <strong>${p.projectName}</strong> is on its way. It works once, for ${p.validFor}. Once you have
+        confirmed, go back to the sign-in page and sign in again.</p>
+    `,
+  );
+}

@@ -13,6 +13,7 @@ import {
   linkState,
   LinkUnusable,
   requestPasswordReset,
+  resendForLogin,
   resetContext,
   resumableRequest,
   setPasswordWithLink,
@@ -34,7 +35,9 @@ import {
   staleLinkPage,
   verifiedPage,
   verifyPage,
+  verifySentPage,
 } from "./account_page_views.ts";
+import { AuthorizePageError, loginRequestFor } from "../domain/login.ts";
 import { browserCookie, cookieOptions, newNonce, pageHeaders, ssoSettings } from "./authorize.ts";
 import type { App, AppEnv } from "./env.ts";
 import { errorPage } from "./login_page.ts";
@@ -122,7 +125,9 @@ async function staleLink(c: Context<AppEnv>, token: string, verification: boolea
 }
 
 export function registerAccountPages(app: App) {
-  for (const path of ["/authorize/reset", "/authorize/password", "/authorize/verify"]) {
+  for (
+    const path of ["/authorize/reset", "/authorize/password", "/authorize/verify", "/authorize/verify/resend"]
+  ) {
     app.post(
       path,
       bodyLimit({
@@ -298,6 +303,32 @@ export function registerAccountPages(app: App) {
     });
     setCookie(c, sso.name, fresh, sso.options(config.ssoTtl));
     return page(c, (nonce) => passwordSetPage({ nonce, projectName: link.project_name }));
+  });
+
+  // From the login page's "confirm your address first": the login form's CSRF token, bound to its request.
+  app.post("/authorize/verify/resend", async (c) => {
+    const { sql, config } = c.var.deps;
+    if (!/^application\/x-www-form-urlencoded(;|$)/i.test(c.req.header("content-type") ?? "")) {
+      return problem(c, EXPIRED_FORM, 403);
+    }
+    const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
+    const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
+    let req;
+    try {
+      req = await loginRequestFor(sql, form, browser, config.publicUrl);
+    } catch (err) {
+      if (err instanceof AuthorizePageError) return problem(c, err.message);
+      throw err;
+    }
+    const email = await resendForLogin(sql, linkSettings(c), req.id, requestInfo(c));
+    if (!email) return problem(c, "There is nothing to confirm for this sign-in. Go back and sign in again.");
+    return page(c, (nonce) =>
+      verifySentPage({
+        nonce,
+        projectName: req.project_name,
+        email,
+        validFor: duration(config.emailVerificationTtl),
+      }));
   });
 
   app.get("/authorize/verify", async (c) => {

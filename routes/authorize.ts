@@ -22,6 +22,9 @@ import { ssoCookie } from "./sso_cookie.ts";
 import type { App, AppEnv } from "./env.ts";
 import { requestInfo } from "./request_info.ts";
 import { errorPage, loginPage } from "./login_page.ts";
+import { verifyFirstPage } from "./account_page_views.ts";
+import { requireVerification } from "../domain/account_links.ts";
+import { normalizeEmail } from "../domain/users.ts";
 
 /** Binds a login form to the browser. On https it is a `__Host-` cookie, which no sibling domain can plant. */
 export const browserCookie = (secure: boolean) => secure ? "__Host-acs_browser" : "acs_browser";
@@ -226,6 +229,21 @@ export function registerAuthorizeRoutes(app: App) {
       }
       if (!signedIn) return again(INVALID, 400);
       setCookie(c, deviceCookie(secure), signedIn.device, cookieOptions(secure, DEVICE_TTL));
+      if (signedIn.unverified) {
+        // The project wants a verified address: the page offers to mail the link (docs/email.md).
+        await requireVerification(sql, req.id, signedIn.userId);
+        return c.html(
+          verifyFirstPage({
+            nonce,
+            action: `${config.publicUrl}/authorize/verify/resend`,
+            csrf: form.csrf,
+            projectName: req.project_name,
+            requestId: req.id,
+            email: normalizeEmail(email)!,
+          }),
+          403,
+        );
+      }
       const sso = ssoCookie(config.publicUrl);
       const done = await completeLogin(
         sql,
@@ -317,6 +335,10 @@ export function registerAuthorizeRoutes(app: App) {
       303: { description: "Success: to `redirect_uri` with `code`, `state` and `iss`" },
       400: {
         description: "The page again with a generic error, or an error page",
+      },
+      403: {
+        description: "The right password in a project with `require_verified_email` whose user's address is not " +
+          "verified: a page that offers to mail the verification link",
       },
       413: { description: "A form larger than 16 KiB: an error page, sent before the body is read" },
       429: {

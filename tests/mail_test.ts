@@ -575,3 +575,74 @@ test("without SMTP_URL mails are written to the log with a clear line", async ()
 globalThis.addEventListener("unload", () => {
   shared?.then((s) => s.close()).catch(() => {});
 });
+
+test("require_verified_email: the login is refused with a page that mails the link; verified, it works", async () => {
+  const s = await service();
+  const p = await projectAt(s.url);
+  const put = await api(s.url, p.token, "PUT", `/api/v1/projects/${p.projectId}`, {
+    name: p.name,
+    require_verified_email: true,
+  });
+  assert.equal(put.status, 200, await put.clone().text());
+  assert.equal((await put.json()).require_verified_email, true);
+  const email = newEmail();
+  await userAt(p, { email, password: PASSWORD });
+  // A wrong password still says only "invalid": nothing about the address.
+  assert.equal(await loginStatus(s.url, p.clientId, email, "wrong password"), 400);
+  const jar = new Jar(s.url);
+  const login = await openLogin(jar, p.clientId);
+  const refused = await jar.post("/authorize", { ...hiddenFields(login.html), email, password: PASSWORD });
+  assert.equal(refused.status, 403);
+  const html = await refused.text();
+  assert.match(html, /Confirm your email address first/);
+  assert.equal((await eventsOf(p, "login.succeeded")).length, 0);
+  const failed = await eventsOf(p, "login.failed");
+  assert.ok(failed.some((e) => (e.details as { reason: string }).reason === "email_not_verified"));
+  // Resend from that page: the form carries the login page's request and CSRF token.
+  const forged = await new Jar(s.url).post("/authorize/verify/resend", hiddenFields(html));
+  assert.equal(forged.status, 400, "not without the login page's browser");
+  await forged.body?.cancel();
+  const sent = await jar.post("/authorize/verify/resend", hiddenFields(html));
+  assert.equal(sent.status, 200);
+  assert.match(await sent.text(), /Check your mail/);
+  const link = linkIn(await s.catcher.mailTo(email));
+  const confirm = await jar.get(link);
+  const done = await jar.post("/authorize/verify", hiddenFields(await confirm.text()));
+  assert.equal(done.status, 200);
+  await done.body?.cancel();
+  assert.equal(await loginStatus(s.url, p.clientId, email, PASSWORD), 303);
+});
+
+test("require_verified_email is changed only by a caller covering the whole project", async () => {
+  const s = await service();
+  const p = await projectAt(s.url);
+  const resources =
+    await (await api(s.url, p.token, "GET", `/api/v1/projects/${p.projectId}/resources?page_size=100`))
+      .json();
+  const projects = resources.data.find((r: { code: string }) => r.code === "projects");
+  const update = projects.permissions.find((x: { code: string }) => x.code === "update").id;
+  const res = await api(s.url, p.token, "POST", `/api/v1/projects/${p.projectId}/clients`, {
+    name: "renamer",
+    permission_ids: [update],
+    token_endpoint_auth_method: "client_secret_basic",
+  });
+  const c = await res.json();
+  const t = await fetch(`${s.url}/api/v1/tokens`, {
+    method: "POST",
+    headers: {
+      authorization: `Basic ${btoa(`${c.id}:${c.client_secret}`)}`,
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: "grant_type=client_credentials",
+  });
+  const token = (await t.json()).access_token;
+  const denied = await api(s.url, token, "PUT", `/api/v1/projects/${p.projectId}`, {
+    name: p.name,
+    require_verified_email: true,
+  });
+  assert.equal(denied.status, 403);
+  assert.equal((await denied.json()).error, "insufficient_permission");
+  const renamed = await api(s.url, token, "PUT", `/api/v1/projects/${p.projectId}`, { name: `${p.name} 2` });
+  assert.equal(renamed.status, 200);
+  assert.equal((await renamed.json()).require_verified_email, false);
+});

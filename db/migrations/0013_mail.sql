@@ -2,6 +2,10 @@
 alter table users add column email_verified boolean not null default false;
 -- A verified address stays until its replacement is verified too: the new one waits here.
 alter table users add column pending_email text;
+-- A project may refuse logins until the user's address is verified.
+alter table projects add column require_verified_email boolean not null default false;
+-- The login page whose user must verify their address first: its page offers to mail the link again.
+alter table authorization_requests add column unverified_user_id text;
 
 -- One-time links (password reset, invitation, email verification): only the SHA-256 of the token is kept. A
 -- link is good once, until `expires_at`, for the address it was sent to, and while the user's password is the

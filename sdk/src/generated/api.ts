@@ -2509,6 +2509,9 @@ export const LoginApiFp = function(configuration?: Configuration) {
 					if (response.status === 400) {
 						return response;
 					}
+					if (response.status === 403) {
+						return response;
+					}
 					if (response.status === 413) {
 						return response;
 					}
