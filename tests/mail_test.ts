@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { loadConfig } from "../config.ts";
 import { dotStuff, mimeOf, parseSmtpUrl } from "../domain/smtp.ts";
 import { exchangeCodeAt } from "./mail_flows.ts";
-import { freePort, REDIRECT_URI, test } from "./helpers.ts";
+import { ADMIN_SECRET, DATABASE_URL, freePort, isolatedDatabase, REDIRECT_URI, test } from "./helpers.ts";
+import { spawn } from "./processes.ts";
 import {
   api,
   eventsOf,
@@ -645,4 +646,89 @@ test("require_verified_email is changed only by a caller covering the whole proj
   const renamed = await api(s.url, token, "PUT", `/api/v1/projects/${p.projectId}`, { name: `${p.name} 2` });
   assert.equal(renamed.status, 200);
   assert.equal((await renamed.json()).require_verified_email, false);
+});
+
+/** A self-signed certificate for 127.0.0.1 made by openssl now, or null without openssl. */
+async function selfSigned(): Promise<{ cert: string; key: string } | null> {
+  const dir = await Deno.makeTempDir({ prefix: "acs-smtp-tls-" });
+  try {
+    const out = await new Deno.Command("openssl", {
+      args: [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        `${dir}/key.pem`,
+        "-out",
+        `${dir}/cert.pem`,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+      ],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    if (!out.success) return null;
+    return {
+      cert: await Deno.readTextFile(`${dir}/cert.pem`),
+      key: await Deno.readTextFile(`${dir}/key.pem`),
+    };
+  } catch {
+    return null;
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+test("smtps:// checks the server's certificate: a self-signed one is refused, and the mail retried", async () => {
+  const tls = await selfSigned();
+  if (!tls) return; // no openssl here
+  const catcher = new SmtpCatcher(0, tls);
+  const s = await mailService({ SMTP_URL: `smtps://mailer:secret@127.0.0.1:${catcher.port}` }, { catcher });
+  try {
+    const p = await projectAt(s.url);
+    const email = newEmail();
+    await userAt(p, { email, send_invitation: true });
+    const deadline = Date.now() + 15_000;
+    let row: { status: string; last_error: string | null; attempts: number } | undefined;
+    while (Date.now() < deadline) {
+      [row] = await s.svc.db.sql<{ status: string; last_error: string | null; attempts: number }[]>`
+        select status, last_error, attempts from mail_outbox where to_address = ${email}`;
+      if (row?.last_error) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal(row?.status, "pending", "retried later");
+    assert.match(row!.last_error!, /certificate|UnknownIssuer/i);
+    assert.equal(catcher.mails.length, 0, "nothing was sent over the unchecked connection");
+  } finally {
+    await s.close();
+  }
+});
+
+test("under deno serve with only --allow-net --allow-env --allow-read, mail is sent", async () => {
+  if (!DATABASE_URL) return; // deno serve needs a PostgreSQL server (no disk for the embedded one)
+  const iso = await isolatedDatabase();
+  const catcher = new SmtpCatcher();
+  const proc = await spawn({ ...iso.env, BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET, SMTP_URL: catcher.url }, {
+    mode: "serve",
+  });
+  try {
+    const p = await projectAt(proc.url);
+    const email = newEmail();
+    await userAt(p, { email, send_invitation: true });
+    assert.match((await catcher.mailTo(email)).subject, /You are invited/);
+  } finally {
+    await proc.stop();
+    catcher.close();
+    await iso.drop();
+  }
+  assert.doesNotMatch(proc.output(), /NotCapable|PermissionDenied/);
+  assert.match(proc.output(), /Mail: sent through smtp:\/\/mailer@127\.0\.0\.1/);
 });

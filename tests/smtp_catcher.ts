@@ -25,8 +25,11 @@ export class SmtpCatcher {
   #conns = new Set<Deno.Conn>();
   #waiters: (() => void)[] = [];
 
-  constructor(port = 0) {
-    this.#listener = Deno.listen({ hostname: "127.0.0.1", port });
+  /** With `tls`, TLS from the first byte (smtps://) with this certificate. */
+  constructor(port = 0, tls?: { cert: string; key: string }) {
+    this.#listener = tls
+      ? Deno.listenTls({ hostname: "127.0.0.1", port, cert: tls.cert, key: tls.key })
+      : Deno.listen({ hostname: "127.0.0.1", port });
     this.#accept();
   }
 
