@@ -54,6 +54,8 @@ export function jobsOf(
         name: "mail",
         everyMs: 1_000,
         leased: false,
+        // At most one batch (10 connections) per instance at a time: SMTP servers limit connections.
+        alone: true,
         run: () =>
           deliverMailDue(sql, {
             smtp: config.smtp,

@@ -32,7 +32,8 @@ import { keepOrClear } from "./updates.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { type Principal, requireUser } from "./principal.ts";
 import { attempt, THROTTLE } from "./throttle.ts";
-import { emailChange, issueLink, type LinkSettings, mailEmailChange, sendLink } from "./account_links.ts";
+import { issueLink, type LinkSettings, sendLink } from "./account_links.ts";
+import { emailChange, mailEmailChange } from "./email_changes.ts";
 import type { LinkPurpose } from "../db/mail.ts";
 import { findMailUser } from "../db/mail.ts";
 

@@ -13,7 +13,6 @@ import {
   linkState,
   LinkUnusable,
   requestPasswordReset,
-  resendForLogin,
   resetContext,
   resumableRequest,
   setPasswordWithLink,
@@ -21,6 +20,7 @@ import {
   verifyWithLink,
 } from "../domain/account_links.ts";
 import { encodeBase64Url } from "../domain/base64.ts";
+import { resendForLogin } from "../domain/email_changes.ts";
 import { AppError } from "../domain/errors.ts";
 import { newSecret } from "../domain/ids.ts";
 import { duration } from "../domain/mail_templates.ts";

@@ -23,7 +23,7 @@ import type { App, AppEnv } from "./env.ts";
 import { requestInfo } from "./request_info.ts";
 import { errorPage, loginPage } from "./login_page.ts";
 import { verifyFirstPage } from "./account_page_views.ts";
-import { requireVerification } from "../domain/account_links.ts";
+import { requireVerification } from "../domain/email_changes.ts";
 import { normalizeEmail } from "../domain/users.ts";
 
 /** Binds a login form to the browser. On https it is a `__Host-` cookie, which no sibling domain can plant. */
@@ -337,7 +337,8 @@ export function registerAuthorizeRoutes(app: App) {
         description: "The page again with a generic error, or an error page",
       },
       403: {
-        description: "The right password in a project with `require_verified_email` whose user's address is not " +
+        description:
+          "The right password in a project with `require_verified_email` whose user's address is not " +
           "verified: a page that offers to mail the verification link",
       },
       413: { description: "A form larger than 16 KiB: an error page, sent before the body is read" },
