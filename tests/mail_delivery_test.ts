@@ -205,3 +205,60 @@ test("under deno serve with only --allow-net --allow-env --allow-read, mail is s
   assert.doesNotMatch(proc.output(), /NotCapable|PermissionDenied/);
   assert.match(proc.output(), /Mail: sent through smtp:\/\/mailer@127\.0\.0\.1/);
 });
+
+test("smtp:// upgrades with STARTTLS when offered, and checks the certificate then too", async () => {
+  const tls = await selfSigned();
+  if (!tls) return; // no openssl here
+  const { createServer } = await import("node:net");
+  const { TLSSocket } = await import("node:tls");
+  const seen: string[] = [];
+  let handshakeFailed = false;
+  const server = createServer((socket) => {
+    socket.write("220 starttls-catcher ESMTP\r\n");
+    let buffer = "";
+    const onData = (chunk: Uint8Array) => {
+      buffer += new TextDecoder().decode(chunk);
+      while (buffer.includes("\r\n")) {
+        const line = buffer.slice(0, buffer.indexOf("\r\n"));
+        buffer = buffer.slice(buffer.indexOf("\r\n") + 2);
+        seen.push(line);
+        if (/^EHLO/i.test(line)) socket.write("250-starttls-catcher\r\n250-STARTTLS\r\n250 AUTH PLAIN\r\n");
+        else if (/^STARTTLS/i.test(line)) {
+          socket.off("data", onData);
+          socket.write("220 Ready to start TLS\r\n", () => {
+            const secure = new TLSSocket(socket, { isServer: true, cert: tls.cert, key: tls.key });
+            secure.on("error", () => (handshakeFailed = true));
+            secure.on("close", () => (handshakeFailed = true));
+          });
+          return;
+        } else socket.write("502 no\r\n");
+      }
+    };
+    socket.on("data", onData);
+    socket.on("error", () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const port = (server.address() as { port: number }).port;
+  const unused = new SmtpCatcher();
+  const s = await mailService({ SMTP_URL: `smtp://mailer:secret@127.0.0.1:${port}` }, { catcher: unused });
+  try {
+    const p = await projectAt(s.url);
+    const email = newEmail();
+    await userAt(p, { email, send_invitation: true });
+    const deadline = Date.now() + 15_000;
+    let row: { last_error: string | null } | undefined;
+    while (Date.now() < deadline) {
+      [row] = await s.svc.db.sql<{ last_error: string | null }[]>`
+        select last_error from mail_outbox where to_address = ${email}`;
+      if (row?.last_error) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.ok(seen.includes("STARTTLS"), `the client asked for STARTTLS: ${seen.join(" | ")}`);
+    assert.equal(seen.some((l) => /^AUTH/i.test(l)), false, "no credentials before TLS");
+    assert.match(row!.last_error!, /certificate|UnknownIssuer/i);
+    assert.ok(handshakeFailed);
+  } finally {
+    await s.close();
+    server.close();
+  }
+});
