@@ -10,6 +10,7 @@ import { challengeOf, freePort, newVerifier, test } from "./helpers.ts";
 import { exchangeCodeAt } from "./mail_flows.ts";
 import { api, mailService, newEmail, projectAt, userAt } from "./mail_support.ts";
 import { linkIn } from "./smtp_catcher.ts";
+import { launch as launchConsole, signIn } from "./console_support.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = (() => {
@@ -141,5 +142,33 @@ test("a real browser resets a forgotten password and continues to the applicatio
   }
 }, { ignore: !hasChromium });
 
-// Not used here but kept in line with the other flows' helpers.
+test("the console shows email_verified and mails a user a reset link", async () => {
+  const operator = { email: "operator@example.com", password: "operator password 1" };
+  const s = await mailService({
+    BOOTSTRAP_ADMIN_EMAIL: operator.email,
+    BOOTSTRAP_ADMIN_PASSWORD: operator.password,
+  });
+  const browser = await launchConsole();
+  try {
+    const p = await projectAt(s.url);
+    const email = newEmail();
+    const user = await userAt(p, { email, password: "a password 123" });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${s.url}/console`);
+    await page.getByRole("button", { name: "Continue to sign-in" }).click();
+    await signIn(page, operator.email, operator.password);
+    await page.waitForURL(/\/console\/projects$/);
+    await page.goto(`${s.url}/console/projects/${p.projectId}/users/${user.id}`);
+    assert.match((await page.locator("dl.facts").textContent())!, /not verified/);
+    await page.getByRole("button", { name: "Mail a password reset link" }).click();
+    assert.match((await page.getByRole("status").textContent())!, /password reset link is on its way/);
+    assert.match((await s.catcher.mailTo(email)).subject, /Reset your password/);
+  } finally {
+    await browser.close();
+    await s.close();
+  }
+}, { ignore: !hasChromium });
+
+// Kept beside the other flows' helpers.
 void exchangeCodeAt;
