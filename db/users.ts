@@ -136,5 +136,7 @@ export async function deleteUserRow(sql: Sql, projectId: string, user: { id: str
     await sql`delete from login_devices where project_id = ${projectId} and email = ${user.email}`;
   }
   await sql`delete from console_setup_tokens where project_id = ${projectId} and user_id = ${user.id}`;
+  // Mails not sent yet (an invitation, say) go too: their links would open nothing.
+  await sql`delete from mail_outbox where project_id = ${projectId} and user_id = ${user.id} and status = 'pending'`;
   await sql`delete from users where project_id = ${projectId} and id = ${user.id}`;
 }

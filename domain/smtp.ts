@@ -131,10 +131,11 @@ class Replies {
     const lines: string[] = [];
     while (true) {
       const line = await this.#line();
-      const m = /^(\d{3})([ -])(.*)$/.exec(line);
+      // "250-…" continues, "250 …" (or a bare "250") ends the reply.
+      const m = /^(\d{3})(?:([ -])(.*))?$/.exec(line);
       if (!m) throw new SmtpError(`malformed reply: ${line.slice(0, 100)}`);
-      lines.push(m[3]);
-      if (m[2] === " ") return { code: Number(m[1]), lines };
+      lines.push(m[3] ?? "");
+      if (m[2] !== "-") return { code: Number(m[1]), lines };
       if (lines.length > 100) throw new SmtpError("reply too long");
     }
   }
@@ -165,7 +166,9 @@ export async function sendMail(target: SmtpTarget, msg: MailMessage, heloName: s
   let conn: Deno.Conn = target.implicitTls
     ? await Deno.connectTls({ hostname: target.host, port: target.port })
     : await Deno.connect({ hostname: target.host, port: target.port });
+  let timedOut = false;
   const timer = setTimeout(() => {
+    timedOut = true;
     try {
       conn.close();
     } catch { /* closed */ }
@@ -219,6 +222,9 @@ export async function sendMail(target: SmtpTarget, msg: MailMessage, heloName: s
     await writeAll(conn, `${dotStuff(mimeOf(msg))}.\r\n`);
     await expect("the message", 250);
     await writeAll(conn, "QUIT\r\n").catch(() => {});
+  } catch (err) {
+    if (timedOut) throw new SmtpError(`no answer within ${TIMEOUT_MS / 1000} s`);
+    throw err;
   } finally {
     clearTimeout(timer);
     try {

@@ -58,3 +58,4 @@ create table mail_outbox (
 );
 create index mail_outbox__due on mail_outbox (next_attempt_at) where status in ('pending', 'sending');
 create index mail_outbox__created_at on mail_outbox (created_at);
+create index mail_outbox__user_id on mail_outbox (project_id, user_id);
