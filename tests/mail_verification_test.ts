@@ -212,3 +212,40 @@ test("require_verified_email is changed only by a caller covering the whole proj
   assert.equal(renamed.status, 200);
   assert.equal((await renamed.json()).require_verified_email, false);
 });
+
+test("a user changing their own verified email: it waits for the new address to be verified", async () => {
+  const s = await service();
+  const p = await projectAt(s.url);
+  const email = newEmail();
+  await userAt(p, { email, password: PASSWORD, email_verified: true });
+  const jar = new Jar(s.url);
+  const opened = await openLogin(jar, p.clientId);
+  const res = await jar.post("/authorize", { ...hiddenFields(opened.html), email, password: PASSWORD });
+  assert.equal(res.status, 303);
+  const code = new URL(res.headers.get("location")!).searchParams.get("code")!;
+  const tokens = await exchangeCodeAt(s.url, p.clientId, code, opened.verifier);
+  const changed = newEmail();
+  const put = await api(s.url, tokens.access_token, "PUT", "/api/v1/users/current", {
+    display_name: "Mail User",
+    email: changed,
+    current_password: PASSWORD,
+  });
+  assert.equal(put.status, 200, await put.clone().text());
+  const me = await put.json();
+  assert.deepEqual([me.email, me.email_verified, me.pending_email], [email, true, changed]);
+  const link = linkIn(await s.catcher.mailTo(changed));
+  await s.catcher.waitFor((m) => m.to.includes(email) && /is changing/.test(m.subject));
+  // Sending the profile again with the current address keeps the change waiting.
+  const again = await api(s.url, tokens.access_token, "PUT", "/api/v1/users/current", {
+    display_name: "Mail User",
+    email,
+  });
+  assert.equal((await again.json()).pending_email, changed);
+  const page = new Jar(s.url);
+  const html = await (await page.get(link)).text();
+  const done = await page.post("/authorize/verify", hiddenFields(html));
+  assert.equal(done.status, 200);
+  await done.body?.cancel();
+  const after = await (await api(s.url, tokens.access_token, "GET", "/api/v1/users/current")).json();
+  assert.deepEqual([after.email, after.email_verified, after.pending_email], [changed, true, null]);
+});
