@@ -188,7 +188,7 @@ export function registerAccountPages(app: App) {
           email: email.slice(0, 100),
           error,
         }), status);
-    if (!email || email.length > 100 || !/^[^\s@]+@[^\s@]+$/.test(email)) {
+    if (!email || email.length > 100 || !/^[^\s@\0]+@[^\s@\0]+$/.test(email)) {
       return again("Enter the email address of your account.", 400);
     }
     try {
