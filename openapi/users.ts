@@ -96,6 +96,15 @@ export const CreateUserRequest = z.object({
   if (u.send_invitation && u.password) {
     ctx.addIssue({ code: "custom", path: ["send_invitation"], message: "is for a user without a password" });
   }
+  for (const field of ["send_invitation", "send_verification"] as const) {
+    if (u[field] && u.is_active === false) {
+      ctx.addIssue({
+        code: "custom",
+        path: [field],
+        message: "is for an active user (no mail goes to an inactive one)",
+      });
+    }
+  }
   if (u.send_verification && !u.email) {
     ctx.addIssue({ code: "custom", path: ["send_verification"], message: "needs an email" });
   }

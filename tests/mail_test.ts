@@ -258,6 +258,14 @@ test("invitation: created without a password, the link sets it and verifies the 
   });
   assert.equal(bad.status, 400);
   await bad.body?.cancel();
+  const inactive = await api(s.url, p.token, "POST", `/api/v1/projects/${p.projectId}/users`, {
+    display_name: "x",
+    email: newEmail(),
+    is_active: false,
+    send_invitation: true,
+  });
+  assert.equal(inactive.status, 400);
+  assert.equal((await inactive.json()).details[0].field, "send_invitation");
 });
 
 test("admin mail operations: users:update, and covering the user (403 otherwise)", async () => {
