@@ -47,8 +47,24 @@ test("password reset from the login page: mail, single-use link, sessions end, t
   const email = newEmail();
   const user = await userAt(p, { email, password: PASSWORD });
   assert.equal(user.email_verified, false);
-  // A session before the reset.
-  assert.equal(await loginStatus(s.url, p.clientId, email, PASSWORD), 303);
+  // A session before the reset, with a single sign-on session in its browser.
+  const before = new Jar(s.url);
+  const first = await openLogin(before, p.clientId);
+  const signedIn = await before.post("/authorize", {
+    ...hiddenFields(first.html),
+    email,
+    password: PASSWORD,
+  });
+  assert.equal(signedIn.status, 303);
+  const old = await exchangeCodeAt(
+    s.url,
+    p.clientId,
+    new URL(signedIn.headers.get("location")!).searchParams.get("code")!,
+    first.verifier,
+  );
+  const current = await api(s.url, old.access_token, "GET", "/api/v1/users/current");
+  assert.equal(current.status, 200);
+  await current.body?.cancel();
 
   const jar = new Jar(s.url);
   const login = await openLogin(jar, p.clientId);
@@ -93,6 +109,12 @@ test("password reset from the login page: mail, single-use link, sessions end, t
   const tokens = await exchangeCodeAt(s.url, p.clientId, location.searchParams.get("code")!, login.verifier);
   assert.ok(tokens.access_token);
 
+  // Every earlier session ended: its token is refused, and its browser is not signed in silently any more.
+  const ended = await api(s.url, old.access_token, "GET", "/api/v1/users/current");
+  assert.equal(ended.status, 401);
+  await ended.body?.cancel();
+  const silent = await openLogin(before, p.clientId);
+  assert.match(silent.html, /<form method="post"/, "the login form again, no silent sign-in");
   // The old password no longer works, the new one does; the address is verified.
   assert.equal(await loginStatus(s.url, p.clientId, email, PASSWORD), 400);
   assert.equal(await loginStatus(s.url, p.clientId, email, newPassword), 303);
