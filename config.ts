@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Deadlines } from "./db/connection.ts";
 import { HEAP_DEFAULTS, HEAP_RANGES } from "./heap.ts";
 import { estimatedEntropyBits, MIN_SECRET_BITS } from "./domain/secret_strength.ts";
+import { parseSmtpUrl, type SmtpTarget } from "./domain/smtp.ts";
 import type { LogFormat, LogLevel } from "./log.ts";
 
 const decodeBase64Url = (v: string) => new Uint8Array(Buffer.from(v, "base64url"));
@@ -55,6 +56,24 @@ const schema = z.object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false"]).default("false"),
   // Tests shorten the schedule; production keeps 5 (about a day of retries in all).
   WEBHOOK_RETRY_BASE_SECONDS: z.coerce.number().min(0.1, "must be at least 0.1").max(3600, "at most 3600")
+    .default(5),
+  // Mail: without SMTP_URL, mails are written to the log (the zero-setup start).
+  SMTP_URL: z.string().superRefine((v, ctx) => {
+    try {
+      parseSmtpUrl(v);
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: (err as Error).message });
+    }
+  }).optional(),
+  MAIL_FROM: z.string().max(200).refine(
+    (v) => /^[^\r\n<>]*<[^\s<>@]+@[^\s<>@]+>$|^[^\s<>@]+@[^\s<>@]+$/.test(v.trim()),
+    "must be an address (no-reply@example.com) or a name and an address (Example <no-reply@example.com>)",
+  ).optional(),
+  PASSWORD_RESET_TTL: seconds(1800),
+  INVITATION_TTL: seconds(604_800),
+  EMAIL_VERIFICATION_TTL: seconds(86_400),
+  // Tests shorten the schedule; production keeps 5 (about 4 hours of retries in all).
+  MAIL_RETRY_BASE_SECONDS: z.coerce.number().min(0.001, "must be at least 0.001").max(3600, "at most 3600")
     .default(5),
   // The service thread's JavaScript heap: its young generation and its old-generation ceiling. Checked here with
   // the rest; main.ts reads them (heap.ts) before any of this is loaded, to start the thread.
@@ -161,6 +180,18 @@ export type Config = {
   webhookAllowPrivateTargets: boolean;
   /** Seconds before a failed delivery's first retry; later retries scale with it (5 s … 8 h by default). */
   webhookRetryBaseSeconds: number;
+  /** The SMTP server mails go through; undefined: mails are written to the log instead. */
+  smtp?: SmtpTarget;
+  /** The sender of every mail: an address, or `Name <address>`. */
+  mailFrom: string;
+  /** Seconds a password reset link works (PASSWORD_RESET_TTL, 30 minutes). */
+  passwordResetTtl: number;
+  /** Seconds an invitation link works (INVITATION_TTL, 7 days). */
+  invitationTtl: number;
+  /** Seconds an email verification link works (EMAIL_VERIFICATION_TTL, 1 day). */
+  emailVerificationTtl: number;
+  /** Seconds before a failed mail's first retry; later retries scale with it. */
+  mailRetryBaseSeconds: number;
   /** debug adds each database statement's text and duration; info the request log; warn and error neither. */
   logLevel: LogLevel;
   /** JSON lines (json), or a short readable line per event for a terminal (pretty). */
@@ -228,6 +259,12 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS === "true",
     webhookRetryBaseSeconds: e.WEBHOOK_RETRY_BASE_SECONDS,
+    smtp: e.SMTP_URL === undefined ? undefined : parseSmtpUrl(e.SMTP_URL),
+    mailFrom: e.MAIL_FROM?.trim() ?? `no-reply@${new URL(publicUrl).hostname.replace(/^\[|\]$/g, "")}`,
+    passwordResetTtl: e.PASSWORD_RESET_TTL,
+    invitationTtl: e.INVITATION_TTL,
+    emailVerificationTtl: e.EMAIL_VERIFICATION_TTL,
+    mailRetryBaseSeconds: e.MAIL_RETRY_BASE_SECONDS,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     trustProxyHops: e.TRUST_PROXY_HOPS,

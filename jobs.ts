@@ -11,6 +11,7 @@ import { fillResourceDocuments } from "./db/resources.ts";
 import { vacuumDue } from "./db/vacuum.ts";
 import type { Sql } from "./db/connection.ts";
 import { deliverDue } from "./domain/webhook_delivery.ts";
+import { deliverMailDue } from "./domain/mail.ts";
 import { type KeySettings, maintainKeys } from "./domain/keys.ts";
 import type { TokenService } from "./domain/tokens.ts";
 import type { Logger } from "./log.ts";
@@ -38,6 +39,7 @@ export function jobsOf(
   config: Config,
   tokens: TokenService,
   database: "postgres" | "embedded",
+  log?: Logger,
 ): Job[] {
   const webhooks = {
     vault: keys.vault,
@@ -47,6 +49,25 @@ export function jobsOf(
   return [
     // Webhook deliveries: every instance sends, each delivery claimed by one worker (SKIP LOCKED).
     { name: "webhook-deliveries", everyMs: 1_000, leased: false, run: () => deliverDue(sql, webhooks) },
+    // Mails: every instance sends, each mail claimed by one worker (SKIP LOCKED), like webhook deliveries.
+    ...(log
+      ? [{
+        name: "mail",
+        everyMs: 1_000,
+        leased: false,
+        // At most one batch (10 connections) per instance at a time: SMTP servers limit connections.
+        alone: true,
+        run: () =>
+          deliverMailDue(sql, {
+            smtp: config.smtp,
+            from: config.mailFrom,
+            vault: keys.vault,
+            publicUrl: config.publicUrl,
+            retryBaseSeconds: config.mailRetryBaseSeconds,
+            log,
+          }),
+      }]
+      : []),
     // The audit trail keeps AUDIT_RETENTION_DAYS days; the deliveries of older events go with them.
     {
       name: "audit-retention",

@@ -138,6 +138,7 @@ async function openServiceWith(config: Config, opts: ServiceOptions, log: Logger
     const keys = keySettings(config);
     const boot = await prepareDatabase(config, db, keys, !opts.quiet);
     if (!opts.quiet) printBootstrap(boot, config);
+    if (!opts.quiet) console.log(mailBanner(config));
     for (const project of boot.clashes) {
       log.warn(
         "a resource of the project has the code of a default resource; that default is missing there",
@@ -147,7 +148,7 @@ async function openServiceWith(config: Config, opts: ServiceOptions, log: Logger
       );
     }
     const tokens = new TokenService(db.sql, config.publicUrl, config.accessTokenTtl, keys.vault);
-    const jobs = startJobs(db.sql, jobsOf(db.sql, keys, config, tokens, db.kind), log);
+    const jobs = startJobs(db.sql, jobsOf(db.sql, keys, config, tokens, db.kind, log), log);
     const app = createApp({ sql: db.sql, tokens, keys, config, log, jobs });
     return {
       app,
@@ -210,6 +211,14 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       await opened.close();
     },
   };
+}
+
+/** What the start says about mail: where it goes. */
+export function mailBanner(config: Config): string {
+  return config.smtp
+    ? `Mail: sent through ${config.smtp.display} from ${config.mailFrom}`
+    : "Mail: SMTP_URL is not set, so mails (password resets, invitations, verifications) are written to the " +
+      "log, not sent. Set SMTP_URL to send them (docs/email.md).";
 }
 
 /** The answer while the service starts (migrations, bootstrap): retry in a moment. */

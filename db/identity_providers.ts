@@ -239,11 +239,6 @@ export async function signInMethods(sql: Sql, projectId: string, userId: string)
   return row.n;
 }
 
-/** Sets the flag a verified upstream email gives a user created at sign-in. */
-export async function setEmailVerified(sql: Sql, projectId: string, userId: string, verified: boolean) {
-  await sql`update users set email_verified = ${verified} where project_id = ${projectId} and id = ${userId}`;
-}
-
 // ---- Upstream logins under way ----
 
 export async function insertFederationState(

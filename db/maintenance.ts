@@ -15,6 +15,8 @@ export async function purgeExpired(sql: Sql): Promise<number> {
     sql`delete from sso_sessions where least(idle_expires_at, coalesce(ended_at, expires_at)) < now() - interval '1 day'`,
     sql`delete from console_sessions where expires_at < now()`,
     sql`delete from console_setup_tokens where expires_at < now() - interval '1 day'`,
+    sql`delete from account_links where expires_at < now() - interval '1 day'`,
+    sql`delete from mail_outbox where status in ('sent', 'failed') and created_at < now() - interval '30 days'`,
   ]);
   return counts.reduce((n, r) => n + r.count, 0);
 }

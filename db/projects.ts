@@ -10,7 +10,15 @@ import { containsPattern, type PageStatement, pageStatement, type Params } from 
  * code's constant, written in as its literal.
  */
 const columnText = (alias: string) =>
-  ["id", "name", "description", "redirect_uris", "post_logout_redirect_uris", "is_active"]
+  [
+    "id",
+    "name",
+    "description",
+    "redirect_uris",
+    "post_logout_redirect_uris",
+    "is_active",
+    "require_verified_email",
+  ]
     .map((c) => quoted(`${alias}.${c}`)).join(", ") +
   `, ${quoted(`${alias}.id`)} = '${SYSTEM_PROJECT_ID}' as is_system, ${timestampsText(alias)}`;
 const COLUMNS = { p: columnText("p"), projects: columnText("projects") };
@@ -27,13 +35,20 @@ export function projectRead(id: string): AttachedRead {
 /** The stored fields of a project that an update sets. */
 export type ProjectFields = Pick<
   Project,
-  "name" | "description" | "redirect_uris" | "post_logout_redirect_uris" | "is_active"
+  | "name"
+  | "description"
+  | "redirect_uris"
+  | "post_logout_redirect_uris"
+  | "is_active"
+  | "require_verified_email"
 >;
 
 export async function insertProject(sql: Sql, p: ProjectFields & { id: string }): Promise<Project> {
   const [row] = await sql<Project[]>`
-    insert into projects (id, name, description, redirect_uris, post_logout_redirect_uris, is_active)
-    values (${p.id}, ${p.name}, ${p.description}, ${p.redirect_uris}, ${p.post_logout_redirect_uris}, ${p.is_active})
+    insert into projects
+      (id, name, description, redirect_uris, post_logout_redirect_uris, is_active, require_verified_email)
+    values (${p.id}, ${p.name}, ${p.description}, ${p.redirect_uris}, ${p.post_logout_redirect_uris}, ${p.is_active},
+            ${p.require_verified_email})
     returning ${columns(sql, "projects")}`;
   return row;
 }
@@ -55,7 +70,7 @@ export async function updateProjectRow(sql: Sql, id: string, p: ProjectFields): 
     update projects as p
     set name = ${p.name}, description = ${p.description}, redirect_uris = ${p.redirect_uris},
         post_logout_redirect_uris = ${p.post_logout_redirect_uris},
-        is_active = ${p.is_active},
+        is_active = ${p.is_active}, require_verified_email = ${p.require_verified_email},
         tokens_valid_after = case when p.is_active and not ${p.is_active} then clock_timestamp()
                                   else p.tokens_valid_after end,
         updated_at = now()

@@ -10,12 +10,30 @@ import { containsPattern, type PageStatement, pageStatement, type Params } from 
 /** The stored fields of a user that an update sets (the password hash aside). */
 export type UserFields = Pick<
   User,
-  "display_name" | "avatar_url" | "external_user_id" | "email" | "role_id" | "is_active"
+  | "display_name"
+  | "avatar_url"
+  | "external_user_id"
+  | "email"
+  | "role_id"
+  | "is_active"
+  | "email_verified"
+  | "pending_email"
 >;
 
 /** A user row's columns as text, per alias (`u`, or the table's own name). */
 const columnText = (alias: string) =>
-  ["id", "project_id", "display_name", "avatar_url", "external_user_id", "email", "role_id", "is_active"]
+  [
+    "id",
+    "project_id",
+    "display_name",
+    "avatar_url",
+    "external_user_id",
+    "email",
+    "email_verified",
+    "pending_email",
+    "role_id",
+    "is_active",
+  ]
     .map((c) => quoted(`${alias}.${c}`)).join(", ") + `, ${timestampsText(alias)}`;
 const COLUMNS = { u: columnText("u"), users: columnText("users") };
 
@@ -40,9 +58,8 @@ export async function updateUserRow(
   const [row] = await sql<User[]>`
     update users as u set
       display_name = ${u.display_name}, avatar_url = ${u.avatar_url}, external_user_id = ${u.external_user_id},
-      email = ${u.email}, role_id = ${u.role_id}, is_active = ${u.is_active},
-      -- A changed email is no longer known to be the user's.
-      email_verified = u.email_verified and u.email is not distinct from ${u.email},
+      email = ${u.email}, email_verified = ${u.email_verified},
+      pending_email = ${u.pending_email}, role_id = ${u.role_id}, is_active = ${u.is_active},
       password_hash = coalesce(${u.password_hash}, u.password_hash), updated_at = now()
     where u.project_id = ${projectId} and u.id = ${userId}
     returning ${columns(sql)}`;
@@ -88,7 +105,14 @@ export async function findUser(
   return row;
 }
 
-export type LoginUserRow = { id: string; password_hash: string | null; is_active: boolean };
+export type LoginUserRow = {
+  id: string;
+  password_hash: string | null;
+  is_active: boolean;
+  email_verified: boolean;
+  /** The project refuses logins of users whose address is not verified. */
+  require_verified_email: boolean;
+};
 
 export async function findLoginUser(
   sql: Sql,
@@ -96,7 +120,9 @@ export async function findLoginUser(
   email: string,
 ): Promise<LoginUserRow | undefined> {
   const [row] = await sql<LoginUserRow[]>`
-    select id, password_hash, is_active from users where project_id = ${projectId} and email = ${email}`;
+    select u.id, u.password_hash, u.is_active, u.email_verified, p.require_verified_email
+    from users u join projects p on p.id = u.project_id
+    where u.project_id = ${projectId} and u.email = ${email}`;
   return row;
 }
 
@@ -110,5 +136,7 @@ export async function deleteUserRow(sql: Sql, projectId: string, user: { id: str
     await sql`delete from login_devices where project_id = ${projectId} and email = ${user.email}`;
   }
   await sql`delete from console_setup_tokens where project_id = ${projectId} and user_id = ${user.id}`;
+  // Mails not sent yet (an invitation, say) go too: their links would open nothing.
+  await sql`delete from mail_outbox where project_id = ${projectId} and user_id = ${user.id} and status = 'pending'`;
   await sql`delete from users where project_id = ${projectId} and id = ${user.id}`;
 }

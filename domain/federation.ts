@@ -20,7 +20,6 @@ import {
   providerProject,
   type ProviderRow,
   replaceCsrf,
-  setEmailVerified,
   touchIdentity,
 } from "../db/identity_providers.ts";
 import { findClientWithProject } from "../db/clients.ts";
@@ -314,11 +313,13 @@ async function account(
       avatar_url: up.picture,
       external_user_id: null,
       email: up.email,
+      // As the upstream provider says: it verified the address, or not.
+      email_verified: up.emailVerified,
+      pending_email: null,
       role_id: provider.default_role_id,
       is_active: true,
       password_hash: null,
     });
-    await setEmailVerified(tx, projectId, userId, up.emailVerified);
     await insertIdentity(tx, {
       project_id: projectId,
       provider_id: provider.id,

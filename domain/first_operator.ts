@@ -104,6 +104,8 @@ async function insertOperator(tx: Tx, email: string, passwordHash: string | null
     avatar_url: null,
     external_user_id: null,
     email,
+    email_verified: false,
+    pending_email: null,
     role_id: await adminRole(tx),
     is_active: true,
     password_hash: passwordHash,

@@ -196,7 +196,7 @@ export async function checkPassword(
   sql: Sql,
   req: { project_id: string; client_id: string },
   login: { email: string; password: string; device: string | undefined; request: RequestInfo },
-): Promise<{ userId: string; device: string } | null> {
+): Promise<{ userId: string; device: string; unverified: boolean } | null> {
   const { password, request } = login;
   const normalized = normalizeEmail(login.email)!;
   const who = { projectId: req.project_id, email: normalized };
@@ -243,9 +243,12 @@ export async function checkPassword(
     await clearAttempts(sql, account);
     await uncountAttempt(sql, address);
     const trusted = await trustDevice(sql, device, who);
-    await event("login.succeeded", user.id);
-    logins.child("succeeded").value++;
-    return { userId: user.id, device: trusted };
+    // The right password, but the project wants a verified address first (the page offers to mail a link).
+    const unverified = user.require_verified_email && !user.email_verified;
+    if (unverified) await event("login.failed", user.id, { reason: "email_not_verified" });
+    else await event("login.succeeded", user.id);
+    logins.child(unverified ? "failed" : "succeeded").value++;
+    return { userId: user.id, device: trusted, unverified };
   }
   const reason = !user
     ? "unknown_email"

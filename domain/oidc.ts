@@ -76,7 +76,8 @@ function claimsOf(
     if (u.display_name) claims.name = u.display_name;
     if (u.avatar_url) claims.picture = u.avatar_url;
   }
-  // Verified only when an upstream identity provider said so when the user was created at sign-in.
+  // Verified: a link mailed to the address was followed (docs/email.md), an admin said so, or an upstream
+  // identity provider said so when the user was created at sign-in.
   if (granted(scope, "email") && u.email) {
     Object.assign(claims, { email: u.email, email_verified: u.email_verified });
   }

@@ -50,6 +50,7 @@ export async function createProject(
       redirect_uris: input.redirect_uris ?? [],
       post_logout_redirect_uris: input.post_logout_redirect_uris ?? [],
       is_active: input.is_active ?? true,
+      require_verified_email: input.require_verified_email ?? false,
     });
     await insertResources(tx, id, defaultResources(id === SYSTEM_PROJECT_ID));
     await insertClient(tx, {
@@ -115,6 +116,11 @@ export async function updateProject(
         "changing post_logout_redirect_uris",
       );
     }
+    const requireVerified = input.require_verified_email ?? current.require_verified_email;
+    if (requireVerified !== current.require_verified_email) {
+      // Who may sign in: the same least-privilege rule as redirect_uris.
+      await requireCoversAll(tx, principal, id, "require_verified_email", "changing require_verified_email");
+    }
     const isActive = input.is_active ?? current.is_active;
     if (isActive !== current.is_active) {
       if (!principal.isSystem) {
@@ -136,6 +142,7 @@ export async function updateProject(
       redirect_uris: redirectUris,
       post_logout_redirect_uris: logoutUris,
       is_active: isActive,
+      require_verified_email: requireVerified,
     });
     if (current.is_active && !isActive) await endSessions(tx, { projectId: id });
     await record(tx, {

@@ -6,6 +6,7 @@ import { endSessions } from "../db/sessions.ts";
 import { clearAttempts } from "../db/throttle.ts";
 import {
   deleteUserRow,
+  findLoginUser,
   findUser,
   findUserByExternalId,
   insertUser,
@@ -31,6 +32,10 @@ import { keepOrClear } from "./updates.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { type Principal, requireUser } from "./principal.ts";
 import { attempt, THROTTLE } from "./throttle.ts";
+import { issueLink, type LinkSettings, sendLink } from "./account_links.ts";
+import { emailChange, mailEmailChange } from "./email_changes.ts";
+import type { LinkPurpose } from "../db/mail.ts";
+import { findMailUser } from "../db/mail.ts";
 
 /** Emails are stored trimmed and lower-cased, so uniqueness and login are case-insensitive. */
 export function normalizeEmail(email: string | null | undefined): string | null | undefined {
@@ -61,6 +66,7 @@ export async function createUser(
   caller: Principal,
   projectId: string,
   input: CreateUserRequest,
+  mail?: LinkSettings,
 ): Promise<User> {
   // Hash before the transaction: it takes milliseconds and must not hold a connection.
   const passwordHash = input.password ? await hashPassword(input.password) : null;
@@ -75,6 +81,8 @@ export async function createUser(
       avatar_url: input.avatar_url || null,
       external_user_id: input.external_user_id || null,
       email: normalizeEmail(input.email) || null,
+      email_verified: input.email_verified ?? false,
+      pending_email: null,
       role_id: roleId,
       is_active: input.is_active ?? true,
       password_hash: passwordHash,
@@ -85,6 +93,19 @@ export async function createUser(
       source: sourceOf(caller),
       target: { type: "user", id: row.id },
     });
+    // The mails asked for, in the same transaction: written to the outbox with the user, or not at all.
+    const purposes: LinkPurpose[] = [
+      ...(input.send_invitation ? ["invitation" as const] : []),
+      ...(input.send_verification && !input.send_invitation && !row.email_verified
+        ? ["email_verification" as const]
+        : []),
+    ];
+    if (purposes.length > 0 && mail && row.email && row.is_active) {
+      const user = await findMailUser(tx, projectId, row.id);
+      for (const purpose of purposes) {
+        await issueLink(tx, mail, { ...user!, email: row.email }, purpose, sourceOf(caller));
+      }
+    }
     return row;
   });
 }
@@ -102,6 +123,7 @@ export async function updateUser(
   projectId: string,
   userId: string,
   input: UpdateUserRequest,
+  mail?: LinkSettings,
 ): Promise<User> {
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   return await transaction(sql, async (tx) => {
@@ -120,6 +142,8 @@ export async function updateUser(
       externalUserId !== current.external_user_id && "external_user_id",
       input.is_active !== current.is_active && "is_active",
       roleId !== current.role_id && "role_id",
+      input.email_verified !== undefined && input.email_verified !== current.email_verified &&
+      "email_verified",
     ].filter((f): f is string => f !== false);
     if (caller.userId === userId && (sensitive.includes("password") || sensitive.includes("email"))) {
       // A stolen token must not change the account's password or email without the current password.
@@ -148,16 +172,21 @@ export async function updateUser(
         details: [{ field: "external_user_id", issue: "required when the user has no email" }],
       });
     }
+    const change = emailChange(current, email, input.email_verified);
+    if (change.pending_email !== current.pending_email) await requireFreeEmail(tx, projectId, userId, change);
     const row = await updateUserRow(tx, projectId, userId, {
       display_name: input.display_name,
       avatar_url: keepOrClear(input.avatar_url, current.avatar_url),
       external_user_id: externalUserId,
-      email,
+      email: change.email,
+      email_verified: change.email_verified,
+      pending_email: change.pending_email,
       role_id: roleId,
       is_active: input.is_active,
       password_hash: passwordHash,
     });
     if (!input.is_active || passwordHash) await endSessions(tx, { userId });
+    if (mail) await mailEmailChange(tx, mail, projectId, userId, change, sourceOf(caller));
     await record(tx, {
       projectId,
       type: updateType("user", current, row!),
@@ -228,12 +257,14 @@ export async function updateCurrentUser(
   sql: Sql,
   principal: Principal,
   input: UpdateCurrentUserRequest,
+  mail?: LinkSettings,
 ): Promise<CurrentUser> {
   const { projectId, userId, sessionId } = requireUser(principal);
   const before = await findUser(sql, projectId, userId, { withPasswordHash: true });
   if (!before) throw new AppError("user_not_found");
   const email = normalizeEmail(input.email)!;
-  if (before.password_hash && (input.password || email !== before.email)) {
+  const changesEmail = email !== before.email && email !== before.pending_email;
+  if (before.password_hash && (input.password || changesEmail)) {
     if (!input.current_password) {
       throw currentPasswordIssue("required to change the password or the email");
     }
@@ -250,16 +281,21 @@ export async function updateCurrentUser(
     if (!current) throw new AppError("user_not_found");
     // Changed by another request since it was checked: the current password given is no longer current.
     if (current.password_hash !== before.password_hash) throw currentPasswordIssue("is wrong");
+    const change = emailChange(current, email);
+    if (change.pending_email !== current.pending_email) await requireFreeEmail(tx, projectId, userId, change);
     const updated = await updateUserRow(tx, projectId, userId, {
       display_name: input.display_name,
       avatar_url: keepOrClear(input.avatar_url, current.avatar_url),
       external_user_id: current.external_user_id,
-      email,
+      email: change.email,
+      email_verified: change.email_verified,
+      pending_email: change.pending_email,
       role_id: current.role_id,
       is_active: current.is_active,
       password_hash: passwordHash,
     });
     if (passwordHash) await endSessions(tx, { userId, except: sessionId });
+    if (mail) await mailEmailChange(tx, mail, projectId, userId, change, sourceOf(principal));
     const { password_hash: _, ...previous } = current;
     await record(tx, {
       projectId,
@@ -320,6 +356,39 @@ export async function deleteUser(
       source: sourceOf(caller),
       target: { type: "user", id: userId },
       changes: diff(current, {}),
+    });
+  });
+}
+
+/** A pending address must not be another user's address already (409, as for an address set at once). */
+async function requireFreeEmail(
+  tx: Sql,
+  projectId: string,
+  userId: string,
+  change: { pending_email: string | null },
+) {
+  if (change.pending_email === null) return;
+  const other = await findLoginUser(tx, projectId, change.pending_email);
+  if (other && other.id !== userId) throw new AppError("user_email_already_used");
+}
+
+/**
+ * An admin mails a user a link: a password reset, a new invitation, or a verification of their address. Like
+ * changing the user's password or email, it needs covering every permission the user holds (403 otherwise).
+ */
+export async function mailUser(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  userId: string,
+  purpose: LinkPurpose,
+  mail: LinkSettings,
+): Promise<{ email: string; expires_at: string }> {
+  return await sendLink(sql, mail, projectId, userId, purpose, sourceOf(caller), async (tx) => {
+    const current = await findUser(tx, projectId, userId);
+    if (current?.role_id) await lockRoleShared(tx, projectId, current.role_id);
+    await requireCovered(tx, caller, projectId, { userId }, "user_id", `mailing this user a link`, {
+      nameCodes: false,
     });
   });
 }

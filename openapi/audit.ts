@@ -51,7 +51,8 @@ export const EVENT_TYPES = {
     "(`details.provider_id`)",
   "login.failed":
     "A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account " +
-    "nothing typed is kept (`details.reason` is `unknown_email`, no `email`). Through an identity provider: " +
+    "nothing typed is kept (`details.reason` is `unknown_email`, no `email`); `email_not_verified`: the right " +
+    "password, in a project that requires a verified address. Through an identity provider: " +
     "`details.provider_id` and `details.reason` (`upstream_error`, `provider_unreachable`, `state_mismatch`, " +
     "`state_replayed`, `invalid_id_token`, `issuer_mismatch`, `no_account`, `email_not_linkable`, `user_inactive`, …)",
   "login.throttled":
@@ -69,6 +70,17 @@ export const EVENT_TYPES = {
   "login.sso": "A user was signed in by their single sign-on session, without the login form",
   "sso_session.ended": "A single sign-on session ended by a logout, with the login sessions it created",
   "token.revoked": "An access token was revoked (RFC 7009)",
+  "password_reset.requested":
+    "A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor)",
+  "password_reset.completed":
+    "A user set a new password through a reset link: every session and single sign-on session of theirs ended",
+  "email.verification_sent": "A link that verifies a user's email address was mailed to it",
+  "email.verified": "A user followed the link mailed to their address: `email_verified` is true",
+  "invitation.sent": "An invitation to choose a password was mailed to a user",
+  "invitation.accepted": "An invited user chose their password (which also verified their address)",
+  "mail.failed":
+    "A mail could not be delivered after its last retry and was given up (`details`: kind, address, attempts, " +
+    "the last error)",
   "key.rotated": "The signing key was rotated (system project)",
   "key.revoked": "A signing key was revoked (system project)",
 } as const;

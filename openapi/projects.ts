@@ -59,6 +59,10 @@ export const Project = z.object({
   redirect_uris: z.array(z.string()),
   post_logout_redirect_uris: z.array(z.string()),
   is_active: z.boolean(),
+  require_verified_email: z.boolean().openapi({
+    description: "true: a user whose `email_verified` is false cannot sign in on the login page; the page " +
+      "offers to mail them a verification link (see docs/email.md)",
+  }),
   is_system: z.boolean().openapi({
     description: "True for the system project, which administers the others",
   }),
@@ -80,6 +84,9 @@ export const CreateProjectRequest = z.object({
   redirect_uris: RedirectUris.optional(),
   post_logout_redirect_uris: PostLogoutRedirectUris.optional(),
   is_active: z.boolean().optional().openapi({ description: "Default true" }),
+  require_verified_email: z.boolean().optional().openapi({
+    description: "Default false: users sign in whether or not their address is verified",
+  }),
 }).openapi("CreateProjectRequest");
 export type CreateProjectRequest = z.infer<typeof CreateProjectRequest>;
 
@@ -96,6 +103,10 @@ export const UpdateProjectRequest = z.object({
   is_active: z.boolean().optional().openapi({
     description:
       "Omitted keeps it. Only a system-project token may change it; the system project stays active.",
+  }),
+  require_verified_email: z.boolean().optional().openapi({
+    description:
+      "Omitted keeps it. Only a caller covering the whole project may change it, as `redirect_uris`.",
   }),
 }).openapi("UpdateProjectRequest");
 export type UpdateProjectRequest = z.infer<typeof UpdateProjectRequest>;

@@ -9,6 +9,14 @@ export const User = z.object({
   avatar_url: z.string().nullable(),
   external_user_id: z.string().nullable(),
   email: z.string().nullable().openapi({ description: "Stored trimmed and lower-cased" }),
+  email_verified: z.boolean().openapi({
+    description: "Whether the user proved they receive mail at `email` (followed a link mailed there: " +
+      "verification, invitation or password reset), or an admin said so. A changed email is unverified.",
+  }),
+  pending_email: z.string().nullable().openapi({
+    description: "A new address that replaces a verified `email` once it is verified itself (its link was " +
+      "mailed to it); null when none waits",
+  }),
   role_id: z.string().nullable(),
   is_active: z.boolean(),
   permissions: z.array(z.string()).optional().openapi({
@@ -40,7 +48,9 @@ const ExternalUserId = z.string().max(100, "at most 100 characters")
 const Email = z.string().trim().max(100, "at most 100 characters")
   .refine((v) => v === "" || z.regexes.email.test(v), "must be a valid email").nullable().optional().openapi({
     description:
-      'Unique in the project, case-insensitively. On update: omitted keeps it; null or "" removes it.',
+      'Unique in the project, case-insensitively. On update: omitted keeps it; null or "" removes it. A ' +
+      "new address replaces a verified one only once it is verified too (it waits in `pending_email`); an " +
+      "unverified one is replaced at once. The new address is mailed a verification link, the old one a notice.",
   });
 const RoleId = z.string().max(100).nullable().optional().openapi({
   description: 'A role of this project. On update: omitted keeps it; null or "" removes it.',
@@ -58,12 +68,45 @@ export const CreateUserRequest = z.object({
     }),
   role_id: RoleId,
   is_active: z.boolean().optional().openapi({ description: "Default true" }),
+  email_verified: z.boolean().optional().openapi({
+    description: "Default false. true: the address is known to be the user's (e.g. imported from a system " +
+      "that verified it)",
+  }),
+  send_invitation: z.boolean().optional().openapi({
+    description: "true: mails the user an invitation to choose their password (`email` required, no " +
+      "`password`); the link works once, for INVITATION_TTL (7 days), and following it verifies the address",
+  }),
+  send_verification: z.boolean().optional().openapi({
+    description: "true: mails the user a link that verifies their address (`email` required)",
+  }),
 }).superRefine((u, ctx) => {
   if (!u.email && !u.external_user_id) {
     ctx.addIssue({ code: "custom", path: ["external_user_id"], message: "required when email is absent" });
   }
-  if (u.email && !u.password) {
-    ctx.addIssue({ code: "custom", path: ["password"], message: "required when email is given" });
+  if (u.email && !u.password && !u.send_invitation) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["password"],
+      message: "required when email is given, unless send_invitation is true",
+    });
+  }
+  if (u.send_invitation && !u.email) {
+    ctx.addIssue({ code: "custom", path: ["send_invitation"], message: "needs an email" });
+  }
+  if (u.send_invitation && u.password) {
+    ctx.addIssue({ code: "custom", path: ["send_invitation"], message: "is for a user without a password" });
+  }
+  for (const field of ["send_invitation", "send_verification"] as const) {
+    if (u[field] && u.is_active === false) {
+      ctx.addIssue({
+        code: "custom",
+        path: [field],
+        message: "is for an active user (no mail goes to an inactive one)",
+      });
+    }
+  }
+  if (u.send_verification && !u.email) {
+    ctx.addIssue({ code: "custom", path: ["send_verification"], message: "needs an email" });
   }
 }).openapi("CreateUserRequest");
 export type CreateUserRequest = z.infer<typeof CreateUserRequest>;
@@ -82,6 +125,9 @@ export const UpdateUserRequest = z.object({
       description: "Empty or omitted keeps the current password; a new one ends the user's sessions.",
     }),
   role_id: RoleId,
+  email_verified: z.boolean().optional().openapi({
+    description: "Omitted keeps it, except that a changed email is unverified; true or false sets it",
+  }),
 }).superRefine((u, ctx) => {
   if (!u.email && !u.external_user_id) {
     ctx.addIssue({
@@ -142,3 +188,9 @@ export const UpdateCurrentUserRequest = z.object({
   }),
 }).openapi("UpdateCurrentUserRequest");
 export type UpdateCurrentUserRequest = z.infer<typeof UpdateCurrentUserRequest>;
+
+export const MailSent = z.object({
+  email: z.string().openapi({ description: "The address the mail goes to" }),
+  expires_at: z.string().openapi({ description: "When the link in it stops working (RFC 3339)" }),
+}).openapi("MailSent");
+export type MailSent = z.infer<typeof MailSent>;

@@ -24,6 +24,8 @@ import { registerRoleRoutes } from "./roles.ts";
 import { registerSystemRoutes } from "./system.ts";
 import { registerTokenRoutes } from "./tokens.ts";
 import { registerUserRoutes } from "./users.ts";
+import { registerUserMailRoutes } from "./user_mail.ts";
+import { registerAccountPages } from "./account_pages.ts";
 import { registerWebhookRoutes } from "./webhooks.ts";
 
 export const OPENAPI_INFO = {
@@ -66,6 +68,7 @@ export function createApp(deps: Deps): App {
   registerDocsRoutes(app);
   registerAuthorizeRoutes(app);
   registerFederationRoutes(app);
+  registerAccountPages(app);
   registerOidcRoutes(app);
   registerLogoutRoutes(app);
   registerTokenRoutes(app);
@@ -74,6 +77,7 @@ export function createApp(deps: Deps): App {
   registerRoleRoutes(app);
   registerSessionRoutes(app);
   registerUserRoutes(app);
+  registerUserMailRoutes(app);
   registerClientRoutes(app);
   registerKeyRoutes(app);
   registerAuditRoutes(app);

@@ -23,13 +23,16 @@ import { ssoCookie } from "./sso_cookie.ts";
 import type { App, AppEnv } from "./env.ts";
 import { requestInfo } from "./request_info.ts";
 import { errorPage, loginPage } from "./login_page.ts";
+import { verifyFirstPage } from "./account_page_views.ts";
+import { requireVerification } from "../domain/email_changes.ts";
+import { normalizeEmail } from "../domain/users.ts";
 
 /** Binds a login form to the browser. On https it is a `__Host-` cookie, which no sibling domain can plant. */
 export const browserCookie = (secure: boolean) => secure ? "__Host-acs_browser" : "acs_browser";
 /** Names a browser that signed in before, so that its failed logins count apart (see domain/devices.ts). */
 const deviceCookie = (secure: boolean) => secure ? "__Host-acs_device" : "acs_device";
 /** Both cookies are sent only to /authorize, except that a `__Host-` cookie must have Path=/. */
-const cookieOptions = (secure: boolean, maxAge: number) =>
+export const cookieOptions = (secure: boolean, maxAge: number) =>
   ({ httpOnly: true, sameSite: "Lax", secure, path: secure ? "/" : "/authorize", maxAge }) as const;
 /** A login form is a few fields; anything larger is refused before it is read. */
 const LOGIN_FORM_LIMIT = 16 * 1024;
@@ -131,6 +134,10 @@ export function ssoSettings(c: Context<AppEnv>): SsoSettings {
   };
 }
 
+/** The "Forgot your password?" page of this login page. */
+const resetUrl = (c: Context<AppEnv>, requestId: string) =>
+  `${c.var.deps.config.publicUrl}/authorize/reset?${new URLSearchParams({ request_id: requestId })}`;
+
 export function registerAuthorizeRoutes(app: App) {
   app.get(
     "/authorize",
@@ -162,6 +169,7 @@ export function registerAuthorizeRoutes(app: App) {
           csrf,
           email: valid.oidc?.loginHint ?? undefined,
           providers,
+          resetUrl: resetUrl(c, requestId),
         }),
         200,
       );
@@ -202,6 +210,7 @@ export function registerAuthorizeRoutes(app: App) {
             csrf: form.csrf,
             email: (form.email ?? "").slice(0, 100),
             error,
+            resetUrl: resetUrl(c, form.request_id),
           }),
           status,
         );
@@ -226,6 +235,21 @@ export function registerAuthorizeRoutes(app: App) {
       }
       if (!signedIn) return await again(INVALID, 400);
       setCookie(c, deviceCookie(secure), signedIn.device, cookieOptions(secure, DEVICE_TTL));
+      if (signedIn.unverified) {
+        // The project wants a verified address: the page offers to mail the link (docs/email.md).
+        await requireVerification(sql, req.id, signedIn.userId);
+        return c.html(
+          verifyFirstPage({
+            nonce,
+            action: `${config.publicUrl}/authorize/verify/resend`,
+            csrf: form.csrf,
+            projectName: req.project_name,
+            requestId: req.id,
+            email: normalizeEmail(email)!,
+          }),
+          403,
+        );
+      }
       const sso = ssoCookie(config.publicUrl);
       const done = await completeLogin(
         sql,
@@ -317,6 +341,11 @@ export function registerAuthorizeRoutes(app: App) {
       303: { description: "Success: to `redirect_uri` with `code`, `state` and `iss`" },
       400: {
         description: "The page again with a generic error, or an error page",
+      },
+      403: {
+        description:
+          "The right password in a project with `require_verified_email` whose user's address is not " +
+          "verified: a page that offers to mail the verification link",
       },
       413: { description: "A form larger than 16 KiB: an error page, sent before the body is read" },
       429: {

@@ -19,10 +19,15 @@ const STYLE = `
                text-align: center; color: CanvasText; text-decoration: none; font-weight: 600; overflow-wrap: anywhere; }
   a.provider:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
   .error { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #fde8e8; color: #9b1c1c; }
+  .field-error { margin: .35rem 0 0; color: #c81e1e; font-size: .9rem; }
+  @media (prefers-color-scheme: dark) { .field-error { color: #f98080; } }
+  .aside { margin: 1rem 0 0; text-align: center; }
+  .notice { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #e1effe; color: #1e429f; }
+  a { color: LinkText; }
 `;
 
 /** The document around every page: no script, one nonce'd style sheet, no referrer. */
-function layout(p: { nonce: string; title: string }, body: ReturnType<typeof html>) {
+export function layout(p: { nonce: string; title: string }, body: ReturnType<typeof html>) {
   return html`
     <!doctype html>
     <html lang="en">
@@ -55,6 +60,8 @@ export function loginPage(p: {
   error?: string;
   /** The project's active identity providers: a button each (a link carrying the page's request and CSRF). */
   providers?: { id: string; display_name: string }[];
+  /** "Forgot your password?": the page that mails a reset link. */
+  resetUrl?: string;
 }) {
   const base = p.action.replace(/\/authorize$/, "");
   const providerHref = (id: string) =>
@@ -84,6 +91,7 @@ export function loginPage(p: {
           maxlength="1024">
         <button type="submit">Sign in</button>
       </form>
+      ${p.resetUrl ? html`<p class="aside"><a href="${p.resetUrl}">Forgot your password?</a></p>` : ""}
       ${p.providers && p.providers.length > 0
         ? html`<nav class="providers" aria-label="Other ways to sign in">
           <p>or</p>

@@ -25,6 +25,7 @@ import {
 import type { App } from "./env.ts";
 import { guardedRoute } from "./operation.ts";
 import { jsonBody, jsonResponse, jsonText } from "./responses.ts";
+import { linkSettings } from "./user_mail.ts";
 
 export const createUserRoute = guardedRoute({
   method: "post",
@@ -33,7 +34,9 @@ export const createUserRoute = guardedRoute({
   tags: ["Users"],
   summary: "Create a user",
   permission: "users:create",
-  description: "Either fully managed (`email` with `password`, logs in on the login page) or identified by " +
+  description:
+    "Either fully managed (`email` with `password`, or `send_invitation: true` to mail them a link " +
+    "to choose one; logs in on the login page) or identified by " +
     "`external_user_id` (supplied by the calling system). A `role_id` whose permissions the caller does not " +
     "all hold is refused with 403 `insufficient_permission`, naming the codes.",
   request: { params: ProjectIdParam, body: jsonBody(CreateUserRequest) },
@@ -160,16 +163,29 @@ export function registerUserRoutes(app: App) {
     return c.json(await getCurrentUser(c.var.deps.sql, c.var.principal), 200);
   });
   app.openapi(updateCurrentUserRoute, async (c) => {
-    return c.json(await updateCurrentUser(c.var.deps.sql, c.var.principal, c.req.valid("json")), 200);
+    return c.json(
+      await updateCurrentUser(c.var.deps.sql, c.var.principal, c.req.valid("json"), linkSettings(c)),
+      200,
+    );
   });
   app.openapi(createUserRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    return c.json(await createUser(c.var.deps.sql, c.var.principal, project_id, c.req.valid("json")), 201);
+    return c.json(
+      await createUser(c.var.deps.sql, c.var.principal, project_id, c.req.valid("json"), linkSettings(c)),
+      201,
+    );
   });
   app.openapi(updateUserRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
     return c.json(
-      await updateUser(c.var.deps.sql, c.var.principal, project_id, user_id, c.req.valid("json")),
+      await updateUser(
+        c.var.deps.sql,
+        c.var.principal,
+        project_id,
+        user_id,
+        c.req.valid("json"),
+        linkSettings(c),
+      ),
       200,
     );
   });

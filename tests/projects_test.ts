@@ -39,6 +39,7 @@ test("POST /api/v1/projects creates a project with its admin client, shown once"
     "name",
     "post_logout_redirect_uris",
     "redirect_uris",
+    "require_verified_email",
     "updated_at",
   ]);
   assert.equal(created.name, "Shop");

@@ -126,7 +126,9 @@ test("readiness names a schema behind this build and a missing signing key, each
 
     const [row] = await svc.db.sql`delete from schema_migrations where version = ${last} returning name`;
     // The schema is now at the latest migration left (numbers may skip, as on a branch).
-    const [{ at }] = await svc.db.sql<{ at: number }[]>`select max(version)::int as at from schema_migrations`;
+    const [{ at }] = await svc.db.sql<
+      { at: number }[]
+    >`select max(version)::int as at from schema_migrations`;
     const behind = await readyz();
     assert.equal(behind.status, 503);
     assert.deepEqual(behind.body.failing, ["migrations"]);

@@ -36,6 +36,7 @@ export async function scopeOf(k: Console, projectId: string): Promise<Scope> {
     redirect_uris: [],
     post_logout_redirect_uris: [],
     is_active: true,
+    require_verified_email: false,
     is_system: projectId === SYSTEM_PROJECT_ID,
     created_at: "",
     updated_at: "",

@@ -95,6 +95,39 @@ function Effective(p: { codes: string[] | null; held: string[] | undefined; role
   );
 }
 
+/** What the user page says after mailing a link (`?mailed=`). */
+const MAILED: Record<string, string> = {
+  "password-reset": "A password reset link is on its way.",
+  invitation: "A new invitation is on its way.",
+  verification: "A verification link is on its way.",
+};
+
+/** Mail the user a link: a password reset, the invitation again (no password yet), a verification. */
+function MailActions(p: { k: Console; user: User; action: string }) {
+  const ops: [string, string][] = [
+    ["password-reset", "Mail a password reset link"],
+    ...(p.user.pending_email || !p.user.email_verified
+      ? [["verification", "Mail a verification link"] as [string, string]]
+      : []),
+  ];
+  return (
+    <section aria-labelledby="mail-heading">
+      <h2 id="mail-heading">Mail</h2>
+      <p>Links go to {p.user.pending_email ?? p.user.email} and work once (see docs/email.md).</p>
+      {ops.map(([op, label]) => (
+        <form method="post" action={`${p.action}/mail/${op}`}>
+          <Csrf k={p.k} back={p.action} />
+          <button type="submit">{label}</button>
+        </form>
+      ))}
+      <form method="post" action={`${p.action}/mail/invitation`}>
+        <Csrf k={p.k} back={p.action} />
+        <button type="submit">Send the invitation again (users without a password)</button>
+      </form>
+    </section>
+  );
+}
+
 export function registerUserPages(app: App) {
   registerAreaList<User>(app, {
     area: "users",
@@ -116,7 +149,10 @@ export function registerUserPages(app: App) {
             <CopyId id={u.id} label={`user id of ${u.display_name}`} />
           </span>
         </td>
-        <td>{u.email ?? u.external_user_id}</td>
+        <td>
+          {u.email ?? u.external_user_id}
+          {u.email ? <span class="sub">{u.email_verified ? "verified" : "not verified"}</span> : ""}
+        </td>
         <td class="wide">
           <Active on={u.is_active} />
         </td>
@@ -152,7 +188,7 @@ export function registerUserPages(app: App) {
       (nonce) => (
         <Layout nonce={nonce} title={title} k={k} project={s.project} tab="users" operator={s.operator}>
           <h1>{title}</h1>
-          <Alert problem={problem} />
+          <Alert problem={problem} notice={user ? MAILED[k.c.req.query("mailed") ?? ""] : null} />
           {user && (
             <dl class="facts card">
               <dt>User id</dt>
@@ -172,6 +208,14 @@ export function registerUserPages(app: App) {
               <dt>State</dt>
               <dd>
                 <Active on={user.is_active} />
+              </dd>
+              <dt>Email</dt>
+              <dd>
+                {user.email
+                  ? `${user.email} (${user.email_verified ? "verified" : "not verified"})${
+                    user.pending_email ? `, changing to ${user.pending_email} once that is verified` : ""
+                  }`
+                  : "none"}
               </dd>
               <dt>Created</dt>
               <dd>
@@ -241,6 +285,9 @@ export function registerUserPages(app: App) {
             </p>
             {!readonly && <button type="submit">{user ? "Save user" : "Create user"}</button>}
           </form>
+          {user && user.email && user.is_active && !readonly && (
+            <MailActions k={k} user={user} action={action} />
+          )}
           {user && <DeleteLink s={s} area="users" id={user.id} />}
         </Layout>
       ),
@@ -285,6 +332,22 @@ export function registerUserPages(app: App) {
       if (res.status === 404) return k.notFound();
       if (!res.ok) return refusedPage(k, new ApiRefusal(res));
       return editPage(k, res.body, null, null);
+    }),
+  );
+  app.post(
+    "/console/projects/:pid/users/:uid/mail/:op{password-reset|invitation|verification}",
+    signedIn(app, async (k) => {
+      const uid = k.c.req.param("uid")!;
+      const op = k.c.req.param("op")!;
+      const res = await k.api("POST", `${api(k)}/${encodeURIComponent(uid)}/${op}`);
+      if (!res.ok) {
+        const current = await findIn<User>(k, api(k), uid).catch(() => null);
+        return editPage(k, current, null, problemOf(res));
+      }
+      return k.c.redirect(
+        `${projectPath(k.c.req.param("pid")!)}/users/${encodeURIComponent(uid)}?mailed=${op}`,
+        303,
+      );
     }),
   );
   app.post(

@@ -4031,6 +4031,9 @@ export const LoginApiFp = function(configuration?: Configuration) {
 					if (response.status === 400) {
 						return response;
 					}
+					if (response.status === 403) {
+						return response;
+					}
 					if (response.status === 413) {
 						return response;
 					}
@@ -7854,7 +7857,7 @@ export class TokensApi extends BaseAPI {
 export const UsersApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system). A <code>role_id</code> whose permissions the caller does not all hold is refused with 403 <code>insufficient_permission</code>, naming the codes.</p>
+		 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, or <code>send_invitation: true</code> to mail them a link to choose one; logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system). A <code>role_id</code> whose permissions the caller does not all hold is refused with 403 <code>insufficient_permission</code>, naming the codes.</p>
 		 * @summary Create a user
 		 * @param {string} projectId
 		 * @param {Api.CreateUserRequest} request
@@ -8180,6 +8183,153 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
+		 * <p>Needs <code>users:update</code>. For a user without a password (created with <code>send_invitation: true</code>, say): a new link to choose one, for INVITATION_TTL (7 days); earlier links stop working. A user with a password is <code>invalid_params</code>: send a password reset instead. <code>invitation.sent</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
+		 * @summary Mail the user an invitation again
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		sendInvitation(projectId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling sendInvitation.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling sendInvitation.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/invitation`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. The link works once, for PASSWORD_RESET_TTL (30 minutes), and replaces any earlier one; setting the new password ends every session of the user and verifies the address. <code>password_reset.requested</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
+		 * @summary Mail the user a password reset link
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		sendPasswordReset(projectId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling sendPasswordReset.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling sendPasswordReset.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/password-reset`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. To <code>pending_email</code> when a new address waits, else to <code>email</code>. Following the link sets <code>email_verified</code> (and makes a waiting address the user&#39;s <code>email</code>). It works once, for EMAIL_VERIFICATION_TTL (1 day); earlier links stop working. A verified address with none waiting is <code>invalid_params</code>. <code>email.verification_sent</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
+		 * @summary Mail the user a link that verifies their address
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		sendVerification(projectId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling sendVerification.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling sendVerification.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/verification`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs only a valid token, and no permission. A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs <code>current_password</code> (when the user has a password): missing or wrong answers 400 <code>invalid_params</code> on <code>current_password</code>, and wrong attempts are throttled like logins (429).</p>
 		 * @summary Update the user the token belongs to
 		 * @param {Api.UpdateCurrentUserRequest} request
@@ -8297,7 +8447,7 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 export const UsersApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system). A <code>role_id</code> whose permissions the caller does not all hold is refused with 403 <code>insufficient_permission</code>, naming the codes.</p>
+		 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, or <code>send_invitation: true</code> to mail them a link to choose one; logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system). A <code>role_id</code> whose permissions the caller does not all hold is refused with 403 <code>insufficient_permission</code>, naming the codes.</p>
 		 * @summary Create a user
 		 * @param {string} projectId
 		 * @param {Api.CreateUserRequest} request
@@ -8702,6 +8852,207 @@ export const UsersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>users:update</code>. For a user without a password (created with <code>send_invitation: true</code>, say): a new link to choose one, for INVITATION_TTL (7 days); earlier links stop working. A user with a password is <code>invalid_params</code>: send a password reset instead. <code>invitation.sent</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
+		 * @summary Mail the user an invitation again
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		sendInvitation(projectId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.MailSent> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).sendInvitation(projectId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 202) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. The link works once, for PASSWORD_RESET_TTL (30 minutes), and replaces any earlier one; setting the new password ends every session of the user and verifies the address. <code>password_reset.requested</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
+		 * @summary Mail the user a password reset link
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		sendPasswordReset(projectId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.MailSent> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).sendPasswordReset(projectId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 202) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. To <code>pending_email</code> when a new address waits, else to <code>email</code>. Following the link sets <code>email_verified</code> (and makes a waiting address the user&#39;s <code>email</code>). It works once, for EMAIL_VERIFICATION_TTL (1 day); earlier links stop working. A verified address with none waiting is <code>invalid_params</code>. <code>email.verification_sent</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
+		 * @summary Mail the user a link that verifies their address
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		sendVerification(projectId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.MailSent> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).sendVerification(projectId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 202) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs only a valid token, and no permission. A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs <code>current_password</code> (when the user has a password): missing or wrong answers 400 <code>invalid_params</code> on <code>current_password</code>, and wrong attempts are throttled like logins (429).</p>
 		 * @summary Update the user the token belongs to
 		 * @param {Api.UpdateCurrentUserRequest} request
@@ -8866,7 +9217,7 @@ export const UsersApiFactory: FactoryFunction<UsersApi> = function (configuratio
  */
 export class UsersApi extends BaseAPI {
 	/**
-	 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system). A <code>role_id</code> whose permissions the caller does not all hold is refused with 403 <code>insufficient_permission</code>, naming the codes.</p>
+	 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, or <code>send_invitation: true</code> to mail them a link to choose one; logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system). A <code>role_id</code> whose permissions the caller does not all hold is refused with 403 <code>insufficient_permission</code>, naming the codes.</p>
 	 * @summary Create a user
 	 * @param {string} projectId
 	 * @param {Api.CreateUserRequest} request
@@ -8941,6 +9292,42 @@ export class UsersApi extends BaseAPI {
 	 */
 	public listUsers(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListUsersSortByEnum | undefined, sortDir: Api.ListUsersSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, roleId: string | undefined, options?: RequestInit) {
 		return UsersApiFp(this.configuration).listUsers(projectId, pageNum, pageSize, sortBy, sortDir, search, isActive, roleId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. For a user without a password (created with <code>send_invitation: true</code>, say): a new link to choose one, for INVITATION_TTL (7 days); earlier links stop working. A user with a password is <code>invalid_params</code>: send a password reset instead. <code>invitation.sent</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
+	 * @summary Mail the user an invitation again
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public sendInvitation(projectId: string, userId: string, options?: RequestInit) {
+		return UsersApiFp(this.configuration).sendInvitation(projectId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. The link works once, for PASSWORD_RESET_TTL (30 minutes), and replaces any earlier one; setting the new password ends every session of the user and verifies the address. <code>password_reset.requested</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
+	 * @summary Mail the user a password reset link
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public sendPasswordReset(projectId: string, userId: string, options?: RequestInit) {
+		return UsersApiFp(this.configuration).sendPasswordReset(projectId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. To <code>pending_email</code> when a new address waits, else to <code>email</code>. Following the link sets <code>email_verified</code> (and makes a waiting address the user&#39;s <code>email</code>). It works once, for EMAIL_VERIFICATION_TTL (1 day); earlier links stop working. A verified address with none waiting is <code>invalid_params</code>. <code>email.verification_sent</code> is recorded. Like changing the user&#39;s password or email, it needs every permission the user holds (403 <code>insufficient_permission</code> otherwise). The mail is written to the outbox in the same transaction as the link and its audit event, and sent with retries (see docs/email.md). A user without an email, or inactive, is <code>invalid_params</code> on <code>user_id</code>.</p>
+	 * @summary Mail the user a link that verifies their address
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public sendVerification(projectId: string, userId: string, options?: RequestInit) {
+		return UsersApiFp(this.configuration).sendVerification(projectId, userId, options)(this.fetch, this.basePath);
 	}
 
 	/**

@@ -293,7 +293,7 @@ export namespace Api {
 		'project_id': string;
 		'occurred_at': string;
 		/**
-		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>). Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 		 * @type {Api.AuditEventType}
 		 * @memberof AuditEvent
 		 */
@@ -386,7 +386,7 @@ export namespace Api {
 	}
 
 	/**
-	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>). Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 	 */
 	export enum AuditEventType {
 		ProjectCreated = 'project.created',
@@ -433,6 +433,13 @@ export namespace Api {
 		LoginSso = 'login.sso',
 		SsoSessionEnded = 'sso_session.ended',
 		TokenRevoked = 'token.revoked',
+		PasswordResetRequested = 'password_reset.requested',
+		PasswordResetCompleted = 'password_reset.completed',
+		EmailVerificationSent = 'email.verification_sent',
+		EmailVerified = 'email.verified',
+		InvitationSent = 'invitation.sent',
+		InvitationAccepted = 'invitation.accepted',
+		MailFailed = 'mail.failed',
 		KeyRotated = 'key.rotated',
 		KeyRevoked = 'key.revoked'
 	}
@@ -884,6 +891,12 @@ export namespace Api {
 		 * @memberof CreateProjectRequest
 		 */
 		'is_active'?: boolean;
+		/**
+		 * @description <p>Default false: users sign in whether or not their address is verified</p>
+		 * @type {boolean}
+		 * @memberof CreateProjectRequest
+		 */
+		'require_verified_email'?: boolean;
 	}
 
 	export interface CreateResourceRequest {
@@ -945,7 +958,7 @@ export namespace Api {
 		 */
 		'external_user_id'?: string | null;
 		/**
-		 * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it. A new address replaces a verified one only once it is verified too (it waits in <code>pending_email</code>); an unverified one is replaced at once. The new address is mailed a verification link, the old one a notice.</p>
 		 * @type {string | null}
 		 * @memberof CreateUserRequest
 		 */
@@ -968,6 +981,24 @@ export namespace Api {
 		 * @memberof CreateUserRequest
 		 */
 		'is_active'?: boolean;
+		/**
+		 * @description <p>Default false. true: the address is known to be the user&#39;s (e.g. imported from a system that verified it)</p>
+		 * @type {boolean}
+		 * @memberof CreateUserRequest
+		 */
+		'email_verified'?: boolean;
+		/**
+		 * @description <p>true: mails the user an invitation to choose their password (<code>email</code> required, no <code>password</code>); the link works once, for INVITATION_TTL (7 days), and following it verifies the address</p>
+		 * @type {boolean}
+		 * @memberof CreateUserRequest
+		 */
+		'send_invitation'?: boolean;
+		/**
+		 * @description <p>true: mails the user a link that verifies their address (<code>email</code> required)</p>
+		 * @type {boolean}
+		 * @memberof CreateUserRequest
+		 */
+		'send_verification'?: boolean;
 	}
 
 	export interface CreateWebhookRequest {
@@ -1493,6 +1524,21 @@ export namespace Api {
 		Desc = 'desc'
 	}
 
+	export interface MailSent {
+		/**
+		 * @description <p>The address the mail goes to</p>
+		 * @type {string}
+		 * @memberof MailSent
+		 */
+		email: string;
+		/**
+		 * @description <p>When the link in it stops working (RFC 3339)</p>
+		 * @type {string}
+		 * @memberof MailSent
+		 */
+		'expires_at': string;
+	}
+
 	export interface NotReady {
 		error: Api.NotReady.ErrorEnum;
 		'error_description': string;
@@ -1679,6 +1725,12 @@ export namespace Api {
 		'redirect_uris': string[];
 		'post_logout_redirect_uris': string[];
 		'is_active': boolean;
+		/**
+		 * @description <p>true: a user whose <code>email_verified</code> is false cannot sign in on the login page; the page offers to mail them a verification link (see docs/email.md)</p>
+		 * @type {boolean}
+		 * @memberof Project
+		 */
+		'require_verified_email': boolean;
 		/**
 		 * @description <p>True for the system project, which administers the others</p>
 		 * @type {boolean}
@@ -2548,6 +2600,12 @@ export namespace Api {
 		 * @memberof UpdateProjectRequest
 		 */
 		'is_active'?: boolean;
+		/**
+		 * @description <p>Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
+		 * @type {boolean}
+		 * @memberof UpdateProjectRequest
+		 */
+		'require_verified_email'?: boolean;
 	}
 
 	export interface UpdateResourceRequest {
@@ -2615,7 +2673,7 @@ export namespace Api {
 		 */
 		'external_user_id'?: string | null;
 		/**
-		 * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it. A new address replaces a verified one only once it is verified too (it waits in <code>pending_email</code>); an unverified one is replaced at once. The new address is mailed a verification link, the old one a notice.</p>
 		 * @type {string | null}
 		 * @memberof UpdateUserRequest
 		 */
@@ -2632,6 +2690,12 @@ export namespace Api {
 		 * @memberof UpdateUserRequest
 		 */
 		'role_id'?: string | null;
+		/**
+		 * @description <p>Omitted keeps it, except that a changed email is unverified; true or false sets it</p>
+		 * @type {boolean}
+		 * @memberof UpdateUserRequest
+		 */
+		'email_verified'?: boolean;
 	}
 
 	export interface UpdateWebhookRequest {
@@ -2673,6 +2737,18 @@ export namespace Api {
 		 * @memberof User
 		 */
 		email: string | null;
+		/**
+		 * @description <p>Whether the user proved they receive mail at <code>email</code> (followed a link mailed there: verification, invitation or password reset), or an admin said so. A changed email is unverified.</p>
+		 * @type {boolean}
+		 * @memberof User
+		 */
+		'email_verified': boolean;
+		/**
+		 * @description <p>A new address that replaces a verified <code>email</code> once it is verified itself (its link was mailed to it); null when none waits</p>
+		 * @type {string | null}
+		 * @memberof User
+		 */
+		'pending_email': string | null;
 		'role_id': string | null;
 		'is_active': boolean;
 		/**

@@ -1,0 +1,377 @@
+/**
+ * Email through a real SMTP server (tests/smtp_catcher.ts): password reset from the login page (same answer and
+ * time for unknown addresses, single use, dies with a password change, ends sessions, continues the login),
+ * invitations, and the admin API's mail operations with their least privilege.
+ */
+import assert from "node:assert/strict";
+import { exchangeCodeAt } from "./mail_flows.ts";
+import { REDIRECT_URI, test } from "./helpers.ts";
+import {
+  api,
+  eventsOf,
+  hiddenFields,
+  Jar,
+  loginStatus,
+  mailService,
+  newEmail,
+  openLogin,
+  projectAt,
+  userAt,
+} from "./mail_support.ts";
+import { linkIn } from "./smtp_catcher.ts";
+
+let shared: ReturnType<typeof mailService> | undefined;
+const service = () => (shared ??= mailService());
+
+const PASSWORD = "correct horse battery";
+
+/** Asks for a reset from a login page of `jar`; returns the answer's HTML. */
+async function askReset(
+  jar: Jar,
+  loginHtml: string,
+  email: string,
+): Promise<{ status: number; html: string }> {
+  const resetUrl = /href="([^"]*\/authorize\/reset\?request_id=[^"]+)"/.exec(loginHtml)?.[1];
+  assert.ok(resetUrl, "the login page links to the reset page");
+  const page = await jar.get(resetUrl.replace(/&amp;/g, "&"));
+  assert.equal(page.status, 200);
+  const html = await page.text();
+  assert.match(html, /<label for="email">Email<\/label>/);
+  const res = await jar.post("/authorize/reset", { ...hiddenFields(html), email });
+  return { status: res.status, html: await res.text() };
+}
+
+test("password reset from the login page: mail, single-use link, sessions end, the login goes on", async () => {
+  const s = await service();
+  const p = await projectAt(s.url);
+  const email = newEmail();
+  const user = await userAt(p, { email, password: PASSWORD });
+  assert.equal(user.email_verified, false);
+  // A session before the reset, with a single sign-on session in its browser.
+  const before = new Jar(s.url);
+  const first = await openLogin(before, p.clientId);
+  const signedIn = await before.post("/authorize", {
+    ...hiddenFields(first.html),
+    email,
+    password: PASSWORD,
+  });
+  assert.equal(signedIn.status, 303);
+  const old = await exchangeCodeAt(
+    s.url,
+    p.clientId,
+    new URL(signedIn.headers.get("location")!).searchParams.get("code")!,
+    first.verifier,
+  );
+  const current = await api(s.url, old.access_token, "GET", "/api/v1/users/current");
+  assert.equal(current.status, 200);
+  await current.body?.cancel();
+
+  const jar = new Jar(s.url);
+  const login = await openLogin(jar, p.clientId);
+  const asked = await askReset(jar, login.html, email.toUpperCase());
+  assert.equal(asked.status, 200);
+  assert.match(asked.html, /Check your mail/);
+
+  const mail = await s.catcher.mailTo(email);
+  assert.equal(mail.from, "no-reply@example.test");
+  assert.equal(mail.auth, "mailer:secret");
+  assert.match(mail.subject, new RegExp(`Reset your password for ${p.name}`));
+  assert.match(mail.text, new RegExp(p.name));
+  assert.match(mail.html, new RegExp(p.name));
+  assert.doesNotMatch(mail.html, /<img|<script/i, "no tracking, no script");
+  const link = linkIn(mail);
+  assert.match(mail.html, new RegExp(link.replace(/[?]/g, "\\?")));
+
+  // The link's page: a form for a new password.
+  const form = await jar.get(link);
+  assert.equal(form.status, 200);
+  const formHtml = await form.text();
+  assert.match(form.headers.get("content-security-policy")!, /default-src 'none'/);
+  assert.match(formHtml, /<label for="password">New password<\/label>/);
+  // A weak password: the form again, the error under the field.
+  const weak = await jar.post("/authorize/password", { ...hiddenFields(formHtml), password: "short" });
+  assert.equal(weak.status, 400);
+  assert.match(await weak.text(), /id="password-error">Use at least 8 characters/);
+  // Without the browser's cookie (another site's form): refused.
+  const forged = await new Jar(s.url).post("/authorize/password", {
+    ...hiddenFields(formHtml),
+    password: "x".repeat(12),
+  });
+  assert.equal(forged.status, 403);
+  await forged.body?.cancel();
+
+  const newPassword = "a new password 123";
+  const done = await jar.post("/authorize/password", { ...hiddenFields(formHtml), password: newPassword });
+  assert.equal(done.status, 303, await done.clone().text());
+  const location = new URL(done.headers.get("location")!);
+  assert.equal(`${location.origin}${location.pathname}`, REDIRECT_URI);
+  assert.equal(location.searchParams.get("state"), "st-1");
+  const tokens = await exchangeCodeAt(s.url, p.clientId, location.searchParams.get("code")!, login.verifier);
+  assert.ok(tokens.access_token);
+
+  // Every earlier session ended: its token is refused, and its browser is not signed in silently any more.
+  const ended = await api(s.url, old.access_token, "GET", "/api/v1/users/current");
+  assert.equal(ended.status, 401);
+  await ended.body?.cancel();
+  const silent = await openLogin(before, p.clientId);
+  assert.match(silent.html, /<form method="post"/, "the login form again, no silent sign-in");
+  // The old password no longer works, the new one does; the address is verified.
+  assert.equal(await loginStatus(s.url, p.clientId, email, PASSWORD), 400);
+  assert.equal(await loginStatus(s.url, p.clientId, email, newPassword), 303);
+  const after = await (await api(s.url, p.token, "GET", `/api/v1/projects/${p.projectId}/users/${user.id}`))
+    .json();
+  assert.equal(after.email_verified, true);
+
+  // Used once: the same link again is a page that says so and offers a new one.
+  const replay = await jar.get(link);
+  assert.equal(replay.status, 400);
+  const replayHtml = await replay.text();
+  assert.match(replayHtml, /This link does not work/);
+  assert.match(replayHtml, /authorize\/reset\?project_id=/);
+  const replayPost = await jar.post("/authorize/password", {
+    ...hiddenFields(formHtml),
+    password: "another one 456",
+  });
+  assert.equal(replayPost.status, 400);
+  await replayPost.body?.cancel();
+
+  const requested = await eventsOf(p, "password_reset.requested");
+  const completed = await eventsOf(p, "password_reset.completed");
+  assert.equal(requested.length, 1);
+  assert.equal(completed.length, 1);
+});
+
+test("password reset: an unknown address gets the same page, in the same time, and no mail", async () => {
+  const s = await service();
+  const p = await projectAt(s.url);
+  const known = newEmail();
+  await userAt(p, { email: known, password: PASSWORD });
+  const unknown = newEmail();
+  const strip = (html: string) => html.replace(/value="[^"]*"/g, "").replace(/nonce="[^"]*"/g, "");
+  const ask = async (email: string) => {
+    const jar = new Jar(s.url);
+    const login = await openLogin(jar, p.clientId);
+    const started = performance.now();
+    const r = await askReset(jar, login.html, email);
+    return { ...r, ms: performance.now() - started };
+  };
+  const a = await ask(known);
+  const b = await ask(unknown);
+  assert.equal(a.status, b.status);
+  assert.equal(strip(a.html), strip(b.html), "the same page");
+  assert.ok(a.ms >= 400 && b.ms >= 400, `both take the floor: ${a.ms} ${b.ms}`);
+  assert.ok(Math.abs(a.ms - b.ms) < 250, `similar times: ${a.ms} ${b.ms}`);
+  await s.catcher.mailTo(known);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(s.catcher.mails.some((m) => m.to.includes(unknown)), false);
+  // No event names the unknown address.
+  const events = await eventsOf(p, "password_reset.requested");
+  assert.equal(JSON.stringify(events).includes(unknown), false);
+});
+
+test("password reset: throttled per account (silently) and a forged link is a page, not an error", async () => {
+  const s = await service();
+  const p = await projectAt(s.url);
+  const email = newEmail();
+  await userAt(p, { email, password: PASSWORD });
+  for (let i = 0; i < 5; i++) {
+    const jar = new Jar(s.url);
+    const login = await openLogin(jar, p.clientId);
+    const r = await askReset(jar, login.html, email);
+    assert.equal(r.status, 200);
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.equal(s.catcher.mails.filter((m) => m.to.includes(email)).length, 3, "three per 15 minutes");
+  for (const token of ["x".repeat(43), "short", ""]) {
+    const res = await fetch(`${s.url}/authorize/password?token=${token}`);
+    assert.equal(res.status, 400);
+    const html = await res.text();
+    assert.match(html, /This link does not work/);
+    assert.doesNotMatch(html, /project_id=/, "a forged link names no project");
+  }
+});
+
+test("a reset link dies when the password changes by another path", async () => {
+  const s = await service();
+  const p = await projectAt(s.url);
+  const email = newEmail();
+  const user = await userAt(p, { email, password: PASSWORD });
+  const sent = await api(
+    s.url,
+    p.token,
+    "POST",
+    `/api/v1/projects/${p.projectId}/users/${user.id}/password-reset`,
+  );
+  assert.equal(sent.status, 202);
+  assert.equal((await sent.json()).email, email);
+  const link = linkIn(await s.catcher.mailTo(email));
+  const ok = await fetch(link);
+  assert.equal(ok.status, 200);
+  await ok.body?.cancel();
+  const put = await api(s.url, p.token, "PUT", `/api/v1/projects/${p.projectId}/users/${user.id}`, {
+    display_name: "Mail User",
+    is_active: true,
+    email,
+    password: "set by the admin 1",
+  });
+  assert.equal(put.status, 200);
+  await put.body?.cancel();
+  const dead = await fetch(link);
+  assert.equal(dead.status, 400);
+  assert.match(await dead.text(), /This link does not work/);
+});
+
+test("invitation: created without a password, the link sets it and verifies the address; resendable", async () => {
+  const s = await service();
+  const p = await projectAt(s.url);
+  const email = newEmail();
+  const user = await userAt(p, { email, send_invitation: true });
+  assert.equal(user.email_verified, false);
+  const first = linkIn(await s.catcher.mailTo(email));
+  // Resent: the earlier link stops working.
+  const again = await api(
+    s.url,
+    p.token,
+    "POST",
+    `/api/v1/projects/${p.projectId}/users/${user.id}/invitation`,
+  );
+  assert.equal(again.status, 202, await again.clone().text());
+  await again.body?.cancel();
+  await s.catcher.waitFor((m) => m.to.includes(email) && linkIn(m) !== first);
+  const mails = s.catcher.mails.filter((m) => m.to.includes(email));
+  const second = linkIn(mails[mails.length - 1]);
+  assert.match(mails[mails.length - 1].subject, /You are invited to/);
+  const stale = await fetch(first);
+  assert.equal(stale.status, 400);
+  await stale.body?.cancel();
+
+  const jar = new Jar(s.url);
+  const form = await jar.get(second);
+  const html = await form.text();
+  assert.match(html, /Choose your password/);
+  const done = await jar.post("/authorize/password", {
+    ...hiddenFields(html),
+    password: "invited password 1",
+  });
+  assert.equal(done.status, 200);
+  assert.match(await done.text(), /Your password is set/);
+  assert.ok([...jar.jar.keys()].includes("acs_sso"), "signed in: a single sign-on session");
+  const after = await (await api(s.url, p.token, "GET", `/api/v1/projects/${p.projectId}/users/${user.id}`))
+    .json();
+  assert.equal(after.email_verified, true);
+  assert.equal(await loginStatus(s.url, p.clientId, email, "invited password 1"), 303);
+  assert.equal((await eventsOf(p, "invitation.sent")).length, 2);
+  assert.equal((await eventsOf(p, "invitation.accepted")).length, 1);
+  // A user with a password is not invited again.
+  const refused = await api(
+    s.url,
+    p.token,
+    "POST",
+    `/api/v1/projects/${p.projectId}/users/${user.id}/invitation`,
+  );
+  assert.equal(refused.status, 400);
+  assert.equal((await refused.json()).error, "invalid_params");
+  // An invitation needs an email and no password.
+  const bad = await api(s.url, p.token, "POST", `/api/v1/projects/${p.projectId}/users`, {
+    display_name: "x",
+    email: newEmail(),
+    password: PASSWORD,
+    send_invitation: true,
+  });
+  assert.equal(bad.status, 400);
+  await bad.body?.cancel();
+  const inactive = await api(s.url, p.token, "POST", `/api/v1/projects/${p.projectId}/users`, {
+    display_name: "x",
+    email: newEmail(),
+    is_active: false,
+    send_invitation: true,
+  });
+  assert.equal(inactive.status, 400);
+  assert.equal((await inactive.json()).details[0].field, "send_invitation");
+});
+
+test("admin mail operations: users:update, and covering the user (403 otherwise)", async () => {
+  const s = await service();
+  const p = await projectAt(s.url);
+  const admin = await userAt(p, { email: newEmail(), password: PASSWORD });
+  // A client with users:update only.
+  const perms =
+    await (await api(s.url, p.token, "GET", `/api/v1/projects/${p.projectId}/resources?page_size=100`))
+      .json();
+  const permId = (code: string) => {
+    const [r, a] = code.split(":");
+    return perms.data.find((x: { code: string }) => x.code === r).permissions.find((x: { code: string }) =>
+      x.code === a
+    ).id;
+  };
+  const makeClient = async (codes: string[]) => {
+    const res = await api(s.url, p.token, "POST", `/api/v1/projects/${p.projectId}/clients`, {
+      name: `c ${codes.join(" ")}`,
+      permission_ids: codes.map(permId),
+      token_endpoint_auth_method: "client_secret_basic",
+    });
+    assert.equal(res.status, 201, await res.clone().text());
+    const c = await res.json();
+    const t = await fetch(`${s.url}/api/v1/tokens`, {
+      method: "POST",
+      headers: {
+        authorization: `Basic ${btoa(`${c.id}:${c.client_secret}`)}`,
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: "grant_type=client_credentials",
+    });
+    return (await t.json()).access_token as string;
+  };
+  const readOnly = await makeClient(["users:read"]);
+  const updater = await makeClient(["users:update"]);
+  // A user holding more than the updater: a role with clients:create.
+  const role = await api(s.url, p.token, "POST", `/api/v1/projects/${p.projectId}/roles`, {
+    code: "big",
+    name: "Big",
+    permission_ids: [permId("clients:create")],
+  });
+  const roleId = (await role.json()).id;
+  const big = await userAt(p, { email: newEmail(), password: PASSWORD, role_id: roleId });
+  for (const op of ["password-reset", "verification", "invitation"]) {
+    const denied = await api(
+      s.url,
+      readOnly,
+      "POST",
+      `/api/v1/projects/${p.projectId}/users/${admin.id}/${op}`,
+    );
+    assert.equal(denied.status, 403);
+    assert.equal((await denied.json()).error, "insufficient_permission");
+    const above = await api(s.url, updater, "POST", `/api/v1/projects/${p.projectId}/users/${big.id}/${op}`);
+    assert.equal(above.status, 403, op);
+    assert.equal((await above.json()).error, "insufficient_permission");
+  }
+  const ok = await api(
+    s.url,
+    updater,
+    "POST",
+    `/api/v1/projects/${p.projectId}/users/${admin.id}/password-reset`,
+  );
+  assert.equal(ok.status, 202);
+  await ok.body?.cancel();
+  const missing = await api(
+    s.url,
+    p.token,
+    "POST",
+    `/api/v1/projects/${p.projectId}/users/nope/password-reset`,
+  );
+  assert.equal(missing.status, 404);
+  assert.equal((await missing.json()).error, "user_not_found");
+  const external = await userAt(p, { external_user_id: `ext-${crypto.randomUUID()}` });
+  const noEmail = await api(
+    s.url,
+    p.token,
+    "POST",
+    `/api/v1/projects/${p.projectId}/users/${external.id}/password-reset`,
+  );
+  assert.equal(noEmail.status, 400);
+  assert.equal((await noEmail.json()).details[0].field, "user_id");
+});
+
+globalThis.addEventListener("unload", () => {
+  shared?.then((s) => s.close()).catch(() => {});
+});
