@@ -1,6 +1,6 @@
 /**
  * What the metrics and the readiness check read from the database, which every instance shares: the webhook
- * outbox's backlog, the current signing key's age, the schema's version. One statement each time.
+ * and mail outboxes' backlogs, the current signing key's age, the schema's version. One statement each time.
  */
 import type { Sql } from "./connection.ts";
 
@@ -8,6 +8,7 @@ export type SharedGauges = {
   webhook_backlog: number;
   /** Seconds the most overdue pending delivery has been due; 0 when none is overdue. */
   webhook_oldest_seconds: number;
+  mail_backlog: number;
   /** Seconds since the current signing key started signing; null without one. */
   key_age_seconds: number | null;
   next_key: boolean;
@@ -20,6 +21,7 @@ export async function readSharedGauges(sql: Sql): Promise<SharedGauges> {
       (select count(*)::int from webhook_deliveries where status in ('pending', 'sending')) as webhook_backlog,
       coalesce((select extract(epoch from now() - min(next_attempt_at))::float8 from webhook_deliveries
         where status in ('pending', 'sending') and next_attempt_at < now()), 0) as webhook_oldest_seconds,
+      (select count(*)::int from mail_outbox where status in ('pending', 'sending')) as mail_backlog,
       (select extract(epoch from now() - coalesce(activated_at, created_at))::float8 from signing_keys
         where state = 'current') as key_age_seconds,
       exists (select 1 from signing_keys where state = 'next') as next_key`;

@@ -20,6 +20,8 @@ import { newId } from "./ids.ts";
 import type { KeyVault } from "./key_vault.ts";
 import { type MailFields, renderMail } from "./mail_templates.ts";
 import { sendMail, type SmtpTarget } from "./smtp.ts";
+import { mailDeliveries } from "../telemetry/families.ts";
+import { startClientSpan } from "../telemetry/trace.ts";
 
 export type MailSettings = {
   /** Undefined: mails are written to the log. */
@@ -88,14 +90,27 @@ async function attempt(s: MailSettings, m: ClaimedMail): Promise<void> {
     return;
   }
   const host = new URL(s.publicUrl).hostname.replace(/^\[|\]$/g, "") || "localhost";
-  await sendMail(s.smtp, {
-    from: s.from,
-    to: m.to_address,
-    subject: mail.subject,
-    text: mail.text,
-    html: mail.html,
-    messageId: `${m.id}@${host}`,
-  }, /^[A-Za-z0-9.-]+$/.test(host) ? host : "localhost");
+  // With tracing on, each send is a client span of its own (a new trace: no request waits for it).
+  const span = startClientSpan("SMTP send", {
+    "server.address": s.smtp.host,
+    "server.port": s.smtp.port,
+    "acs.mail.kind": m.kind,
+    "acs.mail.attempt": m.attempts,
+  });
+  try {
+    await sendMail(s.smtp, {
+      from: s.from,
+      to: m.to_address,
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+      messageId: `${m.id}@${host}`,
+    }, /^[A-Za-z0-9.-]+$/.test(host) ? host : "localhost");
+    span?.end();
+  } catch (err) {
+    span?.end(err instanceof Error ? err.message : String(err));
+    throw err;
+  }
 }
 
 async function deliver(sql: Sql, s: MailSettings, m: ClaimedMail): Promise<void> {
@@ -120,6 +135,7 @@ async function deliver(sql: Sql, s: MailSettings, m: ClaimedMail): Promise<void>
         },
       });
     });
+    mailDeliveries.child(retry === null ? "failed" : "retry").value++;
     if (retry === null) s.log.error("mail given up", { mail_id: m.id, attempts: m.attempts, error });
     else {s.log.warn("mail not sent; retrying", {
         mail_id: m.id,
@@ -130,6 +146,7 @@ async function deliver(sql: Sql, s: MailSettings, m: ClaimedMail): Promise<void>
     return;
   }
   await markMailSent(sql, m);
+  mailDeliveries.child("delivered").value++;
 }
 
 /** Claims and sends what is due, up to `limit` at once; returns how many were claimed. */

@@ -4,6 +4,7 @@
  * checked before, and a name's addresses inside the connection's own lookup, so the address checked is the one
  * connected to. Redirects are not followed, answers are capped in size and time.
  */
+import { startClientSpan } from "../telemetry/trace.ts";
 import { Buffer } from "node:buffer";
 import http from "node:http";
 import https from "node:https";
@@ -18,10 +19,35 @@ export class OutboundError extends Error {}
 export type OutboundAnswer = { status: number; contentType: string; body: string };
 
 /** One request to `url`, or OutboundError. */
-export function outbound(
-  url: string,
-  opts: { allowPrivate: boolean; method?: "GET" | "POST"; headers?: Record<string, string>; body?: string },
-): Promise<OutboundAnswer> {
+type OutboundOptions = {
+  allowPrivate: boolean;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+};
+
+/**
+ * The request, as a client span of the request that makes it when tracing is on (the upstream gets its
+ * `traceparent`); the span names the method and host, never the path's values or the answer.
+ */
+export async function outbound(url: string, opts: OutboundOptions): Promise<OutboundAnswer> {
+  const method = opts.method ?? "GET";
+  const span = startClientSpan(`${method} upstream`, {
+    "http.request.method": method,
+    "server.address": new URL(url).hostname,
+  });
+  if (!span) return await send(url, opts);
+  try {
+    const answer = await send(url, { ...opts, headers: { ...opts.headers, traceparent: span.traceparent } });
+    span.end(undefined, { "http.response.status_code": answer.status });
+    return answer;
+  } catch (err) {
+    span.end(err instanceof Error ? err.message : String(err));
+    throw err;
+  }
+}
+
+function send(url: string, opts: OutboundOptions): Promise<OutboundAnswer> {
   let target: URL;
   try {
     target = new URL(url);
@@ -93,7 +119,7 @@ export function outbound(
 /** A JSON object from a GET (or a POST's answer), or OutboundError saying what was wrong with it. */
 export async function outboundJson(
   url: string,
-  opts: Parameters<typeof outbound>[1],
+  opts: OutboundOptions,
 ): Promise<{ status: number; json: Record<string, unknown> }> {
   const answer = await outbound(url, opts);
   let json: unknown;

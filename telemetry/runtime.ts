@@ -7,6 +7,7 @@ import type { Database } from "../db/connection.ts";
 import { readSharedGauges } from "../db/observability.ts";
 import {
   eventLoopDelay,
+  mailBacklog,
   memory,
   poolInUse,
   poolOpen,
@@ -94,6 +95,7 @@ REGISTRY.collect(async () => {
       }),
     ]);
     webhookBacklog.set(g.webhook_backlog);
+    mailBacklog.set(g.mail_backlog);
     webhookOldest.set(g.webhook_oldest_seconds);
     if (g.key_age_seconds !== null) signingKeyAge.set(g.key_age_seconds);
     signingKeyNext.set(g.next_key ? 1 : 0);

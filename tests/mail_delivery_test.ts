@@ -3,6 +3,7 @@
  * across a restart (still delivered), smtps:// certificate checks, the log without SMTP_URL, and mail under
  * `deno serve` with only --allow-net --allow-env --allow-read.
  */
+import { mailDeliveries } from "../telemetry/families.ts";
 import assert from "node:assert/strict";
 import { loadConfig } from "../config.ts";
 import { dotStuff, mimeOf, parseSmtpUrl } from "../domain/smtp.ts";
@@ -47,6 +48,8 @@ test("an SMTP server that refuses: retried, then mail.failed; the request was an
   const catcher = new SmtpCatcher();
   catcher.refuse = true;
   const s = await mailService({ MAIL_RETRY_BASE_SECONDS: "0.001" }, { catcher });
+  // The service runs in this process: its metrics are this registry's (docs/observability.md).
+  const before = { retry: mailDeliveries.child("retry").value, failed: mailDeliveries.child("failed").value };
   try {
     const p = await projectAt(s.url);
     const email = newEmail();
@@ -66,6 +69,14 @@ test("an SMTP server that refuses: retried, then mail.failed; the request was an
     assert.deepEqual(failed[0].target, { type: "user", id: user.id });
     assert.ok(catcher.connections >= 9, `every try reached the server: ${catcher.connections}`);
     assert.equal(catcher.mails.length, 0);
+    assert.ok(
+      mailDeliveries.child("retry").value - before.retry >= 8,
+      "acs_mail_deliveries_total{outcome=retry}",
+    );
+    assert.ok(
+      mailDeliveries.child("failed").value - before.failed >= 1,
+      "acs_mail_deliveries_total{outcome=failed}",
+    );
   } finally {
     await s.close();
   }
@@ -88,9 +99,18 @@ test("a restart between the request and the delivery still delivers (SMTP down, 
     catcher: up,
     database: first.env,
   });
+  const delivered = mailDeliveries.child("delivered").value;
   try {
     const mail = await up.mailTo(email, 30_000);
     assert.match(mail.subject, /You are invited/);
+    // Counted once the outbox marks it sent, just after the server took it.
+    for (let i = 0; i < 50 && mailDeliveries.child("delivered").value === delivered; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(
+      mailDeliveries.child("delivered").value > delivered,
+      "acs_mail_deliveries_total{outcome=delivered}",
+    );
     const jar = new Jar(second.url);
     // The link names the first service's address (its PUBLIC_URL); the same database answers at the second.
     const link = new URL(linkIn(mail));
