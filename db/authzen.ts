@@ -15,6 +15,8 @@ export type Question = {
   si: string | null;
   rt: string | null;
   an: string | null;
+  /** The object's id (`resource.id`); null when it can name none. */
+  ri: string | null;
   missing?: string[];
 };
 
@@ -24,12 +26,17 @@ export type Question = {
  * project only (`$1`); the gate's statement already checked that the project is active, this one checks again
  * so that it also stands alone. Reads the items from `$2` (a JSON array, parsed once into columns), so a batch
  * is one statement; every lookup is a lateral index probe per item (`limit 1`: a hash join over a project's
- * permissions or grants would read them all for a small batch).
+ * permissions or grants would read them all for a small batch). Only when the subject lacks the permission
+ * project-wide are the grants on the object and its ancestors tried (`og`: the object's ancestors from its
+ * closure table, each probed for a grant of this subject whose role holds the permission; a live one first,
+ * the nearest first), so a project-wide decision costs what it did.
  */
 const decisions = (items: string) => `
   select i.n, c.allowed, c.code,
     case when c.code in ('role_permission', 'no_permission') then s.role_id end as role_id,
     case when c.code = 'client_permission' then s.id end as client_id,
+    case when c.code in ('object_grant', 'grant_expired') then og.grant_id end as grant_id,
+    case when c.code in ('object_grant', 'grant_expired') then og.object_id end as object_id,
     i.missing
   from ${items}
   cross join (select coalesce((select is_active from projects where id = $1::text), false) as is_active) p
@@ -58,8 +65,19 @@ const decisions = (items: string) => `
      where i.st = 'client' and cp.client_id = s.id and cp.permission_id = pe.id)
     limit 1
   ) g on true
+  left join lateral (
+    select gr.id as grant_id, gr.object_id, (gr.expires_at is null or gr.expires_at > now()) as live
+    from object_paths op
+    join object_grants gr on gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id
+      and gr.subject_id = s.id and (gr.user_id is not null) = (i.st = 'user')
+    where g.ok is null and pe.id is not null and s.active and i.ri is not null
+      and op.resource_id = r.id and op.object_id = i.ri
+      and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = pe.id)
+    order by (gr.expires_at is null or gr.expires_at > now()) desc, op.depth, gr.id
+    limit 1
+  ) og on true
   cross join lateral (
-    select (i.missing is null and p.is_active and s.active and g.ok) is true as allowed,
+    select (i.missing is null and p.is_active and s.active and (g.ok or og.live)) is true as allowed,
       case when i.missing is not null then 'invalid_request'
            when not p.is_active then 'project_inactive'
            when s.id is null then 'unknown_subject'
@@ -68,30 +86,34 @@ const decisions = (items: string) => `
            when pe.id is null then 'unknown_action'
            when g.ok and i.st = 'user' then 'role_permission'
            when g.ok then 'client_permission'
+           when og.live then 'object_grant'
+           when og.grant_id is not null then 'grant_expired'
            else 'no_permission'
       end as code
   ) c`;
 
 /** A batch's items: `$2`, a JSON array (as text), parsed once into columns. */
 const BATCH_ITEMS =
-  `rows from (json_to_recordset($2::text::json) as (st text, si text, rt text, an text, missing json))
-    with ordinality as i (st, si, rt, an, missing, n)`;
+  `rows from (json_to_recordset($2::text::json) as (st text, si text, rt text, an text, ri text, missing json))
+    with ordinality as i (st, si, rt, an, ri, missing, n)`;
 
 /** One question's decision, as compact JSON text: `{"decision":…,"context":{"reason_admin":…}}`. */
 const decisionObject = (d: string) =>
   `'{"decision":' || case when ${d}.allowed then 'true' else 'false' end || ',"context":{"reason_admin":'
      || (select json_strip_nulls(row_to_json(x))::text
-         from (select ${d}.code, ${d}.role_id, ${d}.client_id, ${d}.missing) x) || '}}'`;
+         from (select ${d}.code, ${d}.role_id, ${d}.client_id, ${d}.grant_id, ${d}.object_id, ${d}.missing) x) || '}}'`;
 
 /**
- * One question, from scalar parameters (`$2` subject type, `$3` subject id, `$4` resource code, `$5` action):
+ * One question, from scalar parameters (`$2` subject type, `$3` subject id, `$4` resource code, `$5` action,
+ * `$6` object id):
  * no JSON to parse and no window to compute, so the plan PostgreSQL keeps for the prepared statement (or for
  * the gate's, which carries it for a single evaluation) is as cheap as its index probes. The batch statement
  * below, carried by the gate, made PostgreSQL plan it afresh at every execution (about 1.6 ms each).
  */
 const EVALUATE_ONE = `
   with d as (${
-  decisions(`(select $2::text as st, $3::text as si, $4::text as rt, $5::text as an, null::json as missing,
+  decisions(`(select $2::text as st, $3::text as si, $4::text as rt, $5::text as an, $6::text as ri,
+    null::json as missing,
     1::bigint as n) i`)
 })
   select ${decisionObject("d")} as answer from d`;
@@ -129,7 +151,7 @@ export function evaluationRead(
 ): AttachedRead {
   if (single && questions.length === 1 && questions[0].missing === undefined) {
     const q = questions[0];
-    return { text: EVALUATE_ONE, params: [projectId, q.st, q.si, q.rt, q.an] };
+    return { text: EVALUATE_ONE, params: [projectId, q.st, q.si, q.rt, q.an, q.ri] };
   }
   return { text: EVALUATE, params: [projectId, JSON.stringify(questions), semantic, single] };
 }
@@ -144,8 +166,10 @@ export type SearchPage<T> = { total: number; rows: (T & { k: string })[] };
 
 /**
  * The users (`user`) or clients (`client`) of the project who hold the resource's permission now, active in an
- * active project, after the key `after`, `limit` of them by id, and how many there are in all. A user is named
- * by its external id when it has one.
+ * active project, after the key `after`, `limit` of them by id, and how many there are in all: project-wide, or
+ * through a live grant on the object `objectId` or one of its ancestors (`granted`: the object's ancestors,
+ * each probed for grants; a set the subjects are then looked up in). A user is named by its external id when
+ * it has one.
  */
 export async function searchSubjects(
   sql: Sql,
@@ -154,26 +178,36 @@ export async function searchSubjects(
     type: string;
     resource: string;
     action: string;
+    objectId: string | null;
     after: string | null;
     limit: number;
   },
 ): Promise<SearchPage<{ id: string }>> {
   const [row] = await sql<{ total: number; rows: { k: string; id: string }[] }[]>`
     with pe as (
-      select pe.id from resources r
+      select pe.id, r.id as resource_id from resources r
       join permissions pe on pe.resource_id = r.id and lower(pe.code) = lower(${q.action})
       where r.project_id = ${q.projectId} and lower(r.code) = lower(${q.resource})
+    ),
+    granted as materialized (
+      select gr.user_id, gr.client_id from pe
+      join object_paths op on op.resource_id = pe.resource_id and op.object_id = ${q.objectId}::text
+      join object_grants gr on gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id
+      where (gr.expires_at is null or gr.expires_at > now())
+        and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = pe.id)
     ),
     m as (
       select u.id as k, coalesce(u.external_user_id, u.id) as id from users u
       where ${q.type} = 'user' and u.project_id = ${q.projectId} and u.is_active
-        and exists (select 1 from role_permissions rp
-                    where rp.role_id = u.role_id and rp.permission_id in (select id from pe))
+        and (exists (select 1 from role_permissions rp
+                     where rp.role_id = u.role_id and rp.permission_id in (select id from pe))
+             or u.id in (select user_id from granted where user_id is not null))
       union all
       select c.id, c.id from clients c
       where ${q.type} = 'client' and c.project_id = ${q.projectId} and c.is_active
-        and exists (select 1 from client_permissions cp
-                    where cp.client_id = c.id and cp.permission_id in (select id from pe))
+        and (exists (select 1 from client_permissions cp
+                     where cp.client_id = c.id and cp.permission_id in (select id from pe))
+             or c.id in (select client_id from granted where client_id is not null))
     ),
     a as (select exists (select 1 from projects where id = ${q.projectId} and is_active) as active)
     select case when a.active then (select count(*) from m)::int else 0 end as total,
@@ -182,6 +216,81 @@ export async function searchSubjects(
                select m.k, m.id from m where ${q.after}::text is null or m.k collate "C" > ${q.after}::text
                order by m.k collate "C" limit ${q.limit}) x), '[]') else '[]' end as rows
     from a`;
+  return { total: row.total, rows: row.rows };
+}
+
+/**
+ * The objects of the resource the subject (resolved as for a decision) may do the action on now, after the key
+ * `after`, `limit` of them by id (byte-wise), and how many in all: every object of the resource when the subject
+ * holds the permission project-wide, else the objects under its live grants whose role holds it, each grant's
+ * object and descendants (from the closure table, an ordered range per grant: a page reads at most `limit`
+ * rows per grant, whatever the subtrees' sizes). None for an unknown or inactive subject or project.
+ */
+export async function searchResources(
+  sql: Sql,
+  q: {
+    projectId: string;
+    subjectType: string;
+    subjectId: string;
+    resource: string;
+    action: string;
+    after: string | null;
+    limit: number;
+  },
+): Promise<SearchPage<Record<never, never>>> {
+  const [row] = await sql<{ total: number; rows: { k: string }[] }[]>`
+    with s as materialized (
+      (select u.id, u.role_id, u.is_active from users u
+       where ${q.subjectType} = 'user' and u.project_id = ${q.projectId}
+         and (u.id = ${q.subjectId} or u.external_user_id = ${q.subjectId})
+       order by u.id = ${q.subjectId} desc limit 1)
+      union all
+      (select c.id, null, c.is_active from clients c
+       where ${q.subjectType} = 'client' and c.project_id = ${q.projectId} and c.id = ${q.subjectId})
+    ),
+    pe as materialized (
+      select pe.id, r.id as resource_id from s
+      join projects p on p.id = ${q.projectId} and p.is_active
+      join resources r on r.project_id = ${q.projectId} and lower(r.code) = lower(${q.resource})
+      join permissions pe on pe.resource_id = r.id and lower(pe.code) = lower(${q.action})
+      where s.is_active
+    ),
+    wide as materialized (
+      select exists (
+        select 1 from s, pe where
+          exists (select 1 from role_permissions rp where rp.role_id = s.role_id and rp.permission_id = pe.id)
+          or exists (select 1 from client_permissions cp where cp.client_id = s.id and cp.permission_id = pe.id)
+      ) as yes
+    ),
+    gr as materialized (
+      select distinct gr.object_id from s, pe, wide
+      join object_grants gr on true
+      where not wide.yes and gr.project_id = ${q.projectId} and gr.subject_id = s.id
+        and gr.resource_id = pe.resource_id and (gr.user_id is not null) = (${q.subjectType} = 'user')
+        and (gr.expires_at is null or gr.expires_at > now())
+        and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = pe.id)
+    ),
+    page as (
+      (select o.id as k from pe, wide, objects o
+       where wide.yes and o.resource_id = pe.resource_id and (${q.after}::text is null or o.id > ${q.after}::text)
+       order by o.id limit ${q.limit})
+      union
+      (select x.k from (
+         select distinct d.object_id as k from gr, pe
+         cross join lateral (
+           select op.object_id from object_paths op
+           where op.resource_id = pe.resource_id and op.ancestor_id = gr.object_id
+             and (${q.after}::text is null or op.object_id > ${q.after}::text)
+           order by op.object_id limit ${q.limit}) d) x
+       order by x.k limit ${q.limit})
+    )
+    select case when (select yes from wide)
+                then (select count(*) from pe, objects o where o.resource_id = pe.resource_id)
+                else (select count(distinct op.object_id) from gr, pe, object_paths op
+                      where op.resource_id = pe.resource_id and op.ancestor_id = gr.object_id)
+           end::int as total,
+           coalesce((select json_agg(x order by x.k) from (
+             select page.k from page order by page.k limit ${q.limit}) x), '[]') as rows`;
   return { total: row.total, rows: row.rows };
 }
 

@@ -5,7 +5,14 @@
  * statement, so one snapshot; searches page with a token bound to their query.
  */
 import { retryRead, type Sql } from "../db/connection.ts";
-import { evaluate, evaluationRead, type Question, searchActions, searchSubjects } from "../db/authzen.ts";
+import {
+  evaluate,
+  evaluationRead,
+  type Question,
+  searchActions,
+  searchResources,
+  searchSubjects,
+} from "../db/authzen.ts";
 import {
   type Action,
   type ActionSearchRequest,
@@ -43,6 +50,7 @@ function question(subject: Subject, action: Action, resource: Resource): Questio
     si: usable(subject.id),
     rt: usable(resource.type),
     an: usable(action.name),
+    ri: usable(resource.id),
   };
 }
 
@@ -99,7 +107,7 @@ export function planEvaluations(req: EvaluationsRequest): Plan {
       resource: item.resource ?? req.resource,
     };
     const missing = lacking(merged, (k) => `/evaluations/${i}/${k}`);
-    if (missing.length > 0) return { st: null, si: null, rt: null, an: null, missing };
+    if (missing.length > 0) return { st: null, si: null, rt: null, an: null, ri: null, missing };
     return question(merged.subject as Subject, merged.action as Action, merged.resource as Resource);
   });
   return { questions, semantic, single: false };
@@ -230,6 +238,7 @@ export async function searchSubjectsOf(
       type,
       resource: code,
       action: name,
+      objectId: usable(resource.id),
       after: start.after,
       limit: start.limit + 1,
     })
@@ -271,15 +280,40 @@ export async function searchActionsOf(
 }
 
 /**
- * The objects of the resource type the subject may act on: none yet, since a resource's objects are not
- * registered (a later step). The request is validated and its page token checked all the same.
+ * The objects of the resource type the subject may do the action on: every registered object when it holds
+ * the permission project-wide, else those under its live grants (with their descendants), by id. An unknown
+ * subject, type or action, or an inactive subject: no results.
  */
 export async function searchResourcesOf(
-  _sql: Sql,
+  sql: Sql,
   projectId: string,
   req: ResourceSearchRequest,
 ): Promise<EntitySearchResponse> {
   const { subject, action, resource, context } = req;
   const start = await pageStart(req.page, { at: "resource", projectId, subject, action, resource, context });
-  return { page: pageOf(0, 0, undefined, start, false), results: [] };
+  const [type, id, code, name] = [
+    usable(subject.type),
+    usable(subject.id),
+    usable(resource.type),
+    usable(action.name),
+  ];
+  if (type === null || id === null || code === null || name === null) {
+    return { page: pageOf(0, 0, undefined, start, false), results: [] };
+  }
+  const found = await retryRead(() =>
+    searchResources(sql, {
+      projectId,
+      subjectType: type,
+      subjectId: id,
+      resource: code,
+      action: name,
+      after: start.after,
+      limit: start.limit + 1,
+    })
+  );
+  const rows = found.rows.slice(0, start.limit);
+  return {
+    page: pageOf(found.total, rows.length, rows.at(-1)?.k, start, found.rows.length > start.limit),
+    results: rows.map((r) => ({ type: resource.type, id: r.k })),
+  };
 }

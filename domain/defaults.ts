@@ -46,6 +46,13 @@ export const DEFAULTS = [
   { code: "audit", name: "Audit", noun: "the audit trail", actions: ["read"] },
   { code: "webhooks", name: "Webhooks", noun: "webhooks", actions: ["read", "create", "update", "delete"] },
   {
+    code: "objects",
+    name: "Objects",
+    noun: "the objects of resources",
+    actions: ["read", "create", "update", "delete"],
+  },
+  { code: "grants", name: "Grants", noun: "roles granted on objects", actions: ["read", "create", "delete"] },
+  {
     code: "access",
     name: "Access",
     noun: "the project's access decisions (AuthZEN)",

@@ -9,6 +9,8 @@ import { registerConsoleRoutes } from "./console/console.tsx";
 import { registerDocsRoutes } from "./docs.ts";
 import { registerHomeRoutes } from "./home.tsx";
 import { registerKeyRoutes } from "./keys.ts";
+import { registerGrantRoutes } from "./grants.ts";
+import { registerObjectRoutes } from "./objects.ts";
 import { registerLogoutRoutes } from "./logout.ts";
 import { registerOidcRoutes } from "./oidc.ts";
 import { registerSessionRoutes } from "./sessions.ts";
@@ -67,6 +69,8 @@ export function createApp(deps: Deps): App {
   registerProjectRoutes(app);
   registerResourceRoutes(app);
   registerRoleRoutes(app);
+  registerObjectRoutes(app);
+  registerGrantRoutes(app);
   registerSessionRoutes(app);
   registerUserRoutes(app);
   registerClientRoutes(app);

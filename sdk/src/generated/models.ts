@@ -293,7 +293,7 @@ export namespace Api {
 		'project_id': string;
 		'occurred_at': string;
 		/**
-		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 		 * @type {Api.AuditEventType}
 		 * @memberof AuditEvent
 		 */
@@ -386,7 +386,7 @@ export namespace Api {
 	}
 
 	/**
-	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>login.succeeded</code>: A user signed in on the login page; <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 	 */
 	export enum AuditEventType {
 		ProjectCreated = 'project.created',
@@ -410,6 +410,12 @@ export namespace Api {
 		ClientDeactivated = 'client.deactivated',
 		ClientSecretRotated = 'client.secret_rotated',
 		ClientDeleted = 'client.deleted',
+		ObjectCreated = 'object.created',
+		ObjectUpdated = 'object.updated',
+		ObjectDeleted = 'object.deleted',
+		GrantCreated = 'grant.created',
+		GrantDeleted = 'grant.deleted',
+		GrantExpired = 'grant.expired',
 		WebhookCreated = 'webhook.created',
 		WebhookUpdated = 'webhook.updated',
 		WebhookDeleted = 'webhook.deleted',
@@ -729,6 +735,15 @@ export namespace Api {
 		'token_endpoint_auth_method'?: Api.TokenEndpointAuthMethod;
 	}
 
+	export interface CreatedObjects {
+		/**
+		 * @description <p>The objects created, in the request&#39;s order</p>
+		 * @type {Api.Object[]}
+		 * @memberof CreatedObjects
+		 */
+		data: Api.Object[];
+	}
+
 	export interface CreatedProject extends Api.Project {
 		/**
 		 * @description <p>The project&#39;s admin client, granted every default permission of the project</p>
@@ -756,6 +771,43 @@ export namespace Api {
 			'client_secret': string;
 		}
 
+	}
+
+	export interface CreateGrantRequest {
+		subject: Api.GrantSubject;
+		'role_id': string;
+		object: Api.GrantObject;
+		/**
+		 * @description <p>RFC 3339; in the future by the database&#39;s clock. Omitted or null: never expires.</p>
+		 * @type {string | null}
+		 * @memberof CreateGrantRequest
+		 */
+		'expires_at'?: string | null;
+	}
+
+	export interface CreateObjectRequest {
+		/**
+		 * @description <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+		 * @type {string}
+		 * @memberof CreateObjectRequest
+		 */
+		id: string;
+		/**
+		 * @description <p>At most 100 characters; omitted or null: none</p>
+		 * @type {string | null}
+		 * @memberof CreateObjectRequest
+		 */
+		name?: string | null;
+		/**
+		 * @description <p>An object of the same resource (in a batch, possibly one created before it in the batch)</p>
+		 * @type {string | null}
+		 * @memberof CreateObjectRequest
+		 */
+		'parent_id'?: string | null;
+	}
+
+	export interface CreateObjectsRequest {
+		objects: Api.CreateObjectRequest[];
 	}
 
 	export interface CreateProjectRequest {
@@ -969,6 +1021,8 @@ export namespace Api {
 			WebhookNotFound = 'webhook_not_found',
 			WebhookDeliveryNotFound = 'webhook_delivery_not_found',
 			SessionNotFound = 'session_not_found',
+			ObjectNotFound = 'object_not_found',
+			GrantNotFound = 'grant_not_found',
 			ResourceCodeAlreadyUsed = 'resource_code_already_used',
 			RoleCodeAlreadyUsed = 'role_code_already_used',
 			UserExternalIdAlreadyUsed = 'user_external_id_already_used',
@@ -976,6 +1030,8 @@ export namespace Api {
 			KeyRotationTooSoon = 'key_rotation_too_soon',
 			OnlySigningKey = 'only_signing_key',
 			RoleInUse = 'role_in_use',
+			ObjectAlreadyExists = 'object_already_exists',
+			ObjectHasChildren = 'object_has_children',
 			ClientNotDeletable = 'client_not_deletable',
 			TooManyRequests = 'too_many_requests',
 			SystemError = 'system_error'
@@ -984,6 +1040,122 @@ export namespace Api {
 		export interface Detail {
 			field: string;
 			issue: string;
+		}
+
+	}
+
+	export interface Grant {
+		id: string;
+		'project_id': string;
+		subject: Api.Grant.Subject;
+		'role_id': string;
+		object: Api.Grant.Object;
+		/**
+		 * @description <p>RFC 3339, UTC; null: never</p>
+		 * @type {string | null}
+		 * @memberof Grant
+		 */
+		'expires_at': string | null;
+		/**
+		 * @description <p>Past <code>expires_at</code> now, by the database&#39;s clock</p>
+		 * @type {boolean}
+		 * @memberof Grant
+		 */
+		'is_expired': boolean;
+		'created_at': string;
+		'created_by': Api.Grant.CreatedBy;
+	}
+
+	/**
+	 * @export
+	 * @namespace Grant
+	 */
+	export namespace Grant {
+		export interface Subject {
+			'type': Api.Grant.Subject.TypeEnum;
+			id: string;
+		}
+
+		/**
+		 * @export
+		 * @namespace Subject
+		 */
+		export namespace Subject {
+			export enum TypeEnum {
+				User = 'user',
+				Client = 'client'
+			}
+
+		}
+
+		export interface Object {
+			/**
+			 * @description <p>The resource&#39;s code</p>
+			 * @type {string}
+			 * @memberof Object
+			 */
+			'type': string;
+			id: string;
+			'resource_id': string;
+		}
+
+		export interface CreatedBy {
+			'type': Api.Grant.CreatedBy.TypeEnum;
+			id: string | null;
+		}
+
+		/**
+		 * @export
+		 * @namespace CreatedBy
+		 */
+		export namespace CreatedBy {
+			export enum TypeEnum {
+				User = 'user',
+				Client = 'client'
+			}
+
+		}
+
+	}
+
+	export interface GrantList {
+		data: Api.Grant[];
+		pagination: Api.Pagination;
+	}
+
+	export interface GrantObject {
+		/**
+		 * @description <p>The resource&#39;s code (case-insensitive)</p>
+		 * @type {string}
+		 * @memberof GrantObject
+		 */
+		'type': string;
+		/**
+		 * @description <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+		 * @type {string}
+		 * @memberof GrantObject
+		 */
+		id: string;
+	}
+
+	export interface GrantSubject {
+		'type': Api.GrantSubject.TypeEnum;
+		/**
+		 * @description <p>A user&#39;s id (or, when no user has it, a user&#39;s <code>external_user_id</code>), or a client&#39;s id</p>
+		 * @type {string}
+		 * @memberof GrantSubject
+		 */
+		id: string;
+	}
+
+	/**
+	 * @export
+	 * @namespace GrantSubject
+	 */
+	export namespace GrantSubject {
+		export enum TypeEnum {
+			User = 'user',
+			Client = 'client'
 		}
 
 	}
@@ -1113,6 +1285,48 @@ export namespace Api {
 	 * <p>Default <code>desc</code></p>
 	 */
 	export enum ListClientsSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListGrantsSortByEnum {
+		CreatedAt = 'created_at',
+		ExpiresAt = 'expires_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListGrantsSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>With <code>subject_id</code></p>
+	 */
+	export enum ListGrantsSubjectTypeEnum {
+		User = 'user',
+		Client = 'client'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListObjectsSortByEnum {
+		Id = 'id',
+		Name = 'name',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListObjectsSortDirEnum {
 		Asc = 'asc',
 		Desc = 'desc'
 	}
@@ -1295,6 +1509,37 @@ export namespace Api {
 			issue: string;
 		}
 
+	}
+
+	export interface Object {
+		id: string;
+		'project_id': string;
+		'resource_id': string;
+		name: string | null;
+		'parent_id': string | null;
+		/**
+		 * @description <p>1 for an object without parent, at most 32</p>
+		 * @type {number}
+		 * @memberof Object
+		 */
+		depth: number;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Object
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Object
+		 */
+		'updated_at': string;
+	}
+
+	export interface ObjectList {
+		data: Api.Object[];
+		pagination: Api.Pagination;
 	}
 
 	export interface OpenIdConfiguration extends Api.AuthorizationServerMetadata {
@@ -1912,6 +2157,21 @@ export namespace Api {
 		 * @memberof UpdateCurrentUserRequest
 		 */
 		'current_password'?: string | null;
+	}
+
+	export interface UpdateObjectRequest {
+		/**
+		 * @description <p>At most 100 characters; omitted or null: none</p>
+		 * @type {string | null}
+		 * @memberof UpdateObjectRequest
+		 */
+		name?: string | null;
+		/**
+		 * @description <p>Omitted: unchanged. null: no parent. Given: moves the object (and its descendants) under that object of the same resource, never under itself or a descendant, at most 32 levels deep.</p>
+		 * @type {string | null}
+		 * @memberof UpdateObjectRequest
+		 */
+		'parent_id'?: string | null;
 	}
 
 	export interface UpdateProjectRequest {
