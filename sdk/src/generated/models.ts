@@ -95,7 +95,7 @@ export namespace Api {
 			 */
 			'type'?: string;
 			/**
-			 * @description <p>One object of that resource (any string; objects of their own are a later step).</p>
+			 * @description <p>One object of that resource: any string; a registered object&#39;s id (the resource&#39;s objects) when grants on it or its ancestors are to count.</p>
 			 * @type {string}
 			 * @memberof Resource
 			 */
@@ -190,7 +190,7 @@ export namespace Api {
 			 */
 			'type'?: string;
 			/**
-			 * @description <p>One object of that resource (any string; objects of their own are a later step).</p>
+			 * @description <p>One object of that resource: any string; a registered object&#39;s id (the resource&#39;s objects) when grants on it or its ancestors are to count.</p>
 			 * @type {string}
 			 * @memberof Resource
 			 */
@@ -574,6 +574,18 @@ export namespace Api {
 		 */
 		'client_id'?: string;
 		/**
+		 * @description <p><code>object_grant</code>: the live grant that allows it (the nearest to the object); <code>grant_expired</code>: an expired grant that would have allowed it</p>
+		 * @type {string}
+		 * @memberof AuthzenReason
+		 */
+		'grant_id'?: string;
+		/**
+		 * @description <p>With <code>grant_id</code>: the object the grant is on (the object asked about, or an ancestor)</p>
+		 * @type {string}
+		 * @memberof AuthzenReason
+		 */
+		'object_id'?: string;
+		/**
 		 * @description <p><code>invalid_request</code>: JSON pointers of the entities the evaluation lacks once the defaults are applied</p>
 		 * @type {string[]}
 		 * @memberof AuthzenReason
@@ -592,6 +604,8 @@ export namespace Api {
 		export enum CodeEnum {
 			RolePermission = 'role_permission',
 			ClientPermission = 'client_permission',
+			ObjectGrant = 'object_grant',
+			GrantExpired = 'grant_expired',
 			NoPermission = 'no_permission',
 			SubjectInactive = 'subject_inactive',
 			ProjectInactive = 'project_inactive',
@@ -611,7 +625,7 @@ export namespace Api {
 		 */
 		'type': string;
 		/**
-		 * @description <p>One object of that resource (any string; objects of their own are a later step).</p>
+		 * @description <p>One object of that resource: any string; a registered object&#39;s id (the resource&#39;s objects) when grants on it or its ancestors are to count.</p>
 		 * @type {string}
 		 * @memberof AuthzenResource
 		 */
