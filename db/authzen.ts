@@ -224,7 +224,9 @@ export async function searchSubjects(
  * `after`, `limit` of them by id (byte-wise), and how many in all: every object of the resource when the subject
  * holds the permission project-wide, else the objects under its live grants whose role holds it, each grant's
  * object and descendants (from the closure table, an ordered range per grant: a page reads at most `limit`
- * rows per grant, whatever the subtrees' sizes). None for an unknown or inactive subject or project.
+ * rows per grant, whatever the subtrees' sizes). The total is read, not counted: the resource's count of
+ * objects, or the sizes of the outermost granted objects' subtrees (disjoint). None for an unknown or inactive
+ * subject or project.
  */
 export async function searchResources(
   sql: Sql,
@@ -262,7 +264,7 @@ export async function searchResources(
           or exists (select 1 from client_permissions cp where cp.client_id = s.id and cp.permission_id = pe.id)
       ) as yes
     ),
-    gr as materialized (
+    granted as materialized (
       select distinct gr.object_id from s, pe, wide
       join object_grants gr on true
       where not wide.yes and gr.project_id = ${q.projectId} and gr.subject_id = s.id
@@ -270,13 +272,21 @@ export async function searchResources(
         and (gr.expires_at is null or gr.expires_at > now())
         and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = pe.id)
     ),
+    -- The granted objects under no other granted object: their subtrees are disjoint and cover the rest, so
+    -- they are counted and paged without a DISTINCT over every object they reach.
+    gr as materialized (
+      select g.object_id from granted g, pe
+      where not exists (
+        select 1 from object_paths op join granted a on a.object_id = op.ancestor_id
+        where op.resource_id = pe.resource_id and op.object_id = g.object_id and op.ancestor_id <> g.object_id)
+    ),
     page as (
       (select o.id as k from pe, wide, objects o
        where wide.yes and o.resource_id = pe.resource_id and (${q.after}::text is null or o.id > ${q.after}::text)
        order by o.id limit ${q.limit})
       union
       (select x.k from (
-         select distinct d.object_id as k from gr, pe
+         select d.object_id as k from gr, pe
          cross join lateral (
            select op.object_id from object_paths op
            where op.resource_id = pe.resource_id and op.ancestor_id = gr.object_id
@@ -285,9 +295,9 @@ export async function searchResources(
        order by x.k limit ${q.limit})
     )
     select case when (select yes from wide)
-                then (select count(*) from pe, objects o where o.resource_id = pe.resource_id)
-                else (select count(distinct op.object_id) from gr, pe, object_paths op
-                      where op.resource_id = pe.resource_id and op.ancestor_id = gr.object_id)
+                then (select coalesce(sum(c.n), 0) from pe, object_counts c where c.resource_id = pe.resource_id)
+                else (select coalesce(sum(o.size), 0) from gr, pe, objects o
+                      where o.resource_id = pe.resource_id and o.id = gr.object_id)
            end::int as total,
            coalesce((select json_agg(x order by x.k) from (
              select page.k from page order by page.k limit ${q.limit}) x), '[]') as rows`;

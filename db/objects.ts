@@ -82,8 +82,41 @@ export async function insertObjects(
     select ${resourceId}, x.o, x.a, x.d
     from unnest(${paths.map((p) => p.object)}::text[], ${paths.map((p) => p.ancestor)}::text[],
                 ${paths.map((p) => p.depth)}::int[]) as x (o, a, d)`;
+  // Each ancestor's subtree grows by its new descendants; the resource's count by the new objects.
+  const grown = new Map<string, number>();
+  for (const p of paths) if (p.depth > 0) grown.set(p.ancestor, (grown.get(p.ancestor) ?? 0) + 1);
+  if (grown.size > 0) {
+    await sql`
+      update objects o set size = o.size + x.n
+      from unnest(${[...grown.keys()]}::text[], ${[...grown.values()]}::int[]) as x (id, n)
+      where o.resource_id = ${resourceId} and o.id = x.id`;
+  }
+  await countObjects(sql, resourceId, objects.length);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return objects.map((o) => byId.get(o.id)!);
+}
+
+/** Adds `n` (negative: removes) to the resource's count of objects. */
+async function countObjects(sql: Sql, resourceId: string, n: number): Promise<void> {
+  await sql`
+    insert into object_counts (resource_id, n) values (${resourceId}, ${n})
+    on conflict (resource_id) do update set n = object_counts.n + excluded.n`;
+}
+
+/** Adds `n` to the size of every ancestor of the object (not the object itself). */
+async function growAncestors(sql: Sql, resourceId: string, objectId: string, n: number): Promise<void> {
+  await sql`
+    update objects o set size = o.size + ${n}
+    from object_paths p
+    where p.resource_id = ${resourceId} and p.object_id = ${objectId} and p.ancestor_id <> ${objectId}
+      and o.resource_id = ${resourceId} and o.id = p.ancestor_id`;
+}
+
+/** The size of the object's subtree, itself included. */
+async function sizeOf(sql: Sql, resourceId: string, objectId: string): Promise<number> {
+  const [row] = await sql<{ size: number }[]>`
+    select size from objects where resource_id = ${resourceId} and id = ${objectId}`;
+  return row?.size ?? 0;
 }
 
 /** One object; `lock` holds it for the rest of the transaction. */
@@ -155,6 +188,8 @@ export async function moveObject(
   oldDepth: number,
 ): Promise<void> {
   const newDepth = parent === null ? 1 : parent.depth + 1;
+  const size = await sizeOf(sql, resourceId, objectId);
+  await growAncestors(sql, resourceId, objectId, -size);
   await sql`
     delete from object_paths p
     using object_paths s
@@ -171,6 +206,7 @@ export async function moveObject(
                   where resource_id = ${resourceId} and object_id = ${parent.id}) a
       where s.resource_id = ${resourceId} and s.ancestor_id = ${objectId}`;
   }
+  await growAncestors(sql, resourceId, objectId, size);
   await sql`
     update objects o set depth = o.depth + ${newDepth - oldDepth}
     from object_paths s
@@ -202,6 +238,9 @@ export async function deleteSubtree(
   resourceId: string,
   objectId: string,
 ): Promise<{ objects: number; grants: number }> {
+  const size = await sizeOf(sql, resourceId, objectId);
+  await growAncestors(sql, resourceId, objectId, -size);
+  await countObjects(sql, resourceId, -size);
   const [row] = await sql<{ objects: number; grants: number }[]>`
     with s as (
       select object_id from object_paths where resource_id = ${resourceId} and ancestor_id = ${objectId}

@@ -426,6 +426,23 @@ test("resource search through grants: each grant's object and descendants, paged
   // Project-wide: every registered object.
   await setRole(t, t.dave.id, t.viewer.id);
   assert.equal((await search(t.dave.id)).page.total, 6);
+  // Totals follow moves and deletes (kept with the objects, not counted at each search).
+  await t.api.objects.updateObject(t.project.id, t.folder.id, "other", { parent_id: "doc-2" });
+  let now = await search("carol");
+  assert.deepEqual(now.results.map((r: { id: string }) => r.id), ["doc-1", "doc-2", "other", "project"]);
+  assert.equal(now.page.total, 4);
+  await t.api.objects.updateObject(t.project.id, t.folder.id, "doc-2", { parent_id: "root" });
+  await t.api.objects.createObjects(t.project.id, t.folder.id, {
+    objects: [{ id: "n1", parent_id: "other" }],
+  });
+  now = await search("carol");
+  assert.deepEqual(now.results.map((r: { id: string }) => r.id), ["doc-1", "n1", "other", "project"]);
+  assert.equal(now.page.total, 4);
+  await t.api.objects.deleteObject(t.project.id, t.folder.id, "doc-2", true);
+  now = await search("carol");
+  assert.deepEqual(now.results.map((r: { id: string }) => r.id), ["doc-1", "project"]);
+  assert.equal(now.page.total, 2);
+  assert.equal((await search(t.dave.id)).page.total, 4);
 });
 
 test("subject search includes the subjects allowed through grants on the object or its ancestors", async () => {

@@ -11,6 +11,9 @@ create table objects (
   parent_id text collate "C",
   -- 1 for an object without parent; at most 32.
   depth int not null,
+  -- The objects of its subtree, itself included: a resource search through a grant counts its results from
+  -- the granted objects' sizes instead of reading every object they reach.
+  size int not null default 1,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
   constraint objects__pkey primary key (resource_id, id),
@@ -21,6 +24,15 @@ create table objects (
 );
 create index objects__resource_id_parent_id on objects (resource_id, parent_id, id);
 create index objects__project_id on objects (project_id);
+
+-- How many objects each resource has: a resource search's total for a subject holding the permission
+-- project-wide, without counting them. Written with the objects (their writes to one resource take turns).
+create table object_counts (
+  resource_id text not null,
+  n bigint not null,
+  constraint object_counts__pkey primary key (resource_id),
+  constraint object_counts__resource_fkey foreign key (resource_id) references resources (id) on delete cascade
+);
 
 -- Every object's ancestors, itself included (depth 0), as a closure table: the ancestors of one object are one
 -- index range (a decision through a grant: a few probes, however deep), the descendants of one object another
