@@ -281,9 +281,13 @@ export async function searchResources(
         where op.resource_id = pe.resource_id and op.object_id = g.object_id and op.ancestor_id <> g.object_id)
     ),
     page as (
-      (select o.id as k from pe, wide, objects o
-       where wide.yes and o.resource_id = pe.resource_id and (${q.after}::text is null or o.id > ${q.after}::text)
-       order by o.id limit ${q.limit})
+      -- Lateral, so that its plan is an ordered range of the primary key from the key on, whatever the planner
+      -- guesses of the resource's size (joined, it read and sorted every object of the resource).
+      (select x.k from pe, wide cross join lateral (
+         select o.id as k from objects o
+         where o.resource_id = pe.resource_id and (${q.after}::text is null or o.id > ${q.after}::text)
+         order by o.resource_id, o.id limit ${q.limit}) x
+       where wide.yes)
       union
       (select x.k from (
          select d.object_id as k from gr, pe
