@@ -10,8 +10,12 @@ import { TokenService } from "../domain/tokens.ts";
 import { jobsOf } from "../jobs.ts";
 import { EVALUATION, EVALUATIONS, ok, post, RESOURCES, SUBJECTS } from "./authzen_support.ts";
 import {
+  ADMIN_SECRET,
   Api,
+  basic,
   clientWith,
+  DATABASE_ENV,
+  DATABASE_URL,
   expectError,
   http,
   newProject,
@@ -19,6 +23,7 @@ import {
   test,
   type TestProject,
 } from "./helpers.ts";
+import { spawn } from "./processes.ts";
 
 type Tree = TestProject & {
   folder: { id: string };
@@ -530,3 +535,56 @@ test("grants: audit events and webhooks' types; the purge removes expired grants
   assert.equal(hook.status, 201, await hook.clone().text());
   await hook.body?.cancel();
 });
+
+test("a grant, a revocation, a move and an expiry decide the next request on another instance", async () => {
+  const t = await tree();
+  const { db } = await service();
+  // A second process on the same PostgreSQL database; its own token (the issuer is its own address).
+  const other = await spawn({
+    ...DATABASE_ENV,
+    DATABASE_URL: DATABASE_URL!,
+    BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+  });
+  try {
+    const pdp = await clientWith(t, ["access:evaluate"]);
+    const res = await fetch(`${other.url}/api/v1/tokens`, {
+      method: "POST",
+      headers: {
+        authorization: basic(pdp.id, pdp.secret),
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: "grant_type=client_credentials",
+    });
+    const token = (await res.json()).access_token;
+    const there = async (object: string) => {
+      const r = await fetch(`${other.url}/access/v1/evaluation`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          subject: { type: "user", id: "carol" },
+          action: { name: "read" },
+          resource: { type: "folder", id: object },
+        }),
+      });
+      assert.equal(r.status, 200);
+      return (await r.json()).context.reason_admin.code as string;
+    };
+    assert.equal(await there("doc-1"), "no_permission");
+    const g = await grantOn(t, { type: "user", id: t.carol.id }, t.viewer.id, "team");
+    assert.equal(await there("doc-1"), "object_grant");
+    assert.equal(await there("other"), "no_permission");
+    await t.api.objects.updateObject(t.project.id, t.folder.id, "other", { parent_id: "project" });
+    assert.equal(await there("other"), "object_grant");
+    await t.api.grants.deleteGrant(t.project.id, g.id);
+    assert.equal(await there("doc-1"), "no_permission");
+    const [{ soon }] = await db.sql<{ soon: string }[]>`
+      select to_char((now() + interval '1500 milliseconds') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+        as soon`;
+    await grantOn(t, { type: "user", id: t.carol.id }, t.viewer.id, "root", soon);
+    assert.equal(await there("doc-2"), "object_grant");
+    await db.sql`select pg_sleep(1.6)`;
+    assert.equal(await there("doc-2"), "grant_expired");
+  } finally {
+    await other.stop();
+  }
+}, { ignore: !DATABASE_URL });
