@@ -392,3 +392,32 @@ test("objects: each change is an audit event", async () => {
   assert.deepEqual(events[1].changes, { parent_id: { before: "a", after: "c" } });
   assert.deepEqual(events[0].details, { resource_id: f.id, objects_deleted: 2, grants_deleted: 0 });
 });
+
+test("objects: deleting the resource deletes its objects and their grants; deleting a user deletes theirs", async () => {
+  const p = await newProject();
+  const f = await folders(p);
+  const role = await p.api.roles.createRole(p.project.id, {
+    code: "r",
+    name: "R",
+    permission_ids: [f.permissions[0].id],
+  });
+  const u = await p.api.users.createUser(p.project.id, { display_name: "U", external_user_id: "u" });
+  const v = await p.api.users.createUser(p.project.id, { display_name: "V", external_user_id: "v" });
+  await p.api.objects.createObjects(p.project.id, f.id, {
+    objects: [{ id: "a" }, { id: "b", parent_id: "a" }, { id: "c", parent_id: "b" }],
+  });
+  const grant = (userId: string, object: string) =>
+    p.api.grants.createGrant(p.project.id, {
+      subject: { type: Api.GrantSubject.TypeEnum.User, id: userId },
+      role_id: role.id,
+      object: { type: "folder", id: object },
+    });
+  const kept = await grant(u.id, "b");
+  const gone = await grant(v.id, "c");
+  await p.api.users.deleteUser(p.project.id, v.id);
+  await expectError(p.api.grants.getGrant(p.project.id, gone.id), 404, "grant_not_found");
+  assert.equal((await p.api.grants.getGrant(p.project.id, kept.id)).id, kept.id);
+  await p.api.resources.deleteResource(p.project.id, f.id);
+  await expectError(p.api.grants.getGrant(p.project.id, kept.id), 404, "grant_not_found");
+  await expectError(p.api.objects.getObject(p.project.id, f.id, "a"), 404, "resource_not_found");
+});
