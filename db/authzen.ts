@@ -28,8 +28,10 @@ export type Question = {
  * is one statement; every lookup is a lateral index probe per item (`limit 1`: a hash join over a project's
  * permissions or grants would read them all for a small batch). Only when the subject lacks the permission
  * project-wide are the grants on the object and its ancestors tried (`og`: the object's ancestors from its
- * closure table, each probed for a grant of this subject whose role holds the permission; a live one first,
- * the nearest first), so a project-wide decision costs what it did.
+ * closure table, at most 32, each probed by (resource, object, subject) for a grant of this subject whose role
+ * holds the permission; a live one first, the nearest first). Lateral, so that the probes start from the
+ * ancestors whatever the planner guesses: from the subject's grants on the resource, a subject holding many
+ * would read them all. A project-wide decision costs what it did.
  */
 const decisions = (items: string) => `
   select i.n, c.allowed, c.code,
@@ -66,14 +68,20 @@ const decisions = (items: string) => `
     limit 1
   ) g on true
   left join lateral (
-    select gr.id as grant_id, gr.object_id, (gr.expires_at is null or gr.expires_at > now()) as live
+    select x.grant_id, x.object_id, x.live
     from object_paths op
-    join object_grants gr on gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id
-      and gr.subject_id = s.id and (gr.user_id is not null) = (i.st = 'user')
+    cross join lateral (
+      select gr.id as grant_id, gr.object_id, (gr.expires_at is null or gr.expires_at > now()) as live
+      from object_grants gr
+      where gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id and gr.subject_id = s.id
+        and (gr.user_id is not null) = (i.st = 'user')
+        and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = pe.id)
+      order by (gr.expires_at is null or gr.expires_at > now()) desc, gr.id
+      limit 1
+    ) x
     where g.ok is null and pe.id is not null and s.active and i.ri is not null
       and op.resource_id = r.id and op.object_id = i.ri
-      and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = pe.id)
-    order by (gr.expires_at is null or gr.expires_at > now()) desc, op.depth, gr.id
+    order by x.live desc, op.depth, x.grant_id
     limit 1
   ) og on true
   cross join lateral (
@@ -265,20 +273,27 @@ export async function searchResources(
       ) as yes
     ),
     granted as materialized (
-      select distinct gr.object_id from s, pe, wide
-      join object_grants gr on true
-      where not wide.yes and gr.project_id = ${q.projectId} and gr.subject_id = s.id
-        and gr.resource_id = pe.resource_id and (gr.user_id is not null) = (${q.subjectType} = 'user')
-        and (gr.expires_at is null or gr.expires_at > now())
-        and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = pe.id)
+      select distinct x.object_id from s, pe, wide
+      cross join lateral (
+        select gr.object_id from object_grants gr
+        where gr.project_id = ${q.projectId} and gr.subject_id = s.id and gr.resource_id = pe.resource_id
+          and (gr.user_id is not null) = (${q.subjectType} = 'user')
+          and (gr.expires_at is null or gr.expires_at > now())
+          and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = pe.id)
+      ) x
+      where not wide.yes
     ),
     -- The granted objects under no other granted object: their subtrees are disjoint and cover the rest, so
     -- they are counted and paged without a DISTINCT over every object they reach.
+    -- Each granted object's ancestors (at most 32, by the closure table's key) are looked up in one hash of the
+    -- granted set: "(x in (…)) is true" keeps the IN a hashed subplan, built once, where a join would let the
+    -- planner (which guesses one row for a CTE) rescan the whole set for every ancestor.
     gr as materialized (
       select g.object_id from granted g, pe
       where not exists (
-        select 1 from object_paths op join granted a on a.object_id = op.ancestor_id
-        where op.resource_id = pe.resource_id and op.object_id = g.object_id and op.ancestor_id <> g.object_id)
+        select 1 from object_paths op
+        where op.resource_id = pe.resource_id and op.object_id = g.object_id and op.depth > 0
+          and (op.ancestor_id in (select object_id from granted)) is true)
     ),
     page as (
       -- Lateral, so that its plan is an ordered range of the primary key from the key on, whatever the planner
