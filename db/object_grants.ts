@@ -107,11 +107,9 @@ export async function deleteGrantRow(sql: Sql, projectId: string, grantId: strin
 export function grantListStatement(projectId: string, q: GrantListQuery): PageStatement {
   const params: Params = [projectId];
   let where = "where g.project_id = $1";
-  if (q.subject_id !== undefined) {
-    where += ` and g.subject_id = $${params.push(q.subject_id)}`;
-    if (q.subject_type === "user") where += " and g.user_id is not null";
-    if (q.subject_type === "client") where += " and g.client_id is not null";
-  }
+  if (q.subject_id !== undefined) where += ` and g.subject_id = $${params.push(q.subject_id)}`;
+  if (q.subject_type === "user") where += " and g.user_id is not null";
+  if (q.subject_type === "client") where += " and g.client_id is not null";
   if (q.role_id !== undefined) where += ` and g.role_id = $${params.push(q.role_id)}`;
   if (q.object_type !== undefined) where += ` and lower(r.code) = lower($${params.push(q.object_type)})`;
   if (q.object_id !== undefined) where += ` and g.object_id = $${params.push(q.object_id)}`;

@@ -154,6 +154,7 @@ test("grants: create, get, list with filters, revoke", async () => {
     h.id,
   ]);
   assert.deepEqual((await list({ role_id: t.viewer.id })).data.map((x) => x.id), [h.id]);
+  assert.deepEqual((await list({ subject_type: "user" })).data.map((x) => x.id), [g.id]);
   assert.deepEqual((await list({ object_type: "FOLDER", object_id: "team" })).data.map((x) => x.id), [g.id]);
   await t.api.grants.deleteGrant(t.project.id, g.id);
   await expectError(t.api.grants.getGrant(t.project.id, g.id), 404, "grant_not_found");

@@ -1932,7 +1932,7 @@ export const GrantsApiFetchParamCreator = function (configuration?: Configuratio
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListGrantsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListGrantsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
-		 * @param {Api.ListGrantsSubjectTypeEnum} [subjectType] <p>With <code>subject_id</code></p>
+		 * @param {Api.ListGrantsSubjectTypeEnum} [subjectType] <p>Only users&#39; or clients&#39; grants</p>
 		 * @param {string} [subjectId] <p>Only this user&#39;s (by id) or client&#39;s grants</p>
 		 * @param {string} [roleId]
 		 * @param {string} [objectType] <p>A resource code</p>
@@ -2232,7 +2232,7 @@ export const GrantsApiFp = function(configuration?: Configuration) {
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 		 * @param {Api.ListGrantsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListGrantsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
-		 * @param {Api.ListGrantsSubjectTypeEnum} [subjectType] <p>With <code>subject_id</code></p>
+		 * @param {Api.ListGrantsSubjectTypeEnum} [subjectType] <p>Only users&#39; or clients&#39; grants</p>
 		 * @param {string} [subjectId] <p>Only this user&#39;s (by id) or client&#39;s grants</p>
 		 * @param {string} [roleId]
 		 * @param {string} [objectType] <p>A resource code</p>
@@ -2362,7 +2362,7 @@ export class GrantsApi extends BaseAPI {
 	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
 	 * @param {Api.ListGrantsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 	 * @param {Api.ListGrantsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
-	 * @param {Api.ListGrantsSubjectTypeEnum} [subjectType] <p>With <code>subject_id</code></p>
+	 * @param {Api.ListGrantsSubjectTypeEnum} [subjectType] <p>Only users&#39; or clients&#39; grants</p>
 	 * @param {string} [subjectId] <p>Only this user&#39;s (by id) or client&#39;s grants</p>
 	 * @param {string} [roleId]
 	 * @param {string} [objectType] <p>A resource code</p>

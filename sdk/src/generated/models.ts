@@ -1320,7 +1320,7 @@ export namespace Api {
 	}
 
 	/**
-	 * <p>With <code>subject_id</code></p>
+	 * <p>Only users&#39; or clients&#39; grants</p>
 	 */
 	export enum ListGrantsSubjectTypeEnum {
 		User = 'user',
