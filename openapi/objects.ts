@@ -131,7 +131,9 @@ export const GrantIdParam = ProjectIdParam.extend({
 });
 
 export const GrantListQuery = listQuery(["created_at", "expires_at"] as const).omit({ search: true }).extend({
-  subject_type: z.enum(["user", "client"]).optional().openapi({ description: "Only users' or clients' grants" }),
+  subject_type: z.enum(["user", "client"]).optional().openapi({
+    description: "Only users' or clients' grants",
+  }),
   subject_id: Id.optional().openapi({ description: "Only this user's (by id) or client's grants" }),
   role_id: Id.optional(),
   object_type: z.string().min(1).max(50).optional().openapi({ description: "A resource code" }),

@@ -7,6 +7,7 @@ import { registerClientPages } from "./clients.tsx";
 import { registerProjectPages } from "./projects.tsx";
 import { registerResourcePages } from "./resources.tsx";
 import { registerDeletionPages } from "./deletion.tsx";
+import { registerGrantPages } from "./grants.tsx";
 import { registerObjectPages } from "./objects.tsx";
 import { registerRolePages } from "./roles.tsx";
 import { registerSessionPages } from "./sessions.tsx";
@@ -31,6 +32,7 @@ export function registerConsoleRoutes(app: App) {
   registerProjectPages(app);
   registerResourcePages(app);
   registerObjectPages(app);
+  registerGrantPages(app);
   registerRolePages(app);
   registerUserPages(app);
   registerSessionPages(app);
