@@ -53,6 +53,7 @@ const schema = z.object({
       "`openssl rand 32 | basenc --base64url | tr -d =`",
   ).optional(),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
+  GRANT_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false"]).default("false"),
   // Tests shorten the schedule; production keeps 5 (about a day of retries in all).
   WEBHOOK_RETRY_BASE_SECONDS: z.coerce.number().min(0.1, "must be at least 0.1").max(3600, "at most 3600")
@@ -176,6 +177,8 @@ export type Config = {
   keyEncryptionKey?: Uint8Array;
   /** Audit events older than this many days are deleted. */
   auditRetentionDays: number;
+  /** Days an expired grant on an object is kept (listed, named by `grant_expired`) before the purge. */
+  grantRetentionDays: number;
   /** Webhooks may target loopback and private addresses (tests, on-premise receivers). */
   webhookAllowPrivateTargets: boolean;
   /** Seconds before a failed delivery's first retry; later retries scale with it (5 s … 8 h by default). */
@@ -257,6 +260,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     signingKeyRotationDays: e.SIGNING_KEY_ROTATION_DAYS,
     keyEncryptionKey: e.KEY_ENCRYPTION_KEY === undefined ? undefined : decodeBase64Url(e.KEY_ENCRYPTION_KEY),
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    grantRetentionDays: e.GRANT_RETENTION_DAYS,
     webhookAllowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS === "true",
     webhookRetryBaseSeconds: e.WEBHOOK_RETRY_BASE_SECONDS,
     smtp: e.SMTP_URL === undefined ? undefined : parseSmtpUrl(e.SMTP_URL),

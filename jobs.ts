@@ -12,6 +12,7 @@ import { vacuumDue } from "./db/vacuum.ts";
 import type { Sql } from "./db/connection.ts";
 import { deliverDue } from "./domain/webhook_delivery.ts";
 import { deliverMailDue } from "./domain/mail.ts";
+import { purgeExpiredGrants } from "./domain/object_grants.ts";
 import { type KeySettings, maintainKeys } from "./domain/keys.ts";
 import type { TokenService } from "./domain/tokens.ts";
 import type { Logger } from "./log.ts";
@@ -74,6 +75,14 @@ export function jobsOf(
       everyMs: 60 * 60_000,
       leased: true,
       run: () => purgeEvents(sql, config.auditRetentionDays),
+    },
+    // Grants on objects expired more than GRANT_RETENTION_DAYS ago go, each with its `grant.expired` event.
+    {
+      name: "grant-retention",
+      everyMs: 10 * 60_000,
+      leased: true,
+      alone: true,
+      run: (signal: AbortSignal) => purgeExpiredGrants(sql, config.grantRetentionDays, signal),
     },
     // Expired login pages, codes, tokens and throttle counters: unauthenticated traffic cannot grow tables.
     { name: "purge-expired", everyMs: 10 * 60_000, leased: true, run: () => purgeExpired(sql) },

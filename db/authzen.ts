@@ -1,33 +1,63 @@
 /**
- * The AuthZEN decisions and searches on the live model, each one statement: a batch's distinct questions are
- * decided in one snapshot, and a single evaluation's answer is the response body as JSON text.
+ * The AuthZEN decisions and searches on the live model, each one statement: a batch's questions are decided in
+ * one snapshot, and a single evaluation's answer is the response body as JSON text.
  */
 import type { Sql } from "./connection.ts";
 import type { AttachedRead } from "./principals.ts";
 
 /**
- * One question as the statement takes it: subject type and id, resource code, permission code; null where the
- * request's string can never name anything (a NUL byte, an unpaired surrogate).
+ * One question as the statement takes it: subject type and id, resource code, permission code, and the
+ * object's id (`resource.id`, for grants on objects); null where the request's string can never name anything
+ * (a NUL byte, an unpaired surrogate).
  */
 export type Question = {
   st: string | null;
   si: string | null;
   rt: string | null;
   an: string | null;
+  ri: string | null;
 };
+
+/**
+ * The grant that lets subject `s` (of type `st`) do permission `pe` of resource `r` on object `ri`: a grant on
+ * the object or one of its ancestors (the object's closure table, at most 32, each probed by (resource, object,
+ * subject)) whose role holds the permission; a live one first, then the nearest, so that `live` false means only
+ * an expired one would have allowed it. Lateral, so that the probes start from the ancestors whatever the
+ * planner guesses: from the subject's grants on the resource, a subject holding many would read them all.
+ * `when`: a condition on the outer row alone, which PostgreSQL checks once before any probe.
+ */
+const grantOn = (st: string, s: string, r: string, pe: string, ri: string, when = "true") => `
+    select x.grant_id, x.object_id, x.live
+    from object_paths op
+    cross join lateral (
+      select gr.id as grant_id, gr.object_id, (gr.expires_at is null or gr.expires_at > now()) as live
+      from object_grants gr
+      where gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id and gr.subject_id = ${s}
+        and (gr.user_id is not null) = (${st} = 'user')
+        and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = ${pe})
+      order by (gr.expires_at is null or gr.expires_at > now()) desc, gr.id
+      limit 1
+    ) x
+    where ${when} and op.resource_id = ${r} and op.object_id = ${ri}
+    order by x.live desc, op.depth, x.grant_id
+    limit 1`;
 
 /**
  * Resolves each item's subject (a user by id, else by external id; a client by id), resource (by code) and
  * permission (by code), and whether the subject holds it now, with the reason. Users and clients of the
  * project only (`$1`); the gate's statement already checked that the project is active, this one checks again
- * so that it also stands alone. Reads the items from `$2` (a JSON array, parsed once into columns), so a batch
- * is one statement; every lookup is a lateral index probe per item (`limit 1`: a hash join over a project's
- * permissions or grants would read them all for a small batch).
+ * so that it also stands alone. Reads the items from `items` (their columns `st`, `si`, `rt`, `an`, `ri`, `n`);
+ * every lookup is a lateral index probe per item (`limit 1`: a hash join over a project's permissions or grants
+ * would read them all for a small batch). Only when the subject lacks the permission project-wide are the
+ * grants on the object and its ancestors tried (`og`, when the item names an object), so a project-wide
+ * decision costs what it did. The subject's, resource's and permission's ids are kept for the batch's grants.
  */
 const decisions = (items: string) => `
-  select i.n, c.allowed, c.code,
+  select i.n, c.allowed, c.code, i.st, s.id as subject_id, r.id as resource_id, pe.id as permission_id,
     case when c.code in ('role_permission', 'no_permission') then s.role_id end as role_id,
-    case when c.code = 'client_permission' then s.id end as client_id
+    case when c.code = 'client_permission' then s.id end as client_id,
+    case when c.code in ('object_grant', 'grant_expired') then og.grant_id end as grant_id,
+    case when c.code in ('object_grant', 'grant_expired') then og.object_id end as object_id
   from ${items}
   cross join (select coalesce((select is_active from projects where id = $1::text), false) as is_active) p
   left join lateral (
@@ -55,8 +85,20 @@ const decisions = (items: string) => `
      where i.st = 'client' and cp.client_id = s.id and cp.permission_id = pe.id)
     limit 1
   ) g on true
+  left join lateral (
+    ${
+  grantOn(
+    "i.st",
+    "s.id",
+    "r.id",
+    "pe.id",
+    "i.ri",
+    "g.ok is null and pe.id is not null and s.active and i.ri is not null",
+  )
+}
+  ) og on true
   cross join lateral (
-    select (p.is_active and s.active and g.ok) is true as allowed,
+    select (p.is_active and s.active and (g.ok or og.live)) is true as allowed,
       case when not p.is_active then 'project_inactive'
            when s.id is null then 'unknown_subject'
            when not s.active then 'subject_inactive'
@@ -64,45 +106,57 @@ const decisions = (items: string) => `
            when pe.id is null then 'unknown_action'
            when g.ok and i.st = 'user' then 'role_permission'
            when g.ok then 'client_permission'
+           when og.live then 'object_grant'
+           when og.grant_id is not null then 'grant_expired'
            else 'no_permission'
       end as code
   ) c`;
-
-/** A batch's items: `$2`, a JSON array (as text), parsed once into columns. */
-const BATCH_ITEMS = `rows from (json_to_recordset($2::text::json) as (st text, si text, rt text, an text))
-    with ordinality as i (st, si, rt, an, n)`;
 
 /** One question's decision, as compact JSON text: `{"decision":…,"context":{"reason_admin":…}}`. */
 const decisionObject = (d: string) =>
   `'{"decision":' || case when ${d}.allowed then 'true' else 'false' end || ',"context":{"reason_admin":'
      || (select json_strip_nulls(row_to_json(x))::text
-         from (select ${d}.code, ${d}.role_id, ${d}.client_id) x) || '}}'`;
+         from (select ${d}.code, ${d}.role_id, ${d}.client_id, ${d}.grant_id, ${d}.object_id) x) || '}}'`;
 
 /**
- * One question, from scalar parameters (`$2` subject type, `$3` subject id, `$4` resource code, `$5` action):
- * no JSON to parse, so the plan PostgreSQL keeps for the prepared statement (or for the gate's, which carries
- * it for a single evaluation) is as cheap as its index probes.
+ * One question, from scalar parameters (`$2` subject type, `$3` subject id, `$4` resource code, `$5` action,
+ * `$6` object id): no JSON to parse, so the plan PostgreSQL keeps for the prepared statement (or for the
+ * gate's, which carries it for a single evaluation) is as cheap as its index probes.
  */
 const EVALUATE_ONE = `
   with d as (${
-  decisions(`(select $2::text as st, $3::text as si, $4::text as rt, $5::text as an,
+  decisions(`(select $2::text as st, $3::text as si, $4::text as rt, $5::text as an, $6::text as ri,
     1::bigint as n) i`)
 })
   select ${decisionObject("d")} as answer from d`;
 
 /**
- * The decisions of distinct questions (`$2`, a JSON array of them as text), in their order: whether each is
- * allowed, and its decision as compact JSON text. A batch asks the same few questions of many objects, so the
- * domain sends each question once and answers every item from these (domain/authzen.ts); nothing here grows
- * with the items but the questions.
+ * A batch in two steps, in one statement (so in one snapshot): the distinct questions without their objects
+ * (`$2`, a JSON array of them as text), decided project-wide as one evaluation would be; then the objects asked
+ * with a question that the subject does not hold project-wide (`$3`, a JSON array of `{q, ri}`: the question's
+ * ordinal and the object's id), each tried for a grant. A batch asks the same few questions of many objects, so
+ * the lookups grow with its questions, and only the grants with its objects. One row per question (`ri` null)
+ * and one per object that a grant decides, each with its decision as compact JSON text.
  */
 const DECIDE = `
-  with d as (${decisions(BATCH_ITEMS)})
-  select d.allowed, ${decisionObject("d")} as obj from d order by d.n`;
+  with d as materialized (${
+  decisions(`rows from (json_to_recordset($2::text::json) as (st text, si text, rt text, an text, ri text))
+    with ordinality as i (st, si, rt, an, ri, n)`)
+}),
+  o as (
+    select o.q, o.ri, og.live as allowed, case when og.live then 'object_grant' else 'grant_expired' end as code,
+           null::text as role_id, null::text as client_id, og.grant_id, og.object_id
+    from json_to_recordset($3::text::json) as o (q bigint, ri text)
+    join d on d.n = o.q and d.code = 'no_permission'
+    cross join lateral (${grantOn("d.st", "d.subject_id", "d.resource_id", "d.permission_id", "o.ri")}) og
+  )
+  select d.n as q, null::text as ri, d.allowed, ${decisionObject("d")} as obj from d
+  union all
+  select o.q, o.ri, o.allowed, ${decisionObject("o")} from o`;
 
 /** The statement deciding one question in the project, as the read the gate attaches (or runs alone). */
 export function evaluationRead(projectId: string, q: Question): AttachedRead {
-  return { text: EVALUATE_ONE, params: [projectId, q.st, q.si, q.rt, q.an] };
+  return { text: EVALUATE_ONE, params: [projectId, q.st, q.si, q.rt, q.an, q.ri] };
 }
 
 /** Runs an evaluation's statement; its answer as JSON text. */
@@ -111,20 +165,37 @@ export async function evaluate(sql: Sql, read: AttachedRead): Promise<string> {
   return row.answer;
 }
 
-export type Decided = { allowed: boolean; obj: string };
+/** A decision of a batch: of question `q` (its ordinal, from 1), or of that question on object `ri`. */
+export type Decided = { q: number; ri: string | null; allowed: boolean; obj: string };
 
-/** The decisions of `questions` (each complete and asked once), in one statement and so in one snapshot. */
-export async function decideAll(sql: Sql, projectId: string, questions: Question[]): Promise<Decided[]> {
+/**
+ * The decisions of `questions` (each asked once, without its object) and of the `objects` asked with them
+ * (`q`: the question's ordinal, from 1), in one statement: every question's, and each object's that a grant
+ * decides (an object without one is decided as its question is).
+ */
+export async function decideAll(
+  sql: Sql,
+  projectId: string,
+  questions: Omit<Question, "ri">[],
+  objects: { q: number; ri: string }[],
+): Promise<Decided[]> {
   if (questions.length === 0) return [];
-  return await sql.unsafe<Decided[]>(DECIDE, [projectId, JSON.stringify(questions)], { prepare: true });
+  const rows = await sql.unsafe<(Omit<Decided, "q"> & { q: string })[]>(
+    DECIDE,
+    [projectId, JSON.stringify(questions), JSON.stringify(objects)],
+    { prepare: true },
+  );
+  return rows.map((r) => ({ ...r, q: Number(r.q) }));
 }
 
 export type SearchPage<T> = { total: number; rows: (T & { k: string })[] };
 
 /**
  * The users (`user`) or clients (`client`) of the project who hold the resource's permission now, active in an
- * active project, after the key `after`, `limit` of them by id, and how many there are in all. A user is named
- * by its external id when it has one.
+ * active project, after the key `after`, `limit` of them by id, and how many there are in all: project-wide, or
+ * through a live grant on the object `objectId` or one of its ancestors (`granted`: the object's ancestors,
+ * each probed for grants; a set the subjects are then looked up in). A user is named by its external id when
+ * it has one.
  */
 export async function searchSubjects(
   sql: Sql,
@@ -133,26 +204,36 @@ export async function searchSubjects(
     type: string;
     resource: string;
     action: string;
+    objectId: string | null;
     after: string | null;
     limit: number;
   },
 ): Promise<SearchPage<{ id: string }>> {
   const [row] = await sql<{ total: number; rows: { k: string; id: string }[] }[]>`
     with pe as (
-      select pe.id from resources r
+      select pe.id, r.id as resource_id from resources r
       join permissions pe on pe.resource_id = r.id and lower(pe.code) = lower(${q.action})
       where r.project_id = ${q.projectId} and lower(r.code) = lower(${q.resource})
+    ),
+    granted as materialized (
+      select gr.user_id, gr.client_id from pe
+      join object_paths op on op.resource_id = pe.resource_id and op.object_id = ${q.objectId}::text
+      join object_grants gr on gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id
+      where (gr.expires_at is null or gr.expires_at > now())
+        and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = pe.id)
     ),
     m as (
       select u.id as k, coalesce(u.external_user_id, u.id) as id from users u
       where ${q.type} = 'user' and u.project_id = ${q.projectId} and u.is_active
-        and exists (select 1 from role_permissions rp
-                    where rp.role_id = u.role_id and rp.permission_id in (select id from pe))
+        and (exists (select 1 from role_permissions rp
+                     where rp.role_id = u.role_id and rp.permission_id in (select id from pe))
+             or u.id in (select user_id from granted where user_id is not null))
       union all
       select c.id, c.id from clients c
       where ${q.type} = 'client' and c.project_id = ${q.projectId} and c.is_active
-        and exists (select 1 from client_permissions cp
-                    where cp.client_id = c.id and cp.permission_id in (select id from pe))
+        and (exists (select 1 from client_permissions cp
+                     where cp.client_id = c.id and cp.permission_id in (select id from pe))
+             or c.id in (select client_id from granted where client_id is not null))
     ),
     a as (select exists (select 1 from projects where id = ${q.projectId} and is_active) as active)
     select case when a.active then (select count(*) from m)::int else 0 end as total,
@@ -161,6 +242,102 @@ export async function searchSubjects(
                select m.k, m.id from m where ${q.after}::text is null or m.k collate "C" > ${q.after}::text
                order by m.k collate "C" limit ${q.limit}) x), '[]') else '[]' end as rows
     from a`;
+  return { total: row.total, rows: row.rows };
+}
+
+/**
+ * The objects of the resource the subject (resolved as for a decision) may do the action on now, after the key
+ * `after`, `limit` of them by id (byte-wise), and how many in all: every object of the resource when the subject
+ * holds the permission project-wide, else the objects under its live grants whose role holds it, each grant's
+ * object and descendants (from the closure table, an ordered range per grant: a page reads at most `limit`
+ * rows per grant, whatever the subtrees' sizes). The total is read, not counted: the resource's count of
+ * objects, or the sizes of the outermost granted objects' subtrees (disjoint). None for an unknown or inactive
+ * subject or project.
+ */
+export async function searchResources(
+  sql: Sql,
+  q: {
+    projectId: string;
+    subjectType: string;
+    subjectId: string;
+    resource: string;
+    action: string;
+    after: string | null;
+    limit: number;
+  },
+): Promise<SearchPage<Record<never, never>>> {
+  const [row] = await sql<{ total: number; rows: { k: string }[] }[]>`
+    with s as materialized (
+      (select u.id, u.role_id, u.is_active from users u
+       where ${q.subjectType} = 'user' and u.project_id = ${q.projectId}
+         and (u.id = ${q.subjectId} or u.external_user_id = ${q.subjectId})
+       order by u.id = ${q.subjectId} desc limit 1)
+      union all
+      (select c.id, null, c.is_active from clients c
+       where ${q.subjectType} = 'client' and c.project_id = ${q.projectId} and c.id = ${q.subjectId})
+    ),
+    pe as materialized (
+      select pe.id, r.id as resource_id from s
+      join projects p on p.id = ${q.projectId} and p.is_active
+      join resources r on r.project_id = ${q.projectId} and lower(r.code) = lower(${q.resource})
+      join permissions pe on pe.resource_id = r.id and lower(pe.code) = lower(${q.action})
+      where s.is_active
+    ),
+    wide as materialized (
+      select exists (
+        select 1 from s, pe where
+          exists (select 1 from role_permissions rp where rp.role_id = s.role_id and rp.permission_id = pe.id)
+          or exists (select 1 from client_permissions cp where cp.client_id = s.id and cp.permission_id = pe.id)
+      ) as yes
+    ),
+    granted as materialized (
+      select distinct x.object_id from s, pe, wide
+      cross join lateral (
+        select gr.object_id from object_grants gr
+        where gr.project_id = ${q.projectId} and gr.subject_id = s.id and gr.resource_id = pe.resource_id
+          and (gr.user_id is not null) = (${q.subjectType} = 'user')
+          and (gr.expires_at is null or gr.expires_at > now())
+          and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = pe.id)
+      ) x
+      where not wide.yes
+    ),
+    -- The granted objects under no other granted object: their subtrees are disjoint and cover the rest, so
+    -- they are counted and paged without a DISTINCT over every object they reach.
+    -- Each granted object's ancestors (at most 32, by the closure table's key) are looked up in one hash of the
+    -- granted set: "(x in (…)) is true" keeps the IN a hashed subplan, built once, where a join would let the
+    -- planner (which guesses one row for a CTE) rescan the whole set for every ancestor.
+    gr as materialized (
+      select g.object_id from granted g, pe
+      where not exists (
+        select 1 from object_paths op
+        where op.resource_id = pe.resource_id and op.object_id = g.object_id and op.depth > 0
+          and (op.ancestor_id in (select object_id from granted)) is true)
+    ),
+    page as (
+      -- Lateral, so that its plan is an ordered range of the primary key from the key on, whatever the planner
+      -- guesses of the resource's size (joined, it read and sorted every object of the resource).
+      (select x.k from pe, wide cross join lateral (
+         select o.id as k from objects o
+         where o.resource_id = pe.resource_id and (${q.after}::text is null or o.id > ${q.after}::text)
+         order by o.resource_id, o.id limit ${q.limit}) x
+       where wide.yes)
+      union
+      (select x.k from (
+         select d.object_id as k from gr, pe
+         cross join lateral (
+           select op.object_id from object_paths op
+           where op.resource_id = pe.resource_id and op.ancestor_id = gr.object_id
+             and (${q.after}::text is null or op.object_id > ${q.after}::text)
+           order by op.object_id limit ${q.limit}) d) x
+       order by x.k limit ${q.limit})
+    )
+    select case when (select yes from wide)
+                then (select coalesce(sum(c.n), 0) from pe, object_counts c where c.resource_id = pe.resource_id)
+                else (select coalesce(sum(o.size), 0) from gr, pe, objects o
+                      where o.resource_id = pe.resource_id and o.id = gr.object_id)
+           end::int as total,
+           coalesce((select json_agg(x order by x.k) from (
+             select page.k from page order by page.k limit ${q.limit}) x), '[]') as rows`;
   return { total: row.total, rows: row.rows };
 }
 

@@ -7,10 +7,12 @@
 import { retryRead, type Sql } from "../db/connection.ts";
 import {
   decideAll,
+  type Decided,
   evaluate,
   evaluationRead,
   type Question,
   searchActions,
+  searchResources,
   searchSubjects,
 } from "../db/authzen.ts";
 import {
@@ -50,6 +52,7 @@ function question(subject: Subject, action: Action, resource: Resource): Questio
     si: usable(subject.id),
     rt: usable(resource.type),
     an: usable(action.name),
+    ri: usable(resource.id),
   };
 }
 
@@ -157,23 +160,37 @@ export async function evaluateMany(
     const read = evaluationRead(projectId, plan.items[0] as Question);
     return await retryRead(() => evaluate(sql, read)) as JsonText<Decision>;
   }
-  const distinct: Question[] = [];
-  const index = new Map<string, number>();
+  // Each distinct question (without its object) once, numbered from 1; each distinct object once per question.
+  const questions: Omit<Question, "ri">[] = [];
+  const numbers = new Map<string, number>();
+  const objects: { q: number; ri: string }[] = [];
+  const asked = new Set<string>();
   const slots = plan.items.map((item) => {
     if ("missing" in item) return -1;
     const key = JSON.stringify([item.st, item.si, item.rt, item.an]);
-    let at = index.get(key);
-    if (at === undefined) {
-      at = distinct.push(item) - 1;
-      index.set(key, at);
+    let q = numbers.get(key);
+    if (q === undefined) {
+      q = questions.push({ st: item.st, si: item.si, rt: item.rt, an: item.an });
+      numbers.set(key, q);
     }
-    return at;
+    if (item.ri !== null && !asked.has(`${q} ${item.ri}`)) {
+      asked.add(`${q} ${item.ri}`);
+      objects.push({ q, ri: item.ri });
+    }
+    return q;
   });
-  const decided = await retryRead(() => decideAll(sql, projectId, distinct));
+  const byQuestion = new Map<number, Decided>();
+  const byObject = new Map<string, Decided>();
+  for (const d of await retryRead(() => decideAll(sql, projectId, questions, objects))) {
+    if (d.ri === null) byQuestion.set(d.q, d);
+    else byObject.set(`${d.q} ${d.ri}`, d);
+  }
   const answers: string[] = [];
   for (let i = 0; i < slots.length; i++) {
     const item = plan.items[i];
-    const d = "missing" in item ? incomplete(item.missing) : decided[slots[i]];
+    const d = "missing" in item
+      ? incomplete(item.missing)
+      : byObject.get(`${slots[i]} ${item.ri}`) ?? byQuestion.get(slots[i])!;
     answers.push(d.obj);
     if (
       plan.semantic === "deny_on_first_deny"
@@ -280,6 +297,7 @@ export async function searchSubjectsOf(
       type,
       resource: code,
       action: name,
+      objectId: usable(resource.id),
       after: start.after,
       limit: start.limit + 1,
     })
@@ -321,15 +339,40 @@ export async function searchActionsOf(
 }
 
 /**
- * The objects of the resource type the subject may act on: none yet, since a resource's objects are not
- * registered (a later step). The request is validated and its page token checked all the same.
+ * The objects of the resource type the subject may do the action on: every registered object when it holds
+ * the permission project-wide, else those under its live grants (with their descendants), by id. An unknown
+ * subject, type or action, or an inactive subject: no results.
  */
 export async function searchResourcesOf(
-  _sql: Sql,
+  sql: Sql,
   projectId: string,
   req: ResourceSearchRequest,
 ): Promise<EntitySearchResponse> {
   const { subject, action, resource, context } = req;
   const start = await pageStart(req.page, { at: "resource", projectId, subject, action, resource, context });
-  return { page: pageOf(0, 0, undefined, start, false), results: [] };
+  const [type, id, code, name] = [
+    usable(subject.type),
+    usable(subject.id),
+    usable(resource.type),
+    usable(action.name),
+  ];
+  if (type === null || id === null || code === null || name === null) {
+    return { page: pageOf(0, 0, undefined, start, false), results: [] };
+  }
+  const found = await retryRead(() =>
+    searchResources(sql, {
+      projectId,
+      subjectType: type,
+      subjectId: id,
+      resource: code,
+      action: name,
+      after: start.after,
+      limit: start.limit + 1,
+    })
+  );
+  const rows = found.rows.slice(0, start.limit);
+  return {
+    page: pageOf(found.total, rows.length, rows.at(-1)?.k, start, found.rows.length > start.limit),
+    results: rows.map((r) => ({ type: resource.type, id: r.k })),
+  };
 }

@@ -52,6 +52,13 @@ export const DEFAULTS = [
     actions: ["read", "create", "update", "delete"],
   },
   {
+    code: "objects",
+    name: "Objects",
+    noun: "the objects of resources",
+    actions: ["read", "create", "update", "delete"],
+  },
+  { code: "grants", name: "Grants", noun: "roles granted on objects", actions: ["read", "create", "delete"] },
+  {
     code: "access",
     name: "Access",
     noun: "the project's access decisions (AuthZEN)",

@@ -34,6 +34,8 @@ export const ERRORS = {
   session_not_found: { status: 404, message: "the user has no such live session" },
   identity_provider_not_found: { status: 404, message: "the identity provider does not exist" },
   identity_not_found: { status: 404, message: "the user has no identity linked at this provider" },
+  object_not_found: { status: 404, message: "the resource has no such object" },
+  grant_not_found: { status: 404, message: "the grant does not exist" },
   resource_code_already_used: { status: 409, message: "a resource with this code exists in the project" },
   role_code_already_used: { status: 409, message: "a role with this code exists in the project" },
   user_external_id_already_used: {
@@ -46,6 +48,11 @@ export const ERRORS = {
     message: "the next signing key is too new: verifiers caching the JWKS may not know it yet",
   },
   only_signing_key: { status: 409, message: "this is the only key that can sign" },
+  object_already_exists: { status: 409, message: "an object with this id exists in the resource" },
+  object_has_children: {
+    status: 409,
+    message: "the object has children: delete them first, or delete with cascade=true",
+  },
   role_in_use: { status: 409, message: "users still have this role: reassign them with reassign_role_id" },
   client_not_deletable: {
     status: 403,
@@ -158,6 +165,7 @@ export const CONSTRAINT_ERRORS: Record<string, ErrorCode> = {
   users__project_id_external_user_id: "user_external_id_already_used",
   external_identities__pkey: "identity_already_linked",
   external_identities__provider_id_user_id: "identity_already_linked",
+  objects__pkey: "object_already_exists",
 };
 
 /** ...and foreign-key violations, when a referenced row is deleted between the check and the write. */
@@ -167,4 +175,7 @@ export const FOREIGN_KEY_ERRORS: Record<string, ErrorCode> = {
   users__role_fkey: "role_not_found",
   external_identities__provider_fkey: "identity_provider_not_found",
   identity_providers__role_fkey: "role_not_found",
+  object_grants__role_fkey: "role_not_found",
+  object_grants__object_fkey: "object_not_found",
+  objects__resource_fkey: "resource_not_found",
 };

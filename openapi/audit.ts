@@ -32,6 +32,16 @@ export const EVENT_TYPES = {
   "client.deleted":
     "A client was deleted: its tokens are refused and its sessions ended; `changes` holds its " +
     "last state (never a secret)",
+  "object.created":
+    "Objects of a resource were created (`details.resource_id`; a batch: one event, target the resource, " +
+    "`details.count`)",
+  "object.updated": "An object was renamed or moved under another parent",
+  "object.deleted":
+    "An object was deleted with its grants (with `cascade`, its descendants and theirs: `details` counts them)",
+  "grant.created": "A role was granted on an object (`details`: subject, role, object, expiry)",
+  "grant.deleted": "A grant on an object was revoked",
+  "grant.expired":
+    "An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at `expires_at`)",
   "webhook.created": "A webhook subscription was created",
   "webhook.updated": "A webhook subscription changed",
   "webhook.deleted": "A webhook subscription was deleted",

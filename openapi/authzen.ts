@@ -37,7 +37,8 @@ const ResourceType = z.string().openapi({
   example: "record",
 });
 const ResourceId = z.string().openapi({
-  description: "One object of that resource (any string; objects of their own are a later step).",
+  description: "One object of that resource: any string; a registered object's id (the resource's objects) " +
+    "when grants on it or its ancestors are to count.",
   example: "record-1",
 });
 const ActionName = z.string().openapi({
@@ -114,6 +115,8 @@ export type EvaluationsRequest = z.infer<typeof EvaluationsRequest>;
 export const REASON_CODES = [
   "role_permission",
   "client_permission",
+  "object_grant",
+  "grant_expired",
   "no_permission",
   "subject_inactive",
   "project_inactive",
@@ -130,6 +133,13 @@ const Reason = z.object({
       "user's role, which does not (absent when the user has none)",
   }),
   client_id: z.string().optional().openapi({ description: "`client_permission`: the client" }),
+  grant_id: z.string().optional().openapi({
+    description: "`object_grant`: the live grant that allows it (the nearest to the object); " +
+      "`grant_expired`: an expired grant that would have allowed it",
+  }),
+  object_id: z.string().optional().openapi({
+    description: "With `grant_id`: the object the grant is on (the object asked about, or an ancestor)",
+  }),
   missing: z.array(z.string()).optional().openapi({
     description: "`invalid_request`: JSON pointers of the entities the evaluation lacks once the defaults " +
       "are applied",

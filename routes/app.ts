@@ -11,6 +11,8 @@ import { registerFederationRoutes } from "./federation.ts";
 import { registerIdentityProviderRoutes } from "./identity_providers.ts";
 import { registerHomeRoutes } from "./home.tsx";
 import { registerKeyRoutes } from "./keys.ts";
+import { registerGrantRoutes } from "./grants.ts";
+import { registerObjectRoutes } from "./objects.ts";
 import { registerLogoutRoutes } from "./logout.ts";
 import { registerMetricsRoute } from "./metrics.ts";
 import { registerOidcRoutes } from "./oidc.ts";
@@ -75,6 +77,8 @@ export function createApp(deps: Deps): App {
   registerProjectRoutes(app);
   registerResourceRoutes(app);
   registerRoleRoutes(app);
+  registerObjectRoutes(app);
+  registerGrantRoutes(app);
   registerSessionRoutes(app);
   registerUserRoutes(app);
   registerUserMailRoutes(app);

@@ -31,14 +31,18 @@ import { guardedRoute, publicRoute } from "./operation.ts";
 import { jsonBody, jsonResponse, jsonText } from "./responses.ts";
 
 const REASONS = "Every decision carries `context.reason_admin.code`: `role_permission` (with `role_id`), " +
-  "`client_permission` (with `client_id`), `no_permission`, `subject_inactive`, `project_inactive`, " +
+  "`client_permission` (with `client_id`), `object_grant` (with `grant_id` and `object_id`: a live grant of a " +
+  "role on the object or an ancestor), `grant_expired` (only an expired grant would have allowed it), " +
+  "`no_permission`, `subject_inactive`, `project_inactive`, " +
   "`unknown_subject`, `unknown_resource_type`, `unknown_action` (an unknown subject, type or action is a " +
   "false decision, never an error).";
 
 const MAPPING = "The token's project (its `aud`) is the one asked about. `subject.type` `user`: `id` is a " +
   "user's id or, when no user has it, an `external_user_id`; `client`: a client id. `resource.type` is a " +
   "resource code and `action.name` one of its permission codes. Allowed when the subject is active and " +
-  "holds that permission now (a user through their role, a client directly). `properties` and `context` " +
+  "holds that permission now: project-wide (a user through their role, a client directly), or through a live " +
+  "grant of a role holding it on the object `resource.id` or one of its ancestors (tried only when the " +
+  "project-wide permission is missing). `properties` and `context` " +
   "are accepted and do not change the decision.";
 
 const INPUT =
@@ -96,7 +100,8 @@ export const searchSubjectsRoute = guardedRoute({
   permission: "access:search",
   scope: "audience",
   description: "The active users (`subject.type` `user`, each named by its `external_user_id` when it has " +
-    "one, else by its id) or clients (`client`) that hold `action.name` on `resource.type` now, by id. " +
+    "one, else by its id) or clients (`client`) that hold `action.name` on `resource.type` now, by id: " +
+    "project-wide, or through a live grant on the object `resource.id` or one of its ancestors. " +
     `\`subject.id\` is ignored; an unknown type, resource or action gives no results. ${PAGING} ${INPUT}`,
   request: { body: jsonBody(SubjectSearchRequest) },
   responses: { 200: jsonResponse(EntitySearchResponse, "A page of subjects") },
@@ -110,11 +115,12 @@ export const searchResourcesRoute = guardedRoute({
   summary: "On which objects (AuthZEN Resource Search)",
   permission: "access:search",
   scope: "audience",
-  description: "The objects of `resource.type` the subject may act on. Objects of a resource are not " +
-    "registered yet (a later step), so the answer is an empty page; the request is validated as it will " +
-    `be. \`resource.id\` is ignored. ${PAGING} ${INPUT}`,
+  description: "The registered objects of `resource.type` the subject may do `action.name` on now, by id " +
+    "(byte-wise): all of them when it holds the permission project-wide, else those its live grants reach " +
+    "(each grant's object and its descendants). An unknown or inactive subject, type or action gives no " +
+    `results. \`resource.id\` is ignored. ${PAGING} ${INPUT}`,
   request: { body: jsonBody(ResourceSearchRequest) },
-  responses: { 200: jsonResponse(EntitySearchResponse, "A page of resources (empty for now)") },
+  responses: { 200: jsonResponse(EntitySearchResponse, "A page of objects") },
 });
 
 export const searchActionsRoute = guardedRoute({

@@ -107,7 +107,7 @@ test("every operation is public by name or states its permission and scope in th
     "searchResources",
     "searchSubjects",
   ]);
-  assert.equal(byScope("own").length, 45, names("own").join(", "));
+  assert.equal(byScope("own").length, 55, names("own").join(", "));
 });
 
 test("the permissions an operation checks beyond the gate's are published with it", () => {
@@ -144,7 +144,7 @@ async function assertPastGate(op: Op, res: Response): Promise<void> {
   if (res.status === 404) {
     assert.match(
       JSON.parse(body).error,
-      /^(resource|role|user|client|webhook|webhook_delivery|signing_key|session|identity_provider|identity)_not_found$/,
+      /^(resource|role|user|client|webhook|webhook_delivery|signing_key|session|identity_provider|identity|object|grant)_not_found$/,
       op.operationId,
     );
   }

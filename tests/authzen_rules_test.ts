@@ -419,7 +419,7 @@ test("the SDK's access client: evaluate, evaluateMany, the searches and every pa
       action: read,
       resource: { type: "record" },
     })).results,
-    [],
+    [{ type: "record", id: "record-1" }, { type: "record", id: "record-2" }],
   );
   // A token without access:search: an ApiError with the service's code.
   const evaluator = await clientWith(f, ["access:evaluate"]);

@@ -14,6 +14,8 @@ import { http, newProject, type TestProject } from "./helpers.ts";
 
 export type Fixture = TestProject & {
   ids: Record<string, string>;
+  /** The `record` resource's id. */
+  recordId: string;
   editor: { id: string };
   viewer: { id: string };
   alice: { id: string };
@@ -23,6 +25,7 @@ export type Fixture = TestProject & {
 /**
  * The scenario's fixture (§ "Required Fixture"): alice edits records (read, write, delete), bob views them
  * (read), so that rules 1–4 hold: alice reads and writes record-1, bob reads it and may not write it.
+ * `record-1` and `record-2` are registered objects of `record` (resource search lists them).
  */
 export async function fixture(): Promise<Fixture> {
   const p = await newProject();
@@ -56,7 +59,10 @@ export async function fixture(): Promise<Fixture> {
     external_user_id: "bob",
     role_id: viewer.id,
   });
-  return { ...p, ids, editor, viewer, alice, bob };
+  await p.api.objects.createObjects(p.project.id, record.id, {
+    objects: [{ id: "record-1", name: "Record 1" }, { id: "record-2", name: "Record 2" }],
+  });
+  return { ...p, ids, recordId: record.id, editor, viewer, alice, bob };
 }
 
 let shared: Promise<Fixture> | undefined;

@@ -287,7 +287,7 @@ test("AuthZEN Search Core: subject and action search, ids ignored, context accep
       "read",
     ],
   );
-  // 4.3: resource search is an empty page until a resource's objects exist.
+  // 4.3: record-1 is among the records alice may read (she holds record:read project-wide: every record).
   assert.deepEqual(
     await search(RESOURCES, {
       subject: alice,
@@ -295,8 +295,8 @@ test("AuthZEN Search Core: subject and action search, ids ignored, context accep
       resource: { type: "record" },
     }),
     {
-      page: { next_token: "", count: 0, total: 0 },
-      results: [],
+      page: { next_token: "", count: 2, total: 2 },
+      results: [{ type: "record", id: "record-1" }, { type: "record", id: "record-2" }],
     },
   );
   // 4.6: unknown ids and types give empty results.

@@ -10,5 +10,3 @@ export * as oidc from "npm:openid-client@6.9.0";
 export { Ajv2020, type ErrorObject, type ValidateFunction } from "npm:ajv@8.20.0/dist/2020.js";
 /** ajv-formats, a CommonJS module: its types name the plugin `default`, its runtime has it both ways. */
 export { default as ajvFormats } from "npm:ajv-formats@3.0.1";
-/** panva's OpenID Provider: a real upstream for the identity provider tests. */
-export { default as OidcProvider } from "npm:oidc-provider@9.13.3";

@@ -16,6 +16,8 @@ import {
   Api,
   ClientsApi,
   Configuration,
+  GrantsApi,
+  ObjectsApi,
   ProjectsApi,
   ResourcesApi,
   RolesApi,
@@ -115,6 +117,8 @@ export type Sdk = {
   clients: ClientsApi;
   tokens: TokensApi;
   service: ServiceApi;
+  objects: ObjectsApi;
+  grants: GrantsApi;
 };
 
 /** SDK clients bound to a bearer token (or none). */
@@ -128,6 +132,8 @@ export async function sdk(token?: string): Promise<Sdk> {
     clients: new ClientsApi(config, undefined, checkedFetch),
     tokens: new TokensApi(config, undefined, checkedFetch),
     service: new ServiceApi(config, undefined, checkedFetch),
+    objects: new ObjectsApi(config, undefined, checkedFetch),
+    grants: new GrantsApi(config, undefined, checkedFetch),
   };
 }
 

@@ -215,7 +215,7 @@ test("PUT .../resources/{id}: errors and the update rules of the code", async ()
     undefined,
     true,
   );
-  assert.equal(defaults.pagination.total, 8);
+  assert.equal(defaults.pagination.total, 11);
   const users = defaults.data.find((r) => r.code === "users")!;
   await expectError(
     p.api.resources.updateResource(p.project.id, users.id, { name: "Users", code: "users", permissions: [] }),
@@ -267,8 +267,8 @@ test("GET .../resources pages, sorts, filters by is_default and searches resourc
     undefined,
     undefined,
   );
-  assert.equal(all.pagination.total, 11);
-  assert.equal(all.data.length, 11);
+  assert.equal(all.pagination.total, 14);
+  assert.equal(all.data.length, 14);
   assert.ok(
     all.data.find((r) => r.code === "users")!.permissions.length === 4,
     "each resource carries its permissions",

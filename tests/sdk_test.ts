@@ -153,3 +153,53 @@ test("ApiError.fromResponse reads the error body, and names an answer without on
   const other = new TypeError("network");
   assert.equal(await ApiError.from(other), other);
 });
+
+test("the typed objects and grants clients: batches, every page, moves, grants with a Date, errors as ApiError", async () => {
+  const p = await newProject();
+  const admin = createAdminClient({ baseUrl: await baseUrl(), clientId: p.clientId, clientSecret: p.secret });
+  const folder = await admin.resources.createResource(p.project.id, {
+    name: "Folder",
+    code: "folder",
+    permissions: [{ name: "Read", code: "read" }],
+  });
+  const role = await admin.roles.createRole(p.project.id, {
+    code: "viewer",
+    name: "Viewer",
+    permission_ids: [folder.permissions[0].id],
+  });
+  const user = await admin.users.createUser(p.project.id, { display_name: "C", external_user_id: "c" });
+  const { objects, grants } = admin.project(p.project.id);
+  const created = await objects.createMany(folder.id, [
+    { id: "a/b", parent_id: "root" },
+    { id: "root", name: "Root" },
+    ...Array.from({ length: 148 }, (_, i) => ({ id: `leaf-${i}`, parent_id: "a/b" })),
+  ]);
+  assert.equal(created.length, 150);
+  assert.equal((await objects.get(folder.id, "a/b")).depth, 2);
+  const every: string[] = [];
+  for await (const o of objects.all(folder.id, { sort_by: "id", sort_dir: "asc" })) every.push(o.id);
+  assert.equal(every.length, 150);
+  assert.equal(new Set(every).size, 150);
+  assert.deepEqual((await objects.list(folder.id, { top_level: true })).data.map((o) => o.id), ["root"]);
+  assert.equal((await objects.update(folder.id, "a/b", { parent_id: null })).depth, 1);
+  const until = new Date(Date.now() + 3_600_000);
+  const grant = await grants.create({
+    subject: { type: "user", id: user.id },
+    role_id: role.id,
+    object: { type: "folder", id: "a/b" },
+    expires_at: until,
+  });
+  assert.equal(grant.expires_at, until.toISOString());
+  assert.deepEqual((await grants.list({ subject_id: user.id })).data.map((g) => g.id), [grant.id]);
+  const found = await admin.access.searchResources({
+    subject: { type: "user", id: "c" },
+    action: { name: "read" },
+    resource: { type: "folder" },
+  });
+  assert.equal(found.page.total, 149);
+  await grants.delete(grant.id);
+  assert.equal((await failure(grants.get(grant.id))).code, "grant_not_found");
+  assert.equal((await failure(objects.delete(folder.id, "a/b"))).code, "object_has_children");
+  await objects.delete(folder.id, "a/b", { cascade: true });
+  assert.equal((await failure(objects.get(folder.id, "leaf-1"))).code, "object_not_found");
+});

@@ -7,6 +7,8 @@ import { registerClientPages } from "./clients.tsx";
 import { registerProjectPages } from "./projects.tsx";
 import { registerResourcePages } from "./resources.tsx";
 import { registerDeletionPages } from "./deletion.tsx";
+import { registerGrantPages } from "./grants.tsx";
+import { registerObjectPages } from "./objects.tsx";
 import { registerRolePages } from "./roles.tsx";
 import { registerSessionPages } from "./sessions.tsx";
 import { registerUserPages } from "./users.tsx";
@@ -29,6 +31,8 @@ export function registerConsoleRoutes(app: App) {
   registerConsoleAuth(app);
   registerProjectPages(app);
   registerResourcePages(app);
+  registerObjectPages(app);
+  registerGrantPages(app);
   registerRolePages(app);
   registerUserPages(app);
   registerSessionPages(app);

@@ -138,6 +138,13 @@ export function registerResourcePages(app: App) {
               {resource.is_default ? " · a default resource: read-only." : ""}
             </p>
           )}
+          {resource && !resource.is_default && (
+            <p>
+              <a href={`${base}/${encodeURIComponent(resource.id)}/objects`}>Objects of {resource.name}</a>
+              {" "}
+              <span class="hint">(a tree; roles are granted on them)</span>
+            </p>
+          )}
           <form method="post" action={action}>
             <Csrf k={k} back={action} />
             <Field name="name" label="Name" value={v.name} required problem={problem} />

@@ -225,6 +225,10 @@ export function registerUserPages(app: App) {
               <dd>
                 <a href={`${action}/sessions`}>Sessions of {user.display_name}</a>
               </dd>
+              <dt>Grants</dt>
+              <dd>
+                <a href={`${action}/grants`}>Roles of {user.display_name} on objects</a>
+              </dd>
             </dl>
           )}
           {user && <Effective codes={effective} held={user.permissions} role={role} />}

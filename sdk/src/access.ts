@@ -35,6 +35,8 @@ export type AccessRequest = {
 export type AccessReasonCode =
   | "role_permission"
   | "client_permission"
+  | "object_grant"
+  | "grant_expired"
   | "no_permission"
   | "subject_inactive"
   | "project_inactive"
@@ -47,6 +49,10 @@ export type AccessReason = {
   code: AccessReasonCode;
   role_id?: string;
   client_id?: string;
+  /** `object_grant`: the grant that allows it; `grant_expired`: an expired one that would have. */
+  grant_id?: string;
+  /** With `grant_id`: the object the grant is on (the one asked about, or an ancestor). */
+  object_id?: string;
   missing?: string[];
 };
 export type AccessDecision = {
@@ -105,7 +111,7 @@ export type AccessClient = {
   evaluateMany(req: AccessManyRequest): Promise<AccessDecision[]>;
   /** A page of who may do the action on the resource. */
   searchSubjects(req: SubjectSearch): Promise<EntityPage>;
-  /** A page of the objects the subject may act on (empty until objects are registered). */
+  /** A page of the registered objects the subject may act on (project-wide, or through its grants). */
   searchResources(req: ResourceSearch): Promise<EntityPage>;
   /** A page of what the subject may do on the resource. */
   searchActions(req: ActionSearch): Promise<ActionPage>;

@@ -6,8 +6,10 @@
 import {
   AuditApi,
   ClientsApi,
+  GrantsApi,
   IdentityProvidersApi,
   KeysApi,
+  ObjectsApi,
   ProjectsApi,
   ResourcesApi,
   RolesApi,
@@ -21,6 +23,7 @@ import { Configuration } from "./generated/configuration.ts";
 import type { FetchAPI } from "./generated/runtime.ts";
 import { ApiError } from "./errors.ts";
 import { type AccessClient, createAccessClient } from "./access.ts";
+import { createObjectsClient, type GrantsClient, type ObjectsClient } from "./objects.ts";
 
 export type AdminClientOptions = {
   /** The service's address, e.g. `https://auth.example.com` (no trailing `/api/v1`). */
@@ -39,6 +42,12 @@ export type AdminClient = {
   roles: RolesApi;
   users: UsersApi;
   clients: ClientsApi;
+  /** Objects of a resource (the generated class; `project(id).objects` is the typed one). */
+  objects: ObjectsApi;
+  /** Roles granted on objects (the generated class; `project(id).grants` is the typed one). */
+  grants: GrantsApi;
+  /** The typed objects and grants clients of one project (docs/objects-and-grants.md). */
+  project(projectId: string): { objects: ObjectsClient; grants: GrantsClient };
   /** Users' login sessions: list them, end one, sign a user out everywhere. */
   sessions: SessionsApi;
   /** Webhook subscriptions of a project, their deliveries and signing secrets. */
@@ -140,6 +149,9 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     roles: new RolesApi(bearer, baseUrl, authorizedFetch),
     users: new UsersApi(bearer, baseUrl, authorizedFetch),
     clients: new ClientsApi(bearer, baseUrl, authorizedFetch),
+    objects: new ObjectsApi(bearer, baseUrl, authorizedFetch),
+    grants: new GrantsApi(bearer, baseUrl, authorizedFetch),
+    project: (projectId) => createObjectsClient({ baseUrl, projectId, token: accessToken, fetch: send }),
     sessions: new SessionsApi(bearer, baseUrl, authorizedFetch),
     webhooks: new WebhooksApi(bearer, baseUrl, authorizedFetch),
     identityProviders: new IdentityProvidersApi(bearer, baseUrl, authorizedFetch),

@@ -12,3 +12,14 @@ export {
 } from "./errors.ts";
 export { type AdminClient, type AdminClientOptions, createAdminClient } from "./admin.ts";
 export * from "./access.ts";
+export {
+  createObjectsClient,
+  type GrantQuery,
+  type GrantsClient,
+  type NewGrant,
+  type NewObject,
+  type ObjectChange,
+  type ObjectQuery,
+  type ObjectsClient,
+  type ObjectsClientOptions,
+} from "./objects.ts";

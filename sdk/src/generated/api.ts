@@ -27,7 +27,7 @@ export type FactoryFunction<T> = (configuration?: Configuration, basePath?: stri
 export const AccessApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now (a user through their role, a client directly). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now: project-wide (a user through their role, a client directly), or through a live grant of a role holding it on the object <code>resource.id</code> or one of its ancestors (tried only when the project-wide permission is missing). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>object_grant</code> (with <code>grant_id</code> and <code>object_id</code>: a live grant of a role on the object or an ancestor), <code>grant_expired</code> (only an expired grant would have allowed it), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
 		 * @summary Decide one access request (AuthZEN Access Evaluation)
 		 * @param {Api.AccessEvaluationRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -75,7 +75,7 @@ export const AccessApiFetchParamCreator = function (configuration?: Configuratio
 			};
 		},
 		/**
-		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). Up to 1000 evaluations (more: 400 <code>invalid_params</code>), decided in one snapshot and answered in order. The top-level <code>subject</code>, <code>action</code>, <code>resource</code> and <code>context</code> are defaults, each replacing an item&#39;s missing entity whole. <code>options.evaluations_semantic</code>: <code>execute_all</code> (default), <code>deny_on_first_deny</code> or <code>permit_on_first_permit</code> (the answers stop after the first deny, or permit). An item still lacking an entity is answered <code>false</code> with reason <code>invalid_request</code> (and <code>missing</code>, its JSON pointers), the others decided. Without <code>evaluations</code> (or with none) the request is one evaluation and is answered as one. The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now (a user through their role, a client directly). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). Up to 1000 evaluations (more: 400 <code>invalid_params</code>), decided in one snapshot and answered in order. The top-level <code>subject</code>, <code>action</code>, <code>resource</code> and <code>context</code> are defaults, each replacing an item&#39;s missing entity whole. <code>options.evaluations_semantic</code>: <code>execute_all</code> (default), <code>deny_on_first_deny</code> or <code>permit_on_first_permit</code> (the answers stop after the first deny, or permit). An item still lacking an entity is answered <code>false</code> with reason <code>invalid_request</code> (and <code>missing</code>, its JSON pointers), the others decided. Without <code>evaluations</code> (or with none) the request is one evaluation and is answered as one. The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now: project-wide (a user through their role, a client directly), or through a live grant of a role holding it on the object <code>resource.id</code> or one of its ancestors (tried only when the project-wide permission is missing). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>object_grant</code> (with <code>grant_id</code> and <code>object_id</code>: a live grant of a role on the object or an ancestor), <code>grant_expired</code> (only an expired grant would have allowed it), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
 		 * @summary Decide many access requests at once (AuthZEN Access Evaluations)
 		 * @param {Api.AccessEvaluationsRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -198,7 +198,7 @@ export const AccessApiFetchParamCreator = function (configuration?: Configuratio
 			};
 		},
 		/**
-		 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The objects of <code>resource.type</code> the subject may act on. Objects of a resource are not registered yet (a later step), so the answer is an empty page; the request is validated as it will be. <code>resource.id</code> is ignored. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The registered objects of <code>resource.type</code> the subject may do <code>action.name</code> on now, by id (byte-wise): all of them when it holds the permission project-wide, else those its live grants reach (each grant&#39;s object and its descendants). An unknown or inactive subject, type or action gives no results. <code>resource.id</code> is ignored. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
 		 * @summary On which objects (AuthZEN Resource Search)
 		 * @param {Api.ResourceSearchRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -246,7 +246,7 @@ export const AccessApiFetchParamCreator = function (configuration?: Configuratio
 			};
 		},
 		/**
-		 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The active users (<code>subject.type</code> <code>user</code>, each named by its <code>external_user_id</code> when it has one, else by its id) or clients (<code>client</code>) that hold <code>action.name</code> on <code>resource.type</code> now, by id. <code>subject.id</code> is ignored; an unknown type, resource or action gives no results. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The active users (<code>subject.type</code> <code>user</code>, each named by its <code>external_user_id</code> when it has one, else by its id) or clients (<code>client</code>) that hold <code>action.name</code> on <code>resource.type</code> now, by id: project-wide, or through a live grant on the object <code>resource.id</code> or one of its ancestors. <code>subject.id</code> is ignored; an unknown type, resource or action gives no results. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
 		 * @summary Who may do this (AuthZEN Subject Search)
 		 * @param {Api.SubjectSearchRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -303,7 +303,7 @@ export const AccessApiFetchParamCreator = function (configuration?: Configuratio
 export const AccessApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now (a user through their role, a client directly). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now: project-wide (a user through their role, a client directly), or through a live grant of a role holding it on the object <code>resource.id</code> or one of its ancestors (tried only when the project-wide permission is missing). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>object_grant</code> (with <code>grant_id</code> and <code>object_id</code>: a live grant of a role on the object or an ancestor), <code>grant_expired</code> (only an expired grant would have allowed it), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
 		 * @summary Decide one access request (AuthZEN Access Evaluation)
 		 * @param {Api.AccessEvaluationRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -363,7 +363,7 @@ export const AccessApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). Up to 1000 evaluations (more: 400 <code>invalid_params</code>), decided in one snapshot and answered in order. The top-level <code>subject</code>, <code>action</code>, <code>resource</code> and <code>context</code> are defaults, each replacing an item&#39;s missing entity whole. <code>options.evaluations_semantic</code>: <code>execute_all</code> (default), <code>deny_on_first_deny</code> or <code>permit_on_first_permit</code> (the answers stop after the first deny, or permit). An item still lacking an entity is answered <code>false</code> with reason <code>invalid_request</code> (and <code>missing</code>, its JSON pointers), the others decided. Without <code>evaluations</code> (or with none) the request is one evaluation and is answered as one. The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now (a user through their role, a client directly). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). Up to 1000 evaluations (more: 400 <code>invalid_params</code>), decided in one snapshot and answered in order. The top-level <code>subject</code>, <code>action</code>, <code>resource</code> and <code>context</code> are defaults, each replacing an item&#39;s missing entity whole. <code>options.evaluations_semantic</code>: <code>execute_all</code> (default), <code>deny_on_first_deny</code> or <code>permit_on_first_permit</code> (the answers stop after the first deny, or permit). An item still lacking an entity is answered <code>false</code> with reason <code>invalid_request</code> (and <code>missing</code>, its JSON pointers), the others decided. Without <code>evaluations</code> (or with none) the request is one evaluation and is answered as one. The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now: project-wide (a user through their role, a client directly), or through a live grant of a role holding it on the object <code>resource.id</code> or one of its ancestors (tried only when the project-wide permission is missing). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>object_grant</code> (with <code>grant_id</code> and <code>object_id</code>: a live grant of a role on the object or an ancestor), <code>grant_expired</code> (only an expired grant would have allowed it), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
 		 * @summary Decide many access requests at once (AuthZEN Access Evaluations)
 		 * @param {Api.AccessEvaluationsRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -506,7 +506,7 @@ export const AccessApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The objects of <code>resource.type</code> the subject may act on. Objects of a resource are not registered yet (a later step), so the answer is an empty page; the request is validated as it will be. <code>resource.id</code> is ignored. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The registered objects of <code>resource.type</code> the subject may do <code>action.name</code> on now, by id (byte-wise): all of them when it holds the permission project-wide, else those its live grants reach (each grant&#39;s object and its descendants). An unknown or inactive subject, type or action gives no results. <code>resource.id</code> is ignored. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
 		 * @summary On which objects (AuthZEN Resource Search)
 		 * @param {Api.ResourceSearchRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -566,7 +566,7 @@ export const AccessApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The active users (<code>subject.type</code> <code>user</code>, each named by its <code>external_user_id</code> when it has one, else by its id) or clients (<code>client</code>) that hold <code>action.name</code> on <code>resource.type</code> now, by id. <code>subject.id</code> is ignored; an unknown type, resource or action gives no results. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+		 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The active users (<code>subject.type</code> <code>user</code>, each named by its <code>external_user_id</code> when it has one, else by its id) or clients (<code>client</code>) that hold <code>action.name</code> on <code>resource.type</code> now, by id: project-wide, or through a live grant on the object <code>resource.id</code> or one of its ancestors. <code>subject.id</code> is ignored; an unknown type, resource or action gives no results. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
 		 * @summary Who may do this (AuthZEN Subject Search)
 		 * @param {Api.SubjectSearchRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -644,7 +644,7 @@ export const AccessApiFactory: FactoryFunction<AccessApi> = function (configurat
  */
 export class AccessApi extends BaseAPI {
 	/**
-	 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now (a user through their role, a client directly). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+	 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now: project-wide (a user through their role, a client directly), or through a live grant of a role holding it on the object <code>resource.id</code> or one of its ancestors (tried only when the project-wide permission is missing). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>object_grant</code> (with <code>grant_id</code> and <code>object_id</code>: a live grant of a role on the object or an ancestor), <code>grant_expired</code> (only an expired grant would have allowed it), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
 	 * @summary Decide one access request (AuthZEN Access Evaluation)
 	 * @param {Api.AccessEvaluationRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -655,7 +655,7 @@ export class AccessApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). Up to 1000 evaluations (more: 400 <code>invalid_params</code>), decided in one snapshot and answered in order. The top-level <code>subject</code>, <code>action</code>, <code>resource</code> and <code>context</code> are defaults, each replacing an item&#39;s missing entity whole. <code>options.evaluations_semantic</code>: <code>execute_all</code> (default), <code>deny_on_first_deny</code> or <code>permit_on_first_permit</code> (the answers stop after the first deny, or permit). An item still lacking an entity is answered <code>false</code> with reason <code>invalid_request</code> (and <code>missing</code>, its JSON pointers), the others decided. Without <code>evaluations</code> (or with none) the request is one evaluation and is answered as one. The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now (a user through their role, a client directly). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+	 * <p>Needs <code>access:evaluate</code> on a token of the project the request is about (its <code>aud</code>). Up to 1000 evaluations (more: 400 <code>invalid_params</code>), decided in one snapshot and answered in order. The top-level <code>subject</code>, <code>action</code>, <code>resource</code> and <code>context</code> are defaults, each replacing an item&#39;s missing entity whole. <code>options.evaluations_semantic</code>: <code>execute_all</code> (default), <code>deny_on_first_deny</code> or <code>permit_on_first_permit</code> (the answers stop after the first deny, or permit). An item still lacking an entity is answered <code>false</code> with reason <code>invalid_request</code> (and <code>missing</code>, its JSON pointers), the others decided. Without <code>evaluations</code> (or with none) the request is one evaluation and is answered as one. The token&#39;s project (its <code>aud</code>) is the one asked about. <code>subject.type</code> <code>user</code>: <code>id</code> is a user&#39;s id or, when no user has it, an <code>external_user_id</code>; <code>client</code>: a client id. <code>resource.type</code> is a resource code and <code>action.name</code> one of its permission codes. Allowed when the subject is active and holds that permission now: project-wide (a user through their role, a client directly), or through a live grant of a role holding it on the object <code>resource.id</code> or one of its ancestors (tried only when the project-wide permission is missing). <code>properties</code> and <code>context</code> are accepted and do not change the decision. Every decision carries <code>context.reason_admin.code</code>: <code>role_permission</code> (with <code>role_id</code>), <code>client_permission</code> (with <code>client_id</code>), <code>object_grant</code> (with <code>grant_id</code> and <code>object_id</code>: a live grant of a role on the object or an ancestor), <code>grant_expired</code> (only an expired grant would have allowed it), <code>no_permission</code>, <code>subject_inactive</code>, <code>project_inactive</code>, <code>unknown_subject</code>, <code>unknown_resource_type</code>, <code>unknown_action</code> (an unknown subject, type or action is a false decision, never an error). Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
 	 * @summary Decide many access requests at once (AuthZEN Access Evaluations)
 	 * @param {Api.AccessEvaluationsRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -687,7 +687,7 @@ export class AccessApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The objects of <code>resource.type</code> the subject may act on. Objects of a resource are not registered yet (a later step), so the answer is an empty page; the request is validated as it will be. <code>resource.id</code> is ignored. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+	 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The registered objects of <code>resource.type</code> the subject may do <code>action.name</code> on now, by id (byte-wise): all of them when it holds the permission project-wide, else those its live grants reach (each grant&#39;s object and its descendants). An unknown or inactive subject, type or action gives no results. <code>resource.id</code> is ignored. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
 	 * @summary On which objects (AuthZEN Resource Search)
 	 * @param {Api.ResourceSearchRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -698,7 +698,7 @@ export class AccessApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The active users (<code>subject.type</code> <code>user</code>, each named by its <code>external_user_id</code> when it has one, else by its id) or clients (<code>client</code>) that hold <code>action.name</code> on <code>resource.type</code> now, by id. <code>subject.id</code> is ignored; an unknown type, resource or action gives no results. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
+	 * <p>Needs <code>access:search</code> on a token of the project the request is about (its <code>aud</code>). The active users (<code>subject.type</code> <code>user</code>, each named by its <code>external_user_id</code> when it has one, else by its id) or clients (<code>client</code>) that hold <code>action.name</code> on <code>resource.type</code> now, by id: project-wide, or through a live grant on the object <code>resource.id</code> or one of its ancestors. <code>subject.id</code> is ignored; an unknown type, resource or action gives no results. Pages of <code>page.limit</code> (1 to 1000, default 100); <code>page.next_token</code> is empty on the last page, and a request with a token must repeat the first request exactly (else 400 <code>invalid_params</code>, <code>/page/token</code>); <code>page.total</code> counts every result now. Nothing is ever cut silently. Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting deeper than 32 levels) answers 400 <code>invalid_params</code>, each <code>details[].field</code> a JSON pointer into the body; unknown fields are ignored; <code>X-Request-ID</code> is echoed as sent.</p>
 	 * @summary Who may do this (AuthZEN Subject Search)
 	 * @param {Api.SubjectSearchRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -1763,6 +1763,616 @@ export class ClientsApi extends BaseAPI {
 	 */
 	public updateClient(projectId: string, clientId: string, request: Api.UpdateClientRequest, options?: RequestInit) {
 		return ClientsApiFp(this.configuration).updateClient(projectId, clientId, request, options)(this.fetch, this.basePath);
+	}
+
+}
+/**
+ * GrantsApi - fetch parameter creator
+ * @export
+ */
+export const GrantsApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>grants:create</code>. Gives <code>subject</code> the role&#39;s permissions of the object&#39;s resource on that object and every descendant, until <code>expires_at</code> (decided on the service&#39;s database clock), in the AuthZEN decisions and searches. An unknown <code>object.type</code>, <code>object.id</code> or <code>role_id</code> is 404 (<code>resource_not_found</code>, <code>object_not_found</code>, <code>role_not_found</code>); a subject that is not a user or client of the project, or an <code>expires_at</code> not in the future, is 400 <code>invalid_params</code>. The caller must hold the role&#39;s permissions of that resource (403 <code>insufficient_permission</code> naming the codes it lacks). One transaction with its <code>grant.created</code> event.</p>
+		 * @summary Grant a role on an object
+		 * @param {string} projectId
+		 * @param {Api.CreateGrantRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createGrant(projectId: string, request: Api.CreateGrantRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling createGrant.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling createGrant.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/grants`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>grants:delete</code>. The subject loses what it gave on its next decision. The caller must hold the role&#39;s permissions of the object&#39;s resource, as to give it (403 <code>insufficient_permission</code>). One transaction with its <code>grant.deleted</code> event; answers 204.</p>
+		 * @summary Revoke a grant
+		 * @param {string} projectId
+		 * @param {string} grantId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteGrant(projectId: string, grantId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling deleteGrant.');
+			}
+			// verify required parameter 'grantId' is not null or undefined
+			if (grantId === null || grantId === undefined) {
+				throw new RequiredError('grantId', 'Required parameter grantId was null or undefined when calling deleteGrant.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/grants/{grant_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{grant_id}', encodeURIPathSegment(String(grantId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>grants:read</code>.</p>
+		 * @summary Get a grant
+		 * @param {string} projectId
+		 * @param {string} grantId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getGrant(projectId: string, grantId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getGrant.');
+			}
+			// verify required parameter 'grantId' is not null or undefined
+			if (grantId === null || grantId === undefined) {
+				throw new RequiredError('grantId', 'Required parameter grantId was null or undefined when calling getGrant.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/grants/{grant_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{grant_id}', encodeURIPathSegment(String(grantId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>grants:read</code>. Filtered by subject (<code>subject_id</code>, with <code>subject_type</code>), role, object (<code>object_type</code>, a resource code, with <code>object_id</code>); live grants only unless <code>include_expired=true</code> (expired grants are purged GRANT_RETENTION_DAYS after their expiry). Newest first by default.</p>
+		 * @summary List grants on objects
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListGrantsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListGrantsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {Api.ListGrantsSubjectTypeEnum} [subjectType] <p>Only users&#39; or clients&#39; grants</p>
+		 * @param {string} [subjectId] <p>Only this user&#39;s (by id) or client&#39;s grants</p>
+		 * @param {string} [roleId]
+		 * @param {string} [objectType] <p>A resource code</p>
+		 * @param {string} [objectId] <p>With <code>object_type</code>: only grants on this object</p>
+		 * @param {boolean} [includeExpired] <p><code>true</code>: also the expired grants not yet purged (default: live ones only)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listGrants(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListGrantsSortByEnum | undefined, sortDir: Api.ListGrantsSortDirEnum | undefined, subjectType: Api.ListGrantsSubjectTypeEnum | undefined, subjectId: string | undefined, roleId: string | undefined, objectType: string | undefined, objectId: string | undefined, includeExpired: boolean | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listGrants.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/grants`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			if (sortBy !== undefined) {
+				localVarQueryParameter.append('sort_by', String(sortBy));
+			}
+
+			if (sortDir !== undefined) {
+				localVarQueryParameter.append('sort_dir', String(sortDir));
+			}
+
+			if (subjectType !== undefined) {
+				localVarQueryParameter.append('subject_type', String(subjectType));
+			}
+
+			if (subjectId !== undefined) {
+				localVarQueryParameter.append('subject_id', String(subjectId));
+			}
+
+			if (roleId !== undefined) {
+				localVarQueryParameter.append('role_id', String(roleId));
+			}
+
+			if (objectType !== undefined) {
+				localVarQueryParameter.append('object_type', String(objectType));
+			}
+
+			if (objectId !== undefined) {
+				localVarQueryParameter.append('object_id', String(objectId));
+			}
+
+			if (includeExpired !== undefined) {
+				localVarQueryParameter.append('include_expired', String(includeExpired));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * GrantsApi - functional programming interface
+ * @export
+ */
+export const GrantsApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>grants:create</code>. Gives <code>subject</code> the role&#39;s permissions of the object&#39;s resource on that object and every descendant, until <code>expires_at</code> (decided on the service&#39;s database clock), in the AuthZEN decisions and searches. An unknown <code>object.type</code>, <code>object.id</code> or <code>role_id</code> is 404 (<code>resource_not_found</code>, <code>object_not_found</code>, <code>role_not_found</code>); a subject that is not a user or client of the project, or an <code>expires_at</code> not in the future, is 400 <code>invalid_params</code>. The caller must hold the role&#39;s permissions of that resource (403 <code>insufficient_permission</code> naming the codes it lacks). One transaction with its <code>grant.created</code> event.</p>
+		 * @summary Grant a role on an object
+		 * @param {string} projectId
+		 * @param {Api.CreateGrantRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createGrant(projectId: string, request: Api.CreateGrantRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Grant> {
+			const localVarFetchArgs = GrantsApiFetchParamCreator(configuration).createGrant(projectId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>grants:delete</code>. The subject loses what it gave on its next decision. The caller must hold the role&#39;s permissions of the object&#39;s resource, as to give it (403 <code>insufficient_permission</code>). One transaction with its <code>grant.deleted</code> event; answers 204.</p>
+		 * @summary Revoke a grant
+		 * @param {string} projectId
+		 * @param {string} grantId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteGrant(projectId: string, grantId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = GrantsApiFetchParamCreator(configuration).deleteGrant(projectId, grantId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>grants:read</code>.</p>
+		 * @summary Get a grant
+		 * @param {string} projectId
+		 * @param {string} grantId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getGrant(projectId: string, grantId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Grant> {
+			const localVarFetchArgs = GrantsApiFetchParamCreator(configuration).getGrant(projectId, grantId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>grants:read</code>. Filtered by subject (<code>subject_id</code>, with <code>subject_type</code>), role, object (<code>object_type</code>, a resource code, with <code>object_id</code>); live grants only unless <code>include_expired=true</code> (expired grants are purged GRANT_RETENTION_DAYS after their expiry). Newest first by default.</p>
+		 * @summary List grants on objects
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListGrantsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListGrantsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {Api.ListGrantsSubjectTypeEnum} [subjectType] <p>Only users&#39; or clients&#39; grants</p>
+		 * @param {string} [subjectId] <p>Only this user&#39;s (by id) or client&#39;s grants</p>
+		 * @param {string} [roleId]
+		 * @param {string} [objectType] <p>A resource code</p>
+		 * @param {string} [objectId] <p>With <code>object_type</code>: only grants on this object</p>
+		 * @param {boolean} [includeExpired] <p><code>true</code>: also the expired grants not yet purged (default: live ones only)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listGrants(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListGrantsSortByEnum | undefined, sortDir: Api.ListGrantsSortDirEnum | undefined, subjectType: Api.ListGrantsSubjectTypeEnum | undefined, subjectId: string | undefined, roleId: string | undefined, objectType: string | undefined, objectId: string | undefined, includeExpired: boolean | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.GrantList> {
+			const localVarFetchArgs = GrantsApiFetchParamCreator(configuration).listGrants(projectId, pageNum, pageSize, sortBy, sortDir, subjectType, subjectId, roleId, objectType, objectId, includeExpired, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * GrantsApi - factory interface
+ * @export
+ */
+export const GrantsApiFactory: FactoryFunction<GrantsApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new GrantsApi(configuration, basePath, fetch);
+};
+
+/**
+ * GrantsApi - object-oriented interface
+ * @export
+ * @class GrantsApi
+ * @extends {BaseAPI}
+ */
+export class GrantsApi extends BaseAPI {
+	/**
+	 * <p>Needs <code>grants:create</code>. Gives <code>subject</code> the role&#39;s permissions of the object&#39;s resource on that object and every descendant, until <code>expires_at</code> (decided on the service&#39;s database clock), in the AuthZEN decisions and searches. An unknown <code>object.type</code>, <code>object.id</code> or <code>role_id</code> is 404 (<code>resource_not_found</code>, <code>object_not_found</code>, <code>role_not_found</code>); a subject that is not a user or client of the project, or an <code>expires_at</code> not in the future, is 400 <code>invalid_params</code>. The caller must hold the role&#39;s permissions of that resource (403 <code>insufficient_permission</code> naming the codes it lacks). One transaction with its <code>grant.created</code> event.</p>
+	 * @summary Grant a role on an object
+	 * @param {string} projectId
+	 * @param {Api.CreateGrantRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public createGrant(projectId: string, request: Api.CreateGrantRequest, options?: RequestInit) {
+		return GrantsApiFp(this.configuration).createGrant(projectId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>grants:delete</code>. The subject loses what it gave on its next decision. The caller must hold the role&#39;s permissions of the object&#39;s resource, as to give it (403 <code>insufficient_permission</code>). One transaction with its <code>grant.deleted</code> event; answers 204.</p>
+	 * @summary Revoke a grant
+	 * @param {string} projectId
+	 * @param {string} grantId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public deleteGrant(projectId: string, grantId: string, options?: RequestInit) {
+		return GrantsApiFp(this.configuration).deleteGrant(projectId, grantId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>grants:read</code>.</p>
+	 * @summary Get a grant
+	 * @param {string} projectId
+	 * @param {string} grantId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getGrant(projectId: string, grantId: string, options?: RequestInit) {
+		return GrantsApiFp(this.configuration).getGrant(projectId, grantId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>grants:read</code>. Filtered by subject (<code>subject_id</code>, with <code>subject_type</code>), role, object (<code>object_type</code>, a resource code, with <code>object_id</code>); live grants only unless <code>include_expired=true</code> (expired grants are purged GRANT_RETENTION_DAYS after their expiry). Newest first by default.</p>
+	 * @summary List grants on objects
+	 * @param {string} projectId
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+	 * @param {Api.ListGrantsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+	 * @param {Api.ListGrantsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+	 * @param {Api.ListGrantsSubjectTypeEnum} [subjectType] <p>Only users&#39; or clients&#39; grants</p>
+	 * @param {string} [subjectId] <p>Only this user&#39;s (by id) or client&#39;s grants</p>
+	 * @param {string} [roleId]
+	 * @param {string} [objectType] <p>A resource code</p>
+	 * @param {string} [objectId] <p>With <code>object_type</code>: only grants on this object</p>
+	 * @param {boolean} [includeExpired] <p><code>true</code>: also the expired grants not yet purged (default: live ones only)</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listGrants(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListGrantsSortByEnum | undefined, sortDir: Api.ListGrantsSortDirEnum | undefined, subjectType: Api.ListGrantsSubjectTypeEnum | undefined, subjectId: string | undefined, roleId: string | undefined, objectType: string | undefined, objectId: string | undefined, includeExpired: boolean | undefined, options?: RequestInit) {
+		return GrantsApiFp(this.configuration).listGrants(projectId, pageNum, pageSize, sortBy, sortDir, subjectType, subjectId, roleId, objectType, objectId, includeExpired, options)(this.fetch, this.basePath);
 	}
 
 }
@@ -4176,13 +4786,949 @@ export class LoginApi extends BaseAPI {
 
 }
 /**
+ * ObjectsApi - fetch parameter creator
+ * @export
+ */
+export const ObjectsApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>objects:create</code>. The application&#39;s own id, unique in the resource (409 <code>object_already_exists</code>). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with its <code>object.created</code> event.</p>
+		 * @summary Register an object of a resource
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {Api.CreateObjectRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createObject(projectId: string, resourceId: string, request: Api.CreateObjectRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling createObject.');
+			}
+			// verify required parameter 'resourceId' is not null or undefined
+			if (resourceId === null || resourceId === undefined) {
+				throw new RequiredError('resourceId', 'Required parameter resourceId was null or undefined when calling createObject.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling createObject.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/resources/{resource_id}/objects`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{resource_id}', encodeURIPathSegment(String(resourceId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>objects:create</code>. 1 to 1000 objects, all or none: any bad item refuses the whole batch, <code>details</code> naming the items (<code>objects.&lt;index&gt;.&lt;field&gt;</code>). A parent may be an existing object or one of the batch, in any order. <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with one <code>object.created</code> event (<code>details.count</code>).</p>
+		 * @summary Register many objects at once
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {Api.CreateObjectsRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createObjects(projectId: string, resourceId: string, request: Api.CreateObjectsRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling createObjects.');
+			}
+			// verify required parameter 'resourceId' is not null or undefined
+			if (resourceId === null || resourceId === undefined) {
+				throw new RequiredError('resourceId', 'Required parameter resourceId was null or undefined when calling createObjects.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling createObjects.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/resources/{resource_id}/objects/batch`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{resource_id}', encodeURIPathSegment(String(resourceId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>objects:delete</code>. Its grants go with it. An object with children is refused (409 <code>object_has_children</code>) unless <code>cascade=true</code>, which deletes its whole subtree and the grants on it. One transaction with its <code>object.deleted</code> event; answers 204.</p>
+		 * @summary Delete an object
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {string} objectId <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+		 * @param {boolean} [cascade] <p><code>true</code>: delete the object&#39;s descendants (and their grants) too; else an object with children is refused (409 <code>object_has_children</code>)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteObject(projectId: string, resourceId: string, objectId: string, cascade: boolean | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling deleteObject.');
+			}
+			// verify required parameter 'resourceId' is not null or undefined
+			if (resourceId === null || resourceId === undefined) {
+				throw new RequiredError('resourceId', 'Required parameter resourceId was null or undefined when calling deleteObject.');
+			}
+			// verify required parameter 'objectId' is not null or undefined
+			if (objectId === null || objectId === undefined) {
+				throw new RequiredError('objectId', 'Required parameter objectId was null or undefined when calling deleteObject.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/resources/{resource_id}/objects/{object_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{resource_id}', encodeURIPathSegment(String(resourceId)))
+				.replace('{object_id}', encodeURIPathSegment(String(objectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (cascade !== undefined) {
+				localVarQueryParameter.append('cascade', String(cascade));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>objects:read</code>. An id with <code>/</code> is sent percent-encoded in the path (<code>%2F</code>).</p>
+		 * @summary Get an object
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {string} objectId <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getObject(projectId: string, resourceId: string, objectId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getObject.');
+			}
+			// verify required parameter 'resourceId' is not null or undefined
+			if (resourceId === null || resourceId === undefined) {
+				throw new RequiredError('resourceId', 'Required parameter resourceId was null or undefined when calling getObject.');
+			}
+			// verify required parameter 'objectId' is not null or undefined
+			if (objectId === null || objectId === undefined) {
+				throw new RequiredError('objectId', 'Required parameter objectId was null or undefined when calling getObject.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/resources/{resource_id}/objects/{object_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{resource_id}', encodeURIPathSegment(String(resourceId)))
+				.replace('{object_id}', encodeURIPathSegment(String(objectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>objects:read</code>. <code>search</code> matches the id and the name; <code>parent_id</code> lists one object&#39;s children, <code>top_level=true</code> the objects without parent (the roots of the tree).</p>
+		 * @summary List a resource's objects
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListObjectsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListObjectsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {string} [parentId] <p>Only the children of this object</p>
+		 * @param {boolean} [topLevel] <p><code>true</code>: only objects without parent</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listObjects(projectId: string, resourceId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListObjectsSortByEnum | undefined, sortDir: Api.ListObjectsSortDirEnum | undefined, search: string | undefined, parentId: string | undefined, topLevel: boolean | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listObjects.');
+			}
+			// verify required parameter 'resourceId' is not null or undefined
+			if (resourceId === null || resourceId === undefined) {
+				throw new RequiredError('resourceId', 'Required parameter resourceId was null or undefined when calling listObjects.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/resources/{resource_id}/objects`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{resource_id}', encodeURIPathSegment(String(resourceId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			if (sortBy !== undefined) {
+				localVarQueryParameter.append('sort_by', String(sortBy));
+			}
+
+			if (sortDir !== undefined) {
+				localVarQueryParameter.append('sort_dir', String(sortDir));
+			}
+
+			if (search !== undefined) {
+				localVarQueryParameter.append('search', String(search));
+			}
+
+			if (parentId !== undefined) {
+				localVarQueryParameter.append('parent_id', String(parentId));
+			}
+
+			if (topLevel !== undefined) {
+				localVarQueryParameter.append('top_level', String(topLevel));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>).</p>
+		 * @summary Rename or move an object
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {string} objectId <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+		 * @param {Api.UpdateObjectRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateObject(projectId: string, resourceId: string, objectId: string, request: Api.UpdateObjectRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling updateObject.');
+			}
+			// verify required parameter 'resourceId' is not null or undefined
+			if (resourceId === null || resourceId === undefined) {
+				throw new RequiredError('resourceId', 'Required parameter resourceId was null or undefined when calling updateObject.');
+			}
+			// verify required parameter 'objectId' is not null or undefined
+			if (objectId === null || objectId === undefined) {
+				throw new RequiredError('objectId', 'Required parameter objectId was null or undefined when calling updateObject.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling updateObject.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/resources/{resource_id}/objects/{object_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{resource_id}', encodeURIPathSegment(String(resourceId)))
+				.replace('{object_id}', encodeURIPathSegment(String(objectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'PUT' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * ObjectsApi - functional programming interface
+ * @export
+ */
+export const ObjectsApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>objects:create</code>. The application&#39;s own id, unique in the resource (409 <code>object_already_exists</code>). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with its <code>object.created</code> event.</p>
+		 * @summary Register an object of a resource
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {Api.CreateObjectRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createObject(projectId: string, resourceId: string, request: Api.CreateObjectRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Object> {
+			const localVarFetchArgs = ObjectsApiFetchParamCreator(configuration).createObject(projectId, resourceId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>objects:create</code>. 1 to 1000 objects, all or none: any bad item refuses the whole batch, <code>details</code> naming the items (<code>objects.&lt;index&gt;.&lt;field&gt;</code>). A parent may be an existing object or one of the batch, in any order. <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with one <code>object.created</code> event (<code>details.count</code>).</p>
+		 * @summary Register many objects at once
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {Api.CreateObjectsRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createObjects(projectId: string, resourceId: string, request: Api.CreateObjectsRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.CreatedObjects> {
+			const localVarFetchArgs = ObjectsApiFetchParamCreator(configuration).createObjects(projectId, resourceId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>objects:delete</code>. Its grants go with it. An object with children is refused (409 <code>object_has_children</code>) unless <code>cascade=true</code>, which deletes its whole subtree and the grants on it. One transaction with its <code>object.deleted</code> event; answers 204.</p>
+		 * @summary Delete an object
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {string} objectId <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+		 * @param {boolean} [cascade] <p><code>true</code>: delete the object&#39;s descendants (and their grants) too; else an object with children is refused (409 <code>object_has_children</code>)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteObject(projectId: string, resourceId: string, objectId: string, cascade: boolean | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = ObjectsApiFetchParamCreator(configuration).deleteObject(projectId, resourceId, objectId, cascade, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>objects:read</code>. An id with <code>/</code> is sent percent-encoded in the path (<code>%2F</code>).</p>
+		 * @summary Get an object
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {string} objectId <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getObject(projectId: string, resourceId: string, objectId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Object> {
+			const localVarFetchArgs = ObjectsApiFetchParamCreator(configuration).getObject(projectId, resourceId, objectId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>objects:read</code>. <code>search</code> matches the id and the name; <code>parent_id</code> lists one object&#39;s children, <code>top_level=true</code> the objects without parent (the roots of the tree).</p>
+		 * @summary List a resource's objects
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListObjectsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListObjectsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {string} [parentId] <p>Only the children of this object</p>
+		 * @param {boolean} [topLevel] <p><code>true</code>: only objects without parent</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listObjects(projectId: string, resourceId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListObjectsSortByEnum | undefined, sortDir: Api.ListObjectsSortDirEnum | undefined, search: string | undefined, parentId: string | undefined, topLevel: boolean | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ObjectList> {
+			const localVarFetchArgs = ObjectsApiFetchParamCreator(configuration).listObjects(projectId, resourceId, pageNum, pageSize, sortBy, sortDir, search, parentId, topLevel, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>).</p>
+		 * @summary Rename or move an object
+		 * @param {string} projectId
+		 * @param {string} resourceId
+		 * @param {string} objectId <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+		 * @param {Api.UpdateObjectRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateObject(projectId: string, resourceId: string, objectId: string, request: Api.UpdateObjectRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Object> {
+			const localVarFetchArgs = ObjectsApiFetchParamCreator(configuration).updateObject(projectId, resourceId, objectId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * ObjectsApi - factory interface
+ * @export
+ */
+export const ObjectsApiFactory: FactoryFunction<ObjectsApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new ObjectsApi(configuration, basePath, fetch);
+};
+
+/**
+ * ObjectsApi - object-oriented interface
+ * @export
+ * @class ObjectsApi
+ * @extends {BaseAPI}
+ */
+export class ObjectsApi extends BaseAPI {
+	/**
+	 * <p>Needs <code>objects:create</code>. The application&#39;s own id, unique in the resource (409 <code>object_already_exists</code>). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with its <code>object.created</code> event.</p>
+	 * @summary Register an object of a resource
+	 * @param {string} projectId
+	 * @param {string} resourceId
+	 * @param {Api.CreateObjectRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public createObject(projectId: string, resourceId: string, request: Api.CreateObjectRequest, options?: RequestInit) {
+		return ObjectsApiFp(this.configuration).createObject(projectId, resourceId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>objects:create</code>. 1 to 1000 objects, all or none: any bad item refuses the whole batch, <code>details</code> naming the items (<code>objects.&lt;index&gt;.&lt;field&gt;</code>). A parent may be an existing object or one of the batch, in any order. <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with one <code>object.created</code> event (<code>details.count</code>).</p>
+	 * @summary Register many objects at once
+	 * @param {string} projectId
+	 * @param {string} resourceId
+	 * @param {Api.CreateObjectsRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public createObjects(projectId: string, resourceId: string, request: Api.CreateObjectsRequest, options?: RequestInit) {
+		return ObjectsApiFp(this.configuration).createObjects(projectId, resourceId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>objects:delete</code>. Its grants go with it. An object with children is refused (409 <code>object_has_children</code>) unless <code>cascade=true</code>, which deletes its whole subtree and the grants on it. One transaction with its <code>object.deleted</code> event; answers 204.</p>
+	 * @summary Delete an object
+	 * @param {string} projectId
+	 * @param {string} resourceId
+	 * @param {string} objectId <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+	 * @param {boolean} [cascade] <p><code>true</code>: delete the object&#39;s descendants (and their grants) too; else an object with children is refused (409 <code>object_has_children</code>)</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public deleteObject(projectId: string, resourceId: string, objectId: string, cascade: boolean | undefined, options?: RequestInit) {
+		return ObjectsApiFp(this.configuration).deleteObject(projectId, resourceId, objectId, cascade, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>objects:read</code>. An id with <code>/</code> is sent percent-encoded in the path (<code>%2F</code>).</p>
+	 * @summary Get an object
+	 * @param {string} projectId
+	 * @param {string} resourceId
+	 * @param {string} objectId <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getObject(projectId: string, resourceId: string, objectId: string, options?: RequestInit) {
+		return ObjectsApiFp(this.configuration).getObject(projectId, resourceId, objectId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>objects:read</code>. <code>search</code> matches the id and the name; <code>parent_id</code> lists one object&#39;s children, <code>top_level=true</code> the objects without parent (the roots of the tree).</p>
+	 * @summary List a resource's objects
+	 * @param {string} projectId
+	 * @param {string} resourceId
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+	 * @param {Api.ListObjectsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+	 * @param {Api.ListObjectsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+	 * @param {string} [parentId] <p>Only the children of this object</p>
+	 * @param {boolean} [topLevel] <p><code>true</code>: only objects without parent</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listObjects(projectId: string, resourceId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListObjectsSortByEnum | undefined, sortDir: Api.ListObjectsSortDirEnum | undefined, search: string | undefined, parentId: string | undefined, topLevel: boolean | undefined, options?: RequestInit) {
+		return ObjectsApiFp(this.configuration).listObjects(projectId, resourceId, pageNum, pageSize, sortBy, sortDir, search, parentId, topLevel, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>).</p>
+	 * @summary Rename or move an object
+	 * @param {string} projectId
+	 * @param {string} resourceId
+	 * @param {string} objectId <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+	 * @param {Api.UpdateObjectRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public updateObject(projectId: string, resourceId: string, objectId: string, request: Api.UpdateObjectRequest, options?: RequestInit) {
+		return ObjectsApiFp(this.configuration).updateObject(projectId, resourceId, objectId, request, options)(this.fetch, this.basePath);
+	}
+
+}
+/**
  * ProjectsApi - fetch parameter creator
  * @export
  */
 export const ProjectsApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
+		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>objects</code> (read, create, update, delete), <code>grants</code> (read, create, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
 		 * @summary Create a project
 		 * @param {Api.CreateProjectRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -4403,7 +5949,7 @@ export const ProjectsApiFetchParamCreator = function (configuration?: Configurat
 export const ProjectsApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
+		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>objects</code> (read, create, update, delete), <code>grants</code> (read, create, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
 		 * @summary Create a project
 		 * @param {Api.CreateProjectRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -4679,7 +6225,7 @@ export const ProjectsApiFactory: FactoryFunction<ProjectsApi> = function (config
  */
 export class ProjectsApi extends BaseAPI {
 	/**
-	 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
+	 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>objects</code> (read, create, update, delete), <code>grants</code> (read, create, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
 	 * @summary Create a project
 	 * @param {Api.CreateProjectRequest} request
 	 * @param {RequestInit} [options] Override http request option.

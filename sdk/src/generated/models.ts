@@ -95,7 +95,7 @@ export namespace Api {
 			 */
 			'type'?: string;
 			/**
-			 * @description <p>One object of that resource (any string; objects of their own are a later step).</p>
+			 * @description <p>One object of that resource: any string; a registered object&#39;s id (the resource&#39;s objects) when grants on it or its ancestors are to count.</p>
 			 * @type {string}
 			 * @memberof Resource
 			 */
@@ -190,7 +190,7 @@ export namespace Api {
 			 */
 			'type'?: string;
 			/**
-			 * @description <p>One object of that resource (any string; objects of their own are a later step).</p>
+			 * @description <p>One object of that resource: any string; a registered object&#39;s id (the resource&#39;s objects) when grants on it or its ancestors are to count.</p>
 			 * @type {string}
 			 * @memberof Resource
 			 */
@@ -293,7 +293,7 @@ export namespace Api {
 		'project_id': string;
 		'occurred_at': string;
 		/**
-		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 		 * @type {Api.AuditEventType}
 		 * @memberof AuditEvent
 		 */
@@ -386,7 +386,7 @@ export namespace Api {
 	}
 
 	/**
-	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 	 */
 	export enum AuditEventType {
 		ProjectCreated = 'project.created',
@@ -410,6 +410,12 @@ export namespace Api {
 		ClientDeactivated = 'client.deactivated',
 		ClientSecretRotated = 'client.secret_rotated',
 		ClientDeleted = 'client.deleted',
+		ObjectCreated = 'object.created',
+		ObjectUpdated = 'object.updated',
+		ObjectDeleted = 'object.deleted',
+		GrantCreated = 'grant.created',
+		GrantDeleted = 'grant.deleted',
+		GrantExpired = 'grant.expired',
 		WebhookCreated = 'webhook.created',
 		WebhookUpdated = 'webhook.updated',
 		WebhookDeleted = 'webhook.deleted',
@@ -582,6 +588,18 @@ export namespace Api {
 		 */
 		'client_id'?: string;
 		/**
+		 * @description <p><code>object_grant</code>: the live grant that allows it (the nearest to the object); <code>grant_expired</code>: an expired grant that would have allowed it</p>
+		 * @type {string}
+		 * @memberof AuthzenReason
+		 */
+		'grant_id'?: string;
+		/**
+		 * @description <p>With <code>grant_id</code>: the object the grant is on (the object asked about, or an ancestor)</p>
+		 * @type {string}
+		 * @memberof AuthzenReason
+		 */
+		'object_id'?: string;
+		/**
 		 * @description <p><code>invalid_request</code>: JSON pointers of the entities the evaluation lacks once the defaults are applied</p>
 		 * @type {string[]}
 		 * @memberof AuthzenReason
@@ -600,6 +618,8 @@ export namespace Api {
 		export enum CodeEnum {
 			RolePermission = 'role_permission',
 			ClientPermission = 'client_permission',
+			ObjectGrant = 'object_grant',
+			GrantExpired = 'grant_expired',
 			NoPermission = 'no_permission',
 			SubjectInactive = 'subject_inactive',
 			ProjectInactive = 'project_inactive',
@@ -619,7 +639,7 @@ export namespace Api {
 		 */
 		'type': string;
 		/**
-		 * @description <p>One object of that resource (any string; objects of their own are a later step).</p>
+		 * @description <p>One object of that resource: any string; a registered object&#39;s id (the resource&#39;s objects) when grants on it or its ancestors are to count.</p>
 		 * @type {string}
 		 * @memberof AuthzenResource
 		 */
@@ -743,6 +763,15 @@ export namespace Api {
 		'token_endpoint_auth_method'?: Api.TokenEndpointAuthMethod;
 	}
 
+	export interface CreatedObjects {
+		/**
+		 * @description <p>The objects created, in the request&#39;s order</p>
+		 * @type {Api.Object[]}
+		 * @memberof CreatedObjects
+		 */
+		data: Api.Object[];
+	}
+
 	export interface CreatedProject extends Api.Project {
 		/**
 		 * @description <p>The project&#39;s admin client, granted every default permission of the project</p>
@@ -770,6 +799,18 @@ export namespace Api {
 			'client_secret': string;
 		}
 
+	}
+
+	export interface CreateGrantRequest {
+		subject: Api.GrantSubject;
+		'role_id': string;
+		object: Api.GrantObject;
+		/**
+		 * @description <p>RFC 3339; in the future by the database&#39;s clock. Omitted or null: never expires.</p>
+		 * @type {string | null}
+		 * @memberof CreateGrantRequest
+		 */
+		'expires_at'?: string | null;
 	}
 
 	export interface CreateIdentityProviderRequest {
@@ -868,6 +909,31 @@ export namespace Api {
 			MicrosoftEntraId = 'microsoft_entra_id'
 		}
 
+	}
+
+	export interface CreateObjectRequest {
+		/**
+		 * @description <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+		 * @type {string}
+		 * @memberof CreateObjectRequest
+		 */
+		id: string;
+		/**
+		 * @description <p>At most 100 characters; omitted or null: none</p>
+		 * @type {string | null}
+		 * @memberof CreateObjectRequest
+		 */
+		name?: string | null;
+		/**
+		 * @description <p>An object of the same resource (in a batch, possibly one created before it in the batch)</p>
+		 * @type {string | null}
+		 * @memberof CreateObjectRequest
+		 */
+		'parent_id'?: string | null;
+	}
+
+	export interface CreateObjectsRequest {
+		objects: Api.CreateObjectRequest[];
 	}
 
 	export interface CreateProjectRequest {
@@ -1107,6 +1173,8 @@ export namespace Api {
 			SessionNotFound = 'session_not_found',
 			IdentityProviderNotFound = 'identity_provider_not_found',
 			IdentityNotFound = 'identity_not_found',
+			ObjectNotFound = 'object_not_found',
+			GrantNotFound = 'grant_not_found',
 			ResourceCodeAlreadyUsed = 'resource_code_already_used',
 			RoleCodeAlreadyUsed = 'role_code_already_used',
 			UserExternalIdAlreadyUsed = 'user_external_id_already_used',
@@ -1114,6 +1182,8 @@ export namespace Api {
 			KeyRotationTooSoon = 'key_rotation_too_soon',
 			OnlySigningKey = 'only_signing_key',
 			RoleInUse = 'role_in_use',
+			ObjectAlreadyExists = 'object_already_exists',
+			ObjectHasChildren = 'object_has_children',
 			ClientNotDeletable = 'client_not_deletable',
 			IdentityAlreadyLinked = 'identity_already_linked',
 			LastSignInMethod = 'last_sign_in_method',
@@ -1149,6 +1219,122 @@ export namespace Api {
 
 	export interface ExternalIdentityList {
 		data: Api.ExternalIdentity[];
+	}
+
+	export interface Grant {
+		id: string;
+		'project_id': string;
+		subject: Api.Grant.Subject;
+		'role_id': string;
+		object: Api.Grant.Object;
+		/**
+		 * @description <p>RFC 3339, UTC; null: never</p>
+		 * @type {string | null}
+		 * @memberof Grant
+		 */
+		'expires_at': string | null;
+		/**
+		 * @description <p>Past <code>expires_at</code> now, by the database&#39;s clock</p>
+		 * @type {boolean}
+		 * @memberof Grant
+		 */
+		'is_expired': boolean;
+		'created_at': string;
+		'created_by': Api.Grant.CreatedBy;
+	}
+
+	/**
+	 * @export
+	 * @namespace Grant
+	 */
+	export namespace Grant {
+		export interface Subject {
+			'type': Api.Grant.Subject.TypeEnum;
+			id: string;
+		}
+
+		/**
+		 * @export
+		 * @namespace Subject
+		 */
+		export namespace Subject {
+			export enum TypeEnum {
+				User = 'user',
+				Client = 'client'
+			}
+
+		}
+
+		export interface Object {
+			/**
+			 * @description <p>The resource&#39;s code</p>
+			 * @type {string}
+			 * @memberof Object
+			 */
+			'type': string;
+			id: string;
+			'resource_id': string;
+		}
+
+		export interface CreatedBy {
+			'type': Api.Grant.CreatedBy.TypeEnum;
+			id: string | null;
+		}
+
+		/**
+		 * @export
+		 * @namespace CreatedBy
+		 */
+		export namespace CreatedBy {
+			export enum TypeEnum {
+				User = 'user',
+				Client = 'client'
+			}
+
+		}
+
+	}
+
+	export interface GrantList {
+		data: Api.Grant[];
+		pagination: Api.Pagination;
+	}
+
+	export interface GrantObject {
+		/**
+		 * @description <p>The resource&#39;s code (case-insensitive)</p>
+		 * @type {string}
+		 * @memberof GrantObject
+		 */
+		'type': string;
+		/**
+		 * @description <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+		 * @type {string}
+		 * @memberof GrantObject
+		 */
+		id: string;
+	}
+
+	export interface GrantSubject {
+		'type': Api.GrantSubject.TypeEnum;
+		/**
+		 * @description <p>A user&#39;s id (or, when no user has it, a user&#39;s <code>external_user_id</code>), or a client&#39;s id</p>
+		 * @type {string}
+		 * @memberof GrantSubject
+		 */
+		id: string;
+	}
+
+	/**
+	 * @export
+	 * @namespace GrantSubject
+	 */
+	export namespace GrantSubject {
+		export enum TypeEnum {
+			User = 'user',
+			Client = 'client'
+		}
+
 	}
 
 	export interface IdentityProvider {
@@ -1405,6 +1591,30 @@ export namespace Api {
 	/**
 	 * <p>Default <code>created_at</code>; ties by id</p>
 	 */
+	export enum ListGrantsSortByEnum {
+		CreatedAt = 'created_at',
+		ExpiresAt = 'expires_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListGrantsSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Only users&#39; or clients&#39; grants</p>
+	 */
+	export enum ListGrantsSubjectTypeEnum {
+		User = 'user',
+		Client = 'client'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
 	export enum ListIdentityProvidersSortByEnum {
 		CreatedAt = 'created_at',
 		UpdatedAt = 'updated_at',
@@ -1415,6 +1625,24 @@ export namespace Api {
 	 * <p>Default <code>desc</code></p>
 	 */
 	export enum ListIdentityProvidersSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListObjectsSortByEnum {
+		Id = 'id',
+		Name = 'name',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListObjectsSortDirEnum {
 		Asc = 'asc',
 		Desc = 'desc'
 	}
@@ -1655,6 +1883,37 @@ export namespace Api {
 			issue: string;
 		}
 
+	}
+
+	export interface Object {
+		id: string;
+		'project_id': string;
+		'resource_id': string;
+		name: string | null;
+		'parent_id': string | null;
+		/**
+		 * @description <p>1 for an object without parent, at most 32</p>
+		 * @type {number}
+		 * @memberof Object
+		 */
+		depth: number;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Object
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Object
+		 */
+		'updated_at': string;
+	}
+
+	export interface ObjectList {
+		data: Api.Object[];
+		pagination: Api.Pagination;
 	}
 
 	export interface OpenIdConfiguration extends Api.AuthorizationServerMetadata {
@@ -2572,6 +2831,21 @@ export namespace Api {
 		 * @memberof UpdateIdentityProviderRequest
 		 */
 		'client_secret'?: string | null;
+	}
+
+	export interface UpdateObjectRequest {
+		/**
+		 * @description <p>At most 100 characters; omitted or null: none</p>
+		 * @type {string | null}
+		 * @memberof UpdateObjectRequest
+		 */
+		name?: string | null;
+		/**
+		 * @description <p>Omitted: unchanged. null: no parent. Given: moves the object (and its descendants) under that object of the same resource, never under itself or a descendant, at most 32 levels deep.</p>
+		 * @type {string | null}
+		 * @memberof UpdateObjectRequest
+		 */
+		'parent_id'?: string | null;
 	}
 
 	export interface UpdateProjectRequest {

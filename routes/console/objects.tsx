@@ -1,0 +1,270 @@
+/**
+ * Console pages of a resource's objects as a tree (one level at a time, with the path to it and the grants on
+ * the object shown, to revoke), and what grants.tsx shares. Everything goes through the admin API as the
+ * signed-in user.
+ */
+import type { Grant, ObjectRecord } from "../../openapi/objects.ts";
+import type { Resource } from "../../openapi/resources.ts";
+import type { Role } from "../../openapi/roles.ts";
+import type { App } from "../env.ts";
+import {
+  Alert,
+  CopyId,
+  Csrf,
+  Field,
+  Layout,
+  type Page,
+  Pager,
+  type Problem,
+  problemOf,
+  Time,
+} from "./layout.tsx";
+import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import { ApiRefusal, type Console, findIn, html, signedIn } from "./session.ts";
+
+export const enc = encodeURIComponent;
+const rid = (k: Console) => k.c.req.param("rid")!;
+const objectsApi = (k: Console) => `${areaApi(k, "resources")}/${enc(rid(k))}/objects`;
+export const browserPath = (projectId: string, resourceId: string, at?: string | null) =>
+  `${projectPath(projectId)}/resources/${enc(resourceId)}/objects${at ? `?at=${enc(at)}` : ""}`;
+
+export const NOTICES: Record<string, string> = {
+  added: "The object was added.",
+  deleted: "The object was deleted.",
+  granted: "The role was granted.",
+  revoked: "The grant was revoked.",
+};
+
+/** A grant's expiry: never, a time, or "expired" with the time. */
+export function Expiry(p: { grant: Grant }) {
+  if (p.grant.expires_at === null) return <span>never</span>;
+  return (
+    <>
+      {p.grant.is_expired && <span class="badge">expired</span>} <Time at={p.grant.expires_at} />
+    </>
+  );
+}
+
+export function RevokeButton(p: { k: Console; back: string; grant: Grant; label: string }) {
+  return (
+    <form method="post" action={`${projectPath(p.grant.project_id)}/grants/${enc(p.grant.id)}/revoke`}>
+      <Csrf k={p.k} back={p.back} />
+      <button type="submit" class="danger" aria-label={p.label}>Revoke</button>
+    </form>
+  );
+}
+
+export async function rolesById(k: Console): Promise<Map<string, Role>> {
+  const res = await k.api<Page<Role>>(
+    "GET",
+    `${areaApi(k, "roles")}?page_size=100&sort_by=name&sort_dir=asc`,
+  );
+  return new Map(res.ok ? res.body.data.map((r) => [r.id, r]) : []);
+}
+
+/** The resource's objects one level at a time: the path from the top to `at`, its children, its grants. */
+async function browser(k: Console, problem: Problem | null, values?: { id: string; name: string }) {
+  const url = new URL(k.c.req.url);
+  const at = url.searchParams.get("at") || (k.field("parent") || null);
+  let s: Scope, resource: Resource | null, current: ObjectRecord | null = null;
+  const trail: ObjectRecord[] = [];
+  try {
+    s = await scopeOf(k, k.c.req.param("pid")!);
+    resource = await findIn<Resource>(k, areaApi(k, "resources"), rid(k));
+    if (!resource) return k.notFound();
+    if (at) {
+      current = await findIn<ObjectRecord>(k, objectsApi(k), at);
+      if (!current) return k.notFound();
+      // The path up to the top: at most 32 levels.
+      for (let o: ObjectRecord | null = current; o?.parent_id;) {
+        o = await findIn<ObjectRecord>(k, objectsApi(k), o.parent_id);
+        if (o) trail.unshift(o);
+      }
+    }
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+  const q = new URLSearchParams({ page_size: "50", sort_by: "id", sort_dir: "asc" });
+  if (at) q.set("parent_id", at);
+  else q.set("top_level", "true");
+  const n = url.searchParams.get("page_num");
+  if (n) q.set("page_num", n);
+  const res = await k.api<Page<ObjectRecord>>("GET", `${objectsApi(k)}?${q}`);
+  if (!res.ok) return refusedPage(k, new ApiRefusal(res));
+  const children = res.body;
+  let grants: Grant[] = [];
+  let roles = new Map<string, Role>();
+  if (current && s.can("grants:read")) {
+    const g = await k.api<Page<Grant>>(
+      "GET",
+      `${areaApi(k, "grants")}?object_type=${enc(resource.code)}&object_id=${
+        enc(current.id)
+      }&include_expired=true` +
+        "&page_size=100",
+    );
+    if (g.ok) grants = g.body.data;
+    roles = await rolesById(k);
+  }
+  const self = browserPath(s.project.id, resource.id, at);
+  const pagerQuery = new URLSearchParams(at ? { at } : {});
+  const title = current ? `${resource.name}: ${current.name ?? current.id}` : `Objects of ${resource.name}`;
+  const notice = NOTICES[url.searchParams.get("done") ?? ""] ?? null;
+  return html(
+    k.c,
+    (nonce) => (
+      <Layout nonce={nonce} title={title} k={k} project={s.project} tab="resources" operator={s.operator}>
+        <nav class="crumbs" aria-label="Path">
+          <a href={`${projectPath(s.project.id)}/resources/${enc(resource.id)}`}>{resource.name}</a> ›{" "}
+          <a href={browserPath(s.project.id, resource.id)}>Objects</a>
+          {trail.map((o) => (
+            <>
+              {" › "}
+              <a href={browserPath(s.project.id, resource.id, o.id)}>{o.name ?? o.id}</a>
+            </>
+          ))}
+          {current && ` › ${current.name ?? current.id}`}
+        </nav>
+        <h1>{title}</h1>
+        <Alert problem={problem} notice={problem ? null : notice} />
+        {current && (
+          <p class="hint">
+            Object id <CopyId id={current.id} label="object id" /> · level {current.depth} of at most 32
+          </p>
+        )}
+        <h2>{current ? "Inside" : "Top level"}</h2>
+        {children.data.length === 0 ? <p>No objects here.</p> : (
+          <ul class="tree">
+            {children.data.map((o) => (
+              <li>
+                <a href={browserPath(s.project.id, resource.id, o.id)}>{o.name ?? o.id}</a>
+                {o.name && (
+                  <span class="sub">
+                    <code>{o.id}</code>
+                  </span>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+        <Pager query={pagerQuery} page={children} noun="objects" />
+        {s.can("objects:create") && (
+          <form method="post" action={`${browserPath(s.project.id, resource.id)}/new`}>
+            <h2>{current ? "Add an object inside" : "Add an object at the top"}</h2>
+            <Csrf k={k} back={self} />
+            {at && <input type="hidden" name="parent" value={at} />}
+            <Field
+              name="id"
+              label="Object id"
+              value={values?.id}
+              required
+              problem={problem}
+              hint="Your application's id: letters, digits and . _ : / @ - (at most 200)."
+            />
+            <Field name="name" label="Name" value={values?.name} problem={problem} />
+            <button type="submit">Add object</button>
+          </form>
+        )}
+        {current && s.can("grants:read") && (
+          <>
+            <h2>Grants on this object</h2>
+            <p class="hint">A grant here also holds on everything inside.</p>
+            {grants.length === 0 ? <p>No grants on this object.</p> : (
+              <div class="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Subject</th>
+                      <th scope="col">Role</th>
+                      <th scope="col" class="wide">Expires</th>
+                      {s.can("grants:delete") && <th scope="col">Action</th>}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {grants.map((g) => (
+                      <tr>
+                        <td>
+                          {g.subject.type === "user"
+                            ? (
+                              <a href={`${projectPath(s.project.id)}/users/${enc(g.subject.id)}/grants`}>
+                                <code>{g.subject.id}</code>
+                              </a>
+                            )
+                            : <code>{g.subject.id}</code>}
+                          <span class="sub">{g.subject.type}</span>
+                        </td>
+                        <td>{roles.get(g.role_id)?.name ?? g.role_id}</td>
+                        <td class="wide">
+                          <Expiry grant={g} />
+                        </td>
+                        {s.can("grants:delete") && (
+                          <td>
+                            <RevokeButton
+                              k={k}
+                              back={self}
+                              grant={g}
+                              label={`Revoke the grant to ${g.subject.id}`}
+                            />
+                          </td>
+                        )}
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </>
+        )}
+        {current && s.can("objects:delete") && (
+          <form method="post" action={`${browserPath(s.project.id, resource.id)}/delete`}>
+            <h2>Delete this object</h2>
+            <Csrf k={k} back={self} />
+            <input type="hidden" name="object" value={current.id} />
+            <p>
+              <label>
+                <input type="checkbox" name="cascade" value="true" />{" "}
+                With everything inside it (otherwise only an object without children is deleted)
+              </label>
+            </p>
+            <p class="hint">Its grants, and those on what is deleted with it, are revoked.</p>
+            <button type="submit" class="danger">Delete object</button>
+          </form>
+        )}
+      </Layout>
+    ),
+    problem ? 400 : 200,
+  );
+}
+
+export function registerObjectPages(app: App) {
+  app.get("/console/projects/:pid/resources/:rid/objects", signedIn(app, (k) => browser(k, null)));
+  app.post(
+    "/console/projects/:pid/resources/:rid/objects/new",
+    signedIn(app, async (k) => {
+      const values = { id: k.field("id"), name: k.field("name") };
+      const parent = k.field("parent") || null;
+      const res = await k.api("POST", objectsApi(k), {
+        id: values.id,
+        name: values.name || null,
+        parent_id: parent,
+      });
+      if (!res.ok) return browser(k, problemOf(res), values);
+      const at = browserPath(k.c.req.param("pid")!, rid(k), parent);
+      return k.c.redirect(`${at}${parent ? "&" : "?"}done=added`, 303);
+    }),
+  );
+  app.post(
+    "/console/projects/:pid/resources/:rid/objects/delete",
+    signedIn(app, async (k) => {
+      const id = k.field("object");
+      const current = await findIn<ObjectRecord>(k, objectsApi(k), id).catch(() => null);
+      const cascade = k.field("cascade") === "true" ? "?cascade=true" : "";
+      const res = await k.api("DELETE", `${objectsApi(k)}/${enc(id)}${cascade}`);
+      if (!res.ok) {
+        k.form.parent = id;
+        return browser(k, problemOf(res));
+      }
+      const up = browserPath(k.c.req.param("pid")!, rid(k), current?.parent_id);
+      return k.c.redirect(`${up}${current?.parent_id ? "&" : "?"}done=deleted`, 303);
+    }),
+  );
+}
