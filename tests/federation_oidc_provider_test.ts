@@ -5,9 +5,7 @@
  * development login and consent pages, and registers the service's client dynamically (RFC 7591).
  */
 import assert from "node:assert/strict";
-// panva's OpenID Provider, a real upstream. Imported here alone, not from deps.ts: it warns on load about the
-// runtime, and every other test file would load it for nothing.
-import OidcProvider from "npm:oidc-provider@9.13.3";
+import { OidcProvider } from "./oidc_provider_dep.ts";
 import { freePort, test } from "./helpers.ts";
 import {
   Agent,
