@@ -209,13 +209,14 @@ test("PUT .../resources/{id}: errors and the update rules of the code", async ()
   const defaults = await p.api.resources.listResources(
     p.project.id,
     1,
-    10,
+    20,
     undefined,
     undefined,
     undefined,
     true,
   );
   assert.equal(defaults.pagination.total, 11);
+  assert.equal(defaults.data.length, 11);
   const users = defaults.data.find((r) => r.code === "users")!;
   await expectError(
     p.api.resources.updateResource(p.project.id, users.id, { name: "Users", code: "users", permissions: [] }),
