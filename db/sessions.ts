@@ -65,10 +65,11 @@ export async function insertAuthorizationCode(
 ): Promise<void> {
   await sql`
     insert into authorization_codes (project_id, code_hash, client_id, user_id, redirect_uri, code_challenge, expires_at,
-                                     scope, nonce, auth_time, sso_session_id, ip, user_agent)
+                                     scope, nonce, auth_time, sso_session_id, ip, user_agent, amr)
     values (${c.project_id}, ${c.code_hash}, ${c.client_id}, ${c.user_id}, ${c.redirect_uri}, ${c.code_challenge},
             now() + make_interval(secs => ${c.ttlSeconds}), ${c.scope ?? null}, ${c.nonce ?? null},
-            ${c.auth_time ?? null}, ${c.sso_session_id ?? null}, ${c.ip ?? null}, ${c.user_agent ?? null})`;
+            ${c.auth_time ?? null}, ${c.sso_session_id ?? null}, ${c.ip ?? null}, ${c.user_agent ?? null},
+            ${c.amr ?? null})`;
 }
 
 /**
@@ -83,6 +84,8 @@ export type CodeLogin = {
   sso_session_id: string | null;
   ip: string | null;
   user_agent: string | null;
+  /** How the user authenticated (RFC 8176), e.g. `["pwd", "otp", "mfa"]`; null for logins before it was kept. */
+  amr: string[] | null;
 };
 
 export type CodeRow = {
@@ -108,7 +111,8 @@ export async function findAuthorizationCode(sql: Sql, codeHash: Uint8Array): Pro
   const [row] = await sql<CodeRow[]>`
     select a.project_id, a.client_id, a.user_id, a.redirect_uri, a.code_challenge, a.used_at is not null as used,
            a.expires_at <= now() as expired, a.session_id, u.is_active as user_active,
-           a.scope, a.nonce, a.auth_time, a.sso_session_id, a.ip, a.user_agent, ${ssoLive(sql)} as sso_live
+           a.scope, a.nonce, a.auth_time, a.sso_session_id, a.ip, a.user_agent, a.amr,
+           ${ssoLive(sql)} as sso_live
     from authorization_codes a join users u on u.id = a.user_id
     where a.code_hash = ${codeHash}`;
   return row;
@@ -150,12 +154,12 @@ export async function openSession(
   const [row] = await sql<{ expires_in: number }[]>`
     with s as (
       insert into sessions (project_id, id, user_id, client_id, expires_at, max_expires_at,
-                            scope, auth_time, sso_session_id, ip, user_agent)
+                            scope, auth_time, sso_session_id, ip, user_agent, amr)
       values (${s.project_id}, ${s.id}, ${s.user_id}, ${s.client_id},
               now() + make_interval(secs => least(${s.ttlSeconds}::int, ${s.maxTtlSeconds}::int)),
               now() + make_interval(secs => ${s.maxTtlSeconds}),
               ${s.scope ?? null}, ${s.auth_time ?? null}, ${s.sso_session_id ?? null}, ${s.ip ?? null},
-              ${s.user_agent ?? null})
+              ${s.user_agent ?? null}, ${s.amr ?? null})
       returning project_id, id, expires_at
     )
     insert into refresh_tokens (project_id, token_hash, session_id, expires_at)

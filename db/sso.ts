@@ -8,7 +8,13 @@ import { offsetOf, type Page, pageOf } from "./lists.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import type { Session } from "../openapi/sessions.ts";
 
-export type SsoSessionRow = { id: string; project_id: string; user_id: string; auth_time: Date };
+export type SsoSessionRow = {
+  id: string;
+  project_id: string;
+  user_id: string;
+  auth_time: Date;
+  amr: string[] | null;
+};
 
 /** Opens a browser session; it ends `idleSeconds` after its last use, and `ttlSeconds` after the login at most. */
 export async function insertSsoSession(
@@ -22,15 +28,17 @@ export async function insertSsoSession(
     ttlSeconds: number;
     /** The identity provider the user signed in through, if any. */
     provider_id?: string | null;
+    /** How the user authenticated (RFC 8176). */
+    amr?: string[] | null;
   },
 ): Promise<SsoSessionRow> {
   const [row] = await sql<SsoSessionRow[]>`
     insert into sso_sessions (project_id, id, browser_hash, user_id, auth_time, idle_expires_at, expires_at,
-                              provider_id)
+                              provider_id, amr)
     values (${s.project_id}, ${s.id}, ${s.browser_hash}, ${s.user_id}, now(),
             now() + make_interval(secs => least(${s.idleSeconds}::int, ${s.ttlSeconds}::int)),
-            now() + make_interval(secs => ${s.ttlSeconds}), ${s.provider_id ?? null})
-    returning id, project_id, user_id, auth_time`;
+            now() + make_interval(secs => ${s.ttlSeconds}), ${s.provider_id ?? null}, ${s.amr ?? null})
+    returning id, project_id, user_id, auth_time, amr`;
   return row;
 }
 
@@ -62,7 +70,7 @@ export async function useSsoSession(
       where s.browser_hash = ${browserHash} and s.project_id = ${projectId} and ${live(sql)}
       order by s.created_at desc limit 1
     ) and ${live(sql)}
-    returning s.id, s.project_id, s.user_id, s.auth_time,
+    returning s.id, s.project_id, s.user_id, s.auth_time, s.amr,
               extract(epoch from now() - s.auth_time)::float8 as age`;
   return row;
 }

@@ -8,6 +8,7 @@ import { findSessionClaims } from "../db/oidc.ts";
 import { OIDC_SCOPES, type OidcScope, type UserInfo } from "../openapi/oidc.ts";
 import { liveToken } from "./gate.ts";
 import type { TokenService } from "./tokens.ts";
+import { acrOf } from "./mfa.ts";
 
 /** What an authorization request with `openid` asked for, beyond OAuth's parameters. */
 export type OidcRequest = {
@@ -114,11 +115,19 @@ export async function issueIdToken(
     iat,
     auth_time: Math.floor(t.authTime.getTime() / 1000),
     ...(t.nonce !== null ? { nonce: t.nonce } : {}),
-    // How the user authenticated (RFC 8176): through an upstream identity provider, named by `idp`.
-    ...(user.provider_id !== null ? { amr: ["fed"], idp: user.provider_id } : {}),
+    // How the user authenticated (RFC 8176) and the level it reached; through an upstream identity provider,
+    // named by `idp`.
+    ...authContext(user),
+    ...(user.provider_id !== null ? { idp: user.provider_id } : {}),
     // The single sign-on session, which a logout ends (OpenID Connect Front-Channel Logout §3).
     ...(t.ssoSessionId !== null ? { sid: t.ssoSessionId } : { sid: t.sessionId }),
   }, t.accessToken);
+}
+
+/** `amr` and `acr` of a login: `fed` for an upstream provider's, else what the login recorded. */
+export function authContext(login: { amr: string[] | null; provider_id: string | null }) {
+  const amr = login.provider_id !== null ? ["fed"] : login.amr;
+  return amr === null ? {} : { amr, acr: acrOf(amr) };
 }
 
 /** A refused userinfo request, answered with `WWW-Authenticate: Bearer error="…"` (RFC 6750 §3.1). */

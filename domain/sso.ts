@@ -76,6 +76,7 @@ export async function signInSilently(
       nonce: oidc.nonce,
       auth_time: sso.auth_time,
       sso_session_id: sso.id,
+      amr: sso.amr,
       ...loginOf(request),
     });
     await record(tx, {
@@ -103,6 +104,8 @@ export async function completeLogin(
   request: RequestInfo,
   /** The identity provider the user signed in through (its ID tokens then say `amr: ["fed"]`, `idp`). */
   providerId: string | null = null,
+  /** How the user authenticated (RFC 8176), e.g. `["pwd"]`, `["pwd", "otp", "mfa"]`. */
+  amr: string[] | null = null,
 ): Promise<{ location: string; browser: string | null }> {
   const scope = req.scope;
   // Without `openid` the login opens no browser session; with it, one (under a new browser secret).
@@ -114,7 +117,7 @@ export async function completeLogin(
     settings.issuer,
     settings.codeTtl,
     async (tx): Promise<Partial<CodeLogin>> => {
-      if (scope === null || fresh === null) return loginOf(request);
+      if (scope === null || fresh === null) return { ...loginOf(request), amr };
       if (isBrowserSecret(browser)) await rekeyBrowser(tx, hashSecret(browser), hashSecret(fresh));
       const sso = await insertSsoSession(tx, {
         project_id: req.project_id,
@@ -124,12 +127,14 @@ export async function completeLogin(
         idleSeconds: settings.idleTtl,
         ttlSeconds: settings.ttl,
         provider_id: providerId,
+        amr,
       });
       return {
         scope,
         nonce: req.nonce,
         auth_time: sso.auth_time,
         sso_session_id: sso.id,
+        amr,
         ...loginOf(request),
       };
     },

@@ -57,6 +57,13 @@ export const EVENT_TYPES = {
   "login.throttled":
     "A sign-in was refused for too many failures (429), at most one per account and minute; an unknown " +
     "account's typed email is not kept",
+  "mfa.enrolled": "A user added a second factor (`details.factor`: `totp`), with new recovery codes",
+  "mfa.removed": "A second factor was removed, by its user or an admin (`details.factor`)",
+  "mfa.failed":
+    "A second-step code was wrong, spent or expired, or refused while throttled (`details.reason`: " +
+    "`wrong_code`, `throttled`)",
+  "recovery_code.used": "A recovery code was spent at sign-in (`details.remaining`: how many are left)",
+  "recovery_codes.regenerated": "A user's recovery codes were replaced with ten new ones",
   "client_auth.failed":
     "A client authentication with a wrong secret failed, or was refused while throttled, at the token, " +
     "revocation or introspection endpoint (`details.endpoint`, `details.reason`: `wrong_secret`, " +

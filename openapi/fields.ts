@@ -49,6 +49,9 @@ export const ERROR_CODES = [
   "client_not_deletable",
   "identity_already_linked",
   "last_sign_in_method",
+  "second_factor_not_found",
+  "totp_enrolment_not_found",
+  "totp_already_enrolled",
   "too_many_requests",
   "system_error",
 ] as const;

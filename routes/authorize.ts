@@ -22,17 +22,18 @@ import { loginButtons } from "../domain/federation.ts";
 import { ssoCookie } from "./sso_cookie.ts";
 import type { App, AppEnv } from "./env.ts";
 import { requestInfo } from "./request_info.ts";
-import { errorPage, loginPage } from "./login_page.ts";
+import { errorPage, loginPage, secondFactorPage } from "./login_page.ts";
+import { AMR_PASSWORD, startSecondStep } from "../domain/mfa.ts";
 
-/** Binds a login form to the browser. On https it is a `__Host-` cookie, which no sibling domain can plant. */
+/** Binds a login form to the browser (the password's and the second step's). On https it is a `__Host-` cookie, which no sibling domain can plant. */
 export const browserCookie = (secure: boolean) => secure ? "__Host-acs_browser" : "acs_browser";
 /** Names a browser that signed in before, so that its failed logins count apart (see domain/devices.ts). */
-const deviceCookie = (secure: boolean) => secure ? "__Host-acs_device" : "acs_device";
+export const deviceCookie = (secure: boolean) => secure ? "__Host-acs_device" : "acs_device";
 /** Both cookies are sent only to /authorize, except that a `__Host-` cookie must have Path=/. */
 const cookieOptions = (secure: boolean, maxAge: number) =>
   ({ httpOnly: true, sameSite: "Lax", secure, path: secure ? "/" : "/authorize", maxAge }) as const;
 /** A login form is a few fields; anything larger is refused before it is read. */
-const LOGIN_FORM_LIMIT = 16 * 1024;
+export const LOGIN_FORM_LIMIT = 16 * 1024;
 const INVALID = "Invalid email or password.";
 
 /** Security headers of every login and error page; `form-action` must allow the redirect's origin too. */
@@ -226,6 +227,19 @@ export function registerAuthorizeRoutes(app: App) {
       }
       if (!signedIn) return await again(INVALID, 400);
       setCookie(c, deviceCookie(secure), signedIn.device, cookieOptions(secure, DEVICE_TTL));
+      // A user with a second factor is asked for it before any code is issued.
+      if (await startSecondStep(sql, req, signedIn.userId)) {
+        return c.html(
+          secondFactorPage({
+            nonce,
+            action: `${action}/mfa`,
+            projectName: req.project_name,
+            requestId: form.request_id,
+            csrf: form.csrf,
+          }),
+          200,
+        );
+      }
       const sso = ssoCookie(config.publicUrl);
       const done = await completeLogin(
         sql,
@@ -234,6 +248,8 @@ export function registerAuthorizeRoutes(app: App) {
         getCookie(c, sso.name),
         ssoSettings(c),
         requestInfo(c),
+        null,
+        AMR_PASSWORD,
       );
       if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
       return c.redirect(done.location, 303);
@@ -314,6 +330,11 @@ export function registerAuthorizeRoutes(app: App) {
       },
     },
     responses: {
+      200: {
+        description:
+          "A right password of a user with a second factor: the page asking for its code, posted " +
+          "to `/authorize/mfa`",
+      },
       303: { description: "Success: to `redirect_uri` with `code`, `state` and `iss`" },
       400: {
         description: "The page again with a generic error, or an error page",

@@ -18,6 +18,9 @@ const STYLE = `
   a.provider { display: block; margin-top: .5rem; padding: .7rem; border: 1px solid GrayText; border-radius: .4rem;
                text-align: center; color: CanvasText; text-decoration: none; font-weight: 600; overflow-wrap: anywhere; }
   a.provider:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
+  .field-error { margin: .35rem 0 0; color: #9b1c1c; font-weight: 600; }
+  input[aria-invalid="true"] { border-color: #9b1c1c; border-width: 2px; }
+  .hint { margin: .35rem 0 0; font-size: .9rem; }
   .error { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #fde8e8; color: #9b1c1c; }
 `;
 
@@ -96,6 +99,38 @@ export function loginPage(p: {
         }
         </nav>`
         : ""}
+    `,
+  );
+}
+
+/**
+ * The second step of a login: a code of the user's authenticator app, or one of their recovery codes. The form
+ * carries the same request and CSRF token as the password's; its error sits under the field.
+ */
+export function secondFactorPage(p: {
+  nonce: string;
+  action: string;
+  projectName: string;
+  requestId: string;
+  csrf: string;
+  error?: string;
+}) {
+  return layout(
+    { nonce: p.nonce, title: `Verify it is you: ${p.projectName}` },
+    html`
+      <h1>Verify it is you</h1>
+      <p class="lead">to continue to <strong>${p.projectName}</strong></p>
+      <form method="post" action="${p.action}">
+        <input type="hidden" name="request_id" value="${p.requestId}">
+        <input type="hidden" name="csrf" value="${p.csrf}">
+        <label for="code">Authentication code</label>
+        <input id="code" name="code" type="text" autocomplete="one-time-code" required maxlength="40"
+          autocapitalize="none" spellcheck="false" aria-describedby="code-hint${p.error ? " code-error" : ""}"
+          ${p.error ? html`aria-invalid="true"` : ""} autofocus>
+        <p class="hint" id="code-hint">The 6-digit code from your authenticator app, or one of your recovery codes.</p>
+        ${p.error ? html`<p class="field-error" id="code-error" role="alert">${p.error}</p>` : ""}
+        <button type="submit">Verify</button>
+      </form>
     `,
   );
 }
