@@ -25,6 +25,7 @@ import { AppError } from "./errors.ts";
 import type { RequestInfo } from "./principal.ts";
 import { addressKey, attempt, THROTTLE } from "./throttle.ts";
 import { accountKey, normalizeEmail } from "./users.ts";
+import { hasSecondFactor } from "./mfa.ts";
 
 /** How long a login page stays usable. */
 export const LOGIN_REQUEST_TTL = 600;
@@ -195,7 +196,7 @@ export async function checkPassword(
   sql: Sql,
   req: { project_id: string; client_id: string },
   login: { email: string; password: string; device: string | undefined; request: RequestInfo },
-): Promise<{ userId: string; device: string } | null> {
+): Promise<{ userId: string; device: string; secondFactor: boolean } | null> {
   const { password, request } = login;
   const normalized = normalizeEmail(login.email)!;
   const who = { projectId: req.project_id, email: normalized };
@@ -241,8 +242,10 @@ export async function checkPassword(
     await clearAttempts(sql, account);
     await uncountAttempt(sql, address);
     const trusted = await trustDevice(sql, device, who);
-    await event("login.succeeded", user.id);
-    return { userId: user.id, device: trusted };
+    // With a second factor, the login goes on to ask for it (`details.second_factor`); no code is issued yet.
+    const secondFactor = await hasSecondFactor(sql, req.project_id, user.id);
+    await event("login.succeeded", user.id, secondFactor ? { second_factor: "pending" } : {});
+    return { userId: user.id, device: trusted, secondFactor };
   }
   const reason = !user
     ? "unknown_email"

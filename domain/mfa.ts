@@ -261,17 +261,11 @@ export async function checkSecondFactor(
 }
 
 /**
- * After a right password: when the user has a second factor, the login request waits for it (true), and no
- * code is issued until `checkSecondFactor` accepts one.
+ * After a right password of a user with a second factor: the login request waits for it, and no code is issued
+ * until `checkSecondFactor` accepts one.
  */
-export async function startSecondStep(
-  sql: Sql,
-  req: { id: string; project_id: string },
-  userId: string,
-): Promise<boolean> {
-  if (!(await hasSecondFactor(sql, req.project_id, userId))) return false;
+export async function startSecondStep(sql: Sql, req: { id: string }, userId: string): Promise<void> {
   await awaitSecondFactor(sql, req.id, userId, AMR_PASSWORD);
-  return true;
 }
 
 /** The user whose second factor the login request awaits, or undefined when it awaits none. */

@@ -228,7 +228,8 @@ export function registerAuthorizeRoutes(app: App) {
       if (!signedIn) return await again(INVALID, 400);
       setCookie(c, deviceCookie(secure), signedIn.device, cookieOptions(secure, DEVICE_TTL));
       // A user with a second factor is asked for it before any code is issued.
-      if (await startSecondStep(sql, req, signedIn.userId)) {
+      if (signedIn.secondFactor) {
+        await startSecondStep(sql, req, signedIn.userId);
         return c.html(
           secondFactorPage({
             nonce,
