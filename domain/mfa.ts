@@ -23,7 +23,7 @@ import {
 import { clearAttempts, uncountAttempt } from "../db/throttle.ts";
 import { findUser } from "../db/users.ts";
 import type { Principal } from "./principal.ts";
-import { record, sourceOf, userSource } from "./audit.ts";
+import { record, type Source, sourceOf, userSource } from "./audit.ts";
 import { AppError } from "./errors.ts";
 import type { KeyVault } from "./key_vault.ts";
 import { verifyPassword } from "./passwords.ts";
@@ -33,6 +33,15 @@ import { hashSecret } from "./secrets.ts";
 import { addressKey, attempt, THROTTLE } from "./throttle.ts";
 import { base32Encode, matchingStep, newTotpSecret, otpauthUri } from "./totp.ts";
 import { accountKey } from "./users.ts";
+
+/** Who changes a user's factors: the user (through a token or the account page), and where from. */
+export type FactorActor = { projectId: string; userId: string; source: Source };
+
+/** The actor of a user's token. */
+export function tokenActor(principal: Principal): FactorActor {
+  const { projectId, userId } = requireUser(principal);
+  return { projectId, userId, source: sourceOf(principal) };
+}
 
 export type MfaSettings = {
   vault: KeyVault | null;
@@ -101,10 +110,10 @@ async function checkCurrentPassword(sql: Sql, projectId: string, userId: string,
 export async function startTotpEnrolment(
   sql: Sql,
   s: MfaSettings,
-  principal: Principal,
+  actor: FactorActor,
   input: { current_password?: string },
 ): Promise<{ secret: string; otpauth_uri: string }> {
-  const { projectId, userId } = requireUser(principal);
+  const { projectId, userId } = actor;
   const user = await checkCurrentPassword(sql, projectId, userId, input.current_password);
   const secret = newTotpSecret();
   const stored = s.vault
@@ -123,10 +132,10 @@ export async function startTotpEnrolment(
 export async function confirmTotpEnrolment(
   sql: Sql,
   s: MfaSettings,
-  principal: Principal,
+  actor: FactorActor,
   input: { code: string },
 ): Promise<{ recovery_codes: string[] }> {
-  const { projectId, userId } = requireUser(principal);
+  const { projectId, userId } = actor;
   const row = await findTotp(sql, projectId, userId);
   if (!row) throw new AppError("totp_enrolment_not_found");
   if (row.confirmed) throw new AppError("totp_already_enrolled");
@@ -141,7 +150,7 @@ export async function confirmTotpEnrolment(
     await record(tx, {
       projectId,
       type: "mfa.enrolled",
-      source: sourceOf(principal),
+      source: actor.source,
       target: { type: "user", id: userId },
       details: { factor: "totp" },
     });
@@ -152,10 +161,10 @@ export async function confirmTotpEnrolment(
 /** Ten new recovery codes for a user with an authenticator; the old ones, spent or not, stop working. */
 export async function regenerateRecoveryCodes(
   sql: Sql,
-  principal: Principal,
+  actor: FactorActor,
   input: { current_password?: string },
 ): Promise<{ recovery_codes: string[] }> {
-  const { projectId, userId } = requireUser(principal);
+  const { projectId, userId } = actor;
   await checkCurrentPassword(sql, projectId, userId, input.current_password);
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
   await transaction(sql, async (tx) => {
@@ -168,7 +177,7 @@ export async function regenerateRecoveryCodes(
     await record(tx, {
       projectId,
       type: "recovery_codes.regenerated",
-      source: sourceOf(principal),
+      source: actor.source,
       target: { type: "user", id: userId },
     });
   });
@@ -178,10 +187,10 @@ export async function regenerateRecoveryCodes(
 /** Removes the user's authenticator and its recovery codes (by the user, with the current password). */
 export async function removeCurrentTotp(
   sql: Sql,
-  principal: Principal,
+  actor: FactorActor,
   input: { current_password?: string },
 ): Promise<void> {
-  const { projectId, userId } = requireUser(principal);
+  const { projectId, userId } = actor;
   await checkCurrentPassword(sql, projectId, userId, input.current_password);
   await transaction(sql, async (tx) => {
     if (!(await deleteTotp(tx, projectId, userId))) throw new AppError("second_factor_not_found");
@@ -189,7 +198,7 @@ export async function removeCurrentTotp(
     await record(tx, {
       projectId,
       type: "mfa.removed",
-      source: sourceOf(principal),
+      source: actor.source,
       target: { type: "user", id: userId },
       details: { factor: "totp" },
     });
@@ -274,8 +283,8 @@ export async function awaitedUser(sql: Sql, requestId: string): Promise<string |
 }
 
 /** The token's user's second factors, for their own pages. */
-export async function factorsOf(sql: Sql, principal: Principal): Promise<SecondFactors> {
-  const { projectId, userId } = requireUser(principal);
+export async function factorsOf(sql: Sql, actor: FactorActor): Promise<SecondFactors> {
+  const { projectId, userId } = actor;
   return await retryRead(async () => {
     const s = await factorSummary(sql, projectId, userId);
     return {
