@@ -198,3 +198,35 @@ export async function revokeAllUserSessions(sql: Sql, projectId: string, userId:
   await endUserSsoSessions(sql, userId);
   return rows.length;
 }
+
+export type BrowserAccountRow = { id: string; project_id: string; project_name: string; user_id: string };
+
+/**
+ * The browser's newest live session, in `projectId` when given, else in any project: who the account page is
+ * for. Its idle expiry is not moved (looking at one's account is not a login).
+ */
+export async function findBrowserSession(
+  sql: Sql,
+  browserHash: Uint8Array,
+  projectId: string | null,
+): Promise<BrowserAccountRow | undefined> {
+  const [row] = await sql<BrowserAccountRow[]>`
+    select s.id, s.project_id, p.name as project_name, s.user_id
+    from sso_sessions s join projects p on p.id = s.project_id
+    where s.browser_hash = ${browserHash} and ${live(sql)}
+      ${projectId === null ? sql`` : sql`and s.project_id = ${projectId}`}
+    order by s.created_at desc limit 1`;
+  return row;
+}
+
+/** The projects the browser has a live session in, for the account page's switcher. */
+export async function listBrowserProjects(
+  sql: Sql,
+  browserHash: Uint8Array,
+): Promise<{ project_id: string; project_name: string }[]> {
+  return await sql<{ project_id: string; project_name: string }[]>`
+    select distinct s.project_id, p.name as project_name
+    from sso_sessions s join projects p on p.id = s.project_id
+    where s.browser_hash = ${browserHash} and ${live(sql)}
+    order by p.name, s.project_id limit 20`;
+}

@@ -294,3 +294,21 @@ export async function factorsOf(sql: Sql, actor: FactorActor): Promise<SecondFac
     };
   });
 }
+
+/** The enrolment under way (its key and URI again, for the page that asks for its first code), if any. */
+export async function pendingTotp(
+  sql: Sql,
+  s: MfaSettings,
+  actor: FactorActor,
+): Promise<{ secret: string; otpauth_uri: string } | null> {
+  const { projectId, userId } = actor;
+  const row = await findTotp(sql, projectId, userId);
+  if (!row || row.confirmed) return null;
+  const user = await findUser(sql, projectId, userId);
+  if (!user) return null;
+  const secret = openSecret(s, projectId, userId, row);
+  return {
+    secret,
+    otpauth_uri: otpauthUri({ secret, issuer: s.issuer, account: user.email ?? user.display_name }),
+  };
+}

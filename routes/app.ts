@@ -9,6 +9,7 @@ import { registerConsoleRoutes } from "./console/console.tsx";
 import { registerDocsRoutes } from "./docs.ts";
 import { registerFederationRoutes } from "./federation.ts";
 import { registerSecondFactorRoutes } from "./second_factor.ts";
+import { registerAccountRoutes } from "./account.ts";
 import { registerIdentityProviderRoutes } from "./identity_providers.ts";
 import { registerHomeRoutes } from "./home.tsx";
 import { registerKeyRoutes } from "./keys.ts";
@@ -67,6 +68,7 @@ export function createApp(deps: Deps): App {
   registerAuthorizeRoutes(app);
   registerFederationRoutes(app);
   registerSecondFactorRoutes(app);
+  registerAccountRoutes(app);
   registerOidcRoutes(app);
   registerLogoutRoutes(app);
   registerTokenRoutes(app);

@@ -25,7 +25,10 @@ const STYLE = `
 `;
 
 /** The document around every page: no script, one nonce'd style sheet, no referrer. */
-function layout(p: { nonce: string; title: string }, body: ReturnType<typeof html>) {
+export function layout(
+  p: { nonce: string; title: string; wide?: boolean; extraStyle?: string },
+  body: ReturnType<typeof html>,
+) {
   return html`
     <!doctype html>
     <html lang="en">
@@ -35,10 +38,10 @@ function layout(p: { nonce: string; title: string }, body: ReturnType<typeof htm
         <meta name="referrer" content="no-referrer">
         <title>${p.title}</title>
         <link rel="icon" href="/favicon.svg" type="image/svg+xml">
-        <style nonce="${p.nonce}">${STYLE}</style>
+        <style nonce="${p.nonce}">${STYLE}${p.extraStyle ?? ""}</style>
       </head>
       <body>
-        <main>
+        <main ${p.wide ? html`class="wide"` : ""}>
           ${body}
         </main>
       </body>

@@ -103,17 +103,26 @@ export function registerMfaRoutes(app: App) {
   });
   app.openapi(startTotpEnrolmentRoute, async (c) => {
     const body = c.req.valid("json");
-    return c.json(await startTotpEnrolment(c.var.deps.sql, mfaSettings(c), tokenActor(c.var.principal), body), 200);
+    return c.json(
+      await startTotpEnrolment(c.var.deps.sql, mfaSettings(c), tokenActor(c.var.principal), body),
+      200,
+    );
   });
   app.openapi(confirmTotpEnrolmentRoute, async (c) => {
     const body = c.req.valid("json");
-    return c.json(await confirmTotpEnrolment(c.var.deps.sql, mfaSettings(c), tokenActor(c.var.principal), body), 200);
+    return c.json(
+      await confirmTotpEnrolment(c.var.deps.sql, mfaSettings(c), tokenActor(c.var.principal), body),
+      200,
+    );
   });
   app.openapi(removeCurrentTotpRoute, async (c) => {
     await removeCurrentTotp(c.var.deps.sql, tokenActor(c.var.principal), c.req.valid("json"));
     return c.body(null, 204) as never;
   });
   app.openapi(regenerateRecoveryCodesRoute, async (c) => {
-    return c.json(await regenerateRecoveryCodes(c.var.deps.sql, tokenActor(c.var.principal), c.req.valid("json")), 200);
+    return c.json(
+      await regenerateRecoveryCodes(c.var.deps.sql, tokenActor(c.var.principal), c.req.valid("json")),
+      200,
+    );
   });
 }

@@ -12,3 +12,5 @@ export { Ajv2020, type ErrorObject, type ValidateFunction } from "npm:ajv@8.20.0
 export { default as ajvFormats } from "npm:ajv-formats@3.0.1";
 /** panva's OpenID Provider: a real upstream for the identity provider tests. */
 export { default as OidcProvider } from "npm:oidc-provider@9.13.3";
+/** A QR decoder: the account page's QR code, read back from its pixels, must carry the key shown beside it. */
+export { default as decodeQR } from "npm:@paulmillr/qr@0.3.0/decode.js";

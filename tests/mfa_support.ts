@@ -3,6 +3,7 @@
  * the service's code), enrolment through the current user's API, and the second step of a login over raw HTTP.
  */
 import assert from "node:assert/strict";
+import { decodeQR } from "./deps.ts";
 import { http, userTokens } from "./helpers.ts";
 import { authorizeOidc, Browser } from "./oidc_support.ts";
 
@@ -101,4 +102,25 @@ export async function codeStep(
 ): Promise<{ res: Response; html: string }> {
   const res = await browser.post("/authorize/mfa", { request_id: step.requestId, csrf: step.csrf, code });
   return { res, html: res.status === 303 ? "" : await res.text() };
+}
+
+/**
+ * Reads the account page's QR code back from its SVG: each `M x y h1v1h-1z` square becomes a block of black
+ * pixels (8 × 8) on white, and the decoder reads the picture as a camera would.
+ */
+export function decodeQrSvg(svg: string): string {
+  const size = Number(/viewBox="0 0 (\d+) \1"/.exec(svg)![1]);
+  const scale = 8;
+  const w = size * scale;
+  const data = new Uint8Array(w * w * 4).fill(255);
+  for (const m of svg.matchAll(/M(\d+) (\d+)h1v1h-1z/g)) {
+    const [x, y] = [Number(m[1]), Number(m[2])];
+    for (let dy = 0; dy < scale; dy++) {
+      for (let dx = 0; dx < scale; dx++) {
+        const i = ((y * scale + dy) * w + x * scale + dx) * 4;
+        data[i] = data[i + 1] = data[i + 2] = 0;
+      }
+    }
+  }
+  return decodeQR({ width: w, height: w, data });
 }
