@@ -10,7 +10,7 @@ import { containsPattern, type PageStatement, pageStatement, type Params } from 
  * code's constant, written in as its literal.
  */
 const columnText = (alias: string) =>
-  ["id", "name", "description", "redirect_uris", "post_logout_redirect_uris", "is_active"]
+  ["id", "name", "description", "redirect_uris", "post_logout_redirect_uris", "mfa", "is_active"]
     .map((c) => quoted(`${alias}.${c}`)).join(", ") +
   `, ${quoted(`${alias}.id`)} = '${SYSTEM_PROJECT_ID}' as is_system, ${timestampsText(alias)}`;
 const COLUMNS = { p: columnText("p"), projects: columnText("projects") };
@@ -27,13 +27,14 @@ export function projectRead(id: string): AttachedRead {
 /** The stored fields of a project that an update sets. */
 export type ProjectFields = Pick<
   Project,
-  "name" | "description" | "redirect_uris" | "post_logout_redirect_uris" | "is_active"
+  "name" | "description" | "redirect_uris" | "post_logout_redirect_uris" | "mfa" | "is_active"
 >;
 
 export async function insertProject(sql: Sql, p: ProjectFields & { id: string }): Promise<Project> {
   const [row] = await sql<Project[]>`
-    insert into projects (id, name, description, redirect_uris, post_logout_redirect_uris, is_active)
-    values (${p.id}, ${p.name}, ${p.description}, ${p.redirect_uris}, ${p.post_logout_redirect_uris}, ${p.is_active})
+    insert into projects (id, name, description, redirect_uris, post_logout_redirect_uris, mfa, is_active)
+    values (${p.id}, ${p.name}, ${p.description}, ${p.redirect_uris}, ${p.post_logout_redirect_uris}, ${p.mfa},
+            ${p.is_active})
     returning ${columns(sql, "projects")}`;
   return row;
 }
@@ -54,7 +55,7 @@ export async function updateProjectRow(sql: Sql, id: string, p: ProjectFields): 
   const [row] = await sql<Project[]>`
     update projects as p
     set name = ${p.name}, description = ${p.description}, redirect_uris = ${p.redirect_uris},
-        post_logout_redirect_uris = ${p.post_logout_redirect_uris},
+        post_logout_redirect_uris = ${p.post_logout_redirect_uris}, mfa = ${p.mfa},
         is_active = ${p.is_active},
         tokens_valid_after = case when p.is_active and not ${p.is_active} then clock_timestamp()
                                   else p.tokens_valid_after end,
@@ -79,4 +80,10 @@ export function projectListStatement(q: ProjectListQuery): PageStatement {
   }
   if (q.is_active !== undefined) where += ` and p.is_active = $${params.push(q.is_active)}`;
   return pageStatement({ table: "projects", alias: "p" }, { columns: COLUMNS.p }, where, params, q);
+}
+
+/** The project's second-factor policy, read live at each sign-in. */
+export async function findMfaPolicy(sql: Sql, id: string): Promise<Project["mfa"] | undefined> {
+  const [row] = await sql<{ mfa: Project["mfa"] }[]>`select mfa from projects where id = ${id}`;
+  return row?.mfa;
 }

@@ -13,6 +13,8 @@ export type AuthorizationRequestRow = {
   /** OpenID Connect: the granted scopes (space-separated, with `openid`), null for a plain OAuth request. */
   scope: string | null;
   nonce: string | null;
+  /** `2` when the OpenID request's `acr_values` asked for a second factor. */
+  acr: string | null;
   csrf_hash: Uint8Array;
   browser_hash: Uint8Array;
   expired: boolean;
@@ -25,10 +27,10 @@ export async function insertAuthorizationRequest(
 ): Promise<void> {
   await sql`
     insert into authorization_requests
-      (id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, csrf_hash, browser_hash,
+      (id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, acr, csrf_hash, browser_hash,
        expires_at)
     values (${r.id}, ${r.project_id}, ${r.client_id}, ${r.redirect_uri}, ${r.code_challenge}, ${r.state},
-            ${r.scope}, ${r.nonce}, ${r.csrf_hash}, ${r.browser_hash},
+            ${r.scope}, ${r.nonce}, ${r.acr}, ${r.csrf_hash}, ${r.browser_hash},
             now() + make_interval(secs => ${r.ttlSeconds}))`;
 }
 
@@ -37,7 +39,7 @@ export async function findAuthorizationRequest(
   id: string,
 ): Promise<AuthorizationRequestRow | undefined> {
   const [row] = await sql<AuthorizationRequestRow[]>`
-    select id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, csrf_hash, browser_hash,
+    select id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, acr, csrf_hash, browser_hash,
            expires_at <= now() as expired, used_at is not null as used
     from authorization_requests where id = ${id}`;
   return row;

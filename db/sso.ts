@@ -61,8 +61,8 @@ export async function useSsoSession(
   browserHash: Uint8Array,
   projectId: string,
   idleSeconds: number,
-): Promise<(SsoSessionRow & { age: number }) | undefined> {
-  const [row] = await sql<(SsoSessionRow & { age: number })[]>`
+): Promise<(SsoSessionRow & { age: number; provider_id: string | null }) | undefined> {
+  const [row] = await sql<(SsoSessionRow & { age: number; provider_id: string | null })[]>`
     update sso_sessions s
     set idle_expires_at = least(now() + make_interval(secs => ${idleSeconds}), s.expires_at)
     where s.id = (
@@ -70,7 +70,7 @@ export async function useSsoSession(
       where s.browser_hash = ${browserHash} and s.project_id = ${projectId} and ${live(sql)}
       order by s.created_at desc limit 1
     ) and ${live(sql)}
-    returning s.id, s.project_id, s.user_id, s.auth_time, s.amr,
+    returning s.id, s.project_id, s.user_id, s.auth_time, s.amr, s.provider_id,
               extract(epoch from now() - s.auth_time)::float8 as age`;
   return row;
 }

@@ -64,6 +64,10 @@ export const ERRORS = {
     status: 404,
     message: "no authenticator enrolment is under way: start one with POST /api/v1/users/current/totp",
   },
+  second_factor_required: {
+    status: 409,
+    message: "the project requires a second factor: this is the user's last one",
+  },
   totp_already_enrolled: {
     status: 409,
     message: "the user already has an authenticator: remove it before enrolling another",

@@ -25,7 +25,7 @@ import { AppError } from "./errors.ts";
 import type { RequestInfo } from "./principal.ts";
 import { addressKey, attempt, THROTTLE } from "./throttle.ts";
 import { accountKey, normalizeEmail } from "./users.ts";
-import { hasSecondFactor } from "./mfa.ts";
+import { type SecondStep, secondStepFor } from "./mfa.ts";
 
 /** How long a login page stays usable. */
 export const LOGIN_REQUEST_TTL = 600;
@@ -145,6 +145,7 @@ export async function startLogin(
     state: req.state,
     scope: req.oidc?.scope ?? null,
     nonce: req.oidc?.nonce ?? null,
+    acr: req.oidc?.acr ?? null,
     csrf_hash: hashSecret(csrf),
     browser_hash: hashSecret(browserSecret),
     ttlSeconds: LOGIN_REQUEST_TTL,
@@ -194,9 +195,9 @@ let decoy: Promise<string> | undefined;
  */
 export async function checkPassword(
   sql: Sql,
-  req: { project_id: string; client_id: string },
+  req: { project_id: string; client_id: string; acr: string | null },
   login: { email: string; password: string; device: string | undefined; request: RequestInfo },
-): Promise<{ userId: string; device: string; secondFactor: boolean } | null> {
+): Promise<{ userId: string; device: string; secondStep: SecondStep } | null> {
   const { password, request } = login;
   const normalized = normalizeEmail(login.email)!;
   const who = { projectId: req.project_id, email: normalized };
@@ -242,10 +243,10 @@ export async function checkPassword(
     await clearAttempts(sql, account);
     await uncountAttempt(sql, address);
     const trusted = await trustDevice(sql, device, who);
-    // With a second factor, the login goes on to ask for it (`details.second_factor`); no code is issued yet.
-    const secondFactor = await hasSecondFactor(sql, req.project_id, user.id);
-    await event("login.succeeded", user.id, secondFactor ? { second_factor: "pending" } : {});
-    return { userId: user.id, device: trusted, secondFactor };
+    // The login may go on to a second factor (`details.second_factor`: `code` or `enrol`); no code is issued yet.
+    const secondStep = await secondStepFor(sql, req, user.id);
+    await event("login.succeeded", user.id, secondStep !== "none" ? { second_factor: secondStep } : {});
+    return { userId: user.id, device: trusted, secondStep };
   }
   const reason = !user
     ? "unknown_email"

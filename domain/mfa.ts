@@ -22,6 +22,7 @@ import {
 } from "../db/mfa.ts";
 import { clearAttempts, uncountAttempt } from "../db/throttle.ts";
 import { findUser } from "../db/users.ts";
+import { findMfaPolicy } from "../db/projects.ts";
 import type { Principal } from "./principal.ts";
 import { record, type Source, sourceOf, userSource } from "./audit.ts";
 import { AppError } from "./errors.ts";
@@ -112,9 +113,14 @@ export async function startTotpEnrolment(
   s: MfaSettings,
   actor: FactorActor,
   input: { current_password?: string },
+  /** At sign-in, right after the password was checked (a `required` policy): not asked again. */
+  opts: { passwordJustChecked?: boolean } = {},
 ): Promise<{ secret: string; otpauth_uri: string }> {
   const { projectId, userId } = actor;
-  const user = await checkCurrentPassword(sql, projectId, userId, input.current_password);
+  const user = opts.passwordJustChecked
+    ? await findUser(sql, projectId, userId)
+    : await checkCurrentPassword(sql, projectId, userId, input.current_password);
+  if (!user) throw new AppError("user_not_found");
   const secret = newTotpSecret();
   const stored = s.vault
     ? { secret: null, secret_sealed: s.vault.sealText(sealId(projectId, userId), secret) }
@@ -192,6 +198,7 @@ export async function removeCurrentTotp(
 ): Promise<void> {
   const { projectId, userId } = actor;
   await checkCurrentPassword(sql, projectId, userId, input.current_password);
+  if ((await findMfaPolicy(sql, projectId)) === "required") throw new AppError("second_factor_required");
   await transaction(sql, async (tx) => {
     if (!(await deleteTotp(tx, projectId, userId))) throw new AppError("second_factor_not_found");
     await deleteRecoveryCodes(tx, projectId, userId);
@@ -213,7 +220,15 @@ export async function removeCurrentTotp(
 export async function checkSecondFactor(
   sql: Sql,
   s: MfaSettings,
-  login: { projectId: string; userId: string; clientId: string; code: string; request: RequestInfo },
+  login: {
+    projectId: string;
+    userId: string;
+    clientId: string;
+    code: string;
+    request: RequestInfo;
+    /** The methods of the login so far (`pwd`, or `fed` for a step-up of a federated session). */
+    amr: string[];
+  },
 ): Promise<string[] | null> {
   const { projectId, userId, request } = login;
   const key = `mfa:${projectId}:${userId}`;
@@ -242,7 +257,7 @@ export async function checkSecondFactor(
   const succeeded = async () => {
     await clearAttempts(sql, key);
     await uncountAttempt(sql, address);
-    return AMR_TOTP;
+    return withSecondFactor(login.amr);
   };
   if (/^\d{6}$/.test(code)) {
     const row = await findTotp(sql, projectId, userId);
@@ -273,13 +288,91 @@ export async function checkSecondFactor(
  * After a right password of a user with a second factor: the login request waits for it, and no code is issued
  * until `checkSecondFactor` accepts one.
  */
-export async function startSecondStep(sql: Sql, req: { id: string }, userId: string): Promise<void> {
-  await awaitSecondFactor(sql, req.id, userId, AMR_PASSWORD);
+export async function startSecondStep(
+  sql: Sql,
+  req: { id: string },
+  userId: string,
+  amr: string[] = AMR_PASSWORD,
+): Promise<void> {
+  await awaitSecondFactor(sql, req.id, userId, amr);
 }
 
-/** The user whose second factor the login request awaits, or undefined when it awaits none. */
-export async function awaitedUser(sql: Sql, requestId: string): Promise<string | undefined> {
-  return (await pendingSecondFactor(sql, requestId))?.user_id;
+/** The user whose second factor the login request awaits and the methods so far, or undefined. */
+export async function awaitedLogin(
+  sql: Sql,
+  requestId: string,
+): Promise<{ user_id: string; amr: string[] } | undefined> {
+  return await pendingSecondFactor(sql, requestId);
+}
+
+/** The methods of a login once a second factor was given: those before it, then `otp` and `mfa`. */
+export function withSecondFactor(amr: string[]): string[] {
+  return [...new Set([...amr.filter((m) => m !== "mfa"), "otp", "mfa"])];
+}
+
+/** What comes after a right password: nothing, the code of the user's factor, or enrolling one. */
+export type SecondStep = "none" | "code" | "enrol";
+
+/**
+ * The project's policy decides, live: `off` asks for nothing; a user with a factor gives its code; a user
+ * without one enrols when the project requires factors or the OpenID request asked for the multi-factor level
+ * (`acr_values=2`).
+ */
+export async function secondStepFor(
+  sql: Sql,
+  req: { project_id: string; acr: string | null },
+  userId: string,
+): Promise<SecondStep> {
+  const policy = await findMfaPolicy(sql, req.project_id);
+  if (policy === "off") return "none";
+  if (await hasSecondFactor(sql, req.project_id, userId)) return "code";
+  return policy === "required" || req.acr === ACR_MULTI ? "enrol" : "none";
+}
+
+/** The login's enrolment (a `required` policy): a new key for the user who just gave their password. */
+export async function startLoginEnrolment(
+  sql: Sql,
+  s: MfaSettings,
+  login: { projectId: string; userId: string; request: RequestInfo },
+): Promise<{ secret: string; otpauth_uri: string }> {
+  const actor = {
+    projectId: login.projectId,
+    userId: login.userId,
+    source: userSource(login.userId, login.request),
+  };
+  return await startTotpEnrolment(sql, s, actor, {}, { passwordJustChecked: true });
+}
+
+/**
+ * The login's enrolment completed with a right code: answers the recovery codes, and the login request now
+ * waits only for the user to go on (its methods say the second factor was given).
+ */
+export async function confirmLoginEnrolment(
+  sql: Sql,
+  s: MfaSettings,
+  login: {
+    requestId: string;
+    projectId: string;
+    userId: string;
+    amr: string[];
+    code: string;
+    request: RequestInfo;
+  },
+): Promise<{ recovery_codes: string[] } | null> {
+  const actor = {
+    projectId: login.projectId,
+    userId: login.userId,
+    source: userSource(login.userId, login.request),
+  };
+  let codes;
+  try {
+    codes = await confirmTotpEnrolment(sql, s, actor, { code: login.code });
+  } catch (err) {
+    if (err instanceof AppError && err.code === "invalid_params") return null;
+    throw err;
+  }
+  await awaitSecondFactor(sql, login.requestId, login.userId, withSecondFactor(login.amr));
+  return codes;
 }
 
 /** The token's user's second factors, for their own pages. */
@@ -299,7 +392,7 @@ export async function factorsOf(sql: Sql, actor: FactorActor): Promise<SecondFac
 export async function pendingTotp(
   sql: Sql,
   s: MfaSettings,
-  actor: FactorActor,
+  actor: { projectId: string; userId: string },
 ): Promise<{ secret: string; otpauth_uri: string } | null> {
   const { projectId, userId } = actor;
   const row = await findTotp(sql, projectId, userId);

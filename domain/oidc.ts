@@ -8,7 +8,7 @@ import { findSessionClaims } from "../db/oidc.ts";
 import { OIDC_SCOPES, type OidcScope, type UserInfo } from "../openapi/oidc.ts";
 import { liveToken } from "./gate.ts";
 import type { TokenService } from "./tokens.ts";
-import { acrOf } from "./mfa.ts";
+import { ACR_MULTI, acrOf } from "./mfa.ts";
 
 /** What an authorization request with `openid` asked for, beyond OAuth's parameters. */
 export type OidcRequest = {
@@ -21,6 +21,8 @@ export type OidcRequest = {
   maxAge: number | null;
   /** Pre-fills the email field. */
   loginHint: string | null;
+  /** `acr_values` naming the multi-factor level (`2`): the login must include a second factor. */
+  acr: typeof ACR_MULTI | null;
 };
 
 /** The bits of OpenID parameters that are simply wrong, in any request (each an `invalid_request` redirect). */
@@ -38,6 +40,8 @@ export function oidcParamIssue(get: (name: string) => string | undefined): strin
   if (maxAge !== undefined && !/^\d{1,9}$/.test(maxAge)) return "max_age must be a non-negative integer";
   const nonce = get("nonce");
   if (nonce !== undefined && nonce.length > 512) return "nonce is longer than 512 characters";
+  const acr = get("acr_values");
+  if (acr !== undefined && acr.length > 512) return "acr_values is longer than 512 characters";
   return null;
 }
 
@@ -54,6 +58,8 @@ export function oidcRequest(get: (name: string) => string | undefined): OidcRequ
     prompt: prompt.includes("none") ? "none" : prompt.includes("login") ? "login" : null,
     maxAge: maxAge === undefined ? null : Number(maxAge),
     loginHint: hint && hint.length <= 100 ? hint : null,
+    // Voluntary (§3.1.2.1): an unknown value is ignored, and the ID token's `acr` says what was reached.
+    acr: (get("acr_values") ?? "").split(" ").includes(ACR_MULTI) ? ACR_MULTI : null,
   };
 }
 

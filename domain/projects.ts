@@ -49,6 +49,7 @@ export async function createProject(
       description: input.description ?? null,
       redirect_uris: input.redirect_uris ?? [],
       post_logout_redirect_uris: input.post_logout_redirect_uris ?? [],
+      mfa: input.mfa ?? "optional",
       is_active: input.is_active ?? true,
     });
     await insertResources(tx, id, defaultResources(id === SYSTEM_PROJECT_ID));
@@ -115,6 +116,11 @@ export async function updateProject(
         "changing post_logout_redirect_uris",
       );
     }
+    const mfa = input.mfa ?? current.mfa;
+    if (mfa !== current.mfa) {
+      // Who must show a second factor: the same least-privilege rule as redirect_uris.
+      await requireCoversAll(tx, principal, id, "mfa", "changing the second-factor policy");
+    }
     const isActive = input.is_active ?? current.is_active;
     if (isActive !== current.is_active) {
       if (!principal.isSystem) {
@@ -135,6 +141,7 @@ export async function updateProject(
       description: keepOrClear(input.description, current.description),
       redirect_uris: redirectUris,
       post_logout_redirect_uris: logoutUris,
+      mfa,
       is_active: isActive,
     });
     if (current.is_active && !isActive) await endSessions(tx, { projectId: id });

@@ -52,6 +52,7 @@ export const ERROR_CODES = [
   "second_factor_not_found",
   "totp_enrolment_not_found",
   "totp_already_enrolled",
+  "second_factor_required",
   "too_many_requests",
   "system_error",
 ] as const;

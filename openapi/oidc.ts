@@ -39,6 +39,9 @@ export const OpenIdConfiguration = AuthorizationServerMetadata.extend({
   claims_supported: z.array(z.string()),
   subject_types_supported: z.array(z.string()),
   prompt_values_supported: z.array(z.string()),
+  acr_values_supported: z.array(z.string()).openapi({
+    description: "`1`: one factor; `2`: a second factor too (ask for it with `acr_values=2`)",
+  }),
   claims_parameter_supported: z.boolean(),
   request_parameter_supported: z.boolean(),
   request_uri_parameter_supported: z.boolean(),

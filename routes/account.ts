@@ -60,7 +60,7 @@ type Render = {
 async function showAccount(
   r: Render,
   extra: { notice?: string; errors?: Record<string, string>; values?: Record<string, string> } = {},
-  status: 200 | 400 | 429 = 200,
+  status: 200 | 400 | 409 | 429 = 200,
 ) {
   const view = await accountView(r.c.var.deps.sql, r.account, r.browser);
   if (!view) return r.c.html(signedOutAccountPage({ nonce: r.nonce, message: NOT_SIGNED_IN }), 200);
@@ -287,6 +287,13 @@ export function registerAccountRoutes(app: App) {
     } catch (err) {
       if (err instanceof AppError && err.code === "second_factor_not_found") {
         return back(r.c, r.account, "profile");
+      }
+      if (err instanceof AppError && err.code === "second_factor_required") {
+        return await showAccount(r, {
+          errors: {
+            "remove-current": "This project requires two-step verification: the authenticator stays.",
+          },
+        }, 409);
       }
       const errors = fieldErrors(err, { current_password: "remove-current" });
       if (!errors) throw err;

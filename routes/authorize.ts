@@ -22,8 +22,9 @@ import { loginButtons } from "../domain/federation.ts";
 import { ssoCookie } from "./sso_cookie.ts";
 import type { App, AppEnv } from "./env.ts";
 import { requestInfo } from "./request_info.ts";
-import { errorPage, loginPage, secondFactorPage } from "./login_page.ts";
-import { AMR_PASSWORD, startSecondStep } from "../domain/mfa.ts";
+import { errorPage, loginPage } from "./login_page.ts";
+import { AMR_PASSWORD } from "../domain/mfa.ts";
+import { showSecondStep } from "./second_factor.ts";
 
 /** Binds a login form to the browser (the password's and the second step's). On https it is a `__Host-` cookie, which no sibling domain can plant. */
 export const browserCookie = (secure: boolean) => secure ? "__Host-acs_browser" : "acs_browser";
@@ -142,7 +143,7 @@ export function registerAuthorizeRoutes(app: App) {
       // OpenID requests: a browser signed in to the project gets its code without the form.
       const sso = getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
       const silent = await signInSilently(sql, valid, sso, ssoSettings(c), requestInfo(c));
-      if (silent) {
+      if (typeof silent === "string") {
         c.header("Cache-Control", "no-store");
         return c.redirect(silent, 302);
       }
@@ -150,6 +151,23 @@ export function registerAuthorizeRoutes(app: App) {
       if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) browser = newSecret();
       setCookie(c, cookieName, browser, cookieOptions(secure, 86_400));
       const { requestId, csrf } = await startLogin(sql, valid, browser, requestInfo(c));
+      if (silent !== null) {
+        // Step-up (acr_values, max_age): the browser's user confirms with their second factor.
+        const nonce = newNonce();
+        pageHeaders(c, nonce, valid.redirectUri);
+        return await showSecondStep(c, {
+          nonce,
+          req: {
+            id: requestId,
+            project_id: valid.client.project_id,
+            project_name: valid.client.project_name,
+          },
+          csrf,
+          userId: silent.stepUp.userId,
+          step: "code",
+          amr: silent.stepUp.amr,
+        });
+      }
       const providers = await loginButtons(sql, valid.client.project_id);
       const nonce = newNonce();
       pageHeaders(c, nonce, valid.redirectUri);
@@ -227,19 +245,15 @@ export function registerAuthorizeRoutes(app: App) {
       }
       if (!signedIn) return await again(INVALID, 400);
       setCookie(c, deviceCookie(secure), signedIn.device, cookieOptions(secure, DEVICE_TTL));
-      // A user with a second factor is asked for it before any code is issued.
-      if (signedIn.secondFactor) {
-        await startSecondStep(sql, req, signedIn.userId);
-        return c.html(
-          secondFactorPage({
-            nonce,
-            action: `${action}/mfa`,
-            projectName: req.project_name,
-            requestId: form.request_id,
-            csrf: form.csrf,
-          }),
-          200,
-        );
+      // A second factor (its code, or enrolling one) before any code is issued.
+      if (signedIn.secondStep !== "none") {
+        return await showSecondStep(c, {
+          nonce,
+          req,
+          csrf: form.csrf,
+          userId: signedIn.userId,
+          step: signedIn.secondStep,
+        });
       }
       const sso = ssoCookie(config.publicUrl);
       const done = await completeLogin(
@@ -291,10 +305,16 @@ export function registerAuthorizeRoutes(app: App) {
             "session: `error=login_required`). Other values: `invalid_request`.",
         }),
         max_age: z.string().optional().openapi({
-          description: "Seconds: an older login shows the form again (`invalid_request` unless a " +
-            "non-negative integer)",
+          description: "Seconds: an older login shows the form again, or for a user with a second factor " +
+            "asks only for its code (`invalid_request` unless a non-negative integer)",
         }),
         login_hint: z.string().optional().openapi({ description: "Pre-fills the email field" }),
+        acr_values: z.string().optional().openapi({
+          description:
+            "`2` asks for a second factor: a signed-in user with one gives its code again (step-up), " +
+            "one without enrols after the password; the ID token's `acr` says what was reached (`1` or `2`). " +
+            "Ignored by a project whose `mfa` policy is `off`.",
+        }),
       }),
     },
     responses: {

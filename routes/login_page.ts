@@ -1,5 +1,5 @@
 /** The server-rendered login and error pages: no script, no third-party asset, escaped by `html`. */
-import { html } from "hono/html";
+import { html, raw } from "hono/html";
 
 const STYLE = `
   :root { color-scheme: light dark; font-family: system-ui, sans-serif; }
@@ -21,6 +21,9 @@ const STYLE = `
   .field-error { margin: .35rem 0 0; color: #9b1c1c; font-weight: 600; }
   input[aria-invalid="true"] { border-color: #9b1c1c; border-width: 2px; }
   .hint { margin: .35rem 0 0; font-size: .9rem; }
+  .qr { display: block; margin: 1rem auto; text-align: center; }
+  code.key { display: block; padding: .6rem; border: 1px dashed GrayText; border-radius: .4rem; overflow-wrap: anywhere; }
+  ol.codes { columns: 2; font-family: ui-monospace, monospace; padding-left: 1.5rem; }
   .error { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #fde8e8; color: #9b1c1c; }
 `;
 
@@ -133,6 +136,68 @@ export function secondFactorPage(p: {
         <p class="hint" id="code-hint">The 6-digit code from your authenticator app, or one of your recovery codes.</p>
         ${p.error ? html`<p class="field-error" id="code-error" role="alert">${p.error}</p>` : ""}
         <button type="submit">Verify</button>
+      </form>
+    `,
+  );
+}
+
+/**
+ * A project that requires a second factor, for a user without one: right after the password, the QR code and
+ * the key of a new authenticator, and the field for its first code (posted to /authorize/mfa).
+ */
+export function enrolInLoginPage(p: {
+  nonce: string;
+  action: string;
+  projectName: string;
+  requestId: string;
+  csrf: string;
+  qrSvg: string;
+  secret: string;
+  error?: string;
+}) {
+  return layout(
+    { nonce: p.nonce, title: `Set up two-step verification: ${p.projectName}` },
+    html`
+      <h1>Set up two-step verification</h1>
+      <p class="lead"><strong>${p
+        .projectName}</strong> asks for a code from an authenticator app at each sign-in.
+        Scan this code with the app (Google Authenticator, 1Password, Aegis, …):</p>
+      <div class="qr">${raw(p.qrSvg)}</div>
+      <p>Or type this key into the app:</p>
+      <code class="key" id="secret">${p.secret.match(/.{1,4}/g)!.join(" ")}</code>
+      <form method="post" action="${p.action}">
+        <input type="hidden" name="request_id" value="${p.requestId}">
+        <input type="hidden" name="csrf" value="${p.csrf}">
+        <label for="code">The 6-digit code the app shows</label>
+        <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required
+          maxlength="6" ${p.error ? html`aria-invalid="true" aria-describedby="code-error"` : ""} autofocus>
+        ${p.error ? html`<p class="field-error" id="code-error" role="alert">${p.error}</p>` : ""}
+        <button type="submit">Turn on and continue</button>
+      </form>
+    `,
+  );
+}
+
+/** After the enrolment at sign-in: the recovery codes, shown once, and the button that goes on. */
+export function loginRecoveryCodesPage(p: {
+  nonce: string;
+  action: string;
+  requestId: string;
+  csrf: string;
+  codes: string[];
+}) {
+  return layout(
+    { nonce: p.nonce, title: "Your recovery codes" },
+    html`
+      <h1>Your recovery codes</h1>
+      <p class="lead">Keep these somewhere safe. Each works once, in place of the app's code, if you lose your
+        phone. They are shown only now.</p>
+      <ol class="codes" id="recovery-codes">${p.codes.map((c) => html`<li><code>${c}</code></li>`)}</ol>
+      <form method="post" action="${p.action}">
+        <input type="hidden" name="request_id" value="${p.requestId}">
+        <input type="hidden" name="csrf" value="${p.csrf}">
+        <input type="hidden" name="continue" value="1">
+        <button type="submit">I have saved them: continue</button>
       </form>
     `,
   );

@@ -78,10 +78,17 @@ export const removeCurrentTotpRoute = guardedRoute({
   tags: ["SecondFactors"],
   summary: "Remove the authenticator",
   permission: null,
-  description: `Removes the authenticator and the recovery codes. ${PASSWORD}`,
+  description: "Removes the authenticator and the recovery codes. In a project whose `mfa` policy is " +
+    "`required` it is the user's last factor: 409 `second_factor_required`. " + PASSWORD,
   request: { body: jsonBody(CurrentPasswordRequest) },
   responses: { 204: { description: "Removed" } },
-  errors: ["invalid_params", "user_not_found", "second_factor_not_found", "too_many_requests"],
+  errors: [
+    "invalid_params",
+    "user_not_found",
+    "second_factor_not_found",
+    "second_factor_required",
+    "too_many_requests",
+  ],
 });
 
 export const regenerateRecoveryCodesRoute = guardedRoute({

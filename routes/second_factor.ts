@@ -8,7 +8,17 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
 import { AuthorizePageError, loginRequestFor } from "../domain/login.ts";
-import { awaitedUser, checkSecondFactor, type MfaSettings } from "../domain/mfa.ts";
+import {
+  awaitedLogin,
+  checkSecondFactor,
+  confirmLoginEnrolment,
+  hasSecondFactor,
+  type MfaSettings,
+  pendingTotp,
+  type SecondStep,
+  startLoginEnrolment,
+  startSecondStep,
+} from "../domain/mfa.ts";
 import { completeLogin } from "../domain/sso.ts";
 import {
   formSettings,
@@ -21,7 +31,8 @@ import {
   ssoSettings,
 } from "./authorize.ts";
 import type { App, AppEnv } from "./env.ts";
-import { secondFactorPage } from "./login_page.ts";
+import { enrolInLoginPage, loginRecoveryCodesPage, secondFactorPage } from "./login_page.ts";
+import { qrSvg } from "./qr_svg.ts";
 import { requestInfo } from "./request_info.ts";
 import { ssoCookie } from "./sso_cookie.ts";
 
@@ -32,6 +43,45 @@ export function mfaSettings(c: Context<AppEnv>): MfaSettings {
   const { deps } = c.var;
   return { vault: deps.keys.vault, issuer: new URL(deps.config.publicUrl).host };
 }
+
+/**
+ * The page after a right password (or a step-up of a browser session): the code of the user's factor, or the
+ * enrolment of one; the login request now waits for it.
+ */
+export async function showSecondStep(
+  c: Context<AppEnv>,
+  p: {
+    nonce: string;
+    req: { id: string; project_id: string; project_name: string };
+    csrf: string;
+    userId: string;
+    step: Exclude<SecondStep, "none">;
+    amr?: string[];
+  },
+): Promise<Response> {
+  const { sql } = c.var.deps;
+  const { action } = formSettings(c);
+  await startSecondStep(sql, p.req, p.userId, p.amr);
+  const common = {
+    nonce: p.nonce,
+    action: `${action}/mfa`,
+    projectName: p.req.project_name,
+    requestId: p.req.id,
+    csrf: p.csrf,
+  };
+  if (p.step === "code") return c.html(secondFactorPage(common), 200);
+  const enrolment = await startLoginEnrolment(sql, mfaSettings(c), {
+    projectId: p.req.project_id,
+    userId: p.userId,
+    request: requestInfo(c),
+  });
+  return c.html(enrolInLoginPage({ ...common, ...enrolPicture(enrolment) }), 200);
+}
+
+const enrolPicture = (t: { secret: string; otpauth_uri: string }) => ({
+  secret: t.secret,
+  qrSvg: qrSvg(t.otpauth_uri, "QR code of the key for your authenticator app"),
+});
 
 export function registerSecondFactorRoutes(app: App) {
   app.post(
@@ -53,8 +103,8 @@ export function registerSecondFactorRoutes(app: App) {
       }
       const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
       const req = await loginRequestFor(sql, form, getCookie(c, cookieName), config.publicUrl);
-      const userId = await awaitedUser(sql, req.id);
-      if (userId === undefined) {
+      const pending = await awaitedLogin(sql, req.id);
+      if (pending === undefined) {
         throw new AuthorizePageError(
           "This sign-in page has expired or was not opened in this browser. Go back to the application and start again.",
         );
@@ -73,24 +123,70 @@ export function registerSecondFactorRoutes(app: App) {
           }),
           status,
         );
+      const userId = pending.user_id;
       const code = form.code ?? "";
-      if (!code.trim() || code.length > 40) return again("Enter the code from your authenticator app.", 400);
-      let amr;
-      try {
-        amr = await checkSecondFactor(sql, mfaSettings(c), {
-          projectId: req.project_id,
-          userId,
-          clientId: req.client_id,
-          code,
-          request: requestInfo(c),
-        });
-      } catch (err) {
-        const wait = retryAfter(err);
-        if (wait === null) throw err;
-        c.header("Retry-After", wait);
-        return again(`Too many wrong codes. Try again in ${wait} seconds.`, 429);
+      let amr: string[] | null = null;
+      if (pending.amr.includes("mfa")) {
+        // The enrolment at sign-in is done and its recovery codes were shown: on to the application.
+        amr = pending.amr;
+      } else if (await hasSecondFactor(sql, req.project_id, userId)) {
+        if (!code.trim() || code.length > 40) {
+          return again("Enter the code from your authenticator app.", 400);
+        }
+        try {
+          amr = await checkSecondFactor(sql, mfaSettings(c), {
+            projectId: req.project_id,
+            userId,
+            clientId: req.client_id,
+            code,
+            request: requestInfo(c),
+            amr: pending.amr,
+          });
+        } catch (err) {
+          const wait = retryAfter(err);
+          if (wait === null) throw err;
+          c.header("Retry-After", wait);
+          return again(`Too many wrong codes. Try again in ${wait} seconds.`, 429);
+        }
+        if (amr === null) return again(WRONG, 400);
+      } else {
+        // Enrolling at sign-in: the first code of the new key turns it on.
+        const settings = mfaSettings(c);
+        const enrolment = await pendingTotp(sql, settings, { projectId: req.project_id, userId });
+        if (!enrolment) {
+          throw new AuthorizePageError(
+            "This sign-in page has expired. Go back to the application and start again.",
+          );
+        }
+        const common = {
+          nonce,
+          action: `${action}/mfa`,
+          projectName: req.project_name,
+          requestId: form.request_id,
+          csrf: form.csrf,
+        };
+        const codes = /^\d{6}$/.test(code.trim())
+          ? await confirmLoginEnrolment(sql, settings, {
+            requestId: req.id,
+            projectId: req.project_id,
+            userId,
+            amr: pending.amr,
+            code: code.trim(),
+            request: requestInfo(c),
+          })
+          : null;
+        if (codes === null) {
+          return c.html(
+            enrolInLoginPage({
+              ...common,
+              ...enrolPicture(enrolment),
+              error: "That is not the app's current code. Check the app and try again.",
+            }),
+            400,
+          );
+        }
+        return c.html(loginRecoveryCodesPage({ ...common, codes: codes.recovery_codes }), 200);
       }
-      if (amr === null) return again(WRONG, 400);
       const sso = ssoCookie(config.publicUrl);
       const done = await completeLogin(
         sql,

@@ -39,3 +39,11 @@ alter table authorization_requests add column mfa_amr text[];
 alter table authorization_codes add column amr text[];
 alter table sso_sessions add column amr text[];
 alter table sessions add column amr text[];
+
+-- The project's second-factor policy: off (never asked), optional (asked of users who enrolled one), required
+-- (users without one enrol right after their password).
+alter table projects add column mfa text not null default 'optional';
+alter table projects add constraint projects__mfa check (mfa in ('off', 'optional', 'required'));
+
+-- The multi-factor level an OpenID request asked for with acr_values, if it did.
+alter table authorization_requests add column acr text;

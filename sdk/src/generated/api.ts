@@ -3536,12 +3536,13 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 		 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 		 * @param {string} [nonce] <p>Echoed in the ID token</p>
 		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
-		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again (<code>invalid_request</code> unless a non-negative integer)</p>
+		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 		 * @param {string} [loginHint] <p>Pre-fills the email field</p>
+		 * @param {string} [acrValues] <p><code>2</code> asks for a second factor: a signed-in user with one gives its code again (step-up), one without enrols after the password; the ID token&#39;s <code>acr</code> says what was reached (<code>1</code> or <code>2</code>). Ignored by a project whose <code>mfa</code> policy is <code>off</code>.</p>
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, options: RequestInit = {}): FetchArgs {
+		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options: RequestInit = {}): FetchArgs {
 			// verify required parameter 'clientId' is not null or undefined
 			if (clientId === null || clientId === undefined) {
 				throw new RequiredError('clientId', 'Required parameter clientId was null or undefined when calling authorize.');
@@ -3613,6 +3614,10 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 
 			if (loginHint !== undefined) {
 				localVarQueryParameter.append('login_hint', String(loginHint));
+			}
+
+			if (acrValues !== undefined) {
+				localVarQueryParameter.append('acr_values', String(acrValues));
 			}
 
 			localVarRequestOptions.headers = localVarHeaderParameter;
@@ -3943,13 +3948,14 @@ export const LoginApiFp = function(configuration?: Configuration) {
 		 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 		 * @param {string} [nonce] <p>Echoed in the ID token</p>
 		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
-		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again (<code>invalid_request</code> unless a non-negative integer)</p>
+		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 		 * @param {string} [loginHint] <p>Pre-fills the email field</p>
+		 * @param {string} [acrValues] <p><code>2</code> asks for a second factor: a signed-in user with one gives its code again (step-up), one without enrols after the password; the ID token&#39;s <code>acr</code> says what was reached (<code>1</code> or <code>2</code>). Ignored by a project whose <code>mfa</code> policy is <code>off</code>.</p>
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
-			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, prompt, maxAge, loginHint, options);
+		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, prompt, maxAge, loginHint, acrValues, options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
 					const contentType = response.headers.get('Content-Type');
@@ -4175,13 +4181,14 @@ export class LoginApi extends BaseAPI {
 	 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 	 * @param {string} [nonce] <p>Echoed in the ID token</p>
 	 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
-	 * @param {string} [maxAge] <p>Seconds: an older login shows the form again (<code>invalid_request</code> unless a non-negative integer)</p>
+	 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 	 * @param {string} [loginHint] <p>Pre-fills the email field</p>
+	 * @param {string} [acrValues] <p><code>2</code> asks for a second factor: a signed-in user with one gives its code again (step-up), one without enrols after the password; the ID token&#39;s <code>acr</code> says what was reached (<code>1</code> or <code>2</code>). Ignored by a project whose <code>mfa</code> policy is <code>off</code>.</p>
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
 	 */
-	public authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, options?: RequestInit) {
-		return LoginApiFp(this.configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, prompt, maxAge, loginHint, options)(this.fetch, this.basePath);
+	public authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, prompt, maxAge, loginHint, acrValues, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -6430,7 +6437,7 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
 		 * @summary Remove the authenticator
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -6726,7 +6733,7 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
 		 * @summary Remove the authenticator
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -6755,6 +6762,12 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -6911,7 +6924,7 @@ export class SecondFactorsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+	 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
 	 * @summary Remove the authenticator
 	 * @param {Api.CurrentPasswordRequest} request
 	 * @param {RequestInit} [options] Override http request option.

@@ -893,11 +893,33 @@ export namespace Api {
 		 */
 		'post_logout_redirect_uris'?: string[];
 		/**
+		 * @description <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Default <code>optional</code>.</p>
+		 * @type {Api.CreateProjectRequest.MfaEnum}
+		 * @memberof CreateProjectRequest
+		 */
+		mfa?: Api.CreateProjectRequest.MfaEnum;
+		/**
 		 * @description <p>Default true</p>
 		 * @type {boolean}
 		 * @memberof CreateProjectRequest
 		 */
 		'is_active'?: boolean;
+	}
+
+	/**
+	 * @export
+	 * @namespace CreateProjectRequest
+	 */
+	export namespace CreateProjectRequest {
+		/**
+		 * <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Default <code>optional</code>.</p>
+		 */
+		export enum MfaEnum {
+			Off = 'off',
+			Optional = 'optional',
+			Required = 'required'
+		}
+
 	}
 
 	export interface CreateResourceRequest {
@@ -1112,6 +1134,7 @@ export namespace Api {
 			SecondFactorNotFound = 'second_factor_not_found',
 			TotpEnrolmentNotFound = 'totp_enrolment_not_found',
 			TotpAlreadyEnrolled = 'totp_already_enrolled',
+			SecondFactorRequired = 'second_factor_required',
 			TooManyRequests = 'too_many_requests',
 			SystemError = 'system_error'
 		}
@@ -1613,6 +1636,12 @@ export namespace Api {
 		'claims_supported': string[];
 		'subject_types_supported': string[];
 		'prompt_values_supported': string[];
+		/**
+		 * @description <p><code>1</code>: one factor; <code>2</code>: a second factor too (ask for it with <code>acr_values=2</code>)</p>
+		 * @type {string[]}
+		 * @memberof OpenIdConfiguration
+		 */
+		'acr_values_supported': string[];
 		'claims_parameter_supported': boolean;
 		'request_parameter_supported': boolean;
 		'request_uri_parameter_supported': boolean;
@@ -1673,6 +1702,12 @@ export namespace Api {
 		description: string | null;
 		'redirect_uris': string[];
 		'post_logout_redirect_uris': string[];
+		/**
+		 * @description <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password.</p>
+		 * @type {Api.Project.MfaEnum}
+		 * @memberof Project
+		 */
+		mfa: Api.Project.MfaEnum;
 		'is_active': boolean;
 		/**
 		 * @description <p>True for the system project, which administers the others</p>
@@ -1692,6 +1727,22 @@ export namespace Api {
 		 * @memberof Project
 		 */
 		'updated_at': string;
+	}
+
+	/**
+	 * @export
+	 * @namespace Project
+	 */
+	export namespace Project {
+		/**
+		 * <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password.</p>
+		 */
+		export enum MfaEnum {
+			Off = 'off',
+			Optional = 'optional',
+			Required = 'required'
+		}
+
 	}
 
 	export interface ProjectList {
@@ -2351,11 +2402,33 @@ export namespace Api {
 		 */
 		'post_logout_redirect_uris'?: string[];
 		/**
+		 * @description <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
+		 * @type {Api.UpdateProjectRequest.MfaEnum}
+		 * @memberof UpdateProjectRequest
+		 */
+		mfa?: Api.UpdateProjectRequest.MfaEnum;
+		/**
 		 * @description <p>Omitted keeps it. Only a system-project token may change it; the system project stays active.</p>
 		 * @type {boolean}
 		 * @memberof UpdateProjectRequest
 		 */
 		'is_active'?: boolean;
+	}
+
+	/**
+	 * @export
+	 * @namespace UpdateProjectRequest
+	 */
+	export namespace UpdateProjectRequest {
+		/**
+		 * <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
+		 */
+		export enum MfaEnum {
+			Off = 'off',
+			Optional = 'optional',
+			Required = 'required'
+		}
+
 	}
 
 	export interface UpdateResourceRequest {
