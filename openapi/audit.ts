@@ -48,8 +48,8 @@ export const EVENT_TYPES = {
     "sign-in (`details.provider_id`, `details.how`)",
   "user.identity_unlinked": "An upstream identity was unlinked from a user",
   "login.succeeded": "A user signed in on the login page, with a password or through an identity provider " +
-    "(`details.provider_id`); a user with a second factor is then asked for it (`details.second_factor`: " +
-    "`pending`)",
+    "(`details.provider_id`); then asked for a second factor's code or to enrol one (`details.second_factor`: " +
+    "`code`, `enrol`)",
   "login.failed":
     "A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account " +
     "nothing typed is kept (`details.reason` is `unknown_email`, no `email`). Through an identity provider: " +

@@ -218,12 +218,22 @@ export function registerSecondFactorRoutes(app: App) {
       body: {
         content: {
           "application/x-www-form-urlencoded": {
-            schema: z.object({ code: z.string(), request_id: z.string(), csrf: z.string() }),
+            schema: z.object({
+              code: z.string().optional(),
+              continue: z.literal("1").optional(),
+              request_id: z.string(),
+              csrf: z.string(),
+            }),
           },
         },
       },
     },
     responses: {
+      200: {
+        description:
+          "Enrolling at sign-in (a `required` policy): the recovery codes, with a form that goes on " +
+          "(`continue=1`)",
+      },
       303: { description: "Success: to `redirect_uri` with `code`, `state` and `iss`" },
       400: { description: "The page again with the field's error, or an error page" },
       413: { description: "A form larger than 16 KiB: an error page" },

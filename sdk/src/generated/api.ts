@@ -3909,6 +3909,9 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 				if (request["code"] !== undefined) {
 					localVarFormParams.append('code', String(request["code"]));
 				}
+				if (request["continue"] !== undefined) {
+					localVarFormParams.append('continue', String(request["continue"]));
+				}
 				if (request["request_id"] !== undefined) {
 					localVarFormParams.append('request_id', String(request["request_id"]));
 				}
@@ -4135,6 +4138,9 @@ export const LoginApiFp = function(configuration?: Configuration) {
 					const contentType = response.headers.get('Content-Type');
 					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
 
+					if (response.status === 200) {
+						return response;
+					}
 					if (response.status === 303) {
 						return response;
 					}
