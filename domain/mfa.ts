@@ -23,6 +23,7 @@ import {
 import { clearAttempts, uncountAttempt } from "../db/throttle.ts";
 import { findUser } from "../db/users.ts";
 import { findMfaPolicy } from "../db/projects.ts";
+import { requireCovered } from "./coverage.ts";
 import type { Principal } from "./principal.ts";
 import { record, type Source, sourceOf, userSource } from "./audit.ts";
 import { AppError } from "./errors.ts";
@@ -376,7 +377,10 @@ export async function confirmLoginEnrolment(
 }
 
 /** The token's user's second factors, for their own pages. */
-export async function factorsOf(sql: Sql, actor: FactorActor): Promise<SecondFactors> {
+export async function factorsOf(
+  sql: Sql,
+  actor: { projectId: string; userId: string },
+): Promise<SecondFactors> {
   const { projectId, userId } = actor;
   return await retryRead(async () => {
     const s = await factorSummary(sql, projectId, userId);
@@ -404,4 +408,43 @@ export async function pendingTotp(
     secret,
     otpauth_uri: otpauthUri({ secret, issuer: s.issuer, account: user.email ?? user.display_name }),
   };
+}
+
+/** An admin's read of a user's second factors (`users:read`); 404 for a user of no such project. */
+export async function userFactors(sql: Sql, projectId: string, userId: string): Promise<SecondFactors> {
+  return await retryRead(async () => {
+    if (!(await findUser(sql, projectId, userId))) throw new AppError("user_not_found");
+    return await factorsOf(sql, { projectId, userId });
+  });
+}
+
+/**
+ * An admin removes a user's authenticator and recovery codes (a lost phone): the caller must hold every
+ * permission the user holds, as for other changes of a user. Allowed under a `required` policy: the user then
+ * enrols again at their next sign-in.
+ */
+export async function removeUserTotp(sql: Sql, caller: Principal, projectId: string, userId: string) {
+  await transaction(sql, async (tx) => {
+    if (!(await findUser(tx, projectId, userId, { lock: true }))) throw new AppError("user_not_found");
+    await requireCovered(
+      tx,
+      caller,
+      projectId,
+      { userId },
+      "user_id",
+      "removing this user's second factors",
+      {
+        nameCodes: false,
+      },
+    );
+    if (!(await deleteTotp(tx, projectId, userId))) throw new AppError("second_factor_not_found");
+    await deleteRecoveryCodes(tx, projectId, userId);
+    await record(tx, {
+      projectId,
+      type: "mfa.removed",
+      source: sourceOf(caller),
+      target: { type: "user", id: userId },
+      details: { factor: "totp", by: "admin" },
+    });
+  });
 }

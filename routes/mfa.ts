@@ -8,9 +8,12 @@ import {
   factorsOf,
   regenerateRecoveryCodes,
   removeCurrentTotp,
+  removeUserTotp,
   startTotpEnrolment,
   tokenActor,
+  userFactors,
 } from "../domain/mfa.ts";
+import { UserIdParam } from "../openapi/users.ts";
 import {
   ConfirmTotpRequest,
   CurrentPasswordRequest,
@@ -104,7 +107,46 @@ export const regenerateRecoveryCodesRoute = guardedRoute({
   errors: ["invalid_params", "user_not_found", "second_factor_not_found", "too_many_requests"],
 });
 
+export const getUserSecondFactorsRoute = guardedRoute({
+  method: "get",
+  path: "/api/v1/projects/{project_id}/users/{user_id}/second-factors",
+  operationId: "getUserSecondFactors",
+  tags: ["SecondFactors"],
+  summary: "A user's second factors",
+  permission: "users:read",
+  description: "Whether the user has an authenticator, since when, and how many recovery codes are left " +
+    "(never the key or the codes).",
+  request: { params: UserIdParam },
+  responses: { 200: jsonResponse(SecondFactors, "The user's second factors") },
+  errors: ["user_not_found"],
+});
+
+export const removeUserTotpRoute = guardedRoute({
+  method: "delete",
+  path: "/api/v1/projects/{project_id}/users/{user_id}/second-factors/totp",
+  operationId: "removeUserTotp",
+  tags: ["SecondFactors"],
+  summary: "Remove a user's authenticator",
+  permission: "users:update",
+  description: "For a user who lost their phone: removes the authenticator and the recovery codes " +
+    "(`mfa.removed`). The caller must hold every permission the user holds, as for other changes of a user " +
+    "(403 `insufficient_permission` otherwise). In a project whose `mfa` is `required`, the user enrols a new " +
+    "one at their next sign-in. Deactivating a user or setting their password leaves their factors.",
+  request: { params: UserIdParam },
+  responses: { 204: { description: "Removed" } },
+  errors: ["user_not_found", "second_factor_not_found"],
+});
+
 export function registerMfaRoutes(app: App) {
+  app.openapi(getUserSecondFactorsRoute, async (c) => {
+    const { project_id, user_id } = c.req.valid("param");
+    return c.json(await userFactors(c.var.deps.sql, project_id, user_id), 200);
+  });
+  app.openapi(removeUserTotpRoute, async (c) => {
+    const { project_id, user_id } = c.req.valid("param");
+    await removeUserTotp(c.var.deps.sql, c.var.principal, project_id, user_id);
+    return c.body(null, 204) as never;
+  });
   app.openapi(getCurrentSecondFactorsRoute, async (c) => {
     return c.json(await factorsOf(c.var.deps.sql, tokenActor(c.var.principal)), 200);
   });

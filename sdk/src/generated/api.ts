@@ -6395,6 +6395,55 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
+		 * <p>Needs <code>users:read</code>. Whether the user has an authenticator, since when, and how many recovery codes are left (never the key or the codes).</p>
+		 * @summary A user's second factors
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getUserSecondFactors(projectId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getUserSecondFactors.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling getUserSecondFactors.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/second-factors`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
 		 * @summary Replace the recovery codes
 		 * @param {Api.CurrentPasswordRequest} request
@@ -6480,6 +6529,55 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			if (request !== undefined) {
 				localVarRequestOptions.body = JSON.stringify(request || {});
 			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors.</p>
+		 * @summary Remove a user's authenticator
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		removeUserTotp(projectId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling removeUserTotp.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling removeUserTotp.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/second-factors/totp`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
 
 			const localVarQueryParameterString = localVarQueryParameter.toString();
 			if (localVarQueryParameterString) {
@@ -6673,6 +6771,73 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>users:read</code>. Whether the user has an authenticator, since when, and how many recovery codes are left (never the key or the codes).</p>
+		 * @summary A user's second factors
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getUserSecondFactors(projectId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.SecondFactors> {
+			const localVarFetchArgs = SecondFactorsApiFetchParamCreator(configuration).getUserSecondFactors(projectId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
 		 * @summary Replace the recovery codes
 		 * @param {Api.CurrentPasswordRequest} request
@@ -6808,6 +6973,70 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors.</p>
+		 * @summary Remove a user's authenticator
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		removeUserTotp(projectId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = SecondFactorsApiFetchParamCreator(configuration).removeUserTotp(projectId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
 		 * @summary Start enrolling an authenticator app
 		 * @param {Api.CurrentPasswordRequest} request
@@ -6919,6 +7148,18 @@ export class SecondFactorsApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Needs <code>users:read</code>. Whether the user has an authenticator, since when, and how many recovery codes are left (never the key or the codes).</p>
+	 * @summary A user's second factors
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getUserSecondFactors(projectId: string, userId: string, options?: RequestInit) {
+		return SecondFactorsApiFp(this.configuration).getUserSecondFactors(projectId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
 	 * @summary Replace the recovery codes
 	 * @param {Api.CurrentPasswordRequest} request
@@ -6938,6 +7179,18 @@ export class SecondFactorsApi extends BaseAPI {
 	 */
 	public removeCurrentTotp(request: Api.CurrentPasswordRequest, options?: RequestInit) {
 		return SecondFactorsApiFp(this.configuration).removeCurrentTotp(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors.</p>
+	 * @summary Remove a user's authenticator
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public removeUserTotp(projectId: string, userId: string, options?: RequestInit) {
+		return SecondFactorsApiFp(this.configuration).removeUserTotp(projectId, userId, options)(this.fetch, this.basePath);
 	}
 
 	/**
