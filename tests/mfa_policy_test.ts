@@ -5,7 +5,8 @@
  * the whole project.
  */
 import assert from "node:assert/strict";
-import { Api, baseUrl, clientWith, expectError, loginProject, test } from "./helpers.ts";
+import { oidc } from "./deps.ts";
+import { Api, baseUrl, clientWith, expectError, loginProject, REDIRECT_URI, test } from "./helpers.ts";
 import { authorizeOidc, Browser, payloadOf, redeem } from "./oidc_support.ts";
 import { asUser, codeStep, decodeQrSvg, enrolTotp, passwordStep, totp } from "./mfa_support.ts";
 
@@ -162,4 +163,70 @@ test("acr_values=2 for a user without a factor: the password, then enrolment, in
   // Without acr_values, the same user signs in with the password alone.
   const other = await passwordStep(new Browser(), p);
   assert.equal(other.res.status, 303);
+});
+
+test("openid-client: acr_values=2 and max_age step-up, the library checking nonce, state and auth_time", async () => {
+  const p = await loginProject();
+  const { secret, recoveryCodes } = await enrolTotp(p);
+  const config = await oidc.discovery(new URL(await baseUrl()), p.clientId, undefined, oidc.None(), {
+    execute: [oidc.allowInsecureRequests],
+  });
+  assert.deepEqual(config.serverMetadata().acr_values_supported, ["1", "2"]);
+  const browser = new Browser();
+  const start = async (extra: Record<string, string>) => {
+    const verifier = oidc.randomPKCECodeVerifier();
+    const nonce = oidc.randomNonce();
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT_URI,
+      scope: "openid",
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
+      nonce,
+      state,
+      ...extra,
+    });
+    const res = await browser.get(`${url.pathname}${url.search}`);
+    const finish = async (location: string, maxAge?: number) =>
+      await oidc.authorizationCodeGrant(config, new URL(location), {
+        pkceCodeVerifier: verifier,
+        expectedNonce: nonce,
+        expectedState: state,
+        idTokenExpected: true,
+        ...(maxAge !== undefined ? { maxAge } : {}),
+      });
+    return { res, html: res.status === 200 ? await res.text() : "", finish };
+  };
+  // The first sign-in: password, then the code.
+  const first = await start({ acr_values: "2" });
+  const afterPassword = await browser.post("/authorize", {
+    request_id: field(first.html, "request_id"),
+    csrf: field(first.html, "csrf"),
+    email: p.email,
+    password: p.password,
+  });
+  const page = await afterPassword.text();
+  const coded = await codeStep(browser, {
+    requestId: field(page, "request_id"),
+    csrf: field(page, "csrf"),
+  }, await totp(secret, NEXT()));
+  const one = (await first.finish(coded.res.headers.get("location")!)).claims()!;
+  assert.deepEqual([one.acr, one.amr], ["2", ["pwd", "otp", "mfa"]]);
+  // The session is multi-factor: acr_values=2 again is answered at once.
+  const sso = await start({ acr_values: "2" });
+  assert.equal(sso.res.status, 302);
+  assert.equal((await sso.finish(sso.res.headers.get("location")!)).claims()!.acr, "2");
+  // max_age=1 two seconds later: the code page (no password), then a fresh auth_time.
+  await new Promise((r) => setTimeout(r, 2100));
+  const stale = await start({ max_age: "1" });
+  assert.equal(stale.res.status, 200);
+  assert.doesNotMatch(stale.html, /type="password"/);
+  const again = await codeStep(browser, {
+    requestId: field(stale.html, "request_id"),
+    csrf: field(stale.html, "csrf"),
+  }, recoveryCodes[0]);
+  assert.equal(again.res.status, 303);
+  const fresh = (await stale.finish(again.res.headers.get("location")!, 1)).claims()!;
+  assert.equal(fresh.acr, "2");
+  assert.ok(fresh.auth_time! > one.auth_time!);
 });
