@@ -25,7 +25,7 @@ import { AppError } from "./errors.ts";
 import type { RequestInfo } from "./principal.ts";
 import { addressKey, attempt, THROTTLE } from "./throttle.ts";
 import { accountKey, normalizeEmail } from "./users.ts";
-import { type SecondStep, secondStepFor } from "./mfa.ts";
+import { type SecondStep, secondStepFor } from "./second_step.ts";
 
 /** How long a login page stays usable. */
 export const LOGIN_REQUEST_TTL = 600;

@@ -19,7 +19,8 @@ import {
 } from "./login.ts";
 import type { RequestInfo } from "./principal.ts";
 import { hashSecret } from "./secrets.ts";
-import { ACR_MULTI, AMR_PASSWORD, secondStepFor } from "./mfa.ts";
+import { ACR_MULTI, AMR_PASSWORD } from "./mfa.ts";
+import { secondStepFor } from "./second_step.ts";
 
 /** The browser's session must be confirmed by the user's second factor before a code is issued. */
 export type StepUp = { stepUp: { userId: string; amr: string[] } };

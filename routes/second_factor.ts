@@ -8,17 +8,15 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
 import { AuthorizePageError, loginRequestFor } from "../domain/login.ts";
+import { hasSecondFactor, type MfaSettings, pendingTotp } from "../domain/mfa.ts";
 import {
   awaitedLogin,
   checkSecondFactor,
   confirmLoginEnrolment,
-  hasSecondFactor,
-  type MfaSettings,
-  pendingTotp,
   type SecondStep,
   startLoginEnrolment,
   startSecondStep,
-} from "../domain/mfa.ts";
+} from "../domain/second_step.ts";
 import { completeLogin } from "../domain/sso.ts";
 import {
   formSettings,
