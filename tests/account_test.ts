@@ -4,7 +4,7 @@
  * key shown, recovery codes, sessions, password change, and removal. Raw HTTP.
  */
 import assert from "node:assert/strict";
-import { baseUrl, loginProject, test } from "./helpers.ts";
+import { Api, baseUrl, loginProject, test } from "./helpers.ts";
 import { Browser, redeem, refreshStatus, signIn } from "./oidc_support.ts";
 import { codeStep, decodeQrSvg, passwordStep, totp } from "./mfa_support.ts";
 
@@ -135,6 +135,22 @@ test("enrolment on the account page: a QR code of the key shown, a right code, t
   const s3 = await passwordStep(b3, p);
   assert.equal((await codeStep(b3, s3, codes[0])).res.status, 400);
   assert.equal((await codeStep(b3, s3, newCodes[0])).res.status, 303);
+
+  // While the project requires a factor, the last one stays.
+  await p.api.projects.updateProject(p.project.id, {
+    name: p.project.name,
+    mfa: Api.UpdateProjectRequest.MfaEnum.Required,
+  });
+  const kept = await browser.post("/account/totp/remove", { project, csrf, current_password: p.password });
+  assert.equal(kept.status, 409);
+  assert.match(
+    await kept.text(),
+    /id="remove-current-error" role="alert">This project requires two-step verification/,
+  );
+  await p.api.projects.updateProject(p.project.id, {
+    name: p.project.name,
+    mfa: Api.UpdateProjectRequest.MfaEnum.Optional,
+  });
 
   // Removing it needs the password too; then the password alone signs in.
   const refused = await browser.post("/account/totp/remove", {

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { chromium } from "./deps.ts";
 import {
+  Api,
   challengeOf,
   exchangeCode,
   freePort,
@@ -171,3 +172,79 @@ test("in Chromium at 390px: the account page enrols an authenticator from its QR
     await server.shutdown();
   }
 }, { ignore: !hasChromium });
+
+test(
+  "in Chromium at 390px: a project that requires a factor has the user enrol right after the password",
+  async () => {
+    const port = freePort();
+    const app = `http://127.0.0.1:${port}`;
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port, onListen: () => {} },
+      () =>
+        new Response("<!doctype html><title>App</title><h1>App</h1>", {
+          headers: { "content-type": "text/html" },
+        }),
+    );
+    const p = await loginProject();
+    await p.api.projects.updateProject(p.project.id, {
+      name: p.project.name,
+      redirect_uris: [`${app}/callback`],
+      mfa: Api.UpdateProjectRequest.MfaEnum.Required,
+    });
+    const base = (await service()).url;
+    const verifier = newVerifier();
+    const url = `${base}/authorize?${new URLSearchParams({
+      client_id: p.clientId,
+      redirect_uri: `${app}/callback`,
+      response_type: "code",
+      code_challenge: await challengeOf(verifier),
+      code_challenge_method: "S256",
+      scope: "openid",
+    })}`;
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+      const violations: string[] = [];
+      page.on("console", (m) => {
+        if (/Content Security Policy/i.test(m.text())) {
+          violations.push(m.text());
+        }
+      });
+      await page.goto(url);
+      await page.getByLabel("Email").fill(p.email);
+      await page.getByLabel("Password").fill(p.password);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("heading", { name: "Set up two-step verification" }).waitFor();
+      const qr = (await page.locator("#qr").boundingBox())!;
+      assert.ok(qr.width >= 200 && qr.x >= 0 && qr.x + qr.width <= 390, JSON.stringify(qr));
+      assert.ok(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"));
+      const key = (await page.locator("#secret").textContent())!.replace(/\s/g, "");
+      await page.getByLabel("The 6-digit code the app shows").fill(await totp(key));
+      await page.getByRole("button", { name: "Turn on and continue" }).click();
+      await page.getByRole("heading", { name: "Your recovery codes" }).waitFor();
+      assert.equal(await page.locator("#recovery-codes li").count(), 10);
+      await Promise.all([
+        page.waitForURL((u) => u.href.startsWith(`${app}/callback`)),
+        page.getByRole("button", { name: "I have saved them: continue" }).click(),
+      ]);
+      const callback = new URL(page.url());
+      const res = await exchangeCode(
+        p.clientId,
+        callback.searchParams.get("code")!,
+        verifier,
+        `${app}/callback`,
+      );
+      assert.equal(res.status, 200);
+      const idToken = payloadOf((await res.json()).id_token);
+      assert.deepEqual([idToken.amr, idToken.acr], [["pwd", "otp", "mfa"], "2"]);
+      assert.deepEqual(violations, []);
+    } finally {
+      await browser.close();
+      await server.shutdown();
+    }
+  },
+  { ignore: !hasChromium },
+);
