@@ -95,7 +95,12 @@ export async function useRecoveryCode(
   return row ? row.remaining : null;
 }
 
-export type FactorSummary = { totp: boolean; totp_confirmed_at: Date | null; recovery_codes_left: number };
+export type FactorSummary = {
+  totp: boolean;
+  totp_confirmed_at: Date | null;
+  recovery_codes_left: number;
+  passkeys: number;
+};
 
 /** What second factors the user has. */
 export async function factorSummary(sql: Sql, projectId: string, userId: string): Promise<FactorSummary> {
@@ -105,7 +110,9 @@ export async function factorSummary(sql: Sql, projectId: string, userId: string)
            (select t.confirmed_at from totp_factors t where t.project_id = ${projectId}
               and t.user_id = ${userId}) as totp_confirmed_at,
            (select count(*) from recovery_codes r where r.project_id = ${projectId} and r.user_id = ${userId}
-              and r.used_at is null)::int as recovery_codes_left`;
+              and r.used_at is null)::int as recovery_codes_left,
+           (select count(*) from passkeys k where k.project_id = ${projectId} and k.user_id = ${userId})::int
+             as passkeys`;
   return row;
 }
 

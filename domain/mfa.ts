@@ -19,6 +19,7 @@ import {
 import { clearAttempts } from "../db/throttle.ts";
 import { findUser } from "../db/users.ts";
 import { findMfaPolicy } from "../db/projects.ts";
+import { listPasskeys } from "../db/passkeys.ts";
 import { requireCovered } from "./coverage.ts";
 import type { Principal } from "./principal.ts";
 import { record, type Source, sourceOf } from "./audit.ts";
@@ -78,7 +79,8 @@ export function recoveryHash(userId: string, code: string): Uint8Array {
 
 /** Whether the user has a second factor that a login must ask for. */
 export async function hasSecondFactor(sql: Sql, projectId: string, userId: string): Promise<boolean> {
-  return (await factorSummary(sql, projectId, userId)).totp;
+  const s = await factorSummary(sql, projectId, userId);
+  return s.totp || s.passkeys > 0;
 }
 
 const fieldIssue = (field: string, issue: string) =>
@@ -88,7 +90,12 @@ const fieldIssue = (field: string, issue: string) =>
  * The current password, when the user has one: a stolen access token alone cannot add or remove a factor.
  * Wrong ones count toward the login throttle, as for a password change.
  */
-async function checkCurrentPassword(sql: Sql, projectId: string, userId: string, given: string | undefined) {
+export async function checkCurrentPassword(
+  sql: Sql,
+  projectId: string,
+  userId: string,
+  given: string | undefined,
+) {
   const user = await findUser(sql, projectId, userId, { withPasswordHash: true });
   if (!user) throw new AppError("user_not_found");
   if (!user.password_hash) return user;
@@ -194,7 +201,10 @@ export async function removeCurrentTotp(
 ): Promise<void> {
   const { projectId, userId } = actor;
   await checkCurrentPassword(sql, projectId, userId, input.current_password);
-  if ((await findMfaPolicy(sql, projectId)) === "required") throw new AppError("second_factor_required");
+  if (
+    (await findMfaPolicy(sql, projectId)) === "required" &&
+    (await factorSummary(sql, projectId, userId)).passkeys === 0
+  ) throw new AppError("second_factor_required");
   await transaction(sql, async (tx) => {
     if (!(await deleteTotp(tx, projectId, userId))) throw new AppError("second_factor_not_found");
     await deleteRecoveryCodes(tx, projectId, userId);
@@ -220,6 +230,13 @@ export async function factorsOf(
       totp: s.totp,
       totp_enrolled_at: s.totp ? s.totp_confirmed_at?.toISOString() ?? null : null,
       recovery_codes_left: s.recovery_codes_left,
+      passkeys: (await listPasskeys(sql, projectId, userId)).map((p) => ({
+        id: p.id,
+        name: p.name,
+        synced: p.backup_eligible,
+        created_at: p.created_at.toISOString(),
+        last_used_at: p.last_used_at?.toISOString() ?? null,
+      })),
     };
   });
 }

@@ -65,6 +65,13 @@ export const EVENT_TYPES = {
     "`wrong_code`, `throttled`)",
   "recovery_code.used": "A recovery code was spent at sign-in (`details.remaining`: how many are left)",
   "recovery_codes.regenerated": "A user's recovery codes were replaced with ten new ones",
+  "passkey.registered": "A user registered a passkey (`details.credential_id`, `details.name`, " +
+    "`details.backup_eligible`: a synced passkey)",
+  "passkey.removed": "A passkey was removed, by its user or an admin (`details.credential_id`)",
+  "passkey.refused":
+    "A passkey registration or sign-in was refused (`details.reason`: `wrong_challenge`, `wrong_origin`, " +
+    "`wrong_rp_id`, `bad_signature`, `user_not_verified`, `counter_went_back` (a cloned authenticator), " +
+    "`unknown_credential`, `another_user`, …)",
   "client_auth.failed":
     "A client authentication with a wrong secret failed, or was refused while throttled, at the token, " +
     "revocation or introspection endpoint (`details.endpoint`, `details.reason`: `wrong_secret`, " +

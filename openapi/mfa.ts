@@ -25,9 +25,20 @@ export const RecoveryCodes = z.object({
   }),
 }).openapi("RecoveryCodes");
 
+export const Passkey = z.object({
+  id: z.string().openapi({ description: "The credential id (base64url)" }),
+  name: z.string(),
+  synced: z.boolean().openapi({
+    description: "Backup eligible: a passkey synced between devices (`amr` `swk`)",
+  }),
+  created_at: z.string().openapi({ format: "date-time" }),
+  last_used_at: z.string().nullable().openapi({ format: "date-time" }),
+}).openapi("Passkey");
+
 export const SecondFactors = z.object({
   totp: z.boolean().openapi({ description: "An authenticator app is enrolled (and confirmed)" }),
   totp_enrolled_at: z.string().nullable().openapi({ description: "When it was confirmed (RFC 3339)" }),
   recovery_codes_left: z.number().int().openapi({ description: "Unspent recovery codes" }),
+  passkeys: z.array(Passkey).openapi({ description: "The user's passkeys, oldest first" }),
 }).openapi("SecondFactors");
 export type SecondFactors = z.infer<typeof SecondFactors>;

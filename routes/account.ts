@@ -27,6 +27,7 @@ import {
   startTotpEnrolment,
 } from "../domain/mfa.ts";
 import { revokeCurrentSession } from "../domain/sessions.ts";
+import { removePasskey } from "../domain/passkeys.ts";
 import { updateCurrentUser } from "../domain/users.ts";
 import type { UpdateCurrentUserRequest } from "../openapi/users.ts";
 import { accountPage, enrolPage, recoveryCodesPage, signedOutAccountPage } from "./account_page.ts";
@@ -42,6 +43,8 @@ const NOTICES: Record<string, string> = {
   session: "That session was signed out.",
   totp_removed: "The authenticator was removed: signing in asks only for your password.",
   identity: "The identity was unlinked.",
+  passkey: "Your passkey was added.",
+  passkey_removed: "The passkey was removed.",
 };
 
 const browserOf = (c: Context<AppEnv>) => getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
@@ -325,6 +328,27 @@ export function registerAccountRoutes(app: App) {
       }),
       200,
     );
+  });
+
+  action("/account/passkeys/remove", async (r, form) => {
+    try {
+      await removePasskey(r.c.var.deps.sql, r.account.actor, form.passkey_id ?? "", {
+        current_password: form.current_password,
+      });
+    } catch (err) {
+      if (err instanceof AppError && err.code === "second_factor_not_found") {
+        return back(r.c, r.account, "profile");
+      }
+      if (err instanceof AppError && err.code === "second_factor_required") {
+        return await showAccount(r, {
+          errors: { passkeys: "This project requires two-step verification: your last factor stays." },
+        }, 409);
+      }
+      const errors = fieldErrors(err, { current_password: "passkeys" });
+      if (!errors) throw err;
+      return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+    }
+    return back(r.c, r.account, "passkey_removed");
   });
 
   action("/account/identities/unlink", async (r, form) => {

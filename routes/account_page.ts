@@ -4,7 +4,7 @@
  */
 import { html, raw } from "hono/html";
 import type { AccountView } from "../domain/account.ts";
-import { layout } from "./login_page.ts";
+import { layout, passkeyBlock } from "./login_page.ts";
 
 const STYLE = `
   main.wide { width: min(100% - 2rem, 44rem); margin: 1rem 0; }
@@ -156,6 +156,44 @@ export function accountPage(
               <button type="submit" class="small">Set up an authenticator app</button>
             </form>
           `}
+      </section>
+
+      <section aria-labelledby="passkeys-title">
+        <h2 id="passkeys-title">Passkeys</h2>
+        <p>Sign in with your device's screen lock instead of a password; a passkey also serves as the second step.</p>
+        ${v.factors.passkeys.length === 0
+          ? html`<p id="no-passkeys">No passkey yet.</p>`
+          : html`<ul class="plain" id="passkeys">${
+            v.factors.passkeys.map((k, i) =>
+              html`<li><strong>${k.name}</strong>
+                <span class="muted">· ${k.synced ? "synced" : "this device only"} · added ${
+                when(k.created_at)
+              }${
+                k.last_used_at
+                  ? html`
+                    · last used ${when(k.last_used_at)}
+                  `
+                  : ""
+              }</span>
+                <form method="post" action="/account/passkeys/remove">
+                  ${hidden(p)}<input type="hidden" name="passkey_id" value="${k.id}">
+                  ${v.hasPassword ? current(`passkey-current-${i}`) : ""}
+                  <button type="submit" class="small secondary">Remove</button>
+                </form></li>`
+            )
+          }</ul>`}
+        ${e.passkeys ? html`<p class="field-error" role="alert">${e.passkeys}</p>` : ""}
+        <label for="passkey-name">Name of a new passkey</label>
+        <input id="passkey-name" name="passkey_name" type="text" maxlength="50" autocomplete="off"
+          placeholder="My phone">
+        ${passkeyBlock({
+          label: "Add a passkey",
+          options: "/account/passkeys/options",
+          verify: "/account/passkeys",
+          csrf: p.csrf,
+          project: p.projectId,
+          register: true,
+        })}
       </section>
 
       <section aria-labelledby="sessions-title">

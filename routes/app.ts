@@ -10,6 +10,7 @@ import { registerDocsRoutes } from "./docs.ts";
 import { registerFederationRoutes } from "./federation.ts";
 import { registerSecondFactorRoutes } from "./second_factor.ts";
 import { registerAccountRoutes } from "./account.ts";
+import { registerPasskeyRoutes } from "./passkeys.ts";
 import { registerIdentityProviderRoutes } from "./identity_providers.ts";
 import { registerHomeRoutes } from "./home.tsx";
 import { registerKeyRoutes } from "./keys.ts";
@@ -68,6 +69,7 @@ export function createApp(deps: Deps): App {
   registerAuthorizeRoutes(app);
   registerFederationRoutes(app);
   registerSecondFactorRoutes(app);
+  registerPasskeyRoutes(app);
   registerAccountRoutes(app);
   registerOidcRoutes(app);
   registerLogoutRoutes(app);

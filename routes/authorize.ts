@@ -57,7 +57,8 @@ export function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: str
   }
   c.header(
     "Content-Security-Policy",
-    `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self'; form-action ${formAction}; ` +
+    `default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'nonce-${nonce}'; img-src 'self'; ` +
+      `form-action ${formAction}; ` +
       "frame-ancestors 'none'; base-uri 'none'",
   );
   c.header("X-Frame-Options", "DENY");

@@ -18,6 +18,9 @@ const STYLE = `
   a.provider { display: block; margin-top: .5rem; padding: .7rem; border: 1px solid GrayText; border-radius: .4rem;
                text-align: center; color: CanvasText; text-decoration: none; font-weight: 600; overflow-wrap: anywhere; }
   a.provider:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
+  button.secondary { background: transparent; color: CanvasText; border: 1px solid GrayText; }
+  .passkey { margin-top: 1rem; }
+  .passkey button { margin-top: .5rem; }
   .field-error { margin: .35rem 0 0; color: #9b1c1c; font-weight: 600; }
   input[aria-invalid="true"] { border-color: #9b1c1c; border-width: 2px; }
   .hint { margin: .35rem 0 0; font-size: .9rem; }
@@ -27,7 +30,31 @@ const STYLE = `
   .error { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #fde8e8; color: #9b1c1c; }
 `;
 
-/** The document around every page: no script, one nonce'd style sheet, no referrer. */
+/**
+ * The passkey button of a page: hidden until /passkey.js (this origin's only script) finds WebAuthn, then it asks
+ * `options` for a challenge and sends the browser's answer to `verify`.
+ */
+export function passkeyBlock(p: {
+  label: string;
+  options: string;
+  verify: string;
+  requestId?: string;
+  csrf: string;
+  project?: string;
+  register?: boolean;
+}) {
+  return html`
+    <div id="passkey" class="passkey" hidden data-options="${p.options}" data-verify="${p.verify}"
+      data-csrf="${p.csrf}" ${p.requestId ? html`data-request-id="${p.requestId}"` : ""}
+      ${p.project ? html`data-project="${p.project}"` : ""} ${p.register ? html`data-mode="register"` : ""}>
+      <button type="button" class="secondary">${p.label}</button>
+      <p class="field-error" id="passkey-error" role="alert" hidden></p>
+    </div>
+    <script src="/passkey.js" defer></script>
+  `;
+}
+
+/** The document around every page: no inline script, one nonce'd style sheet, no referrer. */
 export function layout(
   p: { nonce: string; title: string; wide?: boolean; extraStyle?: string },
   body: ReturnType<typeof html>,
@@ -93,6 +120,13 @@ export function loginPage(p: {
           maxlength="1024">
         <button type="submit">Sign in</button>
       </form>
+      ${passkeyBlock({
+        label: "Sign in with a passkey",
+        options: `${p.action}/passkey/options`,
+        verify: `${p.action}/passkey`,
+        requestId: p.requestId,
+        csrf: p.csrf,
+      })}
       ${p.providers && p.providers.length > 0
         ? html`<nav class="providers" aria-label="Other ways to sign in">
           <p>or</p>
@@ -137,6 +171,13 @@ export function secondFactorPage(p: {
         ${p.error ? html`<p class="field-error" id="code-error" role="alert">${p.error}</p>` : ""}
         <button type="submit">Verify</button>
       </form>
+      ${passkeyBlock({
+        label: "Use a passkey",
+        options: p.action.replace(/\/mfa$/, "/passkey/options"),
+        verify: p.action.replace(/\/mfa$/, "/passkey"),
+        requestId: p.requestId,
+        csrf: p.csrf,
+      })}
     `,
   );
 }

@@ -14,6 +14,8 @@ import {
   userFactors,
 } from "../domain/mfa.ts";
 import { UserIdParam } from "../openapi/users.ts";
+import { removeUserPasskey } from "../domain/passkeys.ts";
+import { z } from "@hono/zod-openapi";
 import {
   ConfirmTotpRequest,
   CurrentPasswordRequest,
@@ -137,7 +139,32 @@ export const removeUserTotpRoute = guardedRoute({
   errors: ["user_not_found", "second_factor_not_found"],
 });
 
+export const removeUserPasskeyRoute = guardedRoute({
+  method: "delete",
+  path: "/api/v1/projects/{project_id}/users/{user_id}/second-factors/passkeys/{credential_id}",
+  operationId: "removeUserPasskey",
+  tags: ["SecondFactors"],
+  summary: "Remove one of a user's passkeys",
+  permission: "users:update",
+  description:
+    "For a lost or stolen device: the passkey (its `id` in the user's second factors) no longer signs " +
+    "in (`passkey.removed`). The caller must hold every permission the user holds (403 " +
+    "`insufficient_permission` otherwise).",
+  request: {
+    params: UserIdParam.extend({
+      credential_id: z.string().min(1).max(1400).openapi({ param: { name: "credential_id", in: "path" } }),
+    }),
+  },
+  responses: { 204: { description: "Removed" } },
+  errors: ["user_not_found", "second_factor_not_found"],
+});
+
 export function registerMfaRoutes(app: App) {
+  app.openapi(removeUserPasskeyRoute, async (c) => {
+    const { project_id, user_id, credential_id } = c.req.valid("param");
+    await removeUserPasskey(c.var.deps.sql, c.var.principal, project_id, user_id, credential_id);
+    return c.body(null, 204) as never;
+  });
   app.openapi(getUserSecondFactorsRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
     return c.json(await userFactors(c.var.deps.sql, project_id, user_id), 200);

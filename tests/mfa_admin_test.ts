@@ -14,7 +14,12 @@ test("an admin reads a user's second factors and removes the authenticator; audi
   const base = `/api/v1/projects/${p.project.id}/users/${p.userId}/second-factors`;
   const before = await http(base, { headers: bearer(p.token) });
   assert.equal(before.status, 200);
-  assert.deepEqual(await before.json(), { totp: false, totp_enrolled_at: null, recovery_codes_left: 0 });
+  assert.deepEqual(await before.json(), {
+    totp: false,
+    totp_enrolled_at: null,
+    recovery_codes_left: 0,
+    passkeys: [],
+  });
   await enrolTotp(p);
   const after = await (await http(base, { headers: bearer(p.token) })).json();
   assert.equal(after.totp, true);
@@ -43,6 +48,7 @@ test("an admin reads a user's second factors and removes the authenticator; audi
     totp: false,
     totp_enrolled_at: null,
     recovery_codes_left: 0,
+    passkeys: [],
   });
   const events = await (await http(`/api/v1/projects/${p.project.id}/audit-events?type=mfa.removed`, {
     headers: bearer(p.token),

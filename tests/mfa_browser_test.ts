@@ -70,7 +70,7 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 
       await page.goto(url);
       await page.getByLabel("Email").fill(p.email);
       await page.getByLabel("Password").fill(p.password);
-      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("button", { name: "Sign in", exact: true }).click();
       await page.getByRole("heading", { name: "Verify it is you" }).waitFor();
       const field = page.getByLabel("Authentication code");
       assert.equal(await page.evaluate("document.activeElement.id"), "code", "the code field has the focus");
@@ -148,7 +148,7 @@ test("in Chromium at 390px: the account page enrols an authenticator from its QR
     await page.getByLabel("Password").fill(p.password);
     await Promise.all([
       page.waitForURL((u) => u.href.startsWith(`${app}/callback`)),
-      page.getByRole("button", { name: "Sign in" }).click(),
+      page.getByRole("button", { name: "Sign in", exact: true }).click(),
     ]);
     await page.goto(`${base}/account`);
     await page.getByRole("heading", { name: "Your account" }).waitFor();
@@ -216,7 +216,7 @@ test(
       await page.goto(url);
       await page.getByLabel("Email").fill(p.email);
       await page.getByLabel("Password").fill(p.password);
-      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("button", { name: "Sign in", exact: true }).click();
       await page.getByRole("heading", { name: "Set up two-step verification" }).waitFor();
       const qr = (await page.locator("#qr").boundingBox())!;
       assert.ok(qr.width >= 200 && qr.x >= 0 && qr.x + qr.width <= 390, JSON.stringify(qr));

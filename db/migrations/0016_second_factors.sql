@@ -47,3 +47,36 @@ alter table projects add constraint projects__mfa check (mfa in ('off', 'optiona
 
 -- The multi-factor level an OpenID request asked for with acr_values, if it did.
 alter table authorization_requests add column acr text;
+
+-- Passkeys: WebAuthn discoverable credentials (id = the credential id, base64url; public_key = its COSE key).
+-- sign_count is the authenticator's last counter: one that goes back means a cloned authenticator.
+create table passkeys (
+  project_id text not null,
+  id text not null,
+  user_id text not null,
+  public_key bytea not null,
+  sign_count bigint not null,
+  backup_eligible boolean not null,
+  backup_state boolean not null,
+  name text not null,
+  created_at timestamptz not null default now(),
+  last_used_at timestamptz,
+  constraint passkeys__pkey primary key (project_id, id),
+  constraint passkeys__user_fkey foreign key (project_id, user_id)
+    references users (project_id, id) on delete cascade
+);
+create index passkeys__user_id on passkeys (project_id, user_id);
+
+-- A registration under way (one per user): its challenge, spent once.
+create table passkey_registrations (
+  project_id text not null,
+  user_id text not null,
+  challenge text not null,
+  expires_at timestamptz not null,
+  constraint passkey_registrations__pkey primary key (project_id, user_id),
+  constraint passkey_registrations__user_fkey foreign key (project_id, user_id)
+    references users (project_id, id) on delete cascade
+);
+
+-- The challenge of a login page's passkey sign-in, spent once, gone with its request.
+alter table authorization_requests add column passkey_challenge text;

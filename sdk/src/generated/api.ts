@@ -6540,6 +6540,61 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
+		 * <p>Needs <code>users:update</code>. For a lost or stolen device: the passkey (its <code>id</code> in the user&#39;s second factors) no longer signs in (<code>passkey.removed</code>). The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @summary Remove one of a user's passkeys
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {string} credentialId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		removeUserPasskey(projectId: string, userId: string, credentialId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling removeUserPasskey.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling removeUserPasskey.');
+			}
+			// verify required parameter 'credentialId' is not null or undefined
+			if (credentialId === null || credentialId === undefined) {
+				throw new RequiredError('credentialId', 'Required parameter credentialId was null or undefined when calling removeUserPasskey.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/second-factors/passkeys/{credential_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)))
+				.replace('{credential_id}', encodeURIPathSegment(String(credentialId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors.</p>
 		 * @summary Remove a user's authenticator
 		 * @param {string} projectId
@@ -6973,6 +7028,71 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>users:update</code>. For a lost or stolen device: the passkey (its <code>id</code> in the user&#39;s second factors) no longer signs in (<code>passkey.removed</code>). The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @summary Remove one of a user's passkeys
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {string} credentialId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		removeUserPasskey(projectId: string, userId: string, credentialId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = SecondFactorsApiFetchParamCreator(configuration).removeUserPasskey(projectId, userId, credentialId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors.</p>
 		 * @summary Remove a user's authenticator
 		 * @param {string} projectId
@@ -7179,6 +7299,19 @@ export class SecondFactorsApi extends BaseAPI {
 	 */
 	public removeCurrentTotp(request: Api.CurrentPasswordRequest, options?: RequestInit) {
 		return SecondFactorsApiFp(this.configuration).removeCurrentTotp(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. For a lost or stolen device: the passkey (its <code>id</code> in the user&#39;s second factors) no longer signs in (<code>passkey.removed</code>). The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise).</p>
+	 * @summary Remove one of a user's passkeys
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {string} credentialId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public removeUserPasskey(projectId: string, userId: string, credentialId: string, options?: RequestInit) {
+		return SecondFactorsApiFp(this.configuration).removeUserPasskey(projectId, userId, credentialId, options)(this.fetch, this.basePath);
 	}
 
 	/**
