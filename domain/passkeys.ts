@@ -59,10 +59,17 @@ async function refused(
   });
 }
 
-/** Options for `navigator.credentials.create()`: a discoverable credential, user verification required. */
-export async function registrationOptions(sql: Sql, s: PasskeySettings, actor: FactorActor) {
-  const user = await findUser(sql, actor.projectId, actor.userId);
-  if (!user) throw new AppError("user_not_found");
+/**
+ * Options for `navigator.credentials.create()`: a discoverable credential, user verification required. Like
+ * any new factor, it needs the current password when the user has one (a borrowed session cannot add one).
+ */
+export async function registrationOptions(
+  sql: Sql,
+  s: PasskeySettings,
+  actor: FactorActor,
+  input: { current_password?: string },
+) {
+  const user = await checkCurrentPassword(sql, actor.projectId, actor.userId, input.current_password);
   const challenge = newSecret();
   await putRegistrationChallenge(sql, actor.projectId, actor.userId, challenge, CEREMONY_TTL);
   const existing = await listPasskeys(sql, actor.projectId, actor.userId);

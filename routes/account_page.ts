@@ -186,6 +186,12 @@ export function accountPage(
         <label for="passkey-name">Name of a new passkey</label>
         <input id="passkey-name" name="passkey_name" type="text" maxlength="50" autocomplete="off"
           placeholder="My phone">
+        ${v.hasPassword
+          ? html`
+            <label for="passkey-password">Current password</label>
+            <input id="passkey-password" type="password" autocomplete="current-password" maxlength="1024">
+          `
+          : ""}
         ${passkeyBlock({
           label: "Add a passkey",
           options: "/account/passkeys/options",

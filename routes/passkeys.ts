@@ -138,10 +138,16 @@ export function registerPasskeyRoutes(app: App) {
 
   endpoint(app, "/account/passkeys/options", async (c, body) => {
     const a = await account(c, body);
-    return c.json(
-      await registrationOptions(c.var.deps.sql, passkeySettings(c.var.deps.config.publicUrl), a.actor),
-      200,
-    );
+    const settings = passkeySettings(c.var.deps.config.publicUrl);
+    try {
+      const input = { current_password: text(body.current_password) };
+      return c.json(await registrationOptions(c.var.deps.sql, settings, a.actor, input), 200);
+    } catch (err) {
+      if (err instanceof AppError && err.code === "invalid_params") {
+        return problem(c, 400, "Enter your current password to add a passkey.");
+      }
+      throw err;
+    }
   });
 
   endpoint(app, "/account/passkeys", async (c, body) => {

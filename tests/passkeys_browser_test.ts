@@ -136,6 +136,7 @@ test(
       ]);
       await page.goto(`${base}/account`);
       await page.getByLabel("Name of a new passkey").fill("Test key");
+      await page.locator("#passkey-password").fill(p.password);
       await page.getByRole("button", { name: "Add a passkey" }).click();
       await page.locator("#notice").waitFor();
       assert.match((await page.locator("#notice").textContent())!, /Your passkey was added/);

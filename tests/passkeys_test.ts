@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash, generateKeyPairSync, sign } from "node:crypto";
-import { baseUrl, exchangeCode, http, loginProject, test } from "./helpers.ts";
+import { Api, baseUrl, exchangeCode, http, loginProject, test } from "./helpers.ts";
 import { authorizeOidc, Browser, payloadOf, signIn } from "./oidc_support.ts";
 
 const b64url = (b: Uint8Array) =>
@@ -118,7 +118,9 @@ test("passkeys over raw HTTP: registration and sign-in checked by the server, ev
   const register = async (
     tweak: Partial<{ origin: string; rpId: string; challenge: string; flags: number }> = {},
   ) => {
-    const options = await json(await post(browser, "/account/passkeys/options", { csrf, project }));
+    const options = await json(
+      await post(browser, "/account/passkeys/options", { csrf, project, current_password: p.password }),
+    );
     assert.equal(options.status, 200);
     assert.equal(options.body.rp.id, rpId);
     assert.equal(options.body.authenticatorSelection.userVerification, "required");
@@ -139,7 +141,12 @@ test("passkeys over raw HTTP: registration and sign-in checked by the server, ev
     assert.equal(refused.status, 400, reason);
     assert.equal(refused.body.error, "passkey_refused");
   }
-  // Without the account page's CSRF token: refused before anything.
+  // Without the current password, or the account page's CSRF token: refused before anything.
+  const noPassword = await json(await post(browser, "/account/passkeys/options", { csrf, project }));
+  assert.deepEqual([noPassword.status, noPassword.body.error_description], [
+    400,
+    "Enter your current password to add a passkey.",
+  ]);
   assert.equal((await post(browser, "/account/passkeys/options", { csrf: "x", project })).status, 400);
   const ok = await register();
   assert.equal(ok.status, 200, JSON.stringify(ok.body));
@@ -218,6 +225,23 @@ test("passkeys over raw HTTP: registration and sign-in checked by the server, ev
   // The account page lists it; removing it needs the password.
   const listed = await (await browser.get("/account")).text();
   assert.match(listed, /<strong>Soft key<\/strong>/);
+  // While the project requires a second factor, the user's last one stays.
+  await p.api.projects.updateProject(project, {
+    name: p.project.name,
+    mfa: Api.UpdateProjectRequest.MfaEnum.Required,
+  });
+  const kept = await browser.post("/account/passkeys/remove", {
+    csrf,
+    project,
+    passkey_id: b64url(key.id),
+    current_password: p.password,
+  });
+  assert.equal(kept.status, 409);
+  assert.match(await kept.text(), /requires two-step verification/);
+  await p.api.projects.updateProject(project, {
+    name: p.project.name,
+    mfa: Api.UpdateProjectRequest.MfaEnum.Optional,
+  });
   const removed = await browser.post("/account/passkeys/remove", {
     csrf,
     project,

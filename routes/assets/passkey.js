@@ -31,7 +31,11 @@
   el.querySelector("button").addEventListener("click", async () => {
     error.hidden = true;
     try {
-      const o = await post(el.dataset.options, base);
+      const password = document.getElementById("passkey-password");
+      const o = await post(
+        el.dataset.options,
+        password ? { ...base, current_password: password.value } : base,
+      );
       if (el.dataset.mode === "register") {
         const name = document.getElementById("passkey-name");
         const cred = await navigator.credentials.create({
