@@ -16,6 +16,7 @@ const columnText = (alias: string) =>
     "description",
     "redirect_uris",
     "post_logout_redirect_uris",
+    "mfa",
     "is_active",
     "require_verified_email",
   ]
@@ -39,6 +40,7 @@ export type ProjectFields = Pick<
   | "description"
   | "redirect_uris"
   | "post_logout_redirect_uris"
+  | "mfa"
   | "is_active"
   | "require_verified_email"
 >;
@@ -46,9 +48,9 @@ export type ProjectFields = Pick<
 export async function insertProject(sql: Sql, p: ProjectFields & { id: string }): Promise<Project> {
   const [row] = await sql<Project[]>`
     insert into projects
-      (id, name, description, redirect_uris, post_logout_redirect_uris, is_active, require_verified_email)
-    values (${p.id}, ${p.name}, ${p.description}, ${p.redirect_uris}, ${p.post_logout_redirect_uris}, ${p.is_active},
-            ${p.require_verified_email})
+      (id, name, description, redirect_uris, post_logout_redirect_uris, mfa, is_active, require_verified_email)
+    values (${p.id}, ${p.name}, ${p.description}, ${p.redirect_uris}, ${p.post_logout_redirect_uris}, ${p.mfa},
+            ${p.is_active}, ${p.require_verified_email})
     returning ${columns(sql, "projects")}`;
   return row;
 }
@@ -69,7 +71,7 @@ export async function updateProjectRow(sql: Sql, id: string, p: ProjectFields): 
   const [row] = await sql<Project[]>`
     update projects as p
     set name = ${p.name}, description = ${p.description}, redirect_uris = ${p.redirect_uris},
-        post_logout_redirect_uris = ${p.post_logout_redirect_uris},
+        post_logout_redirect_uris = ${p.post_logout_redirect_uris}, mfa = ${p.mfa},
         is_active = ${p.is_active}, require_verified_email = ${p.require_verified_email},
         tokens_valid_after = case when p.is_active and not ${p.is_active} then clock_timestamp()
                                   else p.tokens_valid_after end,
@@ -94,4 +96,10 @@ export function projectListStatement(q: ProjectListQuery): PageStatement {
   }
   if (q.is_active !== undefined) where += ` and p.is_active = $${params.push(q.is_active)}`;
   return pageStatement({ table: "projects", alias: "p" }, { columns: COLUMNS.p }, where, params, q);
+}
+
+/** The project's second-factor policy, read live at each sign-in. */
+export async function findMfaPolicy(sql: Sql, id: string): Promise<Project["mfa"] | undefined> {
+  const [row] = await sql<{ mfa: Project["mfa"] }[]>`select mfa from projects where id = ${id}`;
+  return row?.mfa;
 }

@@ -13,6 +13,8 @@ export type AuthorizationRequestRow = {
   /** OpenID Connect: the granted scopes (space-separated, with `openid`), null for a plain OAuth request. */
   scope: string | null;
   nonce: string | null;
+  /** `2` when the OpenID request's `acr_values` asked for a second factor. */
+  acr: string | null;
   csrf_hash: Uint8Array;
   browser_hash: Uint8Array;
   expired: boolean;
@@ -25,10 +27,10 @@ export async function insertAuthorizationRequest(
 ): Promise<void> {
   await sql`
     insert into authorization_requests
-      (id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, csrf_hash, browser_hash,
+      (id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, acr, csrf_hash, browser_hash,
        expires_at)
     values (${r.id}, ${r.project_id}, ${r.client_id}, ${r.redirect_uri}, ${r.code_challenge}, ${r.state},
-            ${r.scope}, ${r.nonce}, ${r.csrf_hash}, ${r.browser_hash},
+            ${r.scope}, ${r.nonce}, ${r.acr}, ${r.csrf_hash}, ${r.browser_hash},
             now() + make_interval(secs => ${r.ttlSeconds}))`;
 }
 
@@ -37,7 +39,7 @@ export async function findAuthorizationRequest(
   id: string,
 ): Promise<AuthorizationRequestRow | undefined> {
   const [row] = await sql<AuthorizationRequestRow[]>`
-    select id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, csrf_hash, browser_hash,
+    select id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, acr, csrf_hash, browser_hash,
            expires_at <= now() as expired, used_at is not null as used
     from authorization_requests where id = ${id}`;
   return row;
@@ -65,10 +67,11 @@ export async function insertAuthorizationCode(
 ): Promise<void> {
   await sql`
     insert into authorization_codes (project_id, code_hash, client_id, user_id, redirect_uri, code_challenge, expires_at,
-                                     scope, nonce, auth_time, sso_session_id, ip, user_agent)
+                                     scope, nonce, auth_time, sso_session_id, ip, user_agent, amr)
     values (${c.project_id}, ${c.code_hash}, ${c.client_id}, ${c.user_id}, ${c.redirect_uri}, ${c.code_challenge},
             now() + make_interval(secs => ${c.ttlSeconds}), ${c.scope ?? null}, ${c.nonce ?? null},
-            ${c.auth_time ?? null}, ${c.sso_session_id ?? null}, ${c.ip ?? null}, ${c.user_agent ?? null})`;
+            ${c.auth_time ?? null}, ${c.sso_session_id ?? null}, ${c.ip ?? null}, ${c.user_agent ?? null},
+            ${c.amr ?? null})`;
 }
 
 /**
@@ -83,6 +86,8 @@ export type CodeLogin = {
   sso_session_id: string | null;
   ip: string | null;
   user_agent: string | null;
+  /** How the user authenticated (RFC 8176), e.g. `["pwd", "otp", "mfa"]`; null for logins before it was kept. */
+  amr: string[] | null;
 };
 
 export type CodeRow = {
@@ -108,7 +113,8 @@ export async function findAuthorizationCode(sql: Sql, codeHash: Uint8Array): Pro
   const [row] = await sql<CodeRow[]>`
     select a.project_id, a.client_id, a.user_id, a.redirect_uri, a.code_challenge, a.used_at is not null as used,
            a.expires_at <= now() as expired, a.session_id, u.is_active as user_active,
-           a.scope, a.nonce, a.auth_time, a.sso_session_id, a.ip, a.user_agent, ${ssoLive(sql)} as sso_live
+           a.scope, a.nonce, a.auth_time, a.sso_session_id, a.ip, a.user_agent, a.amr,
+           ${ssoLive(sql)} as sso_live
     from authorization_codes a join users u on u.id = a.user_id
     where a.code_hash = ${codeHash}`;
   return row;
@@ -150,12 +156,12 @@ export async function openSession(
   const [row] = await sql<{ expires_in: number }[]>`
     with s as (
       insert into sessions (project_id, id, user_id, client_id, expires_at, max_expires_at,
-                            scope, auth_time, sso_session_id, ip, user_agent)
+                            scope, auth_time, sso_session_id, ip, user_agent, amr)
       values (${s.project_id}, ${s.id}, ${s.user_id}, ${s.client_id},
               now() + make_interval(secs => least(${s.ttlSeconds}::int, ${s.maxTtlSeconds}::int)),
               now() + make_interval(secs => ${s.maxTtlSeconds}),
               ${s.scope ?? null}, ${s.auth_time ?? null}, ${s.sso_session_id ?? null}, ${s.ip ?? null},
-              ${s.user_agent ?? null})
+              ${s.user_agent ?? null}, ${s.amr ?? null})
       returning project_id, id, expires_at
     )
     insert into refresh_tokens (project_id, token_hash, session_id, expires_at)

@@ -8,7 +8,13 @@ import { offsetOf, type Page, pageOf } from "./lists.ts";
 import type { PageOf } from "../openapi/fields.ts";
 import type { Session } from "../openapi/sessions.ts";
 
-export type SsoSessionRow = { id: string; project_id: string; user_id: string; auth_time: Date };
+export type SsoSessionRow = {
+  id: string;
+  project_id: string;
+  user_id: string;
+  auth_time: Date;
+  amr: string[] | null;
+};
 
 /** Opens a browser session; it ends `idleSeconds` after its last use, and `ttlSeconds` after the login at most. */
 export async function insertSsoSession(
@@ -22,15 +28,17 @@ export async function insertSsoSession(
     ttlSeconds: number;
     /** The identity provider the user signed in through, if any. */
     provider_id?: string | null;
+    /** How the user authenticated (RFC 8176). */
+    amr?: string[] | null;
   },
 ): Promise<SsoSessionRow> {
   const [row] = await sql<SsoSessionRow[]>`
     insert into sso_sessions (project_id, id, browser_hash, user_id, auth_time, idle_expires_at, expires_at,
-                              provider_id)
+                              provider_id, amr)
     values (${s.project_id}, ${s.id}, ${s.browser_hash}, ${s.user_id}, now(),
             now() + make_interval(secs => least(${s.idleSeconds}::int, ${s.ttlSeconds}::int)),
-            now() + make_interval(secs => ${s.ttlSeconds}), ${s.provider_id ?? null})
-    returning id, project_id, user_id, auth_time`;
+            now() + make_interval(secs => ${s.ttlSeconds}), ${s.provider_id ?? null}, ${s.amr ?? null})
+    returning id, project_id, user_id, auth_time, amr`;
   return row;
 }
 
@@ -53,8 +61,8 @@ export async function useSsoSession(
   browserHash: Uint8Array,
   projectId: string,
   idleSeconds: number,
-): Promise<(SsoSessionRow & { age: number }) | undefined> {
-  const [row] = await sql<(SsoSessionRow & { age: number })[]>`
+): Promise<(SsoSessionRow & { age: number; provider_id: string | null }) | undefined> {
+  const [row] = await sql<(SsoSessionRow & { age: number; provider_id: string | null })[]>`
     update sso_sessions s
     set idle_expires_at = least(now() + make_interval(secs => ${idleSeconds}), s.expires_at)
     where s.id = (
@@ -62,7 +70,7 @@ export async function useSsoSession(
       where s.browser_hash = ${browserHash} and s.project_id = ${projectId} and ${live(sql)}
       order by s.created_at desc limit 1
     ) and ${live(sql)}
-    returning s.id, s.project_id, s.user_id, s.auth_time,
+    returning s.id, s.project_id, s.user_id, s.auth_time, s.amr, s.provider_id,
               extract(epoch from now() - s.auth_time)::float8 as age`;
   return row;
 }
@@ -189,4 +197,36 @@ export async function revokeAllUserSessions(sql: Sql, projectId: string, userId:
     returning id`;
   await endUserSsoSessions(sql, userId);
   return rows.length;
+}
+
+export type BrowserAccountRow = { id: string; project_id: string; project_name: string; user_id: string };
+
+/**
+ * The browser's newest live session, in `projectId` when given, else in any project: who the account page is
+ * for. Its idle expiry is not moved (looking at one's account is not a login).
+ */
+export async function findBrowserSession(
+  sql: Sql,
+  browserHash: Uint8Array,
+  projectId: string | null,
+): Promise<BrowserAccountRow | undefined> {
+  const [row] = await sql<BrowserAccountRow[]>`
+    select s.id, s.project_id, p.name as project_name, s.user_id
+    from sso_sessions s join projects p on p.id = s.project_id
+    where s.browser_hash = ${browserHash} and ${live(sql)}
+      ${projectId === null ? sql`` : sql`and s.project_id = ${projectId}`}
+    order by s.created_at desc limit 1`;
+  return row;
+}
+
+/** The projects the browser has a live session in, for the account page's switcher. */
+export async function listBrowserProjects(
+  sql: Sql,
+  browserHash: Uint8Array,
+): Promise<{ project_id: string; project_name: string }[]> {
+  return await sql<{ project_id: string; project_name: string }[]>`
+    select distinct s.project_id, p.name as project_name
+    from sso_sessions s join projects p on p.id = s.project_id
+    where s.browser_hash = ${browserHash} and ${live(sql)}
+    order by p.name, s.project_id limit 20`;
 }

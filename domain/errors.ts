@@ -66,6 +66,19 @@ export const ERRORS = {
     status: 409,
     message: "the user would have no way left to sign in: set a password or link another identity first",
   },
+  second_factor_not_found: { status: 404, message: "the user has no such second factor" },
+  totp_enrolment_not_found: {
+    status: 404,
+    message: "no authenticator enrolment is under way: start one with POST /api/v1/users/current/totp",
+  },
+  second_factor_required: {
+    status: 409,
+    message: "the project requires a second factor: this is the user's last one",
+  },
+  totp_already_enrolled: {
+    status: 409,
+    message: "the user already has an authenticator: remove it before enrolling another",
+  },
   too_many_requests: { status: 429, message: "too many requests; retry later" },
   system_error: { status: 500, message: "unexpected error" },
 } as const satisfies Record<ContractCode, { status: number; message: string }>;

@@ -6,6 +6,8 @@ import { findRefreshToken, revokeAccessToken, revokeSession } from "../db/sessio
 import { clientSource, record } from "./audit.ts";
 import { authenticateClient, type PresentedClient } from "./client_auth.ts";
 import { liveToken, principalOf } from "./gate.ts";
+import { findSessionAuth } from "../db/oidc.ts";
+import { authContext } from "./oidc.ts";
 import { subjectOf } from "./principal.ts";
 import { hashSecret } from "./secrets.ts";
 import type { TokenService } from "./tokens.ts";
@@ -92,11 +94,18 @@ export async function introspectToken(
       iat: claims.iat,
       jti: claims.jti,
       ...(principal.sessionId ? { sid: principal.sessionId } : {}),
+      ...(principal.sessionId ? await sessionAuth(sql, claims.aud, principal.sessionId) : {}),
       permissions: await retryRead(() => permissionCodes(sql, subjectOf(principal))),
     };
   }
   if (refreshFirst) return { active: false };
   return await introspectRefresh(sql, tokens, req.token, client.project_id) ?? { active: false };
+}
+
+/** The session's `amr` and `acr`, when its login recorded them. */
+async function sessionAuth(sql: Sql, projectId: string, sessionId: string) {
+  const row = await retryRead(() => findSessionAuth(sql, projectId, sessionId));
+  return row ? authContext(row) : {};
 }
 
 /** A refresh token's introspection, or null when it is not a live refresh token of the project. */
@@ -120,6 +129,7 @@ async function introspectRefresh(
     client_id: refresh.client_id,
     exp: refresh.exp,
     sid: refresh.session_id,
+    ...await sessionAuth(sql, refresh.project_id, refresh.session_id),
     permissions: await retryRead(() => permissionCodes(sql, { userId: refresh.user_id })),
   };
 }

@@ -26,6 +26,7 @@ import { AppError } from "./errors.ts";
 import type { RequestInfo } from "./principal.ts";
 import { addressKey, attempt, THROTTLE } from "./throttle.ts";
 import { accountKey, normalizeEmail } from "./users.ts";
+import { type SecondStep, secondStepFor } from "./second_step.ts";
 
 /** How long a login page stays usable. */
 export const LOGIN_REQUEST_TTL = 600;
@@ -145,6 +146,7 @@ export async function startLogin(
     state: req.state,
     scope: req.oidc?.scope ?? null,
     nonce: req.oidc?.nonce ?? null,
+    acr: req.oidc?.acr ?? null,
     csrf_hash: hashSecret(csrf),
     browser_hash: hashSecret(browserSecret),
     ttlSeconds: LOGIN_REQUEST_TTL,
@@ -194,9 +196,9 @@ let decoy: Promise<string> | undefined;
  */
 export async function checkPassword(
   sql: Sql,
-  req: { project_id: string; client_id: string },
+  req: { project_id: string; client_id: string; acr: string | null },
   login: { email: string; password: string; device: string | undefined; request: RequestInfo },
-): Promise<{ userId: string; device: string; unverified: boolean } | null> {
+): Promise<{ userId: string; device: string; unverified: boolean; secondStep: SecondStep } | null> {
   const { password, request } = login;
   const normalized = normalizeEmail(login.email)!;
   const who = { projectId: req.project_id, email: normalized };
@@ -244,11 +246,16 @@ export async function checkPassword(
     await uncountAttempt(sql, address);
     const trusted = await trustDevice(sql, device, who);
     // The right password, but the project wants a verified address first (the page offers to mail a link).
-    const unverified = user.require_verified_email && !user.email_verified;
-    if (unverified) await event("login.failed", user.id, { reason: "email_not_verified" });
-    else await event("login.succeeded", user.id);
-    logins.child(unverified ? "failed" : "succeeded").value++;
-    return { userId: user.id, device: trusted, unverified };
+    if (user.require_verified_email && !user.email_verified) {
+      await event("login.failed", user.id, { reason: "email_not_verified" });
+      logins.child("failed").value++;
+      return { userId: user.id, device: trusted, unverified: true, secondStep: "none" };
+    }
+    // The login may go on to a second factor (`details.second_factor`: `code` or `enrol`); no code is issued yet.
+    const secondStep = await secondStepFor(sql, req, user.id);
+    await event("login.succeeded", user.id, secondStep !== "none" ? { second_factor: secondStep } : {});
+    logins.child("succeeded").value++;
+    return { userId: user.id, device: trusted, unverified: false, secondStep };
   }
   const reason = !user
     ? "unknown_email"

@@ -8,6 +8,7 @@ import { findSessionClaims } from "../db/oidc.ts";
 import { OIDC_SCOPES, type OidcScope, type UserInfo } from "../openapi/oidc.ts";
 import { liveToken } from "./gate.ts";
 import type { TokenService } from "./tokens.ts";
+import { ACR_MULTI, acrOf } from "./mfa.ts";
 
 /** What an authorization request with `openid` asked for, beyond OAuth's parameters. */
 export type OidcRequest = {
@@ -20,6 +21,8 @@ export type OidcRequest = {
   maxAge: number | null;
   /** Pre-fills the email field. */
   loginHint: string | null;
+  /** `acr_values` naming the multi-factor level (`2`): the login must include a second factor. */
+  acr: typeof ACR_MULTI | null;
 };
 
 /** The bits of OpenID parameters that are simply wrong, in any request (each an `invalid_request` redirect). */
@@ -37,6 +40,8 @@ export function oidcParamIssue(get: (name: string) => string | undefined): strin
   if (maxAge !== undefined && !/^\d{1,9}$/.test(maxAge)) return "max_age must be a non-negative integer";
   const nonce = get("nonce");
   if (nonce !== undefined && nonce.length > 512) return "nonce is longer than 512 characters";
+  const acr = get("acr_values");
+  if (acr !== undefined && acr.length > 512) return "acr_values is longer than 512 characters";
   return null;
 }
 
@@ -53,6 +58,8 @@ export function oidcRequest(get: (name: string) => string | undefined): OidcRequ
     prompt: prompt.includes("none") ? "none" : prompt.includes("login") ? "login" : null,
     maxAge: maxAge === undefined ? null : Number(maxAge),
     loginHint: hint && hint.length <= 100 ? hint : null,
+    // Voluntary (§3.1.2.1): an unknown value is ignored, and the ID token's `acr` says what was reached.
+    acr: (get("acr_values") ?? "").split(" ").includes(ACR_MULTI) ? ACR_MULTI : null,
   };
 }
 
@@ -115,11 +122,19 @@ export async function issueIdToken(
     iat,
     auth_time: Math.floor(t.authTime.getTime() / 1000),
     ...(t.nonce !== null ? { nonce: t.nonce } : {}),
-    // How the user authenticated (RFC 8176): through an upstream identity provider, named by `idp`.
-    ...(user.provider_id !== null ? { amr: ["fed"], idp: user.provider_id } : {}),
+    // How the user authenticated (RFC 8176) and the level it reached; through an upstream identity provider,
+    // named by `idp`.
+    ...authContext(user),
+    ...(user.provider_id !== null ? { idp: user.provider_id } : {}),
     // The single sign-on session, which a logout ends (OpenID Connect Front-Channel Logout §3).
     ...(t.ssoSessionId !== null ? { sid: t.ssoSessionId } : { sid: t.sessionId }),
   }, t.accessToken);
+}
+
+/** `amr` and `acr` of a login: `fed` for an upstream provider's, else what the login recorded. */
+export function authContext(login: { amr: string[] | null; provider_id: string | null }) {
+  const amr = login.provider_id !== null ? ["fed"] : login.amr;
+  return amr === null ? {} : { amr, acr: acrOf(amr) };
 }
 
 /** A refused userinfo request, answered with `WWW-Authenticate: Bearer error="…"` (RFC 6750 §3.1). */

@@ -49,6 +49,7 @@ export async function createProject(
       description: input.description ?? null,
       redirect_uris: input.redirect_uris ?? [],
       post_logout_redirect_uris: input.post_logout_redirect_uris ?? [],
+      mfa: input.mfa ?? "optional",
       is_active: input.is_active ?? true,
       require_verified_email: input.require_verified_email ?? false,
     });
@@ -121,6 +122,11 @@ export async function updateProject(
       // Who may sign in: the same least-privilege rule as redirect_uris.
       await requireCoversAll(tx, principal, id, "require_verified_email", "changing require_verified_email");
     }
+    const mfa = input.mfa ?? current.mfa;
+    if (mfa !== current.mfa) {
+      // Who must show a second factor: the same least-privilege rule as redirect_uris.
+      await requireCoversAll(tx, principal, id, "mfa", "changing the second-factor policy");
+    }
     const isActive = input.is_active ?? current.is_active;
     if (isActive !== current.is_active) {
       if (!principal.isSystem) {
@@ -141,6 +147,7 @@ export async function updateProject(
       description: keepOrClear(input.description, current.description),
       redirect_uris: redirectUris,
       post_logout_redirect_uris: logoutUris,
+      mfa,
       is_active: isActive,
       require_verified_email: requireVerified,
     });

@@ -19,6 +19,11 @@ import {
 } from "./login.ts";
 import type { RequestInfo } from "./principal.ts";
 import { hashSecret } from "./secrets.ts";
+import { ACR_MULTI, AMR_PASSWORD } from "./mfa.ts";
+import { secondStepFor } from "./second_step.ts";
+
+/** The browser's session must be confirmed by the user's second factor before a code is issued. */
+export type StepUp = { stepUp: { userId: string; amr: string[] } };
 
 export type SsoSettings = {
   /** A browser session ends this long after its last use (SSO_IDLE_TTL)… */
@@ -46,21 +51,32 @@ export async function signInSilently(
   browser: string | undefined,
   settings: SsoSettings,
   request: RequestInfo,
-): Promise<string | null> {
+): Promise<string | null | StepUp> {
   const oidc = req.oidc;
   if (!oidc || oidc.prompt === "login") return null;
   const projectId = req.client.project_id;
   const sso = isBrowserSecret(browser)
     ? await useSsoSession(sql, hashSecret(browser), projectId, settings.idleTtl)
     : undefined;
-  if (!sso || (oidc.maxAge !== null && sso.age > oidc.maxAge)) {
+  const interaction = (why: string) => {
     if (oidc.prompt !== "none") return null;
-    throw new AuthorizeRedirectError(
-      "login_required",
-      sso ? "the last login is older than max_age" : "the user is not signed in",
-      req.redirectUri,
-      req.state,
-    );
+    throw new AuthorizeRedirectError("login_required", why, req.redirectUri, req.state);
+  };
+  if (!sso) return interaction("the user is not signed in");
+  const stale = oidc.maxAge !== null && sso.age > oidc.maxAge;
+  const weak = oidc.acr === ACR_MULTI && !(sso.amr ?? []).includes("mfa");
+  if (stale || weak) {
+    // Step-up: a user with a second factor gives its code again (not the password); one without enrols after
+    // the form; a project with factors off ignores acr_values.
+    const step = await secondStepFor(sql, { project_id: projectId, acr: oidc.acr }, sso.user_id);
+    if (step === "code") {
+      if (oidc.prompt === "none") return interaction("a second factor is needed");
+      const before = sso.provider_id !== null ? ["fed"] : sso.amr ?? AMR_PASSWORD;
+      return { stepUp: { userId: sso.user_id, amr: before.filter((m) => m !== "otp" && m !== "mfa") } };
+    }
+    if (stale || step === "enrol") {
+      return interaction(stale ? "the last login is older than max_age" : "a second factor is needed");
+    }
   }
   const code = newSecret();
   await transaction(sql, async (tx) => {
@@ -76,6 +92,7 @@ export async function signInSilently(
       nonce: oidc.nonce,
       auth_time: sso.auth_time,
       sso_session_id: sso.id,
+      amr: sso.amr,
       ...loginOf(request),
     });
     await record(tx, {
@@ -103,6 +120,8 @@ export async function completeLogin(
   request: RequestInfo,
   /** The identity provider the user signed in through (its ID tokens then say `amr: ["fed"]`, `idp`). */
   providerId: string | null = null,
+  /** How the user authenticated (RFC 8176), e.g. `["pwd"]`, `["pwd", "otp", "mfa"]`. */
+  amr: string[] | null = null,
 ): Promise<{ location: string; browser: string | null }> {
   const scope = req.scope;
   // Without `openid` the login opens no browser session; with it, one (under a new browser secret).
@@ -114,7 +133,7 @@ export async function completeLogin(
     settings.issuer,
     settings.codeTtl,
     async (tx): Promise<Partial<CodeLogin>> => {
-      if (scope === null || fresh === null) return loginOf(request);
+      if (scope === null || fresh === null) return { ...loginOf(request), amr };
       if (isBrowserSecret(browser)) await rekeyBrowser(tx, hashSecret(browser), hashSecret(fresh));
       const sso = await insertSsoSession(tx, {
         project_id: req.project_id,
@@ -124,12 +143,14 @@ export async function completeLogin(
         idleSeconds: settings.idleTtl,
         ttlSeconds: settings.ttl,
         provider_id: providerId,
+        amr,
       });
       return {
         scope,
         nonce: req.nonce,
         auth_time: sso.auth_time,
         sso_session_id: sso.id,
+        amr,
         ...loginOf(request),
       };
     },

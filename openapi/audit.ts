@@ -58,7 +58,8 @@ export const EVENT_TYPES = {
     "sign-in (`details.provider_id`, `details.how`)",
   "user.identity_unlinked": "An upstream identity was unlinked from a user",
   "login.succeeded": "A user signed in on the login page, with a password or through an identity provider " +
-    "(`details.provider_id`)",
+    "(`details.provider_id`); then asked for a second factor's code or to enrol one (`details.second_factor`: " +
+    "`code`, `enrol`)",
   "login.failed":
     "A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account " +
     "nothing typed is kept (`details.reason` is `unknown_email`, no `email`); `email_not_verified`: the right " +
@@ -68,6 +69,20 @@ export const EVENT_TYPES = {
   "login.throttled":
     "A sign-in was refused for too many failures (429), at most one per account and minute; an unknown " +
     "account's typed email is not kept",
+  "mfa.enrolled": "A user added a second factor (`details.factor`: `totp`), with new recovery codes",
+  "mfa.removed": "A second factor was removed, by its user or an admin (`details.factor`)",
+  "mfa.failed":
+    "A second-step code was wrong, spent or expired, or refused while throttled (`details.reason`: " +
+    "`wrong_code`, `throttled`)",
+  "recovery_code.used": "A recovery code was spent at sign-in (`details.remaining`: how many are left)",
+  "recovery_codes.regenerated": "A user's recovery codes were replaced with ten new ones",
+  "passkey.registered": "A user registered a passkey (`details.credential_id`, `details.name`, " +
+    "`details.backup_eligible`: a synced passkey)",
+  "passkey.removed": "A passkey was removed, by its user or an admin (`details.credential_id`)",
+  "passkey.refused":
+    "A passkey registration or sign-in was refused (`details.reason`: `wrong_challenge`, `wrong_origin`, " +
+    "`wrong_rp_id`, `bad_signature`, `user_not_verified`, `counter_went_back` (a cloned authenticator), " +
+    "`unknown_credential`, `another_user`, …)",
   "client_auth.failed":
     "A client authentication with a wrong secret failed, or was refused while throttled, at the token, " +
     "revocation or introspection endpoint (`details.endpoint`, `details.reason`: `wrong_secret`, " +

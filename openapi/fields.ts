@@ -53,6 +53,10 @@ export const ERROR_CODES = [
   "client_not_deletable",
   "identity_already_linked",
   "last_sign_in_method",
+  "second_factor_not_found",
+  "totp_enrolment_not_found",
+  "totp_already_enrolled",
+  "second_factor_required",
   "too_many_requests",
   "system_error",
 ] as const;

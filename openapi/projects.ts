@@ -52,12 +52,18 @@ const PostLogoutRedirectUris = z.array(RedirectUri).max(50).refine(
     "matched byte for byte, with the rules of `redirect_uris`. At most 50.",
 });
 
+const MFA_POLICY =
+  "Second factors at sign-in: `off` never asks for one; `optional` (the default) asks users " +
+  "who enrolled one; `required` also makes users without one enrol right after their password.";
+const MfaPolicy = z.enum(["off", "optional", "required"]);
+
 export const Project = z.object({
   id: z.string(),
   name: z.string(),
   description: z.string().nullable(),
   redirect_uris: z.array(z.string()),
   post_logout_redirect_uris: z.array(z.string()),
+  mfa: MfaPolicy.openapi({ description: MFA_POLICY }),
   is_active: z.boolean(),
   require_verified_email: z.boolean().openapi({
     description: "true: a user whose `email_verified` is false cannot sign in on the login page; the page " +
@@ -83,6 +89,7 @@ export const CreateProjectRequest = z.object({
   description: clearableText(200),
   redirect_uris: RedirectUris.optional(),
   post_logout_redirect_uris: PostLogoutRedirectUris.optional(),
+  mfa: MfaPolicy.optional().openapi({ description: `${MFA_POLICY} Default \`optional\`.` }),
   is_active: z.boolean().optional().openapi({ description: "Default true" }),
   require_verified_email: z.boolean().optional().openapi({
     description: "Default false: users sign in whether or not their address is verified",
@@ -99,6 +106,11 @@ export const UpdateProjectRequest = z.object({
   post_logout_redirect_uris: PostLogoutRedirectUris.optional().openapi({
     description: "Omitted keeps them; an array replaces them. Only a caller covering the whole project may " +
       "change them, as `redirect_uris`.",
+  }),
+  mfa: MfaPolicy.optional().openapi({
+    description:
+      `${MFA_POLICY} Omitted keeps it. Only a caller covering the whole project may change it, as ` +
+      "`redirect_uris`.",
   }),
   is_active: z.boolean().optional().openapi({
     description:

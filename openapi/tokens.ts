@@ -57,6 +57,12 @@ export const Introspection = z.object({
   iat: z.number().int().optional(),
   jti: z.string().optional(),
   sid: z.string().optional(),
+  amr: z.array(z.string()).optional().openapi({
+    description: "How the user authenticated at the login (RFC 8176): `pwd`, `otp`, `mfa`, `fed`",
+  }),
+  acr: z.string().optional().openapi({
+    description: "The level the login reached: `1` (one factor) or `2` (a second factor too)",
+  }),
   permissions: z.array(z.string()).optional().openapi({
     description:
       "The subject's `resource:permission` codes now: a user's through the role, a client's directly",

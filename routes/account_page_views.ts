@@ -104,14 +104,20 @@ export function staleLinkPage(p: { nonce: string; newLinkUrl: string | null; ver
 }
 
 /** Done: the password is set and the browser signed in, with no login page to go back to. */
-export function passwordSetPage(p: { nonce: string; projectName: string }) {
+export function passwordSetPage(p: { nonce: string; projectName: string; signedIn?: boolean }) {
   return layout(
     { nonce: p.nonce, title: "Your password is set" },
-    html`
-      <h1>Your password is set</h1>
-      <p class="notice" role="status">You are signed in to <strong>${p.projectName}</strong>. Every other
-        session of your account was signed out. You can go back to the application now.</p>
-    `,
+    p.signedIn === false
+      ? html`
+        <h1>Your password is set</h1>
+        <p class="notice" role="status">Every session of your account at <strong>${p.projectName}</strong> was
+          signed out. Go back to the application and sign in with your new password and your second factor.</p>
+      `
+      : html`
+        <h1>Your password is set</h1>
+        <p class="notice" role="status">You are signed in to <strong>${p.projectName}</strong>. Every other
+          session of your account was signed out. You can go back to the application now.</p>
+      `,
   );
 }
 

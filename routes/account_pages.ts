@@ -26,6 +26,7 @@ import { newSecret } from "../domain/ids.ts";
 import { duration } from "../domain/mail_templates.ts";
 import { hashSecret } from "../domain/secrets.ts";
 import { completeLogin } from "../domain/sso.ts";
+import { secondStepFor } from "../domain/second_step.ts";
 import { timingSafeEqual } from "node:crypto";
 import {
   choosePasswordPage,
@@ -275,6 +276,11 @@ export function registerAccountPages(app: App) {
     } catch (err) {
       if (err instanceof LinkUnusable) return await staleLink(c, token, false);
       throw err;
+    }
+    // A link proves the mailbox, not a second factor: a user who has one (or must enrol one) is not signed in
+    // by it, and signs in with the new password and the factor.
+    if ((await secondStepFor(sql, { project_id: link.project_id, acr: null }, link.user_id)) !== "none") {
+      return page(c, (nonce) => passwordSetPage({ nonce, projectName: link.project_name, signedIn: false }));
     }
     // Signed in: the login page the reset was asked from goes on, when this browser opened it; otherwise the
     // browser gets a single sign-on session of the project.

@@ -26,16 +26,18 @@ import { errorPage, loginPage } from "./login_page.ts";
 import { verifyFirstPage } from "./account_page_views.ts";
 import { requireVerification } from "../domain/email_changes.ts";
 import { normalizeEmail } from "../domain/users.ts";
+import { AMR_PASSWORD } from "../domain/mfa.ts";
+import { showSecondStep } from "./second_factor.ts";
 
-/** Binds a login form to the browser. On https it is a `__Host-` cookie, which no sibling domain can plant. */
+/** Binds a login form to the browser (the password's and the second step's). On https it is a `__Host-` cookie, which no sibling domain can plant. */
 export const browserCookie = (secure: boolean) => secure ? "__Host-acs_browser" : "acs_browser";
 /** Names a browser that signed in before, so that its failed logins count apart (see domain/devices.ts). */
-const deviceCookie = (secure: boolean) => secure ? "__Host-acs_device" : "acs_device";
+export const deviceCookie = (secure: boolean) => secure ? "__Host-acs_device" : "acs_device";
 /** Both cookies are sent only to /authorize, except that a `__Host-` cookie must have Path=/. */
 export const cookieOptions = (secure: boolean, maxAge: number) =>
   ({ httpOnly: true, sameSite: "Lax", secure, path: secure ? "/" : "/authorize", maxAge }) as const;
 /** A login form is a few fields; anything larger is refused before it is read. */
-const LOGIN_FORM_LIMIT = 16 * 1024;
+export const LOGIN_FORM_LIMIT = 16 * 1024;
 const INVALID = "Invalid email or password.";
 
 /** Security headers of every login and error page; `form-action` must allow the redirect's origin too. */
@@ -58,7 +60,8 @@ export function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: str
   }
   c.header(
     "Content-Security-Policy",
-    `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self'; form-action ${formAction}; ` +
+    `default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'nonce-${nonce}'; img-src 'self'; ` +
+      `form-action ${formAction}; ` +
       "frame-ancestors 'none'; base-uri 'none'",
   );
   c.header("X-Frame-Options", "DENY");
@@ -148,7 +151,7 @@ export function registerAuthorizeRoutes(app: App) {
       // OpenID requests: a browser signed in to the project gets its code without the form.
       const sso = getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
       const silent = await signInSilently(sql, valid, sso, ssoSettings(c), requestInfo(c));
-      if (silent) {
+      if (typeof silent === "string") {
         c.header("Cache-Control", "no-store");
         return c.redirect(silent, 302);
       }
@@ -156,6 +159,23 @@ export function registerAuthorizeRoutes(app: App) {
       if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) browser = newSecret();
       setCookie(c, cookieName, browser, cookieOptions(secure, 86_400));
       const { requestId, csrf } = await startLogin(sql, valid, browser, requestInfo(c));
+      if (silent !== null) {
+        // Step-up (acr_values, max_age): the browser's user confirms with their second factor.
+        const nonce = newNonce();
+        pageHeaders(c, nonce, valid.redirectUri);
+        return await showSecondStep(c, {
+          nonce,
+          req: {
+            id: requestId,
+            project_id: valid.client.project_id,
+            project_name: valid.client.project_name,
+          },
+          csrf,
+          userId: silent.stepUp.userId,
+          step: "code",
+          amr: silent.stepUp.amr,
+        });
+      }
       const providers = await loginButtons(sql, valid.client.project_id);
       const nonce = newNonce();
       pageHeaders(c, nonce, valid.redirectUri);
@@ -250,6 +270,16 @@ export function registerAuthorizeRoutes(app: App) {
           403,
         );
       }
+      // A second factor (its code, or enrolling one) before any code is issued.
+      if (signedIn.secondStep !== "none") {
+        return await showSecondStep(c, {
+          nonce,
+          req,
+          csrf: form.csrf,
+          userId: signedIn.userId,
+          step: signedIn.secondStep,
+        });
+      }
       const sso = ssoCookie(config.publicUrl);
       const done = await completeLogin(
         sql,
@@ -258,6 +288,8 @@ export function registerAuthorizeRoutes(app: App) {
         getCookie(c, sso.name),
         ssoSettings(c),
         requestInfo(c),
+        null,
+        AMR_PASSWORD,
       );
       if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
       return c.redirect(done.location, 303);
@@ -298,10 +330,16 @@ export function registerAuthorizeRoutes(app: App) {
             "session: `error=login_required`). Other values: `invalid_request`.",
         }),
         max_age: z.string().optional().openapi({
-          description: "Seconds: an older login shows the form again (`invalid_request` unless a " +
-            "non-negative integer)",
+          description: "Seconds: an older login shows the form again, or for a user with a second factor " +
+            "asks only for its code (`invalid_request` unless a non-negative integer)",
         }),
         login_hint: z.string().optional().openapi({ description: "Pre-fills the email field" }),
+        acr_values: z.string().optional().openapi({
+          description:
+            "`2` asks for a second factor: a signed-in user with one gives its code again (step-up), " +
+            "one without enrols after the password; the ID token's `acr` says what was reached (`1` or `2`). " +
+            "Ignored by a project whose `mfa` policy is `off`.",
+        }),
       }),
     },
     responses: {
@@ -338,6 +376,11 @@ export function registerAuthorizeRoutes(app: App) {
       },
     },
     responses: {
+      200: {
+        description:
+          "A right password of a user with a second factor: the page asking for its code, posted " +
+          "to `/authorize/mfa`",
+      },
       303: { description: "Success: to `redirect_uri` with `code`, `state` and `iss`" },
       400: {
         description: "The page again with a generic error, or an error page",

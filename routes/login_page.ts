@@ -1,5 +1,5 @@
 /** The server-rendered login and error pages: no script, no third-party asset, escaped by `html`. */
-import { html } from "hono/html";
+import { html, raw } from "hono/html";
 
 const STYLE = `
   :root { color-scheme: light dark; font-family: system-ui, sans-serif; }
@@ -18,6 +18,15 @@ const STYLE = `
   a.provider { display: block; margin-top: .5rem; padding: .7rem; border: 1px solid GrayText; border-radius: .4rem;
                text-align: center; color: CanvasText; text-decoration: none; font-weight: 600; overflow-wrap: anywhere; }
   a.provider:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
+  button.secondary { background: transparent; color: CanvasText; border: 1px solid GrayText; }
+  .passkey { margin-top: 1rem; }
+  .passkey button { margin-top: .5rem; }
+  .field-error { margin: .35rem 0 0; color: #9b1c1c; font-weight: 600; }
+  input[aria-invalid="true"] { border-color: #9b1c1c; border-width: 2px; }
+  .hint { margin: .35rem 0 0; font-size: .9rem; }
+  .qr { display: block; margin: 1rem auto; text-align: center; }
+  code.key { display: block; padding: .6rem; border: 1px dashed GrayText; border-radius: .4rem; overflow-wrap: anywhere; }
+  ol.codes { columns: 2; font-family: ui-monospace, monospace; padding-left: 1.5rem; }
   .error { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #fde8e8; color: #9b1c1c; }
   .field-error { margin: .35rem 0 0; color: #c81e1e; font-size: .9rem; }
   @media (prefers-color-scheme: dark) { .field-error { color: #f98080; } }
@@ -26,8 +35,35 @@ const STYLE = `
   a { color: LinkText; }
 `;
 
-/** The document around every page: no script, one nonce'd style sheet, no referrer. */
-export function layout(p: { nonce: string; title: string }, body: ReturnType<typeof html>) {
+/**
+ * The passkey button of a page: hidden until /passkey.js (this origin's only script) finds WebAuthn, then it asks
+ * `options` for a challenge and sends the browser's answer to `verify`.
+ */
+export function passkeyBlock(p: {
+  label: string;
+  options: string;
+  verify: string;
+  requestId?: string;
+  csrf: string;
+  project?: string;
+  register?: boolean;
+}) {
+  return html`
+    <div id="passkey" class="passkey" hidden data-options="${p.options}" data-verify="${p.verify}"
+      data-csrf="${p.csrf}" ${p.requestId ? html`data-request-id="${p.requestId}"` : ""}
+      ${p.project ? html`data-project="${p.project}"` : ""} ${p.register ? html`data-mode="register"` : ""}>
+      <button type="button" class="secondary">${p.label}</button>
+      <p class="field-error" id="passkey-error" role="alert" hidden></p>
+    </div>
+    <script src="/passkey.js" defer></script>
+  `;
+}
+
+/** The document around every page: no inline script, one nonce'd style sheet, no referrer. */
+export function layout(
+  p: { nonce: string; title: string; wide?: boolean; extraStyle?: string },
+  body: ReturnType<typeof html>,
+) {
   return html`
     <!doctype html>
     <html lang="en">
@@ -37,10 +73,10 @@ export function layout(p: { nonce: string; title: string }, body: ReturnType<typ
         <meta name="referrer" content="no-referrer">
         <title>${p.title}</title>
         <link rel="icon" href="/favicon.svg" type="image/svg+xml">
-        <style nonce="${p.nonce}">${STYLE}</style>
+        <style nonce="${p.nonce}">${STYLE}${p.extraStyle ?? ""}</style>
       </head>
       <body>
-        <main>
+        <main ${p.wide ? html`class="wide"` : ""}>
           ${body}
         </main>
       </body>
@@ -92,6 +128,13 @@ export function loginPage(p: {
         <button type="submit">Sign in</button>
       </form>
       ${p.resetUrl ? html`<p class="aside"><a href="${p.resetUrl}">Forgot your password?</a></p>` : ""}
+      ${passkeyBlock({
+        label: "Sign in with a passkey",
+        options: `${p.action}/passkey/options`,
+        verify: `${p.action}/passkey`,
+        requestId: p.requestId,
+        csrf: p.csrf,
+      })}
       ${p.providers && p.providers.length > 0
         ? html`<nav class="providers" aria-label="Other ways to sign in">
           <p>or</p>
@@ -104,6 +147,107 @@ export function loginPage(p: {
         }
         </nav>`
         : ""}
+    `,
+  );
+}
+
+/**
+ * The second step of a login: a code of the user's authenticator app, or one of their recovery codes. The form
+ * carries the same request and CSRF token as the password's; its error sits under the field.
+ */
+export function secondFactorPage(p: {
+  nonce: string;
+  action: string;
+  projectName: string;
+  requestId: string;
+  csrf: string;
+  error?: string;
+}) {
+  return layout(
+    { nonce: p.nonce, title: `Verify it is you: ${p.projectName}` },
+    html`
+      <h1>Verify it is you</h1>
+      <p class="lead">to continue to <strong>${p.projectName}</strong></p>
+      <form method="post" action="${p.action}">
+        <input type="hidden" name="request_id" value="${p.requestId}">
+        <input type="hidden" name="csrf" value="${p.csrf}">
+        <label for="code">Authentication code</label>
+        <input id="code" name="code" type="text" autocomplete="one-time-code" required maxlength="40"
+          autocapitalize="none" spellcheck="false" aria-describedby="code-hint${p.error ? " code-error" : ""}"
+          ${p.error ? html`aria-invalid="true"` : ""} autofocus>
+        <p class="hint" id="code-hint">The 6-digit code from your authenticator app, or one of your recovery codes.</p>
+        ${p.error ? html`<p class="field-error" id="code-error" role="alert">${p.error}</p>` : ""}
+        <button type="submit">Verify</button>
+      </form>
+      ${passkeyBlock({
+        label: "Use a passkey",
+        options: p.action.replace(/\/mfa$/, "/passkey/options"),
+        verify: p.action.replace(/\/mfa$/, "/passkey"),
+        requestId: p.requestId,
+        csrf: p.csrf,
+      })}
+    `,
+  );
+}
+
+/**
+ * A project that requires a second factor, for a user without one: right after the password, the QR code and
+ * the key of a new authenticator, and the field for its first code (posted to /authorize/mfa).
+ */
+export function enrolInLoginPage(p: {
+  nonce: string;
+  action: string;
+  projectName: string;
+  requestId: string;
+  csrf: string;
+  qrSvg: string;
+  secret: string;
+  error?: string;
+}) {
+  return layout(
+    { nonce: p.nonce, title: `Set up two-step verification: ${p.projectName}` },
+    html`
+      <h1>Set up two-step verification</h1>
+      <p class="lead"><strong>${p
+        .projectName}</strong> asks for a code from an authenticator app at each sign-in.
+        Scan this code with the app (Google Authenticator, 1Password, Aegis, …):</p>
+      <div class="qr">${raw(p.qrSvg)}</div>
+      <p>Or type this key into the app:</p>
+      <code class="key" id="secret">${p.secret.match(/.{1,4}/g)!.join(" ")}</code>
+      <form method="post" action="${p.action}">
+        <input type="hidden" name="request_id" value="${p.requestId}">
+        <input type="hidden" name="csrf" value="${p.csrf}">
+        <label for="code">The 6-digit code the app shows</label>
+        <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required
+          maxlength="6" ${p.error ? html`aria-invalid="true" aria-describedby="code-error"` : ""} autofocus>
+        ${p.error ? html`<p class="field-error" id="code-error" role="alert">${p.error}</p>` : ""}
+        <button type="submit">Turn on and continue</button>
+      </form>
+    `,
+  );
+}
+
+/** After the enrolment at sign-in: the recovery codes, shown once, and the button that goes on. */
+export function loginRecoveryCodesPage(p: {
+  nonce: string;
+  action: string;
+  requestId: string;
+  csrf: string;
+  codes: string[];
+}) {
+  return layout(
+    { nonce: p.nonce, title: "Your recovery codes" },
+    html`
+      <h1>Your recovery codes</h1>
+      <p class="lead">Keep these somewhere safe. Each works once, in place of the app's code, if you lose your
+        phone. They are shown only now.</p>
+      <ol class="codes" id="recovery-codes">${p.codes.map((c) => html`<li><code>${c}</code></li>`)}</ol>
+      <form method="post" action="${p.action}">
+        <input type="hidden" name="request_id" value="${p.requestId}">
+        <input type="hidden" name="csrf" value="${p.csrf}">
+        <input type="hidden" name="continue" value="1">
+        <button type="submit">I have saved them: continue</button>
+      </form>
     `,
   );
 }

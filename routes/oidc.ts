@@ -1,4 +1,5 @@
 /** OpenID Connect: the provider's configuration and userinfo (Bearer, RFC 6750). */
+import { ACR_MULTI, ACR_SINGLE } from "../domain/mfa.ts";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { BearerError, userInfo } from "../domain/oidc.ts";
@@ -91,6 +92,7 @@ export function registerOidcRoutes(app: App) {
       claims_supported: [...CLAIMS_SUPPORTED],
       subject_types_supported: ["public"],
       prompt_values_supported: ["none", "login"],
+      acr_values_supported: [ACR_SINGLE, ACR_MULTI],
       claims_parameter_supported: false,
       request_parameter_supported: false,
       request_uri_parameter_supported: false,

@@ -46,6 +46,7 @@ const PUBLIC_OPERATIONS = [
   "startFederatedLogin",
   "submitLogin",
   "submitLogout",
+  "submitSecondFactor",
 ];
 
 function documentOperations(): (DocOp & { method: string; path: string })[] {
@@ -91,10 +92,15 @@ test("every operation is public by name or states its permission and scope in th
   }
   const names = (scope: Scope) => byScope(scope).map((o) => o.operationId).sort();
   assert.deepEqual(names("token"), [
+    "confirmTotpEnrolment",
+    "getCurrentSecondFactors",
     "getCurrentUser",
     "listCurrentUserIdentities",
     "listCurrentUserSessions",
+    "regenerateRecoveryCodes",
+    "removeCurrentTotp",
     "revokeCurrentUserSession",
+    "startTotpEnrolment",
     "unlinkCurrentUserIdentity",
     "updateCurrentUser",
   ]);
@@ -107,7 +113,7 @@ test("every operation is public by name or states its permission and scope in th
     "searchResources",
     "searchSubjects",
   ]);
-  assert.equal(byScope("own").length, 55, names("own").join(", "));
+  assert.equal(byScope("own").length, 58, names("own").join(", "));
 });
 
 test("the permissions an operation checks beyond the gate's are published with it", () => {

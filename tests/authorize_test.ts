@@ -49,7 +49,12 @@ test("GET /authorize shows the login page with its security headers", async () =
   assert.match(page.html, /<input id="password" name="password" type="password"/);
   assert.match(page.html, /<label for="email">/);
   assert.match(page.html, new RegExp(p.project.name));
-  assert.doesNotMatch(page.html, /<script|https?:\/\/(?!127\.0\.0\.1)/, "no script, no third-party asset");
+  // The only script is the service's own passkey script, loaded from this origin (no inline script).
+  assert.doesNotMatch(
+    page.html,
+    /<script(?! src="\/passkey\.js" defer><\/script>)|https?:\/\/(?!127\.0\.0\.1)/,
+    "no inline script, no third-party asset",
+  );
   assert.match(page.requestId, /^[A-Za-z0-9_-]{43}$/);
   assert.match(page.csrf, /^[A-Za-z0-9_-]{43}$/);
 });

@@ -69,7 +69,7 @@ test(
       // A wrong password first: the page comes back with the generic message, announced as an alert.
       await page.getByLabel("Email").fill("ada@example.com");
       await page.getByLabel("Password").fill("wrong password");
-      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("button", { name: "Sign in", exact: true }).click();
       assert.equal((await page.getByRole("alert").textContent())?.trim(), "Invalid email or password.");
       // Then by keyboard only: the email field keeps its value, Tab to the password, Enter submits.
       assert.equal(await page.getByLabel("Email").inputValue(), "ada@example.com");
@@ -116,7 +116,7 @@ test("the login page is usable on a phone-sized screen", async () => {
       const locator of [
         page.getByLabel("Email"),
         page.getByLabel("Password"),
-        page.getByRole("button", { name: "Sign in" }),
+        page.getByRole("button", { name: "Sign in", exact: true }),
       ]
     ) {
       const box = (await locator.boundingBox())!;

@@ -10,3 +10,5 @@ export * as oidc from "npm:openid-client@6.9.0";
 export { Ajv2020, type ErrorObject, type ValidateFunction } from "npm:ajv@8.20.0/dist/2020.js";
 /** ajv-formats, a CommonJS module: its types name the plugin `default`, its runtime has it both ways. */
 export { default as ajvFormats } from "npm:ajv-formats@3.0.1";
+/** A QR decoder: the account page's QR code, read back from its pixels, must carry the key shown beside it. */
+export { default as decodeQR } from "npm:@paulmillr/qr@0.3.0/decode.js";

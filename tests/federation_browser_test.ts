@@ -89,7 +89,7 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 700 
         await page.getByLabel("Password").fill(up.password);
         await Promise.all([
           page.waitForURL((u) => u.href.startsWith(app), { timeout: 15_000 }),
-          page.getByRole("button", { name: "Sign in" }).click(),
+          page.getByRole("button", { name: "Sign in", exact: true }).click(),
         ]);
         assert.equal(await page.textContent("h1"), "App");
         const claims = claimsOf((await redeemAt(d, page.url(), first.verifier, app)).id_token);

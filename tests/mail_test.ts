@@ -19,6 +19,7 @@ import {
   userAt,
 } from "./mail_support.ts";
 import { linkIn } from "./smtp_catcher.ts";
+import { totp } from "./mfa_support.ts";
 
 let shared: ReturnType<typeof mailService> | undefined;
 const service = () => (shared ??= mailService());
@@ -374,4 +375,57 @@ test("admin mail operations: users:update, and covering the user (403 otherwise)
 
 globalThis.addEventListener("unload", () => {
   shared?.then((s) => s.close()).catch(() => {});
+});
+
+test("a reset link proves the mailbox, not a second factor: a user with one is not signed in by it", async () => {
+  const s = await service();
+  const p = await projectAt(s.url);
+  const email = newEmail();
+  await userAt(p, { email, password: PASSWORD });
+  // Sign in, then enrol an authenticator.
+  const jar0 = new Jar(s.url);
+  const first = await openLogin(jar0, p.clientId);
+  const signedIn = await jar0.post("/authorize", { ...hiddenFields(first.html), email, password: PASSWORD });
+  assert.equal(signedIn.status, 303);
+  const { access_token } = await exchangeCodeAt(
+    s.url,
+    p.clientId,
+    new URL(signedIn.headers.get("location")!).searchParams.get("code")!,
+    first.verifier,
+  );
+  const started = await api(s.url, access_token, "POST", "/api/v1/users/current/totp", {
+    current_password: PASSWORD,
+  });
+  assert.equal(started.status, 200);
+  const { secret } = await started.json();
+  const confirmed = await api(s.url, access_token, "POST", "/api/v1/users/current/totp/confirm", {
+    code: await totp(secret),
+  });
+  assert.equal(confirmed.status, 200);
+  await confirmed.body?.cancel();
+
+  // The reset, from a login page: the password is set, but neither a code nor a session comes of it.
+  const jar = new Jar(s.url);
+  const login = await openLogin(jar, p.clientId);
+  assert.equal((await askReset(jar, login.html, email)).status, 200);
+  const form = await jar.get(linkIn(await s.catcher.mailTo(email)));
+  const formHtml = await form.text();
+  const done = await jar.post("/authorize/password", {
+    ...hiddenFields(formHtml),
+    password: "a new password 456",
+  });
+  assert.equal(done.status, 200);
+  assert.equal(done.headers.get("location"), null);
+  assert.doesNotMatch(done.headers.get("set-cookie") ?? "", /sso/i, "no single sign-on session");
+  assert.match(await done.text(), /sign in with your new password and your second factor/);
+  // The new password still asks for the code.
+  const again = await openLogin(jar, p.clientId);
+  assert.match(again.html, /<form method="post"/, "the login form, no silent sign-in");
+  const step = await jar.post("/authorize", {
+    ...hiddenFields(again.html),
+    email,
+    password: "a new password 456",
+  });
+  assert.equal(step.status, 200);
+  assert.match(await step.text(), /name="code"/);
 });

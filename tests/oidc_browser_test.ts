@@ -73,7 +73,7 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 360, height: 640 
         await page.getByLabel("Password").fill(p.password);
         await Promise.all([
           page.waitForURL((u) => u.href.startsWith(`${app}/callback`)),
-          page.getByRole("button", { name: "Sign in" }).click(),
+          page.getByRole("button", { name: "Sign in", exact: true }).click(),
         ]);
       };
 
@@ -123,7 +123,7 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 360, height: 640 
 
         // And the form again without prompt, fully in view.
         await page.goto(await authorize(p.clientId));
-        const box = (await page.getByRole("button", { name: "Sign in" }).boundingBox())!;
+        const box = (await page.getByRole("button", { name: "Sign in", exact: true }).boundingBox())!;
         assert.ok(box.x >= 0 && box.x + box.width <= viewport.width, JSON.stringify(box));
 
         // Signed in again, a logout without an ID token asks first; confirmed, it goes to the registered page.

@@ -36,6 +36,7 @@ test("POST /api/v1/projects creates a project with its admin client, shown once"
     "id",
     "is_active",
     "is_system",
+    "mfa",
     "name",
     "post_logout_redirect_uris",
     "redirect_uris",

@@ -5,6 +5,7 @@ import { loadConfig } from "../config.ts";
 import { parseBasicCredentials } from "../routes/client_auth.ts";
 import { urlencodedText } from "../routes/middleware.ts";
 import { AppError } from "../domain/errors.ts";
+import { base32Decode, base32Encode, hotp, matchingStep, stepOf } from "../domain/totp.ts";
 import { test } from "./helpers.ts";
 
 test("Basic credentials are base64, then form-urldecoded (RFC 6749 §2.3.1)", () => {
@@ -236,4 +237,24 @@ test("form bodies parse as the Fetch standard parses them (Response.formData), b
     const actual = [...new URLSearchParams(urlencodedText(bytes))];
     assert.deepEqual(actual, expected, new TextDecoder().decode(bytes));
   }
+});
+
+test("TOTP matches RFC 6238's SHA-1 test vectors, within one step either side, and base32 round-trips", () => {
+  const secret = base32Encode(new TextEncoder().encode("12345678901234567890"));
+  assert.equal(secret, "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ");
+  assert.deepEqual(base32Decode(secret), new TextEncoder().encode("12345678901234567890"));
+  // Appendix B, truncated to 6 digits (the last six of the 8-digit values).
+  const vectors: [number, string][] = [[59, "287082"], [1111111109, "081804"], [1234567890, "005924"], [
+    2000000000,
+    "279037",
+  ], [20000000000, "353130"]];
+  for (const [t, code] of vectors) {
+    assert.equal(hotp(base32Decode(secret), stepOf(t * 1000)), code, `T=${t}`);
+    assert.equal(matchingStep(secret, code, t * 1000), stepOf(t * 1000));
+    assert.equal(matchingStep(secret, code, (t + 30) * 1000), stepOf(t * 1000), "one step later");
+    assert.equal(matchingStep(secret, code, (t - 30) * 1000), stepOf(t * 1000), "one step earlier");
+    assert.equal(matchingStep(secret, code, (t + 90) * 1000), null, "three steps later");
+  }
+  assert.equal(matchingStep(secret, "28708", 59_000), null);
+  assert.equal(matchingStep(secret, "2870820", 59_000), null);
 });

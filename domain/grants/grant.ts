@@ -17,6 +17,7 @@ export type SessionLogin = {
   sso_session_id: string | null;
   ip?: string | null;
   user_agent?: string | null;
+  amr?: string[] | null;
 };
 
 export type GrantSettings = {
@@ -82,6 +83,7 @@ export async function issueUserTokens(
       sso_session_id: s.login.sso_session_id,
       ip: s.login.ip ?? null,
       user_agent: s.login.user_agent ?? null,
+      amr: s.login.amr ?? null,
     })
     : await insertRefreshToken(tx, {
       project_id: s.projectId,

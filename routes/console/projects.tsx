@@ -35,6 +35,7 @@ export async function scopeOf(k: Console, projectId: string): Promise<Scope> {
     description: null,
     redirect_uris: [],
     post_logout_redirect_uris: [],
+    mfa: "optional",
     is_active: true,
     require_verified_email: false,
     is_system: projectId === SYSTEM_PROJECT_ID,

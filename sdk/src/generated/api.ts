@@ -4146,12 +4146,13 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 		 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 		 * @param {string} [nonce] <p>Echoed in the ID token</p>
 		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
-		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again (<code>invalid_request</code> unless a non-negative integer)</p>
+		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 		 * @param {string} [loginHint] <p>Pre-fills the email field</p>
+		 * @param {string} [acrValues] <p><code>2</code> asks for a second factor: a signed-in user with one gives its code again (step-up), one without enrols after the password; the ID token&#39;s <code>acr</code> says what was reached (<code>1</code> or <code>2</code>). Ignored by a project whose <code>mfa</code> policy is <code>off</code>.</p>
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, options: RequestInit = {}): FetchArgs {
+		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options: RequestInit = {}): FetchArgs {
 			// verify required parameter 'clientId' is not null or undefined
 			if (clientId === null || clientId === undefined) {
 				throw new RequiredError('clientId', 'Required parameter clientId was null or undefined when calling authorize.');
@@ -4223,6 +4224,10 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 
 			if (loginHint !== undefined) {
 				localVarQueryParameter.append('login_hint', String(loginHint));
+			}
+
+			if (acrValues !== undefined) {
+				localVarQueryParameter.append('acr_values', String(acrValues));
 			}
 
 			localVarRequestOptions.headers = localVarHeaderParameter;
@@ -4488,6 +4493,53 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 				options: localVarRequestOptions,
 			};
 		},
+		/**
+		 * <p>Posted by the page shown after a right password to a user with an authenticator: a 6-digit TOTP code (RFC 6238; each good once) or one of the user&#39;s recovery codes (each good once). A wrong, spent or expired code answers the page again with the field&#39;s error; repeated failures answer 429 with <code>Retry-After</code> (never a lockout). ID tokens then say <code>amr: [&quot;pwd&quot;, &quot;otp&quot;, &quot;mfa&quot;]</code> and <code>acr: &quot;2&quot;</code>.</p>
+		 * @summary Submit the second step of a login
+		 * @param {Api.SubmitSecondFactorRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitSecondFactor(request: Api.SubmitSecondFactorRequest | undefined, options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/authorize/mfa`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarHeaderParameter.set('Content-Type', 'application/x-www-form-urlencoded');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				const localVarFormParams = new URLSearchParams();
+				if (request["code"] !== undefined) {
+					localVarFormParams.append('code', String(request["code"]));
+				}
+				if (request["continue"] !== undefined) {
+					localVarFormParams.append('continue', String(request["continue"]));
+				}
+				if (request["request_id"] !== undefined) {
+					localVarFormParams.append('request_id', String(request["request_id"]));
+				}
+				if (request["csrf"] !== undefined) {
+					localVarFormParams.append('csrf', String(request["csrf"]));
+				}
+				localVarRequestOptions.body = localVarFormParams;
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
 	}
 };
 
@@ -4509,13 +4561,14 @@ export const LoginApiFp = function(configuration?: Configuration) {
 		 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 		 * @param {string} [nonce] <p>Echoed in the ID token</p>
 		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
-		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again (<code>invalid_request</code> unless a non-negative integer)</p>
+		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 		 * @param {string} [loginHint] <p>Pre-fills the email field</p>
+		 * @param {string} [acrValues] <p><code>2</code> asks for a second factor: a signed-in user with one gives its code again (step-up), one without enrols after the password; the ID token&#39;s <code>acr</code> says what was reached (<code>1</code> or <code>2</code>). Ignored by a project whose <code>mfa</code> policy is <code>off</code>.</p>
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
-			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, prompt, maxAge, loginHint, options);
+		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, prompt, maxAge, loginHint, acrValues, options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
 					const contentType = response.headers.get('Content-Type');
@@ -4635,6 +4688,9 @@ export const LoginApiFp = function(configuration?: Configuration) {
 					const contentType = response.headers.get('Content-Type');
 					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
 
+					if (response.status === 200) {
+						return response;
+					}
 					if (response.status === 303) {
 						return response;
 					}
@@ -4681,6 +4737,39 @@ export const LoginApiFp = function(configuration?: Configuration) {
 				});
 			};
 		},
+		/**
+		 * <p>Posted by the page shown after a right password to a user with an authenticator: a 6-digit TOTP code (RFC 6238; each good once) or one of the user&#39;s recovery codes (each good once). A wrong, spent or expired code answers the page again with the field&#39;s error; repeated failures answer 429 with <code>Retry-After</code> (never a lockout). ID tokens then say <code>amr: [&quot;pwd&quot;, &quot;otp&quot;, &quot;mfa&quot;]</code> and <code>acr: &quot;2&quot;</code>.</p>
+		 * @summary Submit the second step of a login
+		 * @param {Api.SubmitSecondFactorRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitSecondFactor(request: Api.SubmitSecondFactorRequest | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).submitSecondFactor(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					if (response.status === 303) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 413) {
+						return response;
+					}
+					if (response.status === 429) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
 	}
 };
 
@@ -4711,13 +4800,14 @@ export class LoginApi extends BaseAPI {
 	 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 	 * @param {string} [nonce] <p>Echoed in the ID token</p>
 	 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
-	 * @param {string} [maxAge] <p>Seconds: an older login shows the form again (<code>invalid_request</code> unless a non-negative integer)</p>
+	 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 	 * @param {string} [loginHint] <p>Pre-fills the email field</p>
+	 * @param {string} [acrValues] <p><code>2</code> asks for a second factor: a signed-in user with one gives its code again (step-up), one without enrols after the password; the ID token&#39;s <code>acr</code> says what was reached (<code>1</code> or <code>2</code>). Ignored by a project whose <code>mfa</code> policy is <code>off</code>.</p>
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
 	 */
-	public authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, options?: RequestInit) {
-		return LoginApiFp(this.configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, prompt, maxAge, loginHint, options)(this.fetch, this.basePath);
+	public authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, prompt, maxAge, loginHint, acrValues, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -4782,6 +4872,17 @@ export class LoginApi extends BaseAPI {
 	 */
 	public submitLogout(request: Api.SubmitLogoutRequest | undefined, options?: RequestInit) {
 		return LoginApiFp(this.configuration).submitLogout(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Posted by the page shown after a right password to a user with an authenticator: a 6-digit TOTP code (RFC 6238; each good once) or one of the user&#39;s recovery codes (each good once). A wrong, spent or expired code answers the page again with the field&#39;s error; repeated failures answer 429 with <code>Retry-After</code> (never a lockout). ID tokens then say <code>amr: [&quot;pwd&quot;, &quot;otp&quot;, &quot;mfa&quot;]</code> and <code>acr: &quot;2&quot;</code>.</p>
+	 * @summary Submit the second step of a login
+	 * @param {Api.SubmitSecondFactorRequest} [request]
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public submitSecondFactor(request: Api.SubmitSecondFactorRequest | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).submitSecondFactor(request, options)(this.fetch, this.basePath);
 	}
 
 }
@@ -7748,6 +7849,1041 @@ export class RolesApi extends BaseAPI {
 	 */
 	public updateRole(projectId: string, roleId: string, request: Api.UpdateRoleRequest, options?: RequestInit) {
 		return RolesApiFp(this.configuration).updateRole(projectId, roleId, request, options)(this.fetch, this.basePath);
+	}
+
+}
+/**
+ * SecondFactorsApi - fetch parameter creator
+ * @export
+ */
+export const SecondFactorsApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs only a valid token, and no permission. A code of the new key (within one 30-second step either side) completes the enrolment: from now on a sign-in asks for a code after the password. Answers ten recovery codes, once. A wrong code: 400 <code>invalid_params</code> on <code>code</code>.</p>
+		 * @summary Confirm the authenticator with its current code
+		 * @param {Api.ConfirmTotpRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		confirmTotpEnrolment(request: Api.ConfirmTotpRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling confirmTotpEnrolment.');
+			}
+			let localVarPath = `/api/v1/users/current/totp/confirm`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token: whether an authenticator is enrolled, and how many recovery codes are left.</p>
+		 * @summary The current user's second factors
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getCurrentSecondFactors(options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/api/v1/users/current/second-factors`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>. Whether the user has an authenticator, since when, and how many recovery codes are left (never the key or the codes).</p>
+		 * @summary A user's second factors
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getUserSecondFactors(projectId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getUserSecondFactors.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling getUserSecondFactors.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/second-factors`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * @summary Replace the recovery codes
+		 * @param {Api.CurrentPasswordRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		regenerateRecoveryCodes(request: Api.CurrentPasswordRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling regenerateRecoveryCodes.');
+			}
+			let localVarPath = `/api/v1/users/current/recovery-codes`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * @summary Remove the authenticator
+		 * @param {Api.CurrentPasswordRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		removeCurrentTotp(request: Api.CurrentPasswordRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling removeCurrentTotp.');
+			}
+			let localVarPath = `/api/v1/users/current/totp`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. For a lost or stolen device: the passkey (its <code>id</code> in the user&#39;s second factors) no longer signs in (<code>passkey.removed</code>). The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @summary Remove one of a user's passkeys
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {string} credentialId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		removeUserPasskey(projectId: string, userId: string, credentialId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling removeUserPasskey.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling removeUserPasskey.');
+			}
+			// verify required parameter 'credentialId' is not null or undefined
+			if (credentialId === null || credentialId === undefined) {
+				throw new RequiredError('credentialId', 'Required parameter credentialId was null or undefined when calling removeUserPasskey.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/second-factors/passkeys/{credential_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)))
+				.replace('{credential_id}', encodeURIPathSegment(String(credentialId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors.</p>
+		 * @summary Remove a user's authenticator
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		removeUserTotp(projectId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling removeUserTotp.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling removeUserTotp.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/second-factors/totp`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * @summary Start enrolling an authenticator app
+		 * @param {Api.CurrentPasswordRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		startTotpEnrolment(request: Api.CurrentPasswordRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling startTotpEnrolment.');
+			}
+			let localVarPath = `/api/v1/users/current/totp`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * SecondFactorsApi - functional programming interface
+ * @export
+ */
+export const SecondFactorsApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs only a valid token, and no permission. A code of the new key (within one 30-second step either side) completes the enrolment: from now on a sign-in asks for a code after the password. Answers ten recovery codes, once. A wrong code: 400 <code>invalid_params</code> on <code>code</code>.</p>
+		 * @summary Confirm the authenticator with its current code
+		 * @param {Api.ConfirmTotpRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		confirmTotpEnrolment(request: Api.ConfirmTotpRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.RecoveryCodes> {
+			const localVarFetchArgs = SecondFactorsApiFetchParamCreator(configuration).confirmTotpEnrolment(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token: whether an authenticator is enrolled, and how many recovery codes are left.</p>
+		 * @summary The current user's second factors
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getCurrentSecondFactors(options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.SecondFactors> {
+			const localVarFetchArgs = SecondFactorsApiFetchParamCreator(configuration).getCurrentSecondFactors(options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>. Whether the user has an authenticator, since when, and how many recovery codes are left (never the key or the codes).</p>
+		 * @summary A user's second factors
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getUserSecondFactors(projectId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.SecondFactors> {
+			const localVarFetchArgs = SecondFactorsApiFetchParamCreator(configuration).getUserSecondFactors(projectId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * @summary Replace the recovery codes
+		 * @param {Api.CurrentPasswordRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		regenerateRecoveryCodes(request: Api.CurrentPasswordRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.RecoveryCodes> {
+			const localVarFetchArgs = SecondFactorsApiFetchParamCreator(configuration).regenerateRecoveryCodes(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 429) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * @summary Remove the authenticator
+		 * @param {Api.CurrentPasswordRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		removeCurrentTotp(request: Api.CurrentPasswordRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = SecondFactorsApiFetchParamCreator(configuration).removeCurrentTotp(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 429) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. For a lost or stolen device: the passkey (its <code>id</code> in the user&#39;s second factors) no longer signs in (<code>passkey.removed</code>). The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @summary Remove one of a user's passkeys
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {string} credentialId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		removeUserPasskey(projectId: string, userId: string, credentialId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = SecondFactorsApiFetchParamCreator(configuration).removeUserPasskey(projectId, userId, credentialId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors.</p>
+		 * @summary Remove a user's authenticator
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		removeUserTotp(projectId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = SecondFactorsApiFetchParamCreator(configuration).removeUserTotp(projectId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * @summary Start enrolling an authenticator app
+		 * @param {Api.CurrentPasswordRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		startTotpEnrolment(request: Api.CurrentPasswordRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.TotpEnrolment> {
+			const localVarFetchArgs = SecondFactorsApiFetchParamCreator(configuration).startTotpEnrolment(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 429) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * SecondFactorsApi - factory interface
+ * @export
+ */
+export const SecondFactorsApiFactory: FactoryFunction<SecondFactorsApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new SecondFactorsApi(configuration, basePath, fetch);
+};
+
+/**
+ * SecondFactorsApi - object-oriented interface
+ * @export
+ * @class SecondFactorsApi
+ * @extends {BaseAPI}
+ */
+export class SecondFactorsApi extends BaseAPI {
+	/**
+	 * <p>Needs only a valid token, and no permission. A code of the new key (within one 30-second step either side) completes the enrolment: from now on a sign-in asks for a code after the password. Answers ten recovery codes, once. A wrong code: 400 <code>invalid_params</code> on <code>code</code>.</p>
+	 * @summary Confirm the authenticator with its current code
+	 * @param {Api.ConfirmTotpRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public confirmTotpEnrolment(request: Api.ConfirmTotpRequest, options?: RequestInit) {
+		return SecondFactorsApiFp(this.configuration).confirmTotpEnrolment(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs only a valid token, and no permission. A user&#39;s token: whether an authenticator is enrolled, and how many recovery codes are left.</p>
+	 * @summary The current user's second factors
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getCurrentSecondFactors(options?: RequestInit) {
+		return SecondFactorsApiFp(this.configuration).getCurrentSecondFactors(options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:read</code>. Whether the user has an authenticator, since when, and how many recovery codes are left (never the key or the codes).</p>
+	 * @summary A user's second factors
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getUserSecondFactors(projectId: string, userId: string, options?: RequestInit) {
+		return SecondFactorsApiFp(this.configuration).getUserSecondFactors(projectId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+	 * @summary Replace the recovery codes
+	 * @param {Api.CurrentPasswordRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public regenerateRecoveryCodes(request: Api.CurrentPasswordRequest, options?: RequestInit) {
+		return SecondFactorsApiFp(this.configuration).regenerateRecoveryCodes(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+	 * @summary Remove the authenticator
+	 * @param {Api.CurrentPasswordRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public removeCurrentTotp(request: Api.CurrentPasswordRequest, options?: RequestInit) {
+		return SecondFactorsApiFp(this.configuration).removeCurrentTotp(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. For a lost or stolen device: the passkey (its <code>id</code> in the user&#39;s second factors) no longer signs in (<code>passkey.removed</code>). The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise).</p>
+	 * @summary Remove one of a user's passkeys
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {string} credentialId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public removeUserPasskey(projectId: string, userId: string, credentialId: string, options?: RequestInit) {
+		return SecondFactorsApiFp(this.configuration).removeUserPasskey(projectId, userId, credentialId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors.</p>
+	 * @summary Remove a user's authenticator
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public removeUserTotp(projectId: string, userId: string, options?: RequestInit) {
+		return SecondFactorsApiFp(this.configuration).removeUserTotp(projectId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+	 * @summary Start enrolling an authenticator app
+	 * @param {Api.CurrentPasswordRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public startTotpEnrolment(request: Api.CurrentPasswordRequest, options?: RequestInit) {
+		return SecondFactorsApiFp(this.configuration).startTotpEnrolment(request, options)(this.fetch, this.basePath);
 	}
 
 }

@@ -293,7 +293,7 @@ export namespace Api {
 		'project_id': string;
 		'occurred_at': string;
 		/**
-		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); then asked for a second factor&#39;s code or to enrol one (<code>details.second_factor</code>: <code>code</code>, <code>enrol</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>mfa.enrolled</code>: A user added a second factor (<code>details.factor</code>: <code>totp</code>), with new recovery codes; <code>mfa.removed</code>: A second factor was removed, by its user or an admin (<code>details.factor</code>); <code>mfa.failed</code>: A second-step code was wrong, spent or expired, or refused while throttled (<code>details.reason</code>: <code>wrong_code</code>, <code>throttled</code>); <code>recovery_code.used</code>: A recovery code was spent at sign-in (<code>details.remaining</code>: how many are left); <code>recovery_codes.regenerated</code>: A user&#39;s recovery codes were replaced with ten new ones; <code>passkey.registered</code>: A user registered a passkey (<code>details.credential_id</code>, <code>details.name</code>, <code>details.backup_eligible</code>: a synced passkey); <code>passkey.removed</code>: A passkey was removed, by its user or an admin (<code>details.credential_id</code>); <code>passkey.refused</code>: A passkey registration or sign-in was refused (<code>details.reason</code>: <code>wrong_challenge</code>, <code>wrong_origin</code>, <code>wrong_rp_id</code>, <code>bad_signature</code>, <code>user_not_verified</code>, <code>counter_went_back</code> (a cloned authenticator), <code>unknown_credential</code>, <code>another_user</code>, …); <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 		 * @type {Api.AuditEventType}
 		 * @memberof AuditEvent
 		 */
@@ -386,7 +386,7 @@ export namespace Api {
 	}
 
 	/**
-	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created; <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>); then asked for a second factor&#39;s code or to enrol one (<code>details.second_factor</code>: <code>code</code>, <code>enrol</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>mfa.enrolled</code>: A user added a second factor (<code>details.factor</code>: <code>totp</code>), with new recovery codes; <code>mfa.removed</code>: A second factor was removed, by its user or an admin (<code>details.factor</code>); <code>mfa.failed</code>: A second-step code was wrong, spent or expired, or refused while throttled (<code>details.reason</code>: <code>wrong_code</code>, <code>throttled</code>); <code>recovery_code.used</code>: A recovery code was spent at sign-in (<code>details.remaining</code>: how many are left); <code>recovery_codes.regenerated</code>: A user&#39;s recovery codes were replaced with ten new ones; <code>passkey.registered</code>: A user registered a passkey (<code>details.credential_id</code>, <code>details.name</code>, <code>details.backup_eligible</code>: a synced passkey); <code>passkey.removed</code>: A passkey was removed, by its user or an admin (<code>details.credential_id</code>); <code>passkey.refused</code>: A passkey registration or sign-in was refused (<code>details.reason</code>: <code>wrong_challenge</code>, <code>wrong_origin</code>, <code>wrong_rp_id</code>, <code>bad_signature</code>, <code>user_not_verified</code>, <code>counter_went_back</code> (a cloned authenticator), <code>unknown_credential</code>, <code>another_user</code>, …); <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 	 */
 	export enum AuditEventType {
 		ProjectCreated = 'project.created',
@@ -431,6 +431,14 @@ export namespace Api {
 		LoginSucceeded = 'login.succeeded',
 		LoginFailed = 'login.failed',
 		LoginThrottled = 'login.throttled',
+		MfaEnrolled = 'mfa.enrolled',
+		MfaRemoved = 'mfa.removed',
+		MfaFailed = 'mfa.failed',
+		RecoveryCodeUsed = 'recovery_code.used',
+		RecoveryCodesRegenerated = 'recovery_codes.regenerated',
+		PasskeyRegistered = 'passkey.registered',
+		PasskeyRemoved = 'passkey.removed',
+		PasskeyRefused = 'passkey.refused',
 		ClientAuthFailed = 'client_auth.failed',
 		AuthorizationCodeReplayed = 'authorization_code.replayed',
 		RefreshTokenReuseDetected = 'refresh_token.reuse_detected',
@@ -735,6 +743,15 @@ export namespace Api {
 		'client_secret': string;
 	}
 
+	export interface ConfirmTotpRequest {
+		/**
+		 * @description <p>The app&#39;s current code</p>
+		 * @type {string}
+		 * @memberof ConfirmTotpRequest
+		 */
+		code: string;
+	}
+
 	export interface CreateClientRequest {
 		name: string;
 		/**
@@ -952,6 +969,12 @@ export namespace Api {
 		 */
 		'post_logout_redirect_uris'?: string[];
 		/**
+		 * @description <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Default <code>optional</code>.</p>
+		 * @type {Api.CreateProjectRequest.MfaEnum}
+		 * @memberof CreateProjectRequest
+		 */
+		mfa?: Api.CreateProjectRequest.MfaEnum;
+		/**
 		 * @description <p>Default true</p>
 		 * @type {boolean}
 		 * @memberof CreateProjectRequest
@@ -963,6 +986,22 @@ export namespace Api {
 		 * @memberof CreateProjectRequest
 		 */
 		'require_verified_email'?: boolean;
+	}
+
+	/**
+	 * @export
+	 * @namespace CreateProjectRequest
+	 */
+	export namespace CreateProjectRequest {
+		/**
+		 * <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Default <code>optional</code>.</p>
+		 */
+		export enum MfaEnum {
+			Off = 'off',
+			Optional = 'optional',
+			Required = 'required'
+		}
+
 	}
 
 	export interface CreateResourceRequest {
@@ -1094,6 +1133,15 @@ export namespace Api {
 		'is_active'?: boolean;
 	}
 
+	export interface CurrentPasswordRequest {
+		/**
+		 * @description <p>The user&#39;s password, required when the user has one: a token alone cannot change factors</p>
+		 * @type {string}
+		 * @memberof CurrentPasswordRequest
+		 */
+		'current_password'?: string;
+	}
+
 	export interface CurrentUser extends Api.User {
 		/**
 		 * @description <p>The user&#39;s <code>resource:permission</code> codes, evaluated now</p>
@@ -1187,6 +1235,10 @@ export namespace Api {
 			ClientNotDeletable = 'client_not_deletable',
 			IdentityAlreadyLinked = 'identity_already_linked',
 			LastSignInMethod = 'last_sign_in_method',
+			SecondFactorNotFound = 'second_factor_not_found',
+			TotpEnrolmentNotFound = 'totp_enrolment_not_found',
+			TotpAlreadyEnrolled = 'totp_already_enrolled',
+			SecondFactorRequired = 'second_factor_required',
 			TooManyRequests = 'too_many_requests',
 			SystemError = 'system_error'
 		}
@@ -1477,6 +1529,18 @@ export namespace Api {
 		iat?: number;
 		jti?: string;
 		sid?: string;
+		/**
+		 * @description <p>How the user authenticated at the login (RFC 8176): <code>pwd</code>, <code>otp</code>, <code>mfa</code>, <code>fed</code></p>
+		 * @type {string[]}
+		 * @memberof Introspection
+		 */
+		amr?: string[];
+		/**
+		 * @description <p>The level the login reached: <code>1</code> (one factor) or <code>2</code> (a second factor too)</p>
+		 * @type {string}
+		 * @memberof Introspection
+		 */
+		acr?: string;
 		/**
 		 * @description <p>The subject&#39;s <code>resource:permission</code> codes now: a user&#39;s through the role, a client&#39;s directly</p>
 		 * @type {string[]}
@@ -1923,6 +1987,12 @@ export namespace Api {
 		'claims_supported': string[];
 		'subject_types_supported': string[];
 		'prompt_values_supported': string[];
+		/**
+		 * @description <p><code>1</code>: one factor; <code>2</code>: a second factor too (ask for it with <code>acr_values=2</code>)</p>
+		 * @type {string[]}
+		 * @memberof OpenIdConfiguration
+		 */
+		'acr_values_supported': string[];
 		'claims_parameter_supported': boolean;
 		'request_parameter_supported': boolean;
 		'request_uri_parameter_supported': boolean;
@@ -1945,6 +2015,24 @@ export namespace Api {
 		 * @memberof Pagination
 		 */
 		total: number;
+	}
+
+	export interface Passkey {
+		/**
+		 * @description <p>The credential id (base64url)</p>
+		 * @type {string}
+		 * @memberof Passkey
+		 */
+		id: string;
+		name: string;
+		/**
+		 * @description <p>Backup eligible: a passkey synced between devices (<code>amr</code> <code>swk</code>)</p>
+		 * @type {boolean}
+		 * @memberof Passkey
+		 */
+		synced: boolean;
+		'created_at': string;
+		'last_used_at': string | null;
 	}
 
 	export interface Permission {
@@ -1983,6 +2071,12 @@ export namespace Api {
 		description: string | null;
 		'redirect_uris': string[];
 		'post_logout_redirect_uris': string[];
+		/**
+		 * @description <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password.</p>
+		 * @type {Api.Project.MfaEnum}
+		 * @memberof Project
+		 */
+		mfa: Api.Project.MfaEnum;
 		'is_active': boolean;
 		/**
 		 * @description <p>true: a user whose <code>email_verified</code> is false cannot sign in on the login page; the page offers to mail them a verification link (see docs/email.md)</p>
@@ -2008,6 +2102,22 @@ export namespace Api {
 		 * @memberof Project
 		 */
 		'updated_at': string;
+	}
+
+	/**
+	 * @export
+	 * @namespace Project
+	 */
+	export namespace Project {
+		/**
+		 * <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password.</p>
+		 */
+		export enum MfaEnum {
+			Off = 'off',
+			Optional = 'optional',
+			Required = 'required'
+		}
+
 	}
 
 	export interface ProjectList {
@@ -2253,6 +2363,15 @@ export namespace Api {
 
 	}
 
+	export interface RecoveryCodes {
+		/**
+		 * @description <p>Ten codes, each good once in place of the app&#39;s code; shown only now</p>
+		 * @type {string[]}
+		 * @memberof RecoveryCodes
+		 */
+		'recovery_codes': string[];
+	}
+
 	export interface Resource {
 		id: string;
 		'project_id': string;
@@ -2381,6 +2500,33 @@ export namespace Api {
 	export interface RoleList {
 		data: Api.Role[];
 		pagination: Api.Pagination;
+	}
+
+	export interface SecondFactors {
+		/**
+		 * @description <p>An authenticator app is enrolled (and confirmed)</p>
+		 * @type {boolean}
+		 * @memberof SecondFactors
+		 */
+		totp: boolean;
+		/**
+		 * @description <p>When it was confirmed (RFC 3339)</p>
+		 * @type {string | null}
+		 * @memberof SecondFactors
+		 */
+		'totp_enrolled_at': string | null;
+		/**
+		 * @description <p>Unspent recovery codes</p>
+		 * @type {number}
+		 * @memberof SecondFactors
+		 */
+		'recovery_codes_left': number;
+		/**
+		 * @description <p>The user&#39;s passkeys, oldest first</p>
+		 * @type {Api.Passkey[]}
+		 * @memberof SecondFactors
+		 */
+		passkeys: Api.Passkey[];
 	}
 
 	export interface Session {
@@ -2589,6 +2735,24 @@ export namespace Api {
 		confirmation?: string;
 	}
 
+	export interface SubmitSecondFactorRequest {
+		code?: string;
+		'continue'?: Api.SubmitSecondFactorRequest.ContinueEnum;
+		'request_id': string;
+		csrf: string;
+	}
+
+	/**
+	 * @export
+	 * @namespace SubmitSecondFactorRequest
+	 */
+	export namespace SubmitSecondFactorRequest {
+		export enum ContinueEnum {
+			_1 = '1'
+		}
+
+	}
+
 	/**
 	 * <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
 	 */
@@ -2719,6 +2883,21 @@ export namespace Api {
 			Bearer = 'Bearer'
 		}
 
+	}
+
+	export interface TotpEnrolment {
+		/**
+		 * @description <p>The key, base32 (RFC 4648), for typing into an app by hand</p>
+		 * @type {string}
+		 * @memberof TotpEnrolment
+		 */
+		secret: string;
+		/**
+		 * @description <p><code>otpauth://totp/…</code> (SHA-1, 6 digits, 30 s): what the QR code carries</p>
+		 * @type {string}
+		 * @memberof TotpEnrolment
+		 */
+		'otpauth_uri': string;
 	}
 
 	export interface UpdateClientRequest {
@@ -2869,6 +3048,12 @@ export namespace Api {
 		 */
 		'post_logout_redirect_uris'?: string[];
 		/**
+		 * @description <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
+		 * @type {Api.UpdateProjectRequest.MfaEnum}
+		 * @memberof UpdateProjectRequest
+		 */
+		mfa?: Api.UpdateProjectRequest.MfaEnum;
+		/**
 		 * @description <p>Omitted keeps it. Only a system-project token may change it; the system project stays active.</p>
 		 * @type {boolean}
 		 * @memberof UpdateProjectRequest
@@ -2880,6 +3065,22 @@ export namespace Api {
 		 * @memberof UpdateProjectRequest
 		 */
 		'require_verified_email'?: boolean;
+	}
+
+	/**
+	 * @export
+	 * @namespace UpdateProjectRequest
+	 */
+	export namespace UpdateProjectRequest {
+		/**
+		 * <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
+		 */
+		export enum MfaEnum {
+			Off = 'off',
+			Optional = 'optional',
+			Required = 'required'
+		}
+
 	}
 
 	export interface UpdateResourceRequest {

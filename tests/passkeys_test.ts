@@ -1,0 +1,257 @@
+/**
+ * Passkeys over raw HTTP with a software authenticator written here (ES256 over node:crypto, CBOR encoded by
+ * hand): registration and sign-in, and the refusals a server must make (another challenge, origin or relying
+ * party, no user verification, a bad signature, a counter that goes back, another project's passkey), each
+ * audited as `passkey.refused`.
+ */
+import assert from "node:assert/strict";
+import { createHash, generateKeyPairSync, sign } from "node:crypto";
+import { Api, baseUrl, exchangeCode, http, loginProject, test } from "./helpers.ts";
+import { authorizeOidc, Browser, payloadOf, signIn } from "./oidc_support.ts";
+
+const b64url = (b: Uint8Array) =>
+  btoa(String.fromCharCode(...b)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const sha256 = (b: Uint8Array | string) => new Uint8Array(createHash("sha256").update(b).digest());
+const fromB64url = (s: string) =>
+  Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+
+/** CBOR (RFC 8949) of what an authenticator sends: ints, byte and text strings, maps. */
+function cbor(v: unknown): number[] {
+  const head = (major: number, n: number): number[] =>
+    n < 24 ? [major << 5 | n] : n < 256 ? [major << 5 | 24, n] : [major << 5 | 25, n >> 8, n & 255];
+  if (typeof v === "number") return v >= 0 ? head(0, v) : head(1, -1 - v);
+  if (typeof v === "string") {
+    const b = new TextEncoder().encode(v);
+    return [...head(3, b.length), ...b];
+  }
+  if (v instanceof Uint8Array) return [...head(2, v.length), ...v];
+  if (v instanceof Map) return [...head(5, v.size), ...[...v].flatMap(([k, x]) => [...cbor(k), ...cbor(x)])];
+  throw new Error("unsupported");
+}
+
+/** A passkey on a software authenticator: its key pair, id and counter. */
+class SoftKey {
+  readonly id = crypto.getRandomValues(new Uint8Array(16));
+  readonly keys = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  counter = 0;
+
+  cose(): Uint8Array {
+    const jwk = this.keys.publicKey.export({ format: "jwk" });
+    return new Uint8Array(
+      cbor(
+        new Map<number, unknown>([[1, 2], [3, -7], [-1, 1], [-2, fromB64url(jwk.x!)], [
+          -3,
+          fromB64url(jwk.y!),
+        ]]),
+      ),
+    );
+  }
+
+  authData(rpId: string, flags: number, attested: boolean): Uint8Array {
+    const count = [
+      this.counter >>> 24,
+      (this.counter >> 16) & 255,
+      (this.counter >> 8) & 255,
+      this.counter & 255,
+    ];
+    const head = [...sha256(rpId), flags, ...count];
+    if (!attested) return new Uint8Array(head);
+    return new Uint8Array([...head, ...new Uint8Array(16), 0, this.id.length, ...this.id, ...this.cose()]);
+  }
+
+  create(o: { challenge: string; rpId: string; origin: string; flags?: number }) {
+    const clientData = new TextEncoder().encode(
+      JSON.stringify({ type: "webauthn.create", challenge: o.challenge, origin: o.origin }),
+    );
+    const authData = this.authData(o.rpId, o.flags ?? 0x45, true);
+    const attestation = new Uint8Array(
+      cbor(new Map<string, unknown>([["fmt", "none"], ["attStmt", new Map()], ["authData", authData]])),
+    );
+    return {
+      id: b64url(this.id),
+      clientDataJSON: b64url(clientData),
+      attestationObject: b64url(attestation),
+    };
+  }
+
+  get(o: { challenge: string; rpId: string; origin: string; flags?: number; tamper?: boolean }) {
+    this.counter++;
+    const clientData = new TextEncoder().encode(
+      JSON.stringify({ type: "webauthn.get", challenge: o.challenge, origin: o.origin }),
+    );
+    const authData = this.authData(o.rpId, o.flags ?? 0x05, false);
+    const signature = new Uint8Array(
+      sign("sha256", new Uint8Array([...authData, ...sha256(clientData)]), this.keys.privateKey),
+    );
+    if (o.tamper) signature[signature.length - 1] ^= 1;
+    return {
+      id: b64url(this.id),
+      clientDataJSON: b64url(clientData),
+      authenticatorData: b64url(authData),
+      signature: b64url(signature),
+      userHandle: null,
+    };
+  }
+}
+
+const json = async (res: Response) => ({ status: res.status, body: await res.json() });
+
+test("passkeys over raw HTTP: registration and sign-in checked by the server, every refusal audited", async () => {
+  const base = await baseUrl();
+  const origin = new URL(base).origin;
+  const rpId = new URL(base).hostname;
+  const p = await loginProject();
+  const browser = new Browser();
+  await signIn(browser, p);
+  const account = await (await browser.get("/account")).text();
+  const csrf = /name="csrf" value="([^"]+)"/.exec(account)![1];
+  const project = p.project.id;
+  const post = async (b: Browser, path: string, body: unknown) =>
+    b.take(
+      await http(path, {
+        method: "POST",
+        headers: { ...b.header(), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+    );
+  const key = new SoftKey();
+  const register = async (
+    tweak: Partial<{ origin: string; rpId: string; challenge: string; flags: number }> = {},
+  ) => {
+    const options = await json(
+      await post(browser, "/account/passkeys/options", { csrf, project, current_password: p.password }),
+    );
+    assert.equal(options.status, 200);
+    assert.equal(options.body.rp.id, rpId);
+    assert.equal(options.body.authenticatorSelection.userVerification, "required");
+    assert.equal(options.body.authenticatorSelection.residentKey, "required");
+    const made = key.create({ challenge: options.body.challenge, rpId, origin, ...tweak });
+    return await json(await post(browser, "/account/passkeys", { csrf, project, name: "Soft key", ...made }));
+  };
+  // Another origin, relying party, challenge, or no user verification: refused.
+  for (
+    const [tweak, reason] of [
+      [{ origin: "https://evil.example" }, "wrong_origin"],
+      [{ rpId: "evil.example" }, "wrong_rp_id"],
+      [{ challenge: "another-challenge" }, "wrong_challenge"],
+      [{ flags: 0x41 }, "user_not_verified"],
+    ] as const
+  ) {
+    const refused = await register(tweak);
+    assert.equal(refused.status, 400, reason);
+    assert.equal(refused.body.error, "passkey_refused");
+  }
+  // Without the current password, or the account page's CSRF token: refused before anything.
+  const noPassword = await json(await post(browser, "/account/passkeys/options", { csrf, project }));
+  assert.deepEqual([noPassword.status, noPassword.body.error_description], [
+    400,
+    "Enter your current password to add a passkey.",
+  ]);
+  assert.equal((await post(browser, "/account/passkeys/options", { csrf: "x", project })).status, 400);
+  const ok = await register();
+  assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  assert.match(ok.body.location, /^\/account\?/);
+
+  // Sign-in with it on a login page, without a password.
+  const login = async (
+    tweak: Partial<{ origin: string; rpId: string; challenge: string; tamper: boolean }> = {},
+  ) => {
+    const b = new Browser();
+    const { html, verifier } = await authorizeOidc(b, p.clientId);
+    const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)![1];
+    const form = { request_id: field("request_id"), csrf: field("csrf") };
+    const options = await json(await post(b, "/authorize/passkey/options", form));
+    assert.equal(options.status, 200);
+    assert.deepEqual(options.body.allowCredentials, [], "discoverable: no list of credentials");
+    const answer = key.get({ challenge: options.body.challenge, rpId, origin, ...tweak });
+    return { ...(await json(await post(b, "/authorize/passkey", { ...form, ...answer }))), verifier };
+  };
+  const signedIn = await login();
+  assert.equal(signedIn.status, 200, JSON.stringify(signedIn.body));
+  const location = new URL(signedIn.body.location);
+  const tokens = await (await exchangeCode(p.clientId, location.searchParams.get("code")!, signedIn.verifier))
+    .json();
+  assert.deepEqual([payloadOf(tokens.id_token).amr, payloadOf(tokens.id_token).acr], [["hwk", "mfa"], "2"]);
+  assert.equal(payloadOf(tokens.id_token).sub, p.userId);
+
+  assert.equal((await login({ origin: "https://evil.example" })).status, 400);
+  assert.equal((await login({ rpId: "evil.example" })).status, 400);
+  assert.equal((await login({ challenge: "not-the-challenge" })).status, 400);
+  assert.equal((await login({ tamper: true })).status, 400);
+  // A clone: the counter goes back.
+  key.counter = 0;
+  assert.equal((await login()).status, 400);
+  key.counter = 100;
+  assert.equal((await login()).status, 200);
+
+  // Another project's login page does not know it.
+  const other = await loginProject();
+  const ob = new Browser();
+  const page = await authorizeOidc(ob, other.clientId);
+  const f = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page.html)![1];
+  const form = { request_id: f("request_id"), csrf: f("csrf") };
+  const options = await json(await post(ob, "/authorize/passkey/options", form));
+  const foreign = await json(
+    await post(ob, "/authorize/passkey", {
+      ...form,
+      ...key.get({ challenge: options.body.challenge, rpId, origin }),
+    }),
+  );
+  assert.equal(foreign.status, 400);
+
+  const events = await (await http(`/api/v1/projects/${project}/audit-events?type=passkey.*&limit=100`, {
+    headers: { authorization: `Bearer ${p.token}` },
+  })).json();
+  const reasons = events.data.filter((e: { type: string }) => e.type === "passkey.refused")
+    .map((e: { details: { reason: string } }) => e.details.reason).sort();
+  assert.deepEqual(reasons, [
+    "bad_signature",
+    "counter_went_back",
+    "user_not_verified",
+    "wrong_challenge",
+    "wrong_challenge",
+    "wrong_origin",
+    "wrong_origin",
+    "wrong_rp_id",
+    "wrong_rp_id",
+  ]);
+  assert.equal(events.data.filter((e: { type: string }) => e.type === "passkey.registered").length, 1);
+  const otherEvents =
+    await (await http(`/api/v1/projects/${other.project.id}/audit-events?type=passkey.refused`, {
+      headers: { authorization: `Bearer ${other.token}` },
+    })).json();
+  assert.equal(otherEvents.data[0].details.reason, "unknown_credential");
+
+  // The account page lists it; removing it needs the password.
+  const listed = await (await browser.get("/account")).text();
+  assert.match(listed, /<strong>Soft key<\/strong>/);
+  // While the project requires a second factor, the user's last one stays.
+  await p.api.projects.updateProject(project, {
+    name: p.project.name,
+    mfa: Api.UpdateProjectRequest.MfaEnum.Required,
+  });
+  const kept = await browser.post("/account/passkeys/remove", {
+    csrf,
+    project,
+    passkey_id: b64url(key.id),
+    current_password: p.password,
+  });
+  assert.equal(kept.status, 409);
+  assert.match(await kept.text(), /requires two-step verification/);
+  await p.api.projects.updateProject(project, {
+    name: p.project.name,
+    mfa: Api.UpdateProjectRequest.MfaEnum.Optional,
+  });
+  const removed = await browser.post("/account/passkeys/remove", {
+    csrf,
+    project,
+    passkey_id: b64url(key.id),
+    current_password: p.password,
+  });
+  assert.equal(removed.status, 303);
+  const after = await (await http(`/api/v1/projects/${project}/audit-events?type=passkey.removed`, {
+    headers: { authorization: `Bearer ${p.token}` },
+  })).json();
+  assert.equal(after.data.length, 1);
+  assert.equal((await login()).status, 400, "removed");
+});
