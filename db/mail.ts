@@ -210,16 +210,32 @@ export async function findMailUser(
   return row;
 }
 
-/** Sets the password (and proves the address); the stamp changes, so every other link dies. */
+/**
+ * Sets the password (and proves the address); the stamp changes, so every other link dies. When the address was
+ * not proven before, the identities linked to the account are unlinked too: someone who signed in through a
+ * provider that does not verify addresses may have made the account under this address, and the mailbox's
+ * owner, who takes it over now, must not share it with them.
+ */
 export async function setPasswordFromLink(
   sql: Sql,
   projectId: string,
   userId: string,
   passwordHash: string,
-): Promise<void> {
-  await sql`
-    update users set password_hash = ${passwordHash}, email_verified = true, updated_at = now()
-    where project_id = ${projectId} and id = ${userId}`;
+): Promise<{ unlinked: string[] }> {
+  const [row] = await sql<{ unlinked: string[] }[]>`
+    with unproven as (
+      delete from external_identities x
+      using users u
+      where u.project_id = ${projectId} and u.id = ${userId} and not u.email_verified
+        and x.project_id = u.project_id and x.user_id = u.id
+      returning x.provider_id
+    ),
+    updated as (
+      update users set password_hash = ${passwordHash}, email_verified = true, updated_at = now()
+      where project_id = ${projectId} and id = ${userId}
+    )
+    select coalesce(array_agg(provider_id order by provider_id), '{}') as unlinked from unproven`;
+  return row;
 }
 
 /**

@@ -6,12 +6,15 @@ export type TotpRow = {
   secret_sealed: Uint8Array | null;
   last_step: number | null;
   confirmed: boolean;
+  /** An enrolment started more than 15 minutes ago (by the database's clock): no longer confirmable. */
+  stale: boolean;
 };
 
 /** The user's authenticator, confirmed or under enrolment. */
 export async function findTotp(sql: Sql, projectId: string, userId: string): Promise<TotpRow | undefined> {
   const [row] = await sql<TotpRow[]>`
-    select secret, secret_sealed, last_step::float8 as last_step, confirmed_at is not null as confirmed
+    select secret, secret_sealed, last_step::float8 as last_step, confirmed_at is not null as confirmed,
+      confirmed_at is null and created_at < now() - interval '15 minutes' as stale
     from totp_factors where project_id = ${projectId} and user_id = ${userId}`;
   return row;
 }

@@ -255,7 +255,7 @@ export async function setPasswordWithLink(
   return await transaction(sql, async (tx) => {
     const link = await consumeLink(tx, hashSecret(token), ["password_reset", "invitation"]);
     if (!link) throw new LinkUnusable();
-    await setPasswordFromLink(tx, link.project_id, link.user_id, passwordHash);
+    const { unlinked } = await setPasswordFromLink(tx, link.project_id, link.user_id, passwordHash);
     await endSessions(tx, { userId: link.user_id });
     // The owner of the mailbox chose a new password: failed guesses before it no longer hold the account back.
     await clearAttempts(tx, accountKey(link.project_id, link.email));
@@ -264,7 +264,8 @@ export async function setPasswordWithLink(
       type: link.purpose === "invitation" ? "invitation.accepted" : "password_reset.completed",
       source: { actor: { type: "user", id: link.user_id, token_jti: null }, request },
       target: { type: "user", id: link.user_id },
-      details: { email: link.email },
+      // `unlinked_providers`: identities linked while the address was unproven, unlinked now (db/mail.ts).
+      details: { email: link.email, ...(unlinked.length > 0 ? { unlinked_providers: unlinked } : {}) },
     });
     return link;
   });

@@ -146,10 +146,15 @@ export async function confirmTotpEnrolment(
 ): Promise<{ recovery_codes: string[] }> {
   const { projectId, userId } = actor;
   const row = await findTotp(sql, projectId, userId);
-  if (!row) throw new AppError("totp_enrolment_not_found");
+  // An enrolment abandoned for 15 minutes is over: its key is not left open to guessing.
+  if (!row || row.stale) throw new AppError("totp_enrolment_not_found");
   if (row.confirmed) throw new AppError("totp_already_enrolled");
+  // Guesses count toward the second step's throttle (a growing delay, never a lockout).
+  const key = `mfa:${projectId}:${userId}`;
+  await attempt(sql, key, THROTTLE.account);
   const step = matchingStep(openSecret(s, projectId, userId, row), input.code.trim(), Date.now());
   if (step === null) throw fieldIssue("code", "is not the authenticator's current code");
+  await clearAttempts(sql, key);
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
   await transaction(sql, async (tx) => {
     if (!(await useTotpStep(tx, projectId, userId, step, true))) {

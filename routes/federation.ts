@@ -15,6 +15,8 @@ import {
   startFederation,
 } from "../domain/federation.ts";
 import { completeLogin } from "../domain/sso.ts";
+import { secondStepFor } from "../domain/second_step.ts";
+import { showSecondStep } from "./second_factor.ts";
 import type { App, AppEnv } from "./env.ts";
 import { providerSettings } from "./identity_providers.ts";
 import { errorPage, forwardPage, loginPage } from "./login_page.ts";
@@ -94,6 +96,21 @@ export function registerFederationRoutes(app: App) {
           getCookie(c, formSettings(c).cookieName),
           requestInfo(c),
         );
+        // The upstream's word replaces the password, not a second factor: a user who has one (or must enrol
+        // one, or an application asking for it) goes on to the same second step as after a password.
+        const step = await secondStepFor(sql, login.request, login.userId);
+        if (step !== "none") {
+          const nonce = newNonce();
+          pageHeaders(c, nonce);
+          return await showSecondStep(c, {
+            nonce,
+            req: login.request,
+            csrf: await newCsrf(sql, login.request.id),
+            userId: login.userId,
+            step,
+            amr: ["fed"],
+          });
+        }
         const sso = ssoCookie(config.publicUrl);
         const done = await completeLogin(
           sql,

@@ -8,6 +8,7 @@ import { test } from "./helpers.ts";
 import {
   Agent,
   APP_REDIRECT,
+  call,
   claimsOf,
   clickProvider,
   createProvider,
@@ -182,6 +183,40 @@ test("odd callbacks answer pages, never a 500: an unknown provider, a NUL byte, 
       await res.body?.cancel();
     }
     assert.equal(hasSso(agent), false);
+  } finally {
+    await fake.stop();
+  }
+});
+
+test("the upstream's word replaces the password, not a second factor: a required policy asks for one after it", async () => {
+  const d = await downProject();
+  const fake = await fakeUpstream();
+  try {
+    const provider = await createProvider(d, {
+      display_name: "Fake",
+      issuer: fake.base,
+      client_id: "rp",
+      client_secret: "s3cret value",
+      jit_provisioning: true,
+    });
+    assert.ok(provider.id);
+    const put = await call(d.url, d.token, "PUT", `/api/v1/projects/${d.projectId}`, {
+      name: `mfa ${crypto.randomUUID().slice(0, 6)}`,
+      mfa: "required",
+    });
+    assert.equal(put.status, 200, await put.clone().text());
+    await put.body?.cancel();
+    fake.state.claims = () => ({
+      email: `m-${crypto.randomUUID().slice(0, 6)}@example.com`,
+      email_verified: true,
+    });
+    const agent = new Agent();
+    const { location } = await clickProvider(agent, d, "Fake");
+    const done = await agent.follow(location);
+    assert.equal(done.res.status, 200, done.url);
+    assert.ok(!done.url.startsWith(APP_REDIRECT), "no code for the application yet");
+    assert.match(await done.res.text(), /<h1>Set up two-step verification<\/h1>/);
+    assert.equal(hasSso(agent), false, "no single sign-on session before the second factor");
   } finally {
     await fake.stop();
   }

@@ -20,6 +20,7 @@ import {
 } from "./mail_support.ts";
 import { linkIn } from "./smtp_catcher.ts";
 import { totp } from "./mfa_support.ts";
+import { fakeUpstream } from "./idp_support.ts";
 
 let shared: ReturnType<typeof mailService> | undefined;
 const service = () => (shared ??= mailService());
@@ -428,4 +429,48 @@ test("a reset link proves the mailbox, not a second factor: a user with one is n
   });
   assert.equal(step.status, 200);
   assert.match(await step.text(), /name="code"/);
+});
+
+test("an accepted invitation (an unproven address) unlinks the identities linked meanwhile, and its event says which", async () => {
+  const s = await mailService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: "true" });
+  const up = await fakeUpstream();
+  try {
+    const p = await projectAt(s.url);
+    const base = `/api/v1/projects/${p.projectId}`;
+    const email = newEmail();
+    const user = await userAt(p, { email, send_invitation: true });
+    assert.equal(user.email_verified, false);
+    const created = await api(s.url, p.token, "POST", `${base}/identity-providers`, {
+      kind: "oidc",
+      display_name: "Up",
+      issuer: up.base,
+      client_id: "rp",
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    const provider = await created.json();
+    // Someone's upstream identity, linked while the address is unproven.
+    const linked = await api(s.url, p.token, "POST", `${base}/users/${user.id}/identities`, {
+      provider_id: provider.id,
+      subject: "someone-else",
+    });
+    assert.equal(linked.status, 201, await linked.clone().text());
+    await linked.body?.cancel();
+
+    const jar = new Jar(s.url);
+    const form = await jar.get(linkIn(await s.catcher.mailTo(email)));
+    const done = await jar.post("/authorize/password", {
+      ...hiddenFields(await form.text()),
+      password: "a new password 789",
+    });
+    assert.equal(done.status, 200);
+    await done.body?.cancel();
+
+    const identities = await api(s.url, p.token, "GET", `${base}/users/${user.id}/identities`);
+    assert.deepEqual(await identities.json(), { data: [] }, "the mailbox's owner does not share the account");
+    const [event] = await eventsOf(p, "invitation.accepted");
+    assert.deepEqual((event.details as Record<string, unknown>).unlinked_providers, [provider.id]);
+  } finally {
+    await up.stop();
+    await s.close();
+  }
 });
