@@ -213,10 +213,11 @@ function deadlineOptions(d: Deadlines | undefined) {
  * takes its parameters as arrays, whose length a custom plan knows and a generic one does not, so PostgreSQL's
  * own choice is to plan it afresh at every execution: a third of the server's time on an AuthZEN decision.
  */
-function startupParameters(d: Deadlines | undefined) {
+function startupParameters(d: Deadlines | undefined, genericPlans: boolean) {
+  if (!d && !genericPlans) return {};
   return {
     connection: {
-      plan_cache_mode: "force_generic_plan",
+      ...(genericPlans ? { plan_cache_mode: "force_generic_plan" } : {}),
       ...(d ? { statement_timeout: d.statement * 1000 } : {}),
     },
   };
@@ -255,13 +256,20 @@ export function connectServer(
     deadlines?: Deadlines;
     onStatement?: DatabaseOptions["onStatement"];
     statementContext?: DatabaseOptions["statementContext"];
+    /**
+     * The service's pool: generic plans (startupParameters). Not the short-lived connection that runs the
+     * migrations, which sends no startup parameter at all (as before), wherever DATABASE_DIRECT_URL points.
+     */
+    genericPlans?: boolean;
   },
 ): Database["sql"] {
   return postgres(url, {
     ...common,
     ...hooks(opts),
     ...deadlineOptions(opts.deadlines),
-    ...((opts.pooler ?? "none") === "none" ? startupParameters(opts.deadlines) : {}),
+    ...((opts.pooler ?? "none") === "none"
+      ? startupParameters(opts.deadlines, opts.genericPlans ?? false)
+      : {}),
     max: opts.max,
     prepare: opts.pooler !== "transaction",
     pipeline_depth: opts.pipelineDepth ?? 0,
@@ -278,6 +286,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       deadlines: opts.deadlines,
       onStatement: opts.onStatement,
       statementContext: opts.statementContext,
+      genericPlans: true,
     });
     return { sql, kind: "postgres", close: () => sql.end({ timeout: 5 }) };
   }
