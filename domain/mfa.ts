@@ -28,7 +28,7 @@ import type { KeyVault } from "./key_vault.ts";
 import { verifyPassword } from "./passwords.ts";
 import { requireUser } from "./principal.ts";
 import { hashSecret } from "./secrets.ts";
-import { attempt, THROTTLE } from "./throttle.ts";
+import { attempt, secondFactorKey, THROTTLE } from "./throttle.ts";
 import { base32Encode, matchingStep, newTotpSecret, otpauthUri } from "./totp.ts";
 import { accountKey } from "./users.ts";
 
@@ -150,7 +150,7 @@ export async function confirmTotpEnrolment(
   if (!row || row.stale) throw new AppError("totp_enrolment_not_found");
   if (row.confirmed) throw new AppError("totp_already_enrolled");
   // Guesses count toward the second step's throttle (a growing delay, never a lockout).
-  const key = `mfa:${projectId}:${userId}`;
+  const key = secondFactorKey(projectId, userId);
   await attempt(sql, key, THROTTLE.account);
   const step = matchingStep(openSecret(s, projectId, userId, row), input.code.trim(), Date.now());
   if (step === null) throw fieldIssue("code", "is not the authenticator's current code");

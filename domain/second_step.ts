@@ -22,7 +22,7 @@ import {
   startTotpEnrolment,
 } from "./mfa.ts";
 import type { RequestInfo } from "./principal.ts";
-import { addressKey, attempt, THROTTLE } from "./throttle.ts";
+import { addressKey, attempt, secondFactorKey, THROTTLE } from "./throttle.ts";
 import { matchingStep } from "./totp.ts";
 
 /**
@@ -44,7 +44,7 @@ export async function checkSecondFactor(
   },
 ): Promise<string[] | null> {
   const { projectId, userId, request } = login;
-  const key = `mfa:${projectId}:${userId}`;
+  const key = secondFactorKey(projectId, userId);
   const address = `address:${addressKey(request.ip)}`;
   const failed = (reason: string) =>
     record(sql, {

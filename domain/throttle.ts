@@ -25,6 +25,11 @@ export function addressKey(ip: string | null): string {
   return `${groups.slice(0, 4).map((g) => parseInt(g || "0", 16).toString(16)).join(":")}::/64`;
 }
 
+/** The throttle of a user's second-factor codes: the login's second step and an authenticator's confirmation. */
+export function secondFactorKey(projectId: string, userId: string): string {
+  return `mfa:${projectId}:${userId}`;
+}
+
 /** 429 `too_many_requests`, retryable after at least a second. */
 export function throttled(retryAfter: number, description = "too many attempts; retry later"): AppError {
   return new AppError("too_many_requests", { description, retryAfter: Math.max(1, retryAfter) });
