@@ -59,7 +59,7 @@ const decisions = (items: string) => `
     case when c.code in ('object_grant', 'grant_expired') then og.grant_id end as grant_id,
     case when c.code in ('object_grant', 'grant_expired') then og.object_id end as object_id
   from ${items}
-  cross join (select coalesce((select is_active from projects where id = $1::text), false) as is_active) p
+  cross join (select coalesce((select is_active from projects where id = $1::text), false) as is_active offset 0) p
   left join lateral (
     (select u.id, u.is_active as active, u.role_id from users u
      where i.st = 'user' and u.project_id = $1::text and u.id = i.si)
@@ -114,9 +114,12 @@ const decisions = (items: string) => `
 
 /** One question's decision, as compact JSON text: `{"decision":…,"context":{"reason_admin":…}}`. */
 const decisionObject = (d: string) =>
-  `'{"decision":' || case when ${d}.allowed then 'true' else 'false' end || ',"context":{"reason_admin":'
-     || (select json_strip_nulls(row_to_json(x))::text
-         from (select ${d}.code, ${d}.role_id, ${d}.client_id, ${d}.grant_id, ${d}.object_id) x) || '}}'`;
+  `'{"decision":' || case when ${d}.allowed then 'true' else 'false' end
+     || ',"context":{"reason_admin":{"code":"' || ${d}.code || '"'
+     || coalesce(',"role_id":' || to_json(${d}.role_id)::text, '')
+     || coalesce(',"client_id":' || to_json(${d}.client_id)::text, '')
+     || coalesce(',"grant_id":' || to_json(${d}.grant_id)::text, '')
+     || coalesce(',"object_id":' || to_json(${d}.object_id)::text, '') || '}}}'`;
 
 /**
  * One question, from scalar parameters (`$2` subject type, `$3` subject id, `$4` resource code, `$5` action,
@@ -149,6 +152,8 @@ const DECIDE = `
     from json_to_recordset($3::text::json) as o (q bigint, ri text)
     join d on d.n = o.q and d.code = 'no_permission'
     cross join lateral (${grantOn("d.st", "d.subject_id", "d.resource_id", "d.permission_id", "o.ri")}) og
+    -- The objects are not even read when no question needs a grant (a condition PostgreSQL checks once).
+    where exists (select from d where d.code = 'no_permission')
   )
   select d.n as q, null::text as ri, d.allowed, ${decisionObject("d")} as obj from d
   union all

@@ -62,8 +62,8 @@ function gateStatement(kind: { grants: string; isAdmin: string; joins: string; l
            case when $2::text is null then true else exists (
              select 1 from resources r
              join permissions pe on pe.resource_id = r.id and lower(pe.code) = $3::text
-             ${kind.grants}
              where r.project_id = p.id and lower(r.code) = $2::text and r.is_default
+               and exists (${kind.grants} offset 0)
            ) end as allowed,
            ${kind.isAdmin} as is_admin
     from projects p
@@ -80,13 +80,13 @@ function gateStatement(kind: { grants: string; isAdmin: string; joins: string; l
 /** A client holds permissions directly; a user through the role, and only while its session is live. */
 const GATE = {
   client: gateStatement({
-    grants: "join client_permissions g on g.permission_id = pe.id and g.client_id = c.id",
+    grants: "select from client_permissions g where g.client_id = c.id and g.permission_id = pe.id",
     isAdmin: "c.is_admin",
     joins: "",
     live: "",
   }),
   user: gateStatement({
-    grants: "join role_permissions g on g.permission_id = pe.id and g.role_id = u.role_id",
+    grants: "select from role_permissions g where g.role_id = u.role_id and g.permission_id = pe.id",
     isAdmin: "false",
     joins: `join sessions s on s.project_id = p.id and s.id = $10::text and s.client_id = c.id
     join users u on u.project_id = p.id and u.id = s.user_id and u.id = $11::text`,

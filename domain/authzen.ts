@@ -108,16 +108,30 @@ export function planEvaluations(req: EvaluationsRequest): Plan {
       single: true,
     };
   }
-  const planned = items.map((item, i): Item => {
-    const merged: Entities = {
-      subject: item.subject ?? req.subject,
-      action: item.action ?? req.action,
-      resource: item.resource ?? req.resource,
-    };
-    const missing = lacking(merged, (k) => `/evaluations/${i}/${k}`);
-    if (missing.length > 0) return { missing };
-    return question(merged.subject as Subject, merged.action as Action, merged.resource as Resource);
-  });
+  // Items mostly share the top level's entities: each entity's strings are checked once per run of items
+  // that share it.
+  let subject: Partial<Subject> | undefined, action: Partial<Action> | undefined;
+  let resource: Partial<Resource> | undefined;
+  let st: string | null = null, si: string | null = null, an: string | null = null;
+  let rt: string | null = null, ri: string | null = null;
+  const planned = new Array<Item>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    const s = item.subject ?? req.subject, a = item.action ?? req.action, r = item.resource ?? req.resource;
+    if (
+      s?.type === undefined || s.id === undefined || a?.name === undefined || r?.type === undefined ||
+      r.id === undefined
+    ) {
+      planned[i] = {
+        missing: lacking({ subject: s, action: a, resource: r }, (k) => `/evaluations/${i}/${k}`),
+      };
+      continue;
+    }
+    if (s !== subject) [subject, st, si] = [s, usable(s.type), usable(s.id)];
+    if (a !== action) [action, an] = [a, usable(a.name)];
+    if (r !== resource) [resource, rt, ri] = [r, usable(r.type), usable(r.id)];
+    planned[i] = { st, si, rt, an, ri };
+  }
   return { items: planned, semantic, single: false };
 }
 
@@ -126,10 +140,34 @@ function oneRead(projectId: string, req: EvaluationRequest): AttachedRead {
   return evaluationRead(projectId, question(req.subject, req.action, req.resource));
 }
 
-/** The read the gate attaches for a single evaluation's body as sent; null when it does not validate. */
+/** A string field of an object sent as JSON, or undefined. */
+function field(o: unknown, key: string): unknown {
+  return o !== null && typeof o === "object" && !Array.isArray(o)
+    ? (o as Record<string, unknown>)[key]
+    : undefined;
+}
+
+/**
+ * The read the gate attaches for a single evaluation's body as sent: read off the five strings it asks about,
+ * without a schema (the route's validator parses the body after the gate, and the handler uses the record only
+ * when the validated request makes this very read). Null when one of them is not a string.
+ */
 export function evaluationReadOf(projectId: string, body: unknown): AttachedRead | null {
-  const parsed = EvaluationRequest.safeParse(body);
-  return parsed.success ? oneRead(projectId, parsed.data) : null;
+  const subject = field(body, "subject"), action = field(body, "action"), resource = field(body, "resource");
+  const [st, si, an, rt, ri] = [
+    field(subject, "type"),
+    field(subject, "id"),
+    field(action, "name"),
+    field(resource, "type"),
+    field(resource, "id"),
+  ];
+  if (
+    typeof st !== "string" || typeof si !== "string" || typeof an !== "string" || typeof rt !== "string" ||
+    typeof ri !== "string"
+  ) {
+    return null;
+  }
+  return evaluationRead(projectId, question({ type: st, id: si }, { name: an }, { type: rt, id: ri }));
 }
 
 /** `{ "decision": … }` for one question; the gate's answer when it decided this very question. */
@@ -144,6 +182,18 @@ export async function evaluateOne(
   return text as JsonText<Decision>;
 }
 
+/** An answer as JSON text, and how many of its decisions allow and deny (for the metrics). */
+export type Answer<T> = { text: JsonText<T>; allowed: number; denied: number };
+
+/** One decision's answer, from its text (db/authzen.ts writes `{"decision":true` or `false` first). */
+export function decisionAnswer(text: string): Answer<Decision> {
+  const allowed = text.startsWith('{"decision":true') ? 1 : 0;
+  return { text: text as JsonText<Decision>, allowed, denied: 1 - allowed };
+}
+
+/** How many questions a batch looks through one by one before it looks them up by key. */
+const SCANNED = 8;
+
 /**
  * `{ "evaluations": […] }` (or one decision, for a request without evaluations): a statement of its own after
  * the gate's, never carried by it (routes/authzen.ts says why). Each distinct question is decided once, all of
@@ -154,44 +204,64 @@ export async function evaluateMany(
   sql: Sql,
   projectId: string,
   req: EvaluationsRequest,
-): Promise<JsonText<EvaluationsResponse | Decision>> {
+): Promise<Answer<EvaluationsResponse | Decision>> {
   const plan = planEvaluations(req);
   if (plan.single) {
     const read = evaluationRead(projectId, plan.items[0] as Question);
-    return await retryRead(() => evaluate(sql, read)) as JsonText<Decision>;
+    return decisionAnswer(await retryRead(() => evaluate(sql, read)));
   }
   // Each distinct question (without its object) once, numbered from 1; each distinct object once per question.
+  // A batch asks few questions (of many objects): the first ones are found by comparing, the rest by key.
   const questions: Omit<Question, "ri">[] = [];
-  const numbers = new Map<string, number>();
-  const objects: { q: number; ri: string }[] = [];
-  const asked = new Set<string>();
-  const slots = plan.items.map((item) => {
-    if ("missing" in item) return -1;
-    const key = JSON.stringify([item.st, item.si, item.rt, item.an]);
-    let q = numbers.get(key);
-    if (q === undefined) {
-      q = questions.push({ st: item.st, si: item.si, rt: item.rt, an: item.an });
-      numbers.set(key, q);
+  const byKey = new Map<string, number>();
+  const numberOf = (x: Question): number => {
+    for (let k = 0; k < questions.length && k < SCANNED; k++) {
+      const y = questions[k];
+      if (y.st === x.st && y.si === x.si && y.rt === x.rt && y.an === x.an) return k + 1;
     }
-    if (item.ri !== null && !asked.has(`${q} ${item.ri}`)) {
-      asked.add(`${q} ${item.ri}`);
+    const key = questions.length > SCANNED ? questionKey(x) : undefined;
+    const known = key === undefined ? undefined : byKey.get(key);
+    if (known !== undefined) return known;
+    const q = questions.push({ st: x.st, si: x.si, rt: x.rt, an: x.an });
+    if (q > SCANNED) byKey.set(key ?? questionKey(x), q);
+    return q;
+  };
+  const objects: { q: number; ri: string }[] = [];
+  const asked: (Set<string> | undefined)[] = [];
+  const slots = new Array<number>(plan.items.length);
+  for (let i = 0; i < plan.items.length; i++) {
+    const item = plan.items[i];
+    if ("missing" in item) {
+      slots[i] = -1;
+      continue;
+    }
+    const q = slots[i] = numberOf(item);
+    if (item.ri === null) continue;
+    const seen = asked[q] ??= new Set();
+    if (!seen.has(item.ri)) {
+      seen.add(item.ri);
       objects.push({ q, ri: item.ri });
     }
-    return q;
-  });
-  const byQuestion = new Map<number, Decided>();
-  const byObject = new Map<string, Decided>();
+  }
+  const byQuestion: Decided[] = [];
+  const byObject = new Map<number, Map<string, Decided>>();
   for (const d of await retryRead(() => decideAll(sql, projectId, questions, objects))) {
-    if (d.ri === null) byQuestion.set(d.q, d);
-    else byObject.set(`${d.q} ${d.ri}`, d);
+    if (d.ri === null) byQuestion[d.q] = d;
+    else {
+      let decided = byObject.get(d.q);
+      if (!decided) byObject.set(d.q, decided = new Map());
+      decided.set(d.ri, d);
+    }
   }
   const answers: string[] = [];
+  let allowed = 0;
   for (let i = 0; i < slots.length; i++) {
     const item = plan.items[i];
     const d = "missing" in item
       ? incomplete(item.missing)
-      : byObject.get(`${slots[i]} ${item.ri}`) ?? byQuestion.get(slots[i])!;
+      : (item.ri !== null ? byObject.get(slots[i])?.get(item.ri) : undefined) ?? byQuestion[slots[i]];
     answers.push(d.obj);
+    if (d.allowed) allowed++;
     if (
       plan.semantic === "deny_on_first_deny"
         ? !d.allowed
@@ -200,7 +270,21 @@ export async function evaluateMany(
       break;
     }
   }
-  return `{"evaluations":[${answers.join(",")}]}` as JsonText<EvaluationsResponse>;
+  return {
+    text: `{"evaluations":[${answers.join(",")}]}` as JsonText<EvaluationsResponse>,
+    allowed,
+    denied: answers.length - allowed,
+  };
+}
+
+/**
+ * A question's key: its four strings after a mask of which are null. They hold no NUL byte (`usable`), so the
+ * NULs between them make the key unambiguous.
+ */
+function questionKey(q: Question): string {
+  const mask = (q.st === null ? 1 : 0) | (q.si === null ? 2 : 0) | (q.rt === null ? 4 : 0) |
+    (q.an === null ? 8 : 0);
+  return `${mask}\0${q.st ?? ""}\0${q.si ?? ""}\0${q.rt ?? ""}\0${q.an ?? ""}`;
 }
 
 /** The answer to an item still incomplete after the defaults: denied, naming what it lacks. */

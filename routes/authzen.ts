@@ -5,6 +5,7 @@
 import { countDecisions } from "../telemetry/families.ts";
 import type { Context } from "hono";
 import {
+  decisionAnswer,
   evaluateMany,
   evaluateOne,
   evaluationReadOf,
@@ -27,7 +28,7 @@ import {
   SubjectSearchRequest,
 } from "../openapi/authzen.ts";
 import type { App, AppEnv } from "./env.ts";
-import { guardedRoute, publicRoute } from "./operation.ts";
+import { guardedRoute, publicRoute, refuseDeepNesting } from "./operation.ts";
 import { jsonBody, jsonResponse, jsonText } from "./responses.ts";
 
 const REASONS = "Every decision carries `context.reason_admin.code`: `role_permission` (with `role_id`), " +
@@ -154,42 +155,79 @@ function pointer(path: PropertyKey[]): string {
 
 type Issue = { path: PropertyKey[]; message: string };
 
-/** Validation failures as `invalid_params` whose `details` name each field by its JSON pointer. */
-function pointerHook(result: { success: boolean; error?: { issues: Issue[] } }, _c: Context<AppEnv>) {
+/**
+ * Validation failures as `invalid_params` whose `details` name each field by its JSON pointer; a body nesting
+ * deeper than the limit is refused as that, whatever else is wrong with it.
+ */
+async function pointerHook(result: { success: boolean; error?: { issues: Issue[] } }, c: Context<AppEnv>) {
   if (!result.success) {
+    refuseDeepNesting([await c.req.json().catch(() => null)], 0);
     throw new AppError("invalid_params", {
       details: (result.error?.issues ?? []).map((i) => ({ field: pointer(i.path), issue: i.message })),
     });
   }
 }
 
+type Entities = {
+  subject?: { properties?: unknown };
+  action?: { properties?: unknown };
+  resource?: { properties?: unknown };
+  context?: unknown;
+};
+
+/**
+ * The free-form parts of a validated AuthZEN body (the schemas keep nothing else they were not told of), with
+ * the depth of what holds them: a request's at 1 (its entities' properties at 2), a batch item's at 3.
+ */
+function refuseDeepBody(req: Entities & { evaluations?: Entities[] }): void {
+  const parts = (e: Entities, at: number) => {
+    refuseDeepNesting([e.subject?.properties, e.action?.properties, e.resource?.properties], at + 1);
+    refuseDeepNesting([e.context], at);
+  };
+  parts(req, 1);
+  for (const item of req.evaluations ?? []) parts(item, 3);
+}
+
+/** A search's body, once its free-form parts are known to nest no deeper than the limit. */
+function refuseDeep<T extends Entities>(req: T): T {
+  refuseDeepBody(req);
+  return req;
+}
+
 export function registerAuthzenRoutes(app: App) {
   app.openapi(evaluateAccessRoute, async (c) => {
     const { sql } = c.var.deps;
-    const text = await evaluateOne(sql, c.var.principal.projectId, c.req.valid("json"), c.var.attached);
-    countDecisions("evaluation", text);
-    return jsonText(c, text, 200);
+    const req = c.req.valid("json");
+    refuseDeepBody(req);
+    const answer = decisionAnswer(await evaluateOne(sql, c.var.principal.projectId, req, c.var.attached));
+    countDecisions("evaluation", answer);
+    return jsonText(c, answer.text, 200);
   }, pointerHook as never);
   app.openapi(evaluateAccessBatchRoute, async (c) => {
     const { sql } = c.var.deps;
-    const text = await evaluateMany(sql, c.var.principal.projectId, c.req.valid("json"));
-    countDecisions("evaluations", text);
-    return jsonText(c, text, 200);
+    const req = c.req.valid("json");
+    refuseDeepBody(req);
+    const answer = await evaluateMany(sql, c.var.principal.projectId, req);
+    countDecisions("evaluations", answer);
+    return jsonText(c, answer.text, 200);
   }, pointerHook as never);
   app.openapi(searchSubjectsRoute, async (c) => {
     return c.json(
-      await searchSubjectsOf(c.var.deps.sql, c.var.principal.projectId, c.req.valid("json")),
+      await searchSubjectsOf(c.var.deps.sql, c.var.principal.projectId, refuseDeep(c.req.valid("json"))),
       200,
     );
   }, pointerHook as never);
   app.openapi(searchResourcesRoute, async (c) => {
     return c.json(
-      await searchResourcesOf(c.var.deps.sql, c.var.principal.projectId, c.req.valid("json")),
+      await searchResourcesOf(c.var.deps.sql, c.var.principal.projectId, refuseDeep(c.req.valid("json"))),
       200,
     );
   }, pointerHook as never);
   app.openapi(searchActionsRoute, async (c) => {
-    return c.json(await searchActionsOf(c.var.deps.sql, c.var.principal.projectId, c.req.valid("json")), 200);
+    return c.json(
+      await searchActionsOf(c.var.deps.sql, c.var.principal.projectId, refuseDeep(c.req.valid("json"))),
+      200,
+    );
   }, pointerHook as never);
   app.openapi(getAuthzenConfigurationRoute, (c) => {
     const base = c.var.deps.config.publicUrl;

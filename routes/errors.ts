@@ -85,6 +85,13 @@ export function toAppError(err: unknown, c: Context<AppEnv>, log: Logger): AppEr
     // The framework's own refusals: malformed JSON or form bodies (400), media types (415), size (413).
     if (err.status === 413) return new AppError("invalid_params", { status: 413 });
     const field = err.status === 415 ? "Content-Type" : "body";
+    // The AuthZEN API names fields by JSON pointers into the body: the whole body is "".
+    if (field === "body" && c.req.path.startsWith("/access/")) {
+      return new AppError("invalid_params", {
+        description: "the body must be a JSON object",
+        details: [{ field: "", issue: "must be a JSON object (an empty or malformed body is not)" }],
+      });
+    }
     return new AppError("invalid_params", { details: [{ field, issue: err.message }] });
   }
   if (err instanceof postgres.PostgresError) {

@@ -149,11 +149,9 @@ function gate(
   return async (c, next) => {
     const { sql, tokens } = c.var.deps;
     const token = bearerToken(c.req.header("authorization"));
-    // An operation on the token's audience takes a JSON body, read here (not validated) once a token was sent, for
-    // the read it attaches; the validator reads it again from the cache.
-    const withBody = need.scope === "audience";
-    const body = withBody && token !== undefined ? await jsonOf(c) : undefined;
-    const tooDeep = body !== undefined && deeperThan(body, MAX_DEPTH);
+    // A question whose read rides in the gate (readsBody) has its body read here (not validated) once a token was
+    // sent; the validator parses it after the gate, and answers a body that is not JSON.
+    const body = readsBody && token !== undefined ? await jsonOf(c) : undefined;
     const { principal, attached } = await authorize(
       sql,
       tokens,
@@ -164,23 +162,8 @@ function gate(
           : pathProjectId(c.req.param("project_id")),
       },
       need,
-      reads
-        ? () => reads(c)
-        : readsBody && ((aud) => body === undefined || tooDeep ? null : readsBody(body, aud)),
+      reads ? () => reads(c) : readsBody && ((aud) => body === undefined ? null : readsBody(body, aud)),
     );
-    // Past the gate, a body that is not JSON at all is refused before the validator (which reads it again).
-    if (withBody && body === undefined) {
-      throw new AppError("invalid_params", {
-        description: "the body must be a JSON object",
-        details: [{ field: "", issue: "must be a JSON object (an empty or malformed body is not)" }],
-      });
-    }
-    if (tooDeep) {
-      throw new AppError("invalid_params", {
-        description: `the body nests deeper than ${MAX_DEPTH} levels`,
-        details: [{ field: "", issue: `at most ${MAX_DEPTH} levels of nested objects and arrays` }],
-      });
-    }
     c.set("principal", { ...principal, request: requestInfo(c) });
     if (attached) c.set("attached", attached);
     await next();
@@ -188,7 +171,23 @@ function gate(
 }
 
 /** How deep a JSON body may nest: deeper ones could only exhaust the stack of whatever walks them. */
-const MAX_DEPTH = 32;
+export const MAX_DEPTH = 32;
+
+/**
+ * 400 `invalid_params` (at the body, `""`) when one of `values` (the free-form parts of a validated body: its
+ * `properties` and `context`, which the schemas take as they come) nests objects and arrays deeper than
+ * `MAX_DEPTH` levels in the body. Each is walked without recursion, and only as deep as the limit.
+ */
+export function refuseDeepNesting(values: unknown[], depth: number): void {
+  for (const value of values) {
+    if (value !== undefined && deeperThan(value, MAX_DEPTH - depth)) {
+      throw new AppError("invalid_params", {
+        description: `the body nests deeper than ${MAX_DEPTH} levels`,
+        details: [{ field: "", issue: `at most ${MAX_DEPTH} levels of nested objects and arrays` }],
+      });
+    }
+  }
+}
 
 /** Whether a parsed JSON value nests objects and arrays deeper than `max`; walked without recursion. */
 function deeperThan(value: unknown, max: number): boolean {

@@ -29,6 +29,20 @@ export function clientIp(c: Context, trustedHops: number): string | null {
  * address is kept as it is (at most 100 characters).
  */
 export function normalizeIp(raw: string): string {
+  // Every request asks, and a service hears from few addresses (its proxies, or its callers): each one's spelling
+  // is worked out once.
+  let known = spellings.get(raw);
+  if (known === undefined) {
+    if (spellings.size >= 1000) spellings.clear();
+    known = spelling(raw);
+    spellings.set(raw, known);
+  }
+  return known;
+}
+
+const spellings = new Map<string, string>();
+
+function spelling(raw: string): string {
   let a = raw.trim();
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(a);
   if (bracketed) a = bracketed[1];

@@ -192,16 +192,11 @@ export const spansDropped = r.register(
   ),
 );
 
-const occurrences = (text: string, needle: string) => {
-  let n = 0;
-  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) n++;
-  return n;
-};
-
-/** Counts the decisions of an AuthZEN answer, from its compact JSON text (db/authzen.ts writes it). */
-export function countDecisions(endpoint: "evaluation" | "evaluations", text: string): void {
-  const allow = occurrences(text, '"decision":true');
-  const deny = occurrences(text, '"decision":false');
-  if (allow) decisions.child(endpoint, "allow").value += allow;
-  if (deny) decisions.child(endpoint, "deny").value += deny;
+/** Counts the decisions of an AuthZEN answer: how many allowed, how many denied. */
+export function countDecisions(
+  endpoint: "evaluation" | "evaluations",
+  answer: { allowed: number; denied: number },
+): void {
+  if (answer.allowed) decisions.child(endpoint, "allow").value += answer.allowed;
+  if (answer.denied) decisions.child(endpoint, "deny").value += answer.denied;
 }
