@@ -2,6 +2,7 @@
  * The AuthZEN decisions and searches on the live model, each one statement: a batch's questions are decided in
  * one snapshot, and a single evaluation's answer is the response body as JSON text.
  */
+import { batchedRead } from "./batch.ts";
 import type { Sql } from "./connection.ts";
 import type { AttachedRead } from "./principals.ts";
 
@@ -178,20 +179,39 @@ export type Decided = { q: number; ri: string | null; allowed: boolean; obj: str
  * (`q`: the question's ordinal, from 1), in one statement: every question's, and each object's that a grant
  * decides (an object without one is decided as its question is).
  */
-export async function decideAll(
+export function decideAll(
   sql: Sql,
   projectId: string,
   questions: Omit<Question, "ri">[],
   objects: { q: number; ri: string }[],
 ): Promise<Decided[]> {
-  if (questions.length === 0) return [];
-  const rows = await sql.unsafe<(Omit<Decided, "q"> & { q: string })[]>(
-    DECIDE,
-    [projectId, JSON.stringify(questions), JSON.stringify(objects)],
+  if (questions.length === 0) return Promise.resolve([]);
+  return decideBatched(sql, [projectId, JSON.stringify(questions), JSON.stringify(objects)])
+    .then((rows) => rows ?? []);
+}
+
+/**
+ * The batches asked for in one turn of the event loop, decided in one statement (db/batch.ts): each batch's
+ * parameters are the n-th element of three arrays, and its decisions come back with its ordinal `b`. Each
+ * batch is still decided in one snapshot, the statement's.
+ */
+const DECIDE_BATCHED = `
+  select b.n::int as b, x.q, x.ri, x.allowed, x.obj
+  from unnest($1::text[], $2::text[], $3::text[]) with ordinality as b (project_id, questions, objects, n)
+  cross join lateral (${
+  DECIDE.replace(/\$(\d)/g, (_, d) => ["b.project_id", "b.questions", "b.objects"][Number(d) - 1])
+}) x`;
+
+const decideBatched = batchedRead<[string, string, string], Decided[]>(async (sql, batches) => {
+  const rows = await sql.unsafe<(Omit<Decided, "q"> & { q: string; b: number })[]>(
+    DECIDE_BATCHED,
+    [batches.map((b) => b[0]), batches.map((b) => b[1]), batches.map((b) => b[2])],
     { prepare: true },
   );
-  return rows.map((r) => ({ ...r, q: Number(r.q) }));
-}
+  const decided: Decided[][] = batches.map(() => []);
+  for (const r of rows) decided[r.b - 1].push({ q: Number(r.q), ri: r.ri, allowed: r.allowed, obj: r.obj });
+  return decided;
+});
 
 export type SearchPage<T> = { total: number; rows: (T & { k: string })[] };
 
