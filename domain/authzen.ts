@@ -196,9 +196,10 @@ const SCANNED = 8;
 
 /**
  * `{ "evaluations": […] }` (or one decision, for a request without evaluations): a statement of its own after
- * the gate's, never carried by it (routes/authzen.ts says why). Each distinct question is decided once, all of
- * them in one statement (so in one snapshot), and every item answered from its question's decision, in order,
- * cut after the first deny (`deny_on_first_deny`) or the first permit (`permit_on_first_permit`).
+ * the gate's, shared with the other batches asked in the same turn (db/authzen.ts). Each distinct question is
+ * decided once, all of them in one statement (so in one snapshot), and every item answered from its question's
+ * decision (or its object's), in order, cut after the first deny (`deny_on_first_deny`) or the first permit
+ * (`permit_on_first_permit`).
  */
 export async function evaluateMany(
   sql: Sql,
