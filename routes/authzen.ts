@@ -4,15 +4,8 @@
  */
 import { countDecisions } from "../telemetry/families.ts";
 import type { Context } from "hono";
-import {
-  decisionAnswer,
-  evaluateMany,
-  evaluateOne,
-  evaluationReadOf,
-  searchActionsOf,
-  searchResourcesOf,
-  searchSubjectsOf,
-} from "../domain/authzen.ts";
+import { decisionAnswer, evaluateMany, evaluateOne, evaluationReadOf } from "../domain/authzen.ts";
+import { searchActionsOf, searchResourcesOf, searchSubjectsOf } from "../domain/authzen_search.ts";
 import { AppError } from "../domain/errors.ts";
 import {
   ActionSearchRequest,
