@@ -186,8 +186,19 @@ export function decideAll(
   objects: { q: number; ri: string }[],
 ): Promise<Decided[]> {
   if (questions.length === 0) return Promise.resolve([]);
-  return decideBatched(sql, [projectId, JSON.stringify(questions), JSON.stringify(objects)])
-    .then((rows) => rows ?? []);
+  const params: [string, string, string] = [projectId, JSON.stringify(questions), JSON.stringify(objects)];
+  // Only small batches share a statement, so that a large one (or a slow one) never makes the others wait or
+  // share its failure: at most BATCH_MAX × SHARED_AT_MOST lookups go in one statement.
+  if (questions.length + objects.length > SHARED_AT_MOST) return decideAlone(sql, params);
+  return decideBatched(sql, params).then((rows) => rows ?? []);
+}
+
+/** The size (questions and objects) up to which a batch shares its statement with others. */
+const SHARED_AT_MOST = 256;
+
+async function decideAlone(sql: Sql, params: [string, string, string]): Promise<Decided[]> {
+  const rows = await sql.unsafe<(Omit<Decided, "q"> & { q: string })[]>(DECIDE, params, { prepare: true });
+  return rows.map((r) => ({ q: Number(r.q), ri: r.ri, allowed: r.allowed, obj: r.obj }));
 }
 
 /**

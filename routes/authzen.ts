@@ -170,14 +170,18 @@ type Entities = {
 
 /**
  * The free-form parts of a validated AuthZEN body (the schemas keep nothing else they were not told of), with
- * the depth of what holds them: a request's at 1 (its entities' properties at 2), a batch item's at 3.
+ * the depth of what holds them: a request's at 1 (its entities' and its page's properties at 2), a batch
+ * item's at 3.
  */
-function refuseDeepBody(req: Entities & { evaluations?: Entities[] }): void {
+function refuseDeepBody(
+  req: Entities & { evaluations?: Entities[]; page?: { properties?: unknown } },
+): void {
   const parts = (e: Entities, at: number) => {
     refuseDeepNesting([e.subject?.properties, e.action?.properties, e.resource?.properties], at + 1);
     refuseDeepNesting([e.context], at);
   };
   parts(req, 1);
+  refuseDeepNesting([req.page?.properties], 2);
   for (const item of req.evaluations ?? []) parts(item, 3);
 }
 

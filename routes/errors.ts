@@ -86,7 +86,7 @@ export function toAppError(err: unknown, c: Context<AppEnv>, log: Logger): AppEr
     if (err.status === 413) return new AppError("invalid_params", { status: 413 });
     const field = err.status === 415 ? "Content-Type" : "body";
     // The AuthZEN API names fields by JSON pointers into the body: the whole body is "".
-    if (field === "body" && c.req.path.startsWith("/access/")) {
+    if (err.status === 400 && c.req.path.startsWith("/access/")) {
       return new AppError("invalid_params", {
         description: "the body must be a JSON object",
         details: [{ field: "", issue: "must be a JSON object (an empty or malformed body is not)" }],

@@ -30,7 +30,8 @@ export function clientIp(c: Context, trustedHops: number): string | null {
  */
 export function normalizeIp(raw: string): string {
   // Every request asks, and a service hears from few addresses (its proxies, or its callers): each one's spelling
-  // is worked out once.
+  // is worked out once. Only what could be an address is kept (a forwarded header's entry may be anything).
+  if (raw.length > 64) return spelling(raw);
   let known = spellings.get(raw);
   if (known === undefined) {
     if (spellings.size >= 1000) spellings.clear();

@@ -446,3 +446,46 @@ test("AuthZEN Discovery: the metadata names PUBLIC_URL and every endpoint", asyn
     search_action_endpoint: `${base}/access/v1/search/action`,
   });
 });
+
+test("AuthZEN batches asked at once (which may share a statement) each get their own answers, per project", async () => {
+  const f = await scenario();
+  const g = await fixture();
+  await g.api.users.createUser(g.project.id, {
+    display_name: "Carol",
+    external_user_id: "carol",
+    role_id: g.viewer.id,
+  });
+  const carol = { type: "user", id: "carol" };
+  const subjects = [alice, bob, carol];
+  const actions = [read, write];
+  const batches = Array.from({ length: 24 }, (_, n) => ({
+    resource: record1,
+    evaluations: Array.from({ length: 1 + (n % 7) }, (_, i) => ({
+      subject: subjects[(n + i) % 3],
+      action: actions[(n * 3 + i) % 2],
+    })),
+  }));
+  const answer = async (token: string, body: unknown) =>
+    (await ok(await post(EVALUATIONS, body, token))).evaluations.map((
+      e: { decision: boolean; context: { reason_admin: { code: string } } },
+    ) => [e.decision, e.context.reason_admin.code]);
+  const alone = [];
+  for (const b of batches) alone.push([await answer(f.token, b), await answer(g.token, b)]);
+  const together = await Promise.all(
+    batches.map((b) => Promise.all([answer(f.token, b), answer(g.token, b)])),
+  );
+  assert.deepEqual(together, alone);
+  // carol is a user of the second project only.
+  assert.deepEqual(
+    await answer(f.token, { resource: record1, action: read, evaluations: [{ subject: carol }] }),
+    [
+      [false, "unknown_subject"],
+    ],
+  );
+  assert.deepEqual(
+    await answer(g.token, { resource: record1, action: read, evaluations: [{ subject: carol }] }),
+    [
+      [true, "role_permission"],
+    ],
+  );
+});
