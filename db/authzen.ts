@@ -186,43 +186,45 @@ export function decideAll(
   objects: { q: number; ri: string }[],
 ): Promise<Decided[]> {
   if (questions.length === 0) return Promise.resolve([]);
-  const params: [string, string, string] = [projectId, JSON.stringify(questions), JSON.stringify(objects)];
+  const params: Batch = [projectId, JSON.stringify(questions), JSON.stringify(objects)];
   // Only small batches share a statement, so that a large one (or a slow one) never makes the others wait or
   // share its failure: at most BATCH_MAX × SHARED_AT_MOST lookups go in one statement.
-  if (questions.length + objects.length > SHARED_AT_MOST) return decideAlone(sql, params);
-  return decideBatched(sql, params).then((rows) => rows ?? []);
+  if (questions.length + objects.length > SHARED_AT_MOST) {
+    return decideEach(sql, [params]).then(([rows]) => rows);
+  }
+  return decideShared(sql, params).then((rows) => rows ?? []);
 }
 
 /** The size (questions and objects) up to which a batch shares its statement with others. */
 const SHARED_AT_MOST = 256;
 
-async function decideAlone(sql: Sql, params: [string, string, string]): Promise<Decided[]> {
-  const rows = await sql.unsafe<(Omit<Decided, "q"> & { q: string })[]>(DECIDE, params, { prepare: true });
-  return rows.map((r) => ({ q: Number(r.q), ri: r.ri, allowed: r.allowed, obj: r.obj }));
-}
+/** A batch as the statement takes it: the project, its questions and its objects as JSON. */
+type Batch = [string, string, string];
 
 /**
- * The batches asked for in one turn of the event loop, decided in one statement (db/batch.ts): each batch's
- * parameters are the n-th element of three arrays, and its decisions come back with its ordinal `b`. Each
- * batch is still decided in one snapshot, the statement's.
+ * Batches decided in one statement: each batch's parameters are the n-th element of three arrays, and its
+ * decisions come back with its ordinal `b`. Each batch is decided in one snapshot, the statement's.
  */
-const DECIDE_BATCHED = `
+const DECIDE_EACH = `
   select b.n::int as b, x.q, x.ri, x.allowed, x.obj
   from unnest($1::text[], $2::text[], $3::text[]) with ordinality as b (project_id, questions, objects, n)
   cross join lateral (${
   DECIDE.replace(/\$(\d)/g, (_, d) => ["b.project_id", "b.questions", "b.objects"][Number(d) - 1])
 }) x`;
 
-const decideBatched = batchedRead<[string, string, string], Decided[]>(async (sql, batches) => {
+async function decideEach(sql: Sql, batches: Batch[]): Promise<Decided[][]> {
   const rows = await sql.unsafe<(Omit<Decided, "q"> & { q: string; b: number })[]>(
-    DECIDE_BATCHED,
+    DECIDE_EACH,
     [batches.map((b) => b[0]), batches.map((b) => b[1]), batches.map((b) => b[2])],
     { prepare: true },
   );
   const decided: Decided[][] = batches.map(() => []);
   for (const r of rows) decided[r.b - 1].push({ q: Number(r.q), ri: r.ri, allowed: r.allowed, obj: r.obj });
   return decided;
-});
+}
+
+/** The batches asked for in one turn of the event loop share a statement (db/batch.ts). */
+const decideShared = batchedRead<Batch, Decided[]>(decideEach);
 
 export type SearchPage<T> = { total: number; rows: (T & { k: string })[] };
 

@@ -3,7 +3,7 @@
  * objects; each a page of a statement on the live model, with a page token bound to its query.
  */
 import { retryRead, type Sql } from "../db/connection.ts";
-import { searchActions, searchResources, searchSubjects } from "../db/authzen.ts";
+import { searchActions, type SearchPage, searchResources, searchSubjects } from "../db/authzen.ts";
 import {
   type ActionSearchRequest,
   type ActionSearchResponse,
@@ -84,6 +84,19 @@ function pageOf(
   return { next_token: next, count, total } satisfies PageResponse;
 }
 
+/** A page of what a search found (one row more than the page, if there is more), as its results. */
+function pageFrom<T, R>(
+  found: SearchPage<T>,
+  start: { limit: number; hash: string },
+  result: (row: T & { k: string }) => R,
+) {
+  const rows = found.rows.slice(0, start.limit);
+  return {
+    page: pageOf(found.total, rows.length, rows.at(-1)?.k, start, found.rows.length > start.limit),
+    results: rows.map(result),
+  };
+}
+
 /**
  * Who may do the action on the resource now: users (named by their external id when they have one) or
  * clients, as `subject.type` asks. An unknown type, resource or action: no results.
@@ -110,11 +123,7 @@ export async function searchSubjectsOf(
       limit: start.limit + 1,
     })
   );
-  const rows = found.rows.slice(0, start.limit);
-  return {
-    page: pageOf(found.total, rows.length, rows.at(-1)?.k, start, found.rows.length > start.limit),
-    results: rows.map((r) => ({ type, id: r.id })),
-  };
+  return pageFrom(found, start, (r) => ({ type, id: r.id }));
 }
 
 /** The permission codes the subject holds on the resource type now. Unknown subject or type: no results. */
@@ -139,11 +148,7 @@ export async function searchActionsOf(
       limit: start.limit + 1,
     })
   );
-  const rows = found.rows.slice(0, start.limit);
-  return {
-    page: pageOf(found.total, rows.length, rows.at(-1)?.k, start, found.rows.length > start.limit),
-    results: rows.map((r) => ({ name: r.name })),
-  };
+  return pageFrom(found, start, (r) => ({ name: r.name }));
 }
 
 /**
@@ -178,9 +183,5 @@ export async function searchResourcesOf(
       limit: start.limit + 1,
     })
   );
-  const rows = found.rows.slice(0, start.limit);
-  return {
-    page: pageOf(found.total, rows.length, rows.at(-1)?.k, start, found.rows.length > start.limit),
-    results: rows.map((r) => ({ type: resource.type, id: r.k })),
-  };
+  return pageFrom(found, start, (r) => ({ type: resource.type, id: r.k }));
 }

@@ -150,10 +150,15 @@ type Issue = { path: PropertyKey[]; message: string };
 
 /**
  * Validation failures as `invalid_params` whose `details` name each field by its JSON pointer; a body nesting
- * deeper than the limit is refused as that, whatever else is wrong with it.
+ * deeper than the limit is refused as that, whatever else is wrong with it (valid, only its free-form parts
+ * can nest: the schemas keep nothing else they were not told of).
  */
-async function pointerHook(result: { success: boolean; error?: { issues: Issue[] } }, c: Context<AppEnv>) {
-  if (!result.success) {
+async function pointerHook(
+  result: { success: boolean; data?: unknown; error?: { issues: Issue[] } },
+  c: Context<AppEnv>,
+) {
+  if (result.success) refuseDeepBody(result.data as Body);
+  else {
     refuseDeepNesting([await c.req.json().catch(() => null)], 0);
     throw new AppError("invalid_params", {
       details: (result.error?.issues ?? []).map((i) => ({ field: pointer(i.path), issue: i.message })),
@@ -168,14 +173,14 @@ type Entities = {
   context?: unknown;
 };
 
+/** A validated AuthZEN body, as far as its free-form parts go. */
+type Body = Entities & { evaluations?: Entities[]; page?: { properties?: unknown } };
+
 /**
- * The free-form parts of a validated AuthZEN body (the schemas keep nothing else they were not told of), with
- * the depth of what holds them: a request's at 1 (its entities' and its page's properties at 2), a batch
- * item's at 3.
+ * The free-form parts of a validated AuthZEN body, each with the depth of what holds it: a request's at 1 (its
+ * entities' and its page's properties at 2), a batch item's at 3.
  */
-function refuseDeepBody(
-  req: Entities & { evaluations?: Entities[]; page?: { properties?: unknown } },
-): void {
+function refuseDeepBody(req: Body): void {
   const parts = (e: Entities, at: number) => {
     refuseDeepNesting([e.subject?.properties, e.action?.properties, e.resource?.properties], at + 1);
     refuseDeepNesting([e.context], at);
@@ -185,44 +190,35 @@ function refuseDeepBody(
   for (const item of req.evaluations ?? []) parts(item, 3);
 }
 
-/** A search's body, once its free-form parts are known to nest no deeper than the limit. */
-function refuseDeep<T extends Entities>(req: T): T {
-  refuseDeepBody(req);
-  return req;
-}
-
 export function registerAuthzenRoutes(app: App) {
   app.openapi(evaluateAccessRoute, async (c) => {
     const { sql } = c.var.deps;
     const req = c.req.valid("json");
-    refuseDeepBody(req);
     const answer = decisionAnswer(await evaluateOne(sql, c.var.principal.projectId, req, c.var.attached));
     countDecisions("evaluation", answer);
     return jsonText(c, answer.text, 200);
   }, pointerHook as never);
   app.openapi(evaluateAccessBatchRoute, async (c) => {
     const { sql } = c.var.deps;
-    const req = c.req.valid("json");
-    refuseDeepBody(req);
-    const answer = await evaluateMany(sql, c.var.principal.projectId, req);
+    const answer = await evaluateMany(sql, c.var.principal.projectId, c.req.valid("json"));
     countDecisions("evaluations", answer);
     return jsonText(c, answer.text, 200);
   }, pointerHook as never);
   app.openapi(searchSubjectsRoute, async (c) => {
     return c.json(
-      await searchSubjectsOf(c.var.deps.sql, c.var.principal.projectId, refuseDeep(c.req.valid("json"))),
+      await searchSubjectsOf(c.var.deps.sql, c.var.principal.projectId, c.req.valid("json")),
       200,
     );
   }, pointerHook as never);
   app.openapi(searchResourcesRoute, async (c) => {
     return c.json(
-      await searchResourcesOf(c.var.deps.sql, c.var.principal.projectId, refuseDeep(c.req.valid("json"))),
+      await searchResourcesOf(c.var.deps.sql, c.var.principal.projectId, c.req.valid("json")),
       200,
     );
   }, pointerHook as never);
   app.openapi(searchActionsRoute, async (c) => {
     return c.json(
-      await searchActionsOf(c.var.deps.sql, c.var.principal.projectId, refuseDeep(c.req.valid("json"))),
+      await searchActionsOf(c.var.deps.sql, c.var.principal.projectId, c.req.valid("json")),
       200,
     );
   }, pointerHook as never);
