@@ -3,7 +3,7 @@
  * objects; each a page of a statement on the live model, with a page token bound to its query.
  */
 import { retryRead, type Sql } from "../db/connection.ts";
-import { searchActions, type SearchPage, searchResources, searchSubjects } from "../db/authzen.ts";
+import { searchActions, type SearchPage, searchResources, searchSubjects } from "../db/authzen_search.ts";
 import {
   type ActionSearchRequest,
   type ActionSearchResponse,
