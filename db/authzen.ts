@@ -223,5 +223,11 @@ async function decideEach(sql: Sql, batches: Batch[]): Promise<Decided[][]> {
   return decided;
 }
 
-/** The batches asked for in one turn of the event loop share a statement (db/batch.ts). */
-const decideShared = batchedRead<Batch, Decided[]>(decideEach);
+/**
+ * The batches asked for in one turn of the event loop share a statement, and the same batch asked again in it
+ * (the same project, questions and objects) is decided once for all who asked (db/batch.ts).
+ */
+const decideShared = batchedRead<Batch, Decided[]>(
+  decideEach,
+  ([project, questions, objects]) => `${project.length}:${project}${questions.length}:${questions}${objects}`,
+);

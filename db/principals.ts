@@ -120,7 +120,8 @@ function withRead(kind: "client" | "user", offset: number, read: string): string
  * One round trip per request, the attached read included. A row comes back only when the token's project and
  * client are active, the token was not revoked, and, for a user token, its session is live and its user
  * active. `allowed` says whether the subject holds the permission: a client directly, a user through the role.
- * On the pool, the gates asked for in one turn of the event loop with the same statement share one (below).
+ * On the pool, the gates asked for in one turn of the event loop with the same statement share one (below),
+ * and a gate asked again in that turn with the same parameters (a token's repeated request) is read once.
  */
 export function findLivePrincipal(
   sql: Sql,
@@ -168,6 +169,16 @@ function textOf(v: Param): string | null {
   return String(v);
 }
 
+/** The parameters as one string, for the batch to ask a repeated gate once (db/batch.ts). */
+function sameParams(params: Param[]): string {
+  let k = "";
+  for (const p of params) {
+    const t = textOf(p);
+    k += t === null ? "-," : `${t.length}:${t},`;
+  }
+  return k;
+}
+
 /**
  * One batched reader per statement text, then per parameter types. The texts are the gate's own strings,
  * looked up as they are (a key joined from text and types would be a new string of a kilobyte or more to
@@ -206,7 +217,7 @@ function gateOf(text: string, types: string[]) {
         { prepare: true },
       );
       return byOrdinal(rows, batch.length);
-    });
+    }, sameParams);
     byTypes.set(key, gate);
   }
   return gate;
