@@ -2,7 +2,7 @@
  * Request bodies and responses as the OpenAPI document shows them, the error responses grouped by status; and
  * the answer whose JSON the database wrote.
  */
-import type { z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context, TypedResponse } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JsonText } from "../domain/pages.ts";
@@ -82,10 +82,35 @@ export function oauthErrorResponses(codes: OAuthEndpointCode[], cases: OAuthCase
   return out;
 }
 
+/** The schemas whose asynchronous parse already tries the synchronous one first. */
+const syncFirst = new WeakSet<z.ZodType>();
+
+/**
+ * A body schema whose parse by the route's validator (which asks for zod's asynchronous parse) is the
+ * synchronous one: only that takes zod's compiled fast path for objects, about three times less work for a
+ * batch of evaluations. Same schema, same result; a schema with an asynchronous part falls back to the
+ * asynchronous parse.
+ */
+function parsedSync<T extends z.ZodType>(schema: T): T {
+  if (syncFirst.has(schema)) return schema;
+  syncFirst.add(schema);
+  const target = schema as z.ZodType;
+  const parseAsync = target.safeParseAsync.bind(target);
+  target.safeParseAsync = (data: unknown, params?: z.core.ParseContext<z.core.$ZodIssue>) => {
+    try {
+      return Promise.resolve(target.safeParse(data, params));
+    } catch (err) {
+      if (err instanceof z.core.$ZodAsyncError) return parseAsync(data, params);
+      throw err;
+    }
+  };
+  return schema;
+}
+
 export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
   required: true,
   description,
-  content: { "application/json": { schema } },
+  content: { "application/json": { schema: parsedSync(schema) } },
 });
 
 export const formBody = <T extends z.ZodType>(schema: T) => ({
