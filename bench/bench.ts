@@ -142,6 +142,19 @@ try {
       ),
     ),
   );
+  // The same question asked at once is read once (db/batch.ts); a different object in every request never is.
+  let asked = 0;
+  results.push(
+    await run(
+      "POST /access/v1/evaluation (one decision, a different object each)",
+      expect(200, () =>
+        fetch(`${base}/access/v1/evaluation`, {
+          method: "POST",
+          headers: authed,
+          body: JSON.stringify({ ...question, resource: { type: "doc", id: `doc-${asked++}` } }),
+        })),
+    ),
+  );
   results.push(
     await run(
       "POST /access/v1/evaluations (AuthZEN: 100 decisions)",
@@ -150,6 +163,25 @@ try {
         () =>
           fetch(`${base}/access/v1/evaluations`, { method: "POST", headers: authed, body: hundredDecisions }),
       ),
+    ),
+  );
+  results.push(
+    await run(
+      "POST /access/v1/evaluations (100 decisions, different objects each)",
+      expect(200, () => {
+        const from = (asked += 100);
+        return fetch(`${base}/access/v1/evaluations`, {
+          method: "POST",
+          headers: authed,
+          body: JSON.stringify({
+            ...question,
+            evaluations: Array.from(
+              { length: 100 },
+              (_, i) => ({ resource: { type: "doc", id: `doc-${from + i}` } }),
+            ),
+          }),
+        });
+      }),
     ),
   );
   results.push(
