@@ -4,28 +4,45 @@
  * neighbour's, whether the neighbour differs by project, token, path, question or object.
  */
 import assert from "node:assert/strict";
-import { bob, EVALUATION, EVALUATIONS, fixture, ok, post, read, record1, write } from "./authzen_support.ts";
+import {
+  bob,
+  EVALUATION,
+  EVALUATIONS,
+  type Fixture,
+  fixture,
+  ok,
+  post,
+  read,
+  record1,
+  write,
+} from "./authzen_support.ts";
 import { Api, http, test } from "./helpers.ts";
 
 type Reasoned = { decision: boolean; context: { reason_admin: { code: string } } };
 const pair = (e: Reasoned) => [e.decision, e.context.reason_admin.code];
 
-test("the same question asked many times at once is answered for each; the questions beside it get their own", async () => {
-  const f = await fixture();
-  const g = await fixture();
-  // In the second project bob edits: the same question is answered differently there.
+/**
+ * The scenario's fixture twice, told apart: in the second project bob edits records; in the first he edits
+ * record-2 alone, through a grant (so questions and batches that differ only by object are answered apart).
+ */
+async function twoProjects(): Promise<[Fixture, Fixture]> {
+  const [f, g] = await Promise.all([fixture(), fixture()]);
   await g.api.users.updateUser(g.project.id, g.bob.id, {
     display_name: "Bob",
     external_user_id: "bob",
     role_id: g.editor.id,
     is_active: true,
   });
-  // In the first project bob edits record-2 alone, through a grant: questions differing only by object differ.
   await f.api.grants.createGrant(f.project.id, {
     subject: { type: "user", id: f.bob.id } as Api.GrantSubject,
     role_id: f.editor.id,
     object: { type: "record", id: "record-2" },
   });
+  return [f, g];
+}
+
+test("the same question asked many times at once is answered for each; the questions beside it get their own", async () => {
+  const [f, g] = await twoProjects();
   const questions = [
     { subject: bob, action: write, resource: { type: "record", id: "record-2" } },
     { subject: { type: "user", id: "alice" }, action: write, resource: record1 },
@@ -75,20 +92,7 @@ test("the same gated read asked many times at once answers each its own project;
 });
 
 test("the same batch asked many times at once is answered for each; a batch differing by one object gets its own", async () => {
-  const f = await fixture();
-  const g = await fixture();
-  await g.api.users.updateUser(g.project.id, g.bob.id, {
-    display_name: "Bob",
-    external_user_id: "bob",
-    role_id: g.editor.id,
-    is_active: true,
-  });
-  // In the first project bob edits record-2 alone, through a grant: batches differing only by object differ.
-  await f.api.grants.createGrant(f.project.id, {
-    subject: { type: "user", id: f.bob.id } as Api.GrantSubject,
-    role_id: f.editor.id,
-    object: { type: "record", id: "record-2" },
-  });
+  const [f, g] = await twoProjects();
   const items = [{ action: read }, { action: write }, { action: { name: "delete" } }];
   const batches = [
     { subject: bob, resource: record1, evaluations: items },
