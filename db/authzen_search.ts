@@ -63,6 +63,21 @@ export async function searchSubjects(
 }
 
 /**
+ * The subject of a search as a decision resolves it, at most one row (id, role_id, is_active): a user of the
+ * project by id, else by external id; a client of the project by id.
+ */
+function subjectOf(sql: Sql, q: { projectId: string; subjectType: string; subjectId: string }) {
+  return sql`
+      (select u.id, u.role_id, u.is_active from users u
+       where ${q.subjectType} = 'user' and u.project_id = ${q.projectId}
+         and (u.id = ${q.subjectId} or u.external_user_id = ${q.subjectId})
+       order by u.id = ${q.subjectId} desc limit 1)
+      union all
+      (select c.id, null, c.is_active from clients c
+       where ${q.subjectType} = 'client' and c.project_id = ${q.projectId} and c.id = ${q.subjectId})`;
+}
+
+/**
  * The objects of the resource the subject (resolved as for a decision) may do the action on now, after the key
  * `after`, `limit` of them by id (byte-wise), and how many in all: every object of the resource when the subject
  * holds the permission project-wide, else the objects under its live grants whose role holds it, each grant's
@@ -84,15 +99,7 @@ export async function searchResources(
   },
 ): Promise<SearchPage<Record<never, never>>> {
   const [row] = await sql<{ total: number; rows: { k: string }[] }[]>`
-    with s as materialized (
-      (select u.id, u.role_id, u.is_active from users u
-       where ${q.subjectType} = 'user' and u.project_id = ${q.projectId}
-         and (u.id = ${q.subjectId} or u.external_user_id = ${q.subjectId})
-       order by u.id = ${q.subjectId} desc limit 1)
-      union all
-      (select c.id, null, c.is_active from clients c
-       where ${q.subjectType} = 'client' and c.project_id = ${q.projectId} and c.id = ${q.subjectId})
-    ),
+    with s as materialized (${subjectOf(sql, q)}),
     pe as materialized (
       select pe.id, r.id as resource_id from s
       join projects p on p.id = ${q.projectId} and p.is_active
@@ -174,15 +181,7 @@ export async function searchActions(
   },
 ): Promise<SearchPage<{ name: string }>> {
   const [row] = await sql<{ total: number; rows: { k: string; name: string }[] }[]>`
-    with s as (
-      (select u.id, u.role_id, u.is_active from users u
-       where ${q.subjectType} = 'user' and u.project_id = ${q.projectId}
-         and (u.id = ${q.subjectId} or u.external_user_id = ${q.subjectId})
-       order by u.id = ${q.subjectId} desc limit 1)
-      union all
-      (select c.id, null, c.is_active from clients c
-       where ${q.subjectType} = 'client' and c.project_id = ${q.projectId} and c.id = ${q.subjectId})
-    ),
+    with s as (${subjectOf(sql, q)}),
     m as (
       select lower(pe.code) as k, pe.code as name
       from s
