@@ -62,11 +62,21 @@ export async function searchSubjects(
   return { total: row.total, rows: row.rows };
 }
 
+/** A page of what one subject (of the project) holds on a resource: after the key `after`, `limit` of it. */
+type SubjectPage = {
+  projectId: string;
+  subjectType: string;
+  subjectId: string;
+  resource: string;
+  after: string | null;
+  limit: number;
+};
+
 /**
  * The subject of a search as a decision resolves it, at most one row (id, role_id, is_active): a user of the
  * project by id, else by external id; a client of the project by id.
  */
-function subjectOf(sql: Sql, q: { projectId: string; subjectType: string; subjectId: string }) {
+function subjectOf(sql: Sql, q: SubjectPage) {
   return sql`
       (select u.id, u.role_id, u.is_active from users u
        where ${q.subjectType} = 'user' and u.project_id = ${q.projectId}
@@ -88,15 +98,7 @@ function subjectOf(sql: Sql, q: { projectId: string; subjectType: string; subjec
  */
 export async function searchResources(
   sql: Sql,
-  q: {
-    projectId: string;
-    subjectType: string;
-    subjectId: string;
-    resource: string;
-    action: string;
-    after: string | null;
-    limit: number;
-  },
+  q: SubjectPage & { action: string },
 ): Promise<SearchPage<Record<never, never>>> {
   const [row] = await sql<{ total: number; rows: { k: string }[] }[]>`
     with s as materialized (${subjectOf(sql, q)}),
@@ -171,14 +173,7 @@ export async function searchResources(
  */
 export async function searchActions(
   sql: Sql,
-  q: {
-    projectId: string;
-    subjectType: string;
-    subjectId: string;
-    resource: string;
-    after: string | null;
-    limit: number;
-  },
+  q: SubjectPage,
 ): Promise<SearchPage<{ name: string }>> {
   const [row] = await sql<{ total: number; rows: { k: string; name: string }[] }[]>`
     with s as (${subjectOf(sql, q)}),

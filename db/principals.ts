@@ -146,7 +146,7 @@ export function findLivePrincipal(
   const kind = user ? "user" : "client";
   const text = read ? withRead(kind, params.length, read.text) : GATE[kind];
   const all = read ? [...params, ...read.params] : params;
-  return gateOf(text, all.map(typeOf))(sql, all);
+  return gateOf(text, all.map(typeOf))(sql, all.map(textOf));
 }
 
 type Param = string | number | boolean | null | Date;
@@ -169,13 +169,10 @@ function textOf(v: Param): string | null {
   return String(v);
 }
 
-/** The parameters as one string, for the batch to ask a repeated gate once (db/batch.ts). */
-function sameParams(params: Param[]): string {
+/** The parameters' texts as one string, for the batch to ask a repeated gate once (db/batch.ts). */
+function sameParams(texts: (string | null)[]): string {
   let k = "";
-  for (const p of params) {
-    const t = textOf(p);
-    k += t === null ? "-," : `${t.length}:${t},`;
-  }
+  for (const t of texts) k += t === null ? "-," : `${t.length}:${t},`;
   return k;
 }
 
@@ -184,7 +181,10 @@ function sameParams(params: Param[]): string {
  * looked up as they are (a key joined from text and types would be a new string of a kilobyte or more to
  * hash on every request).
  */
-const gates = new Map<string, Map<string, (sql: Sql, params: Param[]) => Promise<GateRow | undefined>>>();
+const gates = new Map<
+  string,
+  Map<string, (sql: Sql, texts: (string | null)[]) => Promise<GateRow | undefined>>
+>();
 
 /**
  * The gate's statement for a batch (db/batch.ts): each request's parameters are the i-th element of one array
@@ -209,10 +209,10 @@ function gateOf(text: string, types: string[]) {
       slots.join(", ")
     }, n)
       join lateral (${text.replace(/\$(\d+)/g, (_, d) => `(v.p${d}::${types[Number(d) - 1]})`)}) x on true`;
-    gate = batchedRead<Param[], GateRow>(async (sql, batch) => {
+    gate = batchedRead<(string | null)[], GateRow>(async (sql, batch) => {
       const rows = await sql.unsafe<(GateRow & { n: number })[]>(
         batchText,
-        types.map((_, i) => batch.map((params) => textOf(params[i]))),
+        types.map((_, i) => batch.map((texts) => texts[i])),
         // A named statement, unless the pool runs behind a transaction pooler.
         { prepare: true },
       );

@@ -87,8 +87,8 @@ const syncFirst = new WeakSet<z.ZodType>();
 
 /**
  * A body schema whose parse by the route's validator (which asks for zod's asynchronous parse) is the
- * synchronous one: only that takes zod's compiled fast path for objects, about three times less work for a
- * batch of evaluations. Same schema, same result; a schema with an asynchronous part falls back to the
+ * synchronous one: only that takes zod's compiled fast path for objects (a batch of 100 evaluations costs the
+ * service thread about a third less). Same schema, same result; a schema with an asynchronous part falls back to the
  * asynchronous parse.
  */
 function parsedSync<T extends z.ZodType>(schema: T): T {
