@@ -3,8 +3,8 @@ import { Buffer } from "node:buffer";
 import { z } from "zod";
 import type { Deadlines } from "./db/connection.ts";
 import { HEAP_DEFAULTS, HEAP_RANGES } from "./heap.ts";
-import { estimatedEntropyBits, MIN_SECRET_BITS } from "./domain/secret_strength.ts";
-import { parseSmtpUrl, type SmtpTarget } from "./domain/smtp.ts";
+import { estimatedEntropyBits, MIN_SECRET_BITS } from "./domain/shared/secret_strength.ts";
+import { parseSmtpUrl, type SmtpTarget } from "./domain/events/smtp.ts";
 import type { LogFormat, LogLevel } from "./log.ts";
 
 const decodeBase64Url = (v: string) => new Uint8Array(Buffer.from(v, "base64url"));

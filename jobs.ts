@@ -3,18 +3,19 @@
  * runs only in the instance that holds its lease in the database, so exactly one instance does it at a time
  * (another takes over within a lease's length when that instance stops). main.ts starts them.
  */
-import { purgeExpired } from "./db/maintenance.ts";
-import { releaseLease, takeLease } from "./db/jobs.ts";
+import { purgeExpired } from "./db/system/maintenance.ts";
+import { releaseLease, takeLease } from "./db/system/jobs.ts";
 import type { Config } from "./config.ts";
-import { purgeEvents } from "./db/audit.ts";
-import { fillResourceDocuments } from "./db/resources.ts";
+import { purgeEvents } from "./db/audit/audit.ts";
+import { fillResourceDocuments } from "./db/authz/resources.ts";
 import { vacuumDue } from "./db/vacuum.ts";
 import type { Sql } from "./db/connection.ts";
-import { deliverDue } from "./domain/webhook_delivery.ts";
-import { deliverMailDue } from "./domain/mail.ts";
-import { purgeExpiredGrants } from "./domain/object_grants.ts";
-import { type KeySettings, maintainKeys } from "./domain/keys.ts";
-import type { TokenService } from "./domain/tokens.ts";
+import { deliverDue } from "./domain/events/webhook_delivery.ts";
+import { deliverMailDue } from "./domain/events/mail.ts";
+import { purgeExpiredGrants } from "./domain/authz/object_grants.ts";
+import { type KeySettings, maintainKeys } from "./domain/keys/keys.ts";
+import type { TokenService } from "./domain/keys/tokens.ts";
+import type { Jobs, JobState } from "./domain/system/jobs.ts";
 import type { Logger } from "./log.ts";
 import { jobFailures, jobLastSuccess, jobRuns } from "./telemetry/families.ts";
 
@@ -114,20 +115,6 @@ export function jobsOf(
       : []),
   ];
 }
-
-/** A job's runs in this instance, for readiness (times as `Date.now()`). */
-export type JobState = {
-  name: string;
-  everyMs: number;
-  leased: boolean;
-  lastRun?: number;
-  lastSuccess?: number;
-  lastError?: string;
-  /** Runs that failed in a row, up to the last one. */
-  failuresInARow: number;
-};
-
-export type Jobs = { stop(): Promise<void>; states(): JobState[]; startedAt: number };
 
 export function startJobs(sql: Sql, jobs: Job[], log: Logger): Jobs {
   const holder = crypto.randomUUID();

@@ -5,7 +5,7 @@
  * the time from a process's start to its first answer (cold start), as `deno task start` and as `deno serve`,
  * and what the audit event adds to an admin write (bench/event_cost.ts).
  */
-import { hashPassword, passwordBackend, verifyPassword } from "../domain/passwords.ts";
+import { hashPassword, passwordBackend, verifyPassword } from "../domain/accounts/passwords.ts";
 import { describeEventCost, measureEventCost } from "./event_cost.ts";
 import { basic, FORM, login as userLogin, plainSend, setUpProject } from "./flows.ts";
 import {

@@ -2,7 +2,7 @@
  * What the audit event adds to an admin write (issue: at most 10 %), measured as `deno task bench` measures an
  * admin write: `PUT …/roles/{id}` (gate, update, event) through HTTP, 32 in flight, against the service as
  * `deno task start` runs it. A second service runs the same code with `record` writing nothing (its deno.json
- * maps domain/audit.ts to bench/audit_without_events.ts), and runs of the two alternate. `deno task bench`
+ * maps domain/audit/audit.ts to bench/audit_without_events.ts), and runs of the two alternate. `deno task bench`
  * prints the result last; `deno run -A bench/event_cost.ts` prints it alone. On the embedded database, or on
  * DATABASE_URL (both services on that database; never a real one: the second service writes changes without
  * their events). BENCH_SECONDS (default 5) and BENCH_CONCURRENCY (default 32); each service first runs once
@@ -60,7 +60,7 @@ async function roleWriter(base: string): Promise<(w: number) => Promise<boolean>
 /** Both services at once, then ROUNDS alternating runs of each; rates are means over the rounds. */
 export async function measureEventCost(): Promise<EventCost> {
   const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
-  config.imports[new URL("domain/audit.ts", ROOT).href] = "./bench/audit_without_events.ts";
+  config.imports[new URL("domain/audit/audit.ts", ROOT).href] = "./bench/audit_without_events.ts";
   await Deno.writeTextFile(WITHOUT_EVENTS_CONFIG, JSON.stringify(config, null, 2));
   const started: { url: string; stop: () => Promise<void> }[] = [];
   try {

@@ -2,7 +2,6 @@
 import type { PageOf } from "../openapi/fields.ts";
 import { quoted } from "./columns.ts";
 import type { Sql } from "./connection.ts";
-import type { AttachedRead } from "./principals.ts";
 
 export type Page = { page_num: number; page_size: number };
 
@@ -31,11 +30,18 @@ export async function pageOf<T>(
   return { data: r.map(({ total_count: _, ...row }) => row as T), pagination };
 }
 
+/**
+ * A read sent in the gate's statement, so that a gated read costs one round trip: SQL text written in this code
+ * (never input; no `$` but its parameters, no string literals that hold one) whose one row and column is a JSON
+ * value or JSON text, with parameters $1, $2, … of its own, and their values. It runs in the gate's snapshot,
+ * and only when the token is live, holds the permission and the path's project exists.
+ */
+export type AttachedRead = { text: string; params: (string | number | boolean | null)[] };
 export type Params = AttachedRead["params"];
 
 /**
  * A page's statement as text with its parameters: its one row's one column, `page`, is the whole answer as JSON
- * text (`{"data":[…],"pagination":{…}}`), which the service sends as it is (domain/pages.ts). The same statement
+ * text (`{"data":[…],"pagination":{…}}`), which the service sends as it is (domain/authz/lists.ts). The same statement
  * is the read the gate attaches.
  */
 export type PageStatement = AttachedRead;

@@ -6,7 +6,7 @@
 import { z } from "@hono/zod-openapi";
 
 /**
- * Every code an error can carry. domain/errors.ts gives each its status and message, and the compiler holds
+ * Every code an error can carry. domain/shared/errors.ts gives each its status and message, and the compiler holds
  * the two lists equal; the SDK types its errors' `error` with this list.
  */
 export const ERROR_CODES = [

@@ -5,7 +5,7 @@
  */
 import { html, raw } from "hono/html";
 import type { Context } from "hono";
-import { encodeBase64Url } from "../domain/base64.ts";
+import { encodeBase64Url } from "../domain/shared/base64.ts";
 import type { App, AppEnv } from "./env.ts";
 
 const BUNDLE = new URL("./assets/scalar-api-reference-1.72.1.js.gz", import.meta.url);

@@ -3,12 +3,12 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { Sql } from "../db/connection.ts";
-import type { Principal } from "../domain/principal.ts";
-import type { Attached } from "../domain/gate.ts";
-import type { PresentedClient } from "../domain/client_auth.ts";
-import type { KeySettings } from "../domain/keys.ts";
-import type { TokenService } from "../domain/tokens.ts";
-import type { Jobs } from "../jobs.ts";
+import type { Principal } from "../domain/shared/principal.ts";
+import type { Attached } from "../domain/authz/gate.ts";
+import type { PresentedClient } from "../domain/oauth/client_auth.ts";
+import type { KeySettings } from "../domain/keys/keys.ts";
+import type { TokenService } from "../domain/keys/tokens.ts";
+import type { Jobs } from "../domain/system/jobs.ts";
 import type { Span } from "../telemetry/trace.ts";
 
 export type Deps = {
@@ -28,7 +28,7 @@ export type AppEnv = {
     deps: Deps;
     /** Set by the gate on guarded operations. */
     principal: Principal;
-    /** Set by the gate when the operation's read rode in its statement (routes/operation.ts, `reads`). */
+    /** Set by the gate when the operation's read rode in its statement (routes/api/operation.ts, `reads`). */
     attached?: Attached;
     requestId: string;
     /** The request's trace span, when tracing is on. */

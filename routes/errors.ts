@@ -13,7 +13,7 @@ import {
   type ErrorDetail,
   FOREIGN_KEY_ERRORS,
   oauthAnswer,
-} from "../domain/errors.ts";
+} from "../domain/shared/errors.ts";
 import type { Logger } from "../log.ts";
 import type { AppEnv } from "./env.ts";
 import { isFormEndpoint } from "./form_endpoints.ts";

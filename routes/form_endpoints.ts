@@ -1,6 +1,6 @@
 /**
  * The endpoints that take form posts (RFC 6749 §3.2, RFC 7009, RFC 7662); every other body is JSON. Their
- * paths, for the routes (routes/tokens.ts), the body rules (routes/middleware.ts) and the OAuth error shape
+ * paths, for the routes (routes/api/oauth/tokens.ts), the body rules (routes/middleware.ts) and the OAuth error shape
  * they answer with (routes/errors.ts).
  */
 export const FORM_ENDPOINTS = {

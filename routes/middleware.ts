@@ -2,7 +2,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { routePath } from "hono/route";
-import { AppError } from "../domain/errors.ts";
+import { AppError } from "../domain/shared/errors.ts";
 import type { Logger } from "../log.ts";
 import type { AppEnv, Deps } from "./env.ts";
 import { httpDuration, httpRequests, inFlight } from "../telemetry/families.ts";

@@ -2,7 +2,7 @@
 import type { Context } from "hono";
 import { getConnInfo } from "hono/deno";
 import { isIP } from "node:net";
-import type { RequestInfo } from "../domain/principal.ts";
+import type { RequestInfo } from "../domain/shared/principal.ts";
 import type { AppEnv } from "./env.ts";
 
 /**

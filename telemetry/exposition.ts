@@ -1,4 +1,4 @@
-/** /metrics's answer, and the check of METRICS_TOKEN on the main port (routes/metrics.ts). */
+/** /metrics's answer, and the check of METRICS_TOKEN on the main port (routes/api/system/metrics.ts). */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { METRICS_CONTENT_TYPE, REGISTRY } from "./metrics.ts";
 

@@ -1,7 +1,7 @@
 /**
  * The service's metric families (docs/observability.md lists them with their meanings). Counters and
  * histograms are incremented where the event happens; gauges are set by collectors when /metrics is scraped
- * (service.ts: the pool, the process; db/observability.ts: backlogs and the signing key, read from the
+ * (service.ts: the pool, the process; db/system/observability.ts: backlogs and the signing key, read from the
  * database, which several instances share). Labels take values from fixed sets only.
  */
 import { Counter, Gauge, Histogram, REGISTRY } from "./metrics.ts";

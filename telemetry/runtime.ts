@@ -1,10 +1,10 @@
 /**
  * The metrics of the process and of the service's pool, read when /metrics is scraped, and where /metrics is
  * served: on METRICS_PORT (a listener of its own, loopback unless METRICS_HOST says otherwise), and on the main
- * port for a bearer of METRICS_TOKEN (routes/metrics.ts).
+ * port for a bearer of METRICS_TOKEN (routes/api/system/metrics.ts).
  */
 import type { Database } from "../db/connection.ts";
-import { readSharedGauges } from "../db/observability.ts";
+import { readSharedGauges } from "../db/system/observability.ts";
 import {
   eventLoopDelay,
   mailBacklog,

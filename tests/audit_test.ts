@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { loadConfig } from "../config.ts";
 import { jobsOf } from "../jobs.ts";
 import { keySettings } from "../service.ts";
-import { TokenService } from "../domain/tokens.ts";
+import { TokenService } from "../domain/keys/tokens.ts";
 import { spawn } from "./processes.ts";
 import {
   ADMIN_SECRET,

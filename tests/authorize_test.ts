@@ -341,7 +341,7 @@ test("expired login pages, codes and revocations are purged", async () => {
   const { db } = await service();
   await db
     .sql`update authorization_requests set expires_at = now() - interval '2 hours' where id = ${page.requestId}`;
-  const { purgeExpired } = await import("../db/maintenance.ts");
+  const { purgeExpired } = await import("../db/system/maintenance.ts");
   assert.ok(await purgeExpired(db.sql) >= 1);
   assert.equal((await db.sql`select 1 from authorization_requests where id = ${page.requestId}`).length, 0);
 });

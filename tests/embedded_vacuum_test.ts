@@ -9,7 +9,7 @@ import { vacuumDue } from "../db/vacuum.ts";
 import { loadConfig } from "../config.ts";
 import { jobsOf } from "../jobs.ts";
 import { keySettings } from "../service.ts";
-import { TokenService } from "../domain/tokens.ts";
+import { TokenService } from "../domain/keys/tokens.ts";
 import { test } from "./helpers.ts";
 
 async function withEmbedded(fn: (sql: Database["sql"]) => Promise<void>) {

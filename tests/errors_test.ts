@@ -1,6 +1,6 @@
 /** One error model on every endpoint: unknown paths, malformed bodies, size limits, database failure. */
 import assert from "node:assert/strict";
-import { CONSTRAINT_ERRORS, FOREIGN_KEY_ERRORS } from "../domain/errors.ts";
+import { CONSTRAINT_ERRORS, FOREIGN_KEY_ERRORS } from "../domain/shared/errors.ts";
 import {
   ADMIN_SECRET,
   basic,

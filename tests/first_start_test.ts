@@ -4,7 +4,7 @@
  * everything, with an icon; /openapi.json names the service and lists the default resources as they are.
  */
 import assert from "node:assert/strict";
-import { DEFAULTS } from "../domain/defaults.ts";
+import { DEFAULTS } from "../domain/authz/defaults.ts";
 import { ADMIN_SECRET, baseUrl, basic, freePort, http, isolatedDatabase, test } from "./helpers.ts";
 import { exitWithin, launch, spawn } from "./processes.ts";
 

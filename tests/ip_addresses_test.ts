@@ -1,6 +1,12 @@
 /** The webhook guard's address classifier: the IPv4 and IPv6 parsers, and which addresses are global unicast. */
 import assert from "node:assert/strict";
-import { isGlobalUnicast, isLoopbackIp, parseIp, parseIPv4, parseIPv6 } from "../domain/ip_addresses.ts";
+import {
+  isGlobalUnicast,
+  isLoopbackIp,
+  parseIp,
+  parseIPv4,
+  parseIPv6,
+} from "../domain/outbound/ip_addresses.ts";
 
 Deno.test("parseIPv6 reads :: and embedded dotted quads to eight groups, and refuses what RFC 4291 does not allow", () => {
   const table: [string, number[] | null][] = [

@@ -1,7 +1,7 @@
 /** The service's JWS on node:crypto agrees with jose both ways, for each algorithm, and refuses what it must. */
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT } from "jose";
-import { encodeHeader, privateKeyOf, publicKeyOf, signCompact, verifyCompact } from "../domain/jws.ts";
+import { encodeHeader, privateKeyOf, publicKeyOf, signCompact, verifyCompact } from "../domain/keys/jws.ts";
 import { test } from "./helpers.ts";
 
 for (const alg of ["EdDSA", "ES256", "RS256"] as const) {

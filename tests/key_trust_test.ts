@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { decodeJwt, decodeProtectedHeader } from "jose";
-import { TokenService } from "../domain/tokens.ts";
+import { TokenService } from "../domain/keys/tokens.ts";
 import type { Service } from "../service.ts";
 import {
   DATABASE_URL,

@@ -8,7 +8,7 @@ import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify
 import { oauth } from "./deps.ts";
 import { keySettings, type Service } from "../service.ts";
 import { loadConfig } from "../config.ts";
-import { maintainKeys } from "../domain/keys.ts";
+import { maintainKeys } from "../domain/keys/keys.ts";
 import {
   ADMIN_SECRET,
   basic,

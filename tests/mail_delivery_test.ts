@@ -6,7 +6,7 @@
 import { mailDeliveries } from "../telemetry/families.ts";
 import assert from "node:assert/strict";
 import { loadConfig } from "../config.ts";
-import { dotStuff, mimeOf, parseSmtpUrl } from "../domain/smtp.ts";
+import { dotStuff, mimeOf, parseSmtpUrl } from "../domain/events/smtp.ts";
 import { ADMIN_SECRET, DATABASE_URL, freePort, isolatedDatabase, test } from "./helpers.ts";
 import { eventsOf, Jar, mailService, newEmail, projectAt, userAt } from "./mail_support.ts";
 import { spawn } from "./processes.ts";

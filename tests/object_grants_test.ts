@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { loadConfig } from "../config.ts";
 import { keySettings } from "../service.ts";
-import { TokenService } from "../domain/tokens.ts";
+import { TokenService } from "../domain/keys/tokens.ts";
 import { jobsOf } from "../jobs.ts";
 import { EVALUATION, EVALUATIONS, ok, post, RESOURCES, SUBJECTS } from "./authzen_support.ts";
 import {

@@ -1,6 +1,6 @@
 /** Resources and permissions through the SDK: create, update matched by code, list, limits, races. */
 import assert from "node:assert/strict";
-import { fillResourceDocuments } from "../db/resources.ts";
+import { fillResourceDocuments } from "../db/authz/resources.ts";
 import { Api, expectError, http, newProject, service, test } from "./helpers.ts";
 
 const orders = {

@@ -234,7 +234,7 @@ function checkedLines(res: Response, check: (line: string) => void): Response {
 const ERROR_SCHEMA = `${COMPONENTS}Error`;
 
 /**
- * An API error's code must be one of those the operation lists for its status: errorResponses (routes/responses.ts)
+ * An API error's code must be one of those the operation lists for its status: errorResponses (routes/api/responses.ts)
  * writes each as "`code`: message" in the status's description.
  */
 function documentedCode(value: unknown, documented: ResponseDoc, fail: (why: string) => never) {

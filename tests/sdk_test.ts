@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { ApiError, type ApiErrorCode, createAdminClient } from "../sdk/src/mod.ts";
-import { ERRORS } from "../domain/errors.ts";
+import { ERRORS } from "../domain/shared/errors.ts";
 import { ADMIN_SECRET, baseUrl, newProject, test } from "./helpers.ts";
 
 /** A fetch that counts the token requests it sends. */

@@ -1,11 +1,11 @@
 /** Pure helpers whose edge cases black-box requests cannot reach: Basic decoding and configuration. */
 import assert from "node:assert/strict";
-import { RETRY_DELAYS, retryIn } from "../domain/webhook_delivery.ts";
+import { RETRY_DELAYS, retryIn } from "../domain/events/webhook_delivery.ts";
 import { loadConfig } from "../config.ts";
-import { parseBasicCredentials } from "../routes/client_auth.ts";
+import { parseBasicCredentials } from "../routes/api/oauth/client_auth.ts";
 import { urlencodedText } from "../routes/middleware.ts";
-import { AppError } from "../domain/errors.ts";
-import { base32Decode, base32Encode, hotp, matchingStep, stepOf } from "../domain/totp.ts";
+import { AppError } from "../domain/shared/errors.ts";
+import { base32Decode, base32Encode, hotp, matchingStep, stepOf } from "../domain/factors/totp.ts";
 import { test } from "./helpers.ts";
 
 test("Basic credentials are base64, then form-urldecoded (RFC 6749 §2.3.1)", () => {
@@ -118,7 +118,7 @@ test("configuration of the database's path: pooler, direct URL, start timeout, a
 });
 
 test("login throttling counts IPv6 addresses by their /64", async () => {
-  const { addressKey: ipv6Prefix } = await import("../domain/throttle.ts");
+  const { addressKey: ipv6Prefix } = await import("../domain/shared/throttle.ts");
   assert.equal(ipv6Prefix("203.0.113.7"), "203.0.113.7");
   assert.equal(ipv6Prefix("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
   assert.equal(ipv6Prefix("2001:db8:1:2::9"), "2001:db8:1:2::/64");
@@ -187,7 +187,7 @@ test("a malformed KEY_ENCRYPTION_KEY or SIGNING_ALG stops the start, naming the 
 
 test("client addresses have one spelling: no brackets, port or zone; IPv4-mapped IPv6 is IPv4", async () => {
   const { normalizeIp } = await import("../routes/request_info.ts");
-  const { addressKey } = await import("../domain/throttle.ts");
+  const { addressKey } = await import("../domain/shared/throttle.ts");
   assert.equal(normalizeIp("::ffff:203.0.113.5"), "203.0.113.5");
   assert.equal(normalizeIp("203.0.113.5:4711"), "203.0.113.5");
   assert.equal(normalizeIp("[2001:DB8::1]:443"), "2001:db8::1");

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { Webhook as Verifier } from "./deps.ts";
 import type { Service } from "../service.ts";
-import { privateAddress, resolveTarget } from "../domain/webhook_targets.ts";
+import { privateAddress, resolveTarget } from "../domain/outbound/webhook_targets.ts";
 import { buildOpenApiDocument } from "../routes/document.ts";
-import { markAttemptFailed, markDelivered } from "../db/webhooks.ts";
+import { markAttemptFailed, markDelivered } from "../db/events/webhooks.ts";
 import { spawn } from "./processes.ts";
 import {
   ADMIN_SECRET,

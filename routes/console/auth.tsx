@@ -4,17 +4,17 @@
  * first operator's one-time setup link.
  */
 import { getCookie } from "hono/cookie";
-import { encodeBase64Url } from "../../domain/base64.ts";
-import { consoleClientId, consoleRedirectUri } from "../../domain/console.ts";
+import { encodeBase64Url } from "../../domain/shared/base64.ts";
+import { consoleClientId, consoleRedirectUri } from "../../domain/console/client.ts";
 import {
   closeConsoleSession,
   consoleSession,
   csrfMatches,
   openConsoleSession,
-} from "../../domain/console_sessions.ts";
-import { completeSetup, type SetupLink, setupLinkOf } from "../../domain/first_operator.ts";
-import { AppError } from "../../domain/errors.ts";
-import { newSecret } from "../../domain/ids.ts";
+} from "../../domain/console/sessions.ts";
+import { completeSetup, type SetupLink, setupLinkOf } from "../../domain/system/first_operator.ts";
+import { AppError } from "../../domain/shared/errors.ts";
+import { newSecret } from "../../domain/shared/ids.ts";
 import { SYSTEM_PROJECT_ID } from "../../openapi/projects.ts";
 import type { App } from "../env.ts";
 import { Field, Layout } from "./layout.tsx";

@@ -7,8 +7,8 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
-import { encodeBase64Url } from "../../domain/base64.ts";
-import { consoleClientId } from "../../domain/console.ts";
+import { encodeBase64Url } from "../../domain/shared/base64.ts";
+import { consoleClientId } from "../../domain/console/client.ts";
 import {
   type ConsoleSession,
   consoleSession,
@@ -16,7 +16,7 @@ import {
   csrfMatches,
   csrfOf,
   refreshConsoleSession,
-} from "../../domain/console_sessions.ts";
+} from "../../domain/console/sessions.ts";
 import type { App, AppEnv } from "../env.ts";
 import { type ApiAnswer, Layout } from "./layout.tsx";
 

@@ -1,0 +1,142 @@
+/**
+ * Queries on users; a user row is the API's `User`. The password hash is read only by the functions that need
+ * it, never by listings.
+ */
+import type { User, UserListQuery } from "../../openapi/users.ts";
+import { fixed, quoted, timestampsText } from "../columns.ts";
+import type { Sql } from "../connection.ts";
+import { containsPattern, type PageStatement, pageStatement, type Params } from "../lists.ts";
+
+/** The stored fields of a user that an update sets (the password hash aside). */
+export type UserFields = Pick<
+  User,
+  | "display_name"
+  | "avatar_url"
+  | "external_user_id"
+  | "email"
+  | "role_id"
+  | "is_active"
+  | "email_verified"
+  | "pending_email"
+>;
+
+/** A user row's columns as text, per alias (`u`, or the table's own name). */
+const columnText = (alias: string) =>
+  [
+    "id",
+    "project_id",
+    "display_name",
+    "avatar_url",
+    "external_user_id",
+    "email",
+    "email_verified",
+    "pending_email",
+    "role_id",
+    "is_active",
+  ]
+    .map((c) => quoted(`${alias}.${c}`)).join(", ") + `, ${timestampsText(alias)}`;
+const COLUMNS = { u: columnText("u"), users: columnText("users") };
+
+const columns = (sql: Sql, alias: keyof typeof COLUMNS = "u") => fixed(sql, COLUMNS[alias]);
+
+export async function insertUser(
+  sql: Sql,
+  u: UserFields & { project_id: string; id: string; password_hash: string | null },
+): Promise<User> {
+  // postgres.js's insert helper needs `insert into users` right before it, so no alias here.
+  const [row] = await sql<User[]>`insert into users ${sql(u)} returning ${columns(sql, "users")}`;
+  return row;
+}
+
+/** Updates the user; a null `password_hash` keeps the stored one. */
+export async function updateUserRow(
+  sql: Sql,
+  projectId: string,
+  userId: string,
+  u: UserFields & { password_hash: string | null },
+): Promise<User | undefined> {
+  const [row] = await sql<User[]>`
+    update users as u set
+      display_name = ${u.display_name}, avatar_url = ${u.avatar_url}, external_user_id = ${u.external_user_id},
+      email = ${u.email}, email_verified = ${u.email_verified},
+      pending_email = ${u.pending_email}, role_id = ${u.role_id}, is_active = ${u.is_active},
+      password_hash = coalesce(${u.password_hash}, u.password_hash), updated_at = now()
+    where u.project_id = ${projectId} and u.id = ${userId}
+    returning ${columns(sql)}`;
+  return row;
+}
+
+export async function findUserByExternalId(
+  sql: Sql,
+  projectId: string,
+  externalUserId: string,
+): Promise<User | undefined> {
+  const [row] = await sql<User[]>`
+    select ${
+    columns(sql)
+  } from users u where u.project_id = ${projectId} and u.external_user_id = ${externalUserId}`;
+  return row;
+}
+
+/** The list's statement: one source for the list and for the read the gate attaches. */
+export function userListStatement(projectId: string, q: UserListQuery): PageStatement {
+  const params: Params = [projectId];
+  let where = "where u.project_id = $1";
+  if (q.search) {
+    const like = `$${params.push(containsPattern(q.search))}`;
+    where += ` and (u.display_name ilike ${like} or u.email ilike ${like})`;
+  }
+  if (q.is_active !== undefined) where += ` and u.is_active = $${params.push(q.is_active)}`;
+  if (q.role_id !== undefined) where += ` and u.role_id = $${params.push(q.role_id)}`;
+  return pageStatement({ table: "users", alias: "u" }, { columns: COLUMNS.u }, where, params, q);
+}
+
+/** The user; `lock` holds the row for the rest of the transaction, `withPasswordHash` adds the hash. */
+export async function findUser(
+  sql: Sql,
+  projectId: string,
+  userId: string,
+  opts: { lock?: boolean; withPasswordHash?: boolean } = {},
+): Promise<(User & { password_hash?: string | null }) | undefined> {
+  const [row] = await sql<(User & { password_hash?: string | null })[]>`
+    select ${columns(sql)} ${opts.withPasswordHash ? sql`, u.password_hash` : sql``}
+    from users u where u.project_id = ${projectId} and u.id = ${userId}
+    ${opts.lock ? sql`for update` : sql``}`;
+  return row;
+}
+
+export type LoginUserRow = {
+  id: string;
+  password_hash: string | null;
+  is_active: boolean;
+  email_verified: boolean;
+  /** The project refuses logins of users whose address is not verified. */
+  require_verified_email: boolean;
+};
+
+export async function findLoginUser(
+  sql: Sql,
+  projectId: string,
+  email: string,
+): Promise<LoginUserRow | undefined> {
+  const [row] = await sql<LoginUserRow[]>`
+    select u.id, u.password_hash, u.is_active, u.email_verified, p.require_verified_email
+    from users u join projects p on p.id = u.project_id
+    where u.project_id = ${projectId} and u.email = ${email}`;
+  return row;
+}
+
+/**
+ * Deletes the user: their login sessions (with refresh tokens), single sign-on sessions and unused codes go
+ * with the row (foreign keys), and so do the trusted browsers of their email and an unused setup link, so
+ * that an account made later with the same email starts afresh.
+ */
+export async function deleteUserRow(sql: Sql, projectId: string, user: { id: string; email: string | null }) {
+  if (user.email !== null) {
+    await sql`delete from login_devices where project_id = ${projectId} and email = ${user.email}`;
+  }
+  await sql`delete from console_setup_tokens where project_id = ${projectId} and user_id = ${user.id}`;
+  // Mails not sent yet (an invitation, say) go too: their links would open nothing.
+  await sql`delete from mail_outbox where project_id = ${projectId} and user_id = ${user.id} and status = 'pending'`;
+  await sql`delete from users where project_id = ${projectId} and id = ${user.id}`;
+}

@@ -1,0 +1,233 @@
+/**
+ * The AuthZEN decisions on the live model, each one statement: a batch's questions are decided in
+ * one snapshot, and a single evaluation's answer is the response body as JSON text.
+ */
+import { batchedRead } from "../batch.ts";
+import type { Sql } from "../connection.ts";
+import type { AttachedRead } from "./principals.ts";
+
+/**
+ * One question as the statement takes it: subject type and id, resource code, permission code, and the
+ * object's id (`resource.id`, for grants on objects); null where the request's string can never name anything
+ * (a NUL byte, an unpaired surrogate).
+ */
+export type Question = {
+  st: string | null;
+  si: string | null;
+  rt: string | null;
+  an: string | null;
+  ri: string | null;
+};
+
+/**
+ * The grant that lets subject `s` (of type `st`) do permission `pe` of resource `r` on object `ri`: a grant on
+ * the object or one of its ancestors (the object's closure table, at most 32, each probed by (resource, object,
+ * subject)) whose role holds the permission; a live one first, then the nearest, so that `live` false means only
+ * an expired one would have allowed it. Lateral, so that the probes start from the ancestors whatever the
+ * planner guesses: from the subject's grants on the resource, a subject holding many would read them all.
+ * `when`: a condition on the outer row alone, which PostgreSQL checks once before any probe.
+ */
+const grantOn = (st: string, s: string, r: string, pe: string, ri: string, when = "true") => `
+    select x.grant_id, x.object_id, x.live
+    from object_paths op
+    cross join lateral (
+      select gr.id as grant_id, gr.object_id, (gr.expires_at is null or gr.expires_at > now()) as live
+      from object_grants gr
+      where gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id and gr.subject_id = ${s}
+        and (gr.user_id is not null) = (${st} = 'user')
+        and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = ${pe})
+      order by (gr.expires_at is null or gr.expires_at > now()) desc, gr.id
+      limit 1
+    ) x
+    where ${when} and op.resource_id = ${r} and op.object_id = ${ri}
+    order by x.live desc, op.depth, x.grant_id
+    limit 1`;
+
+/**
+ * Resolves each item's subject (a user by id, else by external id; a client by id), resource (by code) and
+ * permission (by code), and whether the subject holds it now, with the reason. Users and clients of the
+ * project only (`$1`); the gate's statement already checked that the project is active, this one checks again
+ * so that it also stands alone. Reads the items from `items` (their columns `st`, `si`, `rt`, `an`, `ri`, `n`);
+ * every lookup is a lateral index probe per item (`limit 1`: a hash join over a project's permissions or grants
+ * would read them all for a small batch). Only when the subject lacks the permission project-wide are the
+ * grants on the object and its ancestors tried (`og`, when the item names an object), so a project-wide
+ * decision costs what it did. The subject's, resource's and permission's ids are kept for the batch's grants.
+ */
+const decisions = (items: string) => `
+  select i.n, c.allowed, c.code, i.st, s.id as subject_id, r.id as resource_id, pe.id as permission_id,
+    case when c.code in ('role_permission', 'no_permission') then s.role_id end as role_id,
+    case when c.code = 'client_permission' then s.id end as client_id,
+    case when c.code in ('object_grant', 'grant_expired') then og.grant_id end as grant_id,
+    case when c.code in ('object_grant', 'grant_expired') then og.object_id end as object_id
+  from ${items}
+  cross join (select coalesce((select is_active from projects where id = $1::text), false) as is_active offset 0) p
+  left join lateral (
+    (select u.id, u.is_active as active, u.role_id from users u
+     where i.st = 'user' and u.project_id = $1::text and u.id = i.si)
+    union all
+    (select u.id, u.is_active, u.role_id from users u
+     where i.st = 'user' and u.project_id = $1::text and u.external_user_id = i.si)
+    union all
+    (select c.id, c.is_active, null from clients c
+     where i.st = 'client' and c.project_id = $1::text and c.id = i.si)
+    limit 1
+  ) s on true
+  left join lateral (
+    select r.id from resources r where r.project_id = $1::text and lower(r.code) = lower(i.rt) limit 1
+  ) r on true
+  left join lateral (
+    select pe.id from permissions pe where pe.resource_id = r.id and lower(pe.code) = lower(i.an) limit 1
+  ) pe on true
+  left join lateral (
+    (select true as ok from role_permissions rp
+     where i.st = 'user' and rp.role_id = s.role_id and rp.permission_id = pe.id)
+    union all
+    (select true from client_permissions cp
+     where i.st = 'client' and cp.client_id = s.id and cp.permission_id = pe.id)
+    limit 1
+  ) g on true
+  left join lateral (
+    ${
+  grantOn(
+    "i.st",
+    "s.id",
+    "r.id",
+    "pe.id",
+    "i.ri",
+    "g.ok is null and pe.id is not null and s.active and i.ri is not null",
+  )
+}
+  ) og on true
+  cross join lateral (
+    select (p.is_active and s.active and (g.ok or og.live)) is true as allowed,
+      case when not p.is_active then 'project_inactive'
+           when s.id is null then 'unknown_subject'
+           when not s.active then 'subject_inactive'
+           when r.id is null then 'unknown_resource_type'
+           when pe.id is null then 'unknown_action'
+           when g.ok and i.st = 'user' then 'role_permission'
+           when g.ok then 'client_permission'
+           when og.live then 'object_grant'
+           when og.grant_id is not null then 'grant_expired'
+           else 'no_permission'
+      end as code
+  ) c`;
+
+/** One question's decision, as compact JSON text: `{"decision":…,"context":{"reason_admin":…}}`. */
+const decisionObject = (d: string) =>
+  `'{"decision":' || case when ${d}.allowed then 'true' else 'false' end
+     || ',"context":{"reason_admin":{"code":"' || ${d}.code || '"'
+     || coalesce(',"role_id":' || to_json(${d}.role_id)::text, '')
+     || coalesce(',"client_id":' || to_json(${d}.client_id)::text, '')
+     || coalesce(',"grant_id":' || to_json(${d}.grant_id)::text, '')
+     || coalesce(',"object_id":' || to_json(${d}.object_id)::text, '') || '}}}'`;
+
+/**
+ * One question, from scalar parameters (`$2` subject type, `$3` subject id, `$4` resource code, `$5` action,
+ * `$6` object id): no JSON to parse, so the plan PostgreSQL keeps for the prepared statement (or for the
+ * gate's, which carries it for a single evaluation) is as cheap as its index probes.
+ */
+const EVALUATE_ONE = `
+  with d as (${
+  decisions(`(select $2::text as st, $3::text as si, $4::text as rt, $5::text as an, $6::text as ri,
+    1::bigint as n) i`)
+})
+  select ${decisionObject("d")} as answer from d`;
+
+/**
+ * A batch in two steps, in one statement (so in one snapshot): the distinct questions without their objects
+ * (`$2`, a JSON array of them as text), decided project-wide as one evaluation would be; then the objects asked
+ * with a question that the subject does not hold project-wide (`$3`, a JSON array of `{q, ri}`: the question's
+ * ordinal and the object's id), each tried for a grant. A batch asks the same few questions of many objects, so
+ * the lookups grow with its questions, and only the grants with its objects. One row per question (`ri` null)
+ * and one per object that a grant decides, each with its decision as compact JSON text.
+ */
+const DECIDE = `
+  with d as materialized (${
+  decisions(`rows from (json_to_recordset($2::text::json) as (st text, si text, rt text, an text, ri text))
+    with ordinality as i (st, si, rt, an, ri, n)`)
+}),
+  o as (
+    select o.q, o.ri, og.live as allowed, case when og.live then 'object_grant' else 'grant_expired' end as code,
+           null::text as role_id, null::text as client_id, og.grant_id, og.object_id
+    from json_to_recordset($3::text::json) as o (q bigint, ri text)
+    join d on d.n = o.q and d.code = 'no_permission'
+    cross join lateral (${grantOn("d.st", "d.subject_id", "d.resource_id", "d.permission_id", "o.ri")}) og
+    -- The objects are not even read when no question needs a grant (a condition PostgreSQL checks once).
+    where exists (select from d where d.code = 'no_permission')
+  )
+  select d.n as q, null::text as ri, d.allowed, ${decisionObject("d")} as obj from d
+  union all
+  select o.q, o.ri, o.allowed, ${decisionObject("o")} from o`;
+
+/** The statement deciding one question in the project, as the read the gate attaches (or runs alone). */
+export function evaluationRead(projectId: string, q: Question): AttachedRead {
+  return { text: EVALUATE_ONE, params: [projectId, q.st, q.si, q.rt, q.an, q.ri] };
+}
+
+/** Runs an evaluation's statement; its answer as JSON text. */
+export async function evaluate(sql: Sql, read: AttachedRead): Promise<string> {
+  const [row] = await sql.unsafe<{ answer: string }[]>(read.text, read.params, { prepare: true });
+  return row.answer;
+}
+
+/** A decision of a batch: of question `q` (its ordinal, from 1), or of that question on object `ri`. */
+export type Decided = { q: number; ri: string | null; allowed: boolean; obj: string };
+
+/**
+ * The decisions of `questions` (each asked once, without its object) and of the `objects` asked with them
+ * (`q`: the question's ordinal, from 1), in one statement: every question's, and each object's that a grant
+ * decides (an object without one is decided as its question is).
+ */
+export function decideAll(
+  sql: Sql,
+  projectId: string,
+  questions: Omit<Question, "ri">[],
+  objects: { q: number; ri: string }[],
+): Promise<Decided[]> {
+  if (questions.length === 0) return Promise.resolve([]);
+  const params: Batch = [projectId, JSON.stringify(questions), JSON.stringify(objects)];
+  // Only small batches share a statement, so that a large one (or a slow one) never makes the others wait or
+  // share its failure: at most BATCH_MAX × SHARED_AT_MOST lookups go in one statement.
+  if (questions.length + objects.length > SHARED_AT_MOST) {
+    return decideEach(sql, [params]).then(([rows]) => rows);
+  }
+  return decideShared(sql, params).then((rows) => rows ?? []);
+}
+
+/** The size (questions and objects) up to which a batch shares its statement with others. */
+const SHARED_AT_MOST = 256;
+
+/** A batch as the statement takes it: the project, its questions and its objects as JSON. */
+type Batch = [string, string, string];
+
+/**
+ * Batches decided in one statement: each batch's parameters are the n-th element of three arrays, and its
+ * decisions come back with its ordinal `b`. Each batch is decided in one snapshot, the statement's.
+ */
+const DECIDE_EACH = `
+  select b.n::int as b, x.q, x.ri, x.allowed, x.obj
+  from unnest($1::text[], $2::text[], $3::text[]) with ordinality as b (project_id, questions, objects, n)
+  cross join lateral (${
+  DECIDE.replace(/\$(\d)/g, (_, d) => ["b.project_id", "b.questions", "b.objects"][Number(d) - 1])
+}) x`;
+
+async function decideEach(sql: Sql, batches: Batch[]): Promise<Decided[][]> {
+  const rows = await sql.unsafe<(Omit<Decided, "q"> & { q: string; b: number })[]>(
+    DECIDE_EACH,
+    [batches.map((b) => b[0]), batches.map((b) => b[1]), batches.map((b) => b[2])],
+    { prepare: true },
+  );
+  const decided: Decided[][] = batches.map(() => []);
+  for (const r of rows) decided[r.b - 1].push({ q: Number(r.q), ri: r.ri, allowed: r.allowed, obj: r.obj });
+  return decided;
+}
+
+/**
+ * The batches asked for in one turn of the event loop share a statement, and the same batch asked again in it
+ * (the same project, questions and objects) is decided once for all who asked (db/batch.ts).
+ */
+const decideShared = batchedRead<Batch, Decided[]>(
+  decideEach,
+  ([project, questions, objects]) => `${project.length}:${project}${questions.length}:${questions}${objects}`,
+);

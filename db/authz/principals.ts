@@ -1,0 +1,289 @@
+/** The bearer-token gate's one query: is the token's subject live, and does it hold the permission? */
+import type { AttachedRead } from "../lists.ts";
+import { SYSTEM_PROJECT_ID } from "../../openapi/projects.ts";
+import { batchedRead, byOrdinal } from "../batch.ts";
+import type { Sql } from "../connection.ts";
+
+export type { AttachedRead };
+export type GateRow = {
+  path_project_exists: boolean | null;
+  allowed: boolean;
+  /** A client-credentials token of the project's admin client. */
+  is_admin: boolean;
+  /**
+   * The attached read's one value: a record as JSON (parsed), or a page as the JSON text of the answer
+   * (db/lists.ts). Null when it found nothing, and when the token lacks the permission or the path's project
+   * does not exist (it is then not run at all).
+   */
+  record?: unknown;
+};
+
+export type GateQuery = {
+  projectId: string;
+  clientId: string;
+  subject: string;
+  /** Present on user tokens only. */
+  sessionId?: string;
+  jti: string;
+  /** The key that signed it: it must still be published (not retired, not revoked). */
+  kid: string;
+  /** When the token was signed (from its UUIDv7 jti, to the millisecond). */
+  issuedAt: Date;
+  /** Its `exp`, seconds since the epoch: compared with the database's clock, as its `iat` was stamped by it. */
+  expiresAt: number;
+  pathProjectId: string | null;
+  /** A default resource's permission, or null when a live token is all the operation needs. */
+  permission: { resource: string; code: string } | null;
+};
+
+/**
+ * The gate's statement for a client's token or a user's, written once as text: it builds as cheaply as a flat
+ * SELECT (db/columns.ts on what nested fragments cost). What varies from one operation to the next (the path's
+ * project, the permission or none) is a parameter that may be null. From the project's default resource by its
+ * unique (project, lower(code)) index, to its permission by (resource, lower(code)), to the grant by its
+ * primary key: three index probes, however many projects. Default resources and their permissions have
+ * lower-case codes. Expired by the database's clock; revoked by jti or by its key; or issued before its client
+ * or project was deactivated or the client's secret rotated. (One statement for both kinds of token, the
+ * session and user left-joined, cost PostgreSQL about 25 µs more per request.)
+ *
+ * Parameters: $1 path project, $2 resource code, $3 permission code, $4 client, $5 token's project, $6 exp,
+ * $7 jti, $8 kid, $9 issued at; a user token's $10 session and $11 user.
+ */
+function gateStatement(kind: { grants: string; isAdmin: string; joins: string; live: string }): string {
+  return `
+    select case when $1::text is null then null
+                else exists (select 1 from projects where id = $1::text) end as path_project_exists,
+           case when $2::text is null then true else exists (
+             select 1 from resources r
+             join permissions pe on pe.resource_id = r.id and lower(pe.code) = $3::text
+             where r.project_id = p.id and lower(r.code) = $2::text and r.is_default
+               and exists (${kind.grants} offset 0)
+           ) end as allowed,
+           ${kind.isAdmin} as is_admin
+    from projects p
+    join clients c on c.project_id = p.id and c.id = $4::text
+    ${kind.joins}
+    where p.id = $5::text and p.is_active and c.is_active ${kind.live}
+      and $6::bigint > extract(epoch from now())
+      and not exists (select 1 from revoked_access_tokens x where x.jti = $7::text)
+      and exists (select 1 from signing_keys k where k.kid = $8::text and k.state in ('next', 'current', 'previous'))
+      and (c.tokens_valid_after is null or $9::timestamptz > c.tokens_valid_after)
+      and (p.tokens_valid_after is null or $9::timestamptz > p.tokens_valid_after)`;
+}
+
+/** A client holds permissions directly; a user through the role, and only while its session is live. */
+const GATE = {
+  client: gateStatement({
+    grants: "select from client_permissions g where g.client_id = c.id and g.permission_id = pe.id",
+    isAdmin: "c.is_admin",
+    joins: "",
+    live: "",
+  }),
+  user: gateStatement({
+    grants: "select from role_permissions g where g.role_id = u.role_id and g.permission_id = pe.id",
+    isAdmin: "false",
+    joins: `join sessions s on s.project_id = p.id and s.id = $10::text and s.client_id = c.id
+    join users u on u.project_id = p.id and u.id = s.user_id and u.id = $11::text`,
+    live: "and u.is_active and s.revoked_at is null and s.expires_at > now()",
+  }),
+};
+
+/** The gate's statement with a read attached after its own parameters, written once per gate and read. */
+const attached = new Map<string, string>();
+
+function withRead(kind: "client" | "user", offset: number, read: string): string {
+  const key = `${kind}\0${read}`;
+  let text = attached.get(key);
+  if (text === undefined) {
+    const renumbered = read.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`);
+    // Never for another project's token, unless the system project's (which the gate then checks further).
+    // Materialized: inlined, the gate's row would be computed again for each use of its columns (the permission's
+    // subquery and the path project's probe twice).
+    text = `with g as materialized (${GATE[kind]})
+    select g.path_project_exists, g.allowed, g.is_admin,
+           case when g.allowed and g.path_project_exists is not false
+                 and ($1::text is null or $1::text = $5::text or $5::text = '${SYSTEM_PROJECT_ID}')
+                then (${renumbered}) end as record
+    from g`;
+    attached.set(key, text);
+  }
+  return text;
+}
+
+/**
+ * One round trip per request, the attached read included. A row comes back only when the token's project and
+ * client are active, the token was not revoked, and, for a user token, its session is live and its user
+ * active. `allowed` says whether the subject holds the permission: a client directly, a user through the role.
+ * On the pool, the gates asked for in one turn of the event loop with the same statement share one (below),
+ * and a gate asked again in that turn with the same parameters (a token's repeated request) is read once.
+ */
+export function findLivePrincipal(
+  sql: Sql,
+  t: GateQuery,
+  read?: AttachedRead,
+): Promise<GateRow | undefined> {
+  const user = t.sessionId !== undefined;
+  // A client-credentials token: the client is the subject.
+  if (!user && t.subject !== t.clientId) return Promise.resolve(undefined);
+  const params: Param[] = [
+    t.pathProjectId,
+    t.permission?.resource ?? null,
+    t.permission?.code ?? null,
+    t.clientId,
+    t.projectId,
+    t.expiresAt,
+    t.jti,
+    t.kid,
+    t.issuedAt,
+    ...(user ? [t.sessionId!, t.subject] : []),
+  ];
+  const kind = user ? "user" : "client";
+  const text = read ? withRead(kind, params.length, read.text) : GATE[kind];
+  const all = read ? [...params, ...read.params] : params;
+  return gateOf(text, all.map(typeOf))(sql, all.map(textOf));
+}
+
+type Param = string | number | boolean | null | Date;
+
+/**
+ * The type a parameter is given in the batched statement, from its value: the statement texts are this code's,
+ * and a slot holds the same kind of value for every request (a null slot is text, and the statements cast the
+ * slots that may be null themselves).
+ */
+function typeOf(v: Param): string {
+  if (v === null || typeof v === "string") return "text";
+  if (typeof v === "boolean") return "boolean";
+  if (v instanceof Date) return "timestamptz";
+  return Number.isInteger(v) ? "int8" : "float8";
+}
+
+function textOf(v: Param): string | null {
+  if (v === null || typeof v === "string") return v;
+  if (v instanceof Date) return v.toISOString();
+  return String(v);
+}
+
+/** The parameters' texts as one string, for the batch to ask a repeated gate once (db/batch.ts). */
+function sameParams(texts: (string | null)[]): string {
+  let k = "";
+  for (const t of texts) k += t === null ? "-," : `${t.length}:${t},`;
+  return k;
+}
+
+/**
+ * One batched reader per statement text, then per parameter types. The texts are the gate's own strings,
+ * looked up as they are (a key joined from text and types would be a new string of a kilobyte or more to
+ * hash on every request).
+ */
+const gates = new Map<
+  string,
+  Map<string, (sql: Sql, texts: (string | null)[]) => Promise<GateRow | undefined>>
+>();
+
+/**
+ * The gate's statement for a batch (db/batch.ts): each request's parameters are the i-th element of one array
+ * per slot, `unnest`ed with their ordinal, and the statement runs laterally for each, its `$n` the n-th slot
+ * cast to its type. Its row (none when the token is not live) goes back to its request by the ordinal.
+ */
+function gateOf(text: string, types: string[]) {
+  let byTypes = gates.get(text);
+  if (!byTypes) {
+    // Texts come from this code's operations and filters, a bounded set; the cap is a guard.
+    if (gates.size >= 1000) gates.delete(gates.keys().next().value!);
+    byTypes = new Map();
+    gates.set(text, byTypes);
+  }
+  const key = types.join(",");
+  let gate = byTypes.get(key);
+  if (!gate) {
+    const slots = types.map((_, i) => `p${i + 1}`);
+    const batchText = `
+      select v.n::int as n, x.*
+      from unnest(${types.map((_, i) => `$${i + 1}::text[]`).join(", ")}) with ordinality as v (${
+      slots.join(", ")
+    }, n)
+      join lateral (${text.replace(/\$(\d+)/g, (_, d) => `(v.p${d}::${types[Number(d) - 1]})`)}) x on true`;
+    gate = batchedRead<(string | null)[], GateRow>(async (sql, batch) => {
+      const rows = await sql.unsafe<(GateRow & { n: number })[]>(
+        batchText,
+        types.map((_, i) => batch.map((texts) => texts[i])),
+        // A named statement, unless the pool runs behind a transaction pooler.
+        { prepare: true },
+      );
+      return byOrdinal(rows, batch.length);
+    }, sameParams);
+    byTypes.set(key, gate);
+  }
+  return gate;
+}
+
+/** The `resource:permission` codes a client (directly) or a user (through the role) holds now, sorted byte-wise. */
+export async function permissionCodes(
+  sql: Sql,
+  subject: { clientId: string } | { userId: string },
+): Promise<string[]> {
+  const [table, owner] = "clientId" in subject
+    ? [sql`client_permissions`, sql`g.client_id = ${subject.clientId}`]
+    : [sql`role_permissions`, sql`g.role_id = (select role_id from users where id = ${subject.userId})`];
+  const rows = await sql<{ code: string }[]>`
+    select r.code || ':' || pe.code as code
+    from ${table} g
+    join permissions pe on pe.id = g.permission_id
+    join resources r on r.id = pe.resource_id
+    where ${owner}
+    order by (r.code || ':' || pe.code) collate "C"`;
+  return rows.map((r) => r.code);
+}
+
+/**
+ * Whose permissions: a client's direct grants, a user's through the role, a role's, given ids or default codes,
+ * or those of the default resources.
+ */
+export type Holder =
+  | { clientId: string }
+  | { userId: string }
+  | { roleId: string }
+  | { permissionIds: string[] }
+  | { codes: readonly string[] }
+  | { defaultResources: true };
+
+function permissionIdsOf(sql: Sql, projectId: string, h: Holder) {
+  if ("clientId" in h) {
+    return sql`select permission_id from client_permissions where project_id = ${projectId} and client_id = ${h.clientId}`;
+  }
+  if ("userId" in h) {
+    return sql`select rp.permission_id from role_permissions rp
+      join users u on u.project_id = rp.project_id and u.role_id = rp.role_id
+      where u.project_id = ${projectId} and u.id = ${h.userId}`;
+  }
+  if ("roleId" in h) {
+    return sql`select permission_id from role_permissions where project_id = ${projectId} and role_id = ${h.roleId}`;
+  }
+  if ("permissionIds" in h) return sql`select unnest(${h.permissionIds}::text[])`;
+  if ("codes" in h) {
+    return sql`select pe.id from permissions pe join resources r on r.id = pe.resource_id
+      where pe.project_id = ${projectId} and r.is_default and r.code || ':' || pe.code = any(${h.codes}::text[])`;
+  }
+  return sql`select pe.id from permissions pe join resources r on r.id = pe.resource_id
+    where pe.project_id = ${projectId} and r.is_default`;
+}
+
+/**
+ * The `resource:permission` codes of the project's permissions that `wanted` holds and `caller` does not,
+ * sorted byte-wise; empty when the caller covers them all. One query.
+ */
+export async function uncoveredCodes(
+  sql: Sql,
+  projectId: string,
+  wanted: Holder,
+  caller: Holder,
+): Promise<string[]> {
+  const rows = await sql<{ code: string }[]>`
+    select r.code || ':' || pe.code as code
+    from permissions pe join resources r on r.id = pe.resource_id
+    where pe.project_id = ${projectId}
+      and pe.id in (${permissionIdsOf(sql, projectId, wanted)})
+      and pe.id not in (${permissionIdsOf(sql, projectId, caller)})
+    order by (r.code || ':' || pe.code) collate "C"`;
+  return rows.map((r) => r.code);
+}

@@ -1,0 +1,183 @@
+/**
+ * Roles on objects: a grant gives a user or a client one role's permissions of the object's resource on that
+ * object and all its descendants, until `expires_at` (the database's clock decides). Least privilege: a caller
+ * grants, and revokes, only a role whose permissions on that resource it covers.
+ */
+import { retryRead, type Sql, transaction } from "../../db/connection.ts";
+import { findObject } from "../../db/authz/objects.ts";
+import {
+  deleteExpiredGrants,
+  deleteGrantRow,
+  findGrant,
+  findResourceByCode,
+  findSubject,
+  grantListStatement,
+  insertGrant,
+  rolePermissionsOn,
+} from "../../db/authz/object_grants.ts";
+import { lockRoleShared } from "../../db/authz/roles.ts";
+import type { PageOf } from "../../openapi/fields.ts";
+import type { CreateGrantRequest, Grant, GrantListQuery } from "../../openapi/objects.ts";
+import { record, sourceOf, SYSTEM } from "../audit/audit.ts";
+import { requireCovered } from "./coverage.ts";
+import { AppError } from "../shared/errors.ts";
+import { newId } from "../shared/ids.ts";
+import { type JsonText, listPage } from "./lists.ts";
+import type { Principal } from "../shared/principal.ts";
+
+/** What an event says of a grant: who, which role, on what, until when. */
+function detailsOf(g: Grant): Record<string, unknown> {
+  return {
+    subject: g.subject,
+    role_id: g.role_id,
+    resource_id: g.object.resource_id,
+    object_id: g.object.id,
+    expires_at: g.expires_at,
+  };
+}
+
+/**
+ * Grants the role on the object. 404 for an unknown resource code, object or role; 400 for a subject that is
+ * not a user or client of the project, or an `expires_at` not in the future; 403 unless the caller covers the
+ * role's permissions of that resource. One transaction with its `grant.created` event.
+ */
+export async function createGrant(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  input: CreateGrantRequest,
+): Promise<Grant> {
+  const id = newId();
+  return await transaction(sql, async (tx) => {
+    const resource = await findResourceByCode(tx, projectId, input.object.type);
+    if (!resource) {
+      throw new AppError("resource_not_found", {
+        details: [{ field: "object.type", issue: "no resource of the project has this code" }],
+      });
+    }
+    if (!(await findObject(tx, projectId, resource.id, input.object.id))) {
+      throw new AppError("object_not_found", {
+        details: [{ field: "object.id", issue: `no object of ${resource.code} has this id` }],
+      });
+    }
+    if (!(await lockRoleShared(tx, projectId, input.role_id))) {
+      throw new AppError("role_not_found", { details: [{ field: "role_id", issue: "no such role" }] });
+    }
+    const subjectId = await findSubject(tx, projectId, input.subject.type, input.subject.id);
+    if (subjectId === undefined) {
+      throw new AppError("invalid_params", {
+        description: `the subject is not a ${input.subject.type} of this project`,
+        details: [{ field: "subject.id", issue: `no ${input.subject.type} of this project has this id` }],
+      });
+    }
+    const permissionIds = await rolePermissionsOn(tx, input.role_id, resource.id);
+    await requireCovered(tx, caller, projectId, { permissionIds }, "role_id", "granting this role");
+    const actor = sourceOf(caller).actor;
+    const inserted = await insertGrant(tx, {
+      project_id: projectId,
+      id,
+      user_id: input.subject.type === "user" ? subjectId : null,
+      client_id: input.subject.type === "client" ? subjectId : null,
+      role_id: input.role_id,
+      resource_id: resource.id,
+      object_id: input.object.id,
+      expires_at: input.expires_at ?? null,
+      created_by_type: actor.type,
+      created_by_id: actor.id,
+    });
+    if (!inserted) {
+      throw new AppError("invalid_params", {
+        description: "expires_at must be in the future",
+        details: [{ field: "expires_at", issue: "not in the future (by the service's clock)" }],
+      });
+    }
+    const grant = (await findGrant(tx, projectId, id))!;
+    await record(tx, {
+      projectId,
+      type: "grant.created",
+      source: sourceOf(caller),
+      target: { type: "grant", id },
+      details: detailsOf(grant),
+    });
+    return grant;
+  });
+}
+
+export async function getGrant(sql: Sql, projectId: string, grantId: string): Promise<Grant> {
+  const grant = await retryRead(() => findGrant(sql, projectId, grantId));
+  if (!grant) throw new AppError("grant_not_found");
+  return grant;
+}
+
+export async function listGrants(
+  sql: Sql,
+  projectId: string,
+  q: GrantListQuery,
+): Promise<JsonText<PageOf<Grant>>> {
+  return await listPage<Grant>(sql, grantListStatement(projectId, q));
+}
+
+/**
+ * Revokes the grant: its subject loses what it gave on the next request. The caller must cover the role's
+ * permissions of the object's resource, as to give it (a narrower admin cannot strip a wider one's grants).
+ */
+export async function deleteGrant(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  grantId: string,
+): Promise<void> {
+  await transaction(sql, async (tx) => {
+    const grant = await findGrant(tx, projectId, grantId, { lock: true });
+    if (!grant) throw new AppError("grant_not_found");
+    const permissionIds = await rolePermissionsOn(tx, grant.role_id, grant.object.resource_id);
+    await requireCovered(tx, caller, projectId, { permissionIds }, "grant_id", "revoking this grant", {
+      nameCodes: false,
+    });
+    await deleteGrantRow(tx, projectId, grantId);
+    await record(tx, {
+      projectId,
+      type: "grant.deleted",
+      source: sourceOf(caller),
+      target: { type: "grant", id: grantId },
+      details: detailsOf(grant),
+    });
+  });
+}
+
+/**
+ * The leased purge (jobs.ts): grants expired more than `retentionDays` ago go, each with its `grant.expired`
+ * event in the same transaction, a thousand to a transaction. Until then an expired grant decides nothing but
+ * is still listed (`include_expired`) and named by `grant_expired` reasons. How many went.
+ */
+export async function purgeExpiredGrants(
+  sql: Sql,
+  retentionDays: number,
+  signal?: AbortSignal,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    if (signal?.aborted) return total;
+    const n = await transaction(sql, async (tx) => {
+      const gone = await deleteExpiredGrants(tx, retentionDays, 1000);
+      for (const g of gone) {
+        await record(tx, {
+          projectId: g.project_id,
+          type: "grant.expired",
+          source: SYSTEM,
+          target: { type: "grant", id: g.id },
+          details: {
+            subject: { type: g.subject_type, id: g.subject_id },
+            role_id: g.role_id,
+            resource_id: g.resource_id,
+            object_id: g.object_id,
+            expires_at: g.expires_at,
+          },
+        });
+      }
+      return gone.length;
+    });
+    total += n;
+    if (n < 1000) return total;
+  }
+}

@@ -1,0 +1,181 @@
+/** Roles: a code, a name and the permissions a user with the role holds. */
+import { retryRead, type Sql, transaction } from "../../db/connection.ts";
+import {
+  countRoleUsers,
+  deleteRoleRow,
+  findRole,
+  insertRole,
+  lockRoleShared,
+  moveRoleUsers,
+  roleListStatement,
+  setRolePermissions,
+  updateRoleRow,
+} from "../../db/authz/roles.ts";
+import type { PageOf } from "../../openapi/fields.ts";
+import type { CreateRoleRequest, Role, RoleListQuery, UpdateRoleRequest } from "../../openapi/roles.ts";
+import { diff, record, sourceOf } from "../audit/audit.ts";
+import { AppError } from "../shared/errors.ts";
+import type { Attached, AttachedRead } from "./gate.ts";
+import { type JsonText, listPage } from "./lists.ts";
+import { newId } from "../shared/ids.ts";
+import { requireCovered } from "./coverage.ts";
+import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./permissions.ts";
+import type { Principal } from "../shared/principal.ts";
+import { keepOrClear } from "../shared/updates.ts";
+
+/** Creates a role holding only permissions the caller covers. */
+export async function createRole(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  input: CreateRoleRequest,
+): Promise<Role> {
+  const id = newId();
+  return await transaction(sql, async (tx) => {
+    const permissionIds = await grantablePermissionIds(tx, caller, projectId, input.permission_ids ?? []);
+    await insertRole(tx, {
+      project_id: projectId,
+      id,
+      code: input.code,
+      name: input.name,
+      description: input.description || null,
+    });
+    await setRolePermissions(tx, projectId, id, permissionIds);
+    const role = (await findRole(tx, projectId, id))!;
+    await record(tx, {
+      projectId,
+      type: "role.created",
+      source: sourceOf(caller),
+      target: { type: "role", id },
+    });
+    return role;
+  });
+}
+
+/**
+ * Updates the role; given `permission_ids` replace its grants, omitted ones leave them. Changing them acts on
+ * every user with the role, so the caller must cover what the role holds now (or it could strip a role above
+ * it, and then act on its users) and every permission it is given.
+ */
+export async function updateRole(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  roleId: string,
+  input: UpdateRoleRequest,
+): Promise<Role> {
+  return await transaction(sql, async (tx) => {
+    const current = await findRole(tx, projectId, roleId, { lock: true });
+    if (!current) throw new AppError("role_not_found");
+    let permissionIds: string[] | undefined;
+    if (input.permission_ids !== undefined) {
+      // Unknown ids are 404 before any 403.
+      permissionIds = await checkPermissionIds(tx, projectId, input.permission_ids);
+      await requireCovered(tx, caller, projectId, { roleId }, "role_id", "changing this role's permissions", {
+        nameCodes: false,
+      });
+      await requireGrantable(tx, caller, projectId, permissionIds);
+    }
+    await updateRoleRow(tx, projectId, roleId, {
+      code: input.code,
+      name: input.name,
+      description: keepOrClear(input.description, current.description),
+    });
+    if (permissionIds) await setRolePermissions(tx, projectId, roleId, permissionIds);
+    const role = (await findRole(tx, projectId, roleId))!;
+    await record(tx, {
+      projectId,
+      type: "role.updated",
+      source: sourceOf(caller),
+      target: { type: "role", id: roleId },
+      changes: diff(current, role),
+    });
+    return role;
+  });
+}
+
+/** `listRoles`'s read, for the gate to send with its statement (routes/api/operation.ts, `reads`). */
+export function roleListRead(projectId: string, q: RoleListQuery): AttachedRead {
+  return roleListStatement(projectId, q);
+}
+
+/** A page of the project's roles; from `attached` when the gate read it already. */
+export async function listRoles(
+  sql: Sql,
+  projectId: string,
+  q: RoleListQuery,
+  attached?: Attached,
+): Promise<JsonText<PageOf<Role>>> {
+  return await listPage<Role>(sql, roleListStatement(projectId, q), attached);
+}
+
+/** One role, as the list shows it. */
+export async function getRole(sql: Sql, projectId: string, roleId: string): Promise<Role> {
+  const role = await retryRead(() => findRole(sql, projectId, roleId));
+  if (!role) throw new AppError("role_not_found");
+  return role;
+}
+
+/**
+ * Deletes the role. Its users would lose what it grants, so the caller must cover the role's permissions, as
+ * for a change of them. A role that users still have is refused (409 `role_in_use`, with how many) unless
+ * `reassignRoleId` names another role of the project, which the caller must be able to give (cover its
+ * permissions): those users move to it in the same transaction. The role is locked first, so no user can be
+ * given it meanwhile (giving a role holds it `for share`).
+ */
+export async function deleteRole(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  roleId: string,
+  reassignRoleId?: string,
+): Promise<void> {
+  await transaction(sql, async (tx) => {
+    const current = await findRole(tx, projectId, roleId, { lock: true });
+    if (!current) throw new AppError("role_not_found");
+    if (reassignRoleId === roleId) {
+      throw new AppError("invalid_params", {
+        details: [{ field: "reassign_role_id", issue: "is the role being deleted" }],
+      });
+    }
+    // What exists before who may touch it (404 before 403).
+    if (reassignRoleId !== undefined && !(await lockRoleShared(tx, projectId, reassignRoleId))) {
+      throw new AppError("role_not_found", {
+        description: "the role to reassign the users to does not exist",
+        details: [{ field: "reassign_role_id", issue: "no such role in this project" }],
+      });
+    }
+    await requireCovered(tx, caller, projectId, { roleId }, "role_id", "deleting this role", {
+      nameCodes: false,
+    });
+    const users = await countRoleUsers(tx, projectId, roleId);
+    let moved = 0;
+    if (users > 0) {
+      if (reassignRoleId === undefined) {
+        throw new AppError("role_in_use", {
+          description: `${users} user${users === 1 ? " has" : "s have"} this role: reassign them with ` +
+            "reassign_role_id, or give them another role first",
+          details: [{ field: "role_id", issue: `held by ${users} user${users === 1 ? "" : "s"}` }],
+        });
+      }
+      await requireCovered(
+        tx,
+        caller,
+        projectId,
+        { roleId: reassignRoleId },
+        "reassign_role_id",
+        "giving this role",
+      );
+      moved = await moveRoleUsers(tx, projectId, roleId, reassignRoleId);
+    }
+    await deleteRoleRow(tx, projectId, roleId);
+    await record(tx, {
+      projectId,
+      type: "role.deleted",
+      source: sourceOf(caller),
+      target: { type: "role", id: roleId },
+      changes: diff(current, {}),
+      ...(moved > 0 ? { details: { users_reassigned: moved, reassign_role_id: reassignRoleId } } : {}),
+    });
+  });
+}

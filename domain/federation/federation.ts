@@ -1,0 +1,341 @@
+/**
+ * Signing in through an upstream OpenID Connect provider (OpenID Connect Core 1.0 §3.1, the code flow): the
+ * login page's button sends the browser to the provider with `state`, `nonce` and PKCE S256 (RFC 7636), all
+ * three kept server-side with the login page's request (so bound to the browser's cookie) and spent once. The
+ * callback trades the code at the provider's token endpoint and validates its ID token with jose (signature by
+ * the provider's JWKS, `iss`, `aud`, `exp`, `nonce`, `azp`; §3.1.3.7). The user is then the one linked to
+ * (provider, `sub`), or the one with the same email when both sides hold it verified and the provider allows
+ * linking, or a new user (just-in-time). From there the login ends exactly as a password login does
+ * (domain/signin/sso.ts `completeLogin`). Every failure is an audit event and a message on the login page.
+ */
+import { type Sql, transaction } from "../../db/connection.ts";
+import {
+  consumeFederationState,
+  findLinkedUser,
+  findProvider,
+  findUserByEmail,
+  insertFederationState,
+  insertIdentity,
+  listActiveProviders,
+  providerProject,
+  type ProviderRow,
+  replaceCsrf,
+  touchIdentity,
+} from "../../db/federation/identity_providers.ts";
+import { findClientWithProject } from "../../db/oauth/clients.ts";
+import { type AuthorizationRequestRow, findAuthorizationRequest } from "../../db/oauth/sessions.ts";
+import { insertUser } from "../../db/accounts/users.ts";
+import { record, userSource } from "../audit/audit.ts";
+import { encodeBase64Url } from "../shared/base64.ts";
+import { newId, newSecret } from "../shared/ids.ts";
+import { type Metadata, metadataFor, type ProviderSettings, redirectUriOf } from "./identity_providers.ts";
+import { AuthorizePageError, LOGIN_REQUEST_TTL, loginRequestFor } from "../signin/login.ts";
+import { OutboundError } from "../outbound/outbound.ts";
+import { redeem, Refused, type Upstream } from "./federation_tokens.ts";
+import type { RequestInfo } from "../shared/principal.ts";
+import { hashSecret, secretMatches } from "../shared/secrets.ts";
+import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
+
+export type LoginRequest = AuthorizationRequestRow & { project_name: string };
+
+/**
+ * A failed upstream sign-in: the message for the user and, when the login page's request is still usable, that
+ * request (the page is shown again with the message); otherwise an error page.
+ */
+export class FederationFailure extends Error {
+  constructor(message: string, readonly request: LoginRequest | null) {
+    super(message);
+  }
+}
+
+/** The active providers of a project, for the login page's buttons. */
+export function loginButtons(sql: Sql, projectId: string) {
+  return listActiveProviders(sql, projectId);
+}
+
+/** A fresh CSRF token for a login page shown again (its hash replaces the old one). */
+export async function newCsrf(sql: Sql, requestId: string): Promise<string> {
+  const csrf = newSecret();
+  await replaceCsrf(sql, requestId, hashSecret(csrf));
+  return csrf;
+}
+
+const challengeOf = async (verifier: string) =>
+  encodeBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
+
+/**
+ * The button: checks the login page's request (its CSRF token and the browser's cookie), stores state, nonce
+ * and verifier, and returns the provider's authorization URL.
+ */
+export async function startFederation(
+  sql: Sql,
+  s: ProviderSettings,
+  providerId: string,
+  form: { request_id?: string; csrf?: string },
+  browser: string | undefined,
+  request: RequestInfo,
+): Promise<string> {
+  const req = await loginRequestFor(sql, form, browser, s.publicUrl);
+  // Each click stores a state: counted with the login pages an address opens (429 beyond).
+  await attempt(sql, `authorize:${addressKey(request.ip)}`, THROTTLE.loginPage);
+  const provider = await findProvider(sql, req.project_id, providerId);
+  if (!provider || !provider.is_active) {
+    throw new FederationFailure("This sign-in option is not available.", req);
+  }
+  let metadata;
+  try {
+    metadata = await metadataFor(sql, s.allowPrivate, provider);
+  } catch (err) {
+    throw await failed(sql, provider.project_id, provider.id, req, request, "provider_unreachable", err);
+  }
+  const state = newSecret();
+  const nonce = newSecret();
+  const verifier = newSecret();
+  await insertFederationState(sql, {
+    state_hash: hashSecret(state),
+    project_id: provider.project_id,
+    provider_id: provider.id,
+    request_id: req.id,
+    nonce,
+    code_verifier: verifier,
+    ttlSeconds: LOGIN_REQUEST_TTL,
+  });
+  const url = new URL(metadata.authorization_endpoint);
+  const params = {
+    response_type: "code",
+    client_id: provider.client_id,
+    redirect_uri: redirectUriOf(s.publicUrl, provider.id),
+    scope: provider.scopes.join(" "),
+    state,
+    nonce,
+    code_challenge: await challengeOf(verifier),
+    code_challenge_method: "S256",
+  };
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return url.toString();
+}
+
+/** Records `login.failed` for an upstream sign-in and makes the failure shown to the user. */
+async function failed(
+  sql: Sql,
+  projectId: string,
+  providerId: string,
+  req: LoginRequest | null,
+  request: RequestInfo,
+  reason: string,
+  cause: unknown,
+  userId: string | null = null,
+): Promise<FederationFailure> {
+  const detail = cause instanceof Error ? cause.message : typeof cause === "string" ? cause : "";
+  await record(sql, {
+    projectId,
+    type: "login.failed",
+    source: userSource(userId, request),
+    target: { type: "user", id: userId },
+    details: {
+      provider_id: providerId,
+      reason,
+      ...(req ? { client_id: req.client_id } : {}),
+      ...(detail ? { detail: detail.slice(0, 300) } : {}),
+    },
+  });
+  return new FederationFailure(MESSAGES[reason] ?? MESSAGES.default, req);
+}
+
+const MESSAGES: Record<string, string> = {
+  upstream_error: "The identity provider did not sign you in. Try again, or sign in another way.",
+  provider_unreachable: "The identity provider could not be reached or is misconfigured. Try again later, " +
+    "or sign in another way.",
+  token_error: "The identity provider refused to complete the sign-in. Try again.",
+  invalid_id_token: "The identity provider's answer could not be trusted. Try again, or sign in another way.",
+  nonce_mismatch: "The identity provider's answer could not be trusted. Try again, or sign in another way.",
+  issuer_mismatch: "The identity provider's answer could not be trusted. Try again, or sign in another way.",
+  state_mismatch: "This sign-in did not start in this browser, or was already used. Go back to the " +
+    "application and start again.",
+  state_replayed: "This sign-in was already used. Go back to the application and start again.",
+  state_expired: "This sign-in has expired. Go back to the application and start again.",
+  provider_inactive: "This sign-in option is not available.",
+  no_account:
+    "There is no account for you here yet. Ask an administrator to invite you, or sign in another way.",
+  email_not_linkable:
+    "An account with your email exists but is not linked to this identity provider. Sign in " +
+    "with your password, or ask an administrator to link it.",
+  no_email: "The identity provider did not share an email address, which this sign-in needs.",
+  user_inactive: "Your account is disabled.",
+  default: "The sign-in failed. Try again.",
+};
+
+/** The callback's outcome: the user who signed in, and the login request to finish. */
+export type FederatedLogin = { userId: string; providerId: string; request: LoginRequest };
+
+/**
+ * The provider's redirect back. Checks state (known, unspent, this provider's, this browser's), then the
+ * provider's answer, and returns the user to sign in. Anything wrong throws FederationFailure, audited.
+ */
+export async function federationCallback(
+  sql: Sql,
+  s: ProviderSettings,
+  providerId: string,
+  query: Record<string, string>,
+  browser: string | undefined,
+  request: RequestInfo,
+): Promise<FederatedLogin> {
+  const projectId = await providerProject(sql, providerId);
+  const nowhere = new FederationFailure(MESSAGES.state_mismatch, null);
+  if (!projectId) throw nowhere;
+  const state = query.state;
+  if (!state || state.length > 200) {
+    throw await failed(sql, projectId, providerId, null, request, "state_mismatch", "no state");
+  }
+  const spent = await consumeFederationState(sql, hashSecret(state));
+  const row = spent.row;
+  if (!row || row.provider_id !== providerId || row.project_id !== projectId) {
+    const reason = spent.known && spent.known.provider_id === providerId
+      ? "state_replayed"
+      : "state_mismatch";
+    throw await failed(sql, projectId, providerId, null, request, reason, "unknown, spent or expired state");
+  }
+  const stored = await findAuthorizationRequest(sql, row.request_id);
+  if (!stored || !browser || !secretMatches(browser, stored.browser_hash)) {
+    throw await failed(
+      sql,
+      projectId,
+      providerId,
+      null,
+      request,
+      "state_mismatch",
+      "another browser's state",
+    );
+  }
+  if (stored.used || stored.expired) {
+    throw await failed(sql, projectId, providerId, null, request, "state_expired", "the login page expired");
+  }
+  const client = await findClientWithProject(sql, stored.client_id);
+  if (!client || !client.is_active || !client.project_is_active) {
+    throw new AuthorizePageError("The application that sent you here is disabled.");
+  }
+  const req: LoginRequest = { ...stored, project_name: client.project_name };
+  const fail = (reason: string, cause: unknown, userId: string | null = null) =>
+    failed(sql, projectId, providerId, req, request, reason, cause, userId);
+  if (query.error) {
+    const described = `${query.error.slice(0, 100)}${
+      query.error_description ? `: ${query.error_description.slice(0, 200)}` : ""
+    }`;
+    throw await fail("upstream_error", described);
+  }
+  if (!query.code) throw await fail("upstream_error", "the callback has neither code nor error");
+  const provider = await findProvider(sql, projectId, providerId);
+  if (!provider || !provider.is_active) throw await fail("provider_inactive", "the provider is inactive");
+  // RFC 9207: an authorization response naming another issuer is a mix-up attack; a provider that announces
+  // the parameter must send it.
+  const announced = (provider.metadata as Metadata).authorization_response_iss_parameter_supported === true;
+  if ((query.iss !== undefined || announced) && query.iss !== provider.issuer) {
+    throw await fail(
+      "issuer_mismatch",
+      `the authorization response's iss is ${JSON.stringify(query.iss ?? null)}`,
+    );
+  }
+  let upstream: Upstream;
+  try {
+    upstream = await redeem(sql, s, provider, query.code, row);
+  } catch (err) {
+    if (err instanceof Refused) throw await fail(err.reason, err.message);
+    if (err instanceof OutboundError) throw await fail("provider_unreachable", err);
+    throw err;
+  }
+  const userId = await account(sql, provider, upstream, req, request, fail);
+  await record(sql, {
+    projectId,
+    type: "login.succeeded",
+    source: userSource(userId, request),
+    target: { type: "user", id: userId },
+    details: { client_id: req.client_id, provider_id: providerId, method: "oidc" },
+  });
+  return { userId, providerId, request: req };
+}
+
+/** The user the upstream account signs in as: linked, linked now by verified email, or created. */
+async function account(
+  sql: Sql,
+  provider: ProviderRow,
+  up: Upstream,
+  req: LoginRequest,
+  request: RequestInfo,
+  fail: (reason: string, cause: unknown, userId?: string | null) => Promise<FederationFailure>,
+): Promise<string> {
+  const projectId = provider.project_id;
+  const linked = await findLinkedUser(sql, projectId, provider.id, up.sub);
+  if (linked) {
+    if (!linked.is_active) throw await fail("user_inactive", "the linked user is inactive", linked.id);
+    await touchIdentity(sql, projectId, provider.id, up.sub, up.email);
+    return linked.id;
+  }
+  if (up.email === null) throw await fail("no_email", "no usable email claim and no link");
+  const existing = await findUserByEmail(sql, projectId, up.email);
+  const linkEvent = (tx: Sql, userId: string, how: string) =>
+    record(tx, {
+      projectId,
+      type: "user.identity_linked",
+      source: userSource(userId, request),
+      target: { type: "user", id: userId },
+      details: { provider_id: provider.id, how, client_id: req.client_id },
+    });
+  if (existing) {
+    if (!provider.link_by_verified_email || !up.emailVerified || !existing.email_verified) {
+      const why = !provider.link_by_verified_email
+        ? "linking by email is off"
+        : !up.emailVerified
+        ? "the provider does not say the email is verified"
+        : "the user's email is not verified here";
+      throw await fail("email_not_linkable", why, existing.id);
+    }
+    if (!existing.is_active) throw await fail("user_inactive", "the user is inactive", existing.id);
+    await transaction(sql, async (tx) => {
+      await insertIdentity(tx, {
+        project_id: projectId,
+        provider_id: provider.id,
+        subject: up.sub,
+        user_id: existing.id,
+        email: up.email,
+      });
+      await touchIdentity(tx, projectId, provider.id, up.sub, up.email);
+      await linkEvent(tx, existing.id, "verified_email");
+    });
+    return existing.id;
+  }
+  if (!provider.jit_provisioning) throw await fail("no_account", "no linked user and provisioning is off");
+  const userId = newId();
+  await transaction(sql, async (tx) => {
+    await insertUser(tx, {
+      project_id: projectId,
+      id: userId,
+      display_name: (up.name ?? up.email!.split("@")[0]).slice(0, 50),
+      avatar_url: up.picture,
+      external_user_id: null,
+      email: up.email,
+      // As the upstream provider says: it verified the address, or not.
+      email_verified: up.emailVerified,
+      pending_email: null,
+      role_id: provider.default_role_id,
+      is_active: true,
+      password_hash: null,
+    });
+    await insertIdentity(tx, {
+      project_id: projectId,
+      provider_id: provider.id,
+      subject: up.sub,
+      user_id: userId,
+      email: up.email,
+    });
+    await touchIdentity(tx, projectId, provider.id, up.sub, up.email);
+    await record(tx, {
+      projectId,
+      type: "user.created",
+      source: userSource(userId, request),
+      target: { type: "user", id: userId },
+      details: { provider_id: provider.id, how: "jit" },
+    });
+    await linkEvent(tx, userId, "jit");
+  });
+  return userId;
+}

@@ -1,0 +1,215 @@
+/** Machine clients: created with a secret shown once, granted permissions directly, rotated, deactivated. */
+import {
+  clientListStatement,
+  deleteClientRow,
+  findClient,
+  insertClient,
+  restampClientCutoff,
+  setClientPermissions,
+  updateClientRow,
+  updateClientSecret,
+} from "../../db/oauth/clients.ts";
+import { retryRead, type Sql, transaction } from "../../db/connection.ts";
+import { endSessions } from "../../db/oauth/sessions.ts";
+import type {
+  Client,
+  ClientListQuery,
+  ClientWithSecret,
+  CreateClientRequest,
+  UpdateClientRequest,
+} from "../../openapi/clients.ts";
+import type { PageOf } from "../../openapi/fields.ts";
+import { diff, record, sourceOf, updateType } from "../audit/audit.ts";
+import { consoleClientId } from "../console/client.ts";
+import { requireCovered, requireCoversAll } from "../authz/coverage.ts";
+import { AppError } from "../shared/errors.ts";
+import type { Attached, AttachedRead } from "../authz/gate.ts";
+import { type JsonText, listPage } from "../authz/lists.ts";
+import { newId, newSecret } from "../shared/ids.ts";
+import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "../authz/permissions.ts";
+import type { Principal } from "../shared/principal.ts";
+import { hashSecret } from "../shared/secrets.ts";
+import { keepOrClear } from "../shared/updates.ts";
+
+/**
+ * The caller may act on the client only when it covers the client's permissions; a project's admin client,
+ * which covers every permission, only by itself or by the system project's admin client.
+ */
+async function requireActOn(tx: Sql, caller: Principal, target: Client, what: string): Promise<void> {
+  if (target.is_admin) return await requireCoversAll(tx, caller, target.project_id, "client_id", what);
+  await requireCovered(tx, caller, target.project_id, { clientId: target.id }, "client_id", what, {
+    nameCodes: false,
+  });
+}
+
+export async function createClient(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  input: CreateClientRequest,
+): Promise<ClientWithSecret> {
+  const id = newId();
+  const secret = newSecret();
+  return await transaction(sql, async (tx) => {
+    const permissionIds = await grantablePermissionIds(tx, caller, projectId, input.permission_ids ?? []);
+    await insertClient(tx, {
+      project_id: projectId,
+      id,
+      name: input.name,
+      description: input.description || null,
+      secret_hash: hashSecret(secret),
+      is_active: input.is_active ?? true,
+      token_endpoint_auth_method: input.token_endpoint_auth_method ?? "none",
+    });
+    await setClientPermissions(tx, projectId, id, permissionIds);
+    await record(tx, {
+      projectId,
+      type: "client.created",
+      source: sourceOf(caller),
+      target: { type: "client", id },
+    });
+    return { ...(await findClient(tx, projectId, id))!, client_secret: secret };
+  });
+}
+
+/**
+ * Updates the client; given `permission_ids` replace its grants, omitted ones leave them. Deactivation
+ * refuses the client's tokens from the next request on and ends its users' sessions, for good: reactivating
+ * does not revive them. A project's admin client can be neither deactivated nor stripped of its permissions,
+ * so that no project (and not the system project) can lock its operators out; rotate its secret instead.
+ */
+export async function updateClient(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  clientId: string,
+  input: UpdateClientRequest,
+): Promise<Client> {
+  const client = await transaction(sql, async (tx) => {
+    const current = await findClient(tx, projectId, clientId, { lock: true });
+    if (!current) throw new AppError("client_not_found");
+    // Unknown ids are 404 before any 403: what exists is checked before who may touch it.
+    const permissionIds = input.permission_ids === undefined
+      ? undefined
+      : await checkPermissionIds(tx, projectId, input.permission_ids);
+    await requireActOn(tx, caller, current, "changing this client");
+    if (current.is_admin) {
+      if (!input.is_active) {
+        throw new AppError("invalid_params", {
+          details: [{ field: "is_active", issue: "the project's admin client cannot be deactivated" }],
+        });
+      }
+      if (input.permission_ids !== undefined) {
+        throw new AppError("invalid_params", {
+          details: [{
+            field: "permission_ids",
+            issue: "the project's admin client's permissions cannot be changed",
+          }],
+        });
+      }
+    }
+    if (permissionIds) await requireGrantable(tx, caller, projectId, permissionIds);
+    await updateClientRow(tx, projectId, clientId, {
+      name: input.name,
+      description: keepOrClear(input.description, current.description),
+      is_active: input.is_active,
+      token_endpoint_auth_method: input.token_endpoint_auth_method ?? current.token_endpoint_auth_method,
+    });
+    if (permissionIds) await setClientPermissions(tx, projectId, clientId, permissionIds);
+    if (current.is_active && !input.is_active) await endSessions(tx, { clientId });
+    const after = (await findClient(tx, projectId, clientId))!;
+    await record(tx, {
+      projectId,
+      type: updateType("client", current, after),
+      source: sourceOf(caller),
+      target: { type: "client", id: clientId },
+      changes: diff(current, after),
+    });
+    return { before: current, after };
+  });
+  if (client.before.is_active && !client.after.is_active) await restampClientCutoff(sql, clientId);
+  return client.after;
+}
+
+/**
+ * Replaces the client's secret; the old one stops working at once, and so do the access tokens issued
+ * before. The new one is shown only here. A client may rotate its own secret; any other caller must cover
+ * the client's permissions.
+ */
+export async function rotateClientSecret(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  clientId: string,
+): Promise<ClientWithSecret> {
+  const secret = newSecret();
+  const client = await transaction(sql, async (tx) => {
+    const current = await findClient(tx, projectId, clientId, { lock: true });
+    if (!current) throw new AppError("client_not_found");
+    const itself = caller.userId === undefined && caller.clientId === clientId;
+    if (!itself) await requireActOn(tx, caller, current, "rotating this client's secret");
+    await updateClientSecret(tx, projectId, clientId, hashSecret(secret));
+    await record(tx, {
+      projectId,
+      type: "client.secret_rotated",
+      source: sourceOf(caller),
+      target: { type: "client", id: clientId },
+      changes: { client_secret: "changed" },
+    });
+    return (await findClient(tx, projectId, clientId))!;
+  });
+  await restampClientCutoff(sql, clientId);
+  return { ...client, client_secret: secret };
+}
+
+/** `listClients`'s read, for the gate to send with its statement (routes/api/operation.ts, `reads`). */
+export function clientListRead(projectId: string, q: ClientListQuery): AttachedRead {
+  return clientListStatement(projectId, q);
+}
+
+/** A page of the project's clients; from `attached` when the gate read it already. */
+export async function listClients(
+  sql: Sql,
+  projectId: string,
+  q: ClientListQuery,
+  attached?: Attached,
+): Promise<JsonText<PageOf<Client>>> {
+  return await listPage<Client>(sql, clientListStatement(projectId, q), attached);
+}
+
+/** One client, as the list shows it (never its secret); the built-in console client is not one. */
+export async function getClient(sql: Sql, projectId: string, clientId: string): Promise<Client> {
+  const client = await retryRead(() => findClient(sql, projectId, clientId));
+  if (!client) throw new AppError("client_not_found");
+  return client;
+}
+
+/**
+ * Deletes the client: its sessions end with it and its tokens are refused from the next request on. The
+ * caller must cover the client's permissions. The project's admin client (no project may lock itself out)
+ * and the built-in console client cannot be deleted: 403 `client_not_deletable`.
+ */
+export async function deleteClient(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  clientId: string,
+): Promise<void> {
+  await transaction(sql, async (tx) => {
+    const current = await findClient(tx, projectId, clientId, { lock: true });
+    if (!current) {
+      if (clientId === consoleClientId(projectId)) throw new AppError("client_not_deletable");
+      throw new AppError("client_not_found");
+    }
+    if (current.is_admin) throw new AppError("client_not_deletable");
+    await requireActOn(tx, caller, current, "deleting this client");
+    await deleteClientRow(tx, projectId, clientId);
+    await record(tx, {
+      projectId,
+      type: "client.deleted",
+      source: sourceOf(caller),
+      target: { type: "client", id: clientId },
+      changes: diff(current, {}),
+    });
+  });
+}

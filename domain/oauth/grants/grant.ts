@@ -1,0 +1,127 @@
+/** What every grant of the token endpoint takes and answers, and the checks they share. */
+import type { Sql } from "../../../db/connection.ts";
+import type { TokenRequest, TokenResponse } from "../../../openapi/tokens.ts";
+import { insertRefreshToken, openSession } from "../../../db/oauth/sessions.ts";
+import type { PresentedClient } from "../client_auth.ts";
+import { AppError } from "../../shared/errors.ts";
+import { newSecret } from "../../shared/ids.ts";
+import { hashSecret } from "../../shared/secrets.ts";
+import type { TokenService } from "../../keys/tokens.ts";
+import { hasOpenId, issueIdToken } from "../oidc.ts";
+
+/** How the session's user signed in (see db/oauth/sessions.ts `CodeLogin`), read from its code or its session. */
+export type SessionLogin = {
+  scope: string | null;
+  nonce: string | null;
+  auth_time: Date | null;
+  sso_session_id: string | null;
+  ip?: string | null;
+  user_agent?: string | null;
+  amr?: string[] | null;
+};
+
+export type GrantSettings = {
+  /** Lifetime of each refresh token, seconds. */
+  refreshTokenTtl: number;
+  /** A login session ends this long after the login, whatever its refreshes, seconds. */
+  sessionMaxTtl: number;
+};
+
+/** One request to the token endpoint: its form, the client it presented, and the services it needs. */
+export type GrantContext = {
+  sql: Sql;
+  tokens: TokenService;
+  settings: GrantSettings;
+  form: TokenRequest;
+  client: PresentedClient;
+};
+
+/**
+ * `invalid_params` naming every field the grant needs and the form lacks; `client_id` among them unless HTTP
+ * Basic names the client (RFC 6749 §2.3.1, §4.1.3: a client that authenticates need not repeat its id).
+ */
+export function required(ctx: GrantContext, grant: string, fields: (keyof TokenRequest)[]): void {
+  const form = ctx.form;
+  const needed: (keyof TokenRequest)[] = ctx.client.basic ? fields : ["client_id", ...fields];
+  const details = needed.filter((f) => !form[f]).map((field) => ({
+    field,
+    issue: `required for grant_type=${grant}`,
+  }));
+  if (details.length > 0) throw new AppError("invalid_params", { details });
+}
+
+/**
+ * The access and refresh tokens of a user session: a new session (code grant) or the next refresh token of
+ * one (refresh grant).
+ */
+export async function issueUserTokens(
+  ctx: GrantContext,
+  tx: Sql,
+  s: {
+    projectId: string;
+    sessionId: string;
+    userId: string;
+    clientId: string;
+    fresh: boolean;
+    /** The database's time and current signing key, from the statement that spent the code or token. */
+    spent: { now: Date; kid: string };
+    login: SessionLogin;
+  },
+): Promise<TokenResponse> {
+  const refresh = newSecret();
+  const refreshTtl = s.fresh
+    ? await openSession(tx, {
+      project_id: s.projectId,
+      id: s.sessionId,
+      user_id: s.userId,
+      client_id: s.clientId,
+      token_hash: hashSecret(refresh),
+      ttlSeconds: ctx.settings.refreshTokenTtl,
+      maxTtlSeconds: ctx.settings.sessionMaxTtl,
+      scope: s.login.scope,
+      auth_time: s.login.auth_time,
+      sso_session_id: s.login.sso_session_id,
+      ip: s.login.ip ?? null,
+      user_agent: s.login.user_agent ?? null,
+      amr: s.login.amr ?? null,
+    })
+    : await insertRefreshToken(tx, {
+      project_id: s.projectId,
+      token_hash: hashSecret(refresh),
+      session_id: s.sessionId,
+      ttlSeconds: ctx.settings.refreshTokenTtl,
+    });
+  const { token } = await ctx.tokens.issueAccessToken({
+    projectId: s.projectId,
+    subject: s.userId,
+    clientId: s.clientId,
+    sessionId: s.sessionId,
+    issuedAt: s.spent.now,
+    kid: s.spent.kid,
+  });
+  const response: TokenResponse = {
+    access_token: token,
+    token_type: "Bearer",
+    expires_in: ctx.tokens.accessTokenTtl,
+    refresh_token: refresh,
+    refresh_token_expires_in: refreshTtl,
+  };
+  // OpenID Connect sessions get an ID token with every grant, the refresh grant included (§12.2).
+  if (hasOpenId(s.login.scope)) {
+    response.id_token = await issueIdToken(tx, ctx.tokens, {
+      projectId: s.projectId,
+      sessionId: s.sessionId,
+      userId: s.userId,
+      clientId: s.clientId,
+      scope: s.login.scope,
+      nonce: s.fresh ? s.login.nonce : null,
+      authTime: s.login.auth_time ?? s.spent.now,
+      ssoSessionId: s.login.sso_session_id,
+      issuedAt: s.spent.now,
+      kid: s.spent.kid,
+      accessToken: token,
+    });
+    response.scope = s.login.scope;
+  }
+  return response;
+}

@@ -1,0 +1,135 @@
+/** Token revocation (RFC 7009) and introspection (RFC 7662), for clients of the token's project. */
+import { retryRead, type Sql, transaction } from "../../db/connection.ts";
+import type { Introspection, TokenActionRequest } from "../../openapi/tokens.ts";
+import { permissionCodes } from "../../db/authz/principals.ts";
+import { findRefreshToken, revokeAccessToken, revokeSession } from "../../db/oauth/sessions.ts";
+import { clientSource, record } from "../audit/audit.ts";
+import { authenticateClient, type PresentedClient } from "./client_auth.ts";
+import { liveToken, principalOf } from "../authz/gate.ts";
+import { findSessionAuth } from "../../db/oauth/oidc.ts";
+import { authContext } from "./oidc.ts";
+import { subjectOf } from "../shared/principal.ts";
+import { hashSecret } from "../shared/secrets.ts";
+import type { TokenService } from "../keys/tokens.ts";
+
+/**
+ * RFC 7009. A confidential client authenticates with HTTP Basic; a public client (PKCE) names itself with
+ * `client_id`, since holding the token is what lets one revoke it. A client revokes only its own tokens
+ * (§2.1): a refresh token ends its whole session, an access token is refused from the next request on. Other
+ * clients' tokens, unknown tokens, and anything an inactive client sends answer 200 (§2.2) and change nothing.
+ */
+export async function revokeToken(
+  sql: Sql,
+  tokens: TokenService,
+  req: TokenActionRequest,
+  presented: PresentedClient,
+): Promise<void> {
+  const client = await authenticateClient(sql, presented, "revocation");
+  if (!client.is_active || !client.project_is_active) return;
+  const source = clientSource(client.id, presented.request);
+  const refresh = await retryRead(() => findRefreshToken(sql, hashSecret(req.token)));
+  if (refresh) {
+    if (refresh.project_id === client.project_id && refresh.client_id === client.id && refresh.session_live) {
+      await transaction(sql, async (tx) => {
+        await revokeSession(tx, refresh.session_id);
+        await record(tx, {
+          projectId: client.project_id,
+          type: "session.revoked",
+          source,
+          target: { type: "session", id: refresh.session_id },
+          details: { user_id: refresh.user_id, reason: "refresh token revoked (RFC 7009)" },
+        });
+      });
+    }
+    return;
+  }
+  const claims = await tokens.verifyAccessToken(req.token);
+  if (claims && claims.aud === client.project_id && claims.client_id === client.id) {
+    await transaction(sql, async (tx) => {
+      if (
+        !(await revokeAccessToken(tx, { jti: claims.jti, project_id: client.project_id, exp: claims.exp }))
+      ) return;
+      await record(tx, {
+        projectId: client.project_id,
+        type: "token.revoked",
+        source,
+        target: { type: "token", id: claims.jti },
+        details: { subject: claims.sub },
+      });
+    });
+  }
+}
+
+/**
+ * RFC 7662 for an authenticated client of the token's project. `active` is decided live, like the gate
+ * decides it; a database failure is an error (503), never `active: false`.
+ */
+export async function introspectToken(
+  sql: Sql,
+  tokens: TokenService,
+  req: TokenActionRequest,
+  presented: PresentedClient,
+): Promise<Introspection> {
+  const client = await authenticateClient(sql, presented, "introspection");
+  // The hint orders the lookups; it never hides a token of the other type (RFC 7662 §2.1).
+  const refreshFirst = req.token_type_hint === "refresh_token";
+  if (refreshFirst) {
+    const refreshed = await introspectRefresh(sql, tokens, req.token, client.project_id);
+    if (refreshed) return refreshed;
+  }
+  const claims = await tokens.verifyAccessToken(req.token);
+  if (claims) {
+    if (claims.aud !== client.project_id) return { active: false };
+    const live = await liveToken(sql, claims, { pathProjectId: null, permission: null });
+    if (!live) return { active: false };
+    const principal = principalOf(claims, live);
+    return {
+      active: true,
+      token_type: "access_token",
+      iss: tokens.issuer,
+      sub: claims.sub,
+      aud: claims.aud,
+      client_id: claims.client_id,
+      exp: claims.exp,
+      iat: claims.iat,
+      jti: claims.jti,
+      ...(principal.sessionId ? { sid: principal.sessionId } : {}),
+      ...(principal.sessionId ? await sessionAuth(sql, claims.aud, principal.sessionId) : {}),
+      permissions: await retryRead(() => permissionCodes(sql, subjectOf(principal))),
+    };
+  }
+  if (refreshFirst) return { active: false };
+  return await introspectRefresh(sql, tokens, req.token, client.project_id) ?? { active: false };
+}
+
+/** The session's `amr` and `acr`, when its login recorded them. */
+async function sessionAuth(sql: Sql, projectId: string, sessionId: string) {
+  const row = await retryRead(() => findSessionAuth(sql, projectId, sessionId));
+  return row ? authContext(row) : {};
+}
+
+/** A refresh token's introspection, or null when it is not a live refresh token of the project. */
+async function introspectRefresh(
+  sql: Sql,
+  tokens: TokenService,
+  token: string,
+  projectId: string,
+): Promise<Introspection | null> {
+  const refresh = await retryRead(() => findRefreshToken(sql, hashSecret(token)));
+  if (
+    !refresh || refresh.project_id !== projectId || refresh.used || refresh.expired ||
+    !refresh.session_live || !refresh.user_active || !refresh.client_live
+  ) return null;
+  return {
+    active: true,
+    token_type: "refresh_token",
+    iss: tokens.issuer,
+    sub: refresh.user_id,
+    aud: refresh.project_id,
+    client_id: refresh.client_id,
+    exp: refresh.exp,
+    sid: refresh.session_id,
+    ...await sessionAuth(sql, refresh.project_id, refresh.session_id),
+    permissions: await retryRead(() => permissionCodes(sql, { userId: refresh.user_id })),
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * Requests to URLs an admin gave the service (an identity provider's discovery document, JWKS and token
+ * endpoint), through the one address guard of domain/outbound/webhook_targets.ts: the scheme and an address literal are
+ * checked before, and a name's addresses inside the connection's own lookup, so the address checked is the one
+ * connected to. Redirects are not followed, answers are capped in size and time.
+ */
+import { startClientSpan } from "../../telemetry/trace.ts";
+import { Buffer } from "node:buffer";
+import http from "node:http";
+import https from "node:https";
+import { resolveTarget, targetIssue } from "./webhook_targets.ts";
+
+const TIMEOUT_MS = 10_000;
+const MAX_BYTES = 1024 * 1024;
+
+/** Why an outbound request failed, in words fit for an admin (never a stack). */
+export class OutboundError extends Error {}
+
+export type OutboundAnswer = { status: number; contentType: string; body: string };
+
+/** One request to `url`, or OutboundError. */
+type OutboundOptions = {
+  allowPrivate: boolean;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+};
+
+/**
+ * The request, as a client span of the request that makes it when tracing is on (the upstream gets its
+ * `traceparent`); the span names the method and host, never the path's values or the answer.
+ */
+export async function outbound(url: string, opts: OutboundOptions): Promise<OutboundAnswer> {
+  const method = opts.method ?? "GET";
+  const span = startClientSpan(`${method} upstream`, {
+    "http.request.method": method,
+    "server.address": new URL(url).hostname,
+  });
+  if (!span) return await send(url, opts);
+  try {
+    const answer = await send(url, { ...opts, headers: { ...opts.headers, traceparent: span.traceparent } });
+    span.end(undefined, { "http.response.status_code": answer.status });
+    return answer;
+  } catch (err) {
+    span.end(err instanceof Error ? err.message : String(err));
+    throw err;
+  }
+}
+
+function send(url: string, opts: OutboundOptions): Promise<OutboundAnswer> {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return Promise.reject(new OutboundError(`${url.slice(0, 200)} is not a URL`));
+  }
+  const issue = targetIssue(target, opts.allowPrivate);
+  if (issue) return Promise.reject(new OutboundError(`${target.origin}: ${issue}`));
+  const body = opts.body ?? "";
+  return new Promise((resolve, reject) => {
+    const lib = target.protocol === "https:" ? https : http;
+    const req = lib.request({
+      method: opts.method ?? "GET",
+      hostname: target.hostname.replace(/^\[|\]$/g, ""),
+      port: target.port || undefined,
+      path: `${target.pathname}${target.search}`,
+      headers: {
+        accept: "application/json",
+        "user-agent": "access-control/1",
+        ...(opts.headers ?? {}),
+        ...(opts.method === "POST" ? { "content-length": String(Buffer.byteLength(body)) } : {}),
+      },
+      timeout: TIMEOUT_MS,
+      lookup: (host: string, o: { all?: boolean }, cb: (...args: unknown[]) => void) => {
+        resolveTarget(host, opts.allowPrivate).then(
+          (found) => o?.all ? cb(null, found) : cb(null, found[0].address, found[0].family),
+          (err) => cb(err),
+        );
+      },
+    } as http.RequestOptions, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_BYTES) req.destroy(new OutboundError("the answer is larger than 1 MiB"));
+        else chunks.push(chunk);
+      });
+      res.on("end", () => {
+        clearTimeout(deadline);
+        resolve({
+          status: res.statusCode ?? 0,
+          contentType: String(res.headers["content-type"] ?? ""),
+          body: Buffer.concat(chunks).toString("utf8"),
+        });
+      });
+      res.on("error", (err) => fail(err));
+    });
+    const fail = (err: Error) => {
+      clearTimeout(deadline);
+      reject(
+        err instanceof OutboundError
+          ? err
+          : new OutboundError(`${target.origin} could not be reached: ${err.message.slice(0, 200)}`),
+      );
+    };
+    const deadline = setTimeout(
+      () => req.destroy(new OutboundError(`${target.origin} did not answer within ${TIMEOUT_MS / 1000} s`)),
+      TIMEOUT_MS,
+    );
+    req.on(
+      "timeout",
+      () => req.destroy(new OutboundError(`${target.origin} did not answer within ${TIMEOUT_MS / 1000} s`)),
+    );
+    req.on("error", fail);
+    req.end(opts.method === "POST" ? body : undefined);
+  });
+}
+
+/** A JSON object from a GET (or a POST's answer), or OutboundError saying what was wrong with it. */
+export async function outboundJson(
+  url: string,
+  opts: OutboundOptions,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const answer = await outbound(url, opts);
+  let json: unknown;
+  try {
+    json = JSON.parse(answer.body);
+  } catch {
+    throw new OutboundError(`${new URL(url).origin} answered ${answer.status} without JSON`);
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    throw new OutboundError(`${new URL(url).origin} answered ${answer.status} without a JSON object`);
+  }
+  return { status: answer.status, json: json as Record<string, unknown> };
+}

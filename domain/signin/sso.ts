@@ -1,0 +1,155 @@
+/**
+ * Single sign-on: an OpenID login opens a browser session for the project (a cookie naming the browser; only
+ * its hash is stored), and the next OpenID authorization request of any client of the project is answered with
+ * a code without the form, unless `prompt=login` or `max_age` asks for a new login. `prompt=none` without a
+ * session answers `login_required`. Idle and absolute expiry, the user and the project are checked live, by
+ * the database, on every use.
+ */
+import { type Sql, transaction } from "../../db/connection.ts";
+import type { AuthorizationRequestRow, CodeLogin } from "../../db/oauth/sessions.ts";
+import { insertAuthorizationCode } from "../../db/oauth/sessions.ts";
+import { insertSsoSession, rekeyBrowser, useSsoSession } from "../../db/signin/sso.ts";
+import { record, userSource } from "../audit/audit.ts";
+import { newId, newSecret } from "../shared/ids.ts";
+import {
+  AuthorizeRedirectError,
+  issueAuthorizationCode,
+  redirectWith,
+  type ValidAuthorizeRequest,
+} from "./login.ts";
+import type { RequestInfo } from "../shared/principal.ts";
+import { hashSecret, isBrowserSecret } from "../shared/secrets.ts";
+import { secondStepFor } from "../factors/second_step.ts";
+import { ACR_MULTI, AMR_PASSWORD } from "../oauth/acr.ts";
+
+/** The browser's session must be confirmed by the user's second factor before a code is issued. */
+export type StepUp = { stepUp: { userId: string; amr: string[] } };
+
+export type SsoSettings = {
+  /** A browser session ends this long after its last use (SSO_IDLE_TTL)… */
+  idleTtl: number;
+  /** …and this long after the login at most (SSO_TTL). */
+  ttl: number;
+  issuer: string;
+  codeTtl: number;
+};
+
+const loginOf = (request: RequestInfo) => ({ ip: request.ip, user_agent: request.user_agent });
+
+/**
+ * GET /authorize of an OpenID request: the URL to redirect to with a code when the browser's session in the
+ * project answers for the user, or null to show the form. `prompt=none` without a usable session throws the
+ * `login_required` redirect.
+ */
+export async function signInSilently(
+  sql: Sql,
+  req: ValidAuthorizeRequest,
+  browser: string | undefined,
+  settings: SsoSettings,
+  request: RequestInfo,
+): Promise<string | null | StepUp> {
+  const oidc = req.oidc;
+  if (!oidc || oidc.prompt === "login") return null;
+  const projectId = req.client.project_id;
+  const sso = isBrowserSecret(browser)
+    ? await useSsoSession(sql, hashSecret(browser), projectId, settings.idleTtl)
+    : undefined;
+  const interaction = (why: string) => {
+    if (oidc.prompt !== "none") return null;
+    throw new AuthorizeRedirectError("login_required", why, req.redirectUri, req.state);
+  };
+  if (!sso) return interaction("the user is not signed in");
+  const stale = oidc.maxAge !== null && sso.age > oidc.maxAge;
+  const weak = oidc.acr === ACR_MULTI && !(sso.amr ?? []).includes("mfa");
+  if (stale || weak) {
+    // Step-up: a user with a second factor gives its code again (not the password); one without enrols after
+    // the form; a project with factors off ignores acr_values.
+    const step = await secondStepFor(sql, { project_id: projectId, acr: oidc.acr }, sso.user_id);
+    if (step === "code") {
+      if (oidc.prompt === "none") return interaction("a second factor is needed");
+      const before = sso.provider_id !== null ? ["fed"] : sso.amr ?? AMR_PASSWORD;
+      return { stepUp: { userId: sso.user_id, amr: before.filter((m) => m !== "otp" && m !== "mfa") } };
+    }
+    if (stale || step === "enrol") {
+      return interaction(stale ? "the last login is older than max_age" : "a second factor is needed");
+    }
+  }
+  const code = newSecret();
+  await transaction(sql, async (tx) => {
+    await insertAuthorizationCode(tx, {
+      project_id: projectId,
+      code_hash: hashSecret(code),
+      client_id: req.client.id,
+      user_id: sso.user_id,
+      redirect_uri: req.redirectUri,
+      code_challenge: req.codeChallenge,
+      ttlSeconds: settings.codeTtl,
+      scope: oidc.scope,
+      nonce: oidc.nonce,
+      auth_time: sso.auth_time,
+      sso_session_id: sso.id,
+      amr: sso.amr,
+      ...loginOf(request),
+    });
+    await record(tx, {
+      projectId,
+      type: "login.sso",
+      source: userSource(sso.user_id, request),
+      target: { type: "user", id: sso.user_id },
+      details: { client_id: req.client.id, sso_session_id: sso.id },
+    });
+  });
+  return redirectWith(req.redirectUri, { code, state: req.state, iss: settings.issuer });
+}
+
+/**
+ * After a good password: the code, and for an OpenID request a new browser session, in one transaction. The
+ * browser's cookie is turned over on every login (its other projects' sessions follow it), so a value planted
+ * before the login names nothing afterwards. Returns where to send the browser and the cookie to set, if any.
+ */
+export async function completeLogin(
+  sql: Sql,
+  req: AuthorizationRequestRow,
+  userId: string,
+  browser: string | undefined,
+  settings: SsoSettings,
+  request: RequestInfo,
+  /** The identity provider the user signed in through (its ID tokens then say `amr: ["fed"]`, `idp`). */
+  providerId: string | null = null,
+  /** How the user authenticated (RFC 8176), e.g. `["pwd"]`, `["pwd", "otp", "mfa"]`. */
+  amr: string[] | null = null,
+): Promise<{ location: string; browser: string | null }> {
+  const scope = req.scope;
+  // Without `openid` the login opens no browser session; with it, one (under a new browser secret).
+  const fresh = scope === null ? null : newSecret();
+  const location = await issueAuthorizationCode(
+    sql,
+    req,
+    userId,
+    settings.issuer,
+    settings.codeTtl,
+    async (tx): Promise<Partial<CodeLogin>> => {
+      if (scope === null || fresh === null) return { ...loginOf(request), amr };
+      if (isBrowserSecret(browser)) await rekeyBrowser(tx, hashSecret(browser), hashSecret(fresh));
+      const sso = await insertSsoSession(tx, {
+        project_id: req.project_id,
+        id: newId(),
+        browser_hash: hashSecret(fresh),
+        user_id: userId,
+        idleSeconds: settings.idleTtl,
+        ttlSeconds: settings.ttl,
+        provider_id: providerId,
+        amr,
+      });
+      return {
+        scope,
+        nonce: req.nonce,
+        auth_time: sso.auth_time,
+        sso_session_id: sso.id,
+        amr,
+        ...loginOf(request),
+      };
+    },
+  );
+  return { location, browser: fresh };
+}

@@ -1,0 +1,116 @@
+/** Service routes: health, readiness, the JWKS and the authorization server's metadata. */
+import { jwksMaxAge, signingAlgorithms } from "../../../domain/keys/keys.ts";
+import { readiness } from "../../../domain/system/readiness.ts";
+import { AuthorizationServerMetadata, Jwks, NotReady, Readiness, Status } from "../../../openapi/service.ts";
+import type { App } from "../../env.ts";
+import { publicRoute } from "../operation.ts";
+import { jsonResponse } from "../responses.ts";
+
+export const getHealth = publicRoute({
+  method: "get",
+  path: "/healthz",
+  operationId: "getHealth",
+  tags: ["Service"],
+  summary: "Liveness: the process is up",
+  description:
+    "Under `deno serve`, which starts the service on its first request, every request answers 503 " +
+    "`system_error` with `Retry-After` while the service cannot start (its database cannot be reached, say).",
+  responses: { 200: jsonResponse(Status, "The process answers") },
+  errors: [],
+});
+
+export const getReadiness = publicRoute({
+  method: "get",
+  path: "/readyz",
+  operationId: "getReadiness",
+  tags: ["Service"],
+  summary: "Readiness: each check, and 503 naming the failing ones",
+  description: "Checks the database (a statement within 2 s), the schema (every migration of this build " +
+    "applied), the signing key (a current key this instance can sign with) and the background jobs every " +
+    "instance runs (each succeeded recently). 200 when all pass; 503 `system_error` with `Retry-After`, " +
+    "`failing` naming the checks that fail and `error_description` saying why.",
+  responses: {
+    200: jsonResponse(Readiness, "Every check passes"),
+    503: jsonResponse(NotReady, "A check fails: `failing` names it"),
+  },
+});
+
+export const getJwks = publicRoute({
+  method: "get",
+  path: "/.well-known/jwks.json",
+  operationId: "getJwks",
+  tags: ["Tokens"],
+  summary: "The public keys that verify access tokens (JWKS)",
+  description: "Access tokens are RFC 9068 JWTs (`typ: at+jwt`) signed with the current key (EdDSA by " +
+    "default; ES256 or RS256 by `SIGNING_ALG`); the header's `kid` names the key. Published: the next key " +
+    "(before it signs), the current one and previous ones (until their last token expires). Keys live in the " +
+    "database, so every instance publishes the same set. Cache the answer for its `max-age` and refetch it " +
+    "when a token names an unknown `kid`.",
+  responses: { 200: jsonResponse(Jwks, "The signing keys in use") },
+  errors: [],
+});
+
+export const getMetadata = publicRoute({
+  method: "get",
+  path: "/.well-known/oauth-authorization-server",
+  operationId: "getAuthorizationServerMetadata",
+  tags: ["Tokens"],
+  summary: "Authorization server metadata (RFC 8414)",
+  responses: { 200: jsonResponse(AuthorizationServerMetadata, "The metadata") },
+  errors: [],
+});
+
+/** The RFC 8414 document; the OpenID Connect configuration (routes/api/oauth/oidc.ts) extends it. */
+export function authorizationServerMetadata(base: string, algorithms: string[]): AuthorizationServerMetadata {
+  return {
+    issuer: base,
+    authorization_endpoint: `${base}/authorize`,
+    token_endpoint: `${base}/api/v1/tokens`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    revocation_endpoint: `${base}/api/v1/tokens/revoke`,
+    introspection_endpoint: `${base}/api/v1/tokens/introspect`,
+    response_types_supported: ["code"],
+    grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["client_secret_basic", "none"],
+    revocation_endpoint_auth_methods_supported: ["client_secret_basic", "none"],
+    introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
+    authorization_response_iss_parameter_supported: true,
+    id_token_signing_alg_values_supported: algorithms,
+  };
+}
+
+export function registerSystemRoutes(app: App) {
+  app.openapi(getHealth, (c) => c.json({ status: "ok" }, 200));
+
+  app.openapi(getReadiness, async (c) => {
+    c.header("Cache-Control", "no-store");
+    const r = await readiness(c.var.deps);
+    if (r.ready) return c.json({ status: "ready" as const, checks: r.checks }, 200);
+    const why = r.failing.map((name) => {
+      const detail = r.checks[name as keyof typeof r.checks].detail;
+      return detail ? `${name} (${detail})` : name;
+    });
+    c.header("Retry-After", "1");
+    return c.json({
+      error: "system_error" as const,
+      error_description: `not ready: ${why.join("; ")}`,
+      status: "not_ready" as const,
+      failing: r.failing as NotReady["failing"],
+      checks: r.checks,
+    }, 503);
+  });
+
+  app.openapi(getJwks, async (c) => {
+    // Short enough that a next key, published ACCESS_TOKEN_TTL before it signs, is known to every cache.
+    c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.var.deps.config.accessTokenTtl)}`);
+    return c.json(await c.var.deps.tokens.jwks() as Jwks, 200);
+  });
+
+  app.openapi(getMetadata, async (c) => {
+    const base = c.var.deps.config.publicUrl;
+    const algorithms = await signingAlgorithms(c.var.deps.sql);
+    c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.var.deps.config.accessTokenTtl)}`);
+    return c.json(authorizationServerMetadata(base, algorithms), 200);
+  });
+}

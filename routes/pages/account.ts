@@ -1,0 +1,373 @@
+/**
+ * `/account`: the signed-in user's own page, for the browser's single sign-on session (the cookie the login
+ * sets): profile, password, two-step verification (an authenticator app with a QR code drawn here, recovery
+ * codes), sessions and linked identities. Every form carries a CSRF token derived from the browser's secret;
+ * changes go through the same domain functions as the current user's API and are audited as the user's.
+ */
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { getCookie } from "hono/cookie";
+import {
+  type Account,
+  accountCsrf,
+  accountOf,
+  accountView,
+  csrfMatches,
+  currentProfile,
+  endAllOwnSessions,
+} from "../../domain/signin/account.ts";
+import { AppError } from "../../domain/shared/errors.ts";
+import { unlinkCurrentIdentity } from "../../domain/accounts/identities.ts";
+import { AuthorizePageError } from "../../domain/signin/login.ts";
+import {
+  confirmTotpEnrolment,
+  pendingTotp,
+  regenerateRecoveryCodes,
+  removeCurrentTotp,
+  startTotpEnrolment,
+} from "../../domain/factors/mfa.ts";
+import { revokeCurrentSession } from "../../domain/signin/sessions.ts";
+import { removePasskey } from "../../domain/factors/passkeys.ts";
+import { updateCurrentUser } from "../../domain/accounts/users.ts";
+import type { UpdateCurrentUserRequest } from "../../openapi/users.ts";
+import { accountPage, enrolPage, recoveryCodesPage, signedOutAccountPage } from "./views/account.ts";
+import { LOGIN_FORM_LIMIT, newNonce, pageErrors, pageHeaders, retryAfter, showError } from "./authorize.ts";
+import type { App, AppEnv } from "../env.ts";
+import { qrSvg } from "./kit/qr_svg.ts";
+import { requestInfo } from "../request_info.ts";
+import { mfaSettings } from "./second_step.ts";
+import { ssoCookie } from "./kit/cookies.ts";
+
+const NOTICES: Record<string, string> = {
+  profile: "Your name was saved.",
+  session: "That session was signed out.",
+  totp_removed: "The authenticator was removed: signing in asks only for your password.",
+  identity: "The identity was unlinked.",
+  passkey: "Your passkey was added.",
+  passkey_removed: "The passkey was removed.",
+};
+
+const browserOf = (c: Context<AppEnv>) => getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
+
+const NOT_SIGNED_IN =
+  "You are not signed in here. Sign in from your application, then come back to this page.";
+
+type Render = {
+  c: Context<AppEnv>;
+  account: Account;
+  browser: string;
+  nonce: string;
+};
+
+/** The account page, with a notice or field errors. */
+async function showAccount(
+  r: Render,
+  extra: { notice?: string; errors?: Record<string, string>; values?: Record<string, string> } = {},
+  status: 200 | 400 | 409 | 429 = 200,
+) {
+  const view = await accountView(r.c.var.deps.sql, r.account, r.browser);
+  if (!view) return r.c.html(signedOutAccountPage({ nonce: r.nonce, message: NOT_SIGNED_IN }), 200);
+  return r.c.html(
+    accountPage({
+      nonce: r.nonce,
+      csrf: accountCsrf(r.browser),
+      projectId: r.account.projectId,
+      projectName: r.account.projectName,
+      view,
+      currentSession: r.account.ssoSessionId,
+      ...extra,
+    }),
+    status,
+  );
+}
+
+/** An `invalid_params` or 429 error of an action, shown under the form's field; anything else is thrown. */
+function fieldErrors(err: unknown, ids: Record<string, string>): Record<string, string> | null {
+  if (err instanceof AppError && err.code === "invalid_params" && err.details) {
+    const out: Record<string, string> = {};
+    for (const d of err.details) {
+      const id = ids[d.field];
+      if (id) {
+        out[id] = d.field === "current_password" ? `The current password ${d.issue}.` : `This ${d.issue}.`;
+      }
+    }
+    if (Object.keys(out).length > 0) return out;
+  }
+  const wait = retryAfter(err);
+  if (wait !== null) {
+    return { [Object.values(ids)[0]]: `Too many wrong passwords. Try again in ${wait} seconds.` };
+  }
+  return null;
+}
+
+const back = (c: Context<AppEnv>, account: Account, done: string) =>
+  c.redirect(`/account?${new URLSearchParams({ project: account.projectId, done })}`, 303);
+
+export function registerAccountRoutes(app: App) {
+  app.get(
+    "/account",
+    pageErrors(async (c) => {
+      const nonce = newNonce();
+      pageHeaders(c, nonce);
+      const browser = browserOf(c);
+      const project = c.req.query("project") ?? null;
+      const account = await accountOf(c.var.deps.sql, browser, project, requestInfo(c));
+      if (!account || !browser) {
+        return c.html(signedOutAccountPage({ nonce, message: NOT_SIGNED_IN }), 200);
+      }
+      const done = c.req.query("done");
+      return await showAccount({ c, account, browser, nonce }, { notice: done ? NOTICES[done] : undefined });
+    }),
+  );
+
+  app.post(
+    "/account/*",
+    bodyLimit({
+      maxSize: LOGIN_FORM_LIMIT,
+      onError: (c) => showError(c as Context<AppEnv>, new AuthorizePageError("The form is too large.", 413)),
+    }),
+  );
+
+  /** Every POST: a form, the browser signed in, the CSRF token right; then the action. */
+  const action = (
+    path: string,
+    handle: (r: Render, form: Record<string, string>) => Promise<Response>,
+  ) =>
+    app.post(
+      path,
+      pageErrors(async (c) => {
+        const nonce = newNonce();
+        pageHeaders(c, nonce);
+        if (!/^application\/x-www-form-urlencoded(;|$)/i.test(c.req.header("content-type") ?? "")) {
+          throw new AuthorizePageError("The form was not sent as a form.");
+        }
+        const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
+        const browser = browserOf(c);
+        if (!csrfMatches(browser, form.csrf)) {
+          throw new AuthorizePageError(
+            "This page has expired or was not opened in this browser. Open your account page again.",
+            403 as 400,
+          );
+        }
+        const account = await accountOf(c.var.deps.sql, browser, form.project || null, requestInfo(c));
+        if (!account || !browser) return c.html(signedOutAccountPage({ nonce, message: NOT_SIGNED_IN }), 200);
+        return await handle({ c, account, browser, nonce }, form);
+      }),
+    );
+
+  action("/account/profile", async (r, form) => {
+    const { sql } = r.c.var.deps;
+    const name = (form.display_name ?? "").trim();
+    if (!name || name.length > 50) {
+      return await showAccount(r, {
+        errors: { display_name: name ? "At most 50 characters." : "Enter your name." },
+        values: { display_name: (form.display_name ?? "").slice(0, 100) },
+      }, 400);
+    }
+    const profile = await currentProfile(sql, r.account);
+    if (!profile) throw new AuthorizePageError(NOT_SIGNED_IN);
+    await updateCurrentUser(sql, r.account.principal, {
+      display_name: name,
+      email: profile.email as string,
+    } as UpdateCurrentUserRequest);
+    return back(r.c, r.account, "profile");
+  });
+
+  action("/account/password", async (r, form) => {
+    const { sql } = r.c.var.deps;
+    const password = form.password ?? "";
+    if (password.length < 8 || password.length > 1024) {
+      return await showAccount(r, { errors: { new_password: "At least 8 characters (at most 1024)." } }, 400);
+    }
+    if (form.password_repeat !== password) {
+      return await showAccount(r, { errors: { repeat_password: "The two new passwords differ." } }, 400);
+    }
+    const profile = await currentProfile(sql, r.account);
+    if (!profile) throw new AuthorizePageError(NOT_SIGNED_IN);
+    try {
+      await updateCurrentUser(sql, r.account.principal, {
+        display_name: profile.display_name,
+        email: profile.email as string,
+        password,
+        current_password: form.current_password ?? "",
+      } as UpdateCurrentUserRequest);
+    } catch (err) {
+      const errors = fieldErrors(err, { current_password: "password-current", password: "new_password" });
+      if (!errors) throw err;
+      return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+    }
+    return r.c.html(
+      signedOutAccountPage({
+        nonce: r.nonce,
+        message:
+          "Your password was changed, and you were signed out everywhere. Sign in again from your application.",
+      }),
+      200,
+    );
+  });
+
+  action("/account/sessions/end", async (r, form) => {
+    try {
+      await revokeCurrentSession(r.c.var.deps.sql, r.account.principal, form.session_id ?? "");
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === "session_not_found")) throw err;
+    }
+    return back(r.c, r.account, "session");
+  });
+
+  action("/account/sessions/end-all", async (r) => {
+    await endAllOwnSessions(r.c.var.deps.sql, r.account);
+    return r.c.html(
+      signedOutAccountPage({
+        nonce: r.nonce,
+        message: "You were signed out everywhere, this browser included.",
+      }),
+      200,
+    );
+  });
+
+  action("/account/totp/start", async (r, form) => {
+    const { sql } = r.c.var.deps;
+    const settings = mfaSettings(r.c);
+    let started;
+    try {
+      started = await startTotpEnrolment(sql, settings, r.account.actor, {
+        current_password: form.current_password,
+      });
+    } catch (err) {
+      if (err instanceof AppError && err.code === "totp_already_enrolled") {
+        return back(r.c, r.account, "profile");
+      }
+      const errors = fieldErrors(err, { current_password: "enrol-current" });
+      if (!errors) throw err;
+      return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+    }
+    return showEnrol(r, started);
+  });
+
+  const showEnrol = (r: Render, t: { secret: string; otpauth_uri: string }, error?: string) =>
+    r.c.html(
+      enrolPage({
+        nonce: r.nonce,
+        csrf: accountCsrf(r.browser),
+        projectId: r.account.projectId,
+        qrSvg: qrSvg(t.otpauth_uri, "QR code of the key for your authenticator app"),
+        secret: t.secret,
+        error,
+      }),
+      error ? 400 : 200,
+    );
+
+  action("/account/totp/confirm", async (r, form) => {
+    const { sql } = r.c.var.deps;
+    const settings = mfaSettings(r.c);
+    const pending = await pendingTotp(sql, settings, r.account.actor);
+    if (!pending) return back(r.c, r.account, "profile");
+    const code = (form.code ?? "").trim();
+    if (!/^\d{6}$/.test(code)) return showEnrol(r, pending, "Enter the 6 digits the app shows.");
+    try {
+      const { recovery_codes } = await confirmTotpEnrolment(sql, settings, r.account.actor, { code });
+      return r.c.html(
+        recoveryCodesPage({
+          nonce: r.nonce,
+          csrf: accountCsrf(r.browser),
+          projectId: r.account.projectId,
+          codes: recovery_codes,
+        }),
+        200,
+      );
+    } catch (err) {
+      if (err instanceof AppError && err.code === "invalid_params") {
+        return showEnrol(r, pending, "That is not the app's current code. Check the app and try again.");
+      }
+      throw err;
+    }
+  });
+
+  action("/account/totp/remove", async (r, form) => {
+    try {
+      await removeCurrentTotp(r.c.var.deps.sql, r.account.actor, { current_password: form.current_password });
+    } catch (err) {
+      if (err instanceof AppError && err.code === "second_factor_not_found") {
+        return back(r.c, r.account, "profile");
+      }
+      if (err instanceof AppError && err.code === "second_factor_required") {
+        return await showAccount(r, {
+          errors: {
+            "remove-current": "This project requires two-step verification: the authenticator stays.",
+          },
+        }, 409);
+      }
+      const errors = fieldErrors(err, { current_password: "remove-current" });
+      if (!errors) throw err;
+      return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+    }
+    return back(r.c, r.account, "totp_removed");
+  });
+
+  action("/account/recovery-codes", async (r, form) => {
+    let codes;
+    try {
+      codes = await regenerateRecoveryCodes(r.c.var.deps.sql, r.account.actor, {
+        current_password: form.current_password,
+      });
+    } catch (err) {
+      if (err instanceof AppError && err.code === "second_factor_not_found") {
+        return back(r.c, r.account, "profile");
+      }
+      const errors = fieldErrors(err, { current_password: "codes-current" });
+      if (!errors) throw err;
+      return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+    }
+    return r.c.html(
+      recoveryCodesPage({
+        nonce: r.nonce,
+        csrf: accountCsrf(r.browser),
+        projectId: r.account.projectId,
+        codes: codes.recovery_codes,
+      }),
+      200,
+    );
+  });
+
+  action("/account/passkeys/remove", async (r, form) => {
+    try {
+      await removePasskey(r.c.var.deps.sql, r.account.actor, form.passkey_id ?? "", {
+        current_password: form.current_password,
+      });
+    } catch (err) {
+      if (err instanceof AppError && err.code === "second_factor_not_found") {
+        return back(r.c, r.account, "profile");
+      }
+      if (err instanceof AppError && err.code === "second_factor_required") {
+        return await showAccount(r, {
+          errors: { passkeys: "This project requires two-step verification: your last factor stays." },
+        }, 409);
+      }
+      const errors = fieldErrors(err, { current_password: "passkeys" });
+      if (!errors) throw err;
+      return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+    }
+    return back(r.c, r.account, "passkey_removed");
+  });
+
+  action("/account/identities/unlink", async (r, form) => {
+    try {
+      await unlinkCurrentIdentity(r.c.var.deps.sql, r.account.principal, form.provider_id ?? "");
+    } catch (err) {
+      if (
+        err instanceof AppError && (err.code === "last_sign_in_method" || err.code === "identity_not_found")
+      ) {
+        return await showAccount(r, {
+          errors: {
+            identities: err.code === "last_sign_in_method"
+              ? "This is your only way to sign in: set a password or link another identity first."
+              : "That identity is not linked.",
+          },
+        }, 400);
+      }
+      throw err;
+    }
+    return back(r.c, r.account, "identity");
+  });
+}

@@ -1,0 +1,369 @@
+/**
+ * The pages of mailed links, under /authorize so that the login form's browser cookie reaches them: "Forgot your
+ * password?" (GET and POST /authorize/reset), choosing a password from a reset or invitation link (GET and POST
+ * /authorize/password) and confirming an address (GET and POST /authorize/verify). Each form carries a CSRF
+ * token derived from the browser's cookie (which a page of another site can neither read nor set); a link's
+ * token travels in the form, and every page has the login page's headers (CSP without script, no referrer).
+ */
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { getCookie, setCookie } from "hono/cookie";
+import {
+  type LinkRow,
+  linkState,
+  LinkUnusable,
+  requestPasswordReset,
+  resetContext,
+  resumableRequest,
+  setPasswordWithLink,
+  signInBrowser,
+  verifyWithLink,
+} from "../../domain/accounts/account_links.ts";
+import { encodeBase64Url } from "../../domain/shared/base64.ts";
+import { resendForLogin } from "../../domain/accounts/email_changes.ts";
+import { AppError } from "../../domain/shared/errors.ts";
+import { newSecret } from "../../domain/shared/ids.ts";
+import { duration } from "../../domain/events/mail_templates.ts";
+import { hashSecret } from "../../domain/shared/secrets.ts";
+import { completeLogin } from "../../domain/signin/sso.ts";
+import { secondStepFor } from "../../domain/factors/second_step.ts";
+import { timingSafeEqual } from "node:crypto";
+import {
+  choosePasswordPage,
+  passwordSetPage,
+  resetRequestPage,
+  resetSentPage,
+  staleLinkPage,
+  verifiedPage,
+  verifyPage,
+  verifySentPage,
+} from "./views/mail_links.ts";
+import { AuthorizePageError, loginRequestFor } from "../../domain/signin/login.ts";
+import { browserCookie, cookieOptions, newNonce, pageHeaders, ssoSettings } from "./authorize.ts";
+import type { App, AppEnv } from "../env.ts";
+import { errorPage } from "./views/login.ts";
+import { requestInfo } from "../request_info.ts";
+import { ssoCookie } from "./kit/cookies.ts";
+import { linkSettings } from "../api/accounts/user_mail.ts";
+
+const FORM_LIMIT = 16 * 1024;
+type Status = 200 | 400 | 403 | 429;
+
+/** The browser's cookie (set when missing) that the forms' CSRF tokens are derived from. */
+function browserOf(c: Context<AppEnv>): string {
+  const secure = c.var.deps.config.publicUrl.startsWith("https:");
+  const name = browserCookie(secure);
+  let browser = getCookie(c, name);
+  if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) {
+    browser = newSecret();
+    setCookie(c, name, browser, cookieOptions(secure, 86_400));
+  }
+  return browser;
+}
+
+const csrfOf = (browser: string) => encodeBase64Url(hashSecret(`account-page:${browser}`));
+
+function csrfMatches(c: Context<AppEnv>, presented: string | undefined): boolean {
+  const secure = c.var.deps.config.publicUrl.startsWith("https:");
+  const browser = getCookie(c, browserCookie(secure));
+  if (!browser || !presented) return false;
+  const a = hashSecret(csrfOf(browser));
+  const b = hashSecret(presented);
+  return timingSafeEqual(a, b);
+}
+
+function page(
+  c: Context<AppEnv>,
+  render: (nonce: string) => ReturnType<typeof errorPage>,
+  status: Status = 200,
+  redirectUri?: string,
+) {
+  const nonce = newNonce();
+  pageHeaders(c, nonce, redirectUri);
+  return c.html(render(nonce), status);
+}
+
+const problem = (c: Context<AppEnv>, message: string, status: Status = 400) =>
+  page(c, (nonce) => errorPage({ nonce, message }), status);
+
+/** The form's fields, or null when it was not sent as a form or its CSRF token does not match this browser. */
+async function formOf(c: Context<AppEnv>): Promise<Record<string, string> | null> {
+  if (!/^application\/x-www-form-urlencoded(;|$)/i.test(c.req.header("content-type") ?? "")) return null;
+  const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
+  return csrfMatches(c, form.csrf) ? form : null;
+}
+
+/**
+ * The redirect URI the choose-password form may end at: the login page it continues, when this browser opened
+ * it (the page's `form-action` must allow its origin, which Chrome checks through the redirect).
+ */
+async function continuedRedirect(c: Context<AppEnv>, link: LinkRow): Promise<string | undefined> {
+  if (!link.authorization_request_id) return undefined;
+  const { sql, config } = c.var.deps;
+  const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
+  const req = await resumableRequest(sql, link.authorization_request_id, browser, config.publicUrl);
+  return req && req.project_id === link.project_id ? req.redirect_uri : undefined;
+}
+
+const EXPIRED_FORM = "This page has expired or was not opened in this browser. Open the link again.";
+
+function retryAfter(err: unknown): string | null {
+  return err instanceof AppError && err.code === "too_many_requests" ? String(err.retryAfter ?? 1) : null;
+}
+
+/** A page for a link that does not work: a way to a new one when its project is known. */
+async function staleLink(c: Context<AppEnv>, token: string, verification: boolean) {
+  const state = await linkState(c.var.deps.sql, token, [
+    "password_reset",
+    "invitation",
+    "email_verification",
+  ]);
+  const { publicUrl } = c.var.deps.config;
+  const newLinkUrl = state.state === "unknown" ? null : `${publicUrl}/authorize/reset?${new URLSearchParams({
+    project_id: state.state === "stale" ? state.projectId : state.link.project_id,
+  })}`;
+  return page(c, (nonce) => staleLinkPage({ nonce, newLinkUrl, verification }), 400);
+}
+
+export function registerAccountPages(app: App) {
+  for (
+    const path of ["/authorize/reset", "/authorize/password", "/authorize/verify", "/authorize/verify/resend"]
+  ) {
+    app.post(
+      path,
+      bodyLimit({
+        maxSize: FORM_LIMIT,
+        onError: (c) => problem(c as Context<AppEnv>, "The form is too large."),
+      }),
+    );
+  }
+
+  app.get("/authorize/reset", async (c) => {
+    const { sql, config } = c.var.deps;
+    const browser = browserOf(c);
+    const ctx = await resetContext(
+      sql,
+      { requestId: c.req.query("request_id"), projectId: c.req.query("project_id") },
+      browser,
+      config.publicUrl,
+    );
+    if (!ctx) {
+      return problem(
+        c,
+        "Open this page from the sign-in page of the application: choose “Forgot your password?”.",
+      );
+    }
+    return page(c, (nonce) =>
+      resetRequestPage({
+        nonce,
+        action: `${config.publicUrl}/authorize/reset`,
+        csrf: csrfOf(browser),
+        projectName: ctx.projectName,
+        projectId: ctx.projectId,
+        requestId: ctx.requestId,
+      }));
+  });
+
+  app.post("/authorize/reset", async (c) => {
+    const { sql, config } = c.var.deps;
+    const form = await formOf(c);
+    if (!form) return problem(c, EXPIRED_FORM, 403);
+    const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
+    const ctx = await resetContext(
+      sql,
+      { requestId: form.request_id, projectId: form.project_id },
+      browser,
+      config.publicUrl,
+    );
+    if (!ctx) return problem(c, "Open this page from the sign-in page of the application.");
+    const email = (form.email ?? "").trim();
+    const again = (error: string, status: Status) =>
+      page(c, (nonce) =>
+        resetRequestPage({
+          nonce,
+          action: `${config.publicUrl}/authorize/reset`,
+          csrf: form.csrf,
+          projectName: ctx.projectName,
+          projectId: ctx.projectId,
+          requestId: ctx.requestId,
+          email: email.slice(0, 100),
+          error,
+        }), status);
+    if (!email || email.length > 100 || !/^[^\s@\0]+@[^\s@\0]+$/.test(email)) {
+      return again("Enter the email address of your account.", 400);
+    }
+    try {
+      await requestPasswordReset(sql, linkSettings(c), {
+        projectId: ctx.projectId,
+        email,
+        authorizationRequestId: ctx.requestId,
+        request: requestInfo(c),
+      });
+    } catch (err) {
+      const wait = retryAfter(err);
+      if (wait === null) throw err;
+      c.header("Retry-After", wait);
+      return again(`Too many requests from your network. Try again in ${wait} seconds.`, 429);
+    }
+    return page(c, (nonce) =>
+      resetSentPage({
+        nonce,
+        projectName: ctx.projectName,
+        validFor: duration(config.passwordResetTtl),
+        backUrl: null,
+      }));
+  });
+
+  app.get("/authorize/password", async (c) => {
+    const { sql, config } = c.var.deps;
+    const token = c.req.query("token") ?? "";
+    const state = await linkState(sql, token, ["password_reset", "invitation"]);
+    if (state.state !== "usable") return await staleLink(c, token, false);
+    const browser = browserOf(c);
+    return page(
+      c,
+      (nonce) =>
+        choosePasswordPage({
+          nonce,
+          action: `${config.publicUrl}/authorize/password`,
+          csrf: csrfOf(browser),
+          projectName: state.link.project_name,
+          email: state.link.email,
+          token,
+          invitation: state.link.purpose === "invitation",
+        }),
+      200,
+      await continuedRedirect(c, state.link),
+    );
+  });
+
+  app.post("/authorize/password", async (c) => {
+    const { sql, config } = c.var.deps;
+    const form = await formOf(c);
+    if (!form) return problem(c, EXPIRED_FORM, 403);
+    const token = form.token ?? "";
+    const password = form.password ?? "";
+    const state = await linkState(sql, token, ["password_reset", "invitation"]);
+    if (state.state !== "usable") return await staleLink(c, token, false);
+    const issue = password.length < 8
+      ? "Use at least 8 characters."
+      : password.length > 1024
+      ? "Use at most 1024 characters."
+      : password.trim().toLowerCase() === state.link.email
+      ? "Do not use your email address as your password."
+      : null;
+    if (issue) {
+      return page(
+        c,
+        (nonce) =>
+          choosePasswordPage({
+            nonce,
+            action: `${config.publicUrl}/authorize/password`,
+            csrf: form.csrf,
+            projectName: state.link.project_name,
+            email: state.link.email,
+            token,
+            invitation: state.link.purpose === "invitation",
+            error: issue,
+          }),
+        400,
+        await continuedRedirect(c, state.link),
+      );
+    }
+    let link;
+    try {
+      link = await setPasswordWithLink(sql, token, password, requestInfo(c));
+    } catch (err) {
+      if (err instanceof LinkUnusable) return await staleLink(c, token, false);
+      throw err;
+    }
+    // A link proves the mailbox, not a second factor: a user who has one (or must enrol one) is not signed in
+    // by it, and signs in with the new password and the factor.
+    if ((await secondStepFor(sql, { project_id: link.project_id, acr: null }, link.user_id)) !== "none") {
+      return page(c, (nonce) => passwordSetPage({ nonce, projectName: link.project_name, signedIn: false }));
+    }
+    // Signed in: the login page the reset was asked from goes on, when this browser opened it; otherwise the
+    // browser gets a single sign-on session of the project.
+    const secure = config.publicUrl.startsWith("https:");
+    const browser = getCookie(c, browserCookie(secure));
+    const sso = ssoCookie(config.publicUrl);
+    const req = link.authorization_request_id
+      ? await resumableRequest(sql, link.authorization_request_id, browser, config.publicUrl)
+      : null;
+    if (req && req.project_id === link.project_id) {
+      const done = await completeLogin(
+        sql,
+        req,
+        link.user_id,
+        getCookie(c, sso.name),
+        ssoSettings(c),
+        requestInfo(c),
+      );
+      if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
+      c.header("Cache-Control", "no-store");
+      return c.redirect(done.location, 303);
+    }
+    const fresh = await signInBrowser(sql, link.project_id, link.user_id, getCookie(c, sso.name), {
+      idleTtl: config.ssoIdleTtl,
+      ttl: config.ssoTtl,
+    });
+    setCookie(c, sso.name, fresh, sso.options(config.ssoTtl));
+    return page(c, (nonce) => passwordSetPage({ nonce, projectName: link.project_name }));
+  });
+
+  // From the login page's "confirm your address first": the login form's CSRF token, bound to its request.
+  app.post("/authorize/verify/resend", async (c) => {
+    const { sql, config } = c.var.deps;
+    if (!/^application\/x-www-form-urlencoded(;|$)/i.test(c.req.header("content-type") ?? "")) {
+      return problem(c, EXPIRED_FORM, 403);
+    }
+    const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
+    const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
+    let req;
+    try {
+      req = await loginRequestFor(sql, form, browser, config.publicUrl);
+    } catch (err) {
+      if (err instanceof AuthorizePageError) return problem(c, err.message);
+      throw err;
+    }
+    const email = await resendForLogin(sql, linkSettings(c), req.id, requestInfo(c));
+    if (!email) return problem(c, "There is nothing to confirm for this sign-in. Go back and sign in again.");
+    return page(c, (nonce) =>
+      verifySentPage({
+        nonce,
+        projectName: req.project_name,
+        email,
+        validFor: duration(config.emailVerificationTtl),
+      }));
+  });
+
+  app.get("/authorize/verify", async (c) => {
+    const { sql, config } = c.var.deps;
+    const token = c.req.query("token") ?? "";
+    const state = await linkState(sql, token, ["email_verification"]);
+    if (state.state !== "usable") return await staleLink(c, token, true);
+    const browser = browserOf(c);
+    return page(c, (nonce) =>
+      verifyPage({
+        nonce,
+        action: `${config.publicUrl}/authorize/verify`,
+        csrf: csrfOf(browser),
+        projectName: state.link.project_name,
+        email: state.link.email,
+        token,
+      }));
+  });
+
+  app.post("/authorize/verify", async (c) => {
+    const form = await formOf(c);
+    if (!form) return problem(c, EXPIRED_FORM, 403);
+    const token = form.token ?? "";
+    try {
+      const link = await verifyWithLink(c.var.deps.sql, token, requestInfo(c));
+      return page(c, (nonce) => verifiedPage({ nonce, projectName: link.project_name, email: link.email }));
+    } catch (err) {
+      if (err instanceof LinkUnusable) return await staleLink(c, token, true);
+      throw err;
+    }
+  });
+}

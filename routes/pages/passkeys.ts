@@ -1,0 +1,161 @@
+/**
+ * Passkeys in the browser: the script the pages load (/passkey.js), the login page's passkey sign-in (and the
+ * second step's), and the account page's registration and removal. The JSON endpoints are bound like the forms:
+ * a login page's request, CSRF token and browser cookie; the account page's CSRF token and session.
+ */
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { getCookie, setCookie } from "hono/cookie";
+import { accountOf, csrfMatches } from "../../domain/signin/account.ts";
+import { AppError } from "../../domain/shared/errors.ts";
+import { AuthorizePageError, loginRequestFor } from "../../domain/signin/login.ts";
+import {
+  loginOptions,
+  passkeyLogin,
+  passkeySettings,
+  registerPasskey,
+  registrationOptions,
+} from "../../domain/factors/passkeys.ts";
+import { awaitedLogin } from "../../domain/factors/second_step.ts";
+import { completeLogin } from "../../domain/signin/sso.ts";
+import { WebAuthnError } from "../../domain/factors/webauthn.ts";
+import { formSettings, retryAfter, ssoSettings } from "./authorize.ts";
+import type { App, AppEnv } from "../env.ts";
+import { requestInfo } from "../request_info.ts";
+import { ssoCookie } from "./kit/cookies.ts";
+
+const SCRIPT = Deno.readTextFileSync(new URL("../assets/passkey.js", import.meta.url));
+
+const REFUSED = "The passkey was refused. Try again, or sign in another way.";
+
+/** A JSON error for the page's script: its message is shown under the button. */
+const problem = (c: Context<AppEnv>, status: 400 | 403 | 409 | 429, description: string) => {
+  c.header("Cache-Control", "no-store");
+  return c.json({ error: "passkey_refused", error_description: description }, status);
+};
+
+async function jsonBody(c: Context<AppEnv>): Promise<Record<string, unknown> | null> {
+  if (!/^application\/json(;|$)/i.test(c.req.header("content-type") ?? "")) return null;
+  try {
+    const body = await c.req.json();
+    return body && typeof body === "object" && !Array.isArray(body) ? body as Record<string, unknown> : null;
+  } catch {
+    return null;
+  }
+}
+
+const text = (v: unknown) => typeof v === "string" ? v : undefined;
+
+/** Every JSON endpoint: small bodies, JSON only; page errors become JSON problems. */
+function endpoint(
+  app: App,
+  path: string,
+  handle: (c: Context<AppEnv>, body: Record<string, unknown>) => Promise<Response>,
+) {
+  app.post(
+    path,
+    bodyLimit({ maxSize: 16 * 1024, onError: (c) => problem(c as Context<AppEnv>, 400, "Too large.") }),
+  );
+  app.post(path, async (c) => {
+    c.header("Cache-Control", "no-store");
+    const body = await jsonBody(c);
+    if (!body) return problem(c, 400, "The request was not JSON.");
+    try {
+      return await handle(c, body);
+    } catch (err) {
+      if (err instanceof AuthorizePageError) return problem(c, 400, err.message);
+      if (err instanceof WebAuthnError) return problem(c, 400, REFUSED);
+      const wait = retryAfter(err);
+      if (wait !== null) {
+        c.header("Retry-After", wait);
+        return problem(c, 429, `Too many attempts. Try again in ${wait} seconds.`);
+      }
+      if (err instanceof AppError && err.code === "second_factor_required") {
+        return problem(c, 409, "This project requires a second factor.");
+      }
+      throw err;
+    }
+  });
+}
+
+export function registerPasskeyRoutes(app: App) {
+  app.get("/passkey.js", (c) => {
+    c.header("Content-Type", "text/javascript; charset=utf-8");
+    c.header("Cache-Control", "public, max-age=300");
+    return c.body(SCRIPT);
+  });
+
+  const loginRequest = async (c: Context<AppEnv>, body: Record<string, unknown>) => {
+    const { sql, config } = c.var.deps;
+    const form = { request_id: text(body.request_id), csrf: text(body.csrf) };
+    return await loginRequestFor(sql, form, getCookie(c, formSettings(c).cookieName), config.publicUrl);
+  };
+
+  endpoint(app, "/authorize/passkey/options", async (c, body) => {
+    const { sql, config } = c.var.deps;
+    const req = await loginRequest(c, body);
+    const pending = await awaitedLogin(sql, req.id);
+    return c.json(
+      await loginOptions(sql, passkeySettings(config.publicUrl), req, pending?.user_id ?? null),
+      200,
+    );
+  });
+
+  endpoint(app, "/authorize/passkey", async (c, body) => {
+    const { sql, config } = c.var.deps;
+    const req = await loginRequest(c, body);
+    const pending = (await awaitedLogin(sql, req.id)) ?? null;
+    const signedIn = await passkeyLogin(sql, passkeySettings(config.publicUrl), {
+      req,
+      body,
+      request: requestInfo(c),
+      pending: pending && !pending.amr.includes("mfa") ? pending : null,
+    });
+    const sso = ssoCookie(config.publicUrl);
+    const done = await completeLogin(
+      sql,
+      req,
+      signedIn.userId,
+      getCookie(c, sso.name),
+      ssoSettings(c),
+      requestInfo(c),
+      null,
+      signedIn.amr,
+    );
+    if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
+    return c.json({ location: done.location }, 200);
+  });
+
+  const account = async (c: Context<AppEnv>, body: Record<string, unknown>) => {
+    const browser = getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
+    if (!csrfMatches(browser, text(body.csrf))) {
+      throw new AuthorizePageError("This page has expired. Open your account page again.");
+    }
+    const found = await accountOf(c.var.deps.sql, browser, text(body.project) ?? null, requestInfo(c));
+    if (!found) throw new AuthorizePageError("You are not signed in here.");
+    return found;
+  };
+
+  endpoint(app, "/account/passkeys/options", async (c, body) => {
+    const a = await account(c, body);
+    const settings = passkeySettings(c.var.deps.config.publicUrl);
+    try {
+      const input = { current_password: text(body.current_password) };
+      return c.json(await registrationOptions(c.var.deps.sql, settings, a.actor, input), 200);
+    } catch (err) {
+      if (err instanceof AppError && err.code === "invalid_params") {
+        return problem(c, 400, "Enter your current password to add a passkey.");
+      }
+      throw err;
+    }
+  });
+
+  endpoint(app, "/account/passkeys", async (c, body) => {
+    const a = await account(c, body);
+    await registerPasskey(c.var.deps.sql, passkeySettings(c.var.deps.config.publicUrl), a.actor, body);
+    return c.json(
+      { location: `/account?${new URLSearchParams({ project: a.projectId, done: "passkey" })}` },
+      200,
+    );
+  });
+}
