@@ -31,12 +31,14 @@ import { removePasskey } from "../../domain/factors/passkeys.ts";
 import { updateCurrentUser } from "../../domain/accounts/users.ts";
 import type { UpdateCurrentUserRequest } from "../../openapi/users.ts";
 import { accountPage, enrolPage, recoveryCodesPage, signedOutAccountPage } from "./views/account.ts";
-import { LOGIN_FORM_LIMIT, newNonce, pageErrors, pageHeaders, retryAfter, showError } from "./authorize.ts";
 import type { App, AppEnv } from "../env.ts";
 import { qrSvg } from "./kit/qr_svg.ts";
 import { requestInfo } from "../request_info.ts";
-import { mfaSettings } from "./second_step.ts";
 import { ssoCookie } from "./kit/cookies.ts";
+import { newNonce, pageHeaders } from "./kit/headers.ts";
+import { pageErrors, retryAfter, showError } from "./kit/errors.ts";
+import { LOGIN_FORM_LIMIT } from "./kit/forms.ts";
+import { mfaSettings } from "../settings.ts";
 
 const NOTICES: Record<string, string> = {
   profile: "Your name was saved.",

@@ -16,13 +16,15 @@ import {
 } from "../../domain/federation/federation.ts";
 import { completeLogin } from "../../domain/signin/sso.ts";
 import { secondStepFor } from "../../domain/factors/second_step.ts";
-import { showSecondStep } from "./second_step.ts";
 import type { App, AppEnv } from "../env.ts";
-import { providerSettings } from "../api/federation/identity_providers.ts";
 import { errorPage, forwardPage, loginPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
-import { consoleProject, formSettings, newNonce, pageErrors, pageHeaders, ssoSettings } from "./authorize.ts";
+import { newNonce, pageHeaders } from "./kit/headers.ts";
+import { pageErrors } from "./kit/errors.ts";
+import { formSettings } from "./kit/forms.ts";
+import { providerSettings, ssoSettings } from "../settings.ts";
+import { consoleProject, showSecondStep } from "./flow.ts";
 
 /** The login page again, with the failure's message and a fresh CSRF token; or an error page. */
 async function showFailure(c: Context<AppEnv>, err: FederationFailure): Promise<Response> {

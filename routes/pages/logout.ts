@@ -9,10 +9,10 @@ import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie } from "hono/cookie";
 import { confirmsLogout, logout } from "../../domain/signin/logout.ts";
 import type { App, AppEnv } from "../env.ts";
-import { newNonce, pageHeaders } from "./authorize.ts";
 import { signedOutPage, signOutConfirmPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
+import { newNonce, pageHeaders } from "./kit/headers.ts";
 
 const LOGOUT_FORM_LIMIT = 16 * 1024;
 

@@ -39,12 +39,13 @@ import {
   verifySentPage,
 } from "./views/mail_links.ts";
 import { AuthorizePageError, loginRequestFor } from "../../domain/signin/login.ts";
-import { browserCookie, cookieOptions, newNonce, pageHeaders, ssoSettings } from "./authorize.ts";
 import type { App, AppEnv } from "../env.ts";
 import { errorPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
-import { linkSettings } from "../api/accounts/user_mail.ts";
+import { newNonce, pageHeaders } from "./kit/headers.ts";
+import { browserCookie, cookieOptions } from "./kit/cookies.ts";
+import { linkSettings, ssoSettings } from "../settings.ts";
 
 const FORM_LIMIT = 16 * 1024;
 type Status = 200 | 400 | 403 | 429;

@@ -19,10 +19,12 @@ import {
 import { awaitedLogin } from "../../domain/factors/second_step.ts";
 import { completeLogin } from "../../domain/signin/sso.ts";
 import { WebAuthnError } from "../../domain/factors/webauthn.ts";
-import { formSettings, retryAfter, ssoSettings } from "./authorize.ts";
 import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
+import { retryAfter } from "./kit/errors.ts";
+import { formSettings } from "./kit/forms.ts";
+import { ssoSettings } from "../settings.ts";
 
 const SCRIPT = Deno.readTextFileSync(new URL("../assets/passkey.js", import.meta.url));
 

@@ -8,78 +8,21 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
 import { AuthorizePageError, loginRequestFor } from "../../domain/signin/login.ts";
-import { hasSecondFactor, type MfaSettings, pendingTotp } from "../../domain/factors/mfa.ts";
-import {
-  awaitedLogin,
-  checkSecondFactor,
-  confirmLoginEnrolment,
-  type SecondStep,
-  startLoginEnrolment,
-  startSecondStep,
-} from "../../domain/factors/second_step.ts";
+import { hasSecondFactor, pendingTotp } from "../../domain/factors/mfa.ts";
+import { awaitedLogin, checkSecondFactor, confirmLoginEnrolment } from "../../domain/factors/second_step.ts";
 import { completeLogin } from "../../domain/signin/sso.ts";
-import {
-  formSettings,
-  LOGIN_FORM_LIMIT,
-  newNonce,
-  pageErrors,
-  pageHeaders,
-  retryAfter,
-  showError,
-  ssoSettings,
-} from "./authorize.ts";
 import type { App, AppEnv } from "../env.ts";
 import { enrolInLoginPage, loginRecoveryCodesPage, secondFactorPage } from "./views/login.ts";
-import { qrSvg } from "./kit/qr_svg.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
+import { newNonce, pageHeaders } from "./kit/headers.ts";
+import { pageErrors, retryAfter, showError } from "./kit/errors.ts";
+import { formSettings, LOGIN_FORM_LIMIT } from "./kit/forms.ts";
+import { ssoSettings } from "../settings.ts";
+import { enrolPicture } from "./flow.ts";
+import { mfaSettings } from "../settings.ts";
 
 const WRONG = "That code is not right, or was already used. Try the current code from your app.";
-
-/** The second factors' settings: the key vault, and the issuer name authenticator apps show. */
-export function mfaSettings(c: Context<AppEnv>): MfaSettings {
-  const { deps } = c.var;
-  return { vault: deps.keys.vault, issuer: new URL(deps.config.publicUrl).host };
-}
-
-/**
- * The page after a right password (or a step-up of a browser session): the code of the user's factor, or the
- * enrolment of one; the login request now waits for it.
- */
-export async function showSecondStep(
-  c: Context<AppEnv>,
-  p: {
-    nonce: string;
-    req: { id: string; project_id: string; project_name: string };
-    csrf: string;
-    userId: string;
-    step: Exclude<SecondStep, "none">;
-    amr?: string[];
-  },
-): Promise<Response> {
-  const { sql } = c.var.deps;
-  const { action } = formSettings(c);
-  await startSecondStep(sql, p.req, p.userId, p.amr);
-  const common = {
-    nonce: p.nonce,
-    action: `${action}/mfa`,
-    projectName: p.req.project_name,
-    requestId: p.req.id,
-    csrf: p.csrf,
-  };
-  if (p.step === "code") return c.html(secondFactorPage(common), 200);
-  const enrolment = await startLoginEnrolment(sql, mfaSettings(c), {
-    projectId: p.req.project_id,
-    userId: p.userId,
-    request: requestInfo(c),
-  });
-  return c.html(enrolInLoginPage({ ...common, ...enrolPicture(enrolment) }), 200);
-}
-
-const enrolPicture = (t: { secret: string; otpauth_uri: string }) => ({
-  secret: t.secret,
-  qrSvg: qrSvg(t.otpauth_uri, "QR code of the key for your authenticator app"),
-});
 
 export function registerSecondFactorRoutes(app: App) {
   app.post(

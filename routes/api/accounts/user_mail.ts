@@ -1,23 +1,10 @@
 /** Admin operations that mail a user a link: password reset, invitation, email verification. */
-import type { Context } from "hono";
-import type { LinkSettings } from "../../../domain/accounts/account_links.ts";
 import { mailUser } from "../../../domain/accounts/users.ts";
 import { MailSent, UserIdParam } from "../../../openapi/users.ts";
-import type { App, AppEnv } from "../../env.ts";
+import type { App } from "../../env.ts";
 import { guardedRoute } from "../operation.ts";
 import { jsonResponse } from "../responses.ts";
-
-/** The links' settings, from the configuration. */
-export function linkSettings(c: Context<AppEnv>): LinkSettings {
-  const { config, keys } = c.var.deps;
-  return {
-    publicUrl: config.publicUrl,
-    vault: keys.vault,
-    passwordResetTtl: config.passwordResetTtl,
-    invitationTtl: config.invitationTtl,
-    emailVerificationTtl: config.emailVerificationTtl,
-  };
-}
+import { linkSettings } from "../../settings.ts";
 
 const COVER = "Like changing the user's password or email, it needs every permission the user holds (403 " +
   "`insufficient_permission` otherwise). The mail is written to the outbox in the same transaction as the " +

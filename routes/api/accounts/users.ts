@@ -25,7 +25,7 @@ import {
 import type { App } from "../../env.ts";
 import { guardedRoute } from "../operation.ts";
 import { jsonBody, jsonResponse, jsonText } from "../responses.ts";
-import { linkSettings } from "./user_mail.ts";
+import { linkSettings } from "../../settings.ts";
 
 export const createUserRoute = guardedRoute({
   method: "post",

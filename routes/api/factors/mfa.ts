@@ -26,7 +26,7 @@ import {
 import type { App } from "../../env.ts";
 import { guardedRoute } from "../operation.ts";
 import { jsonBody, jsonResponse } from "../responses.ts";
-import { mfaSettings } from "../../pages/second_step.ts";
+import { mfaSettings } from "../../settings.ts";
 
 const PASSWORD = "Needs `current_password` when the user has a password (400 `invalid_params` on it when " +
   "missing or wrong; wrong ones are throttled like logins, 429).";

@@ -7,7 +7,6 @@ import {
   deleteProvider,
   getProvider,
   listProviders,
-  type ProviderSettings,
   updateProvider,
 } from "../../../domain/federation/identity_providers.ts";
 import {
@@ -32,9 +31,10 @@ import {
   UpdateIdentityProviderRequest,
   UserIdParam,
 } from "../../../openapi/identity_providers.ts";
-import type { App, Deps } from "../../env.ts";
+import type { App } from "../../env.ts";
 import { guardedRoute } from "../operation.ts";
 import { jsonBody, jsonResponse } from "../responses.ts";
+import { providerSettings } from "../../settings.ts";
 
 const MANAGING =
   "Reserved to a caller that covers every permission of the project (its admin client, or an " +
@@ -174,12 +174,6 @@ export const unlinkCurrentUserIdentityRoute = guardedRoute({
   request: { params: z.object({ provider_id: Id.openapi({ param: { name: "provider_id", in: "path" } }) }) },
   responses: { 204: { description: "Unlinked" } },
   errors: ["user_not_found", "identity_not_found", "last_sign_in_method"],
-});
-
-export const providerSettings = (deps: Deps): ProviderSettings => ({
-  vault: deps.keys.vault,
-  allowPrivate: deps.config.webhookAllowPrivateTargets,
-  publicUrl: deps.config.publicUrl,
 });
 
 export function registerIdentityProviderRoutes(app: App) {

@@ -1,3 +1,5 @@
+/** The cookies of the sign-in pages: the browser binding, the device, single sign-on. */
+
 /**
  * The single sign-on cookie: it names the browser (the database keeps only its hash). On https it is a
  * `__Host-` cookie, which no sibling domain can plant; HttpOnly, SameSite=Lax, for the whole service (both
@@ -10,3 +12,13 @@ export function ssoCookie(publicUrl: string) {
     options: (maxAge: number) => ({ httpOnly: true, sameSite: "Lax", secure, path: "/", maxAge }) as const,
   };
 }
+
+/** Binds a login form to the browser (the password's and the second step's). On https it is a `__Host-` cookie, which no sibling domain can plant. */
+export const browserCookie = (secure: boolean) => secure ? "__Host-acs_browser" : "acs_browser";
+
+/** Names a browser that signed in before, so that its failed logins count apart (see domain/signin/devices.ts). */
+export const deviceCookie = (secure: boolean) => secure ? "__Host-acs_device" : "acs_device";
+
+/** Both cookies are sent only to /authorize, except that a `__Host-` cookie must have Path=/. */
+export const cookieOptions = (secure: boolean, maxAge: number) =>
+  ({ httpOnly: true, sameSite: "Lax", secure, path: secure ? "/" : "/authorize", maxAge }) as const;

@@ -4,7 +4,7 @@
  */
 import { html, raw } from "hono/html";
 import type { AccountView } from "../../../domain/signin/account.ts";
-import { layout, passkeyBlock } from "./login.ts";
+import { layout, passkeyBlock } from "../kit/layout.ts";
 
 const STYLE = `
   main.wide { width: min(100% - 2rem, 44rem); margin: 1rem 0; }

@@ -3,7 +3,7 @@
  * script, labels on every field, an error under the field it is about.
  */
 import { html } from "hono/html";
-import { layout } from "./login.ts";
+import { layout } from "../kit/layout.ts";
 
 type Page = { nonce: string; action: string; csrf: string };
 

@@ -1,0 +1,49 @@
+/** How a page's errors become answers: an error page, a redirect back to the client, or a 429 page. */
+import type { Context } from "hono";
+import { AuthorizePageError, redirectWith } from "../../../domain/signin/login.ts";
+import { AuthorizeRedirectError } from "../../../domain/signin/login.ts";
+import { AppError } from "../../../domain/shared/errors.ts";
+import type { AppEnv } from "../../env.ts";
+import { errorPage } from "../views/login.ts";
+import { newNonce, pageHeaders } from "./headers.ts";
+
+export function showError(c: Context<AppEnv>, err: AuthorizePageError) {
+  const nonce = newNonce();
+  pageHeaders(c, nonce);
+  return c.html(errorPage({ nonce, message: err.message }), err.status as 400 | 413 | 429);
+}
+
+/** The `Retry-After` of a 429 `too_many_requests`, or null for any other error. */
+export function retryAfter(err: unknown): string | null {
+  return err instanceof AppError && err.code === "too_many_requests" ? String(err.retryAfter ?? 1) : null;
+}
+
+/**
+ * The one place where /authorize's errors become answers: a request error the redirect URI can be trusted
+ * with goes back to it (RFC 6749 §4.1.2.1); anything about the client or the page is shown on our own page;
+ * too many login pages is a 429 page. Anything else is a server error, answered by the app's error handler.
+ */
+export function pageErrors(handler: (c: Context<AppEnv>) => Promise<Response>) {
+  return async (c: Context<AppEnv>): Promise<Response> => {
+    try {
+      return await handler(c);
+    } catch (err) {
+      if (err instanceof AuthorizeRedirectError) {
+        c.header("Cache-Control", "no-store");
+        const params = { error: err.code, error_description: err.message, state: err.state };
+        return c.redirect(
+          redirectWith(err.redirectUri, { ...params, iss: c.var.deps.config.publicUrl }),
+          302,
+        );
+      }
+      if (err instanceof AuthorizePageError) return showError(c, err);
+      const wait = retryAfter(err);
+      if (wait === null) throw err;
+      c.header("Retry-After", wait);
+      return showError(
+        c,
+        new AuthorizePageError(`Too many sign-in pages opened. Try again in ${wait} seconds.`, 429),
+      );
+    }
+  };
+}
