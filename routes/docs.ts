@@ -1,39 +1,56 @@
 /**
- * The API reference page: Scalar's standalone bundle, vendored (routes/assets) and served by the service, so
- * `/docs` works offline and under a strict CSP, with Scalar's vendor features (the AI agent, MCP, developer
- * tools with deploy and share) switched off: the page shows this API and nothing else.
+ * The API reference page: rendered by `@scalar/hono-api-reference`, with Scalar's standalone browser bundle
+ * (`dist/browser/standalone.js` of the npm package `@scalar/api-reference`, pinned in deno.json) served by the
+ * service itself, so `/docs` works offline and under a strict CSP, with Scalar's vendor features (the AI
+ * agent, MCP, developer tools with deploy and share) switched off: the page shows this API and nothing else.
  */
-import { html, raw } from "hono/html";
+import { Scalar } from "@scalar/hono-api-reference";
 import type { Context } from "hono";
 import { encodeBase64Url } from "../domain/shared/base64.ts";
 import type { App, AppEnv } from "./env.ts";
 
-const BUNDLE = new URL("./assets/scalar-api-reference-1.72.1.js.gz", import.meta.url);
+const BUNDLE_PATH = "/docs/scalar.js";
 
-/** The bundle as stored (gzip) and, for the rare client that does not accept gzip, unpacked once. */
-let gzipped: Promise<Uint8Array> | undefined;
-let plain: Promise<Uint8Array> | undefined;
+/**
+ * The bundle's file. The package exports no path to it, so it is found beside the package's entry point
+ * (`dist/index.js`, never imported): a file under node_modules/, read with --allow-read alone, and embedded by
+ * `deno task compile`, which names it with --include.
+ */
+function bundleFile(): URL {
+  return new URL("./browser/standalone.js", import.meta.resolve("@scalar/api-reference"));
+}
 
-function readGzipped(): Promise<Uint8Array> {
-  gzipped ??= Deno.readFile(BUNDLE).catch((err) => {
-    gzipped = undefined;
+/** The bundle as shipped and, for the clients that accept gzip (nearly all), compressed once. */
+let plain: Promise<Uint8Array<ArrayBuffer>> | undefined;
+let gzipped: Promise<Uint8Array<ArrayBuffer>> | undefined;
+
+function readPlain(): Promise<Uint8Array<ArrayBuffer>> {
+  plain ??= (async () => await Deno.readFile(bundleFile()) as Uint8Array<ArrayBuffer>)().catch((err) => {
+    plain = undefined;
     // A plain Error, so that a missing file is not mistaken for an unreachable database.
     throw new Error(`cannot read the API reference bundle: ${err}`);
+  });
+  return plain;
+}
+
+function readGzipped(): Promise<Uint8Array<ArrayBuffer>> {
+  gzipped ??= (async () => {
+    const stream = new Blob([await readPlain()]).stream().pipeThrough(new CompressionStream("gzip"));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  })().catch((err) => {
+    gzipped = undefined;
+    throw err;
   });
   return gzipped;
 }
 
-async function readPlain(): Promise<Uint8Array> {
-  plain ??= (async () => {
-    const stream = new Blob([await readGzipped() as Uint8Array<ArrayBuffer>]).stream()
-      .pipeThrough(new DecompressionStream("gzip"));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
-  })();
-  return await plain;
-}
-
+/** Fixed values: nothing a request controls reaches the page's script but the nonce, which is random. */
 const CONFIG = {
+  pageTitle: "Access-Control Service API",
+  cdn: BUNDLE_PATH,
   url: "/openapi.json",
+  favicon: "/favicon.svg",
+  theme: "default", // Scalar's own theme, and no inline <style> for the Hono one
   withDefaultFonts: false,
   hideClientButton: true,
   telemetry: false,
@@ -41,40 +58,23 @@ const CONFIG = {
   agent: { disabled: true },
   mcp: { disabled: true },
   documentDownloadType: "json",
-};
-
-function page(nonce: string) {
-  // The configuration is JSON of fixed values: nothing a request controls reaches the script.
-  return html`<!doctype html>
-<html lang="en">
-  <head>
-    <title>Access-Control Service API</title>
-    <meta charset="utf-8">
-    <meta name="viewport" content="width=device-width, initial-scale=1">
-    <meta property="csp-nonce" content="${nonce}">
-    <link rel="icon" href="/favicon.svg" type="image/svg+xml">
-  </head>
-  <body>
-    <div id="app"></div>
-    <script src="/docs/scalar.js" nonce="${nonce}"></script>
-    <script nonce="${nonce}">Scalar.createApiReference("#app", ${raw(JSON.stringify(CONFIG))})</script>
-  </body>
-</html>`;
-}
+} as const;
 
 export function registerDocsRoutes(app: App) {
-  app.get("/docs/scalar.js", async (c: Context<AppEnv>) => {
+  app.get(BUNDLE_PATH, async (c: Context<AppEnv>) => {
     c.header("Content-Type", "text/javascript; charset=utf-8");
     c.header("Cache-Control", "public, max-age=86400");
     c.header("Vary", "Accept-Encoding");
     if (/\bgzip\b/.test(c.req.header("accept-encoding") ?? "")) {
       c.header("Content-Encoding", "gzip");
-      return c.body(await readGzipped() as Uint8Array<ArrayBuffer>);
+      return c.body(await readGzipped());
     }
-    return c.body(await readPlain() as Uint8Array<ArrayBuffer>);
+    return c.body(await readPlain());
   });
 
-  app.get("/docs", (c: Context<AppEnv>) => {
+  app.get("/docs", (c: Context<AppEnv>, next) => {
+    // The page loads the bundle with <script src> and starts it with one inline <script>: both carry the
+    // nonce, so the policy allows no other inline script.
     const nonce = encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
     c.header(
       "Content-Security-Policy",
@@ -83,6 +83,6 @@ export function registerDocsRoutes(app: App) {
     );
     c.header("Referrer-Policy", "no-referrer");
     c.header("X-Frame-Options", "DENY");
-    return c.html(page(nonce));
+    return Scalar<AppEnv>({ ...CONFIG, nonce })(c, next);
   });
 }

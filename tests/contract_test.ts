@@ -94,9 +94,16 @@ test("GET /docs serves the API reference with its script from this service, unde
   assert.doesNotMatch(html, /https?:\/\/(cdn|fonts)\./, "no third-party assets");
   assert.match(html, /\/openapi\.json/);
   // Scalar's vendor features that need the internet or a vendor account are off.
-  assert.match(html, /"agent":\{"disabled":true\}/);
-  assert.match(html, /"mcp":\{"disabled":true\}/);
-  assert.match(html, /"showDeveloperTools":"never"/);
+  assert.match(html, /"agent":\s*\{\s*"disabled":\s*true\s*\}/);
+  assert.match(html, /"mcp":\s*\{\s*"disabled":\s*true\s*\}/);
+  assert.match(html, /"showDeveloperTools":\s*"never"/);
+  // Every script the page has carries the response's nonce: no inline script runs without it.
+  const nonce = /'nonce-([^']+)'/.exec(csp)![1];
+  const scripts = [...html.matchAll(/<script\b[^>]*>/g)].map((m) => m[0]);
+  assert.equal(scripts.length, 2);
+  for (const tag of scripts) assert.ok(tag.includes(`nonce="${nonce}"`), tag);
+  const scriptSrc = csp.split(";").map((d) => d.trim()).find((d) => d.startsWith("script-src "));
+  assert.equal(scriptSrc, `script-src 'self' 'nonce-${nonce}'`);
   const script = await http("/docs/scalar.js");
   assert.equal(script.status, 200);
   assert.match(script.headers.get("content-type") ?? "", /javascript/);
