@@ -5,7 +5,6 @@
  * changes go through the same domain functions as the current user's API and are audited as the user's.
  */
 import type { Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
 import {
   type Account,
@@ -36,9 +35,9 @@ import { qrSvg } from "./kit/qr_svg.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import { newNonce, pageHeaders } from "./kit/headers.ts";
-import { pageErrors, retryAfter, showError } from "./kit/errors.ts";
-import { LOGIN_FORM_LIMIT } from "./kit/forms.ts";
+import { pageErrors, retryAfter } from "./kit/errors.ts";
 import { mfaSettings } from "../settings.ts";
+import { formLimit, readForm } from "./kit/forms.ts";
 
 const NOTICES: Record<string, string> = {
   profile: "Your name was saved.",
@@ -105,271 +104,282 @@ function fieldErrors(err: unknown, ids: Record<string, string>): Record<string, 
 const back = (c: Context<AppEnv>, account: Account, done: string) =>
   c.redirect(`/account?${new URLSearchParams({ project: account.projectId, done })}`, 303);
 
-export function registerAccountRoutes(app: App) {
-  app.get(
-    "/account",
-    pageErrors(async (c) => {
-      const nonce = newNonce();
-      pageHeaders(c, nonce);
-      const browser = browserOf(c);
-      const project = c.req.query("project") ?? null;
-      const account = await accountOf(c.var.deps.sql, browser, project, requestInfo(c));
-      if (!account || !browser) {
-        return c.html(signedOutAccountPage({ nonce, message: NOT_SIGNED_IN }), 200);
-      }
-      const done = c.req.query("done");
-      return await showAccount({ c, account, browser, nonce }, { notice: done ? NOTICES[done] : undefined });
-    }),
-  );
+/** GET /account: the page of the browser's signed-in user, in the project asked for. */
+async function showAccountPage(c: Context<AppEnv>): Promise<Response> {
+  const nonce = newNonce();
+  pageHeaders(c, nonce);
+  const browser = browserOf(c);
+  const project = c.req.query("project") ?? null;
+  const account = await accountOf(c.var.deps.sql, browser, project, requestInfo(c));
+  if (!account || !browser) {
+    return c.html(signedOutAccountPage({ nonce, message: NOT_SIGNED_IN }), 200);
+  }
+  const done = c.req.query("done");
+  return await showAccount({ c, account, browser, nonce }, { notice: done ? NOTICES[done] : undefined });
+}
 
-  app.post(
-    "/account/*",
-    bodyLimit({
-      maxSize: LOGIN_FORM_LIMIT,
-      onError: (c) => showError(c as Context<AppEnv>, new AuthorizePageError("The form is too large.", 413)),
-    }),
-  );
+type Form = Record<string, string>;
+type Action = (r: Render, form: Form) => Promise<Response>;
 
-  /** Every POST: a form, the browser signed in, the CSRF token right; then the action. */
-  const action = (
-    path: string,
-    handle: (r: Render, form: Record<string, string>) => Promise<Response>,
-  ) =>
-    app.post(
-      path,
-      pageErrors(async (c) => {
-        const nonce = newNonce();
-        pageHeaders(c, nonce);
-        if (!/^application\/x-www-form-urlencoded(;|$)/i.test(c.req.header("content-type") ?? "")) {
-          throw new AuthorizePageError("The form was not sent as a form.");
-        }
-        const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
-        const browser = browserOf(c);
-        if (!csrfMatches(browser, form.csrf)) {
-          throw new AuthorizePageError(
-            "This page has expired or was not opened in this browser. Open your account page again.",
-            403 as 400,
-          );
-        }
-        const account = await accountOf(c.var.deps.sql, browser, form.project || null, requestInfo(c));
-        if (!account || !browser) return c.html(signedOutAccountPage({ nonce, message: NOT_SIGNED_IN }), 200);
-        return await handle({ c, account, browser, nonce }, form);
-      }),
-    );
-
-  action("/account/profile", async (r, form) => {
-    const { sql } = r.c.var.deps;
-    const name = (form.display_name ?? "").trim();
-    if (!name || name.length > 50) {
-      return await showAccount(r, {
-        errors: { display_name: name ? "At most 50 characters." : "Enter your name." },
-        values: { display_name: (form.display_name ?? "").slice(0, 100) },
-      }, 400);
-    }
-    const profile = await currentProfile(sql, r.account);
-    if (!profile) throw new AuthorizePageError(NOT_SIGNED_IN);
-    await updateCurrentUser(sql, r.account.principal, {
-      display_name: name,
-      email: profile.email as string,
-    } as UpdateCurrentUserRequest);
-    return back(r.c, r.account, "profile");
-  });
-
-  action("/account/password", async (r, form) => {
-    const { sql } = r.c.var.deps;
-    const password = form.password ?? "";
-    if (password.length < 8 || password.length > 1024) {
-      return await showAccount(r, { errors: { new_password: "At least 8 characters (at most 1024)." } }, 400);
-    }
-    if (form.password_repeat !== password) {
-      return await showAccount(r, { errors: { repeat_password: "The two new passwords differ." } }, 400);
-    }
-    const profile = await currentProfile(sql, r.account);
-    if (!profile) throw new AuthorizePageError(NOT_SIGNED_IN);
-    try {
-      await updateCurrentUser(sql, r.account.principal, {
-        display_name: profile.display_name,
-        email: profile.email as string,
-        password,
-        current_password: form.current_password ?? "",
-      } as UpdateCurrentUserRequest);
-    } catch (err) {
-      const errors = fieldErrors(err, { current_password: "password-current", password: "new_password" });
-      if (!errors) throw err;
-      return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
-    }
-    return r.c.html(
-      signedOutAccountPage({
-        nonce: r.nonce,
-        message:
-          "Your password was changed, and you were signed out everywhere. Sign in again from your application.",
-      }),
-      200,
-    );
-  });
-
-  action("/account/sessions/end", async (r, form) => {
-    try {
-      await revokeCurrentSession(r.c.var.deps.sql, r.account.principal, form.session_id ?? "");
-    } catch (err) {
-      if (!(err instanceof AppError && err.code === "session_not_found")) throw err;
-    }
-    return back(r.c, r.account, "session");
-  });
-
-  action("/account/sessions/end-all", async (r) => {
-    await endAllOwnSessions(r.c.var.deps.sql, r.account);
-    return r.c.html(
-      signedOutAccountPage({
-        nonce: r.nonce,
-        message: "You were signed out everywhere, this browser included.",
-      }),
-      200,
-    );
-  });
-
-  action("/account/totp/start", async (r, form) => {
-    const { sql } = r.c.var.deps;
-    const settings = mfaSettings(r.c);
-    let started;
-    try {
-      started = await startTotpEnrolment(sql, settings, r.account.actor, {
-        current_password: form.current_password,
-      });
-    } catch (err) {
-      if (err instanceof AppError && err.code === "totp_already_enrolled") {
-        return back(r.c, r.account, "profile");
-      }
-      const errors = fieldErrors(err, { current_password: "enrol-current" });
-      if (!errors) throw err;
-      return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
-    }
-    return showEnrol(r, started);
-  });
-
-  const showEnrol = (r: Render, t: { secret: string; otpauth_uri: string }, error?: string) =>
-    r.c.html(
-      enrolPage({
-        nonce: r.nonce,
-        csrf: accountCsrf(r.browser),
-        projectId: r.account.projectId,
-        qrSvg: qrSvg(t.otpauth_uri, "QR code of the key for your authenticator app"),
-        secret: t.secret,
-        error,
-      }),
-      error ? 400 : 200,
-    );
-
-  action("/account/totp/confirm", async (r, form) => {
-    const { sql } = r.c.var.deps;
-    const settings = mfaSettings(r.c);
-    const pending = await pendingTotp(sql, settings, r.account.actor);
-    if (!pending) return back(r.c, r.account, "profile");
-    const code = (form.code ?? "").trim();
-    if (!/^\d{6}$/.test(code)) return showEnrol(r, pending, "Enter the 6 digits the app shows.");
-    try {
-      const { recovery_codes } = await confirmTotpEnrolment(sql, settings, r.account.actor, { code });
-      return r.c.html(
-        recoveryCodesPage({
-          nonce: r.nonce,
-          csrf: accountCsrf(r.browser),
-          projectId: r.account.projectId,
-          codes: recovery_codes,
-        }),
-        200,
+/** Every POST: a form, the browser signed in, the CSRF token right; then the action. */
+const accountAction = (handle: Action) =>
+  pageErrors(async (c) => {
+    const nonce = newNonce();
+    pageHeaders(c, nonce);
+    const form = await readForm(c, "The form was not sent as a form.");
+    const browser = browserOf(c);
+    if (!csrfMatches(browser, form.csrf)) {
+      throw new AuthorizePageError(
+        "This page has expired or was not opened in this browser. Open your account page again.",
+        403 as 400,
       );
-    } catch (err) {
-      if (err instanceof AppError && err.code === "invalid_params") {
-        return showEnrol(r, pending, "That is not the app's current code. Check the app and try again.");
-      }
-      throw err;
     }
+    const account = await accountOf(c.var.deps.sql, browser, form.project || null, requestInfo(c));
+    if (!account || !browser) return c.html(signedOutAccountPage({ nonce, message: NOT_SIGNED_IN }), 200);
+    return await handle({ c, account, browser, nonce }, form);
   });
 
-  action("/account/totp/remove", async (r, form) => {
-    try {
-      await removeCurrentTotp(r.c.var.deps.sql, r.account.actor, { current_password: form.current_password });
-    } catch (err) {
-      if (err instanceof AppError && err.code === "second_factor_not_found") {
-        return back(r.c, r.account, "profile");
-      }
-      if (err instanceof AppError && err.code === "second_factor_required") {
-        return await showAccount(r, {
-          errors: {
-            "remove-current": "This project requires two-step verification: the authenticator stays.",
-          },
-        }, 409);
-      }
-      const errors = fieldErrors(err, { current_password: "remove-current" });
-      if (!errors) throw err;
-      return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
-    }
-    return back(r.c, r.account, "totp_removed");
-  });
+/** The enrolment page of an authenticator app: its QR code and key. */
+const showEnrol = (r: Render, t: { secret: string; otpauth_uri: string }, error?: string) =>
+  r.c.html(
+    enrolPage({
+      nonce: r.nonce,
+      csrf: accountCsrf(r.browser),
+      projectId: r.account.projectId,
+      qrSvg: qrSvg(t.otpauth_uri, "QR code of the key for your authenticator app"),
+      secret: t.secret,
+      error,
+    }),
+    error ? 400 : 200,
+  );
 
-  action("/account/recovery-codes", async (r, form) => {
-    let codes;
-    try {
-      codes = await regenerateRecoveryCodes(r.c.var.deps.sql, r.account.actor, {
-        current_password: form.current_password,
-      });
-    } catch (err) {
-      if (err instanceof AppError && err.code === "second_factor_not_found") {
-        return back(r.c, r.account, "profile");
-      }
-      const errors = fieldErrors(err, { current_password: "codes-current" });
-      if (!errors) throw err;
-      return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+/** POST /account/profile */
+async function accountProfile(r: Render, form: Form): Promise<Response> {
+  const { sql } = r.c.var.deps;
+  const name = (form.display_name ?? "").trim();
+  if (!name || name.length > 50) {
+    return await showAccount(r, {
+      errors: { display_name: name ? "At most 50 characters." : "Enter your name." },
+      values: { display_name: (form.display_name ?? "").slice(0, 100) },
+    }, 400);
+  }
+  const profile = await currentProfile(sql, r.account);
+  if (!profile) throw new AuthorizePageError(NOT_SIGNED_IN);
+  await updateCurrentUser(sql, r.account.principal, {
+    display_name: name,
+    email: profile.email as string,
+  } as UpdateCurrentUserRequest);
+  return back(r.c, r.account, "profile");
+}
+
+/** POST /account/password */
+async function accountPassword(r: Render, form: Form): Promise<Response> {
+  const { sql } = r.c.var.deps;
+  const password = form.password ?? "";
+  if (password.length < 8 || password.length > 1024) {
+    return await showAccount(r, { errors: { new_password: "At least 8 characters (at most 1024)." } }, 400);
+  }
+  if (form.password_repeat !== password) {
+    return await showAccount(r, { errors: { repeat_password: "The two new passwords differ." } }, 400);
+  }
+  const profile = await currentProfile(sql, r.account);
+  if (!profile) throw new AuthorizePageError(NOT_SIGNED_IN);
+  try {
+    await updateCurrentUser(sql, r.account.principal, {
+      display_name: profile.display_name,
+      email: profile.email as string,
+      password,
+      current_password: form.current_password ?? "",
+    } as UpdateCurrentUserRequest);
+  } catch (err) {
+    const errors = fieldErrors(err, { current_password: "password-current", password: "new_password" });
+    if (!errors) throw err;
+    return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+  }
+  return r.c.html(
+    signedOutAccountPage({
+      nonce: r.nonce,
+      message:
+        "Your password was changed, and you were signed out everywhere. Sign in again from your application.",
+    }),
+    200,
+  );
+}
+
+/** POST /account/sessions/end */
+async function accountSessionsEnd(r: Render, form: Form): Promise<Response> {
+  try {
+    await revokeCurrentSession(r.c.var.deps.sql, r.account.principal, form.session_id ?? "");
+  } catch (err) {
+    if (!(err instanceof AppError && err.code === "session_not_found")) throw err;
+  }
+  return back(r.c, r.account, "session");
+}
+
+/** POST /account/sessions/end-all */
+async function accountSessionsEndAll(r: Render): Promise<Response> {
+  await endAllOwnSessions(r.c.var.deps.sql, r.account);
+  return r.c.html(
+    signedOutAccountPage({
+      nonce: r.nonce,
+      message: "You were signed out everywhere, this browser included.",
+    }),
+    200,
+  );
+}
+
+/** POST /account/totp/start */
+async function accountTotpStart(r: Render, form: Form): Promise<Response> {
+  const { sql } = r.c.var.deps;
+  const settings = mfaSettings(r.c);
+  let started;
+  try {
+    started = await startTotpEnrolment(sql, settings, r.account.actor, {
+      current_password: form.current_password,
+    });
+  } catch (err) {
+    if (err instanceof AppError && err.code === "totp_already_enrolled") {
+      return back(r.c, r.account, "profile");
     }
+    const errors = fieldErrors(err, { current_password: "enrol-current" });
+    if (!errors) throw err;
+    return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+  }
+  return showEnrol(r, started);
+}
+
+/** POST /account/totp/confirm */
+async function accountTotpConfirm(r: Render, form: Form): Promise<Response> {
+  const { sql } = r.c.var.deps;
+  const settings = mfaSettings(r.c);
+  const pending = await pendingTotp(sql, settings, r.account.actor);
+  if (!pending) return back(r.c, r.account, "profile");
+  const code = (form.code ?? "").trim();
+  if (!/^\d{6}$/.test(code)) return showEnrol(r, pending, "Enter the 6 digits the app shows.");
+  try {
+    const { recovery_codes } = await confirmTotpEnrolment(sql, settings, r.account.actor, { code });
     return r.c.html(
       recoveryCodesPage({
         nonce: r.nonce,
         csrf: accountCsrf(r.browser),
         projectId: r.account.projectId,
-        codes: codes.recovery_codes,
+        codes: recovery_codes,
       }),
       200,
     );
-  });
-
-  action("/account/passkeys/remove", async (r, form) => {
-    try {
-      await removePasskey(r.c.var.deps.sql, r.account.actor, form.passkey_id ?? "", {
-        current_password: form.current_password,
-      });
-    } catch (err) {
-      if (err instanceof AppError && err.code === "second_factor_not_found") {
-        return back(r.c, r.account, "profile");
-      }
-      if (err instanceof AppError && err.code === "second_factor_required") {
-        return await showAccount(r, {
-          errors: { passkeys: "This project requires two-step verification: your last factor stays." },
-        }, 409);
-      }
-      const errors = fieldErrors(err, { current_password: "passkeys" });
-      if (!errors) throw err;
-      return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+  } catch (err) {
+    if (err instanceof AppError && err.code === "invalid_params") {
+      return showEnrol(r, pending, "That is not the app's current code. Check the app and try again.");
     }
-    return back(r.c, r.account, "passkey_removed");
-  });
+    throw err;
+  }
+}
 
-  action("/account/identities/unlink", async (r, form) => {
-    try {
-      await unlinkCurrentIdentity(r.c.var.deps.sql, r.account.principal, form.provider_id ?? "");
-    } catch (err) {
-      if (
-        err instanceof AppError && (err.code === "last_sign_in_method" || err.code === "identity_not_found")
-      ) {
-        return await showAccount(r, {
-          errors: {
-            identities: err.code === "last_sign_in_method"
-              ? "This is your only way to sign in: set a password or link another identity first."
-              : "That identity is not linked.",
-          },
-        }, 400);
-      }
-      throw err;
+/** POST /account/totp/remove */
+async function accountTotpRemove(r: Render, form: Form): Promise<Response> {
+  try {
+    await removeCurrentTotp(r.c.var.deps.sql, r.account.actor, { current_password: form.current_password });
+  } catch (err) {
+    if (err instanceof AppError && err.code === "second_factor_not_found") {
+      return back(r.c, r.account, "profile");
     }
-    return back(r.c, r.account, "identity");
-  });
+    if (err instanceof AppError && err.code === "second_factor_required") {
+      return await showAccount(r, {
+        errors: {
+          "remove-current": "This project requires two-step verification: the authenticator stays.",
+        },
+      }, 409);
+    }
+    const errors = fieldErrors(err, { current_password: "remove-current" });
+    if (!errors) throw err;
+    return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+  }
+  return back(r.c, r.account, "totp_removed");
+}
+
+/** POST /account/recovery-codes */
+async function accountRecoveryCodes(r: Render, form: Form): Promise<Response> {
+  let codes;
+  try {
+    codes = await regenerateRecoveryCodes(r.c.var.deps.sql, r.account.actor, {
+      current_password: form.current_password,
+    });
+  } catch (err) {
+    if (err instanceof AppError && err.code === "second_factor_not_found") {
+      return back(r.c, r.account, "profile");
+    }
+    const errors = fieldErrors(err, { current_password: "codes-current" });
+    if (!errors) throw err;
+    return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+  }
+  return r.c.html(
+    recoveryCodesPage({
+      nonce: r.nonce,
+      csrf: accountCsrf(r.browser),
+      projectId: r.account.projectId,
+      codes: codes.recovery_codes,
+    }),
+    200,
+  );
+}
+
+/** POST /account/passkeys/remove */
+async function accountPasskeysRemove(r: Render, form: Form): Promise<Response> {
+  try {
+    await removePasskey(r.c.var.deps.sql, r.account.actor, form.passkey_id ?? "", {
+      current_password: form.current_password,
+    });
+  } catch (err) {
+    if (err instanceof AppError && err.code === "second_factor_not_found") {
+      return back(r.c, r.account, "profile");
+    }
+    if (err instanceof AppError && err.code === "second_factor_required") {
+      return await showAccount(r, {
+        errors: { passkeys: "This project requires two-step verification: your last factor stays." },
+      }, 409);
+    }
+    const errors = fieldErrors(err, { current_password: "passkeys" });
+    if (!errors) throw err;
+    return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+  }
+  return back(r.c, r.account, "passkey_removed");
+}
+
+/** POST /account/identities/unlink */
+async function accountIdentitiesUnlink(r: Render, form: Form): Promise<Response> {
+  try {
+    await unlinkCurrentIdentity(r.c.var.deps.sql, r.account.principal, form.provider_id ?? "");
+  } catch (err) {
+    if (
+      err instanceof AppError && (err.code === "last_sign_in_method" || err.code === "identity_not_found")
+    ) {
+      return await showAccount(r, {
+        errors: {
+          identities: err.code === "last_sign_in_method"
+            ? "This is your only way to sign in: set a password or link another identity first."
+            : "That identity is not linked.",
+        },
+      }, 400);
+    }
+    throw err;
+  }
+  return back(r.c, r.account, "identity");
+}
+
+export function registerAccountRoutes(app: App) {
+  app.get("/account", pageErrors(showAccountPage));
+  app.post("/account/*", formLimit("The form is too large."));
+  const actions: [string, Action][] = [
+    ["/account/profile", accountProfile],
+    ["/account/password", accountPassword],
+    ["/account/sessions/end", accountSessionsEnd],
+    ["/account/sessions/end-all", accountSessionsEndAll],
+    ["/account/totp/start", accountTotpStart],
+    ["/account/totp/confirm", accountTotpConfirm],
+    ["/account/totp/remove", accountTotpRemove],
+    ["/account/recovery-codes", accountRecoveryCodes],
+    ["/account/passkeys/remove", accountPasskeysRemove],
+    ["/account/identities/unlink", accountIdentitiesUnlink],
+  ];
+  for (const [path, handle] of actions) app.post(path, accountAction(handle));
 }

@@ -3,7 +3,7 @@
  * and the provider's redirect back (GET /authorize/idp/{provider_id}/callback). Both are pages: a failure shows
  * the login page again with its message, or an error page, never a JSON error.
  */
-import { z } from "@hono/zod-openapi";
+import { type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import {
@@ -60,132 +60,134 @@ function queryOf(c: Context<AppEnv>): Record<string, string> {
   return out;
 }
 
+/** GET /authorize/idp/:provider_id */
+async function startFederatedLogin(c: Context<AppEnv>): Promise<Response> {
+  const { sql } = c.var.deps;
+  const q = queryOf(c);
+  try {
+    const location = await startFederation(
+      sql,
+      providerSettings(c.var.deps),
+      c.req.param("provider_id") ?? "",
+      { request_id: q.request_id, csrf: q.csrf },
+      getCookie(c, formSettings(c).cookieName),
+      requestInfo(c),
+    );
+    c.header("Cache-Control", "no-store");
+    c.header("Referrer-Policy", "no-referrer");
+    return c.redirect(location, 303);
+  } catch (err) {
+    if (err instanceof FederationFailure) return await showFailure(c, err);
+    throw err;
+  }
+}
+
+/** GET /authorize/idp/:provider_id/callback */
+async function federatedLoginCallback(c: Context<AppEnv>): Promise<Response> {
+  const { sql, config } = c.var.deps;
+  try {
+    const login = await federationCallback(
+      sql,
+      providerSettings(c.var.deps),
+      c.req.param("provider_id") ?? "",
+      queryOf(c),
+      getCookie(c, formSettings(c).cookieName),
+      requestInfo(c),
+    );
+    // The upstream's word replaces the password, not a second factor: a user who has one (or must enrol
+    // one, or an application asking for it) goes on to the same second step as after a password.
+    const step = await secondStepFor(sql, login.request, login.userId);
+    if (step !== "none") {
+      const nonce = newNonce();
+      pageHeaders(c, nonce);
+      return await showSecondStep(c, {
+        nonce,
+        req: login.request,
+        csrf: await newCsrf(sql, login.request.id),
+        userId: login.userId,
+        step,
+        amr: ["fed"],
+      });
+    }
+    const sso = ssoCookie(config.publicUrl);
+    const done = await completeLogin(
+      sql,
+      login.request,
+      login.userId,
+      getCookie(c, sso.name),
+      ssoSettings(c),
+      requestInfo(c),
+      login.providerId,
+    );
+    if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
+    const nonce = newNonce();
+    pageHeaders(c, nonce);
+    return c.html(forwardPage({ nonce, location: done.location }), 200);
+  } catch (err) {
+    if (err instanceof FederationFailure) return await showFailure(c, err);
+    throw err;
+  }
+}
+
+const startFederatedLoginDoc: RouteConfig = {
+  method: "get",
+  path: "/authorize/idp/{provider_id}",
+  operationId: "startFederatedLogin",
+  tags: ["Login"],
+  summary: "Sign in through an identity provider (the login page's button)",
+  description: "Sends the browser to the provider's authorization endpoint with `state`, `nonce` and PKCE " +
+    "S256, all kept server-side with the login page (bound to its browser) and spent once. An inactive or " +
+    "unknown provider, or an unreachable one, shows the login page again with a message.",
+  request: {
+    params: z.object({ provider_id: z.string() }),
+    query: z.object({
+      request_id: z.string().openapi({ description: "The login page's request" }),
+      csrf: z.string().openapi({ description: "The login page's CSRF token" }),
+    }),
+  },
+  responses: {
+    303: { description: "To the provider" },
+    400: { description: "The login page with a message, or an error page" },
+  },
+};
+
+const federatedLoginCallbackDoc: RouteConfig = {
+  method: "get",
+  path: "/authorize/idp/{provider_id}/callback",
+  operationId: "federatedLoginCallback",
+  tags: ["Login"],
+  summary: "The identity provider's redirect back (register it at the provider)",
+  description: "Checks `state` (known, unspent, of this browser), trades `code` at the provider's token " +
+    "endpoint and validates its ID token (signature by the provider's JWKS, `iss`, `aud`, `exp`, `nonce`, " +
+    "`azp`). The user is the one linked to the upstream account, or the one with its email when both sides " +
+    "hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login " +
+    "then ends as a password login does. Every failure (an upstream `error`, a forged or replayed callback, " +
+    "a token for another audience, an unreachable provider) is a `login.failed` event and a page, never a " +
+    "session.",
+  request: {
+    params: z.object({ provider_id: z.string() }),
+    query: z.object({
+      state: z.string(),
+      code: z.string().optional(),
+      error: z.string().optional(),
+      error_description: z.string().optional(),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'Signed in: a page that moves on at once (`<meta http-equiv="refresh">`, and a link) to ' +
+        "the application's `redirect_uri` with `code`, `state` and `iss`. Not a redirect: the provider's " +
+        "page may restrict where its form leads (CSP `form-action`), redirects included.",
+    },
+    400: { description: "The login page with a message, or an error page" },
+  },
+};
+
 export function registerFederationRoutes(app: App) {
-  app.get(
-    "/authorize/idp/:provider_id",
-    pageErrors(async (c) => {
-      const { sql } = c.var.deps;
-      const q = queryOf(c);
-      try {
-        const location = await startFederation(
-          sql,
-          providerSettings(c.var.deps),
-          c.req.param("provider_id") ?? "",
-          { request_id: q.request_id, csrf: q.csrf },
-          getCookie(c, formSettings(c).cookieName),
-          requestInfo(c),
-        );
-        c.header("Cache-Control", "no-store");
-        c.header("Referrer-Policy", "no-referrer");
-        return c.redirect(location, 303);
-      } catch (err) {
-        if (err instanceof FederationFailure) return await showFailure(c, err);
-        throw err;
-      }
-    }),
-  );
+  app.get("/authorize/idp/:provider_id", pageErrors(startFederatedLogin));
 
-  app.get(
-    "/authorize/idp/:provider_id/callback",
-    pageErrors(async (c) => {
-      const { sql, config } = c.var.deps;
-      try {
-        const login = await federationCallback(
-          sql,
-          providerSettings(c.var.deps),
-          c.req.param("provider_id") ?? "",
-          queryOf(c),
-          getCookie(c, formSettings(c).cookieName),
-          requestInfo(c),
-        );
-        // The upstream's word replaces the password, not a second factor: a user who has one (or must enrol
-        // one, or an application asking for it) goes on to the same second step as after a password.
-        const step = await secondStepFor(sql, login.request, login.userId);
-        if (step !== "none") {
-          const nonce = newNonce();
-          pageHeaders(c, nonce);
-          return await showSecondStep(c, {
-            nonce,
-            req: login.request,
-            csrf: await newCsrf(sql, login.request.id),
-            userId: login.userId,
-            step,
-            amr: ["fed"],
-          });
-        }
-        const sso = ssoCookie(config.publicUrl);
-        const done = await completeLogin(
-          sql,
-          login.request,
-          login.userId,
-          getCookie(c, sso.name),
-          ssoSettings(c),
-          requestInfo(c),
-          login.providerId,
-        );
-        if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
-        const nonce = newNonce();
-        pageHeaders(c, nonce);
-        return c.html(forwardPage({ nonce, location: done.location }), 200);
-      } catch (err) {
-        if (err instanceof FederationFailure) return await showFailure(c, err);
-        throw err;
-      }
-    }),
-  );
+  app.get("/authorize/idp/:provider_id/callback", pageErrors(federatedLoginCallback));
 
-  app.openAPIRegistry.registerPath({
-    method: "get",
-    path: "/authorize/idp/{provider_id}",
-    operationId: "startFederatedLogin",
-    tags: ["Login"],
-    summary: "Sign in through an identity provider (the login page's button)",
-    description:
-      "Sends the browser to the provider's authorization endpoint with `state`, `nonce` and PKCE " +
-      "S256, all kept server-side with the login page (bound to its browser) and spent once. An inactive or " +
-      "unknown provider, or an unreachable one, shows the login page again with a message.",
-    request: {
-      params: z.object({ provider_id: z.string() }),
-      query: z.object({
-        request_id: z.string().openapi({ description: "The login page's request" }),
-        csrf: z.string().openapi({ description: "The login page's CSRF token" }),
-      }),
-    },
-    responses: {
-      303: { description: "To the provider" },
-      400: { description: "The login page with a message, or an error page" },
-    },
-  });
-  app.openAPIRegistry.registerPath({
-    method: "get",
-    path: "/authorize/idp/{provider_id}/callback",
-    operationId: "federatedLoginCallback",
-    tags: ["Login"],
-    summary: "The identity provider's redirect back (register it at the provider)",
-    description: "Checks `state` (known, unspent, of this browser), trades `code` at the provider's token " +
-      "endpoint and validates its ID token (signature by the provider's JWKS, `iss`, `aud`, `exp`, `nonce`, " +
-      "`azp`). The user is the one linked to the upstream account, or the one with its email when both sides " +
-      "hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login " +
-      "then ends as a password login does. Every failure (an upstream `error`, a forged or replayed callback, " +
-      "a token for another audience, an unreachable provider) is a `login.failed` event and a page, never a " +
-      "session.",
-    request: {
-      params: z.object({ provider_id: z.string() }),
-      query: z.object({
-        state: z.string(),
-        code: z.string().optional(),
-        error: z.string().optional(),
-        error_description: z.string().optional(),
-      }),
-    },
-    responses: {
-      200: {
-        description:
-          'Signed in: a page that moves on at once (`<meta http-equiv="refresh">`, and a link) to ' +
-          "the application's `redirect_uri` with `code`, `state` and `iss`. Not a redirect: the provider's " +
-          "page may restrict where its form leads (CSP `form-action`), redirects included.",
-      },
-      400: { description: "The login page with a message, or an error page" },
-    },
-  });
+  app.openAPIRegistry.registerPath(startFederatedLoginDoc);
+  app.openAPIRegistry.registerPath(federatedLoginCallbackDoc);
 }

@@ -19,15 +19,10 @@ import {
   signInBrowser,
   verifyWithLink,
 } from "../../domain/accounts/account_links.ts";
-import { encodeBase64Url } from "../../domain/shared/base64.ts";
 import { resendForLogin } from "../../domain/accounts/email_changes.ts";
-import { AppError } from "../../domain/shared/errors.ts";
-import { newSecret } from "../../domain/shared/ids.ts";
 import { duration } from "../../domain/events/mail_templates.ts";
-import { hashSecret } from "../../domain/shared/secrets.ts";
 import { completeLogin } from "../../domain/signin/sso.ts";
 import { secondStepFor } from "../../domain/factors/second_step.ts";
-import { timingSafeEqual } from "node:crypto";
 import {
   choosePasswordPage,
   passwordSetPage,
@@ -43,46 +38,14 @@ import type { App, AppEnv } from "../env.ts";
 import { errorPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
-import { newNonce, pageHeaders } from "./kit/headers.ts";
-import { browserCookie, cookieOptions } from "./kit/cookies.ts";
+import { browserCookie } from "./kit/cookies.ts";
 import { linkSettings, ssoSettings } from "../settings.ts";
+import { browserOf, csrfMatches, csrfOf } from "./kit/csrf.ts";
+import { page, type PageStatus } from "./kit/headers.ts";
+import { retryAfter } from "./kit/errors.ts";
 
 const FORM_LIMIT = 16 * 1024;
-type Status = 200 | 400 | 403 | 429;
-
-/** The browser's cookie (set when missing) that the forms' CSRF tokens are derived from. */
-function browserOf(c: Context<AppEnv>): string {
-  const secure = c.var.deps.config.publicUrl.startsWith("https:");
-  const name = browserCookie(secure);
-  let browser = getCookie(c, name);
-  if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) {
-    browser = newSecret();
-    setCookie(c, name, browser, cookieOptions(secure, 86_400));
-  }
-  return browser;
-}
-
-const csrfOf = (browser: string) => encodeBase64Url(hashSecret(`account-page:${browser}`));
-
-function csrfMatches(c: Context<AppEnv>, presented: string | undefined): boolean {
-  const secure = c.var.deps.config.publicUrl.startsWith("https:");
-  const browser = getCookie(c, browserCookie(secure));
-  if (!browser || !presented) return false;
-  const a = hashSecret(csrfOf(browser));
-  const b = hashSecret(presented);
-  return timingSafeEqual(a, b);
-}
-
-function page(
-  c: Context<AppEnv>,
-  render: (nonce: string) => ReturnType<typeof errorPage>,
-  status: Status = 200,
-  redirectUri?: string,
-) {
-  const nonce = newNonce();
-  pageHeaders(c, nonce, redirectUri);
-  return c.html(render(nonce), status);
-}
+type Status = PageStatus;
 
 const problem = (c: Context<AppEnv>, message: string, status: Status = 400) =>
   page(c, (nonce) => errorPage({ nonce, message }), status);
@@ -108,10 +71,6 @@ async function continuedRedirect(c: Context<AppEnv>, link: LinkRow): Promise<str
 
 const EXPIRED_FORM = "This page has expired or was not opened in this browser. Open the link again.";
 
-function retryAfter(err: unknown): string | null {
-  return err instanceof AppError && err.code === "too_many_requests" ? String(err.retryAfter ?? 1) : null;
-}
-
 /** A page for a link that does not work: a way to a new one when its project is known. */
 async function staleLink(c: Context<AppEnv>, token: string, verification: boolean) {
   const state = await linkState(c.var.deps.sql, token, [
@@ -124,6 +83,241 @@ async function staleLink(c: Context<AppEnv>, token: string, verification: boolea
     project_id: state.state === "stale" ? state.projectId : state.link.project_id,
   })}`;
   return page(c, (nonce) => staleLinkPage({ nonce, newLinkUrl, verification }), 400);
+}
+
+/** GET /authorize/reset */
+async function showReset(c: Context<AppEnv>): Promise<Response> {
+  const { sql, config } = c.var.deps;
+  const browser = browserOf(c);
+  const ctx = await resetContext(
+    sql,
+    { requestId: c.req.query("request_id"), projectId: c.req.query("project_id") },
+    browser,
+    config.publicUrl,
+  );
+  if (!ctx) {
+    return problem(
+      c,
+      "Open this page from the sign-in page of the application: choose “Forgot your password?”.",
+    );
+  }
+  return page(c, (nonce) =>
+    resetRequestPage({
+      nonce,
+      action: `${config.publicUrl}/authorize/reset`,
+      csrf: csrfOf(browser),
+      projectName: ctx.projectName,
+      projectId: ctx.projectId,
+      requestId: ctx.requestId,
+    }));
+}
+
+/** POST /authorize/reset */
+async function submitReset(c: Context<AppEnv>): Promise<Response> {
+  const { sql, config } = c.var.deps;
+  const form = await formOf(c);
+  if (!form) return problem(c, EXPIRED_FORM, 403);
+  const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
+  const ctx = await resetContext(
+    sql,
+    { requestId: form.request_id, projectId: form.project_id },
+    browser,
+    config.publicUrl,
+  );
+  if (!ctx) return problem(c, "Open this page from the sign-in page of the application.");
+  const email = (form.email ?? "").trim();
+  const again = (error: string, status: Status) =>
+    page(c, (nonce) =>
+      resetRequestPage({
+        nonce,
+        action: `${config.publicUrl}/authorize/reset`,
+        csrf: form.csrf,
+        projectName: ctx.projectName,
+        projectId: ctx.projectId,
+        requestId: ctx.requestId,
+        email: email.slice(0, 100),
+        error,
+      }), status);
+  if (!email || email.length > 100 || !/^[^\s@\0]+@[^\s@\0]+$/.test(email)) {
+    return again("Enter the email address of your account.", 400);
+  }
+  try {
+    await requestPasswordReset(sql, linkSettings(c), {
+      projectId: ctx.projectId,
+      email,
+      authorizationRequestId: ctx.requestId,
+      request: requestInfo(c),
+    });
+  } catch (err) {
+    const wait = retryAfter(err);
+    if (wait === null) throw err;
+    c.header("Retry-After", wait);
+    return again(`Too many requests from your network. Try again in ${wait} seconds.`, 429);
+  }
+  return page(c, (nonce) =>
+    resetSentPage({
+      nonce,
+      projectName: ctx.projectName,
+      validFor: duration(config.passwordResetTtl),
+      backUrl: null,
+    }));
+}
+
+/** GET /authorize/password */
+async function showPassword(c: Context<AppEnv>): Promise<Response> {
+  const { sql, config } = c.var.deps;
+  const token = c.req.query("token") ?? "";
+  const state = await linkState(sql, token, ["password_reset", "invitation"]);
+  if (state.state !== "usable") return await staleLink(c, token, false);
+  const browser = browserOf(c);
+  return page(
+    c,
+    (nonce) =>
+      choosePasswordPage({
+        nonce,
+        action: `${config.publicUrl}/authorize/password`,
+        csrf: csrfOf(browser),
+        projectName: state.link.project_name,
+        email: state.link.email,
+        token,
+        invitation: state.link.purpose === "invitation",
+      }),
+    200,
+    await continuedRedirect(c, state.link),
+  );
+}
+
+/** POST /authorize/password */
+async function submitPassword(c: Context<AppEnv>): Promise<Response> {
+  const { sql, config } = c.var.deps;
+  const form = await formOf(c);
+  if (!form) return problem(c, EXPIRED_FORM, 403);
+  const token = form.token ?? "";
+  const password = form.password ?? "";
+  const state = await linkState(sql, token, ["password_reset", "invitation"]);
+  if (state.state !== "usable") return await staleLink(c, token, false);
+  const issue = password.length < 8
+    ? "Use at least 8 characters."
+    : password.length > 1024
+    ? "Use at most 1024 characters."
+    : password.trim().toLowerCase() === state.link.email
+    ? "Do not use your email address as your password."
+    : null;
+  if (issue) {
+    return page(
+      c,
+      (nonce) =>
+        choosePasswordPage({
+          nonce,
+          action: `${config.publicUrl}/authorize/password`,
+          csrf: form.csrf,
+          projectName: state.link.project_name,
+          email: state.link.email,
+          token,
+          invitation: state.link.purpose === "invitation",
+          error: issue,
+        }),
+      400,
+      await continuedRedirect(c, state.link),
+    );
+  }
+  let link;
+  try {
+    link = await setPasswordWithLink(sql, token, password, requestInfo(c));
+  } catch (err) {
+    if (err instanceof LinkUnusable) return await staleLink(c, token, false);
+    throw err;
+  }
+  // A link proves the mailbox, not a second factor: a user who has one (or must enrol one) is not signed in
+  // by it, and signs in with the new password and the factor.
+  if ((await secondStepFor(sql, { project_id: link.project_id, acr: null }, link.user_id)) !== "none") {
+    return page(c, (nonce) => passwordSetPage({ nonce, projectName: link.project_name, signedIn: false }));
+  }
+  // Signed in: the login page the reset was asked from goes on, when this browser opened it; otherwise the
+  // browser gets a single sign-on session of the project.
+  const secure = config.publicUrl.startsWith("https:");
+  const browser = getCookie(c, browserCookie(secure));
+  const sso = ssoCookie(config.publicUrl);
+  const req = link.authorization_request_id
+    ? await resumableRequest(sql, link.authorization_request_id, browser, config.publicUrl)
+    : null;
+  if (req && req.project_id === link.project_id) {
+    const done = await completeLogin(
+      sql,
+      req,
+      link.user_id,
+      getCookie(c, sso.name),
+      ssoSettings(c),
+      requestInfo(c),
+    );
+    if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
+    c.header("Cache-Control", "no-store");
+    return c.redirect(done.location, 303);
+  }
+  const fresh = await signInBrowser(sql, link.project_id, link.user_id, getCookie(c, sso.name), {
+    idleTtl: config.ssoIdleTtl,
+    ttl: config.ssoTtl,
+  });
+  setCookie(c, sso.name, fresh, sso.options(config.ssoTtl));
+  return page(c, (nonce) => passwordSetPage({ nonce, projectName: link.project_name }));
+}
+
+/** POST /authorize/verify/resend: From the login page's "confirm your address first": the login form's CSRF token, bound to its request. */
+async function submitVerifyResend(c: Context<AppEnv>): Promise<Response> {
+  const { sql, config } = c.var.deps;
+  if (!/^application\/x-www-form-urlencoded(;|$)/i.test(c.req.header("content-type") ?? "")) {
+    return problem(c, EXPIRED_FORM, 403);
+  }
+  const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
+  const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
+  let req;
+  try {
+    req = await loginRequestFor(sql, form, browser, config.publicUrl);
+  } catch (err) {
+    if (err instanceof AuthorizePageError) return problem(c, err.message);
+    throw err;
+  }
+  const email = await resendForLogin(sql, linkSettings(c), req.id, requestInfo(c));
+  if (!email) return problem(c, "There is nothing to confirm for this sign-in. Go back and sign in again.");
+  return page(c, (nonce) =>
+    verifySentPage({
+      nonce,
+      projectName: req.project_name,
+      email,
+      validFor: duration(config.emailVerificationTtl),
+    }));
+}
+
+/** GET /authorize/verify */
+async function showVerify(c: Context<AppEnv>): Promise<Response> {
+  const { sql, config } = c.var.deps;
+  const token = c.req.query("token") ?? "";
+  const state = await linkState(sql, token, ["email_verification"]);
+  if (state.state !== "usable") return await staleLink(c, token, true);
+  const browser = browserOf(c);
+  return page(c, (nonce) =>
+    verifyPage({
+      nonce,
+      action: `${config.publicUrl}/authorize/verify`,
+      csrf: csrfOf(browser),
+      projectName: state.link.project_name,
+      email: state.link.email,
+      token,
+    }));
+}
+
+/** POST /authorize/verify */
+async function submitVerify(c: Context<AppEnv>): Promise<Response> {
+  const form = await formOf(c);
+  if (!form) return problem(c, EXPIRED_FORM, 403);
+  const token = form.token ?? "";
+  try {
+    const link = await verifyWithLink(c.var.deps.sql, token, requestInfo(c));
+    return page(c, (nonce) => verifiedPage({ nonce, projectName: link.project_name, email: link.email }));
+  } catch (err) {
+    if (err instanceof LinkUnusable) return await staleLink(c, token, true);
+    throw err;
+  }
 }
 
 export function registerAccountPages(app: App) {
@@ -139,232 +333,11 @@ export function registerAccountPages(app: App) {
     );
   }
 
-  app.get("/authorize/reset", async (c) => {
-    const { sql, config } = c.var.deps;
-    const browser = browserOf(c);
-    const ctx = await resetContext(
-      sql,
-      { requestId: c.req.query("request_id"), projectId: c.req.query("project_id") },
-      browser,
-      config.publicUrl,
-    );
-    if (!ctx) {
-      return problem(
-        c,
-        "Open this page from the sign-in page of the application: choose “Forgot your password?”.",
-      );
-    }
-    return page(c, (nonce) =>
-      resetRequestPage({
-        nonce,
-        action: `${config.publicUrl}/authorize/reset`,
-        csrf: csrfOf(browser),
-        projectName: ctx.projectName,
-        projectId: ctx.projectId,
-        requestId: ctx.requestId,
-      }));
-  });
-
-  app.post("/authorize/reset", async (c) => {
-    const { sql, config } = c.var.deps;
-    const form = await formOf(c);
-    if (!form) return problem(c, EXPIRED_FORM, 403);
-    const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
-    const ctx = await resetContext(
-      sql,
-      { requestId: form.request_id, projectId: form.project_id },
-      browser,
-      config.publicUrl,
-    );
-    if (!ctx) return problem(c, "Open this page from the sign-in page of the application.");
-    const email = (form.email ?? "").trim();
-    const again = (error: string, status: Status) =>
-      page(c, (nonce) =>
-        resetRequestPage({
-          nonce,
-          action: `${config.publicUrl}/authorize/reset`,
-          csrf: form.csrf,
-          projectName: ctx.projectName,
-          projectId: ctx.projectId,
-          requestId: ctx.requestId,
-          email: email.slice(0, 100),
-          error,
-        }), status);
-    if (!email || email.length > 100 || !/^[^\s@\0]+@[^\s@\0]+$/.test(email)) {
-      return again("Enter the email address of your account.", 400);
-    }
-    try {
-      await requestPasswordReset(sql, linkSettings(c), {
-        projectId: ctx.projectId,
-        email,
-        authorizationRequestId: ctx.requestId,
-        request: requestInfo(c),
-      });
-    } catch (err) {
-      const wait = retryAfter(err);
-      if (wait === null) throw err;
-      c.header("Retry-After", wait);
-      return again(`Too many requests from your network. Try again in ${wait} seconds.`, 429);
-    }
-    return page(c, (nonce) =>
-      resetSentPage({
-        nonce,
-        projectName: ctx.projectName,
-        validFor: duration(config.passwordResetTtl),
-        backUrl: null,
-      }));
-  });
-
-  app.get("/authorize/password", async (c) => {
-    const { sql, config } = c.var.deps;
-    const token = c.req.query("token") ?? "";
-    const state = await linkState(sql, token, ["password_reset", "invitation"]);
-    if (state.state !== "usable") return await staleLink(c, token, false);
-    const browser = browserOf(c);
-    return page(
-      c,
-      (nonce) =>
-        choosePasswordPage({
-          nonce,
-          action: `${config.publicUrl}/authorize/password`,
-          csrf: csrfOf(browser),
-          projectName: state.link.project_name,
-          email: state.link.email,
-          token,
-          invitation: state.link.purpose === "invitation",
-        }),
-      200,
-      await continuedRedirect(c, state.link),
-    );
-  });
-
-  app.post("/authorize/password", async (c) => {
-    const { sql, config } = c.var.deps;
-    const form = await formOf(c);
-    if (!form) return problem(c, EXPIRED_FORM, 403);
-    const token = form.token ?? "";
-    const password = form.password ?? "";
-    const state = await linkState(sql, token, ["password_reset", "invitation"]);
-    if (state.state !== "usable") return await staleLink(c, token, false);
-    const issue = password.length < 8
-      ? "Use at least 8 characters."
-      : password.length > 1024
-      ? "Use at most 1024 characters."
-      : password.trim().toLowerCase() === state.link.email
-      ? "Do not use your email address as your password."
-      : null;
-    if (issue) {
-      return page(
-        c,
-        (nonce) =>
-          choosePasswordPage({
-            nonce,
-            action: `${config.publicUrl}/authorize/password`,
-            csrf: form.csrf,
-            projectName: state.link.project_name,
-            email: state.link.email,
-            token,
-            invitation: state.link.purpose === "invitation",
-            error: issue,
-          }),
-        400,
-        await continuedRedirect(c, state.link),
-      );
-    }
-    let link;
-    try {
-      link = await setPasswordWithLink(sql, token, password, requestInfo(c));
-    } catch (err) {
-      if (err instanceof LinkUnusable) return await staleLink(c, token, false);
-      throw err;
-    }
-    // A link proves the mailbox, not a second factor: a user who has one (or must enrol one) is not signed in
-    // by it, and signs in with the new password and the factor.
-    if ((await secondStepFor(sql, { project_id: link.project_id, acr: null }, link.user_id)) !== "none") {
-      return page(c, (nonce) => passwordSetPage({ nonce, projectName: link.project_name, signedIn: false }));
-    }
-    // Signed in: the login page the reset was asked from goes on, when this browser opened it; otherwise the
-    // browser gets a single sign-on session of the project.
-    const secure = config.publicUrl.startsWith("https:");
-    const browser = getCookie(c, browserCookie(secure));
-    const sso = ssoCookie(config.publicUrl);
-    const req = link.authorization_request_id
-      ? await resumableRequest(sql, link.authorization_request_id, browser, config.publicUrl)
-      : null;
-    if (req && req.project_id === link.project_id) {
-      const done = await completeLogin(
-        sql,
-        req,
-        link.user_id,
-        getCookie(c, sso.name),
-        ssoSettings(c),
-        requestInfo(c),
-      );
-      if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
-      c.header("Cache-Control", "no-store");
-      return c.redirect(done.location, 303);
-    }
-    const fresh = await signInBrowser(sql, link.project_id, link.user_id, getCookie(c, sso.name), {
-      idleTtl: config.ssoIdleTtl,
-      ttl: config.ssoTtl,
-    });
-    setCookie(c, sso.name, fresh, sso.options(config.ssoTtl));
-    return page(c, (nonce) => passwordSetPage({ nonce, projectName: link.project_name }));
-  });
-
-  // From the login page's "confirm your address first": the login form's CSRF token, bound to its request.
-  app.post("/authorize/verify/resend", async (c) => {
-    const { sql, config } = c.var.deps;
-    if (!/^application\/x-www-form-urlencoded(;|$)/i.test(c.req.header("content-type") ?? "")) {
-      return problem(c, EXPIRED_FORM, 403);
-    }
-    const form = Object.fromEntries(new URLSearchParams(await c.req.text()));
-    const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
-    let req;
-    try {
-      req = await loginRequestFor(sql, form, browser, config.publicUrl);
-    } catch (err) {
-      if (err instanceof AuthorizePageError) return problem(c, err.message);
-      throw err;
-    }
-    const email = await resendForLogin(sql, linkSettings(c), req.id, requestInfo(c));
-    if (!email) return problem(c, "There is nothing to confirm for this sign-in. Go back and sign in again.");
-    return page(c, (nonce) =>
-      verifySentPage({
-        nonce,
-        projectName: req.project_name,
-        email,
-        validFor: duration(config.emailVerificationTtl),
-      }));
-  });
-
-  app.get("/authorize/verify", async (c) => {
-    const { sql, config } = c.var.deps;
-    const token = c.req.query("token") ?? "";
-    const state = await linkState(sql, token, ["email_verification"]);
-    if (state.state !== "usable") return await staleLink(c, token, true);
-    const browser = browserOf(c);
-    return page(c, (nonce) =>
-      verifyPage({
-        nonce,
-        action: `${config.publicUrl}/authorize/verify`,
-        csrf: csrfOf(browser),
-        projectName: state.link.project_name,
-        email: state.link.email,
-        token,
-      }));
-  });
-
-  app.post("/authorize/verify", async (c) => {
-    const form = await formOf(c);
-    if (!form) return problem(c, EXPIRED_FORM, 403);
-    const token = form.token ?? "";
-    try {
-      const link = await verifyWithLink(c.var.deps.sql, token, requestInfo(c));
-      return page(c, (nonce) => verifiedPage({ nonce, projectName: link.project_name, email: link.email }));
-    } catch (err) {
-      if (err instanceof LinkUnusable) return await staleLink(c, token, true);
-      throw err;
-    }
-  });
+  app.get("/authorize/reset", showReset);
+  app.post("/authorize/reset", submitReset);
+  app.get("/authorize/password", showPassword);
+  app.post("/authorize/password", submitPassword);
+  app.post("/authorize/verify/resend", submitVerifyResend);
+  app.get("/authorize/verify", showVerify);
+  app.post("/authorize/verify", submitVerify);
 }

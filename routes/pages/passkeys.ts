@@ -80,84 +80,94 @@ function endpoint(
   });
 }
 
+/** The login request a passkey endpoint of the login page answers for, bound to this browser. */
+async function loginRequest(c: Context<AppEnv>, body: Record<string, unknown>) {
+  const { sql, config } = c.var.deps;
+  const form = { request_id: text(body.request_id), csrf: text(body.csrf) };
+  return await loginRequestFor(sql, form, getCookie(c, formSettings(c).cookieName), config.publicUrl);
+}
+
+/** The signed-in account a passkey endpoint of the account page acts for (its CSRF token checked). */
+async function accountFor(c: Context<AppEnv>, body: Record<string, unknown>) {
+  const browser = getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
+  if (!csrfMatches(browser, text(body.csrf))) {
+    throw new AuthorizePageError("This page has expired. Open your account page again.");
+  }
+  const found = await accountOf(c.var.deps.sql, browser, text(body.project) ?? null, requestInfo(c));
+  if (!found) throw new AuthorizePageError("You are not signed in here.");
+  return found;
+}
+
+/** POST /authorize/passkey/options */
+async function loginPasskeyOptions(c: Context<AppEnv>, body: Record<string, unknown>): Promise<Response> {
+  const { sql, config } = c.var.deps;
+  const req = await loginRequest(c, body);
+  const pending = await awaitedLogin(sql, req.id);
+  return c.json(
+    await loginOptions(sql, passkeySettings(config.publicUrl), req, pending?.user_id ?? null),
+    200,
+  );
+}
+
+/** POST /authorize/passkey */
+async function loginWithPasskey(c: Context<AppEnv>, body: Record<string, unknown>): Promise<Response> {
+  const { sql, config } = c.var.deps;
+  const req = await loginRequest(c, body);
+  const pending = (await awaitedLogin(sql, req.id)) ?? null;
+  const signedIn = await passkeyLogin(sql, passkeySettings(config.publicUrl), {
+    req,
+    body,
+    request: requestInfo(c),
+    pending: pending && !pending.amr.includes("mfa") ? pending : null,
+  });
+  const sso = ssoCookie(config.publicUrl);
+  const done = await completeLogin(
+    sql,
+    req,
+    signedIn.userId,
+    getCookie(c, sso.name),
+    ssoSettings(c),
+    requestInfo(c),
+    null,
+    signedIn.amr,
+  );
+  if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
+  return c.json({ location: done.location }, 200);
+}
+
+/** POST /account/passkeys/options */
+async function accountPasskeyOptions(c: Context<AppEnv>, body: Record<string, unknown>): Promise<Response> {
+  const a = await accountFor(c, body);
+  const settings = passkeySettings(c.var.deps.config.publicUrl);
+  try {
+    const input = { current_password: text(body.current_password) };
+    return c.json(await registrationOptions(c.var.deps.sql, settings, a.actor, input), 200);
+  } catch (err) {
+    if (err instanceof AppError && err.code === "invalid_params") {
+      return problem(c, 400, "Enter your current password to add a passkey.");
+    }
+    throw err;
+  }
+}
+
+/** POST /account/passkeys */
+async function addPasskey(c: Context<AppEnv>, body: Record<string, unknown>): Promise<Response> {
+  const a = await accountFor(c, body);
+  await registerPasskey(c.var.deps.sql, passkeySettings(c.var.deps.config.publicUrl), a.actor, body);
+  return c.json(
+    { location: `/account?${new URLSearchParams({ project: a.projectId, done: "passkey" })}` },
+    200,
+  );
+}
+
 export function registerPasskeyRoutes(app: App) {
   app.get("/passkey.js", (c) => {
     c.header("Content-Type", "text/javascript; charset=utf-8");
     c.header("Cache-Control", "public, max-age=300");
     return c.body(SCRIPT);
   });
-
-  const loginRequest = async (c: Context<AppEnv>, body: Record<string, unknown>) => {
-    const { sql, config } = c.var.deps;
-    const form = { request_id: text(body.request_id), csrf: text(body.csrf) };
-    return await loginRequestFor(sql, form, getCookie(c, formSettings(c).cookieName), config.publicUrl);
-  };
-
-  endpoint(app, "/authorize/passkey/options", async (c, body) => {
-    const { sql, config } = c.var.deps;
-    const req = await loginRequest(c, body);
-    const pending = await awaitedLogin(sql, req.id);
-    return c.json(
-      await loginOptions(sql, passkeySettings(config.publicUrl), req, pending?.user_id ?? null),
-      200,
-    );
-  });
-
-  endpoint(app, "/authorize/passkey", async (c, body) => {
-    const { sql, config } = c.var.deps;
-    const req = await loginRequest(c, body);
-    const pending = (await awaitedLogin(sql, req.id)) ?? null;
-    const signedIn = await passkeyLogin(sql, passkeySettings(config.publicUrl), {
-      req,
-      body,
-      request: requestInfo(c),
-      pending: pending && !pending.amr.includes("mfa") ? pending : null,
-    });
-    const sso = ssoCookie(config.publicUrl);
-    const done = await completeLogin(
-      sql,
-      req,
-      signedIn.userId,
-      getCookie(c, sso.name),
-      ssoSettings(c),
-      requestInfo(c),
-      null,
-      signedIn.amr,
-    );
-    if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
-    return c.json({ location: done.location }, 200);
-  });
-
-  const account = async (c: Context<AppEnv>, body: Record<string, unknown>) => {
-    const browser = getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
-    if (!csrfMatches(browser, text(body.csrf))) {
-      throw new AuthorizePageError("This page has expired. Open your account page again.");
-    }
-    const found = await accountOf(c.var.deps.sql, browser, text(body.project) ?? null, requestInfo(c));
-    if (!found) throw new AuthorizePageError("You are not signed in here.");
-    return found;
-  };
-
-  endpoint(app, "/account/passkeys/options", async (c, body) => {
-    const a = await account(c, body);
-    const settings = passkeySettings(c.var.deps.config.publicUrl);
-    try {
-      const input = { current_password: text(body.current_password) };
-      return c.json(await registrationOptions(c.var.deps.sql, settings, a.actor, input), 200);
-    } catch (err) {
-      if (err instanceof AppError && err.code === "invalid_params") {
-        return problem(c, 400, "Enter your current password to add a passkey.");
-      }
-      throw err;
-    }
-  });
-
-  endpoint(app, "/account/passkeys", async (c, body) => {
-    const a = await account(c, body);
-    await registerPasskey(c.var.deps.sql, passkeySettings(c.var.deps.config.publicUrl), a.actor, body);
-    return c.json(
-      { location: `/account?${new URLSearchParams({ project: a.projectId, done: "passkey" })}` },
-      200,
-    );
-  });
+  endpoint(app, "/authorize/passkey/options", loginPasskeyOptions);
+  endpoint(app, "/authorize/passkey", loginWithPasskey);
+  endpoint(app, "/account/passkeys/options", accountPasskeyOptions);
+  endpoint(app, "/account/passkeys", addPasskey);
 }

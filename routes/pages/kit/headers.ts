@@ -2,6 +2,7 @@
 import type { Context } from "hono";
 import { encodeBase64Url } from "../../../domain/shared/base64.ts";
 import type { AppEnv } from "../../env.ts";
+import type { html } from "hono/html";
 
 /** A fresh nonce for one page's style sheet. */
 /** Security headers of every login and error page; `form-action` must allow the redirect's origin too. */
@@ -26,3 +27,18 @@ export function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: str
 }
 
 export const newNonce = () => encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
+
+/** The statuses a page answers with. */
+export type PageStatus = 200 | 400 | 403 | 429;
+
+/** A page with a fresh nonce and the pages' headers. */
+export function page(
+  c: Context<AppEnv>,
+  render: (nonce: string) => ReturnType<typeof html>,
+  status: PageStatus = 200,
+  redirectUri?: string,
+) {
+  const nonce = newNonce();
+  pageHeaders(c, nonce, redirectUri);
+  return c.html(render(nonce), status);
+}

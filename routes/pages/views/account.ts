@@ -45,30 +45,237 @@ function field(
 
 const when = (iso: string | null) => iso ? new Date(iso).toUTCString().replace(/:\d\d GMT$/, " UTC") : "";
 
-export function accountPage(
-  p: Common & {
-    projectName: string;
-    view: AccountView;
-    currentSession: string;
-    notice?: string;
-    /** Field errors by input id. */
-    errors?: Record<string, string>;
-    values?: Record<string, string>;
-  },
-) {
+type Page = Common & {
+  projectName: string;
+  view: AccountView;
+  currentSession: string;
+  notice?: string;
+  /** Field errors by input id. */
+  errors?: Record<string, string>;
+  values?: Record<string, string>;
+};
+
+/** The current password's field, under the id of its form. */
+const currentPassword = (id: string, e: Record<string, string>) =>
+  field(
+    {
+      id,
+      name: "current_password",
+      label: "Current password",
+      type: "password",
+      autocomplete: "current-password",
+    },
+    e[id],
+  );
+
+/** Profile: the name. */
+function profileSection(p: Page) {
   const e = p.errors ?? {};
   const v = p.view;
-  const current = (id: string) =>
-    field(
-      {
-        id,
-        name: "current_password",
-        label: "Current password",
-        type: "password",
-        autocomplete: "current-password",
-      },
-      e[id],
-    );
+  return html`
+    <section aria-labelledby="profile-title">
+      <h2 id="profile-title">Profile</h2>
+      <form method="post" action="/account/profile">
+        ${hidden(p)}
+        ${field({
+          id: "display_name",
+          name: "display_name",
+          label: "Name",
+          type: "text",
+          autocomplete: "name",
+          value: p.values?.display_name ?? v.displayName,
+        }, e.display_name)}
+        <button type="submit" class="small">Save</button>
+      </form>
+    </section>
+  `;
+}
+
+/** Password: a change, which signs the user out everywhere (users with a password only). */
+function passwordSection(p: Page) {
+  const e = p.errors ?? {};
+  const v = p.view;
+  const current = (id: string) => currentPassword(id, e);
+  return html`
+    ${v.hasPassword
+      ? html`
+        <section aria-labelledby="password-title">
+          <h2 id="password-title">Password</h2>
+          <form method="post" action="/account/password">
+                    ${hidden(p)}
+                    ${current("password-current")}
+                    ${field({
+                      id: "new_password",
+                      name: "password",
+                      label: "New password",
+                      type: "password",
+                      autocomplete: "new-password",
+                    }, e.new_password)}
+                    ${field({
+                      id: "repeat_password",
+                      name: "password_repeat",
+                      label: "New password again",
+                      type: "password",
+                      autocomplete: "new-password",
+                    }, e.repeat_password)}
+                    <p class="hint">At least 8 characters. Changing it signs you out everywhere.</p>
+                    <button type="submit" class="small">Change password</button>
+                  </form>
+        </section>
+      `
+      : ""}
+  `;
+}
+
+/** Two-step verification: an authenticator app and its recovery codes. */
+function factorsSection(p: Page) {
+  const e = p.errors ?? {};
+  const v = p.view;
+  const current = (id: string) => currentPassword(id, e);
+  return html`
+    <section aria-labelledby="mfa-title">
+      <h2 id="mfa-title">Two-step verification</h2>
+      ${v.factors.totp
+        ? html`
+          <p id="totp-status">An authenticator app is set up${v.factors.totp_enrolled_at
+            ? html`
+              (since ${when(v.factors.totp_enrolled_at)})
+            `
+            : ""}.
+            Recovery codes left: <strong id="recovery-left">${v.factors.recovery_codes_left}</strong>.</p>
+          <form method="post" action="/account/recovery-codes">
+            ${hidden(p)} ${current("codes-current")}
+            <button type="submit" class="small secondary">Get new recovery codes</button>
+          </form>
+          <form method="post" action="/account/totp/remove">
+            ${hidden(p)} ${current("remove-current")}
+            <button type="submit" class="small secondary">Remove the authenticator</button>
+          </form>
+        `
+        : html`
+          <p
+            id="totp-status">Not set up. With an authenticator app, signing in asks for its code after your password.</p>
+          <form method="post" action="/account/totp/start">
+            ${hidden(p)} ${v.hasPassword ? current("enrol-current") : ""}
+            <button type="submit" class="small">Set up an authenticator app</button>
+          </form>
+        `}
+    </section>
+  `;
+}
+
+/** Passkeys: the list, and adding one through /passkey.js. */
+function passkeysSection(p: Page) {
+  const e = p.errors ?? {};
+  const v = p.view;
+  const current = (id: string) => currentPassword(id, e);
+  return html`
+    <section aria-labelledby="passkeys-title">
+      <h2 id="passkeys-title">Passkeys</h2>
+      <p>Sign in with your device's screen lock instead of a password; a passkey also serves as the second step.</p>
+      ${v.factors.passkeys.length === 0
+        ? html`<p id="no-passkeys">No passkey yet.</p>`
+        : html`<ul class="plain" id="passkeys">${
+          v.factors.passkeys.map((k, i) =>
+            html`<li><strong>${k.name}</strong>
+                <span class="muted">· ${k.synced ? "synced" : "this device only"} · added ${
+              when(k.created_at)
+            }${
+              k.last_used_at
+                ? html`
+                  · last used ${when(k.last_used_at)}
+                `
+                : ""
+            }</span>
+                <form method="post" action="/account/passkeys/remove">
+                  ${hidden(p)}<input type="hidden" name="passkey_id" value="${k.id}">
+                  ${v.hasPassword ? current(`passkey-current-${i}`) : ""}
+                  <button type="submit" class="small secondary">Remove</button>
+                </form></li>`
+          )
+        }</ul>`}
+      ${e.passkeys ? html`<p class="field-error" role="alert">${e.passkeys}</p>` : ""}
+      <label for="passkey-name">Name of a new passkey</label>
+      <input id="passkey-name" name="passkey_name" type="text" maxlength="50" autocomplete="off"
+        placeholder="My phone">
+      ${v.hasPassword
+        ? html`
+          <label for="passkey-password">Current password</label>
+          <input id="passkey-password" type="password" autocomplete="current-password" maxlength="1024">
+        `
+        : ""}
+      ${passkeyBlock({
+        label: "Add a passkey",
+        options: "/account/passkeys/options",
+        verify: "/account/passkeys",
+        csrf: p.csrf,
+        project: p.projectId,
+        register: true,
+      })}
+    </section>
+  `;
+}
+
+/** Where the user is signed in: each session, and signing out everywhere. */
+function sessionsSection(p: Page) {
+  const v = p.view;
+  return html`
+    <section aria-labelledby="sessions-title">
+      <h2 id="sessions-title">Where you are signed in</h2>
+      <ul class="plain" id="sessions">
+        ${v.sessions.map((s) =>
+          html`
+            <li>
+              <strong>${s.user_agent ?? "Unknown browser"}</strong>
+              <span class="muted">· ${s.ip ?? "unknown address"} · since ${when(
+                s.created_at,
+              )} · last used ${when(s.last_used_at)}</span>
+              <form method="post" action="/account/sessions/end">
+                            ${hidden(p)}<input type="hidden" name="session_id" value="${s.id}">
+                            <button type="submit" class="small secondary" aria-label="Sign out of the session started ${when(
+                              s.created_at,
+                            )}">Sign out</button>
+                          </form>
+            </li>
+          `
+        )}
+      </ul>
+      ${v.sessions.length === 0 ? html`<p>No application sessions.</p>` : ""}
+      <form method="post" action="/account/sessions/end-all">
+        ${hidden(p)}
+        <button type="submit" class="small secondary">Sign out everywhere</button>
+      </form>
+    </section>
+  `;
+}
+
+/** Identities linked at upstream providers. */
+function identitiesSection(p: Page) {
+  const e = p.errors ?? {};
+  const v = p.view;
+  return html`
+    <section aria-labelledby="identities-title">
+      <h2 id="identities-title">Linked identities</h2>
+      ${v.identities.length === 0
+        ? html`<p>None.</p>`
+        : html`<ul class="plain" id="identities">${
+          v.identities.map((i) =>
+            html`<li><strong>${i.provider_display_name}</strong> <span class="muted">${
+              i.email ?? i.subject
+            }</span>
+                <form method="post" action="/account/identities/unlink">
+                  ${hidden(p)}<input type="hidden" name="provider_id" value="${i.provider_id}">
+                  <button type="submit" class="small secondary">Unlink</button>
+                </form></li>`
+          )
+        }</ul>`}
+      ${e.identities ? html`<p class="field-error" role="alert">${e.identities}</p>` : ""}
+    </section>
+  `;
+}
+
+export function accountPage(p: Page) {
+  const v = p.view;
   return layout(
     { nonce: p.nonce, title: "Your account", wide: true, extraStyle: STYLE },
     html`
@@ -85,167 +292,8 @@ export function accountPage(
         : ""}
       ${p.notice ? html`<p class="notice" role="status" id="notice">${p.notice}</p>` : ""}
 
-      <section aria-labelledby="profile-title">
-        <h2 id="profile-title">Profile</h2>
-        <form method="post" action="/account/profile">
-          ${hidden(p)}
-          ${field({
-            id: "display_name",
-            name: "display_name",
-            label: "Name",
-            type: "text",
-            autocomplete: "name",
-            value: p.values?.display_name ?? v.displayName,
-          }, e.display_name)}
-          <button type="submit" class="small">Save</button>
-        </form>
-      </section>
-
-      ${v.hasPassword
-        ? html`
-          <section aria-labelledby="password-title">
-            <h2 id="password-title">Password</h2>
-            <form method="post" action="/account/password">
-                      ${hidden(p)}
-                      ${current("password-current")}
-                      ${field({
-                        id: "new_password",
-                        name: "password",
-                        label: "New password",
-                        type: "password",
-                        autocomplete: "new-password",
-                      }, e.new_password)}
-                      ${field({
-                        id: "repeat_password",
-                        name: "password_repeat",
-                        label: "New password again",
-                        type: "password",
-                        autocomplete: "new-password",
-                      }, e.repeat_password)}
-                      <p class="hint">At least 8 characters. Changing it signs you out everywhere.</p>
-                      <button type="submit" class="small">Change password</button>
-                    </form>
-          </section>
-        `
-        : ""}
-
-      <section aria-labelledby="mfa-title">
-        <h2 id="mfa-title">Two-step verification</h2>
-        ${v.factors.totp
-          ? html`
-            <p id="totp-status">An authenticator app is set up${v.factors.totp_enrolled_at
-              ? html`
-                (since ${when(v.factors.totp_enrolled_at)})
-              `
-              : ""}.
-              Recovery codes left: <strong id="recovery-left">${v.factors.recovery_codes_left}</strong>.</p>
-            <form method="post" action="/account/recovery-codes">
-              ${hidden(p)} ${current("codes-current")}
-              <button type="submit" class="small secondary">Get new recovery codes</button>
-            </form>
-            <form method="post" action="/account/totp/remove">
-              ${hidden(p)} ${current("remove-current")}
-              <button type="submit" class="small secondary">Remove the authenticator</button>
-            </form>
-          `
-          : html`
-            <p
-              id="totp-status">Not set up. With an authenticator app, signing in asks for its code after your password.</p>
-            <form method="post" action="/account/totp/start">
-              ${hidden(p)} ${v.hasPassword ? current("enrol-current") : ""}
-              <button type="submit" class="small">Set up an authenticator app</button>
-            </form>
-          `}
-      </section>
-
-      <section aria-labelledby="passkeys-title">
-        <h2 id="passkeys-title">Passkeys</h2>
-        <p>Sign in with your device's screen lock instead of a password; a passkey also serves as the second step.</p>
-        ${v.factors.passkeys.length === 0
-          ? html`<p id="no-passkeys">No passkey yet.</p>`
-          : html`<ul class="plain" id="passkeys">${
-            v.factors.passkeys.map((k, i) =>
-              html`<li><strong>${k.name}</strong>
-                <span class="muted">· ${k.synced ? "synced" : "this device only"} · added ${
-                when(k.created_at)
-              }${
-                k.last_used_at
-                  ? html`
-                    · last used ${when(k.last_used_at)}
-                  `
-                  : ""
-              }</span>
-                <form method="post" action="/account/passkeys/remove">
-                  ${hidden(p)}<input type="hidden" name="passkey_id" value="${k.id}">
-                  ${v.hasPassword ? current(`passkey-current-${i}`) : ""}
-                  <button type="submit" class="small secondary">Remove</button>
-                </form></li>`
-            )
-          }</ul>`}
-        ${e.passkeys ? html`<p class="field-error" role="alert">${e.passkeys}</p>` : ""}
-        <label for="passkey-name">Name of a new passkey</label>
-        <input id="passkey-name" name="passkey_name" type="text" maxlength="50" autocomplete="off"
-          placeholder="My phone">
-        ${v.hasPassword
-          ? html`
-            <label for="passkey-password">Current password</label>
-            <input id="passkey-password" type="password" autocomplete="current-password" maxlength="1024">
-          `
-          : ""}
-        ${passkeyBlock({
-          label: "Add a passkey",
-          options: "/account/passkeys/options",
-          verify: "/account/passkeys",
-          csrf: p.csrf,
-          project: p.projectId,
-          register: true,
-        })}
-      </section>
-
-      <section aria-labelledby="sessions-title">
-        <h2 id="sessions-title">Where you are signed in</h2>
-        <ul class="plain" id="sessions">
-          ${v.sessions.map((s) =>
-            html`
-              <li>
-                <strong>${s.user_agent ?? "Unknown browser"}</strong>
-                <span class="muted">· ${s.ip ?? "unknown address"} · since ${when(
-                  s.created_at,
-                )} · last used ${when(s.last_used_at)}</span>
-                <form method="post" action="/account/sessions/end">
-                              ${hidden(p)}<input type="hidden" name="session_id" value="${s.id}">
-                              <button type="submit" class="small secondary" aria-label="Sign out of the session started ${when(
-                                s.created_at,
-                              )}">Sign out</button>
-                            </form>
-              </li>
-            `
-          )}
-        </ul>
-        ${v.sessions.length === 0 ? html`<p>No application sessions.</p>` : ""}
-        <form method="post" action="/account/sessions/end-all">
-          ${hidden(p)}
-          <button type="submit" class="small secondary">Sign out everywhere</button>
-        </form>
-      </section>
-
-      <section aria-labelledby="identities-title">
-        <h2 id="identities-title">Linked identities</h2>
-        ${v.identities.length === 0
-          ? html`<p>None.</p>`
-          : html`<ul class="plain" id="identities">${
-            v.identities.map((i) =>
-              html`<li><strong>${i.provider_display_name}</strong> <span class="muted">${
-                i.email ?? i.subject
-              }</span>
-                <form method="post" action="/account/identities/unlink">
-                  ${hidden(p)}<input type="hidden" name="provider_id" value="${i.provider_id}">
-                  <button type="submit" class="small secondary">Unlink</button>
-                </form></li>`
-            )
-          }</ul>`}
-        ${e.identities ? html`<p class="field-error" role="alert">${e.identities}</p>` : ""}
-      </section>
+      ${profileSection(p)} ${passwordSection(p)} ${factorsSection(p)} ${passkeysSection(p)}
+      ${sessionsSection(p)} ${identitiesSection(p)}
     `,
   );
 }
