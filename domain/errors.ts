@@ -1,5 +1,8 @@
-/** The closed list of error codes, each with its HTTP status and the message the client sees. */
-import type { ErrorCode as ContractCode, OAuthEndpointCode, OAuthErrorCode } from "../openapi/fields.ts";
+/**
+ * The closed list of error codes, each with its HTTP status and the message the client sees. This is the one
+ * list: openapi/fields.ts publishes its keys as the `ErrorCode` enum, from which the SDK types its errors.
+ */
+import type { OAuthEndpointCode, OAuthErrorCode } from "../openapi/fields.ts";
 
 export const ERRORS = {
   invalid_params: { status: 400, message: "invalid or missing parameters, headers or body" },
@@ -81,7 +84,7 @@ export const ERRORS = {
   },
   too_many_requests: { status: 429, message: "too many requests; retry later" },
   system_error: { status: 500, message: "unexpected error" },
-} as const satisfies Record<ContractCode, { status: number; message: string }>;
+} as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
 /** Statuses the codes answer with; 413 (`invalid_params`, body too large) and 503 (`system_error`, database

@@ -4,70 +4,22 @@
  * schema; routes validate with it and publish it, the domain and the queries take their types from it.
  */
 import { z } from "@hono/zod-openapi";
+import { ERRORS } from "../domain/errors.ts";
 
 /**
- * Every code an error can carry. domain/errors.ts gives each its status and message, and the compiler holds
- * the two lists equal; the SDK types its errors' `error` with this list.
+ * Every code an error can carry: the keys of domain/errors.ts's ERRORS, the one list, which gives each its
+ * status and message. Published as the `ErrorCode` component, from which the SDK types its errors.
  */
-export const ERROR_CODES = [
-  "invalid_params",
-  "invalid_client",
-  "client_not_active",
-  "project_not_active",
-  "invalid_authorization_code",
-  "different_authorize_redirect_uri",
-  "auth_code_already_used",
-  "auth_code_expired",
-  "invalid_code_verifier",
-  "invalid_refresh_token",
-  "refresh_token_expired",
-  "refresh_token_already_used",
-  "invalid_client_credentials",
-  "invalid_authorization_token",
-  "insufficient_permission",
-  "default_resource_immutable",
-  "not_found",
-  "project_not_found",
-  "resource_not_found",
-  "role_not_found",
-  "user_not_found",
-  "client_not_found",
-  "some_permissions_not_found",
-  "signing_key_not_found",
-  "webhook_not_found",
-  "webhook_delivery_not_found",
-  "session_not_found",
-  "identity_provider_not_found",
-  "identity_not_found",
-  "object_not_found",
-  "grant_not_found",
-  "resource_code_already_used",
-  "role_code_already_used",
-  "user_external_id_already_used",
-  "user_email_already_used",
-  "key_rotation_too_soon",
-  "only_signing_key",
-  "role_in_use",
-  "object_already_exists",
-  "object_has_children",
-  "client_not_deletable",
-  "identity_already_linked",
-  "last_sign_in_method",
-  "second_factor_not_found",
-  "totp_enrolment_not_found",
-  "totp_already_enrolled",
-  "second_factor_required",
-  "too_many_requests",
-  "system_error",
-] as const;
-export type ErrorCode = (typeof ERROR_CODES)[number];
+export type ErrorCode = keyof typeof ERRORS;
+export const ERROR_CODES = Object.keys(ERRORS) as [ErrorCode, ...ErrorCode[]];
+
+export const ErrorCodeSchema = z.enum(ERROR_CODES).openapi("ErrorCode", {
+  description: "A stable code from the error table; switch on it. Each operation lists the codes it answers.",
+  example: "invalid_params",
+});
 
 export const ErrorSchema = z.object({
-  error: z.enum(ERROR_CODES).openapi({
-    description:
-      "A stable code from the error table; switch on it. Each operation lists the codes it answers.",
-    example: "invalid_params",
-  }),
+  error: ErrorCodeSchema,
   error_description: z.string().openapi({
     description: "A human-readable message.",
     example: "invalid or missing parameters, headers or body",
@@ -96,6 +48,11 @@ export const OAUTH_ERROR_CODES = [
   "temporarily_unavailable",
 ] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
+export const OAuthErrorCodeSchema = z.enum(OAUTH_ERROR_CODES).openapi("OAuthErrorCode", {
+  description:
+    "The RFC 6749 §5.2 code, which OAuth libraries act on (`invalid_grant`: sign the user in again).",
+  example: "invalid_grant",
+});
 
 /** The specification's codes those three endpoints answer, in their `error_code`. */
 export const OAUTH_ENDPOINT_CODES = [
@@ -118,11 +75,7 @@ export const OAUTH_ENDPOINT_CODES = [
 export type OAuthEndpointCode = (typeof OAUTH_ENDPOINT_CODES)[number];
 
 export const OAuthErrorSchema = z.object({
-  error: z.enum(OAUTH_ERROR_CODES).openapi({
-    description:
-      "The RFC 6749 §5.2 code, which OAuth libraries act on (`invalid_grant`: sign the user in again).",
-    example: "invalid_grant",
-  }),
+  error: OAuthErrorCodeSchema,
   error_code: z.enum(OAUTH_ENDPOINT_CODES).openapi({
     description:
       "The service's own code, finer than `error`; switch on it. Each operation lists the pairs it answers.",
