@@ -91,6 +91,10 @@ export type EvaluationItem = z.infer<typeof EvaluationItem>;
 
 export const SEMANTICS = ["execute_all", "deny_on_first_deny", "permit_on_first_permit"] as const;
 export type Semantic = (typeof SEMANTICS)[number];
+const SemanticSchema = z.enum(SEMANTICS).openapi("EvaluationsSemantic", {
+  description: "`execute_all` (default): every answer. `deny_on_first_deny`: the answers up to and " +
+    "including the first deny. `permit_on_first_permit`: up to and including the first permit.",
+});
 
 export const EvaluationsRequest = z.object({
   subject: PartialSubject.optional(),
@@ -104,10 +108,7 @@ export const EvaluationsRequest = z.object({
         "one evaluation (its top-level `subject`, `action` and `resource` are then required).",
     }),
   options: z.object({
-    evaluations_semantic: z.enum(SEMANTICS).optional().openapi({
-      description: "`execute_all` (default): every answer. `deny_on_first_deny`: the answers up to and " +
-        "including the first deny. `permit_on_first_permit`: up to and including the first permit.",
-    }),
+    evaluations_semantic: SemanticSchema.optional(),
   }).optional(),
 }).openapi("AccessEvaluationsRequest");
 export type EvaluationsRequest = z.infer<typeof EvaluationsRequest>;
@@ -125,9 +126,12 @@ export const REASON_CODES = [
   "unknown_action",
   "invalid_request",
 ] as const;
+const ReasonCode = z.enum(REASON_CODES).openapi("AuthzenReasonCode", {
+  description: "What decided it; a stable code (docs/authzen.md).",
+});
 
 const Reason = z.object({
-  code: z.enum(REASON_CODES).openapi({ description: "What decided it; a stable code (docs/authzen.md)." }),
+  code: ReasonCode,
   role_id: z.string().optional().openapi({
     description: "`role_permission`: the user's role that holds the permission; `no_permission`: the " +
       "user's role, which does not (absent when the user has none)",

@@ -6,8 +6,9 @@
 import { z } from "@hono/zod-openapi";
 
 /**
- * Every code an error can carry. domain/shared/errors.ts gives each its status and message, and the compiler holds
- * the two lists equal; the SDK types its errors' `error` with this list.
+ * Every code an error can carry: the contract's one list. domain/shared/errors.ts gives each its message (the
+ * compiler holds its table to this list); published as the `ErrorCode` component, from which the SDK types its
+ * errors.
  */
 export const ERROR_CODES = [
   "invalid_params",
@@ -62,12 +63,13 @@ export const ERROR_CODES = [
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+export const ErrorCodeSchema = z.enum(ERROR_CODES).openapi("ErrorCode", {
+  description: "A stable code from the error table; switch on it. Each operation lists the codes it answers.",
+  example: "invalid_params",
+});
+
 export const ErrorSchema = z.object({
-  error: z.enum(ERROR_CODES).openapi({
-    description:
-      "A stable code from the error table; switch on it. Each operation lists the codes it answers.",
-    example: "invalid_params",
-  }),
+  error: ErrorCodeSchema,
   error_description: z.string().openapi({
     description: "A human-readable message.",
     example: "invalid or missing parameters, headers or body",
@@ -96,6 +98,11 @@ export const OAUTH_ERROR_CODES = [
   "temporarily_unavailable",
 ] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
+export const OAuthErrorCodeSchema = z.enum(OAUTH_ERROR_CODES).openapi("OAuthErrorCode", {
+  description:
+    "The RFC 6749 §5.2 code, which OAuth libraries act on (`invalid_grant`: sign the user in again).",
+  example: "invalid_grant",
+});
 
 /** The specification's codes those three endpoints answer, in their `error_code`. */
 export const OAUTH_ENDPOINT_CODES = [
@@ -118,11 +125,7 @@ export const OAUTH_ENDPOINT_CODES = [
 export type OAuthEndpointCode = (typeof OAUTH_ENDPOINT_CODES)[number];
 
 export const OAuthErrorSchema = z.object({
-  error: z.enum(OAUTH_ERROR_CODES).openapi({
-    description:
-      "The RFC 6749 §5.2 code, which OAuth libraries act on (`invalid_grant`: sign the user in again).",
-    example: "invalid_grant",
-  }),
+  error: OAuthErrorCodeSchema,
   error_code: z.enum(OAUTH_ENDPOINT_CODES).openapi({
     description:
       "The service's own code, finer than `error`; switch on it. Each operation lists the pairs it answers.",

@@ -268,7 +268,8 @@ test("the OpenAPI document gives the three form endpoints the OAuthError schema,
   const doc = await (await http("/openapi.json")).json();
   const schema = doc.components.schemas.OAuthError;
   assert.deepEqual(schema.required.sort(), ["error", "error_code", "error_description"]);
-  assert.deepEqual(schema.properties.error.enum, [
+  assert.equal(schema.properties.error.$ref, "#/components/schemas/OAuthErrorCode");
+  assert.deepEqual(doc.components.schemas.OAuthErrorCode.enum, [
     "invalid_request",
     "invalid_client",
     "invalid_grant",

@@ -1,4 +1,5 @@
 /** Console pages of projects: the operators' list (search, create with the admin client's secret shown once), a project's overview with its settings. */
+import type { AdminPermission } from "../../domain/authz/defaults.ts";
 import type { Project } from "../../openapi/projects.ts";
 import { SYSTEM_PROJECT_ID } from "../../openapi/projects.ts";
 import type { App } from "../env.ts";
@@ -21,8 +22,14 @@ import {
 } from "./layout.tsx";
 import { ApiRefusal, type Console, html, type Me, signedIn } from "./session.ts";
 
-/** What a project page knows: the project, whether the user is an operator, and what the user may do there. */
-export type Scope = { project: Project; operator: boolean; can: (permission: string) => boolean };
+/**
+ * What a project page knows: the project, whether the user is an operator, and what the user may do there. A
+ * permission is a default resource's (domain/authz/defaults.ts), so a misspelt one does not compile.
+ */
+export type Scope = { project: Project; operator: boolean; can: (permission: AdminPermission) => boolean };
+
+/** Whether the signed-in user's role holds a default resource's permission. */
+const holds = (me: Me, permission: AdminPermission) => me.permissions.includes(permission);
 
 export async function scopeOf(k: Console, projectId: string): Promise<Scope> {
   const me = await k.me();
@@ -42,10 +49,10 @@ export async function scopeOf(k: Console, projectId: string): Promise<Scope> {
     created_at: "",
     updated_at: "",
   };
-  const operator = k.session.projectId === SYSTEM_PROJECT_ID && me.permissions.includes("projects:create");
+  const operator = k.session.projectId === SYSTEM_PROJECT_ID && holds(me, "projects:create");
   const own = k.session.projectId === projectId;
   // In their own project a user sees what their role allows; operators act on every project (the API decides).
-  const can = (permission: string) => own ? me.permissions.includes(permission) : operator;
+  const can = (permission: AdminPermission) => own ? holds(me, permission) : operator;
   return { project, operator, can };
 }
 
@@ -137,7 +144,7 @@ export function registerProjectPages(app: App) {
     signedIn(app, async (k) => {
       try {
         const me = await k.me();
-        const target = k.session.projectId === SYSTEM_PROJECT_ID && me.permissions.includes("projects:read")
+        const target = k.session.projectId === SYSTEM_PROJECT_ID && holds(me, "projects:read")
           ? "/console/projects"
           : projectPath(k.session.projectId);
         return k.c.redirect(target, 303);
@@ -164,9 +171,7 @@ export function registerProjectPages(app: App) {
         <Layout nonce={nonce} title="Projects" k={k} operator tab="projects">
           <h1>Projects</h1>
           <Alert notice={notice} />
-          {me.permissions.includes("projects:create") && (
-            <a class="button" href="/console/projects/new">Create project</a>
-          )}
+          {holds(me, "projects:create") && <a class="button" href="/console/projects/new">Create project</a>}
           <SearchBox query={q} label="Search projects by name" />
           <div class="table-wrap">
             <table>

@@ -4,105 +4,42 @@
  * `access:search` for subject and resource search); every failed call rejects with an ApiError.
  */
 import { ApiError } from "./errors.ts";
+import type { Api } from "./generated/models.ts";
+import type { Wire } from "./wire.ts";
+
+// Every shape below is the generated model's (sdk/src/generated/models.ts, from the OpenAPI document).
 
 /** A user (`type: "user"`, its id or external id) or a machine client (`type: "client"`, its id). */
-export type AccessSubject = {
-  type: string;
-  id: string;
-  properties?: Record<string, unknown>;
-};
+export type AccessSubject = Wire<Api.AuthzenSubject>;
 /** `type` is a resource code; `id` one object of it. */
-export type AccessResource = {
-  type: string;
-  id: string;
-  properties?: Record<string, unknown>;
-};
+export type AccessResource = Wire<Api.AuthzenResource>;
 /** `name` is a permission code of the resource. */
-export type AccessAction = {
-  name: string;
-  properties?: Record<string, unknown>;
-};
-export type AccessContext = Record<string, unknown>;
+export type AccessAction = Wire<Api.AuthzenAction>;
+export type AccessContext = NonNullable<AccessRequest["context"]>;
 
-export type AccessRequest = {
-  subject: AccessSubject;
-  action: AccessAction;
-  resource: AccessResource;
-  context?: AccessContext;
-};
+export type AccessRequest = Wire<Api.AccessEvaluationRequest>;
 
 /** The stable codes of `context.reason_admin.code`. */
-export type AccessReasonCode =
-  | "role_permission"
-  | "client_permission"
-  | "object_grant"
-  | "grant_expired"
-  | "no_permission"
-  | "subject_inactive"
-  | "project_inactive"
-  | "unknown_subject"
-  | "unknown_resource_type"
-  | "unknown_action"
-  | "invalid_request";
+export type AccessReasonCode = `${Api.AuthzenReasonCode}`;
 
-export type AccessReason = {
-  code: AccessReasonCode;
-  role_id?: string;
-  client_id?: string;
-  /** `object_grant`: the grant that allows it; `grant_expired`: an expired one that would have. */
-  grant_id?: string;
-  /** With `grant_id`: the object the grant is on (the one asked about, or an ancestor). */
-  object_id?: string;
-  missing?: string[];
-};
-export type AccessDecision = {
-  decision: boolean;
-  context?: { reason_admin: AccessReason };
-};
+export type AccessReason = Wire<Api.AuthzenReason>;
+export type AccessDecision = Wire<Api.AccessDecision>;
 
-export type EvaluationsSemantic =
-  | "execute_all"
-  | "deny_on_first_deny"
-  | "permit_on_first_permit";
+export type EvaluationsSemantic = `${Api.EvaluationsSemantic}`;
 
 /** Up to 1000 evaluations; the top-level entities are defaults for the items that omit them. */
-export type AccessManyRequest = {
-  subject?: AccessSubject;
-  action?: AccessAction;
-  resource?: AccessResource;
-  context?: AccessContext;
-  evaluations: Partial<AccessRequest>[];
-  options?: { evaluations_semantic?: EvaluationsSemantic };
-};
+export type AccessManyRequest =
+  & Wire<Api.AccessEvaluationsRequest>
+  & Required<Pick<Wire<Api.AccessEvaluationsRequest>, "evaluations">>;
 
-export type SearchPageRequest = { token?: string; limit?: number };
-export type SearchPage = { next_token: string; count: number; total: number };
-export type EntityPage = {
-  page: SearchPage;
-  results: { type: string; id: string }[];
-};
-export type ActionPage = { page: SearchPage; results: { name: string }[] };
+export type SearchPageRequest = Wire<Api.AuthzenPageRequest>;
+export type SearchPage = Wire<Api.AuthzenPage>;
+export type EntityPage = Wire<Api.EntitySearchResponse>;
+export type ActionPage = Wire<Api.ActionSearchResponse>;
 
-export type SubjectSearch = {
-  subject: { type: string };
-  action: AccessAction;
-  resource: AccessResource;
-  context?: AccessContext;
-  page?: SearchPageRequest;
-};
-export type ResourceSearch = {
-  subject: AccessSubject;
-  action: AccessAction;
-  resource: { type: string };
-  context?: AccessContext;
-  page?: SearchPageRequest;
-};
-export type ActionSearch = {
-  subject: AccessSubject;
-  resource: AccessResource;
-  context?: AccessContext;
-  page?: SearchPageRequest;
-};
+export type SubjectSearch = Wire<Api.SubjectSearchRequest>;
+export type ResourceSearch = Wire<Api.ResourceSearchRequest>;
+export type ActionSearch = Wire<Api.ActionSearchRequest>;
 
 export type AccessClient = {
   /** One decision. */

@@ -2,23 +2,17 @@
 import type { Api } from "./generated/models.ts";
 
 /** Every error code the service documents (the `error` field of its error body; `error_code` at the OAuth endpoints). */
-export type ApiErrorCode = `${Api.Error.ErrorEnum}`;
+export type ApiErrorCode = `${Api.ErrorCode}`;
 
 /**
  * The RFC 6749 §5.2 codes the token, revocation and introspection endpoints answer in `error` (with RFC 6749
  * §4.1.2.1's `server_error` and `temporarily_unavailable` for a failure of the service); the service's own code
  * is then in `error_code`.
  */
-export type OAuthErrorCode =
-  | "invalid_request"
-  | "invalid_client"
-  | "invalid_grant"
-  | "unsupported_grant_type"
-  | "server_error"
-  | "temporarily_unavailable";
+export type OAuthErrorCode = `${Api.OAuthErrorCode}`;
 
 /** One offending field of an `invalid_params` error. */
-export type ApiErrorDetail = { field: string; issue: string };
+export type ApiErrorDetail = Api.Error.Detail;
 
 /** An error body as the service sends it. */
 export type ApiErrorBody = {

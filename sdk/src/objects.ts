@@ -5,19 +5,20 @@
  */
 import { ApiError } from "./errors.ts";
 import type { Api } from "./generated/models.ts";
+import type { Wire } from "./wire.ts";
 
 export type ObjectRecord = Api.Object;
 export type Grant = Api.Grant;
-export type Pagination = { page_num: number; page_size: number; total: number };
+export type Pagination = Wire<Api.Pagination>;
 export type Page<T> = { data: T[]; pagination: Pagination };
 
-export type NewObject = { id: string; name?: string | null; parent_id?: string | null };
-export type ObjectChange = { name?: string | null; parent_id?: string | null };
+export type NewObject = Wire<Api.CreateObjectRequest>;
+export type ObjectChange = Wire<Api.UpdateObjectRequest>;
 export type ObjectQuery = {
   page_num?: number;
   page_size?: number;
-  sort_by?: "id" | "name" | "created_at" | "updated_at";
-  sort_dir?: "asc" | "desc";
+  sort_by?: `${Api.ListObjectsSortByEnum}`;
+  sort_dir?: `${Api.ListObjectsSortDirEnum}`;
   search?: string;
   /** Only the children of this object. */
   parent_id?: string;
@@ -25,20 +26,16 @@ export type ObjectQuery = {
   top_level?: boolean;
 };
 
-export type NewGrant = {
-  subject: { type: "user" | "client"; id: string };
-  role_id: string;
-  /** `type` is the resource's code, `id` the object's. */
-  object: { type: string; id: string };
+export type NewGrant = Omit<Wire<Api.CreateGrantRequest>, "expires_at"> & {
   /** RFC 3339, in the future; omitted: never expires. */
   expires_at?: string | Date | null;
 };
 export type GrantQuery = {
   page_num?: number;
   page_size?: number;
-  sort_by?: "created_at" | "expires_at";
-  sort_dir?: "asc" | "desc";
-  subject_type?: "user" | "client";
+  sort_by?: `${Api.ListGrantsSortByEnum}`;
+  sort_dir?: `${Api.ListGrantsSortDirEnum}`;
+  subject_type?: `${Api.ListGrantsSubjectTypeEnum}`;
   subject_id?: string;
   role_id?: string;
   object_type?: string;

@@ -206,26 +206,10 @@ export namespace Api {
 		export interface Options {
 			/**
 			 * @description <p><code>execute_all</code> (default): every answer. <code>deny_on_first_deny</code>: the answers up to and including the first deny. <code>permit_on_first_permit</code>: up to and including the first permit.</p>
-			 * @type {Api.AccessEvaluationsRequest.Options.EvaluationsSemanticEnum}
+			 * @type {Api.EvaluationsSemantic}
 			 * @memberof Options
 			 */
-			'evaluations_semantic'?: Api.AccessEvaluationsRequest.Options.EvaluationsSemanticEnum;
-		}
-
-		/**
-		 * @export
-		 * @namespace Options
-		 */
-		export namespace Options {
-			/**
-			 * <p><code>execute_all</code> (default): every answer. <code>deny_on_first_deny</code>: the answers up to and including the first deny. <code>permit_on_first_permit</code>: up to and including the first permit.</p>
-			 */
-			export enum EvaluationsSemanticEnum {
-				ExecuteAll = 'execute_all',
-				DenyOnFirstDeny = 'deny_on_first_deny',
-				PermitOnFirstPermit = 'permit_on_first_permit'
-			}
-
+			'evaluations_semantic'?: Api.EvaluationsSemantic;
 		}
 
 	}
@@ -579,10 +563,10 @@ export namespace Api {
 	export interface AuthzenReason {
 		/**
 		 * @description <p>What decided it; a stable code (docs/authzen.md).</p>
-		 * @type {Api.AuthzenReason.CodeEnum}
+		 * @type {Api.AuthzenReasonCode}
 		 * @memberof AuthzenReason
 		 */
-		code: Api.AuthzenReason.CodeEnum;
+		code: Api.AuthzenReasonCode;
 		/**
 		 * @description <p><code>role_permission</code>: the user&#39;s role that holds the permission; <code>no_permission</code>: the user&#39;s role, which does not (absent when the user has none)</p>
 		 * @type {string}
@@ -616,27 +600,20 @@ export namespace Api {
 	}
 
 	/**
-	 * @export
-	 * @namespace AuthzenReason
+	 * <p>What decided it; a stable code (docs/authzen.md).</p>
 	 */
-	export namespace AuthzenReason {
-		/**
-		 * <p>What decided it; a stable code (docs/authzen.md).</p>
-		 */
-		export enum CodeEnum {
-			RolePermission = 'role_permission',
-			ClientPermission = 'client_permission',
-			ObjectGrant = 'object_grant',
-			GrantExpired = 'grant_expired',
-			NoPermission = 'no_permission',
-			SubjectInactive = 'subject_inactive',
-			ProjectInactive = 'project_inactive',
-			UnknownSubject = 'unknown_subject',
-			UnknownResourceType = 'unknown_resource_type',
-			UnknownAction = 'unknown_action',
-			InvalidRequest = 'invalid_request'
-		}
-
+	export enum AuthzenReasonCode {
+		RolePermission = 'role_permission',
+		ClientPermission = 'client_permission',
+		ObjectGrant = 'object_grant',
+		GrantExpired = 'grant_expired',
+		NoPermission = 'no_permission',
+		SubjectInactive = 'subject_inactive',
+		ProjectInactive = 'project_inactive',
+		UnknownSubject = 'unknown_subject',
+		UnknownResourceType = 'unknown_resource_type',
+		UnknownAction = 'unknown_action',
+		InvalidRequest = 'invalid_request'
 	}
 
 	export interface AuthzenResource {
@@ -1165,10 +1142,10 @@ export namespace Api {
 	export interface Error {
 		/**
 		 * @description <p>A stable code from the error table; switch on it. Each operation lists the codes it answers.</p>
-		 * @type {Api.Error.ErrorEnum}
+		 * @type {Api.ErrorCode}
 		 * @memberof Error
 		 */
-		error: Api.Error.ErrorEnum;
+		error: Api.ErrorCode;
 		/**
 		 * @description <p>A human-readable message.</p>
 		 * @type {string}
@@ -1188,66 +1165,75 @@ export namespace Api {
 	 * @namespace Error
 	 */
 	export namespace Error {
-		/**
-		 * <p>A stable code from the error table; switch on it. Each operation lists the codes it answers.</p>
-		 */
-		export enum ErrorEnum {
-			InvalidParams = 'invalid_params',
-			InvalidClient = 'invalid_client',
-			ClientNotActive = 'client_not_active',
-			ProjectNotActive = 'project_not_active',
-			InvalidAuthorizationCode = 'invalid_authorization_code',
-			DifferentAuthorizeRedirectUri = 'different_authorize_redirect_uri',
-			AuthCodeAlreadyUsed = 'auth_code_already_used',
-			AuthCodeExpired = 'auth_code_expired',
-			InvalidCodeVerifier = 'invalid_code_verifier',
-			InvalidRefreshToken = 'invalid_refresh_token',
-			RefreshTokenExpired = 'refresh_token_expired',
-			RefreshTokenAlreadyUsed = 'refresh_token_already_used',
-			InvalidClientCredentials = 'invalid_client_credentials',
-			InvalidAuthorizationToken = 'invalid_authorization_token',
-			InsufficientPermission = 'insufficient_permission',
-			DefaultResourceImmutable = 'default_resource_immutable',
-			NotFound = 'not_found',
-			ProjectNotFound = 'project_not_found',
-			ResourceNotFound = 'resource_not_found',
-			RoleNotFound = 'role_not_found',
-			UserNotFound = 'user_not_found',
-			ClientNotFound = 'client_not_found',
-			SomePermissionsNotFound = 'some_permissions_not_found',
-			SigningKeyNotFound = 'signing_key_not_found',
-			WebhookNotFound = 'webhook_not_found',
-			WebhookDeliveryNotFound = 'webhook_delivery_not_found',
-			SessionNotFound = 'session_not_found',
-			IdentityProviderNotFound = 'identity_provider_not_found',
-			IdentityNotFound = 'identity_not_found',
-			ObjectNotFound = 'object_not_found',
-			GrantNotFound = 'grant_not_found',
-			ResourceCodeAlreadyUsed = 'resource_code_already_used',
-			RoleCodeAlreadyUsed = 'role_code_already_used',
-			UserExternalIdAlreadyUsed = 'user_external_id_already_used',
-			UserEmailAlreadyUsed = 'user_email_already_used',
-			KeyRotationTooSoon = 'key_rotation_too_soon',
-			OnlySigningKey = 'only_signing_key',
-			RoleInUse = 'role_in_use',
-			ObjectAlreadyExists = 'object_already_exists',
-			ObjectHasChildren = 'object_has_children',
-			ClientNotDeletable = 'client_not_deletable',
-			IdentityAlreadyLinked = 'identity_already_linked',
-			LastSignInMethod = 'last_sign_in_method',
-			SecondFactorNotFound = 'second_factor_not_found',
-			TotpEnrolmentNotFound = 'totp_enrolment_not_found',
-			TotpAlreadyEnrolled = 'totp_already_enrolled',
-			SecondFactorRequired = 'second_factor_required',
-			TooManyRequests = 'too_many_requests',
-			SystemError = 'system_error'
-		}
-
 		export interface Detail {
 			field: string;
 			issue: string;
 		}
 
+	}
+
+	/**
+	 * <p>A stable code from the error table; switch on it. Each operation lists the codes it answers.</p>
+	 */
+	export enum ErrorCode {
+		InvalidParams = 'invalid_params',
+		InvalidClient = 'invalid_client',
+		ClientNotActive = 'client_not_active',
+		ProjectNotActive = 'project_not_active',
+		InvalidAuthorizationCode = 'invalid_authorization_code',
+		DifferentAuthorizeRedirectUri = 'different_authorize_redirect_uri',
+		AuthCodeAlreadyUsed = 'auth_code_already_used',
+		AuthCodeExpired = 'auth_code_expired',
+		InvalidCodeVerifier = 'invalid_code_verifier',
+		InvalidRefreshToken = 'invalid_refresh_token',
+		RefreshTokenExpired = 'refresh_token_expired',
+		RefreshTokenAlreadyUsed = 'refresh_token_already_used',
+		InvalidClientCredentials = 'invalid_client_credentials',
+		InvalidAuthorizationToken = 'invalid_authorization_token',
+		InsufficientPermission = 'insufficient_permission',
+		DefaultResourceImmutable = 'default_resource_immutable',
+		NotFound = 'not_found',
+		ProjectNotFound = 'project_not_found',
+		ResourceNotFound = 'resource_not_found',
+		RoleNotFound = 'role_not_found',
+		UserNotFound = 'user_not_found',
+		ClientNotFound = 'client_not_found',
+		SomePermissionsNotFound = 'some_permissions_not_found',
+		SigningKeyNotFound = 'signing_key_not_found',
+		WebhookNotFound = 'webhook_not_found',
+		WebhookDeliveryNotFound = 'webhook_delivery_not_found',
+		SessionNotFound = 'session_not_found',
+		IdentityProviderNotFound = 'identity_provider_not_found',
+		IdentityNotFound = 'identity_not_found',
+		ObjectNotFound = 'object_not_found',
+		GrantNotFound = 'grant_not_found',
+		ResourceCodeAlreadyUsed = 'resource_code_already_used',
+		RoleCodeAlreadyUsed = 'role_code_already_used',
+		UserExternalIdAlreadyUsed = 'user_external_id_already_used',
+		UserEmailAlreadyUsed = 'user_email_already_used',
+		KeyRotationTooSoon = 'key_rotation_too_soon',
+		OnlySigningKey = 'only_signing_key',
+		RoleInUse = 'role_in_use',
+		ObjectAlreadyExists = 'object_already_exists',
+		ObjectHasChildren = 'object_has_children',
+		ClientNotDeletable = 'client_not_deletable',
+		IdentityAlreadyLinked = 'identity_already_linked',
+		LastSignInMethod = 'last_sign_in_method',
+		SecondFactorNotFound = 'second_factor_not_found',
+		TotpEnrolmentNotFound = 'totp_enrolment_not_found',
+		TotpAlreadyEnrolled = 'totp_already_enrolled',
+		SecondFactorRequired = 'second_factor_required',
+		TooManyRequests = 'too_many_requests',
+		SystemError = 'system_error'
+	}
+
+	/**
+	 * <p><code>execute_all</code> (default): every answer. <code>deny_on_first_deny</code>: the answers up to and including the first deny. <code>permit_on_first_permit</code>: up to and including the first permit.</p>
+	 */
+	export enum EvaluationsSemantic {
+		ExecuteAll = 'execute_all',
+		DenyOnFirstDeny = 'deny_on_first_deny',
+		PermitOnFirstPermit = 'permit_on_first_permit'
 	}
 
 	export interface ExternalIdentity {
@@ -1880,10 +1866,10 @@ export namespace Api {
 	export interface OAuthError {
 		/**
 		 * @description <p>The RFC 6749 §5.2 code, which OAuth libraries act on (<code>invalid_grant</code>: sign the user in again).</p>
-		 * @type {Api.OAuthError.ErrorEnum}
+		 * @type {Api.OAuthErrorCode}
 		 * @memberof OAuthError
 		 */
-		error: Api.OAuthError.ErrorEnum;
+		error: Api.OAuthErrorCode;
 		/**
 		 * @description <p>The service&#39;s own code, finer than <code>error</code>; switch on it. Each operation lists the pairs it answers.</p>
 		 * @type {Api.OAuthError.ErrorCodeEnum}
@@ -1910,18 +1896,6 @@ export namespace Api {
 	 */
 	export namespace OAuthError {
 		/**
-		 * <p>The RFC 6749 §5.2 code, which OAuth libraries act on (<code>invalid_grant</code>: sign the user in again).</p>
-		 */
-		export enum ErrorEnum {
-			InvalidRequest = 'invalid_request',
-			InvalidClient = 'invalid_client',
-			InvalidGrant = 'invalid_grant',
-			UnsupportedGrantType = 'unsupported_grant_type',
-			ServerError = 'server_error',
-			TemporarilyUnavailable = 'temporarily_unavailable'
-		}
-
-		/**
 		 * <p>The service&#39;s own code, finer than <code>error</code>; switch on it. Each operation lists the pairs it answers.</p>
 		 */
 		export enum ErrorCodeEnum {
@@ -1947,6 +1921,18 @@ export namespace Api {
 			issue: string;
 		}
 
+	}
+
+	/**
+	 * <p>The RFC 6749 §5.2 code, which OAuth libraries act on (<code>invalid_grant</code>: sign the user in again).</p>
+	 */
+	export enum OAuthErrorCode {
+		InvalidRequest = 'invalid_request',
+		InvalidClient = 'invalid_client',
+		InvalidGrant = 'invalid_grant',
+		UnsupportedGrantType = 'unsupported_grant_type',
+		ServerError = 'server_error',
+		TemporarilyUnavailable = 'temporarily_unavailable'
 	}
 
 	export interface Object {
