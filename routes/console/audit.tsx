@@ -5,7 +5,7 @@
  */
 import type { AuditEvent } from "../../openapi/audit.ts";
 import type { App } from "../env.ts";
-import { Alert, CopyId, Field, Layout, problemOf, Time } from "./layout.tsx";
+import { Alert, type ApiAnswer, CopyId, Field, Layout, type Problem, problemOf, Time } from "./layout.tsx";
 import { ApiRefusal, type Console, html, signedIn } from "./session.ts";
 import { projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 
@@ -90,155 +90,180 @@ function Ref(p: { ref: { type: string; id: string | null } | null; names: Map<st
   );
 }
 
-export function registerAuditPage(app: App) {
-  app.get(
-    "/console/projects/:pid/audit",
-    signedIn(app, async (k) => {
-      const url = new URL(k.c.req.url);
-      const shown = new URLSearchParams();
-      const q = new URLSearchParams();
-      for (const f of [...FILTERS, "cursor"]) {
-        const v = url.searchParams.get(f)?.trim();
-        if (!v) continue;
-        shown.set(f, v);
-        q.set(f, f === "since" || f === "until" ? instantOf(f, v) : v);
-      }
-      q.set("limit", "25");
-      let s: Scope;
-      try {
-        s = await scopeOf(k, k.c.req.param("pid")!);
-      } catch (err) {
-        return refusedPage(k, err);
-      }
-      const res = await k.api<{ data: AuditEvent[]; next_cursor: string | null }>(
-        "GET",
-        `${projectApi(s.project.id, "audit-events")}?${q}`,
-      );
-      if (res.status === 403) return refusedPage(k, new ApiRefusal(res));
-      const problem = res.ok ? null : problemOf(res);
-      const events = res.ok ? res.body.data : [];
-      const names = await namesOf(k, s.project.id, events);
-      names.set(`project:${s.project.id}`, { name: s.project.name, href: projectPath(s.project.id) });
-      const next = new URLSearchParams(shown);
-      if (res.ok && res.body.next_cursor) next.set("cursor", res.body.next_cursor);
-      const dateType = (v: string | null) => !v || DAY.test(v) ? "date" : "text";
-      return html(
-        k.c,
-        (nonce) => (
-          <Layout
-            nonce={nonce}
-            title="Audit trail"
-            k={k}
-            project={s.project}
-            tab="audit"
-            operator={s.operator}
-          >
-            <h1>Audit trail</h1>
-            <Alert problem={problem} />
-            <form method="get" role="search" class="card">
-              <div class="toolbar">
-                <div>
-                  <Field
-                    name="type"
-                    label="Event type"
-                    plain
-                    value={shown.get("type")}
-                    problem={problem}
-                    hint="e.g. client.deactivated, or role.*"
-                  />
-                </div>
-                <div>
-                  <Field
-                    name="since"
-                    label="Since"
-                    plain
-                    type={dateType(shown.get("since"))}
-                    value={shown.get("since")}
-                    problem={problem}
-                    hint="From the start of this day (UTC)"
-                  />
-                </div>
-                <div>
-                  <Field
-                    name="until"
-                    label="Until"
-                    plain
-                    type={dateType(shown.get("until"))}
-                    value={shown.get("until")}
-                    problem={problem}
-                    hint="To the end of this day (UTC)"
-                  />
-                </div>
-              </div>
-              <details open={shown.get("actor_id") || shown.get("target_id") ? true : undefined}>
-                <summary>Actor and target</summary>
-                <Field
-                  name="actor_id"
-                  label="Actor id"
-                  plain
-                  value={shown.get("actor_id")}
-                  problem={problem}
-                />
-                <Field
-                  name="target_id"
-                  label="Target id"
-                  plain
-                  value={shown.get("target_id")}
-                  problem={problem}
-                />
-              </details>
-              <button type="submit">Filter</button>
-              {shown.size > 0 && (
-                <a href={url.pathname} class="button secondary">
-                  Clear filters
-                </a>
-              )}
-            </form>
-            <div class="table-wrap">
-              <table>
-                <caption class="hint">Newest first; times in your time zone</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">Actor</th>
-                    <th scope="col" class="wide">Target</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {events.map((e) => (
-                    <tr>
-                      <td>
-                        <Time at={e.occurred_at} />
-                      </td>
-                      <td>
-                        <code>{e.type}</code>
-                      </td>
-                      <td>
-                        <Ref ref={e.actor} names={names} />
-                        {e.request?.ip && <span class="sub">from {e.request.ip}</span>}
-                      </td>
-                      <td class="wide">
-                        <Ref ref={e.target} names={names} />
-                        {e.changes && Object.keys(e.changes).length > 0 && (
-                          <span class="sub">changed: {Object.keys(e.changes).join(", ")}</span>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              {res.ok && events.length === 0 && <p class="hint card">No events match.</p>}
-            </div>
-            {res.ok && res.body.next_cursor && (
-              <nav class="pager" aria-label="Pages">
-                <a href={`?${next}`} rel="next">Older events</a>
-              </nav>
-            )}
-          </Layout>
-        ),
-        problem ? 400 : 200,
-      );
-    }),
+/** The filters as given (`shown`) and as the API takes them (`q`: days as instants, 25 a page). */
+function filtersOf(url: URL) {
+  const shown = new URLSearchParams();
+  const q = new URLSearchParams();
+  for (const f of [...FILTERS, "cursor"]) {
+    const v = url.searchParams.get(f)?.trim();
+    if (!v) continue;
+    shown.set(f, v);
+    q.set(f, f === "since" || f === "until" ? instantOf(f, v) : v);
+  }
+  q.set("limit", "25");
+  return { shown, q };
+}
+
+const dateType = (v: string | null) => !v || DAY.test(v) ? "date" : "text";
+
+function DateFilters(p: { shown: URLSearchParams; problem: Problem | null }) {
+  const { shown, problem } = p;
+  return (
+    <div class="toolbar">
+      <div>
+        <Field
+          name="type"
+          label="Event type"
+          plain
+          value={shown.get("type")}
+          problem={problem}
+          hint="e.g. client.deactivated, or role.*"
+        />
+      </div>
+      <div>
+        <Field
+          name="since"
+          label="Since"
+          plain
+          type={dateType(shown.get("since"))}
+          value={shown.get("since")}
+          problem={problem}
+          hint="From the start of this day (UTC)"
+        />
+      </div>
+      <div>
+        <Field
+          name="until"
+          label="Until"
+          plain
+          type={dateType(shown.get("until"))}
+          value={shown.get("until")}
+          problem={problem}
+          hint="To the end of this day (UTC)"
+        />
+      </div>
+    </div>
   );
+}
+
+function FilterForm(p: { shown: URLSearchParams; problem: Problem | null; path: string }) {
+  const { shown, problem } = p;
+  return (
+    <form method="get" role="search" class="card">
+      <DateFilters shown={shown} problem={problem} />
+      <details open={shown.get("actor_id") || shown.get("target_id") ? true : undefined}>
+        <summary>Actor and target</summary>
+        <Field name="actor_id" label="Actor id" plain value={shown.get("actor_id")} problem={problem} />
+        <Field name="target_id" label="Target id" plain value={shown.get("target_id")} problem={problem} />
+      </details>
+      <button type="submit">Filter</button>
+      {shown.size > 0 && (
+        <a href={p.path} class="button secondary">
+          Clear filters
+        </a>
+      )}
+    </form>
+  );
+}
+
+function EventRow(p: { e: AuditEvent; names: Map<string, Named> }) {
+  const { e, names } = p;
+  return (
+    <tr>
+      <td>
+        <Time at={e.occurred_at} />
+      </td>
+      <td>
+        <code>{e.type}</code>
+      </td>
+      <td>
+        <Ref ref={e.actor} names={names} />
+        {e.request?.ip && <span class="sub">from {e.request.ip}</span>}
+      </td>
+      <td class="wide">
+        <Ref ref={e.target} names={names} />
+        {e.changes && Object.keys(e.changes).length > 0 && (
+          <span class="sub">changed: {Object.keys(e.changes).join(", ")}</span>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+function EventsTable(p: { events: AuditEvent[]; names: Map<string, Named>; ok: boolean }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption class="hint">Newest first; times in your time zone</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Event</th>
+            <th scope="col">Actor</th>
+            <th scope="col" class="wide">Target</th>
+          </tr>
+        </thead>
+        <tbody>
+          {p.events.map((e) => <EventRow key={e.id} e={e} names={p.names} />)}
+        </tbody>
+      </table>
+      {p.ok && p.events.length === 0 && <p class="hint card">No events match.</p>}
+    </div>
+  );
+}
+
+type Events = ApiAnswer<{ data: AuditEvent[]; next_cursor: string | null }>;
+
+type AuditProps = {
+  nonce: string;
+  k: Console;
+  s: Scope;
+  shown: URLSearchParams;
+  res: Events;
+  names: Map<string, Named>;
+};
+
+function AuditPage(p: AuditProps) {
+  const { k, s, shown, res } = p;
+  const problem = res.ok ? null : problemOf(res);
+  const events = res.ok ? res.body.data : [];
+  const next = new URLSearchParams(shown);
+  if (res.ok && res.body.next_cursor) next.set("cursor", res.body.next_cursor);
+  return (
+    <Layout nonce={p.nonce} title="Audit trail" k={k} project={s.project} tab="audit" operator={s.operator}>
+      <h1>Audit trail</h1>
+      <Alert problem={problem} />
+      <FilterForm shown={shown} problem={problem} path={new URL(k.c.req.url).pathname} />
+      <EventsTable events={events} names={p.names} ok={res.ok} />
+      {res.ok && res.body.next_cursor && (
+        <nav class="pager" aria-label="Pages">
+          <a href={`?${next}`} rel="next">Older events</a>
+        </nav>
+      )}
+    </Layout>
+  );
+}
+
+/** The project's audit trail, filtered, 25 events a page. */
+async function auditPage(k: Console) {
+  const { shown, q } = filtersOf(new URL(k.c.req.url));
+  let s: Scope;
+  try {
+    s = await scopeOf(k, k.c.req.param("pid")!);
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+  const res: Events = await k.api("GET", `${projectApi(s.project.id, "audit-events")}?${q}`);
+  if (res.status === 403) return refusedPage(k, new ApiRefusal(res));
+  const names = await namesOf(k, s.project.id, res.ok ? res.body.data : []);
+  names.set(`project:${s.project.id}`, { name: s.project.name, href: projectPath(s.project.id) });
+  return html(
+    k.c,
+    (nonce) => <AuditPage nonce={nonce} k={k} s={s} shown={shown} res={res} names={names} />,
+    res.ok ? 200 : 400,
+  );
+}
+
+export function registerAuditPage(app: App) {
+  app.get("/console/projects/:pid/audit", signedIn(app, auditPage));
 }

@@ -111,130 +111,148 @@ function SignInPage(p: { nonce: string; next: string; project?: string; message?
   );
 }
 
-export function registerConsoleAuth(app: App) {
-  // ?project=… signs in to that project; after an ended session, the remembered project is used at once.
-  app.get("/console/signin", (c) => {
-    const url = new URL(c.req.url);
-    const next = safeNext(url.searchParams.get("next"));
-    const asked = url.searchParams.get("project")?.trim();
-    const remembered = getCookie(c, projectCookie(c));
-    if (asked && PROJECT_ID.test(asked)) return startSignIn(c, asked, next);
-    if (asked !== undefined) {
-      return html(
-        c,
-        (nonce) => <SignInPage nonce={nonce} next={next} error="That is not a project ID." />,
-        400,
-      );
-    }
-    if (remembered && PROJECT_ID.test(remembered) && !url.searchParams.has("signed_out")) {
-      return startSignIn(c, remembered, next);
-    }
+// ?project=… signs in to that project; after an ended session, the remembered project is used at once.
+function signInPage(c: C) {
+  const url = new URL(c.req.url);
+  const next = safeNext(url.searchParams.get("next"));
+  const asked = url.searchParams.get("project")?.trim();
+  const remembered = getCookie(c, projectCookie(c));
+  if (asked && PROJECT_ID.test(asked)) return startSignIn(c, asked, next);
+  if (asked !== undefined) {
+    return html(
+      c,
+      (nonce) => <SignInPage nonce={nonce} next={next} error="That is not a project ID." />,
+      400,
+    );
+  }
+  if (remembered && PROJECT_ID.test(remembered) && !url.searchParams.has("signed_out")) {
+    return startSignIn(c, remembered, next);
+  }
+  return html(c, (nonce) => (
+    <SignInPage
+      nonce={nonce}
+      next={next}
+      project={remembered}
+      message={url.searchParams.has("signed_out") ? "You are signed out." : undefined}
+    />
+  ));
+}
+
+type Pending = { p: string; s: string; v: string; n: string };
+
+/** The sign-in started in this browser (its cookie, dropped as it is read). */
+function pendingOf(c: C): Pending | undefined {
+  let pending: Pending | undefined;
+  try {
+    pending = JSON.parse(getCookie(c, pendingCookie(c)) ?? "null") ?? undefined;
+  } catch { /* a mangled cookie: start again */ }
+  dropCookie(c, pendingCookie(c));
+  return pending;
+}
+
+/** The authorization server's answer: the tokens, then a console session and back to the wanted page. */
+async function callback(app: App, c: C) {
+  const url = new URL(c.req.url);
+  const { sql, config } = c.var.deps;
+  const pending = pendingOf(c);
+  const again = (error: string) =>
+    html(
+      c,
+      (nonce) => <SignInPage nonce={nonce} next={safeNext(pending?.n)} project={pending?.p} error={error} />,
+      400,
+    );
+  if (!pending || url.searchParams.get("state") !== pending.s) {
+    return again("This sign-in was not started in this browser, or took too long. Please sign in again.");
+  }
+  if (url.searchParams.get("error")) {
+    return again(
+      `The sign-in did not complete: ${url.searchParams.get("error_description") ?? "refused"}.`,
+    );
+  }
+  if (url.searchParams.get("iss") !== config.publicUrl) {
+    return again("The sign-in answer came from elsewhere.");
+  }
+  const tokens = await tokenRequest(app, c, {
+    grant_type: "authorization_code",
+    client_id: consoleClientId(pending.p),
+    code: url.searchParams.get("code") ?? "",
+    redirect_uri: consoleRedirectUri(config.publicUrl),
+    code_verifier: pending.v,
+  });
+  if (!tokens) {
+    return again("The sign-in could not be completed. Please sign in again.");
+  }
+  const secret = await openConsoleSession(sql, pending.p, tokens);
+  putCookie(c, sessionCookie(c), secret, tokens.refresh_token_expires_in);
+  putCookie(c, projectCookie(c), pending.p, REMEMBER_TTL);
+  c.header("Cache-Control", "no-store");
+  return c.redirect(safeNext(pending.n), 303);
+}
+
+// Signing out revokes the refresh token, which ends the login session and its access tokens at once.
+async function signOut(app: App, c: C) {
+  const { sql } = c.var.deps;
+  const session = await consoleSession(sql, getCookie(c, sessionCookie(c)));
+  const form = await c.req.parseBody();
+  if (session && csrfMatches(session.secret, form.csrf)) {
+    await revoke(app, c, session.projectId, session.refreshToken);
+    await closeConsoleSession(sql, session.secret);
+    dropCookie(c, sessionCookie(c));
+  } else if (session) {
+    return c.redirect("/console", 303);
+  }
+  return c.redirect("/console/signin?signed_out=1", 303);
+}
+
+async function showSetup(c: C) {
+  const token = c.req.query("token") ?? "";
+  const link = await setupLinkOf(c.var.deps.sql, token);
+  return html(c, (nonce) => <SetupPage nonce={nonce} token={token} link={link} />, link ? 200 : 400);
+}
+
+/** What the setup page says of a refused field. */
+function setupError(field: { field: string; issue: string } | undefined): string | undefined {
+  return field?.field === "password"
+    ? "The password must have at least 8 characters."
+    : field?.field === "email"
+    ? (field.issue.startsWith("a user")
+      ? "A user of the system project has this email already."
+      : "Enter a valid email address.")
+    : undefined;
+}
+
+// The setup link is its own CSRF token: it is secret, single-use and bound to nothing else.
+async function completeSetupForm(c: C) {
+  const form = await c.req.parseBody();
+  const text = (name: string) => typeof form[name] === "string" ? form[name] as string : "";
+  const token = text("token");
+  const email = text("email");
+  try {
+    await completeSetup(c.var.deps.sql, token, text("password"), email);
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    const field = err.details?.[0];
+    const link = field?.field === "token" ? undefined : await setupLinkOf(c.var.deps.sql, token);
+    const error = setupError(field);
     return html(c, (nonce) => (
-      <SignInPage
+      <SetupPage
         nonce={nonce}
-        next={next}
-        project={remembered}
-        message={url.searchParams.has("signed_out") ? "You are signed out." : undefined}
+        token={token}
+        link={link}
+        email={email}
+        error={error ? { field: field!.field, message: error } : undefined}
       />
-    ));
-  });
+    ), 400);
+  }
+  return c.redirect(`/console/signin?${new URLSearchParams({ project: SYSTEM_PROJECT_ID })}`, 303);
+}
 
-  app.get("/console/callback", async (c) => {
-    const url = new URL(c.req.url);
-    const { sql, config } = c.var.deps;
-    let pending: { p: string; s: string; v: string; n: string } | undefined;
-    try {
-      pending = JSON.parse(getCookie(c, pendingCookie(c)) ?? "null") ?? undefined;
-    } catch { /* a mangled cookie: start again */ }
-    dropCookie(c, pendingCookie(c));
-    const again = (error: string) =>
-      html(
-        c,
-        (nonce) => (
-          <SignInPage nonce={nonce} next={safeNext(pending?.n)} project={pending?.p} error={error} />
-        ),
-        400,
-      );
-    if (!pending || url.searchParams.get("state") !== pending.s) {
-      return again("This sign-in was not started in this browser, or took too long. Please sign in again.");
-    }
-    if (url.searchParams.get("error")) {
-      return again(
-        `The sign-in did not complete: ${url.searchParams.get("error_description") ?? "refused"}.`,
-      );
-    }
-    if (url.searchParams.get("iss") !== config.publicUrl) {
-      return again("The sign-in answer came from elsewhere.");
-    }
-    const tokens = await tokenRequest(app, c, {
-      grant_type: "authorization_code",
-      client_id: consoleClientId(pending.p),
-      code: url.searchParams.get("code") ?? "",
-      redirect_uri: consoleRedirectUri(config.publicUrl),
-      code_verifier: pending.v,
-    });
-    if (!tokens) {
-      return again("The sign-in could not be completed. Please sign in again.");
-    }
-    const secret = await openConsoleSession(sql, pending.p, tokens);
-    putCookie(c, sessionCookie(c), secret, tokens.refresh_token_expires_in);
-    putCookie(c, projectCookie(c), pending.p, REMEMBER_TTL);
-    c.header("Cache-Control", "no-store");
-    return c.redirect(safeNext(pending.n), 303);
-  });
-
-  // Signing out revokes the refresh token, which ends the login session and its access tokens at once.
-  app.post("/console/signout", async (c) => {
-    const { sql } = c.var.deps;
-    const session = await consoleSession(sql, getCookie(c, sessionCookie(c)));
-    const form = await c.req.parseBody();
-    if (session && csrfMatches(session.secret, form.csrf)) {
-      await revoke(app, c, session.projectId, session.refreshToken);
-      await closeConsoleSession(sql, session.secret);
-      dropCookie(c, sessionCookie(c));
-    } else if (session) {
-      return c.redirect("/console", 303);
-    }
-    return c.redirect("/console/signin?signed_out=1", 303);
-  });
-
-  app.get("/console/setup", async (c) => {
-    const token = c.req.query("token") ?? "";
-    const link = await setupLinkOf(c.var.deps.sql, token);
-    return html(c, (nonce) => <SetupPage nonce={nonce} token={token} link={link} />, link ? 200 : 400);
-  });
-
-  // The setup link is its own CSRF token: it is secret, single-use and bound to nothing else.
-  app.post("/console/setup", async (c) => {
-    const form = await c.req.parseBody();
-    const text = (name: string) => typeof form[name] === "string" ? form[name] as string : "";
-    const token = text("token");
-    const email = text("email");
-    try {
-      await completeSetup(c.var.deps.sql, token, text("password"), email);
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      const field = err.details?.[0];
-      const link = field?.field === "token" ? undefined : await setupLinkOf(c.var.deps.sql, token);
-      const error = field?.field === "password"
-        ? "The password must have at least 8 characters."
-        : field?.field === "email"
-        ? (field.issue.startsWith("a user")
-          ? "A user of the system project has this email already."
-          : "Enter a valid email address.")
-        : undefined;
-      return html(c, (nonce) => (
-        <SetupPage
-          nonce={nonce}
-          token={token}
-          link={link}
-          email={email}
-          error={error ? { field: field!.field, message: error } : undefined}
-        />
-      ), 400);
-    }
-    return c.redirect(`/console/signin?${new URLSearchParams({ project: SYSTEM_PROJECT_ID })}`, 303);
-  });
+export function registerConsoleAuth(app: App) {
+  app.get("/console/signin", signInPage);
+  app.get("/console/callback", (c) => callback(app, c));
+  app.post("/console/signout", (c) => signOut(app, c));
+  app.get("/console/setup", showSetup);
+  app.post("/console/setup", completeSetupForm);
 }
 
 function SetupPage(

@@ -53,7 +53,7 @@ export function ClientType(p: { method: Method }) {
   );
 }
 
-export function registerClientPages(app: App) {
+function registerClientList(app: App) {
   registerAreaList<Client>(app, {
     area: "clients",
     title: "Clients",
@@ -83,173 +83,213 @@ export function registerClientPages(app: App) {
       </>
     ),
   });
+}
 
-  const editPage = async (
-    k: Console,
-    client: Client | null,
-    values: Values | null,
-    problem: Problem | null,
-    secret?: { id: string; secret: string },
-  ) => {
-    let s: Scope, resources: Resource[];
-    try {
-      s = await scopeOf(k, k.c.req.param("pid")!);
-      resources = await allResources(k, s.project.id);
-    } catch (err) {
-      return refusedPage(k, err);
-    }
-    const v = values ?? {
-      name: client?.name ?? "",
-      description: client?.description ?? "",
-      is_active: client?.is_active ?? true,
-      permission_ids: client?.permission_ids ?? [],
-      token_endpoint_auth_method: client?.token_endpoint_auth_method ?? "none",
-    };
-    const base = `${projectPath(s.project.id)}/clients`;
-    const action = client ? `${base}/${encodeURIComponent(client.id)}` : `${base}/new`;
-    const readonly = !s.can(client ? "clients:update" : "clients:create");
-    const title = client ? `Client ${client.name}` : "Create client";
-    return html(
-      k.c,
-      (nonce) => (
-        <Layout nonce={nonce} title={title} k={k} project={s.project} tab="clients" operator={s.operator}>
-          <h1>{title}</h1>
-          <Alert problem={problem} notice={k.c.req.query("done") ? "Saved." : null} />
-          {secret && <SecretOnce label="The client's credentials" id={secret.id} secret={secret.secret} />}
-          {client && (
-            <dl class="facts card">
-              <dt>Client id</dt>
-              <dd>
-                <CopyId id={client.id} label="client id" />
-              </dd>
-              <dt>Type</dt>
-              <dd>
-                <ClientType method={client.token_endpoint_auth_method} />
-              </dd>
-              <dt>State</dt>
-              <dd>
-                <Active on={client.is_active} />
-                {client.is_admin ? " · the project's admin client" : ""}
-              </dd>
-              <dt>Updated</dt>
-              <dd>
-                <Time at={client.updated_at} />
-              </dd>
-            </dl>
-          )}
-          <form method="post" action={action}>
-            <Csrf k={k} back={action} />
-            <Field name="name" label="Name" value={v.name} required problem={problem} />
-            <Field name="description" label="Description" value={v.description} problem={problem} />
-            <label for="f-token_endpoint_auth_method">Type and authentication at the token endpoint</label>
-            <p class="hint" id="f-token_endpoint_auth_method-hint">
-              A browser or mobile app that cannot keep a secret is public; a server is confidential. Client
-              credentials always need HTTP Basic with the secret.
-            </p>
-            <select
-              id="f-token_endpoint_auth_method"
-              name="token_endpoint_auth_method"
-              disabled={readonly}
-              aria-describedby={[
-                "f-token_endpoint_auth_method-hint",
-                problem?.fields["token_endpoint_auth_method"] ? "f-token_endpoint_auth_method-error" : "",
-              ].filter(Boolean).join(" ")}
-            >
-              {(Object.keys(METHODS) as Method[]).map((m) => (
-                <option value={m} selected={m === v.token_endpoint_auth_method}>{METHODS[m].says}</option>
-              ))}
-            </select>
-            {problem?.fields["token_endpoint_auth_method"] && (
-              <p class="field-error" id="f-token_endpoint_auth_method-error">
-                {problem.fields["token_endpoint_auth_method"]}
-              </p>
-            )}
-            <p class="check">
-              <input type="checkbox" id="f-is_active" name="is_active" value="true" checked={v.is_active} />
-              {" "}
-              <label for="f-is_active">
-                Active (unchecked: its tokens are refused from the next request on)
-              </label>
-            </p>
-            <PermissionChecklist
-              resources={resources}
-              checked={v.permission_ids}
-              problem={problem}
-              readonly={readonly}
-            />
-            {!readonly && <button type="submit">{client ? "Save client" : "Create client"}</button>}
-          </form>
-          {client && !readonly && (
-            <form method="post" action={`${action}/secret`}>
-              <h2>Secret</h2>
-              <Csrf k={k} back={action} />
-              <p class="hint">A new secret replaces the current one; tokens issued before are refused.</p>
-              <button type="submit" class="danger">Rotate secret</button>
-            </form>
-          )}
-          {client && <DeleteLink s={s} area="clients" id={client.id} show={!client.is_admin} />}
-        </Layout>
-      ),
-      problem ? 400 : 200,
-    );
+function ClientFacts(p: { client: Client }) {
+  const { client } = p;
+  return (
+    <dl class="facts card">
+      <dt>Client id</dt>
+      <dd>
+        <CopyId id={client.id} label="client id" />
+      </dd>
+      <dt>Type</dt>
+      <dd>
+        <ClientType method={client.token_endpoint_auth_method} />
+      </dd>
+      <dt>State</dt>
+      <dd>
+        <Active on={client.is_active} />
+        {client.is_admin ? " · the project's admin client" : ""}
+      </dd>
+      <dt>Updated</dt>
+      <dd>
+        <Time at={client.updated_at} />
+      </dd>
+    </dl>
+  );
+}
+
+/** The choice of the client's type, as its authentication method at the token endpoint. */
+function MethodSelect(p: { value: string; problem: Problem | null; readonly: boolean }) {
+  const error = p.problem?.fields["token_endpoint_auth_method"];
+  return (
+    <>
+      <label for="f-token_endpoint_auth_method">Type and authentication at the token endpoint</label>
+      <p class="hint" id="f-token_endpoint_auth_method-hint">
+        A browser or mobile app that cannot keep a secret is public; a server is confidential. Client
+        credentials always need HTTP Basic with the secret.
+      </p>
+      <select
+        id="f-token_endpoint_auth_method"
+        name="token_endpoint_auth_method"
+        disabled={p.readonly}
+        aria-describedby={[
+          "f-token_endpoint_auth_method-hint",
+          error ? "f-token_endpoint_auth_method-error" : "",
+        ].filter(Boolean).join(" ")}
+      >
+        {(Object.keys(METHODS) as Method[]).map((m) => (
+          <option key={m} value={m} selected={m === p.value}>{METHODS[m].says}</option>
+        ))}
+      </select>
+      {error && (
+        <p class="field-error" id="f-token_endpoint_auth_method-error">
+          {error}
+        </p>
+      )}
+    </>
+  );
+}
+
+type Form = {
+  k: Console;
+  client: Client | null;
+  v: Values;
+  resources: Resource[];
+  problem: Problem | null;
+  action: string;
+  readonly: boolean;
+};
+
+function ClientForm(p: Form) {
+  const { v, problem } = p;
+  return (
+    <form method="post" action={p.action}>
+      <Csrf k={p.k} back={p.action} />
+      <Field name="name" label="Name" value={v.name} required problem={problem} />
+      <Field name="description" label="Description" value={v.description} problem={problem} />
+      <MethodSelect value={v.token_endpoint_auth_method} problem={problem} readonly={p.readonly} />
+      <p class="check">
+        <input type="checkbox" id="f-is_active" name="is_active" value="true" checked={v.is_active} />{" "}
+        <label for="f-is_active">
+          Active (unchecked: its tokens are refused from the next request on)
+        </label>
+      </p>
+      <PermissionChecklist
+        resources={p.resources}
+        checked={v.permission_ids}
+        problem={problem}
+        readonly={p.readonly}
+      />
+      {!p.readonly && <button type="submit">{p.client ? "Save client" : "Create client"}</button>}
+    </form>
+  );
+}
+
+function RotateForm(p: { k: Console; action: string }) {
+  return (
+    <form method="post" action={`${p.action}/secret`}>
+      <h2>Secret</h2>
+      <Csrf k={p.k} back={p.action} />
+      <p class="hint">A new secret replaces the current one; tokens issued before are refused.</p>
+      <button type="submit" class="danger">Rotate secret</button>
+    </form>
+  );
+}
+
+type Secret = { id: string; secret: string };
+
+function ClientPage(p: Form & { nonce: string; s: Scope; title: string; secret?: Secret }) {
+  const { k, s, client, secret } = p;
+  return (
+    <Layout nonce={p.nonce} title={p.title} k={k} project={s.project} tab="clients" operator={s.operator}>
+      <h1>{p.title}</h1>
+      <Alert problem={p.problem} notice={k.c.req.query("done") ? "Saved." : null} />
+      {secret && <SecretOnce label="The client's credentials" id={secret.id} secret={secret.secret} />}
+      {client && <ClientFacts client={client} />}
+      <ClientForm {...p} />
+      {client && !p.readonly && <RotateForm k={k} action={p.action} />}
+      {client && <DeleteLink s={s} area="clients" id={client.id} show={!client.is_admin} />}
+    </Layout>
+  );
+}
+
+async function editPage(
+  k: Console,
+  client: Client | null,
+  values: Values | null,
+  problem: Problem | null,
+  secret?: Secret,
+) {
+  let s: Scope, resources: Resource[];
+  try {
+    s = await scopeOf(k, k.c.req.param("pid")!);
+    resources = await allResources(k, s.project.id);
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+  const v = values ?? {
+    name: client?.name ?? "",
+    description: client?.description ?? "",
+    is_active: client?.is_active ?? true,
+    permission_ids: client?.permission_ids ?? [],
+    token_endpoint_auth_method: client?.token_endpoint_auth_method ?? "none",
   };
+  const base = `${projectPath(s.project.id)}/clients`;
+  const action = client ? `${base}/${encodeURIComponent(client.id)}` : `${base}/new`;
+  const readonly = !s.can(client ? "clients:update" : "clients:create");
+  const title = client ? `Client ${client.name}` : "Create client";
+  const page = { k, s, client, v, resources, problem, action, readonly, title, secret };
+  return html(k.c, (nonce) => <ClientPage nonce={nonce} {...page} />, problem ? 400 : 200);
+}
 
-  const values = (k: Console): Values => ({
-    name: k.field("name"),
-    description: k.field("description"),
-    is_active: k.field("is_active") === "true",
-    permission_ids: k.list("permission_ids"),
-    token_endpoint_auth_method: k.field("token_endpoint_auth_method") || "none",
-  });
-  const body = (v: Values) => ({ ...v, description: v.description || null });
-  const cid = (k: Console) => k.c.req.param("cid")!;
+const values = (k: Console): Values => ({
+  name: k.field("name"),
+  description: k.field("description"),
+  is_active: k.field("is_active") === "true",
+  permission_ids: k.list("permission_ids"),
+  token_endpoint_auth_method: k.field("token_endpoint_auth_method") || "none",
+});
+const body = (v: Values) => ({ ...v, description: v.description || null });
+const cid = (k: Console) => k.c.req.param("cid")!;
 
-  app.get("/console/projects/:pid/clients/new", signedIn(app, (k) => editPage(k, null, null, null)));
-  app.post(
-    "/console/projects/:pid/clients/new",
-    signedIn(app, async (k) => {
-      const v = values(k);
-      const res = await k.api<Client & { client_secret: string }>("POST", api(k), body(v));
-      if (!res.ok) return editPage(k, null, v, problemOf(res));
-      return editPage(k, res.body, null, null, { id: res.body.id, secret: res.body.client_secret });
-    }),
+const showNewClient = (k: Console) => editPage(k, null, null, null);
+
+async function createClient(k: Console) {
+  const v = values(k);
+  const res = await k.api<Client & { client_secret: string }>("POST", api(k), body(v));
+  if (!res.ok) return editPage(k, null, v, problemOf(res));
+  return editPage(k, res.body, null, null, { id: res.body.id, secret: res.body.client_secret });
+}
+
+async function showClient(k: Console) {
+  try {
+    const found = await findIn<Client>(k, api(k), cid(k));
+    return found ? editPage(k, found, null, null) : k.notFound();
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+}
+
+async function saveClient(k: Console) {
+  const v = values(k);
+  const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(cid(k))}`, body(v));
+  if (!res.ok) {
+    const current = await findIn<Client>(k, api(k), cid(k)).catch(() => null);
+    return editPage(k, current, v, problemOf(res));
+  }
+  return k.c.redirect(
+    `${projectPath(k.c.req.param("pid")!)}/clients/${encodeURIComponent(cid(k))}?done=1`,
+    303,
   );
-  app.get(
-    "/console/projects/:pid/clients/:cid",
-    signedIn(app, async (k) => {
-      try {
-        const found = await findIn<Client>(k, api(k), cid(k));
-        return found ? editPage(k, found, null, null) : k.notFound();
-      } catch (err) {
-        return refusedPage(k, err);
-      }
-    }),
+}
+
+async function rotateSecret(k: Console) {
+  const res = await k.api<Client & { client_secret: string }>(
+    "POST",
+    `${api(k)}/${encodeURIComponent(cid(k))}/secret`,
   );
-  app.post(
-    "/console/projects/:pid/clients/:cid",
-    signedIn(app, async (k) => {
-      const v = values(k);
-      const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(cid(k))}`, body(v));
-      if (!res.ok) {
-        const current = await findIn<Client>(k, api(k), cid(k)).catch(() => null);
-        return editPage(k, current, v, problemOf(res));
-      }
-      return k.c.redirect(
-        `${projectPath(k.c.req.param("pid")!)}/clients/${encodeURIComponent(cid(k))}?done=1`,
-        303,
-      );
-    }),
-  );
-  app.post(
-    "/console/projects/:pid/clients/:cid/secret",
-    signedIn(app, async (k) => {
-      const res = await k.api<Client & { client_secret: string }>(
-        "POST",
-        `${api(k)}/${encodeURIComponent(cid(k))}/secret`,
-      );
-      const current = await findIn<Client>(k, api(k), cid(k)).catch(() => null);
-      if (!res.ok) return editPage(k, current, null, problemOf(res));
-      return editPage(k, current, null, null, { id: res.body.id, secret: res.body.client_secret });
-    }),
-  );
+  const current = await findIn<Client>(k, api(k), cid(k)).catch(() => null);
+  if (!res.ok) return editPage(k, current, null, problemOf(res));
+  return editPage(k, current, null, null, { id: res.body.id, secret: res.body.client_secret });
+}
+
+export function registerClientPages(app: App) {
+  registerClientList(app);
+  app.get("/console/projects/:pid/clients/new", signedIn(app, showNewClient));
+  app.post("/console/projects/:pid/clients/new", signedIn(app, createClient));
+  app.get("/console/projects/:pid/clients/:cid", signedIn(app, showClient));
+  app.post("/console/projects/:pid/clients/:cid", signedIn(app, saveClient));
+  app.post("/console/projects/:pid/clients/:cid/secret", signedIn(app, rotateSecret));
 }

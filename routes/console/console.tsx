@@ -4,6 +4,7 @@ import type { App } from "../env.ts";
 import { registerAuditPage } from "./audit.tsx";
 import { registerConsoleAuth } from "./auth.tsx";
 import { registerClientPages } from "./clients.tsx";
+import { registerProjectHome } from "./project_home.tsx";
 import { registerProjectPages } from "./projects.tsx";
 import { registerResourcePages } from "./resources.tsx";
 import { registerDeletionPages } from "./deletion.tsx";
@@ -30,6 +31,7 @@ export function registerConsoleRoutes(app: App) {
   });
   registerConsoleAuth(app);
   registerProjectPages(app);
+  registerProjectHome(app);
   registerResourcePages(app);
   registerObjectPages(app);
   registerGrantPages(app);

@@ -59,86 +59,113 @@ async function roleUsers(k: Console, roleId: string): Promise<number> {
   return page.pagination.total;
 }
 
+/** What the confirmation page knows: the record, and for a role that users have, how many and the other roles. */
+type Target = { s: Scope; record: Named; users: number; roles: Role[] };
+
+async function targetOf(k: Console, area: Area): Promise<Target | Response> {
+  let s: Scope, record: Named | null, roles: Role[] = [], users = 0;
+  const id = k.c.req.param("id")!;
+  try {
+    s = await scopeOf(k, k.c.req.param("pid")!);
+    record = await findIn<Named>(k, areaApi(k, area), id);
+    if (record && area === "roles") {
+      users = await roleUsers(k, id);
+      if (users > 0) roles = await otherRoles(k, id);
+    }
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+  if (!record) return k.notFound();
+  return { s, record, users, roles };
+}
+
+/** Why the record cannot be deleted here, or null. */
+function blockedOf(area: Area, t: Target): string | null {
+  const what = CONSEQUENCES[area];
+  return t.record.is_default
+    ? "Default resources are read-only and cannot be deleted."
+    : !t.s.can(`${area}:delete`)
+    ? `Deleting a ${what.noun} needs the ${area}:delete permission.`
+    : area === "roles" && t.users > 0 && t.roles.length === 0
+    ? "Users have this role and there is no other role to move them to: create one first."
+    : null;
+}
+
+type Confirm = Target & { k: Console; area: Area; back: string };
+
+function ConfirmForm(p: Confirm) {
+  const { users } = p;
+  return (
+    <form method="post" action={`${p.back}/delete`}>
+      <Csrf k={p.k} back={`${p.back}/delete`} />
+      {p.area === "roles" && users > 0 && (
+        <p>
+          <label for="reassign_role_id">
+            {users} user{users === 1 ? " has" : "s have"} this role. Move them to
+          </label>{" "}
+          <select id="reassign_role_id" name="reassign_role_id" required>
+            {p.roles.map((r) => <option key={r.id} value={r.id}>{r.name} ({r.code})</option>)}
+          </select>
+        </p>
+      )}
+      <button type="submit" class="danger">Delete {CONSEQUENCES[p.area].noun}</button>{" "}
+      <a href={p.back}>Cancel</a>
+    </form>
+  );
+}
+
+function ConfirmPage(p: Confirm & { nonce: string; problem: Problem | null }) {
+  const { k, s, area, record } = p;
+  const what = CONSEQUENCES[area];
+  const title = `Delete ${what.noun} ${nameOf(record)}`;
+  const blocked = blockedOf(area, p);
+  return (
+    <Layout nonce={p.nonce} title={title} k={k} project={s.project} tab={area} operator={s.operator}>
+      <h1>{title}</h1>
+      <Alert problem={p.problem} />
+      <p>
+        This deletes the {what.noun} <strong>{nameOf(record)}</strong>
+        {record.code
+          ? (
+            <>
+              {" "}(<code>{record.code}</code>)
+            </>
+          )
+          : ""} for good. With it go:
+      </p>
+      <ul>
+        {what.goes.map((g) => <li key={g}>{g}</li>)}
+      </ul>
+      <p>The audit trail keeps its last state.</p>
+      {blocked ? <p role="alert">{blocked}</p> : <ConfirmForm {...p} />}
+    </Layout>
+  );
+}
+
+/** The confirmation page of deleting a record of an area. */
+async function confirmPage(area: Area, k: Console, problem: Problem | null) {
+  const target = await targetOf(k, area);
+  if (target instanceof Response) return target;
+  const id = k.c.req.param("id")!;
+  const back = `${projectPath(target.s.project.id)}/${area}/${encodeURIComponent(id)}`;
+  const props = { ...target, k, area, back, problem };
+  return html(k.c, (nonce) => <ConfirmPage nonce={nonce} {...props} />, problem ? 409 : 200);
+}
+
+async function deleteRecord(area: Area, k: Console) {
+  const id = encodeURIComponent(k.c.req.param("id")!);
+  const reassign = area === "roles" ? k.field("reassign_role_id") : "";
+  const query = reassign ? `?${new URLSearchParams({ reassign_role_id: reassign })}` : "";
+  const res = await k.api("DELETE", `${areaApi(k, area)}/${id}${query}`);
+  if (!res.ok) return confirmPage(area, k, problemOf(res));
+  return k.c.redirect(`${projectPath(k.c.req.param("pid")!)}/${area}?deleted=1`, 303);
+}
+
 export function registerDeletionPages(app: App) {
   for (const area of ["resources", "roles", "users", "clients"] as const) {
-    const what = CONSEQUENCES[area];
-    const page = async (k: Console, problem: Problem | null) => {
-      let s: Scope, record: Named | null, roles: Role[] = [], users = 0;
-      const id = k.c.req.param("id")!;
-      try {
-        s = await scopeOf(k, k.c.req.param("pid")!);
-        record = await findIn<Named>(k, areaApi(k, area), id);
-        if (record && area === "roles") {
-          users = await roleUsers(k, id);
-          if (users > 0) roles = await otherRoles(k, id);
-        }
-      } catch (err) {
-        return refusedPage(k, err);
-      }
-      if (!record) return k.notFound();
-      const back = `${projectPath(s.project.id)}/${area}/${encodeURIComponent(id)}`;
-      const title = `Delete ${what.noun} ${nameOf(record)}`;
-      const blocked = record.is_default
-        ? "Default resources are read-only and cannot be deleted."
-        : !s.can(`${area}:delete`)
-        ? `Deleting a ${what.noun} needs the ${area}:delete permission.`
-        : area === "roles" && users > 0 && roles.length === 0
-        ? "Users have this role and there is no other role to move them to: create one first."
-        : null;
-      return html(
-        k.c,
-        (nonce) => (
-          <Layout nonce={nonce} title={title} k={k} project={s.project} tab={area} operator={s.operator}>
-            <h1>{title}</h1>
-            <Alert problem={problem} />
-            <p>
-              This deletes the {what.noun} <strong>{nameOf(record!)}</strong>
-              {record!.code
-                ? (
-                  <>
-                    {" "}(<code>{record!.code}</code>)
-                  </>
-                )
-                : ""} for good. With it go:
-            </p>
-            <ul>
-              {what.goes.map((g) => <li key={g}>{g}</li>)}
-            </ul>
-            <p>The audit trail keeps its last state.</p>
-            {blocked ? <p role="alert">{blocked}</p> : (
-              <form method="post" action={`${back}/delete`}>
-                <Csrf k={k} back={`${back}/delete`} />
-                {area === "roles" && users > 0 && (
-                  <p>
-                    <label for="reassign_role_id">
-                      {users} user{users === 1 ? " has" : "s have"} this role. Move them to
-                    </label>{" "}
-                    <select id="reassign_role_id" name="reassign_role_id" required>
-                      {roles.map((r) => <option key={r.id} value={r.id}>{r.name} ({r.code})</option>)}
-                    </select>
-                  </p>
-                )}
-                <button type="submit" class="danger">Delete {what.noun}</button> <a href={back}>Cancel</a>
-              </form>
-            )}
-          </Layout>
-        ),
-        problem ? 409 : 200,
-      );
-    };
     const path = `/console/projects/:pid/${area}/:id/delete`;
-    app.get(path, signedIn(app, (k) => page(k, null)));
-    app.post(
-      path,
-      signedIn(app, async (k) => {
-        const id = encodeURIComponent(k.c.req.param("id")!);
-        const reassign = area === "roles" ? k.field("reassign_role_id") : "";
-        const query = reassign ? `?${new URLSearchParams({ reassign_role_id: reassign })}` : "";
-        const res = await k.api("DELETE", `${areaApi(k, area)}/${id}${query}`);
-        if (!res.ok) return page(k, problemOf(res));
-        return k.c.redirect(`${projectPath(k.c.req.param("pid")!)}/${area}?deleted=1`, 303);
-      }),
-    );
+    app.get(path, signedIn(app, (k) => confirmPage(area, k, null)));
+    app.post(path, signedIn(app, (k) => deleteRecord(area, k)));
   }
 }
 

@@ -142,7 +142,7 @@ export function Time(p: { at: string | null | undefined }) {
   return <time datetime={p.at}>{`${p.at.replace("T", " ").slice(0, 19)} UTC`}</time>;
 }
 
-export function Layout(p: {
+type Frame = {
   nonce: string;
   title: string;
   k?: Signed;
@@ -151,20 +151,69 @@ export function Layout(p: {
   /** Operators see the projects list. */
   operator?: boolean;
   children?: Child;
-}) {
+};
+
+/** The top bar: the projects (for operators), the project, who is signed in, and Sign out. */
+function TopBar(p: Omit<Frame, "nonce" | "title" | "children"> & { base: string }) {
+  return (
+    <header class="top">
+      <a class="brand" href="/console">Access Control</a>
+      <span class="context">
+        {p.operator && (
+          <a href="/console/projects" aria-current={p.tab === "projects" ? "page" : undefined}>
+            Projects
+          </a>
+        )}
+        {p.project && (
+          <span id="current-project">
+            {p.operator ? "› " : ""}
+            <a href={p.base}>{p.project.name}</a> <CopyId id={p.project.id} label="project id" />
+          </span>
+        )}
+      </span>
+      {p.k?.who && (
+        <span class="who" id="signed-in-as">
+          Signed in as <strong>{p.k.who}</strong>
+        </span>
+      )}
+      {p.k && (
+        <form method="post" action="/console/signout">
+          <Csrf k={p.k} />
+          <button type="submit" class="secondary">Sign out</button>
+        </form>
+      )}
+    </header>
+  );
+}
+
+/** The project's tabs. */
+function Tabs(p: { project: { name: string }; base: string; tab?: Tab }) {
+  const base = p.base;
+  const tabs: [Tab, string, string][] = [
+    ["home", "Overview", base],
+    ["resources", "Resources", `${base}/resources`],
+    ["roles", "Roles", `${base}/roles`],
+    ["users", "Users", `${base}/users`],
+    ["clients", "Clients", `${base}/clients`],
+    ["sessions", "Sessions", `${base}/sessions`],
+    ["audit", "Audit trail", `${base}/audit`],
+    ["webhooks", "Webhooks", `${base}/webhooks`],
+  ];
+  return (
+    <nav class="tabs" aria-label={`Project ${p.project.name}`}>
+      <ul>
+        {tabs.map(([tab, label, href]) => (
+          <li key={tab}>
+            <a href={href} aria-current={tab === p.tab ? "page" : undefined}>{label}</a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+export function Layout(p: Frame) {
   const base = p.project ? `/console/projects/${encodeURIComponent(p.project.id)}` : "";
-  const tabs: [Tab, string, string][] = p.project
-    ? [
-      ["home", "Overview", base],
-      ["resources", "Resources", `${base}/resources`],
-      ["roles", "Roles", `${base}/roles`],
-      ["users", "Users", `${base}/users`],
-      ["clients", "Clients", `${base}/clients`],
-      ["sessions", "Sessions", `${base}/sessions`],
-      ["audit", "Audit trail", `${base}/audit`],
-      ["webhooks", "Webhooks", `${base}/webhooks`],
-    ]
-    : [];
   return (
     <html lang="en">
       <head>
@@ -178,44 +227,8 @@ export function Layout(p: {
       </head>
       <body>
         <a class="skip" href="#main">Skip to content</a>
-        <header class="top">
-          <a class="brand" href="/console">Access Control</a>
-          <span class="context">
-            {p.operator && (
-              <a href="/console/projects" aria-current={p.tab === "projects" ? "page" : undefined}>
-                Projects
-              </a>
-            )}
-            {p.project && (
-              <span id="current-project">
-                {p.operator ? "› " : ""}
-                <a href={base}>{p.project.name}</a> <CopyId id={p.project.id} label="project id" />
-              </span>
-            )}
-          </span>
-          {p.k?.who && (
-            <span class="who" id="signed-in-as">
-              Signed in as <strong>{p.k.who}</strong>
-            </span>
-          )}
-          {p.k && (
-            <form method="post" action="/console/signout">
-              <Csrf k={p.k} />
-              <button type="submit" class="secondary">Sign out</button>
-            </form>
-          )}
-        </header>
-        {tabs.length > 0 && (
-          <nav class="tabs" aria-label={`Project ${p.project!.name}`}>
-            <ul>
-              {tabs.map(([tab, label, href]) => (
-                <li>
-                  <a href={href} aria-current={tab === p.tab ? "page" : undefined}>{label}</a>
-                </li>
-              ))}
-            </ul>
-          </nav>
-        )}
+        <TopBar k={p.k} project={p.project} tab={p.tab} operator={p.operator} base={base} />
+        {p.project && <Tabs project={p.project} base={base} tab={p.tab} />}
         <main id="main" tabindex={-1}>{p.children}</main>
       </body>
     </html>

@@ -62,10 +62,10 @@ export async function rolesById(k: Console): Promise<Map<string, Role>> {
   return new Map(res.ok ? res.body.data.map((r) => [r.id, r]) : []);
 }
 
-/** The resource's objects one level at a time: the path from the top to `at`, its children, its grants. */
-async function browser(k: Console, problem: Problem | null, values?: { id: string; name: string }) {
-  const url = new URL(k.c.req.url);
-  const at = url.searchParams.get("at") || (k.field("parent") || null);
+/** Where the browser stands: the project, the resource, the object at `at` and the path to it. */
+type Place = { s: Scope; resource: Resource; current: ObjectRecord | null; trail: ObjectRecord[] };
+
+async function placeOf(k: Console, at: string | null): Promise<Place | Response> {
   let s: Scope, resource: Resource | null, current: ObjectRecord | null = null;
   const trail: ObjectRecord[] = [];
   try {
@@ -84,16 +84,14 @@ async function browser(k: Console, problem: Problem | null, values?: { id: strin
   } catch (err) {
     return refusedPage(k, err);
   }
-  const q = new URLSearchParams({ page_size: "50", sort_by: "id", sort_dir: "asc" });
-  if (at) q.set("parent_id", at);
-  else q.set("top_level", "true");
-  const n = url.searchParams.get("page_num");
-  if (n) q.set("page_num", n);
-  const res = await k.api<Page<ObjectRecord>>("GET", `${objectsApi(k)}?${q}`);
-  if (!res.ok) return refusedPage(k, new ApiRefusal(res));
-  const children = res.body;
+  return { s, resource, current, trail };
+}
+
+/** The grants on the current object and the roles by id, where the user may read grants. */
+async function grantsOf(k: Console, place: Place) {
   let grants: Grant[] = [];
   let roles = new Map<string, Role>();
+  const { s, resource, current } = place;
   if (current && s.can("grants:read")) {
     const g = await k.api<Page<Grant>>(
       "GET",
@@ -105,166 +103,228 @@ async function browser(k: Console, problem: Problem | null, values?: { id: strin
     if (g.ok) grants = g.body.data;
     roles = await rolesById(k);
   }
-  const self = browserPath(s.project.id, resource.id, at);
-  const pagerQuery = new URLSearchParams(at ? { at } : {});
-  const title = current ? `${resource.name}: ${current.name ?? current.id}` : `Objects of ${resource.name}`;
-  const notice = NOTICES[url.searchParams.get("done") ?? ""] ?? null;
-  return html(
-    k.c,
-    (nonce) => (
-      <Layout nonce={nonce} title={title} k={k} project={s.project} tab="resources" operator={s.operator}>
-        <nav class="crumbs" aria-label="Path">
-          <a href={`${projectPath(s.project.id)}/resources/${enc(resource.id)}`}>{resource.name}</a> ›{" "}
-          <a href={browserPath(s.project.id, resource.id)}>Objects</a>
-          {trail.map((o) => (
-            <>
-              {" › "}
-              <a href={browserPath(s.project.id, resource.id, o.id)}>{o.name ?? o.id}</a>
-            </>
-          ))}
-          {current && ` › ${current.name ?? current.id}`}
-        </nav>
-        <h1>{title}</h1>
-        <Alert problem={problem} notice={problem ? null : notice} />
-        {current && (
-          <p class="hint">
-            Object id <CopyId id={current.id} label="object id" /> · level {current.depth} of at most 32
-          </p>
-        )}
-        <h2>{current ? "Inside" : "Top level"}</h2>
-        {children.data.length === 0 ? <p>No objects here.</p> : (
-          <ul class="tree">
-            {children.data.map((o) => (
-              <li>
-                <a href={browserPath(s.project.id, resource.id, o.id)}>{o.name ?? o.id}</a>
-                {o.name && (
-                  <span class="sub">
-                    <code>{o.id}</code>
-                  </span>
-                )}
-              </li>
-            ))}
-          </ul>
-        )}
-        <Pager query={pagerQuery} page={children} noun="objects" />
-        {s.can("objects:create") && (
-          <form method="post" action={`${browserPath(s.project.id, resource.id)}/new`}>
-            <h2>{current ? "Add an object inside" : "Add an object at the top"}</h2>
-            <Csrf k={k} back={self} />
-            {at && <input type="hidden" name="parent" value={at} />}
-            <Field
-              name="id"
-              label="Object id"
-              value={values?.id}
-              required
-              problem={problem}
-              hint="Your application's id: letters, digits and . _ : / @ - (at most 200)."
-            />
-            <Field name="name" label="Name" value={values?.name} problem={problem} />
-            <button type="submit">Add object</button>
-          </form>
-        )}
-        {current && s.can("grants:read") && (
-          <>
-            <h2>Grants on this object</h2>
-            <p class="hint">A grant here also holds on everything inside.</p>
-            {grants.length === 0 ? <p>No grants on this object.</p> : (
-              <div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Subject</th>
-                      <th scope="col">Role</th>
-                      <th scope="col" class="wide">Expires</th>
-                      {s.can("grants:delete") && <th scope="col">Action</th>}
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {grants.map((g) => (
-                      <tr>
-                        <td>
-                          {g.subject.type === "user"
-                            ? (
-                              <a href={`${projectPath(s.project.id)}/users/${enc(g.subject.id)}/grants`}>
-                                <code>{g.subject.id}</code>
-                              </a>
-                            )
-                            : <code>{g.subject.id}</code>}
-                          <span class="sub">{g.subject.type}</span>
-                        </td>
-                        <td>{roles.get(g.role_id)?.name ?? g.role_id}</td>
-                        <td class="wide">
-                          <Expiry grant={g} />
-                        </td>
-                        {s.can("grants:delete") && (
-                          <td>
-                            <RevokeButton
-                              k={k}
-                              back={self}
-                              grant={g}
-                              label={`Revoke the grant to ${g.subject.id}`}
-                            />
-                          </td>
-                        )}
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-          </>
-        )}
-        {current && s.can("objects:delete") && (
-          <form method="post" action={`${browserPath(s.project.id, resource.id)}/delete`}>
-            <h2>Delete this object</h2>
-            <Csrf k={k} back={self} />
-            <input type="hidden" name="object" value={current.id} />
-            <p>
-              <label>
-                <input type="checkbox" name="cascade" value="true" />{" "}
-                With everything inside it (otherwise only an object without children is deleted)
-              </label>
-            </p>
-            <p class="hint">Its grants, and those on what is deleted with it, are revoked.</p>
-            <button type="submit" class="danger">Delete object</button>
-          </form>
-        )}
-      </Layout>
-    ),
-    problem ? 400 : 200,
+  return { grants, roles };
+}
+
+function Crumbs(p: Place) {
+  const { s, resource, current } = p;
+  return (
+    <nav class="crumbs" aria-label="Path">
+      <a href={`${projectPath(s.project.id)}/resources/${enc(resource.id)}`}>{resource.name}</a> ›{" "}
+      <a href={browserPath(s.project.id, resource.id)}>Objects</a>
+      {p.trail.map((o) => (
+        <>
+          {" › "}
+          <a href={browserPath(s.project.id, resource.id, o.id)}>{o.name ?? o.id}</a>
+        </>
+      ))}
+      {current && ` › ${current.name ?? current.id}`}
+    </nav>
   );
 }
 
+function Tree(p: Place & { objects: ObjectRecord[] }) {
+  if (p.objects.length === 0) return <p>No objects here.</p>;
+  return (
+    <ul class="tree">
+      {p.objects.map((o) => (
+        <li key={o.id}>
+          <a href={browserPath(p.s.project.id, p.resource.id, o.id)}>{o.name ?? o.id}</a>
+          {o.name && (
+            <span class="sub">
+              <code>{o.id}</code>
+            </span>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+type Browser = Place & {
+  k: Console;
+  at: string | null;
+  self: string;
+  problem: Problem | null;
+  values?: { id: string; name: string };
+};
+
+function AddForm(p: Browser) {
+  return (
+    <form method="post" action={`${browserPath(p.s.project.id, p.resource.id)}/new`}>
+      <h2>{p.current ? "Add an object inside" : "Add an object at the top"}</h2>
+      <Csrf k={p.k} back={p.self} />
+      {p.at && <input type="hidden" name="parent" value={p.at} />}
+      <Field
+        name="id"
+        label="Object id"
+        value={p.values?.id}
+        required
+        problem={p.problem}
+        hint="Your application's id: letters, digits and . _ : / @ - (at most 200)."
+      />
+      <Field name="name" label="Name" value={p.values?.name} problem={p.problem} />
+      <button type="submit">Add object</button>
+    </form>
+  );
+}
+
+type Grants = { grants: Grant[]; roles: Map<string, Role> };
+
+function ObjectGrantRow(p: Browser & Grants & { g: Grant }) {
+  const { s, g } = p;
+  return (
+    <tr>
+      <td>
+        {g.subject.type === "user"
+          ? (
+            <a href={`${projectPath(s.project.id)}/users/${enc(g.subject.id)}/grants`}>
+              <code>{g.subject.id}</code>
+            </a>
+          )
+          : <code>{g.subject.id}</code>}
+        <span class="sub">{g.subject.type}</span>
+      </td>
+      <td>{p.roles.get(g.role_id)?.name ?? g.role_id}</td>
+      <td class="wide">
+        <Expiry grant={g} />
+      </td>
+      {s.can("grants:delete") && (
+        <td>
+          <RevokeButton k={p.k} back={p.self} grant={g} label={`Revoke the grant to ${g.subject.id}`} />
+        </td>
+      )}
+    </tr>
+  );
+}
+
+function ObjectGrants(p: Browser & Grants) {
+  if (p.grants.length === 0) return <p>No grants on this object.</p>;
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Subject</th>
+            <th scope="col">Role</th>
+            <th scope="col" class="wide">Expires</th>
+            {p.s.can("grants:delete") && <th scope="col">Action</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {p.grants.map((g) => <ObjectGrantRow key={g.id} {...p} g={g} />)}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function DeleteForm(p: Browser & { current: ObjectRecord }) {
+  return (
+    <form method="post" action={`${browserPath(p.s.project.id, p.resource.id)}/delete`}>
+      <h2>Delete this object</h2>
+      <Csrf k={p.k} back={p.self} />
+      <input type="hidden" name="object" value={p.current.id} />
+      <p>
+        <label>
+          <input type="checkbox" name="cascade" value="true" />{" "}
+          With everything inside it (otherwise only an object without children is deleted)
+        </label>
+      </p>
+      <p class="hint">Its grants, and those on what is deleted with it, are revoked.</p>
+      <button type="submit" class="danger">Delete object</button>
+    </form>
+  );
+}
+
+type BrowserPageProps = Browser & Grants & {
+  nonce: string;
+  inside: Page<ObjectRecord>;
+  title: string;
+  notice: string | null;
+};
+
+function BrowserPage(p: BrowserPageProps) {
+  const { k, s, current, problem } = p;
+  const pagerQuery = new URLSearchParams(p.at ? { at: p.at } : {});
+  return (
+    <Layout nonce={p.nonce} title={p.title} k={k} project={s.project} tab="resources" operator={s.operator}>
+      <Crumbs {...p} />
+      <h1>{p.title}</h1>
+      <Alert problem={problem} notice={problem ? null : p.notice} />
+      {current && (
+        <p class="hint">
+          Object id <CopyId id={current.id} label="object id" /> · level {current.depth} of at most 32
+        </p>
+      )}
+      <h2>{current ? "Inside" : "Top level"}</h2>
+      <Tree {...p} objects={p.inside.data} />
+      <Pager query={pagerQuery} page={p.inside} noun="objects" />
+      {s.can("objects:create") && <AddForm {...p} />}
+      {current && s.can("grants:read") && (
+        <>
+          <h2>Grants on this object</h2>
+          <p class="hint">A grant here also holds on everything inside.</p>
+          <ObjectGrants {...p} />
+        </>
+      )}
+      {current && s.can("objects:delete") && <DeleteForm {...p} current={current} />}
+    </Layout>
+  );
+}
+
+/** The resource's objects one level at a time: the path from the top to `at`, its children, its grants. */
+async function browser(k: Console, problem: Problem | null, values?: { id: string; name: string }) {
+  const url = new URL(k.c.req.url);
+  const at = url.searchParams.get("at") || (k.field("parent") || null);
+  const place = await placeOf(k, at);
+  if (place instanceof Response) return place;
+  const { s, resource, current } = place;
+  const q = new URLSearchParams({ page_size: "50", sort_by: "id", sort_dir: "asc" });
+  if (at) q.set("parent_id", at);
+  else q.set("top_level", "true");
+  const n = url.searchParams.get("page_num");
+  if (n) q.set("page_num", n);
+  const res = await k.api<Page<ObjectRecord>>("GET", `${objectsApi(k)}?${q}`);
+  if (!res.ok) return refusedPage(k, new ApiRefusal(res));
+  const { grants, roles } = await grantsOf(k, place);
+  const self = browserPath(s.project.id, resource.id, at);
+  const title = current ? `${resource.name}: ${current.name ?? current.id}` : `Objects of ${resource.name}`;
+  const notice = NOTICES[url.searchParams.get("done") ?? ""] ?? null;
+  const props = { ...place, k, at, self, problem, values, grants, roles, inside: res.body, title, notice };
+  return html(k.c, (nonce) => <BrowserPage nonce={nonce} {...props} />, problem ? 400 : 200);
+}
+
+async function addObject(k: Console) {
+  const values = { id: k.field("id"), name: k.field("name") };
+  const parent = k.field("parent") || null;
+  const res = await k.api("POST", objectsApi(k), {
+    id: values.id,
+    name: values.name || null,
+    parent_id: parent,
+  });
+  if (!res.ok) return browser(k, problemOf(res), values);
+  const at = browserPath(k.c.req.param("pid")!, rid(k), parent);
+  return k.c.redirect(`${at}${parent ? "&" : "?"}done=added`, 303);
+}
+
+async function deleteObject(k: Console) {
+  const id = k.field("object");
+  const current = await findIn<ObjectRecord>(k, objectsApi(k), id).catch(() => null);
+  const cascade = k.field("cascade") === "true" ? "?cascade=true" : "";
+  const res = await k.api("DELETE", `${objectsApi(k)}/${enc(id)}${cascade}`);
+  if (!res.ok) {
+    k.form.parent = id;
+    return browser(k, problemOf(res));
+  }
+  const up = browserPath(k.c.req.param("pid")!, rid(k), current?.parent_id);
+  return k.c.redirect(`${up}${current?.parent_id ? "&" : "?"}done=deleted`, 303);
+}
+
+const showObjects = (k: Console) => browser(k, null);
+
 export function registerObjectPages(app: App) {
-  app.get("/console/projects/:pid/resources/:rid/objects", signedIn(app, (k) => browser(k, null)));
-  app.post(
-    "/console/projects/:pid/resources/:rid/objects/new",
-    signedIn(app, async (k) => {
-      const values = { id: k.field("id"), name: k.field("name") };
-      const parent = k.field("parent") || null;
-      const res = await k.api("POST", objectsApi(k), {
-        id: values.id,
-        name: values.name || null,
-        parent_id: parent,
-      });
-      if (!res.ok) return browser(k, problemOf(res), values);
-      const at = browserPath(k.c.req.param("pid")!, rid(k), parent);
-      return k.c.redirect(`${at}${parent ? "&" : "?"}done=added`, 303);
-    }),
-  );
-  app.post(
-    "/console/projects/:pid/resources/:rid/objects/delete",
-    signedIn(app, async (k) => {
-      const id = k.field("object");
-      const current = await findIn<ObjectRecord>(k, objectsApi(k), id).catch(() => null);
-      const cascade = k.field("cascade") === "true" ? "?cascade=true" : "";
-      const res = await k.api("DELETE", `${objectsApi(k)}/${enc(id)}${cascade}`);
-      if (!res.ok) {
-        k.form.parent = id;
-        return browser(k, problemOf(res));
-      }
-      const up = browserPath(k.c.req.param("pid")!, rid(k), current?.parent_id);
-      return k.c.redirect(`${up}${current?.parent_id ? "&" : "?"}done=deleted`, 303);
-    }),
-  );
+  app.get("/console/projects/:pid/resources/:rid/objects", signedIn(app, showObjects));
+  app.post("/console/projects/:pid/resources/:rid/objects/new", signedIn(app, addObject));
+  app.post("/console/projects/:pid/resources/:rid/objects/delete", signedIn(app, deleteObject));
 }

@@ -22,13 +22,10 @@ import {
 } from "./layout.tsx";
 import { ApiRefusal, type Console, html, type Me, signedIn } from "./session.ts";
 
-/**
- * What a project page knows: the project, whether the user is an operator, and what the user may do there. A
- * permission is a default resource's (domain/authz/defaults.ts), so a misspelt one does not compile.
- */
+/** What a project page knows: the project, whether the user is an operator, and what the user may do there. */
 export type Scope = { project: Project; operator: boolean; can: (permission: AdminPermission) => boolean };
 
-/** Whether the signed-in user's role holds a default resource's permission. */
+/** Whether the signed-in user's role holds a default resource's permission (a misspelt one does not compile). */
 const holds = (me: Me, permission: AdminPermission) => me.permissions.includes(permission);
 
 export async function scopeOf(k: Console, projectId: string): Promise<Scope> {
@@ -76,16 +73,8 @@ export function refusedPage(k: Console, err: unknown) {
   );
 }
 
-const pid = (k: Console) => k.c.req.param("pid")!;
+export const pid = (k: Console) => k.c.req.param("pid")!;
 
-/** The areas counted on a project's overview. */
-const GLANCE = [
-  ["resources", "resources", "resource"],
-  ["roles", "roles", "role"],
-  ["users", "users", "user"],
-  ["clients", "clients", "client"],
-  ["webhooks", "webhooks", "webhook"],
-] as const;
 export const projectPath = (id: string) => `/console/projects/${encodeURIComponent(id)}`;
 
 /** The admin API's path of a project, or of one of its areas (`roles`, `users`, …). */
@@ -98,14 +87,22 @@ export const areaApi = (k: Console, area: string) => projectApi(k.c.req.param("p
 const uriLines = (text: string) => text.split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
 
 /** The project form's fields as posted. */
-const formValues = (k: Console) => ({
+export const formValues = (k: Console) => ({
   name: k.field("name"),
   description: k.field("description"),
   redirect_uris: k.field("redirect_uris"),
   post_logout_redirect_uris: k.field("post_logout_redirect_uris"),
 });
 
-function ProjectForm(
+/** The API's body of a project, from the form's fields. */
+export const projectBody = (values: Record<string, string>) => ({
+  name: values.name,
+  description: values.description || null,
+  redirect_uris: uriLines(values.redirect_uris),
+  post_logout_redirect_uris: uriLines(values.post_logout_redirect_uris),
+});
+
+export function ProjectForm(
   p: { k: Console; values: Record<string, string>; problem?: Problem | null; create?: boolean },
 ) {
   return (
@@ -138,257 +135,132 @@ function ProjectForm(
   );
 }
 
+/** /console: operators go to the projects, everyone else to their own project. */
+async function toStart(k: Console) {
+  try {
+    const me = await k.me();
+    const target = k.session.projectId === SYSTEM_PROJECT_ID && holds(me, "projects:read")
+      ? "/console/projects"
+      : projectPath(k.session.projectId);
+    return k.c.redirect(target, 303);
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+}
+
+function ProjectRow(p: { p: Project }) {
+  return (
+    <tr>
+      <td>
+        <a href={projectPath(p.p.id)}>{p.p.name}</a> {p.p.is_system && <span class="badge">operators</span>}
+        <span class="sub">
+          <CopyId id={p.p.id} label={`id of ${p.p.name}`} />
+        </span>
+      </td>
+      <td class="wide">{p.p.description ?? ""}</td>
+      <td>
+        <Active on={p.p.is_active} />
+      </td>
+      <td class="wide">
+        <Time at={p.p.created_at} />
+      </td>
+    </tr>
+  );
+}
+
+function ProjectsTable(p: { q: URLSearchParams; page: Page<Project> }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption class="hint">Projects, {p.page.pagination.total} in all</caption>
+        <thead>
+          <tr>
+            <SortTh query={p.q} field="name" label="Name and ID" />
+            <th scope="col" class="wide">Description</th>
+            <th scope="col">State</th>
+            <SortTh query={p.q} field="created_at" label="Created" class="wide" />
+          </tr>
+        </thead>
+        <tbody>
+          {p.page.data.map((project) => <ProjectRow key={project.id} p={project} />)}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The operators' list of projects. */
+async function listProjects(k: Console) {
+  const q = listQuery(k);
+  let page: Page<Project>;
+  let me: Me;
+  try {
+    me = await k.me();
+    page = await k.get<Page<Project>>(`/api/v1/projects?${q}`);
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+  const notice = k.c.req.query("done") ? "Saved." : null;
+  return html(k.c, (nonce) => (
+    <Layout nonce={nonce} title="Projects" k={k} operator tab="projects">
+      <h1>Projects</h1>
+      <Alert notice={notice} />
+      {holds(me, "projects:create") && <a class="button" href="/console/projects/new">Create project</a>}
+      <SearchBox query={q} label="Search projects by name" />
+      <ProjectsTable q={q} page={page} />
+      <Pager query={q} page={page} noun="projects" />
+    </Layout>
+  ));
+}
+
+async function newProjectPage(k: Console, values: Record<string, string>, problem: Problem | null) {
+  await k.me().catch(() => null);
+  return html(k.c, (nonce) => (
+    <Layout nonce={nonce} title="Create project" k={k} operator tab="projects">
+      <h1>Create project</h1>
+      <Alert problem={problem} />
+      <form method="post" action="/console/projects/new">
+        <Csrf k={k} back="/console/projects/new" />
+        <ProjectForm k={k} values={values} problem={problem} create />
+        <button type="submit">Create project</button>
+      </form>
+    </Layout>
+  ), problem ? 400 : 200);
+}
+
+const showNewProject = (k: Console) => newProjectPage(k, {}, null);
+
+type Created = Project & { admin_client: { client_id: string; client_secret: string } };
+
+/** The project just created, with its admin client's secret shown once. */
+function CreatedPage(p: { nonce: string; k: Console; created: Created }) {
+  return (
+    <Layout nonce={p.nonce} title="Project created" k={p.k} operator tab="projects">
+      <h1>Project “{p.created.name}” created</h1>
+      <SecretOnce
+        label="The project's admin client"
+        id={p.created.admin_client.client_id}
+        secret={p.created.admin_client.client_secret}
+      />
+      <p>
+        <a href={projectPath(p.created.id)}>Go to the project</a>
+      </p>
+    </Layout>
+  );
+}
+
+async function createProject(k: Console) {
+  const values = formValues(k);
+  const res = await k.api<Created>("POST", "/api/v1/projects", projectBody(values));
+  if (!res.ok) return newProjectPage(k, values, problemOf(res));
+  const created = res.body;
+  return html(k.c, (nonce) => <CreatedPage nonce={nonce} k={k} created={created} />);
+}
+
+/** The start page, the projects' list and creating a project (a project's own pages: project_home.tsx). */
 export function registerProjectPages(app: App) {
-  app.get(
-    "/console",
-    signedIn(app, async (k) => {
-      try {
-        const me = await k.me();
-        const target = k.session.projectId === SYSTEM_PROJECT_ID && holds(me, "projects:read")
-          ? "/console/projects"
-          : projectPath(k.session.projectId);
-        return k.c.redirect(target, 303);
-      } catch (err) {
-        return refusedPage(k, err);
-      }
-    }),
-  );
-
-  app.get(
-    "/console/projects",
-    signedIn(app, async (k) => {
-      const q = listQuery(k);
-      let page: Page<Project>;
-      let me: Me;
-      try {
-        me = await k.me();
-        page = await k.get<Page<Project>>(`/api/v1/projects?${q}`);
-      } catch (err) {
-        return refusedPage(k, err);
-      }
-      const notice = k.c.req.query("done") ? "Saved." : null;
-      return html(k.c, (nonce) => (
-        <Layout nonce={nonce} title="Projects" k={k} operator tab="projects">
-          <h1>Projects</h1>
-          <Alert notice={notice} />
-          {holds(me, "projects:create") && <a class="button" href="/console/projects/new">Create project</a>}
-          <SearchBox query={q} label="Search projects by name" />
-          <div class="table-wrap">
-            <table>
-              <caption class="hint">Projects, {page.pagination.total} in all</caption>
-              <thead>
-                <tr>
-                  <SortTh query={q} field="name" label="Name and ID" />
-                  <th scope="col" class="wide">Description</th>
-                  <th scope="col">State</th>
-                  <SortTh query={q} field="created_at" label="Created" class="wide" />
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((p) => (
-                  <tr>
-                    <td>
-                      <a href={projectPath(p.id)}>{p.name}</a>{" "}
-                      {p.is_system && <span class="badge">operators</span>}
-                      <span class="sub">
-                        <CopyId id={p.id} label={`id of ${p.name}`} />
-                      </span>
-                    </td>
-                    <td class="wide">{p.description ?? ""}</td>
-                    <td>
-                      <Active on={p.is_active} />
-                    </td>
-                    <td class="wide">
-                      <Time at={p.created_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager query={q} page={page} noun="projects" />
-        </Layout>
-      ));
-    }),
-  );
-
-  const newProjectPage = async (k: Console, values: Record<string, string>, problem: Problem | null) => {
-    await k.me().catch(() => null);
-    return html(k.c, (nonce) => (
-      <Layout nonce={nonce} title="Create project" k={k} operator tab="projects">
-        <h1>Create project</h1>
-        <Alert problem={problem} />
-        <form method="post" action="/console/projects/new">
-          <Csrf k={k} back="/console/projects/new" />
-          <ProjectForm k={k} values={values} problem={problem} create />
-          <button type="submit">Create project</button>
-        </form>
-      </Layout>
-    ), problem ? 400 : 200);
-  };
-
-  app.get("/console/projects/new", signedIn(app, (k) => newProjectPage(k, {}, null)));
-
-  app.post(
-    "/console/projects/new",
-    signedIn(app, async (k) => {
-      const values = formValues(k);
-      const res = await k.api<Project & { admin_client: { client_id: string; client_secret: string } }>(
-        "POST",
-        "/api/v1/projects",
-        {
-          name: values.name,
-          description: values.description || null,
-          redirect_uris: uriLines(values.redirect_uris),
-          post_logout_redirect_uris: uriLines(values.post_logout_redirect_uris),
-        },
-      );
-      if (!res.ok) return newProjectPage(k, values, problemOf(res));
-      const created = res.body;
-      return html(k.c, (nonce) => (
-        <Layout nonce={nonce} title="Project created" k={k} operator tab="projects">
-          <h1>Project “{created.name}” created</h1>
-          <SecretOnce
-            label="The project's admin client"
-            id={created.admin_client.client_id}
-            secret={created.admin_client.client_secret}
-          />
-          <p>
-            <a href={projectPath(created.id)}>Go to the project</a>
-          </p>
-        </Layout>
-      ));
-    }),
-  );
-
-  const home = async (k: Console, problem: Problem | null, values?: Record<string, string>) => {
-    let s: Scope;
-    try {
-      s = await scopeOf(k, pid(k));
-    } catch (err) {
-      return refusedPage(k, err);
-    }
-    const p = s.project;
-    // At a glance: how many of each the project has, where the user may read them.
-    const glance = await Promise.all(GLANCE.map(async ([area, many, one]) => {
-      const res = await k.api<Page<unknown>>("GET", `${projectApi(p.id, area)}?page_size=1`);
-      const total = res.ok ? res.body.pagination.total : null;
-      return { area, label: total === 1 ? one : many, total };
-    }));
-    const v = values ?? {
-      name: p.name,
-      description: p.description ?? "",
-      redirect_uris: p.redirect_uris.join("\n"),
-      post_logout_redirect_uris: p.post_logout_redirect_uris.join("\n"),
-    };
-    const notice = k.c.req.query("done") ? "Saved." : null;
-    const path = projectPath(p.id);
-    return html(
-      k.c,
-      (nonce) => (
-        <Layout nonce={nonce} title={p.name} k={k} project={p} tab="home" operator={s.operator}>
-          <h1>{p.name}</h1>
-          <Alert problem={problem} notice={notice} />
-          <dl class="facts card">
-            <dt>Project ID</dt>
-            <dd>
-              <CopyId id={p.id} label="project id" />
-            </dd>
-            <dt>State</dt>
-            <dd>
-              <Active on={p.is_active} />
-              {p.is_system ? " · the system project, where operators sign in" : ""}
-            </dd>
-            {p.description && (
-              <>
-                <dt>Description</dt>
-                <dd>{p.description}</dd>
-              </>
-            )}
-            <dt>Console sign-in</dt>
-            <dd>
-              <CopyId id={`/console/signin?project=${p.id}`} label="sign-in path" />
-            </dd>
-            {p.created_at && (
-              <>
-                <dt>Created</dt>
-                <dd>
-                  <Time at={p.created_at} />
-                </dd>
-              </>
-            )}
-          </dl>
-          <ul class="glance" aria-label="At a glance">
-            {glance.filter((g) => g.total !== null).map((g) => (
-              <li key={g.area}>
-                <a href={`${path}/${g.area}`}>
-                  <strong>{g.total}</strong> {g.label}
-                </a>
-              </li>
-            ))}
-          </ul>
-          {s.can("projects:update")
-            ? (
-              <form method="post" action={path}>
-                <h2>Settings</h2>
-                <Csrf k={k} back={path} />
-                <ProjectForm k={k} values={v} problem={problem} />
-                <button type="submit">Save settings</button>
-              </form>
-            )
-            : (
-              <>
-                <h2>Redirect URIs</h2>
-                <ul>{p.redirect_uris.map((u) => <li key={u}>{u}</li>)}</ul>
-                <h2>Post-logout redirect URIs</h2>
-                <ul>{p.post_logout_redirect_uris.map((u) => <li key={u}>{u}</li>)}</ul>
-              </>
-            )}
-          {s.operator && !p.is_system && (
-            <form method="post" action={`${path}/active`}>
-              <h2>State</h2>
-              <Csrf k={k} back={path} />
-              <input type="hidden" name="is_active" value={p.is_active ? "false" : "true"} />
-              <button type="submit" class={p.is_active ? "danger" : undefined}>
-                {p.is_active ? "Deactivate project" : "Activate project"}
-              </button>
-            </form>
-          )}
-        </Layout>
-      ),
-      problem ? 400 : 200,
-    );
-  };
-
-  app.get("/console/projects/:pid", signedIn(app, (k) => home(k, null)));
-
-  app.post(
-    "/console/projects/:pid",
-    signedIn(app, async (k) => {
-      const values = formValues(k);
-      const res = await k.api("PUT", projectApi(pid(k)), {
-        name: values.name,
-        description: values.description || null,
-        redirect_uris: uriLines(values.redirect_uris),
-        post_logout_redirect_uris: uriLines(values.post_logout_redirect_uris),
-      });
-      if (!res.ok) return home(k, problemOf(res), values);
-      return k.c.redirect(`${projectPath(pid(k))}?done=1`, 303);
-    }),
-  );
-
-  app.post(
-    "/console/projects/:pid/active",
-    signedIn(app, async (k) => {
-      const path = projectApi(pid(k));
-      const current = await k.api<Project>("GET", path);
-      if (!current.ok) return home(k, problemOf(current));
-      const res = await k.api("PUT", path, {
-        name: current.body.name,
-        is_active: k.field("is_active") === "true",
-      });
-      if (!res.ok) return home(k, problemOf(res));
-      return k.c.redirect(`${projectPath(pid(k))}?done=1`, 303);
-    }),
-  );
+  app.get("/console", signedIn(app, toStart));
+  app.get("/console/projects", signedIn(app, listProjects));
+  app.get("/console/projects/new", signedIn(app, showNewProject));
+  app.post("/console/projects/new", signedIn(app, createProject));
 }

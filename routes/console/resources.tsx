@@ -76,7 +76,7 @@ const body = (v: Values) => ({
   permissions: v.perms.map((p) => ({ code: p.code, name: p.name || p.code })),
 });
 
-export function registerResourcePages(app: App) {
+function registerResourceList(app: App) {
   registerAreaList<Resource>(app, {
     area: "resources",
     title: "Resources",
@@ -101,105 +101,132 @@ export function registerResourcePages(app: App) {
       </>
     ),
   });
+}
 
-  const editPage = async (
-    k: Console,
-    resource: Resource | null,
-    values: Values | null,
-    problem: Problem | null,
-  ) => {
-    let s: Scope;
-    try {
-      s = await scopeOf(k, k.c.req.param("pid")!);
-    } catch (err) {
-      return refusedPage(k, err);
+/** The resource's id, and (but for a default resource) the link to its objects. */
+function ResourceFacts(p: { resource: Resource; base: string }) {
+  const { resource } = p;
+  return (
+    <>
+      <p class="hint">
+        Resource id <CopyId id={resource.id} label="resource id" />
+        {resource.is_default ? " · a default resource: read-only." : ""}
+      </p>
+      {!resource.is_default && (
+        <p>
+          <a href={`${p.base}/${encodeURIComponent(resource.id)}/objects`}>Objects of {resource.name}</a>{" "}
+          <span class="hint">(a tree; roles are granted on them)</span>
+        </p>
+      )}
+    </>
+  );
+}
+
+type ResourcePageProps = {
+  nonce: string;
+  k: Console;
+  s: Scope;
+  resource: Resource | null;
+  v: Values;
+  problem: Problem | null;
+  base: string;
+  action: string;
+  readonly: boolean;
+  title: string;
+};
+
+function ResourcePage(p: ResourcePageProps) {
+  const { k, s, resource, v, problem } = p;
+  return (
+    <Layout nonce={p.nonce} title={p.title} k={k} project={s.project} tab="resources" operator={s.operator}>
+      <h1>{p.title}</h1>
+      <Alert problem={problem} notice={k.c.req.query("done") ? "Saved." : null} />
+      {resource && <ResourceFacts resource={resource} base={p.base} />}
+      <form method="post" action={p.action}>
+        <Csrf k={k} back={p.action} />
+        <Field name="name" label="Name" value={v.name} required problem={problem} />
+        <Field
+          name="code"
+          label="Code"
+          value={v.code}
+          required
+          problem={problem}
+          hint="Letters, digits, dash and underscore."
+        />
+        <Field name="description" label="Description" value={v.description} problem={problem} />
+        <PermissionRows perms={v.perms} problem={problem} readonly={p.readonly} />
+        {!p.readonly && <button type="submit">{resource ? "Save resource" : "Create resource"}</button>}
+      </form>
+      {resource && <DeleteLink s={s} area="resources" id={resource.id} show={!resource.is_default} />}
+    </Layout>
+  );
+}
+
+async function editPage(
+  k: Console,
+  resource: Resource | null,
+  values: Values | null,
+  problem: Problem | null,
+) {
+  let s: Scope;
+  try {
+    s = await scopeOf(k, k.c.req.param("pid")!);
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+  const v = values ?? (resource
+    ? {
+      name: resource.name,
+      code: resource.code,
+      description: resource.description ?? "",
+      perms: resource.permissions.map((p) => ({ code: p.code, name: p.name })),
     }
-    const v = values ?? (resource
-      ? {
-        name: resource.name,
-        code: resource.code,
-        description: resource.description ?? "",
-        perms: resource.permissions.map((p) => ({ code: p.code, name: p.name })),
-      }
-      : { name: "", code: "", description: "", perms: [] });
-    const base = `${projectPath(s.project.id)}/resources`;
-    const action = resource ? `${base}/${encodeURIComponent(resource.id)}` : `${base}/new`;
-    const readonly = resource?.is_default || !s.can(resource ? "resources:update" : "resources:create");
-    const title = resource ? `Resource ${resource.name}` : "Create resource";
-    return html(
-      k.c,
-      (nonce) => (
-        <Layout nonce={nonce} title={title} k={k} project={s.project} tab="resources" operator={s.operator}>
-          <h1>{title}</h1>
-          <Alert problem={problem} notice={k.c.req.query("done") ? "Saved." : null} />
-          {resource && (
-            <p class="hint">
-              Resource id <CopyId id={resource.id} label="resource id" />
-              {resource.is_default ? " · a default resource: read-only." : ""}
-            </p>
-          )}
-          {resource && !resource.is_default && (
-            <p>
-              <a href={`${base}/${encodeURIComponent(resource.id)}/objects`}>Objects of {resource.name}</a>
-              {" "}
-              <span class="hint">(a tree; roles are granted on them)</span>
-            </p>
-          )}
-          <form method="post" action={action}>
-            <Csrf k={k} back={action} />
-            <Field name="name" label="Name" value={v.name} required problem={problem} />
-            <Field
-              name="code"
-              label="Code"
-              value={v.code}
-              required
-              problem={problem}
-              hint="Letters, digits, dash and underscore."
-            />
-            <Field name="description" label="Description" value={v.description} problem={problem} />
-            <PermissionRows perms={v.perms} problem={problem} readonly={readonly} />
-            {!readonly && <button type="submit">{resource ? "Save resource" : "Create resource"}</button>}
-          </form>
-          {resource && <DeleteLink s={s} area="resources" id={resource.id} show={!resource.is_default} />}
-        </Layout>
-      ),
-      problem ? 400 : 200,
-    );
-  };
+    : { name: "", code: "", description: "", perms: [] });
+  const base = `${projectPath(s.project.id)}/resources`;
+  const action = resource ? `${base}/${encodeURIComponent(resource.id)}` : `${base}/new`;
+  const readonly = resource?.is_default || !s.can(resource ? "resources:update" : "resources:create");
+  const title = resource ? `Resource ${resource.name}` : "Create resource";
+  const page = { k, s, resource, v, problem, base, action, readonly, title };
+  return html(k.c, (nonce) => <ResourcePage nonce={nonce} {...page} />, problem ? 400 : 200);
+}
 
-  app.get("/console/projects/:pid/resources/new", signedIn(app, (k) => editPage(k, null, null, null)));
-  app.post(
-    "/console/projects/:pid/resources/new",
-    signedIn(app, async (k) => {
-      const v = formValues(k);
-      const res = await k.api<Resource>("POST", api(k), body(v));
-      if (!res.ok) return editPage(k, null, v, problemOf(res));
-      return k.c.redirect(`${projectPath(k.c.req.param("pid")!)}/resources?done=1`, 303);
-    }),
-  );
-  app.get(
-    "/console/projects/:pid/resources/:rid",
-    signedIn(app, async (k) => {
-      try {
-        const found = await findIn<Resource>(k, api(k), k.c.req.param("rid")!);
-        if (!found) return k.notFound();
-        return editPage(k, found, null, null);
-      } catch (err) {
-        return refusedPage(k, err);
-      }
-    }),
-  );
-  app.post(
-    "/console/projects/:pid/resources/:rid",
-    signedIn(app, async (k) => {
-      const path = `${api(k)}/${encodeURIComponent(k.c.req.param("rid")!)}`;
-      const v = formValues(k);
-      const res = await k.api<Resource>("PUT", path, body(v));
-      if (!res.ok) {
-        const current = await findIn<Resource>(k, api(k), k.c.req.param("rid")!).catch(() => null);
-        return editPage(k, current, v, problemOf(res));
-      }
-      return k.c.redirect(`${projectPath(k.c.req.param("pid")!)}/resources?done=1`, 303);
-    }),
-  );
+const rid = (k: Console) => k.c.req.param("rid")!;
+const resourcesPath = (k: Console) => `${projectPath(k.c.req.param("pid")!)}/resources`;
+
+const showNewResource = (k: Console) => editPage(k, null, null, null);
+
+async function createResource(k: Console) {
+  const v = formValues(k);
+  const res = await k.api<Resource>("POST", api(k), body(v));
+  if (!res.ok) return editPage(k, null, v, problemOf(res));
+  return k.c.redirect(`${resourcesPath(k)}?done=1`, 303);
+}
+
+async function showResource(k: Console) {
+  try {
+    const found = await findIn<Resource>(k, api(k), rid(k));
+    if (!found) return k.notFound();
+    return editPage(k, found, null, null);
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+}
+
+async function saveResource(k: Console) {
+  const path = `${api(k)}/${encodeURIComponent(rid(k))}`;
+  const v = formValues(k);
+  const res = await k.api<Resource>("PUT", path, body(v));
+  if (!res.ok) {
+    const current = await findIn<Resource>(k, api(k), rid(k)).catch(() => null);
+    return editPage(k, current, v, problemOf(res));
+  }
+  return k.c.redirect(`${resourcesPath(k)}?done=1`, 303);
+}
+
+export function registerResourcePages(app: App) {
+  registerResourceList(app);
+  app.get("/console/projects/:pid/resources/new", signedIn(app, showNewResource));
+  app.post("/console/projects/:pid/resources/new", signedIn(app, createResource));
+  app.get("/console/projects/:pid/resources/:rid", signedIn(app, showResource));
+  app.post("/console/projects/:pid/resources/:rid", signedIn(app, saveResource));
 }

@@ -43,7 +43,7 @@ export function PermissionChecklist(
 const api = (k: Console) => areaApi(k, "roles");
 type Values = { code: string; name: string; description: string; permission_ids: string[] };
 
-export function registerRolePages(app: App) {
+function registerRoleList(app: App) {
   registerAreaList<Role>(app, {
     area: "roles",
     title: "Roles",
@@ -68,98 +68,117 @@ export function registerRolePages(app: App) {
       </>
     ),
   });
+}
 
-  const editPage = async (k: Console, role: Role | null, values: Values | null, problem: Problem | null) => {
-    let s: Scope, resources: Resource[];
-    try {
-      s = await scopeOf(k, k.c.req.param("pid")!);
-      resources = await allResources(k, s.project.id);
-    } catch (err) {
-      return refusedPage(k, err);
-    }
-    const v = values ??
-      (role
-        ? {
-          code: role.code,
-          name: role.name,
-          description: role.description ?? "",
-          permission_ids: role.permission_ids,
-        }
-        : { code: "", name: "", description: "", permission_ids: [] });
-    const base = `${projectPath(s.project.id)}/roles`;
-    const action = role ? `${base}/${encodeURIComponent(role.id)}` : `${base}/new`;
-    const readonly = !s.can(role ? "roles:update" : "roles:create");
-    const title = role ? `Role ${role.name}` : "Create role";
-    return html(
-      k.c,
-      (nonce) => (
-        <Layout nonce={nonce} title={title} k={k} project={s.project} tab="roles" operator={s.operator}>
-          <h1>{title}</h1>
-          <Alert problem={problem} />
-          {role && (
-            <p class="hint">
-              Role id <CopyId id={role.id} label="role id" />
-            </p>
-          )}
-          <form method="post" action={action}>
-            <Csrf k={k} back={action} />
-            <Field name="name" label="Name" value={v.name} required problem={problem} />
-            <Field name="code" label="Code" value={v.code} required problem={problem} />
-            <Field name="description" label="Description" value={v.description} problem={problem} />
-            <PermissionChecklist
-              resources={resources}
-              checked={v.permission_ids}
-              problem={problem}
-              readonly={readonly}
-            />
-            {!readonly && <button type="submit">{role ? "Save role" : "Create role"}</button>}
-          </form>
-          {role && <DeleteLink s={s} area="roles" id={role.id} />}
-        </Layout>
-      ),
-      problem ? 400 : 200,
-    );
-  };
+type RolePageProps = {
+  nonce: string;
+  k: Console;
+  s: Scope;
+  role: Role | null;
+  v: Values;
+  resources: Resource[];
+  problem: Problem | null;
+  action: string;
+  readonly: boolean;
+  title: string;
+};
 
-  const values = (k: Console): Values => ({
-    code: k.field("code"),
-    name: k.field("name"),
-    description: k.field("description"),
-    permission_ids: k.list("permission_ids"),
-  });
-  const body = (v: Values) => ({ ...v, description: v.description || null });
-
-  app.get("/console/projects/:pid/roles/new", signedIn(app, (k) => editPage(k, null, null, null)));
-  app.post(
-    "/console/projects/:pid/roles/new",
-    signedIn(app, async (k) => {
-      const v = values(k);
-      const res = await k.api("POST", api(k), body(v));
-      if (!res.ok) return editPage(k, null, v, problemOf(res));
-      return k.c.redirect(`${projectPath(k.c.req.param("pid")!)}/roles?done=1`, 303);
-    }),
+function RolePage(p: RolePageProps) {
+  const { k, s, role, v, problem } = p;
+  return (
+    <Layout nonce={p.nonce} title={p.title} k={k} project={s.project} tab="roles" operator={s.operator}>
+      <h1>{p.title}</h1>
+      <Alert problem={problem} />
+      {role && (
+        <p class="hint">
+          Role id <CopyId id={role.id} label="role id" />
+        </p>
+      )}
+      <form method="post" action={p.action}>
+        <Csrf k={k} back={p.action} />
+        <Field name="name" label="Name" value={v.name} required problem={problem} />
+        <Field name="code" label="Code" value={v.code} required problem={problem} />
+        <Field name="description" label="Description" value={v.description} problem={problem} />
+        <PermissionChecklist
+          resources={p.resources}
+          checked={v.permission_ids}
+          problem={problem}
+          readonly={p.readonly}
+        />
+        {!p.readonly && <button type="submit">{role ? "Save role" : "Create role"}</button>}
+      </form>
+      {role && <DeleteLink s={s} area="roles" id={role.id} />}
+    </Layout>
   );
-  app.get(
-    "/console/projects/:pid/roles/:rid",
-    signedIn(app, async (k) => {
-      try {
-        const found = await findIn<Role>(k, api(k), k.c.req.param("rid")!);
-        return found ? editPage(k, found, null, null) : k.notFound();
-      } catch (err) {
-        return refusedPage(k, err);
+}
+
+async function editPage(k: Console, role: Role | null, values: Values | null, problem: Problem | null) {
+  let s: Scope, resources: Resource[];
+  try {
+    s = await scopeOf(k, k.c.req.param("pid")!);
+    resources = await allResources(k, s.project.id);
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+  const v = values ??
+    (role
+      ? {
+        code: role.code,
+        name: role.name,
+        description: role.description ?? "",
+        permission_ids: role.permission_ids,
       }
-    }),
-  );
-  app.post(
-    "/console/projects/:pid/roles/:rid",
-    signedIn(app, async (k) => {
-      const v = values(k);
-      const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(k.c.req.param("rid")!)}`, body(v));
-      if (!res.ok) {
-        const current = await findIn<Role>(k, api(k), k.c.req.param("rid")!).catch(() => null);
-        return editPage(k, current, v, problemOf(res));
-      }
-      return k.c.redirect(`${projectPath(k.c.req.param("pid")!)}/roles?done=1`, 303);
-    }),
-  );
+      : { code: "", name: "", description: "", permission_ids: [] });
+  const base = `${projectPath(s.project.id)}/roles`;
+  const action = role ? `${base}/${encodeURIComponent(role.id)}` : `${base}/new`;
+  const readonly = !s.can(role ? "roles:update" : "roles:create");
+  const title = role ? `Role ${role.name}` : "Create role";
+  const page = { k, s, role, v, resources, problem, action, readonly, title };
+  return html(k.c, (nonce) => <RolePage nonce={nonce} {...page} />, problem ? 400 : 200);
+}
+
+const values = (k: Console): Values => ({
+  code: k.field("code"),
+  name: k.field("name"),
+  description: k.field("description"),
+  permission_ids: k.list("permission_ids"),
+});
+const body = (v: Values) => ({ ...v, description: v.description || null });
+const rid = (k: Console) => k.c.req.param("rid")!;
+const rolesPath = (k: Console) => `${projectPath(k.c.req.param("pid")!)}/roles`;
+
+const showNewRole = (k: Console) => editPage(k, null, null, null);
+
+async function createRole(k: Console) {
+  const v = values(k);
+  const res = await k.api("POST", api(k), body(v));
+  if (!res.ok) return editPage(k, null, v, problemOf(res));
+  return k.c.redirect(`${rolesPath(k)}?done=1`, 303);
+}
+
+async function showRole(k: Console) {
+  try {
+    const found = await findIn<Role>(k, api(k), rid(k));
+    return found ? editPage(k, found, null, null) : k.notFound();
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+}
+
+async function saveRole(k: Console) {
+  const v = values(k);
+  const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(rid(k))}`, body(v));
+  if (!res.ok) {
+    const current = await findIn<Role>(k, api(k), rid(k)).catch(() => null);
+    return editPage(k, current, v, problemOf(res));
+  }
+  return k.c.redirect(`${rolesPath(k)}?done=1`, 303);
+}
+
+export function registerRolePages(app: App) {
+  registerRoleList(app);
+  app.get("/console/projects/:pid/roles/new", signedIn(app, showNewRole));
+  app.post("/console/projects/:pid/roles/new", signedIn(app, createRole));
+  app.get("/console/projects/:pid/roles/:rid", signedIn(app, showRole));
+  app.post("/console/projects/:pid/roles/:rid", signedIn(app, saveRole));
 }

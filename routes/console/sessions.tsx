@@ -34,6 +34,128 @@ const NOTICES: Record<string, string> = {
 /** `2026-01-31T12:00:00.000Z` as `2026-01-31 12:00:00 UTC`. */
 const when = (t: string) => `${t.replace("T", " ").slice(0, 19)} UTC`;
 
+/** The clients of the sessions by name, each looked up once; one the API does not show (the console's own) keeps its id. */
+async function clientNames(k: Console, sessions: Session[]): Promise<Map<string, string>> {
+  const clients = new Map<string, string>();
+  await Promise.all([...new Set(sessions.map((x) => x.client_id))].map(async (id) => {
+    const client = await k.api<{ name: string }>("GET", `${areaApi(k, "clients")}/${encodeURIComponent(id)}`);
+    if (client.ok) clients.set(id, client.body.name);
+  }));
+  return clients;
+}
+
+type Row = { k: Console; session: Session; clients: Map<string, string>; base: string; mayEnd: boolean };
+
+function SessionRow(p: Row) {
+  const { session, clients } = p;
+  return (
+    <tr>
+      <td>
+        {clients.get(session.client_id)}
+        <span class={clients.has(session.client_id) ? "sub" : undefined}>
+          <code>{session.client_id}</code>
+        </span>
+      </td>
+      <td>
+        <Time at={session.created_at} />
+      </td>
+      <td>
+        <Time at={session.last_used_at} />
+      </td>
+      <td class="wide">{session.ip ?? "unknown"}</td>
+      <td class="wide">{session.user_agent ?? "unknown"}</td>
+      {p.mayEnd && (
+        <td>
+          <form method="post" action={`${p.base}/${encodeURIComponent(session.id)}/end`}>
+            <Csrf k={p.k} back={p.base} />
+            <button
+              type="submit"
+              class="danger"
+              aria-label={`Sign out the session of ${session.client_id} from ${when(session.created_at)}`}
+            >
+              Sign out
+            </button>
+          </form>
+        </td>
+      )}
+    </tr>
+  );
+}
+
+function SessionsTable(p: Omit<Row, "session"> & { sessions: Session[] }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption class="hint">Newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Client</th>
+            <th scope="col">Signed in</th>
+            <th scope="col">Last used</th>
+            <th scope="col" class="wide">Address</th>
+            <th scope="col" class="wide">Browser</th>
+            {p.mayEnd && <th scope="col">Action</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {p.sessions.map((session) => <SessionRow key={session.id} {...p} session={session} />)}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function EndAllForm(p: { k: Console; base: string }) {
+  return (
+    <form method="post" action={`${p.base}/end-all`}>
+      <h2>Sign out everywhere</h2>
+      <p class="hint">Ends every session of the user, single sign-on browser sessions included.</p>
+      <Csrf k={p.k} back={p.base} />
+      <button type="submit" class="danger">Sign out everywhere</button>
+    </form>
+  );
+}
+
+type SessionsProps = {
+  nonce: string;
+  k: Console;
+  s: Scope;
+  user: User;
+  q: URLSearchParams;
+  page: Page<Session>;
+  clients: Map<string, string>;
+  problem: Problem | null;
+};
+
+function SessionsPage(p: SessionsProps) {
+  const { k, s, user, page, problem } = p;
+  const base = pagePath(k);
+  const mayEnd = s.can("users:update");
+  const notice = NOTICES[new URL(k.c.req.url).searchParams.get("done") ?? ""] ?? null;
+  const title = `Sessions of ${user.display_name}`;
+  return (
+    <Layout nonce={p.nonce} title={title} k={k} project={s.project} tab="sessions" operator={s.operator}>
+      <p class="crumbs">
+        <a href={`${projectPath(s.project.id)}/sessions`}>Sessions</a> ›
+      </p>
+      <h1>{title}</h1>
+      <p>
+        <a href={`${projectPath(s.project.id)}/users/${encodeURIComponent(user.id)}`}>Back to the user</a>
+      </p>
+      <Alert problem={problem} notice={problem ? null : notice} />
+      <p class="hint">
+        Each session is one sign-in through one client. Signing a session out revokes its refresh token; its
+        access tokens are refused from their next request.
+      </p>
+      {page.data.length === 0
+        ? <p>No live sessions.</p>
+        : <SessionsTable k={k} sessions={page.data} clients={p.clients} base={base} mayEnd={mayEnd} />}
+      <Pager query={p.q} page={page} noun="sessions" />
+      {mayEnd && <EndAllForm k={k} base={base} />}
+    </Layout>
+  );
+}
+
 async function sessionsPage(k: Console, problem: Problem | null) {
   let s: Scope, found: User | null;
   try {
@@ -44,104 +166,51 @@ async function sessionsPage(k: Console, problem: Problem | null) {
   }
   if (!found) return k.notFound();
   const user = found;
-  const url = new URL(k.c.req.url);
   const q = new URLSearchParams({ page_size: "20" });
-  const n = url.searchParams.get("page_num");
+  const n = new URL(k.c.req.url).searchParams.get("page_num");
   if (n) q.set("page_num", n);
   const res = await k.api<Page<Session>>("GET", `${sessionsApi(k)}?${q}`);
   if (!res.ok) return refusedPage(k, new ApiRefusal(res));
   const page = res.body;
-  // The clients by name, each looked up once; one the API does not show (the console's own) keeps its id.
-  const clients = new Map<string, string>();
-  await Promise.all([...new Set(page.data.map((x) => x.client_id))].map(async (id) => {
-    const client = await k.api<{ name: string }>("GET", `${areaApi(k, "clients")}/${encodeURIComponent(id)}`);
-    if (client.ok) clients.set(id, client.body.name);
-  }));
-  const base = pagePath(k);
-  const mayEnd = s.can("users:update");
-  const notice = NOTICES[url.searchParams.get("done") ?? ""] ?? null;
-  const title = `Sessions of ${user.display_name}`;
-  return html(
-    k.c,
-    (nonce) => (
-      <Layout nonce={nonce} title={title} k={k} project={s.project} tab="sessions" operator={s.operator}>
-        <p class="crumbs">
-          <a href={`${projectPath(s.project.id)}/sessions`}>Sessions</a> ›
-        </p>
-        <h1>{title}</h1>
-        <p>
-          <a href={`${projectPath(s.project.id)}/users/${encodeURIComponent(user.id)}`}>Back to the user</a>
-        </p>
-        <Alert problem={problem} notice={problem ? null : notice} />
-        <p class="hint">
-          Each session is one sign-in through one client. Signing a session out revokes its refresh token; its
-          access tokens are refused from their next request.
-        </p>
-        {page.data.length === 0 ? <p>No live sessions.</p> : (
-          <div class="table-wrap">
-            <table>
-              <caption class="hint">Newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Client</th>
-                  <th scope="col">Signed in</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col" class="wide">Address</th>
-                  <th scope="col" class="wide">Browser</th>
-                  {mayEnd && <th scope="col">Action</th>}
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((session) => (
-                  <tr>
-                    <td>
-                      {clients.get(session.client_id)}
-                      <span class={clients.has(session.client_id) ? "sub" : undefined}>
-                        <code>{session.client_id}</code>
-                      </span>
-                    </td>
-                    <td>
-                      <Time at={session.created_at} />
-                    </td>
-                    <td>
-                      <Time at={session.last_used_at} />
-                    </td>
-                    <td class="wide">{session.ip ?? "unknown"}</td>
-                    <td class="wide">{session.user_agent ?? "unknown"}</td>
-                    {mayEnd && (
-                      <td>
-                        <form method="post" action={`${base}/${encodeURIComponent(session.id)}/end`}>
-                          <Csrf k={k} back={base} />
-                          <button
-                            type="submit"
-                            class="danger"
-                            aria-label={`Sign out the session of ${session.client_id} from ${
-                              when(session.created_at)
-                            }`}
-                          >
-                            Sign out
-                          </button>
-                        </form>
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-        <Pager query={q} page={page} noun="sessions" />
-        {mayEnd && (
-          <form method="post" action={`${base}/end-all`}>
-            <h2>Sign out everywhere</h2>
-            <p class="hint">Ends every session of the user, single sign-on browser sessions included.</p>
-            <Csrf k={k} back={base} />
-            <button type="submit" class="danger">Sign out everywhere</button>
-          </form>
-        )}
-      </Layout>
-    ),
-    problem ? 400 : 200,
+  const clients = await clientNames(k, page.data);
+  const props = { k, s, user, q, page, clients, problem };
+  return html(k.c, (nonce) => <SessionsPage nonce={nonce} {...props} />, problem ? 400 : 200);
+}
+
+function UsersTable(p: { users: string; page: Page<User> }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">User</th>
+            <th scope="col" class="wide">State</th>
+            <th scope="col">Sessions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {p.page.data.map((u) => (
+            <tr key={u.id}>
+              <td>
+                <a href={`${p.users}/${encodeURIComponent(u.id)}`}>{u.display_name}</a>
+                <span class="sub">{u.email ?? u.external_user_id}</span>
+              </td>
+              <td class="wide">
+                <Active on={u.is_active} />
+              </td>
+              <td>
+                <a
+                  href={`${p.users}/${encodeURIComponent(u.id)}/sessions`}
+                  aria-label={`Sessions of ${u.display_name}`}
+                >
+                  Sessions
+                </a>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -166,61 +235,30 @@ async function sessionsHome(k: Console) {
           them out.
         </p>
         <SearchBox query={q} label="Search users by name or email" />
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">User</th>
-                <th scope="col" class="wide">State</th>
-                <th scope="col">Sessions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.map((u) => (
-                <tr key={u.id}>
-                  <td>
-                    <a href={`${users}/${encodeURIComponent(u.id)}`}>{u.display_name}</a>
-                    <span class="sub">{u.email ?? u.external_user_id}</span>
-                  </td>
-                  <td class="wide">
-                    <Active on={u.is_active} />
-                  </td>
-                  <td>
-                    <a
-                      href={`${users}/${encodeURIComponent(u.id)}/sessions`}
-                      aria-label={`Sessions of ${u.display_name}`}
-                    >
-                      Sessions
-                    </a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <UsersTable users={users} page={page} />
         <Pager query={q} page={page} noun="users" />
       </Layout>
     ),
   );
 }
 
+const showSessions = (k: Console) => sessionsPage(k, null);
+
+async function endAll(k: Console) {
+  const res = await k.api("DELETE", sessionsApi(k));
+  if (!res.ok) return sessionsPage(k, problemOf(res));
+  return k.c.redirect(`${pagePath(k)}?done=all`, 303);
+}
+
+async function endOne(k: Console) {
+  const res = await k.api("DELETE", `${sessionsApi(k)}/${encodeURIComponent(k.c.req.param("sid")!)}`);
+  if (!res.ok) return sessionsPage(k, problemOf(res));
+  return k.c.redirect(`${pagePath(k)}?done=one`, 303);
+}
+
 export function registerSessionPages(app: App) {
   app.get("/console/projects/:pid/sessions", signedIn(app, sessionsHome));
-  app.get("/console/projects/:pid/users/:uid/sessions", signedIn(app, (k) => sessionsPage(k, null)));
-  app.post(
-    "/console/projects/:pid/users/:uid/sessions/end-all",
-    signedIn(app, async (k) => {
-      const res = await k.api("DELETE", sessionsApi(k));
-      if (!res.ok) return sessionsPage(k, problemOf(res));
-      return k.c.redirect(`${pagePath(k)}?done=all`, 303);
-    }),
-  );
-  app.post(
-    "/console/projects/:pid/users/:uid/sessions/:sid/end",
-    signedIn(app, async (k) => {
-      const res = await k.api("DELETE", `${sessionsApi(k)}/${encodeURIComponent(k.c.req.param("sid")!)}`);
-      if (!res.ok) return sessionsPage(k, problemOf(res));
-      return k.c.redirect(`${pagePath(k)}?done=one`, 303);
-    }),
-  );
+  app.get("/console/projects/:pid/users/:uid/sessions", signedIn(app, showSessions));
+  app.post("/console/projects/:pid/users/:uid/sessions/end-all", signedIn(app, endAll));
+  app.post("/console/projects/:pid/users/:uid/sessions/:sid/end", signedIn(app, endOne));
 }
