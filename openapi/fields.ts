@@ -6,8 +6,8 @@
 import { z } from "@hono/zod-openapi";
 
 /**
- * Every code an error can carry. domain/shared/errors.ts gives each its status and message, and the compiler holds
- * the two lists equal; the SDK types its errors' `error` with this list.
+ * Every code an error can carry. domain/shared/errors.ts gives each its message and routes/errors.ts its status,
+ * and the compiler holds the lists equal; the SDK types its errors' `error` with this list.
  */
 export const ERROR_CODES = [
   "invalid_params",
