@@ -113,6 +113,7 @@ export async function issueIdToken(
   },
 ): Promise<string> {
   const user = await findSessionClaims(sql, t.projectId, t.sessionId, t.userId);
+  // In the transaction that opened the session or spent its token: a session without its user is a fault.
   if (!user) throw new Error(`session ${t.sessionId} has no user ${t.userId}`);
   const iat = Math.floor(t.issuedAt.getTime() / 1000);
   return await tokens.signIdToken(t.kid, {
