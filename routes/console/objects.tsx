@@ -256,6 +256,7 @@ export function registerObjectPages(app: App) {
     "/console/projects/:pid/resources/:rid/objects/delete",
     signedIn(app, async (k) => {
       const id = k.field("object");
+      // Read for where to go after the delete (its parent); unreadable, the browser goes back to the top.
       const current = await findIn<ObjectRecord>(k, objectsApi(k), id).catch(() => null);
       const cascade = k.field("cascade") === "true" ? "?cascade=true" : "";
       const res = await k.api("DELETE", `${objectsApi(k)}/${enc(id)}${cascade}`);

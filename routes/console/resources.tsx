@@ -196,6 +196,7 @@ export function registerResourcePages(app: App) {
       const v = formValues(k);
       const res = await k.api<Resource>("PUT", path, body(v));
       if (!res.ok) {
+        // The refusal is what the page tells; the record beside it only when it can still be read.
         const current = await findIn<Resource>(k, api(k), k.c.req.param("rid")!).catch(() => null);
         return editPage(k, current, v, problemOf(res));
       }

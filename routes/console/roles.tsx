@@ -156,6 +156,7 @@ export function registerRolePages(app: App) {
       const v = values(k);
       const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(k.c.req.param("rid")!)}`, body(v));
       if (!res.ok) {
+        // The refusal is what the page tells; the record beside it only when it can still be read.
         const current = await findIn<Role>(k, api(k), k.c.req.param("rid")!).catch(() => null);
         return editPage(k, current, v, problemOf(res));
       }

@@ -345,6 +345,7 @@ export function registerUserPages(app: App) {
       const op = k.c.req.param("op")!;
       const res = await k.api("POST", `${api(k)}/${encodeURIComponent(uid)}/${op}`);
       if (!res.ok) {
+        // The refusal is what the page tells; the record beside it only when it can still be read.
         const current = await findIn<User>(k, api(k), uid).catch(() => null);
         return editPage(k, current, null, problemOf(res));
       }
@@ -364,6 +365,7 @@ export function registerUserPages(app: App) {
         body(v, false),
       );
       if (!res.ok) {
+        // The refusal is what the page tells; the record beside it only when it can still be read.
         const current = await findIn<User>(k, api(k), k.c.req.param("uid")!).catch(() => null);
         return editPage(k, current, { ...v, password: "" }, problemOf(res));
       }
