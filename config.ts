@@ -219,7 +219,7 @@ function otlpHeaders(text: string | undefined): Record<string, string> {
     try {
       out[pair.slice(0, at).trim()] = decodeURIComponent(value);
     } catch {
-      out[pair.slice(0, at).trim()] = value;
+      out[pair.slice(0, at).trim()] = value; // not percent-encoded after all (a lone %): taken as written
     }
   }
   return out;

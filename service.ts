@@ -165,7 +165,7 @@ async function openServiceWith(config: Config, opts: ServiceOptions, log: Logger
   } catch (err) {
     unwatch();
     await metricsServer?.close();
-    await db.close().catch(() => {});
+    await db.close().catch(() => {}); // the start's own error, thrown below, is the one to tell
     log.flush();
     throw err;
   }
@@ -303,7 +303,7 @@ function lazyService(): Promise<OpenedService> {
     lazyConfig ??= loadConfig();
     const opened = await openService(lazyConfig);
     const stop = async () => {
-      await opened.close().catch(() => {});
+      await opened.close().catch(() => {}); // exiting anyway: what did not close ends with the process
       Deno.exit(0);
     };
     try {

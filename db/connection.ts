@@ -299,7 +299,7 @@ export function describeUrl(url: string): string {
     const u = new URL(url);
     return `${u.hostname}:${u.port || 5432}${u.pathname}`;
   } catch {
-    return "(an unparsable URL)";
+    return "(an unparsable URL)"; // for a message only: the connection itself reports what is wrong
   }
 }
 
@@ -381,7 +381,7 @@ async function exists(path: string): Promise<boolean> {
     await Deno.stat(path);
     return true;
   } catch {
-    return false;
+    return false; // absent, or not reachable by this process: either way not there to use
   }
 }
 

@@ -69,7 +69,7 @@ export function loadedPgliteVersion(): string | null {
     const pkg = JSON.parse(Deno.readTextFileSync(new URL("../package.json", entry)));
     return pkg?.name === "@electric-sql/pglite" && typeof pkg.version === "string" ? pkg.version : null;
   } catch {
-    return null;
+    return null; // no package.json beside it (a compiled binary, say): the version is unknown
   }
 }
 

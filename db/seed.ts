@@ -45,7 +45,7 @@ class Bytes {
     return out;
   }
   async cancel(): Promise<void> {
-    await this.#reader.cancel().catch(() => {});
+    await this.#reader.cancel().catch(() => {}); // a reader that already failed or ended has nothing to cancel
   }
 }
 
@@ -126,6 +126,7 @@ export async function unpackSeed(pgdata: string): Promise<boolean> {
     throw err;
   }
   const partial = `${pgdata}.partial`;
+  // A partial unpack left by a start that stopped, usually none: mkdir below fails if one is still there.
   await Deno.remove(partial, { recursive: true }).catch(() => {});
   await Deno.mkdir(partial, { mode: 0o700 });
   const bytes = new Bytes(archive.readable.pipeThrough(new DecompressionStream("gzip")));

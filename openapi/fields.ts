@@ -6,9 +6,9 @@
 import { z } from "@hono/zod-openapi";
 
 /**
- * Every code an error can carry: the contract's one list. domain/shared/errors.ts gives each its message (the
- * compiler holds its table to this list); published as the `ErrorCode` component, from which the SDK types its
- * errors.
+ * Every code an error can carry: the contract's one list. domain/shared/errors.ts gives each its message and
+ * routes/errors.ts its status (the compiler holds both tables to this list); published as the `ErrorCode`
+ * component, from which the SDK types its errors.
  */
 export const ERROR_CODES = [
   "invalid_params",

@@ -10,13 +10,143 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import {
   AppError,
   CONSTRAINT_ERRORS,
+  type ErrorCode,
   type ErrorDetail,
   FOREIGN_KEY_ERRORS,
-  oauthAnswer,
 } from "../domain/shared/errors.ts";
+import type { OAuthEndpointCode, OAuthErrorCode } from "../openapi/fields.ts";
 import type { Logger } from "../log.ts";
 import type { AppEnv } from "./env.ts";
 import { isFormEndpoint } from "./form_endpoints.ts";
+
+/** The HTTP status of each code: the one table, read by every answer of an error and the OpenAPI document. */
+export const ERROR_STATUS = {
+  invalid_params: 400,
+  invalid_client: 400,
+  client_not_active: 400,
+  project_not_active: 400,
+  invalid_authorization_code: 400,
+  different_authorize_redirect_uri: 400,
+  auth_code_already_used: 400,
+  auth_code_expired: 400,
+  invalid_code_verifier: 400,
+  invalid_refresh_token: 400,
+  refresh_token_expired: 400,
+  refresh_token_already_used: 400,
+  invalid_client_credentials: 401,
+  invalid_authorization_token: 401,
+  insufficient_permission: 403,
+  default_resource_immutable: 403,
+  client_not_deletable: 403,
+  not_found: 404,
+  project_not_found: 404,
+  resource_not_found: 404,
+  role_not_found: 404,
+  user_not_found: 404,
+  client_not_found: 404,
+  some_permissions_not_found: 404,
+  signing_key_not_found: 404,
+  webhook_not_found: 404,
+  webhook_delivery_not_found: 404,
+  session_not_found: 404,
+  identity_provider_not_found: 404,
+  identity_not_found: 404,
+  object_not_found: 404,
+  grant_not_found: 404,
+  second_factor_not_found: 404,
+  totp_enrolment_not_found: 404,
+  resource_code_already_used: 409,
+  role_code_already_used: 409,
+  user_external_id_already_used: 409,
+  user_email_already_used: 409,
+  key_rotation_too_soon: 409,
+  only_signing_key: 409,
+  object_already_exists: 409,
+  object_has_children: 409,
+  role_in_use: 409,
+  identity_already_linked: 409,
+  last_sign_in_method: 409,
+  second_factor_required: 409,
+  totp_already_enrolled: 409,
+  too_many_requests: 429,
+  system_error: 500,
+} as const satisfies Record<ErrorCode, ContentfulStatusCode>;
+
+/**
+ * The two answers whose status is not their code's usual one, both decided here at the edge: a body over
+ * the limit (413 `invalid_params`) and a database that cannot answer now (503 `system_error`, with
+ * `Retry-After`).
+ */
+const CONDITIONS = {
+  body_too_large: { code: "invalid_params", status: 413 },
+  database_unavailable: { code: "system_error", status: 503 },
+} as const satisfies Record<string, { code: ErrorCode; status: ContentfulStatusCode }>;
+
+export type EdgeCondition = keyof typeof CONDITIONS;
+
+/** An AppError for one of the edge's own conditions: its code, and its status, are the condition's. */
+export class EdgeError extends AppError {
+  constructor(
+    readonly condition: EdgeCondition,
+    opts: { description?: string; details?: ErrorDetail[]; retryAfter?: number } = {},
+  ) {
+    super(CONDITIONS[condition].code, opts);
+  }
+}
+
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode] | (typeof CONDITIONS)[EdgeCondition]["status"];
+
+/** The HTTP status an error answers with. */
+export function statusOf(err: AppError): ErrorStatus {
+  return err instanceof EdgeError ? CONDITIONS[err.condition].status : ERROR_STATUS[err.code];
+}
+
+/**
+ * The RFC 6749 §5.2 code of each code the token, revocation and introspection endpoints answer. An inactive
+ * client or project is `invalid_client`, not `unauthorized_client`: no grant type would work for it, and a
+ * client library reads `invalid_client` as "this registration cannot be used", which is the truth. Throttling
+ * has no OAuth code; `temporarily_unavailable` tells a client to try again later, which is what `Retry-After`
+ * says too, and never reads as wrong credentials or a grant to drop.
+ */
+const OAUTH_CODES: Record<OAuthEndpointCode, OAuthErrorCode> = {
+  invalid_params: "invalid_request",
+  invalid_client: "invalid_client",
+  invalid_client_credentials: "invalid_client",
+  client_not_active: "invalid_client",
+  project_not_active: "invalid_client",
+  invalid_authorization_code: "invalid_grant",
+  different_authorize_redirect_uri: "invalid_grant",
+  auth_code_already_used: "invalid_grant",
+  auth_code_expired: "invalid_grant",
+  invalid_code_verifier: "invalid_grant",
+  invalid_refresh_token: "invalid_grant",
+  refresh_token_expired: "invalid_grant",
+  refresh_token_already_used: "invalid_grant",
+  too_many_requests: "temporarily_unavailable",
+  system_error: "server_error",
+};
+
+/** Codes about a client named in the form: answered 400 when the request sent no Authorization header. */
+const NAMED_CLIENT = new Set<ErrorCode>(["invalid_client", "client_not_active", "project_not_active"]);
+
+/**
+ * How an error is answered at the token, revocation and introspection endpoints: its RFC 6749 §5.2 code and
+ * status. `invalid_client` is 401 (with a `WWW-Authenticate: Basic` challenge, added by the HTTP edge) when the
+ * client authenticated with HTTP Basic, which §5.2 requires, and when it must and did not, which §5.2 allows to
+ * say which scheme to use; a public client that names itself in the form is answered 400, since a Basic
+ * challenge would ask it for a secret it does not have.
+ */
+export function oauthAnswer(
+  err: AppError,
+  sentAuthorization: boolean,
+): { error: OAuthErrorCode; status: ContentfulStatusCode } {
+  const status = statusOf(err);
+  const error = err.oauth ??
+    (status === 503 ? "temporarily_unavailable" : OAUTH_CODES[err.code as OAuthEndpointCode] ??
+      (status >= 500 ? "server_error" : "invalid_request"));
+  if (error !== "invalid_client") return { error, status };
+  return { error, status: !sentAuthorization && NAMED_CLIENT.has(err.code) ? 400 : 401 };
+}
 
 const REALM = 'realm="access-control"';
 export const BASIC_CHALLENGE = `Basic ${REALM}, charset="UTF-8"`;
@@ -33,7 +163,7 @@ export function errorResponse(c: Context, err: AppError): Response {
     c.header("Pragma", "no-cache");
     return c.json(
       { error, error_code: err.code, error_description: err.message, ...details },
-      status as ContentfulStatusCode,
+      status,
     );
   }
   // RFC 6750 §3: a 401 names the scheme it wants; `error` only when a token was sent.
@@ -41,7 +171,7 @@ export function errorResponse(c: Context, err: AppError): Response {
     const sent = c.req.header("authorization") !== undefined;
     c.header("WWW-Authenticate", sent ? `Bearer ${REALM}, error="invalid_token"` : `Bearer ${REALM}`);
   }
-  return c.json({ error: err.code, error_description: err.message, ...details }, err.status);
+  return c.json({ error: err.code, error_description: err.message, ...details }, statusOf(err));
 }
 
 type Issue = { path: PropertyKey[]; message: string; code?: string; keys?: string[] };
@@ -83,7 +213,7 @@ export function toAppError(err: unknown, c: Context<AppEnv>, log: Logger): AppEr
   if (err instanceof AppError) return err;
   if (err instanceof HTTPException && err.status >= 400 && err.status < 500) {
     // The framework's own refusals: malformed JSON or form bodies (400), media types (415), size (413).
-    if (err.status === 413) return new AppError("invalid_params", { status: 413 });
+    if (err.status === 413) return new EdgeError("body_too_large");
     const field = err.status === 415 ? "Content-Type" : "body";
     // The AuthZEN API names fields by JSON pointers into the body: the whole body is "".
     if (err.status === 400 && c.req.path.startsWith("/access/")) {
@@ -123,8 +253,7 @@ function unavailable(err: unknown, c: Context<AppEnv>, log: Logger): AppError {
     path: c.req.path,
     error: String(err),
   });
-  return new AppError("system_error", {
-    status: 503,
+  return new EdgeError("database_unavailable", {
     description: "the service cannot reach its database; retry later",
     retryAfter: 1,
   });

@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { routePath } from "hono/route";
 import { AppError } from "../domain/shared/errors.ts";
+import { EdgeError } from "./errors.ts";
 import type { Logger } from "../log.ts";
 import type { AppEnv, Deps } from "./env.ts";
 import { httpDuration, httpRequests, inFlight } from "../telemetry/families.ts";
@@ -154,8 +155,7 @@ function limitBody(maxSize: number, size: string): MiddlewareHandler<AppEnv> {
   return bodyLimit({
     maxSize,
     onError: () => {
-      throw new AppError("invalid_params", {
-        status: 413,
+      throw new EdgeError("body_too_large", {
         description: `the request body is larger than ${size}`,
         details: [{ field: "body", issue: `at most ${size}` }],
       });

@@ -32,6 +32,7 @@ async function loadBackend(): Promise<Backend> {
     await native.verify(await native.hash("probe", opts), "probe");
     return { name: "native", hash: (p) => native.hash(p, opts), verify: (h, p) => native.verify(h, p) };
   } catch {
+    // The native addon does not load or work on this platform: the WebAssembly one computes the same hashes.
     const wasm = await import("hash-wasm");
     const compute = (password: string, salt: Uint8Array, params: Argon2Params) =>
       wasm.argon2id({
@@ -98,7 +99,7 @@ export async function verifyPassword(phc: string, password: string): Promise<boo
   try {
     return await (await getBackend()).verify(phc, password);
   } catch {
-    return false;
+    return false; // the libraries throw on a stored value that is no Argon2id PHC string: it matches nothing
   }
 }
 

@@ -57,13 +57,13 @@ async function pageStart(
   const limit = page?.limit ?? DEFAULT_PAGE_LIMIT;
   const hash = await queryHash({ query, limit });
   if (page?.token === undefined || page.token === "") return { after: null, limit, hash };
+  const bytes = decodeBase64Strict(page.token);
+  if (bytes === null) throw badToken("not a page token of this service");
   let parsed: unknown;
   try {
-    const bytes = decodeBase64Strict(page.token);
-    if (bytes === null) throw new Error("not base64");
     parsed = JSON.parse(DECODER.decode(bytes));
   } catch {
-    throw badToken("not a page token of this service");
+    throw badToken("not a page token of this service"); // not UTF-8, or not JSON
   }
   const t = parsed as { k?: unknown; q?: unknown };
   if (

@@ -68,7 +68,7 @@ async function unseal(
     );
     return JSON.parse(new TextDecoder().decode(plain));
   } catch {
-    return null;
+    return null; // sealed with another secret, or altered: no session, the console asks to sign in
   }
 }
 

@@ -221,6 +221,7 @@ export async function sendMail(target: SmtpTarget, msg: MailMessage, heloName: s
     await command("DATA", "DATA", 354);
     await writeAll(conn, `${dotStuff(mimeOf(msg))}.\r\n`);
     await expect("the message", 250);
+    // The message was accepted (250): a QUIT that fails changes nothing, the connection is closed below.
     await writeAll(conn, "QUIT\r\n").catch(() => {});
   } catch (err) {
     if (timedOut) throw new SmtpError(`no answer within ${TIMEOUT_MS / 1000} s`);

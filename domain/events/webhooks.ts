@@ -105,7 +105,7 @@ export function urlForTrail(url: string): string {
     const u = new URL(url);
     return `${u.origin}${u.pathname}`;
   } catch {
-    return "changed";
+    return "changed"; // not a URL (a stored one always is): the trail says no more than that
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * The part of CBOR (RFC 8949) that WebAuthn uses: unsigned and negative integers, byte and text strings, arrays,
  * maps, booleans and null, definite lengths only. Each decode says where it stopped, so that a COSE key can be
- * cut out of authenticator data that goes on after it.
+ * cut out of authenticator data that goes on after it. A malformed input throws a plain Error, which the one
+ * caller (webauthn.ts) turns into the WebAuthnError of what it was decoding.
  */
 export type Cbor =
   | number

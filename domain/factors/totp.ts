@@ -31,7 +31,7 @@ export function base32Decode(text: string): Uint8Array {
   let bits = 0, value = 0;
   for (const ch of clean) {
     const i = ALPHABET.indexOf(ch);
-    if (i < 0) throw new Error("not base32");
+    if (i < 0) throw new Error("not base32"); // the secrets are this service's own: a fault, not a refusal
     value = (value << 5) | i;
     bits += 5;
     if (bits >= 8) {

@@ -162,7 +162,7 @@ export function verifyAssertion(
   try {
     ok = verify(hash, signed, key, bytesOf(r.signature, "signature"));
   } catch {
-    ok = false;
+    ok = false; // a signature or key node:crypto cannot read: refused like a wrong signature, just below
   }
   if (!ok) throw new WebAuthnError("bad_signature");
   return {

@@ -63,7 +63,7 @@ function parseObject(part: string): Record<string, unknown> | null {
     const value = JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
     return value !== null && typeof value === "object" && !Array.isArray(value) ? value : null;
   } catch {
-    return null;
+    return null; // not base64url JSON: the caller refuses the token like any malformed one
   }
 }
 

@@ -217,7 +217,7 @@ export class TokenService {
 
   /** Reloads the published keys once the reload under way is done and the spacing since it started has passed. */
   async #reloadSoon(): Promise<void> {
-    await this.#reloading?.catch(() => {});
+    await this.#reloading?.catch(() => {}); // only its end is awaited: its failure is its own caller's
     const wait = this.#reloadStartedAt + RELOAD_SPACING_MS - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     // From here on, an unknown kid that arrives waits for the reload after this one.
@@ -259,6 +259,7 @@ export class TokenService {
           idHeader: encodeHeader({ alg: row.alg, typ: "JWT", kid }),
         };
       })();
+      // A load that failed is forgotten, so the next use tries again; whoever awaits it gets the error.
       signer.catch(() => this.#signers.delete(kid));
       this.#signers.set(kid, signer);
     }

@@ -113,6 +113,7 @@ export async function issueIdToken(
   },
 ): Promise<string> {
   const user = await findSessionClaims(sql, t.projectId, t.sessionId, t.userId);
+  // In the transaction that opened the session or spent its token: a session without its user is a fault.
   if (!user) throw new Error(`session ${t.sessionId} has no user ${t.userId}`);
   const iat = Math.floor(t.issuedAt.getTime() / 1000);
   return await tokens.signIdToken(t.kid, {
@@ -137,13 +138,12 @@ export function authContext(login: { amr: string[] | null; provider_id: string |
   return amr === null ? {} : { amr, acr: acrOf(amr) };
 }
 
-/** A refused userinfo request, answered with `WWW-Authenticate: Bearer error="…"` (RFC 6750 §3.1). */
+/**
+ * A refused userinfo request, answered with `WWW-Authenticate: Bearer error="…"` (RFC 6750 §3.1); the HTTP
+ * edge gives each code its status.
+ */
 export class BearerError extends Error {
-  constructor(
-    readonly code: "invalid_request" | "invalid_token" | "insufficient_scope",
-    readonly status: 400 | 401 | 403,
-    message: string,
-  ) {
+  constructor(readonly code: "invalid_request" | "invalid_token" | "insufficient_scope", message: string) {
     super(message);
   }
 }
@@ -153,18 +153,18 @@ export class BearerError extends Error {
  * request: a deactivated user, an ended session, a revoked token or key are refused at once.
  */
 export async function userInfo(sql: Sql, tokens: TokenService, token: string | undefined): Promise<UserInfo> {
-  if (token === undefined) throw new BearerError("invalid_token", 401, "a bearer access token is required");
+  if (token === undefined) throw new BearerError("invalid_token", "a bearer access token is required");
   const claims = await tokens.verifyAccessToken(token);
   if (!claims || claims.sid === undefined) {
-    throw new BearerError("invalid_token", 401, "the access token is invalid, expired or not a user's");
+    throw new BearerError("invalid_token", "the access token is invalid, expired or not a user's");
   }
   const sessionId = claims.sid;
   const row = await liveToken(sql, claims, { pathProjectId: null, permission: null });
-  if (!row) throw new BearerError("invalid_token", 401, "the access token is no longer valid");
+  if (!row) throw new BearerError("invalid_token", "the access token is no longer valid");
   const user = await retryRead(() => findSessionClaims(sql, claims.aud, sessionId, claims.sub));
-  if (!user) throw new BearerError("invalid_token", 401, "the access token is no longer valid");
+  if (!user) throw new BearerError("invalid_token", "the access token is no longer valid");
   if (!hasOpenId(user.scope)) {
-    throw new BearerError("insufficient_scope", 403, "the login did not ask for the openid scope");
+    throw new BearerError("insufficient_scope", "the login did not ask for the openid scope");
   }
   return claimsOf(claims.sub, user.scope, user);
 }

@@ -60,6 +60,8 @@ export async function resolveTarget(host: string, allowPrivate: boolean): Promis
       address: a.address,
       family: a.family as 4 | 6,
     }));
+  // A failed attempt like any network error (the callers record or wrap it), not a TargetRefused: DNS may
+  // answer next time.
   if (found.length === 0) throw new Error(`${host} does not resolve`);
   if (!allowPrivate && found.some((a) => privateAddress(a.address))) {
     throw new TargetRefused(

@@ -92,6 +92,8 @@ async function signingKeyCheck(tokens: TokenService, kid: string | null): Promis
     await tokens.prepareSigner(kid);
     return { status: "ok" };
   } catch {
+    // The answer names the failing check; the cause is the start's to tell (prepareKeys stops on a key that
+    // does not open), and a probe every few seconds would log it again and again.
     return { status: "failing", detail: "the current signing key cannot be loaded (KEY_ENCRYPTION_KEY?)" };
   }
 }

@@ -214,7 +214,7 @@ async function jsonOf(c: Context<AppEnv>): Promise<unknown> {
   try {
     return JSON.parse(await c.req.text());
   } catch {
-    return undefined;
+    return undefined; // not JSON: the validator refuses it
   }
 }
 

@@ -6,13 +6,14 @@ import { z } from "@hono/zod-openapi";
 import type { Context, TypedResponse } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JsonText } from "../../domain/authz/lists.ts";
-import { AppError, type ErrorCode, ERRORS, oauthAnswer } from "../../domain/shared/errors.ts";
+import { AppError, type ErrorCode, ERRORS } from "../../domain/shared/errors.ts";
 import {
   ErrorSchema,
   type OAuthEndpointCode,
   type OAuthErrorCode,
   OAuthErrorSchema,
 } from "../../openapi/fields.ts";
+import { EdgeError, ERROR_STATUS, oauthAnswer } from "../errors.ts";
 
 /**
  * Documents the error responses of an operation, grouped by status, listing each code and its meaning.
@@ -23,7 +24,7 @@ export function errorResponses(...codes: ErrorCode[]) {
   const byStatus = new Map<number, string[]>();
   if (codes.length > 0 && !codes.includes("invalid_params")) codes = ["invalid_params", ...codes];
   for (const code of new Set<ErrorCode>([...codes, "system_error"])) {
-    const status = ERRORS[code].status;
+    const status = ERROR_STATUS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), `\`${code}\`: ${ERRORS[code].message}`]);
   }
   if (codes.includes("invalid_params")) {
@@ -60,7 +61,7 @@ export function oauthErrorResponses(codes: OAuthEndpointCode[], cases: OAuthCase
     }
   }
   add(413, "invalid_request", "invalid_params", "the request body is too large");
-  const unavailable = oauthAnswer(new AppError("system_error", { status: 503 }), false);
+  const unavailable = oauthAnswer(new EdgeError("database_unavailable"), false);
   add(
     503,
     unavailable.error,

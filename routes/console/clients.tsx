@@ -266,6 +266,7 @@ async function saveClient(k: Console) {
   const v = values(k);
   const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(cid(k))}`, body(v));
   if (!res.ok) {
+    // The refusal is what the page tells; the record beside it only when it can still be read.
     const current = await findIn<Client>(k, api(k), cid(k)).catch(() => null);
     return editPage(k, current, v, problemOf(res));
   }
@@ -280,6 +281,7 @@ async function rotateSecret(k: Console) {
     "POST",
     `${api(k)}/${encodeURIComponent(cid(k))}/secret`,
   );
+  // The refusal is what the page tells; the record beside it only when it can still be read.
   const current = await findIn<Client>(k, api(k), cid(k)).catch(() => null);
   if (!res.ok) return editPage(k, current, null, problemOf(res));
   return editPage(k, current, null, null, { id: res.body.id, secret: res.body.client_secret });

@@ -310,6 +310,7 @@ async function addObject(k: Console) {
 
 async function deleteObject(k: Console) {
   const id = k.field("object");
+  // The refusal is what the page tells; the record beside it only when it can still be read.
   const current = await findIn<ObjectRecord>(k, objectsApi(k), id).catch(() => null);
   const cascade = k.field("cascade") === "true" ? "?cascade=true" : "";
   const res = await k.api("DELETE", `${objectsApi(k)}/${enc(id)}${cascade}`);

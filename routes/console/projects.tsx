@@ -214,7 +214,7 @@ async function listProjects(k: Console) {
 }
 
 async function newProjectPage(k: Console, values: Record<string, string>, problem: Problem | null) {
-  await k.me().catch(() => null);
+  await k.me().catch(() => null); // only for the header's name: the page is shown without it
   return html(k.c, (nonce) => (
     <Layout nonce={nonce} title="Create project" k={k} operator tab="projects">
       <h1>Create project</h1>

@@ -217,6 +217,7 @@ async function saveResource(k: Console) {
   const v = formValues(k);
   const res = await k.api<Resource>("PUT", path, body(v));
   if (!res.ok) {
+    // The refusal is what the page tells; the record beside it only when it can still be read.
     const current = await findIn<Resource>(k, api(k), rid(k)).catch(() => null);
     return editPage(k, current, v, problemOf(res));
   }

@@ -169,6 +169,7 @@ async function saveRole(k: Console) {
   const v = values(k);
   const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(rid(k))}`, body(v));
   if (!res.ok) {
+    // The refusal is what the page tells; the record beside it only when it can still be read.
     const current = await findIn<Role>(k, api(k), rid(k)).catch(() => null);
     return editPage(k, current, v, problemOf(res));
   }

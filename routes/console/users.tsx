@@ -83,6 +83,7 @@ async function mailUser(k: Console) {
   const op = k.c.req.param("op")!;
   const res = await k.api("POST", `${api(k)}/${encodeURIComponent(uid(k))}/${op}`);
   if (!res.ok) {
+    // The refusal is what the page tells; the record beside it only when it can still be read.
     const current = await findIn<User>(k, api(k), uid(k)).catch(() => null);
     return editPage(k, current, null, problemOf(res));
   }
@@ -93,6 +94,7 @@ async function saveUser(k: Console) {
   const v = values(k);
   const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(uid(k))}`, body(v, false));
   if (!res.ok) {
+    // The refusal is what the page tells; the record beside it only when it can still be read.
     const current = await findIn<User>(k, api(k), uid(k)).catch(() => null);
     return editPage(k, current, { ...v, password: "" }, problemOf(res));
   }

@@ -42,7 +42,7 @@ async function jsonBody(c: Context<AppEnv>): Promise<Record<string, unknown> | n
     const body = await c.req.json();
     return body && typeof body === "object" && !Array.isArray(body) ? body as Record<string, unknown> : null;
   } catch {
-    return null;
+    return null; // not JSON: the caller answers 400
   }
 }
 

@@ -168,6 +168,7 @@ async function pointerHook(
 ) {
   if (result.success) refuseDeepBody(result.data as Body);
   else {
+    // Only a JSON body can be too deep; one that is not JSON is refused just below like any invalid one.
     refuseDeepNesting([await c.req.json().catch(() => null)], 0);
     throw new AppError("invalid_params", {
       details: (result.error?.issues ?? []).map((i) => ({ field: pointer(i.path), issue: i.message })),

@@ -24,18 +24,20 @@ export function parseBasicCredentials(header: string): { clientId: string; secre
   }
   const colon = text.indexOf(":");
   if (colon < 0) throw badCredentials("the Basic credentials have no colon between client id and secret");
+  const malformed = "the Basic credentials are not form-urlencoded client id and secret";
+  const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, " "));
+  let clientId: string, secret: string;
   try {
-    const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, " "));
-    const clientId = formDecode(text.slice(0, colon));
-    const secret = formDecode(text.slice(colon + 1));
-    if (!clientId || !secret) throw new Error("empty");
-    // Control characters are in no client id or secret; a NUL byte could not even be looked up.
-    // deno-lint-ignore no-control-regex -- finding control characters is the point
-    if (/[\u0000-\u001f\u007f]/.test(clientId + secret)) throw new Error("control character");
-    return { clientId, secret };
+    clientId = formDecode(text.slice(0, colon));
+    secret = formDecode(text.slice(colon + 1));
   } catch {
-    throw badCredentials("the Basic credentials are not form-urlencoded client id and secret");
+    throw badCredentials(malformed); // a URIError: a malformed percent-escape
   }
+  if (!clientId || !secret) throw badCredentials(malformed);
+  // Control characters are in no client id or secret; a NUL byte could not even be looked up.
+  // deno-lint-ignore no-control-regex -- finding control characters is the point
+  if (/[\u0000-\u001f\u007f]/.test(clientId + secret)) throw badCredentials(malformed);
+  return { clientId, secret };
 }
 
 /**

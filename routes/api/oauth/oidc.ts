@@ -51,11 +51,14 @@ const userInfoRoute = (method: "get" | "post") =>
 export const getUserInfoRoute = userInfoRoute("get");
 export const postUserInfoRoute = userInfoRoute("post");
 
+/** The status of each RFC 6750 §3.1 code. */
+const BEARER_STATUS = { invalid_request: 400, invalid_token: 401, insufficient_scope: 403 } as const;
+
 /** `Authorization: Bearer <token>`; undefined when absent; a malformed header is refused. */
 function bearerOf(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
   const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
-  if (!m) throw new BearerError("invalid_request", 400, "the Authorization header is not a bearer token");
+  if (!m) throw new BearerError("invalid_request", "the Authorization header is not a bearer token");
   return m[1];
 }
 
@@ -75,7 +78,7 @@ async function answerUserInfo(c: Context<AppEnv>) {
         ? `Bearer error="${err.code}", error_description="${err.message}"`
         : `Bearer error="invalid_token"`,
     );
-    return c.json({ error: err.code, error_description: err.message }, err.status);
+    return c.json({ error: err.code, error_description: err.message }, BEARER_STATUS[err.code]);
   }
 }
 

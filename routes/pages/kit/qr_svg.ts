@@ -29,7 +29,7 @@ function readsBack(rows: boolean[][], text: string): boolean {
   try {
     return decodeQR({ width: w, height: w, data }) === text;
   } catch {
-    return false;
+    return false; // the decoder found no code: the check failed
   }
 }
 
