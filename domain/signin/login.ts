@@ -33,7 +33,7 @@ export const LOGIN_REQUEST_TTL = 600;
 
 /** An error shown on our own page: the redirect URI cannot be trusted, so the browser is not sent there. */
 export class AuthorizePageError extends Error {
-  constructor(message: string, readonly status = 400) {
+  constructor(message: string) {
     super(message);
   }
 }

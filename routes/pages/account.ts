@@ -35,7 +35,7 @@ import { qrSvg } from "./kit/qr_svg.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import { newNonce, pageHeaders } from "./kit/headers.ts";
-import { pageErrors, retryAfter } from "./kit/errors.ts";
+import { PageRefusal, pageErrors, retryAfter } from "./kit/errors.ts";
 import { mfaSettings } from "../settings.ts";
 import { formLimit, readForm } from "./kit/forms.ts";
 
@@ -129,9 +129,9 @@ const accountAction = (handle: Action) =>
     const form = await readForm(c, "The form was not sent as a form.");
     const browser = browserOf(c);
     if (!csrfMatches(browser, form.csrf)) {
-      throw new AuthorizePageError(
+      throw new PageRefusal(
         "This page has expired or was not opened in this browser. Open your account page again.",
-        403 as 400,
+        403,
       );
     }
     const account = await accountOf(c.var.deps.sql, browser, form.project || null, requestInfo(c));

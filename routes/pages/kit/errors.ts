@@ -1,16 +1,26 @@
 /** How a page's errors become answers: an error page, a redirect back to the client, or a 429 page. */
 import type { Context } from "hono";
-import { AuthorizePageError, redirectWith } from "../../../domain/signin/login.ts";
-import { AuthorizeRedirectError } from "../../../domain/signin/login.ts";
+import { AuthorizePageError, AuthorizeRedirectError, redirectWith } from "../../../domain/signin/login.ts";
 import { AppError } from "../../../domain/shared/errors.ts";
 import type { AppEnv } from "../../env.ts";
 import { errorPage } from "../views/login.ts";
 import { newNonce, pageHeaders } from "./headers.ts";
 
+/** The statuses of an error page: a refused request, a form of another browser, too large, too many. */
+export type ErrorPageStatus = 400 | 403 | 413 | 429;
+
+/** A page's own refusal with a status other than 400, decided here at the edge (the domain's are all 400). */
+export class PageRefusal extends AuthorizePageError {
+  constructor(message: string, readonly status: ErrorPageStatus) {
+    super(message);
+  }
+}
+
+/** The error page of a refusal: its message, and 400 unless the page said otherwise. */
 export function showError(c: Context<AppEnv>, err: AuthorizePageError) {
   const nonce = newNonce();
   pageHeaders(c, nonce);
-  return c.html(errorPage({ nonce, message: err.message }), err.status as 400 | 413 | 429);
+  return c.html(errorPage({ nonce, message: err.message }), err instanceof PageRefusal ? err.status : 400);
 }
 
 /** The `Retry-After` of a 429 `too_many_requests`, or null for any other error. */
@@ -42,7 +52,7 @@ export function pageErrors(handler: (c: Context<AppEnv>) => Promise<Response>) {
       c.header("Retry-After", wait);
       return showError(
         c,
-        new AuthorizePageError(`Too many sign-in pages opened. Try again in ${wait} seconds.`, 429),
+        new PageRefusal(`Too many sign-in pages opened. Try again in ${wait} seconds.`, 429),
       );
     }
   };

@@ -4,7 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { AuthorizePageError } from "../../../domain/signin/login.ts";
 import type { AppEnv } from "../../env.ts";
 import { browserCookie } from "./cookies.ts";
-import { showError } from "./errors.ts";
+import { PageRefusal, showError } from "./errors.ts";
 
 /** A login form is a few fields; anything larger is refused before it is read. */
 export const LOGIN_FORM_LIMIT = 16 * 1024;
@@ -20,7 +20,7 @@ export function formSettings(c: Context<AppEnv>) {
 export const formLimit = (message = "The sign-in form is too large.") =>
   bodyLimit({
     maxSize: LOGIN_FORM_LIMIT,
-    onError: (c) => showError(c as Context<AppEnv>, new AuthorizePageError(message, 413)),
+    onError: (c) => showError(c as Context<AppEnv>, new PageRefusal(message, 413)),
   });
 
 /** The fields of a form post; anything not sent as `application/x-www-form-urlencoded` is an error page. */
