@@ -6,7 +6,6 @@
  */
 import postgres from "postgres";
 import { join, resolve } from "node:path";
-import { keepFileSizes } from "./embedded_files.ts";
 import { EmbeddedLink } from "./embedded_link.ts";
 import { unpackSeed } from "./seed.ts";
 
@@ -454,8 +453,6 @@ async function openEmbedded(
   const db = await PGlite.create(pgdata, { startParams: [...PGLITE_START, ...EMBEDDED_SETTINGS] });
   // PGlite creates its files 0666 and directories 0755 whatever the umask: make the whole tree its owner's.
   await ownerOnly(dir);
-  // A file's size is a costly question through NODEFS, and PostgreSQL asks it at every heap scan: keep it.
-  keepFileSizes(db);
   // The one connection is a link inside the process (db/embedded_link.ts): no socket, so no other process
   // can reach the database, and a query costs no socket round trip.
   const sql = postgres({
