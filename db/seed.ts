@@ -222,8 +222,8 @@ export async function makeCluster(
 
 /** Unpacks the gzip tarball `file` as `dest`, which must not exist. */
 export async function unpackArchive(file: string, dest: string): Promise<void> {
-  const archive = await Deno.open(file);
   await Deno.mkdir(dest, { mode: 0o700 });
+  const archive = await Deno.open(file);
   const bytes = new Bytes(archive.readable.pipeThrough(new DecompressionStream("gzip")));
   try {
     await untar(bytes, dest);
