@@ -26,6 +26,7 @@ const schema = z.object({
   DATABASE_STATEMENT_TIMEOUT: z.coerce.number().min(0.1).max(600).default(5),
   DATABASE_QUEUE_TIMEOUT: z.coerce.number().min(0.1).max(600).default(5),
   DATA_DIR: z.string().min(1).default("./data"),
+  EMBEDDED_CACHE_DIR: z.string().min(1).optional(),
   // Unreserved characters only, so that `curl -u system-admin:$SECRET` works without form-encoding.
   BOOTSTRAP_ADMIN_SECRET: z.string().min(32, "must be at least 32 characters")
     .regex(/^[A-Za-z0-9._~-]+$/, "may contain only letters, digits and . _ ~ -")
@@ -156,6 +157,8 @@ export type Config = {
   /** Bounds on every wait for the database: DATABASE_STATEMENT_TIMEOUT and DATABASE_QUEUE_TIMEOUT (seconds). */
   databaseDeadlines: Deadlines;
   dataDir: string;
+  /** Where the embedded database's initialised cluster is cached per PGlite version (db/seed.ts). */
+  embeddedCacheDir?: string;
   bootstrapAdminSecret?: string;
   /** The first operator of the console: created in the system project when no user has this email. */
   bootstrapAdminEmail?: string;
@@ -247,6 +250,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     databaseStartTimeout: e.DATABASE_START_TIMEOUT,
     databaseDeadlines: { statement: e.DATABASE_STATEMENT_TIMEOUT, queue: e.DATABASE_QUEUE_TIMEOUT },
     dataDir: e.DATA_DIR,
+    embeddedCacheDir: e.EMBEDDED_CACHE_DIR,
     bootstrapAdminSecret: e.BOOTSTRAP_ADMIN_SECRET,
     bootstrapAdminEmail: e.BOOTSTRAP_ADMIN_EMAIL,
     bootstrapAdminPassword: e.BOOTSTRAP_ADMIN_PASSWORD,

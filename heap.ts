@@ -26,7 +26,7 @@ export function heapOf(env: Record<string, string | undefined>): Heap {
 
 /**
  * Hands memory the C allocator holds free back to the system (glibc's `malloc_trim`), once, `ms` after the
- * service has started: a start leaves tens of MB freed but kept (the database seed unpacked, PGlite's start, the
+ * service has started: a start leaves tens of MB freed but kept (the database cluster unpacked, PGlite's start, the
  * migrations), about 20 MB of RSS right after a first start on the embedded database. Where it cannot be done
  * (no FFI permission, not Linux, not glibc), nothing happens.
  */

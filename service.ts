@@ -116,6 +116,8 @@ async function openServiceWith(config: Config, opts: ServiceOptions, log: Logger
     db = await openDatabase({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
+      clusterCacheDir: config.embeddedCacheDir,
+      onWarning: (message) => log.warn(message),
       poolSize: config.databasePoolSize,
       pipelineDepth: config.databasePipelineDepth,
       pooler: config.databasePooler,

@@ -6,9 +6,8 @@
  */
 import postgres from "postgres";
 import { join, resolve } from "node:path";
-import { keepFileSizes } from "./embedded_files.ts";
 import { EmbeddedLink } from "./embedded_link.ts";
-import { unpackSeed } from "./seed.ts";
+import { defaultCacheDir, makeCluster, processEnv } from "./seed.ts";
 
 /** What query functions take: the pool, or a transaction opened on it. */
 export type Sql = postgres.ISql<Record<string, never>>;
@@ -180,6 +179,13 @@ export type DatabaseOptions = {
   pipelineDepth?: number;
   /** `transaction`: behind a transaction-mode pooler (PgBouncer), so no named prepared statements. */
   pooler?: "none" | "session" | "transaction";
+  /**
+   * The embedded database: where the initialised cluster of each PGlite version is cached (db/seed.ts);
+   * EMBEDDED_CACHE_DIR, XDG_CACHE_HOME or HOME of the process's environment when omitted.
+   */
+  clusterCacheDir?: string;
+  /** Told what making a new embedded database could not do as usual (an unusable or unwritable cache). */
+  onWarning?: (message: string) => void;
   /** Bounds on every wait for the database (`Deadlines`); none when omitted. */
   deadlines?: Deadlines;
   /**
@@ -290,7 +296,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     });
     return { sql, kind: "postgres", close: () => sql.end({ timeout: 5 }) };
   }
-  return await openEmbedded(opts.dataDir, opts.deadlines, opts);
+  return await openEmbedded(opts.dataDir, opts.deadlines, opts, opts);
 }
 
 /** host:port/database of a postgres:// URL, never its credentials: for messages. */
@@ -385,27 +391,6 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/**
- * Creates a new embedded database with PGlite's initdb, in a worker (db/pglite_init.ts) so that its memory is given
- * back after: only in a build without the seed (db/seed.ts).
- */
-async function createInWorker(pgdata: string): Promise<void> {
-  const worker = new Worker(new URL("./pglite_init.ts", import.meta.url), { type: "module" });
-  try {
-    const result = await new Promise<{ ok: boolean; error?: string }>((resolve, reject) => {
-      worker.onmessage = (e) => resolve(e.data);
-      worker.onerror = (e) => {
-        e.preventDefault();
-        reject(new Error(`creating the embedded database failed: ${e.message}`));
-      };
-      worker.postMessage({ dir: pgdata });
-    });
-    if (!result.ok) throw new Error(`creating the embedded database failed: ${result.error}`);
-  } finally {
-    worker.terminate();
-  }
-}
-
 /** Directories 0700 and files 0600 below `dir` (itself included), so no other local user reads the data. */
 async function ownerOnly(dir: string): Promise<void> {
   await Deno.chmod(dir, 0o700);
@@ -429,6 +414,7 @@ async function openEmbedded(
   dataDir: string,
   deadlines?: Deadlines,
   statementHooks: Pick<DatabaseOptions, "onStatement" | "statementContext"> = {},
+  making: Pick<DatabaseOptions, "clusterCacheDir" | "onWarning"> = {},
 ): Promise<Database> {
   const dir = resolve(dataDir);
   await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
@@ -449,13 +435,12 @@ async function openEmbedded(
         `${pgdata} holds no database (it has no PG_VERSION): remove it to create a new one, or set another DATA_DIR`,
       );
     }
-    if (!(await unpackSeed(pgdata))) await createInWorker(pgdata);
+    const made = await makeCluster(pgdata, making.clusterCacheDir ?? defaultCacheDir(processEnv()));
+    if (made.warning) (making.onWarning ?? console.warn)(made.warning);
   }
   const db = await PGlite.create(pgdata, { startParams: [...PGLITE_START, ...EMBEDDED_SETTINGS] });
   // PGlite creates its files 0666 and directories 0755 whatever the umask: make the whole tree its owner's.
   await ownerOnly(dir);
-  // A file's size is a costly question through NODEFS, and PostgreSQL asks it at every heap scan: keep it.
-  keepFileSizes(db);
   // The one connection is a link inside the process (db/embedded_link.ts): no socket, so no other process
   // can reach the database, and a query costs no socket round trip.
   const sql = postgres({

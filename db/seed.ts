@@ -1,13 +1,19 @@
 /**
- * Unpacks the embedded database's seed (db/embedded/seed.tar.gz, an empty cluster as PGlite's initdb leaves it)
- * onto disk, without starting PGlite. PGlite's own `loadDataDir` unpacks the same tarball file by file into
- * the data directory, but only from inside a running instance: one more PostgreSQL start, whose WebAssembly
- * memory stays with the process (or, in a worker, partly with the process after the worker ends). Read as a
- * stream, a chunk at a time.
+ * The embedded database's initialised cluster (what PGlite's initdb leaves: no migration, no data), cached per
+ * PGlite version outside the repository, so that a new embedded database is unpacked from it instead of running
+ * initdb, which takes 8-14 s here and grows PGlite's WebAssembly memory by hundreds of MB for good. The first
+ * new database of a PGlite version runs initdb in a worker (db/pglite_init.ts, whose memory goes with it),
+ * which also dumps the cluster (PGlite's `dumpDataDir`, a gzip tarball); the cache file is named by the
+ * PGlite version loaded (`pglite-<version>.tar.gz`), so a cluster of another version is never read. It is
+ * written beside its final name and renamed into place; where the cache directory cannot be written the
+ * database is made all the same, only without the cache. The migrations run on top at every start
+ * (db/migrate.ts), as on a PostgreSQL server.
+ *
+ * The cache is unpacked here, onto disk, without starting PGlite: PGlite's own `loadDataDir` unpacks the same
+ * tarball, but only from inside a running instance, one more PostgreSQL start (about a second) whose
+ * WebAssembly memory stays with the process. Read as a stream, a chunk at a time.
  */
 import { dirname, join } from "node:path";
-
-const SEED = new URL("./embedded/seed.tar.gz", import.meta.url);
 const BLOCK = 512;
 
 /** Reads a byte stream in the archive's units, copying only what straddles two of the stream's chunks. */
@@ -57,7 +63,9 @@ const text = (b: Uint8Array, at: number, len: number) => {
 };
 const octal = (b: Uint8Array, at: number, len: number) => {
   const s = text(b, at, len).trim();
-  if (!/^[0-7]+$/.test(s)) throw new Error(`the seed's archive has a bad number field: ${JSON.stringify(s)}`);
+  if (!/^[0-7]+$/.test(s)) {
+    throw new Error(`the cached cluster's archive has a bad number field: ${JSON.stringify(s)}`);
+  }
   return parseInt(s, 8);
 };
 
@@ -67,7 +75,9 @@ function entryPath(header: Uint8Array): string {
   const prefix = text(header, 257, 6) === "ustar" ? text(header, 345, 155) : "";
   const parts = (prefix ? `${prefix}/${name}` : name).split("/").filter((p) => p !== "" && p !== ".");
   if (parts.length === 0 || parts.includes("..")) {
-    throw new Error(`the seed's archive has an entry outside the data directory: ${JSON.stringify(name)}`);
+    throw new Error(
+      `the cached cluster's archive has an entry outside the data directory: ${JSON.stringify(name)}`,
+    );
   }
   return parts.join("/");
 }
@@ -83,9 +93,9 @@ function checksumHolds(header: Uint8Array): boolean {
 async function untar(bytes: Bytes, dest: string): Promise<void> {
   for (;;) {
     const header = await bytes.read(BLOCK);
-    if (header.length < BLOCK) throw new Error("the seed's archive ends in the middle of an entry");
+    if (header.length < BLOCK) throw new Error("the cached cluster's archive ends in the middle of an entry");
     if (header.every((b) => b === 0)) return; // the end-of-archive block
-    if (!checksumHolds(header)) throw new Error("the seed's archive has a damaged header");
+    if (!checksumHolds(header)) throw new Error("the cached cluster's archive has a damaged header");
     const path = join(dest, entryPath(header));
     const size = octal(header, 124, 12);
     const type = String.fromCharCode(header[156]);
@@ -93,13 +103,15 @@ async function untar(bytes: Bytes, dest: string): Promise<void> {
       await Deno.mkdir(path, { recursive: true, mode: 0o700 });
       continue;
     }
-    if (type !== "0" && type !== "\0") throw new Error(`the seed's archive has an entry of type ${type}`);
+    if (type !== "0" && type !== "\0") {
+      throw new Error(`the cached cluster's archive has an entry of type ${type}`);
+    }
     await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
     const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
     try {
       for (let left = size; left > 0;) {
         const chunk = await bytes.some(left);
-        if (chunk.length === 0) throw new Error("the seed's archive ends in the middle of a file");
+        if (chunk.length === 0) throw new Error("the cached cluster's archive ends in the middle of a file");
         for (let written = 0; written < chunk.length;) written += await file.write(chunk.subarray(written));
         left -= chunk.length;
       }
@@ -112,29 +124,148 @@ async function untar(bytes: Bytes, dest: string): Promise<void> {
   }
 }
 
-/**
- * Unpacks the seed as `pgdata`, which must not exist, and returns true; false when this build has no seed
- * (then PGlite's initdb makes the cluster). Unpacked beside it first and renamed into place when complete, so
- * that a start cut off halfway leaves no data directory that looks made.
- */
-export async function unpackSeed(pgdata: string): Promise<boolean> {
-  let archive: Deno.FsFile;
+/** The version of the PGlite package this process loads, which names its cache file; null when unknown. */
+export function pgliteVersion(): string | null {
   try {
-    archive = await Deno.open(SEED);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
+    const entry = import.meta.resolve("@electric-sql/pglite");
+    const pinned = /^npm:\/?@electric-sql\/pglite@(\d+\.\d+\.\d+[^/]*)/.exec(entry);
+    if (pinned) return pinned[1];
+    if (!entry.startsWith("file:")) return null;
+    // The entry point is dist/index.js: the package's own package.json is one directory up.
+    const pkg = JSON.parse(Deno.readTextFileSync(new URL("../package.json", entry)));
+    return pkg?.name === "@electric-sql/pglite" && typeof pkg.version === "string" ? pkg.version : null;
+  } catch {
+    return null;
   }
+}
+
+/**
+ * Where the clusters are cached: EMBEDDED_CACHE_DIR, else `$XDG_CACHE_HOME/access-control`, else
+ * `~/.cache/access-control`; undefined when none is set (then every new database runs initdb).
+ */
+export function defaultCacheDir(env: Record<string, string | undefined>): string | undefined {
+  if (env.EMBEDDED_CACHE_DIR) return env.EMBEDDED_CACHE_DIR;
+  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, "access-control");
+  if (env.HOME) return join(env.HOME, ".cache", "access-control");
+  return undefined;
+}
+
+/** The process's environment as far as it may be read (no permission: none of it). */
+export function processEnv(): Record<string, string | undefined> {
+  const read = (name: string) => {
+    try {
+      return Deno.env.get(name);
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    EMBEDDED_CACHE_DIR: read("EMBEDDED_CACHE_DIR"),
+    XDG_CACHE_HOME: read("XDG_CACHE_HOME"),
+    HOME: read("HOME"),
+  };
+}
+
+/** The cache file of PGlite `version` in `dir`: the only one this version ever reads. */
+export function cacheFile(dir: string, version: string): string {
+  return join(dir, `pglite-${version}.tar.gz`);
+}
+
+/**
+ * How `makeCluster` made the cluster: unpacked from the cache, or by initdb (and then cached, or not when the
+ * cache could not be written or there is none).
+ */
+export type Made = { from: "cache" | "initdb"; cached: boolean; warning?: string };
+
+/**
+ * Makes a new cluster as `pgdata`, which must not exist: unpacked from the cache of this PGlite version where
+ * there is one, else by initdb in a worker, whose dump is then cached. Made beside it (`pgdata.partial`) and
+ * renamed into place when complete, so that a start cut off halfway leaves no data directory that looks made.
+ * A cache file that cannot be unpacked (damaged) is made again.
+ */
+export async function makeCluster(
+  pgdata: string,
+  cacheDir: string | undefined,
+  opts: {
+    /** The PGlite version whose cache is read and written: the one loaded unless given (tests). */
+    version?: string | null;
+    /** Runs initdb into its first argument and returns the cluster's dump when its second is true (tests). */
+    initdb?: (pgdata: string, dump: boolean) => Promise<Uint8Array | undefined>;
+  } = {},
+): Promise<Made> {
+  const version = opts.version === undefined ? pgliteVersion() : opts.version;
+  const cache = cacheDir && version ? cacheFile(cacheDir, version) : undefined;
   const partial = `${pgdata}.partial`;
   // A partial unpack left by a start that stopped, usually none: mkdir below fails if one is still there.
   await Deno.remove(partial, { recursive: true }).catch(() => {});
-  await Deno.mkdir(partial, { mode: 0o700 });
+  let warning: string | undefined;
+  if (cache) {
+    try {
+      await unpackArchive(cache, partial);
+      await Deno.rename(partial, pgdata);
+      return { from: "cache", cached: true };
+    } catch (err) {
+      await Deno.remove(partial, { recursive: true }).catch(() => {});
+      if (!(err instanceof Deno.errors.NotFound)) warning = `the cached cluster ${cache} is unusable: ${err}`;
+    }
+  }
+  const dump = await (opts.initdb ?? initdbInWorker)(partial, cache !== undefined);
+  await Deno.rename(partial, pgdata);
+  if (!cache || !dump) return { from: "initdb", cached: false, warning };
+  try {
+    await writeAtomically(cache, dump);
+    return { from: "initdb", cached: true, warning };
+  } catch (err) {
+    const why = `the cluster could not be cached in ${cache}: ${err}`;
+    return { from: "initdb", cached: false, warning: warning ? `${warning}; ${why}` : why };
+  }
+}
+
+/** Unpacks the gzip tarball `file` as `dest`, which must not exist. */
+export async function unpackArchive(file: string, dest: string): Promise<void> {
+  await Deno.mkdir(dest, { mode: 0o700 });
+  const archive = await Deno.open(file);
   const bytes = new Bytes(archive.readable.pipeThrough(new DecompressionStream("gzip")));
   try {
-    await untar(bytes, partial);
+    await untar(bytes, dest);
   } finally {
     await bytes.cancel();
   }
-  await Deno.rename(partial, pgdata);
-  return true;
+}
+
+/** Written beside its final name (a name of its own per process) and renamed: readers see all of it or none. */
+export async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
+  await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const temp = `${path}.${Deno.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  try {
+    await Deno.writeFile(temp, bytes, { mode: 0o600 });
+    await Deno.rename(temp, path);
+  } catch (err) {
+    await Deno.remove(temp).catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Runs PGlite's initdb into `pgdata` in a worker (db/pglite_init.ts), so that its memory is given back after,
+ * and returns the cluster's dump when asked for one.
+ */
+async function initdbInWorker(pgdata: string, dump: boolean): Promise<Uint8Array | undefined> {
+  const worker = new Worker(new URL("./pglite_init.ts", import.meta.url), { type: "module" });
+  try {
+    const result = await new Promise<{ ok: boolean; error?: string; dump?: ArrayBuffer }>(
+      (resolve, reject) => {
+        worker.onmessage = (e) => resolve(e.data);
+        worker.onerror = (e) => {
+          e.preventDefault();
+          reject(new Error(`creating the embedded database failed: ${e.message}`));
+        };
+        worker.postMessage({ dir: pgdata, dump });
+      },
+    );
+    if (!result.ok) throw new Error(`creating the embedded database failed: ${result.error}`);
+    return result.dump ? new Uint8Array(result.dump) : undefined;
+  } finally {
+    worker.terminate();
+  }
 }

@@ -121,37 +121,6 @@ test("GET /healthz and GET /readyz", async () => {
   assert.equal(ready.checks.database.status, "ok");
 });
 
-test("the embedded database's seed was made by the PGlite version the service runs, holds every migration, and is the tarball it recorded (deno task embedded-seed)", async () => {
-  const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)));
-  const version = /@([\d.]+)$/.exec(config.imports["@electric-sql/pglite"])![1];
-  const seed = await Deno.readTextFile(new URL("../db/embedded/seed.version", import.meta.url));
-  assert.equal(seed.trim(), version, "run `deno task embedded-seed` after changing the PGlite version");
-  // The migrations it holds, each by name and SHA-256, are exactly those in db/migrations/.
-  const migrations = new URL("../db/migrations/", import.meta.url);
-  const names = [...Deno.readDirSync(migrations)].map((e) => e.name).filter((n) => n.endsWith(".sql")).sort();
-  const expected = await Promise.all(names.map(async (name) => {
-    const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(new URL(name, migrations)));
-    const hex = Array.from(new Uint8Array(digest)).map((b) => b.toString(16).padStart(2, "0")).join("");
-    return `${name.slice(0, -4)} ${hex}\n`;
-  }));
-  assert.equal(
-    await Deno.readTextFile(new URL("../db/embedded/seed.migrations", import.meta.url)),
-    expected.join(""),
-    "run `deno task embedded-seed` after adding a migration",
-  );
-  const tarball = await Deno.readFile(new URL("../db/embedded/seed.tar.gz", import.meta.url));
-  assert.ok(tarball.length > 100_000);
-  // The tarball is the one the script wrote: its SHA-256 matches the one recorded beside it.
-  const recorded = await Deno.readTextFile(new URL("../db/embedded/seed.sha256", import.meta.url));
-  const actual = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", tarball)))
-    .map((b) => b.toString(16).padStart(2, "0")).join("");
-  assert.equal(
-    recorded,
-    `${actual}  seed.tar.gz\n`,
-    "db/embedded/seed.tar.gz is not the one db/embedded/make_seed.ts recorded in seed.sha256",
-  );
-});
-
 test("the service's lockfile holds no test-only or SDK-generator package (deno task start installs it whole)", async () => {
   const lock = JSON.parse(await Deno.readTextFile(new URL("../deno.lock", import.meta.url)));
   const packages = Object.keys(lock.npm ?? {}).map((key) => key.replace(/^(@?[^@]+)@.*$/, "$1"));

@@ -12,6 +12,7 @@ import { checkAnswersOf, checkedFetch } from "./schema_check.ts";
 import { loadConfig } from "../config.ts";
 import { connectServer, type Database } from "../db/connection.ts";
 import { type Service, startService } from "../service.ts";
+import { migratedDataDir } from "./embedded_template.ts";
 import {
   Api,
   ClientsApi,
@@ -64,7 +65,7 @@ export async function startTestService(): Promise<Service> {
     LOG_LEVEL: "error",
   };
   if (DATABASE_URL) Object.assign(env, DATABASE_ENV);
-  else env.DATA_DIR = await Deno.makeTempDir({ prefix: "acs-test-" });
+  else env.DATA_DIR = await migratedDataDir("acs-test-");
   return checked(await startService(loadConfig(env), { quiet: true }));
 }
 
@@ -420,7 +421,7 @@ export async function userTokens(
  */
 export async function isolatedDatabase(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
   if (!DATABASE_URL) {
-    const dir = await Deno.makeTempDir({ prefix: "acs-iso-" });
+    const dir = await migratedDataDir("acs-iso-");
     return { env: { DATA_DIR: dir }, drop: () => Deno.remove(dir, { recursive: true }).catch(() => {}) };
   }
   const name = `acs_iso_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;

@@ -133,7 +133,7 @@ test("deno run: the service thread answers (also after its trim of freed memory)
   }
 });
 
-test("embedded: a data directory whose pgdata holds no database stops the start; a seed left half unpacked is unpacked again", async () => {
+test("embedded: a data directory whose pgdata holds no database stops the start; a cluster left half made is made again", async () => {
   const dir = await Deno.makeTempDir({ prefix: "acs-test-" });
   try {
     await Deno.mkdir(`${dir}/pgdata`);
@@ -148,7 +148,7 @@ test("embedded: a data directory whose pgdata holds no database stops the start;
       "nothing of it is touched",
     );
 
-    // A start cut off while unpacking leaves only pgdata.partial: the next start begins it again.
+    // A start cut off while making the cluster leaves only pgdata.partial: the next start begins it again.
     await Deno.remove(`${dir}/pgdata`, { recursive: true });
     await Deno.mkdir(`${dir}/pgdata.partial/base`, { recursive: true });
     await Deno.writeTextFile(`${dir}/pgdata.partial/PG_VERSION`, "15\n");

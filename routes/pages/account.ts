@@ -35,7 +35,7 @@ import { qrSvg } from "./kit/qr_svg.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import { newNonce, pageHeaders } from "./kit/headers.ts";
-import { PageRefusal, pageErrors, retryAfter } from "./kit/errors.ts";
+import { pageErrors, PageRefusal, retryAfter } from "./kit/errors.ts";
 import { mfaSettings } from "../settings.ts";
 import { formLimit, readForm } from "./kit/forms.ts";
 
