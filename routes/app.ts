@@ -1,4 +1,5 @@
 /** Composes the application: middleware, every area's routes, the error handler, the OpenAPI document. */
+import project from "../deno.json" with { type: "json" };
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { AppError } from "../domain/shared/errors.ts";
 import { registerAuthorizeRoutes } from "./pages/authorize.ts";
@@ -38,7 +39,7 @@ export const OPENAPI_INFO = {
   openapi: "3.1.0",
   info: {
     title: "Access-Control Service",
-    version: "1.0.0",
+    version: project.version,
     description: "An OAuth 2.0 authorization server that also manages, per project, the resources, " +
       "permissions, roles, users and machine clients that decide what a token holder may do.\n\n" +
       "Every error has the shape `{ error, error_description, details? }`; `error` is a stable code. The token, " +
