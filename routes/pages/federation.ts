@@ -17,7 +17,7 @@ import {
 import { completeLogin } from "../../domain/signin/sso.ts";
 import { secondStepFor } from "../../domain/factors/second_step.ts";
 import type { App, AppEnv } from "../env.ts";
-import { errorPage, forwardPage, loginPage } from "./views/login.ts";
+import { forwardPage, loginPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import { newNonce, pageHeaders } from "./kit/headers.ts";
@@ -25,6 +25,7 @@ import { pageErrors } from "./kit/errors.ts";
 import { formSettings } from "./kit/forms.ts";
 import { providerSettings, ssoSettings } from "../settings.ts";
 import { consoleProject, showSecondStep } from "./flow.ts";
+import { errorPage } from "./kit/errors.ts";
 
 /** The login page again, with the failure's message and a fresh CSRF token; or an error page. */
 async function showFailure(c: Context<AppEnv>, err: FederationFailure): Promise<Response> {

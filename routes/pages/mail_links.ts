@@ -35,7 +35,6 @@ import {
 } from "./views/mail_links.ts";
 import { AuthorizePageError, loginRequestFor } from "../../domain/signin/login.ts";
 import type { App, AppEnv } from "../env.ts";
-import { errorPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import { browserCookie } from "./kit/cookies.ts";
@@ -43,6 +42,7 @@ import { linkSettings, ssoSettings } from "../settings.ts";
 import { browserOf, csrfMatches, csrfOf } from "./kit/csrf.ts";
 import { page, type PageStatus } from "./kit/headers.ts";
 import { retryAfter } from "./kit/errors.ts";
+import { errorPage } from "./kit/errors.ts";
 
 const FORM_LIMIT = 16 * 1024;
 type Status = PageStatus;

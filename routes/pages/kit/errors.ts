@@ -3,8 +3,9 @@ import type { Context } from "hono";
 import { AuthorizePageError, AuthorizeRedirectError, redirectWith } from "../../../domain/signin/login.ts";
 import { AppError } from "../../../domain/shared/errors.ts";
 import type { AppEnv } from "../../env.ts";
-import { errorPage } from "../views/login.ts";
 import { newNonce, pageHeaders } from "./headers.ts";
+import { html } from "hono/html";
+import { layout } from "./layout.ts";
 
 /** The statuses of an error page: a refused request, a form of another browser, too large, too many. */
 export type ErrorPageStatus = 400 | 403 | 413 | 429;
@@ -56,4 +57,14 @@ export function pageErrors(handler: (c: Context<AppEnv>) => Promise<Response>) {
       );
     }
   };
+}
+
+export function errorPage(p: { nonce: string; message: string }) {
+  return layout(
+    { nonce: p.nonce, title: "Sign-in problem" },
+    html`
+      <h1>Sign-in problem</h1>
+      <p class="error" role="alert">${p.message}</p>
+    `,
+  );
 }

@@ -199,16 +199,6 @@ export function forwardPage(p: { nonce: string; location: string }) {
   `;
 }
 
-export function errorPage(p: { nonce: string; message: string }) {
-  return layout(
-    { nonce: p.nonce, title: "Sign-in problem" },
-    html`
-      <h1>Sign-in problem</h1>
-      <p class="error" role="alert">${p.message}</p>
-    `,
-  );
-}
-
 /** What /logout shows when it does not send the browser back to an application. */
 export function signedOutPage(p: { nonce: string; message: string; ok: boolean }) {
   return layout(
