@@ -5,7 +5,7 @@
  * only: no service, no database.
  */
 import assert from "node:assert/strict";
-import { blocks, GENERATED_DOCS, needs, readDocument, rewrite } from "../openapi/docs_gen.ts";
+import { blocks, GENERATED_DOCS, needs, readDocument, rewrite } from "../routes/docs_gen.ts";
 import { DEFAULTS } from "../domain/authz/defaults.ts";
 
 const read = (path: string) => Deno.readTextFile(new URL(`../${path}`, import.meta.url));
