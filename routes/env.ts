@@ -2,7 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
-import type { Sql } from "../db/connection.ts";
+import type { Sql } from "../domain/shared/database.ts";
 import type { Principal } from "../domain/shared/principal.ts";
 import type { Attached } from "../domain/authz/gate.ts";
 import type { PresentedClient } from "../domain/oauth/client_auth.ts";
