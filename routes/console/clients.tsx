@@ -16,7 +16,15 @@ import {
   SortTh,
   Time,
 } from "./layout.tsx";
-import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import {
+  areaApi,
+  projectPath,
+  recordNow,
+  refusedPage,
+  type Scope,
+  scopeOf,
+  showRecord,
+} from "./projects.tsx";
 import { allResources } from "./resources.tsx";
 import { PermissionChecklist } from "./roles.tsx";
 import { type Console, findIn, html, signedIn } from "./session.ts";
@@ -254,20 +262,14 @@ async function createClient(k: Console) {
 }
 
 async function showClient(k: Console) {
-  try {
-    const found = await findIn<Client>(k, api(k), cid(k));
-    return found ? editPage(k, found, null, null) : k.notFound();
-  } catch (err) {
-    return refusedPage(k, err);
-  }
+  return await showRecord<Client>(k, api(k), cid(k), (found) => editPage(k, found, null, null));
 }
 
 async function saveClient(k: Console) {
   const v = values(k);
   const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(cid(k))}`, body(v));
   if (!res.ok) {
-    // The refusal is what the page tells; the record beside it only when it can still be read.
-    const current = await findIn<Client>(k, api(k), cid(k)).catch(() => null);
+    const current = await recordNow<Client>(k, api(k), cid(k));
     return editPage(k, current, v, problemOf(res));
   }
   return k.c.redirect(

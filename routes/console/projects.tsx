@@ -20,7 +20,7 @@ import {
   SortTh,
   Time,
 } from "./layout.tsx";
-import { ApiRefusal, type Console, html, type Me, signedIn } from "./session.ts";
+import { ApiRefusal, type Console, findIn, html, type Me, signedIn } from "./session.ts";
 
 /** What a project page knows: the project, whether the user is an operator, and what the user may do there. */
 export type Scope = { project: Project; operator: boolean; can: (permission: AdminPermission) => boolean };
@@ -72,6 +72,25 @@ export function refusedPage(k: Console, err: unknown) {
     status,
   );
 }
+
+/** A record's page: the record read from its list's path, 404 when it is gone, the refusal when it may not be read. */
+export async function showRecord<T extends { id: string }>(
+  k: Console,
+  listPath: string,
+  id: string,
+  render: (found: T) => Response | Promise<Response>,
+): Promise<Response> {
+  try {
+    const found = await findIn<T>(k, listPath, id);
+    return found ? await render(found) : k.notFound();
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+}
+
+/** After a refused write, the record as it is now for the page beside the refusal; null when it cannot be read. */
+export const recordNow = <T extends { id: string }>(k: Console, listPath: string, id: string) =>
+  findIn<T>(k, listPath, id).catch(() => null); // the refusal is what the page tells
 
 export const pid = (k: Console) => k.c.req.param("pid")!;
 

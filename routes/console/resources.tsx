@@ -3,8 +3,17 @@ import type { Resource } from "../../openapi/resources.ts";
 import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
 import { Alert, CopyId, Csrf, Field, Layout, type Page, type Problem, problemOf, SortTh } from "./layout.tsx";
-import { areaApi, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
-import { type Console, findIn, html, signedIn } from "./session.ts";
+import {
+  areaApi,
+  projectApi,
+  projectPath,
+  recordNow,
+  refusedPage,
+  type Scope,
+  scopeOf,
+  showRecord,
+} from "./projects.tsx";
+import { type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
 const api = (k: Console) => areaApi(k, "resources");
@@ -203,13 +212,7 @@ async function createResource(k: Console) {
 }
 
 async function showResource(k: Console) {
-  try {
-    const found = await findIn<Resource>(k, api(k), rid(k));
-    if (!found) return k.notFound();
-    return editPage(k, found, null, null);
-  } catch (err) {
-    return refusedPage(k, err);
-  }
+  return await showRecord<Resource>(k, api(k), rid(k), (found) => editPage(k, found, null, null));
 }
 
 async function saveResource(k: Console) {
@@ -217,8 +220,7 @@ async function saveResource(k: Console) {
   const v = formValues(k);
   const res = await k.api<Resource>("PUT", path, body(v));
   if (!res.ok) {
-    // The refusal is what the page tells; the record beside it only when it can still be read.
-    const current = await findIn<Resource>(k, api(k), rid(k)).catch(() => null);
+    const current = await recordNow<Resource>(k, api(k), rid(k));
     return editPage(k, current, v, problemOf(res));
   }
   return k.c.redirect(`${resourcesPath(k)}?done=1`, 303);

@@ -4,9 +4,17 @@ import type { Role } from "../../openapi/roles.ts";
 import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
 import { Alert, CopyId, Csrf, Field, Layout, type Problem, problemOf, SortTh } from "./layout.tsx";
-import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
+import {
+  areaApi,
+  projectPath,
+  recordNow,
+  refusedPage,
+  type Scope,
+  scopeOf,
+  showRecord,
+} from "./projects.tsx";
 import { allResources } from "./resources.tsx";
-import { type Console, findIn, html, signedIn } from "./session.ts";
+import { type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
 /** Checkboxes of every permission of the project, one group per resource. */
@@ -157,20 +165,14 @@ async function createRole(k: Console) {
 }
 
 async function showRole(k: Console) {
-  try {
-    const found = await findIn<Role>(k, api(k), rid(k));
-    return found ? editPage(k, found, null, null) : k.notFound();
-  } catch (err) {
-    return refusedPage(k, err);
-  }
+  return await showRecord<Role>(k, api(k), rid(k), (found) => editPage(k, found, null, null));
 }
 
 async function saveRole(k: Console) {
   const v = values(k);
   const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(rid(k))}`, body(v));
   if (!res.ok) {
-    // The refusal is what the page tells; the record beside it only when it can still be read.
-    const current = await findIn<Role>(k, api(k), rid(k)).catch(() => null);
+    const current = await recordNow<Role>(k, api(k), rid(k));
     return editPage(k, current, v, problemOf(res));
   }
   return k.c.redirect(`${rolesPath(k)}?done=1`, 303);

@@ -2,8 +2,8 @@
 import type { User } from "../../openapi/users.ts";
 import type { App } from "../env.ts";
 import { Active, CopyId, problemOf, SortTh } from "./layout.tsx";
-import { areaApi, projectPath, refusedPage } from "./projects.tsx";
-import { ApiRefusal, type Console, findIn, signedIn } from "./session.ts";
+import { areaApi, projectPath, recordNow, refusedPage } from "./projects.tsx";
+import { ApiRefusal, type Console, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 import { editPage, type Values } from "./user_page.tsx";
 
@@ -83,8 +83,7 @@ async function mailUser(k: Console) {
   const op = k.c.req.param("op")!;
   const res = await k.api("POST", `${api(k)}/${encodeURIComponent(uid(k))}/${op}`);
   if (!res.ok) {
-    // The refusal is what the page tells; the record beside it only when it can still be read.
-    const current = await findIn<User>(k, api(k), uid(k)).catch(() => null);
+    const current = await recordNow<User>(k, api(k), uid(k));
     return editPage(k, current, null, problemOf(res));
   }
   return k.c.redirect(`${usersPath(k)}/${encodeURIComponent(uid(k))}?mailed=${op}`, 303);
@@ -94,8 +93,7 @@ async function saveUser(k: Console) {
   const v = values(k);
   const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(uid(k))}`, body(v, false));
   if (!res.ok) {
-    // The refusal is what the page tells; the record beside it only when it can still be read.
-    const current = await findIn<User>(k, api(k), uid(k)).catch(() => null);
+    const current = await recordNow<User>(k, api(k), uid(k));
     return editPage(k, current, { ...v, password: "" }, problemOf(res));
   }
   return k.c.redirect(`${usersPath(k)}?done=1`, 303);
