@@ -9,6 +9,7 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import type { Service } from "../service.ts";
 import {
   ADMIN_SECRET,
+  atModuleEnd,
   basic,
   challengeOf,
   freePort,
@@ -38,8 +39,9 @@ export function down(): Promise<Service> {
       WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
       KEY_ENCRYPTION_KEY: key,
     });
-    globalThis.addEventListener("unload", () => {
-      svc.close().then(() => db.drop());
+    atModuleEnd(() => {
+      void svc.close().catch(() => {});
+      db.dropSync();
     });
     return svc;
   })();

@@ -30,10 +30,10 @@ export type MailService = {
 export async function mailService(
   env: Record<string, string> = {},
   opts: { catcher?: SmtpCatcher; write?: (lines: string) => void; database?: Record<string, string> } = {},
-): Promise<MailService & { drop(): Promise<void> }> {
+): Promise<MailService & { drop(): Promise<void>; dropSync(): void }> {
   const catcher = opts.catcher ?? new SmtpCatcher();
   const iso = opts.database
-    ? { env: opts.database, drop: () => Promise.resolve() }
+    ? { env: opts.database, drop: () => Promise.resolve(), dropSync: () => {} }
     : await isolatedDatabase();
   const full = { ...iso.env, SMTP_URL: catcher.url, MAIL_FROM: "Tests <no-reply@example.test>", ...env };
   const svc = await startWith(full, { write: opts.write });
@@ -50,6 +50,7 @@ export async function mailService(
     env: iso.env,
     stop,
     drop: iso.drop,
+    dropSync: iso.dropSync,
     close: async () => {
       await stop();
       catcher.close();

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { exchangeCodeAt } from "./mail_flows.ts";
-import { REDIRECT_URI, test } from "./helpers.ts";
+import { atModuleEnd, REDIRECT_URI, test } from "./helpers.ts";
 import {
   api,
   eventsOf,
@@ -23,7 +23,16 @@ import { totp } from "./mfa_support.ts";
 import { fakeUpstream } from "./idp_support.ts";
 
 let shared: ReturnType<typeof mailService> | undefined;
-const service = () => (shared ??= mailService());
+/** The file's shared service, stopped and its database dropped when the file ends. */
+const service = () =>
+  shared ??= mailService().then((s) => {
+    atModuleEnd(() => {
+      void s.stop().catch(() => {});
+      s.catcher.close();
+      s.dropSync();
+    });
+    return s;
+  });
 
 const PASSWORD = "correct horse battery";
 
@@ -372,10 +381,6 @@ test("admin mail operations: users:update, and covering the user (403 otherwise)
   );
   assert.equal(noEmail.status, 400);
   assert.equal((await noEmail.json()).details[0].field, "user_id");
-});
-
-globalThis.addEventListener("unload", () => {
-  shared?.then((s) => s.close()).catch(() => {});
 });
 
 test("a reset link proves the mailbox, not a second factor: a user with one is not signed in by it", async () => {
