@@ -68,6 +68,26 @@ export function atModuleEnd(fn: () => void): void {
   });
 }
 
+/**
+ * The log of a file's shared service: standard error, until `mute()` at the end of the file, where its jobs may
+ * still tick once while it closes, on a database already removed.
+ */
+export function mutableLog(): { write(lines: string): void; mute(): void } {
+  let muted = false;
+  const encoder = new TextEncoder();
+  return {
+    write(lines) {
+      if (muted) return;
+      const bytes = encoder.encode(lines);
+      let written = 0;
+      while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
+    },
+    mute() {
+      muted = true;
+    },
+  };
+}
+
 /** Removes a directory and what it holds, now (for atModuleEnd); gone already is fine. */
 export function removeDirSync(dir: string): void {
   try {
@@ -81,7 +101,9 @@ export function removeDirSync(dir: string): void {
  * Starts a service in this process on the test database (or a fresh embedded one, in a temp DATA_DIR that
  * `close` removes, and `dataDir` names) and a free port.
  */
-export async function startTestService(): Promise<Service & { dataDir?: string }> {
+export async function startTestService(
+  opts: { write?: (lines: string) => void } = {},
+): Promise<Service & { dataDir?: string }> {
   const port = freePort();
   const env: Record<string, string> = {
     PORT: String(port),
@@ -95,7 +117,7 @@ export async function startTestService(): Promise<Service & { dataDir?: string }
   const dataDir = env.DATA_DIR;
   let svc: Service;
   try {
-    svc = await startService(loadConfig(env), { quiet: true });
+    svc = await startService(loadConfig(env), { quiet: true, write: opts.write });
   } catch (err) {
     if (dataDir) await Deno.remove(dataDir, { recursive: true }).catch(() => {});
     throw err;
@@ -122,11 +144,13 @@ function checked<T extends { url: string }>(svc: T): T {
 /** The shared service: in this process, or the one at TEST_SERVICE_URL. */
 export function service(): Promise<TestService> {
   started ??= (async () => {
+    const log = mutableLog();
     const svc: TestService & { close(): Promise<unknown>; dataDir?: string } = TEST_SERVICE_URL
       ? external(TEST_SERVICE_URL, DATABASE_URL!)
-      : await startTestService();
+      : await startTestService({ write: log.write });
     // The service lives as long as the file's tests; its embedded data directory goes with the file.
     atModuleEnd(() => {
+      log.mute();
       void svc.close().catch(() => {});
       if (svc.dataDir) removeDirSync(svc.dataDir);
     });
@@ -147,6 +171,27 @@ function external(url: string, databaseUrl: string): TestService & { close(): Pr
   const sql = connectTestDatabase(databaseUrl, 4);
   checkAnswersOf(url);
   return { url, db: { sql }, close: () => sql.end({ timeout: 1 }) };
+}
+
+/**
+ * Polls `probe` until it gives a value (anything but undefined or false), every `every` ms, and fails naming
+ * `what` after `within` ms: for what no event announces (a row a background job writes, a counter, a log
+ * line). Never a fixed sleep: it returns as soon as the value is there.
+ */
+export async function eventually<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  opts: { within?: number; every?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + (opts.within ?? 15_000);
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${opts.within ?? 15_000} ms waiting for ${what}`);
+    }
+    await new Promise((r) => setTimeout(r, opts.every ?? 50));
+  }
 }
 
 /** Deno.test with the sanitizers off: the shared service outlives any one test. */

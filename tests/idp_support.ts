@@ -15,6 +15,7 @@ import {
   freePort,
   isolatedDatabase,
   loginProject,
+  mutableLog,
   newVerifier,
   service,
   startWith,
@@ -32,14 +33,16 @@ export function down(): Promise<Service> {
     const port = freePort();
     const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
       .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const log = mutableLog();
     const svc = await startWith({
       ...db.env,
       PORT: String(port),
       PUBLIC_URL: `http://localhost:${port}`,
       WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
       KEY_ENCRYPTION_KEY: key,
-    });
+    }, { write: log.write });
     atModuleEnd(() => {
+      log.mute();
       void svc.close().catch(() => {});
       db.dropSync();
     });
