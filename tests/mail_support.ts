@@ -4,9 +4,11 @@
  */
 import assert from "node:assert/strict";
 import {
+  atModuleEnd,
   basic,
   challengeOf,
   isolatedDatabase,
+  mutableLog,
   newVerifier,
   REDIRECT_URI,
   startWith,
@@ -209,4 +211,24 @@ export async function eventsOf(p: MailProject, type: string): Promise<Record<str
   const res = await api(p.url, p.token, "GET", `/api/v1/projects/${p.projectId}/audit-events?type=${type}`);
   assert.equal(res.status, 200, await res.clone().text());
   return (await res.json()).data;
+}
+
+/**
+ * A test file's shared mail service (its own database and SMTP catcher), started on first use, stopped and its
+ * database dropped when the file ends.
+ */
+export function sharedMailService(): () => Promise<MailService> {
+  let shared: Promise<MailService> | undefined;
+  return () =>
+    shared ??= (async () => {
+      const log = mutableLog();
+      const s = await mailService({}, { write: log.write });
+      atModuleEnd(() => {
+        log.mute();
+        void s.stop().catch(() => {});
+        s.catcher.close();
+        s.dropSync();
+      });
+      return s;
+    })();
 }

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { exchangeCodeAt } from "./mail_flows.ts";
-import { atModuleEnd, eventually, mutableLog, REDIRECT_URI, test } from "./helpers.ts";
+import { eventually, REDIRECT_URI, test } from "./helpers.ts";
 import {
   api,
   eventsOf,
@@ -16,13 +16,16 @@ import {
   newEmail,
   openLogin,
   projectAt,
+  sharedMailService,
   userAt,
 } from "./mail_support.ts";
 import { linkIn } from "./smtp_catcher.ts";
 import { totp } from "./mfa_support.ts";
 import { fakeUpstream } from "./idp_support.ts";
 
-let shared: ReturnType<typeof mailService> | undefined;
+/** The file's shared service, stopped and its database dropped when the file ends. */
+const service = sharedMailService();
+
 /** The mails of the outbox to an address, whatever their state. */
 async function outboxTo(
   s: Awaited<ReturnType<typeof service>>,
@@ -30,19 +33,6 @@ async function outboxTo(
 ): Promise<{ kind: string }[]> {
   return await s.svc.db.sql<{ kind: string }[]>`select kind from mail_outbox where to_address = ${address}`;
 }
-
-const log = mutableLog();
-/** The file's shared service, stopped and its database dropped when the file ends. */
-const service = () =>
-  shared ??= mailService({}, { write: log.write }).then((s) => {
-    atModuleEnd(() => {
-      log.mute();
-      void s.stop().catch(() => {});
-      s.catcher.close();
-      s.dropSync();
-    });
-    return s;
-  });
 
 const PASSWORD = "correct horse battery";
 
