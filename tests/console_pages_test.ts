@@ -310,7 +310,9 @@ test(
       assert.deepEqual(overflow, []);
       assert.deepEqual(violations, []);
       for (const { ctx } of contexts) await ctx.close();
-      console.log(`screenshots in ${SHOTS.pathname}: ${shots.join(", ")}`);
+      console.log(
+        `screenshots taken (UPDATE_SCREENSHOTS=1 keeps them in docs/console/): ${shots.join(", ")}`,
+      );
     } finally {
       await browser.close();
       await svc.close();

@@ -3,16 +3,17 @@
  * start, it sets the password once; it dies when used, and when the operator got a password another way.
  */
 import assert from "node:assert/strict";
-import { ADMIN_SECRET, basic, isolatedDatabase, test } from "./helpers.ts";
+import { ADMIN_SECRET, basic, eventually, isolatedDatabase, test } from "./helpers.ts";
 import { spawn } from "./processes.ts";
 
 const EMAIL = "first.operator@example.com";
 
 async function setupLinkOf(output: () => string): Promise<string> {
-  for (let i = 0; i < 50 && !/console\/setup\?token=/.test(output()); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const link = /(http:\/\/\S+\/console\/setup\?token=\S+)/.exec(output())?.[1];
+  const link = await eventually(
+    "the setup link in the output",
+    () => /(http:\/\/\S+\/console\/setup\?token=\S+)/.exec(output())?.[1],
+    { within: 5_000 },
+  ).catch(() => undefined);
   assert.ok(link, output());
   return link;
 }

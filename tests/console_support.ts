@@ -1,12 +1,12 @@
 /**
  * What the console tests share: Debian's Chromium (via playwright-core), where screenshots go (a temporary
- * directory, or with UPDATE_SCREENSHOTS=1 docs/console/, docs/console.md's), the sign-in (in the browser and over
+ * directory removed at the end, or with UPDATE_SCREENSHOTS=1 docs/console/, docs/console.md's), the sign-in (in the browser and over
  * raw HTTP), and an operator of the shared test service.
  */
 import assert from "node:assert/strict";
 import { SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
 import { type Browser, chromium, type Page } from "./deps.ts";
-import { postToken, projectPermissions, sdk, systemToken } from "./helpers.ts";
+import { atModuleEnd, postToken, projectPermissions, removeDirSync, sdk, systemToken } from "./helpers.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const hasChromium = (() => {
@@ -16,9 +16,14 @@ export const hasChromium = (() => {
     return false;
   }
 })();
+/** Where screenshots go: docs/console/ with UPDATE_SCREENSHOTS=1, else a temp directory removed as the file ends. */
 export const SHOTS = Deno.env.get("UPDATE_SCREENSHOTS") === "1"
   ? new URL("../docs/console/", import.meta.url)
-  : new URL(`file://${Deno.makeTempDirSync({ prefix: "console-screenshots-" })}/`);
+  : (() => {
+    const dir = Deno.makeTempDirSync({ prefix: "console-screenshots-" });
+    atModuleEnd(() => removeDirSync(dir));
+    return new URL(`file://${dir}/`);
+  })();
 
 export const launch = (): Promise<Browser> =>
   chromium.launch({

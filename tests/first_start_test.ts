@@ -5,7 +5,16 @@
  */
 import assert from "node:assert/strict";
 import { DEFAULTS } from "../domain/authz/defaults.ts";
-import { ADMIN_SECRET, baseUrl, basic, freePort, http, isolatedDatabase, test } from "./helpers.ts";
+import {
+  ADMIN_SECRET,
+  baseUrl,
+  basic,
+  eventually,
+  freePort,
+  http,
+  isolatedDatabase,
+  test,
+} from "./helpers.ts";
 import { exitWithin, launch, spawn } from "./processes.ts";
 
 const NO_DATABASE = { DATABASE_URL: "", DATABASE_DIRECT_URL: "", DATABASE_POOLER: "" };
@@ -32,8 +41,9 @@ test("a port in use stops the start before the database is made or a secret prin
 });
 
 async function linkOf(output: () => string): Promise<{ link: string; token: string }> {
-  for (let i = 0; i < 50 && !LINK.test(output()); i++) await new Promise((r) => setTimeout(r, 100));
-  const m = LINK.exec(output());
+  const m = await eventually("the setup link in the output", () => LINK.exec(output()) ?? undefined, {
+    within: 5_000,
+  }).catch(() => null);
   assert.ok(m, output());
   return { link: m[1], token: m[2] };
 }

@@ -54,8 +54,57 @@ export type TestService = { url: string; db: { sql: Database["sql"] } };
 
 let started: Promise<TestService> | undefined;
 
-/** Starts a service in this process on the test database (or a fresh embedded one) and a free port. */
-export async function startTestService(): Promise<Service> {
+/**
+ * Work for when this test module ends, for what a whole file shares (its service, its database): `deno test`
+ * dispatches `unload` at the end of every module, and nothing asynchronous runs after it, so `fn` is synchronous.
+ * A test removes what it made itself in its own `finally`; this is the last resort.
+ */
+export function atModuleEnd(fn: () => void): void {
+  globalThis.addEventListener("unload", () => {
+    try {
+      fn();
+    } catch (err) {
+      console.error(`cleanup at the end of the test module failed: ${err}`);
+    }
+  });
+}
+
+/**
+ * The log of a file's shared service: standard error, until `mute()` at the end of the file, where its jobs may
+ * still tick once while it closes, on a database already removed.
+ */
+export function mutableLog(): { write(lines: string): void; mute(): void } {
+  let muted = false;
+  const encoder = new TextEncoder();
+  return {
+    write(lines) {
+      if (muted) return;
+      const bytes = encoder.encode(lines);
+      let written = 0;
+      while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
+    },
+    mute() {
+      muted = true;
+    },
+  };
+}
+
+/** Removes a directory and what it holds, now (for atModuleEnd); gone already is fine. */
+export function removeDirSync(dir: string): void {
+  try {
+    Deno.removeSync(dir, { recursive: true });
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+}
+
+/**
+ * Starts a service in this process on the test database (or a fresh embedded one, in a temp DATA_DIR that
+ * `close` removes, and `dataDir` names) and a free port.
+ */
+export async function startTestService(
+  opts: { write?: (lines: string) => void } = {},
+): Promise<Service & { dataDir?: string }> {
   const port = freePort();
   const env: Record<string, string> = {
     PORT: String(port),
@@ -66,7 +115,25 @@ export async function startTestService(): Promise<Service> {
   };
   if (DATABASE_URL) Object.assign(env, DATABASE_ENV);
   else env.DATA_DIR = await migratedDataDir("acs-test-");
-  return checked(await startService(loadConfig(env), { quiet: true }));
+  const dataDir = env.DATA_DIR;
+  let svc: Service;
+  try {
+    svc = await startService(loadConfig(env), { quiet: true, write: opts.write });
+  } catch (err) {
+    if (dataDir) await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    throw err;
+  }
+  return checked({
+    ...svc,
+    dataDir,
+    close: async () => {
+      try {
+        await svc.close();
+      } finally {
+        if (dataDir) await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+      }
+    },
+  });
 }
 
 /** The service's answers are checked against the document from now on. */
@@ -78,12 +145,18 @@ function checked<T extends { url: string }>(svc: T): T {
 /** The shared service: in this process, or the one at TEST_SERVICE_URL. */
 export function service(): Promise<TestService> {
   started ??= (async () => {
-    const svc: TestService & { close(): Promise<unknown> } = TEST_SERVICE_URL
+    const log = mutableLog();
+    const svc: TestService & { close(): Promise<unknown>; dataDir?: string } = TEST_SERVICE_URL
       ? external(TEST_SERVICE_URL, DATABASE_URL!)
-      : await startTestService();
+      : await startTestService({ write: log.write });
+    // The service lives as long as the file's tests; its embedded data directory goes with the file.
+    atModuleEnd(() => {
+      log.mute();
+      void svc.close().catch(() => {});
+      if (svc.dataDir) removeDirSync(svc.dataDir);
+    });
     // Every test logs in from 127.0.0.1: earlier runs on the same database must not throttle this one.
     await svc.db.sql`delete from login_failures where key like 'address:%'`;
-    globalThis.addEventListener("unload", () => svc.close());
     return svc;
   })();
   return started;
@@ -99,6 +172,27 @@ function external(url: string, databaseUrl: string): TestService & { close(): Pr
   const sql = connectTestDatabase(databaseUrl, 4);
   checkAnswersOf(url);
   return { url, db: { sql }, close: () => sql.end({ timeout: 1 }) };
+}
+
+/**
+ * Polls `probe` until it gives a value (anything but undefined or false), every `every` ms, and fails naming
+ * `what` after `within` ms: for what no event announces (a row a background job writes, a counter, a log
+ * line). Never a fixed sleep: it returns as soon as the value is there.
+ */
+export async function eventually<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  opts: { within?: number; every?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + (opts.within ?? 15_000);
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${opts.within ?? 15_000} ms waiting for ${what}`);
+    }
+    await new Promise((r) => setTimeout(r, opts.every ?? 50));
+  }
 }
 
 /** Deno.test with the sanitizers off: the shared service outlives any one test. */
@@ -415,14 +509,26 @@ export async function userTokens(
   return await res.json();
 }
 
+/** A database of a test's own: the settings that reach it, and how to remove it. */
+export type IsolatedDatabase = {
+  env: Record<string, string>;
+  drop(): Promise<void>;
+  /** The same, now and synchronously: for atModuleEnd, where a file's shared service's database goes. */
+  dropSync(): void;
+};
+
 /**
  * A database of its own for a test that needs a service with other settings, or several services in turn:
  * a fresh database on the PostgreSQL server under test, or a fresh embedded data directory.
  */
-export async function isolatedDatabase(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+export async function isolatedDatabase(): Promise<IsolatedDatabase> {
   if (!DATABASE_URL) {
     const dir = await migratedDataDir("acs-iso-");
-    return { env: { DATA_DIR: dir }, drop: () => Deno.remove(dir, { recursive: true }).catch(() => {}) };
+    return {
+      env: { DATA_DIR: dir },
+      drop: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
+      dropSync: () => removeDirSync(dir),
+    };
   }
   const name = `acs_iso_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
   const { db } = await service();
@@ -441,7 +547,30 @@ export async function isolatedDatabase(): Promise<{ env: Record<string, string>;
     drop: async () => {
       await db.sql.unsafe(`drop database if exists ${name} with (force)`);
     },
+    dropSync: () => dropDatabaseSync(name),
   };
+}
+
+/**
+ * Drops a database of the run's server now, from a short process of its own (nothing asynchronous of this
+ * one runs any more when a test module ends).
+ */
+function dropDatabaseSync(name: string): void {
+  const connection = new URL("../db/connection.ts", import.meta.url).href;
+  const script = `
+    import { connectServer } from ${JSON.stringify(connection)};
+    const pooler = Deno.env.get("DATABASE_POOLER") === "transaction" ? "transaction" : "none";
+    const sql = connectServer(Deno.env.get("DATABASE_URL"), { max: 1, pooler });
+    await sql.unsafe(\`drop database if exists ${name} with (force)\`);
+    await sql.end({ timeout: 1 });
+  `;
+  const out = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-lock", script],
+    cwd: new URL("../", import.meta.url),
+    stdout: "null",
+    stderr: "piped",
+  }).outputSync();
+  if (!out.success) throw new Error(`dropping ${name}: ${new TextDecoder().decode(out.stderr)}`);
 }
 
 /**

@@ -9,11 +9,13 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import type { Service } from "../service.ts";
 import {
   ADMIN_SECRET,
+  atModuleEnd,
   basic,
   challengeOf,
   freePort,
   isolatedDatabase,
   loginProject,
+  mutableLog,
   newVerifier,
   service,
   startWith,
@@ -31,15 +33,18 @@ export function down(): Promise<Service> {
     const port = freePort();
     const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))
       .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const log = mutableLog();
     const svc = await startWith({
       ...db.env,
       PORT: String(port),
       PUBLIC_URL: `http://localhost:${port}`,
       WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
       KEY_ENCRYPTION_KEY: key,
-    });
-    globalThis.addEventListener("unload", () => {
-      svc.close().then(() => db.drop());
+    }, { write: log.write });
+    atModuleEnd(() => {
+      log.mute();
+      void svc.close().catch(() => {});
+      db.dropSync();
     });
     return svc;
   })();

@@ -29,9 +29,17 @@ async function bearer(url: string, clientId: string, secret: string): Promise<st
 }
 
 test("data survives a restart: projects, clients and signing keys", async () => {
-  const env: Record<string, string> = DATABASE_URL
-    ? { DATABASE_URL, BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET }
-    : { DATA_DIR: await Deno.makeTempDir({ prefix: "acs-restart-" }) };
+  const dir = DATABASE_URL ? undefined : await Deno.makeTempDir({ prefix: "acs-restart-" });
+  try {
+    await survivesRestart(
+      dir ? { DATA_DIR: dir } : { DATABASE_URL: DATABASE_URL!, BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET },
+    );
+  } finally {
+    if (dir) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+async function survivesRestart(env: Record<string, string>) {
   // The same address both times: the issuer (PUBLIC_URL) is part of what a token is checked against.
   const port = freePort();
   const first = await spawn(env, { port });
@@ -68,7 +76,7 @@ test("data survives a restart: projects, clients and signing keys", async () => 
   } finally {
     await second.stop();
   }
-});
+}
 
 /**
  * A process's environment for the embedded database in `dir`: an empty DATABASE_URL counts as unset, so this
@@ -85,7 +93,8 @@ function embeddedIn(dir: string): Record<string, string> {
 }
 
 test("a second process refuses to open an embedded DATA_DIR that is in use", async () => {
-  const env = embeddedIn(await Deno.makeTempDir({ prefix: "acs-lock-" }));
+  const dir = await Deno.makeTempDir({ prefix: "acs-lock-" });
+  const env = embeddedIn(dir);
   const first = await spawn(env);
   try {
     const second = await spawn(env);
@@ -95,6 +104,7 @@ test("a second process refuses to open an embedded DATA_DIR that is in use", asy
     assert.equal((await token(first.url, "system-admin", ADMIN_SECRET)).status, 200);
   } finally {
     await first.stop();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });
 

@@ -7,7 +7,7 @@ import { mailDeliveries } from "../telemetry/families.ts";
 import assert from "node:assert/strict";
 import { loadConfig } from "../config.ts";
 import { dotStuff, mimeOf, parseSmtpUrl } from "../domain/events/smtp.ts";
-import { ADMIN_SECRET, DATABASE_URL, freePort, isolatedDatabase, test } from "./helpers.ts";
+import { ADMIN_SECRET, DATABASE_URL, eventually, freePort, isolatedDatabase, test } from "./helpers.ts";
 import { eventsOf, Jar, mailService, newEmail, projectAt, userAt } from "./mail_support.ts";
 import { spawn } from "./processes.ts";
 import { linkIn, parseMail, SmtpCatcher } from "./smtp_catcher.ts";
@@ -91,8 +91,9 @@ test("a restart between the request and the delivery still delivers (SMTP down, 
   });
   const p = await projectAt(first.url);
   const email = newEmail();
+  const retries = mailDeliveries.child("retry").value;
   await userAt(p, { email, send_invitation: true });
-  await new Promise((r) => setTimeout(r, 1500)); // at least one failed try
+  await eventually("a failed try", () => mailDeliveries.child("retry").value > retries);
   await first.stop();
   const up = new SmtpCatcher(port);
   const second = await mailService({ SMTP_URL: `smtp://127.0.0.1:${port}` }, {
@@ -104,9 +105,11 @@ test("a restart between the request and the delivery still delivers (SMTP down, 
     const mail = await up.mailTo(email, 30_000);
     assert.match(mail.subject, /You are invited/);
     // Counted once the outbox marks it sent, just after the server took it.
-    for (let i = 0; i < 50 && mailDeliveries.child("delivered").value === delivered; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually(
+      "acs_mail_deliveries_total{outcome=delivered}",
+      () => mailDeliveries.child("delivered").value > delivered,
+      { within: 5_000 },
+    );
     assert.ok(
       mailDeliveries.child("delivered").value > delivered,
       "acs_mail_deliveries_total{outcome=delivered}",

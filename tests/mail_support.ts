@@ -4,9 +4,11 @@
  */
 import assert from "node:assert/strict";
 import {
+  atModuleEnd,
   basic,
   challengeOf,
   isolatedDatabase,
+  mutableLog,
   newVerifier,
   REDIRECT_URI,
   startWith,
@@ -30,10 +32,10 @@ export type MailService = {
 export async function mailService(
   env: Record<string, string> = {},
   opts: { catcher?: SmtpCatcher; write?: (lines: string) => void; database?: Record<string, string> } = {},
-): Promise<MailService & { drop(): Promise<void> }> {
+): Promise<MailService & { drop(): Promise<void>; dropSync(): void }> {
   const catcher = opts.catcher ?? new SmtpCatcher();
   const iso = opts.database
-    ? { env: opts.database, drop: () => Promise.resolve() }
+    ? { env: opts.database, drop: () => Promise.resolve(), dropSync: () => {} }
     : await isolatedDatabase();
   const full = { ...iso.env, SMTP_URL: catcher.url, MAIL_FROM: "Tests <no-reply@example.test>", ...env };
   const svc = await startWith(full, { write: opts.write });
@@ -50,6 +52,7 @@ export async function mailService(
     env: iso.env,
     stop,
     drop: iso.drop,
+    dropSync: iso.dropSync,
     close: async () => {
       await stop();
       catcher.close();
@@ -208,4 +211,24 @@ export async function eventsOf(p: MailProject, type: string): Promise<Record<str
   const res = await api(p.url, p.token, "GET", `/api/v1/projects/${p.projectId}/audit-events?type=${type}`);
   assert.equal(res.status, 200, await res.clone().text());
   return (await res.json()).data;
+}
+
+/**
+ * A test file's shared mail service (its own database and SMTP catcher), started on first use, stopped and its
+ * database dropped when the file ends.
+ */
+export function sharedMailService(): () => Promise<MailService> {
+  let shared: Promise<MailService> | undefined;
+  return () =>
+    shared ??= (async () => {
+      const log = mutableLog();
+      const s = await mailService({}, { write: log.write });
+      atModuleEnd(() => {
+        log.mute();
+        void s.stop().catch(() => {});
+        s.catcher.close();
+        s.dropSync();
+      });
+      return s;
+    })();
 }

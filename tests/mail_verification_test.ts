@@ -12,16 +12,16 @@ import {
   hiddenFields,
   Jar,
   loginStatus,
-  mailService,
   newEmail,
   openLogin,
   projectAt,
+  sharedMailService,
   userAt,
 } from "./mail_support.ts";
 import { linkIn } from "./smtp_catcher.ts";
 
-let shared: ReturnType<typeof mailService> | undefined;
-const service = () => (shared ??= mailService());
+/** The file's shared service, stopped and its database dropped when the file ends. */
+const service = sharedMailService();
 
 const PASSWORD = "correct horse battery";
 

@@ -16,12 +16,14 @@ import {
   clientWith,
   DATABASE_ENV,
   DATABASE_URL,
+  eventually,
   expectError,
   http,
   newProject,
   service,
   test,
   type TestProject,
+  type TestService,
 } from "./helpers.ts";
 import { spawn } from "./processes.ts";
 
@@ -39,6 +41,14 @@ type Tree = TestProject & {
  * Folders: `root` → `team` → `project` → `doc-1`, `doc-2`; `other` beside `root`. Carol and Dave have no role.
  * Roles: editor (folder read, write), viewer (folder read). `access`: a token holding access:*.
  */
+/** Waits, polling, until the database's clock is past `instant` (what an expiry is decided by). */
+async function pastOnDatabaseClock(sql: TestService["db"]["sql"], instant: string): Promise<void> {
+  await eventually(`the database's clock past ${instant}`, async () => {
+    const [{ past }] = await sql<{ past: boolean }[]>`select now() > ${instant}::timestamptz as past`;
+    return past;
+  }, { within: 10_000 });
+}
+
 async function tree(): Promise<Tree> {
   const p = await newProject();
   const folder = await p.api.resources.createResource(p.project.id, {
@@ -361,7 +371,7 @@ test("decisions through grants: an expired grant decides nothing, by the databas
       as soon`;
   const g = await grantOn(t, { type: "user", id: t.carol.id }, t.viewer.id, "project", soon);
   assert.equal((await decide(t, "carol", "read", "doc-1")).decision, true);
-  await db.sql`select pg_sleep(1.6)`;
+  await pastOnDatabaseClock(db.sql, soon);
   assert.deepEqual(await decide(t, "carol", "read", "doc-1"), {
     decision: false,
     context: { reason_admin: { code: "grant_expired", grant_id: g.id, object_id: "project" } },
@@ -583,7 +593,7 @@ test("a grant, a revocation, a move and an expiry decide the next request on ano
         as soon`;
     await grantOn(t, { type: "user", id: t.carol.id }, t.viewer.id, "root", soon);
     assert.equal(await there("doc-2"), "object_grant");
-    await db.sql`select pg_sleep(1.6)`;
+    await pastOnDatabaseClock(db.sql, soon);
     assert.equal(await there("doc-2"), "grant_expired");
   } finally {
     await other.stop();

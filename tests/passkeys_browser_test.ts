@@ -193,6 +193,8 @@ test(
     } finally {
       await browser.close();
       await server.shutdown();
+      await svc.close();
+      await db.drop();
     }
   },
   { ignore: !hasChromium },

@@ -3,7 +3,7 @@
  * that stopped answering (a relay cut in front of it), a schema behind this build, no current signing key.
  */
 import assert from "node:assert/strict";
-import { DATABASE_URL, freePort, isolatedDatabase, startWith, test } from "./helpers.ts";
+import { DATABASE_URL, eventually, freePort, isolatedDatabase, startWith, test } from "./helpers.ts";
 import { sample } from "./telemetry_support.ts";
 
 /** A TCP relay to PostgreSQL that can be cut (its listener closed and every connection dropped) and restored. */
@@ -86,21 +86,20 @@ test(
       // The webhook job fails every second now, and a scrape still answers, counting the read it could not make.
       const failures = 'acs_job_failures_total{name="webhook-deliveries"}';
       const before = sample(await metrics(), failures);
-      await new Promise((r) => setTimeout(r, 2500));
-      const text = await metrics();
+      const text = await eventually(`${failures} above ${before}`, async () => {
+        const scraped = await metrics();
+        return sample(scraped, failures) > before && scraped;
+      }, { within: 10_000, every: 200 });
       assert.ok(sample(text, failures) > before, `${failures}: ${before} → ${sample(text, failures)}`);
       assert.ok(sample(text, "acs_metrics_collector_errors_total") >= 1, text);
       assert.ok(sample(text, 'acs_db_statement_errors_total{class="connection"}') >= 1, text);
 
       relay.restore();
-      let again = 0;
-      for (let i = 0; i < 40 && again !== 200; i++) {
+      await eventually("ready again", async () => {
         const res = await fetch(`${svc.url}/readyz`);
-        again = res.status;
         await res.body?.cancel();
-        if (again !== 200) await new Promise((r) => setTimeout(r, 250));
-      }
-      assert.equal(again, 200);
+        return res.status === 200;
+      }, { within: 10_000, every: 250 });
     } finally {
       relay.cut();
       await svc.close();

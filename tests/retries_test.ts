@@ -12,19 +12,9 @@ import {
   transaction,
   TRANSACTION_ATTEMPTS,
 } from "../db/connection.ts";
-import { DATABASE_URL, http, newProject, permissionIds, service, test } from "./helpers.ts";
+import { DATABASE_URL, eventually, http, newProject, permissionIds, service, test } from "./helpers.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `probe` until it returns a value, for at most 10 s. */
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const raise = (state: string) =>
   `do $$ begin raise exception 'test failure' using errcode = '${state}'; end $$`;
@@ -166,13 +156,13 @@ test(
         headers: { authorization: `Bearer ${p.token}`, "content-type": "application/json" },
         body: JSON.stringify({ code: "deadlocked", name: "Deadlocked", permission_ids: wanted }),
       });
-      await eventually(async () => {
+      await eventually("the service's update to wait for the grants", async () => {
         const rows = await db.sql`
           select pid from pg_stat_activity
           where datname = current_database() and wait_event_type = 'Lock'
             and query like 'delete from role_permissions%'`;
-        return rows.length > 0 ? true : undefined;
-      }, "the service's update to wait for the grants");
+        return rows.length > 0;
+      }, { within: 10_000 });
       // Now ask for the role: a cycle. PostgreSQL ends the transaction that has waited longest, the service's
       // (its deadlock_timeout runs out first), and this one goes on.
       await sleep(300);
@@ -200,13 +190,13 @@ test(
       // connection is ended.
       await tx`lock table projects in access exclusive mode`;
       read = http(`/api/v1/projects/${p.project.id}`, { headers: { authorization: `Bearer ${p.token}` } });
-      const pid = await eventually(async () => {
+      const pid = await eventually("the service's read to wait for the lock", async () => {
         const [row] = await db.sql<{ pid: number }[]>`
           select pid from pg_stat_activity
           where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()
             and query ilike '%from projects%'`;
         return row?.pid;
-      }, "the service's read to wait for the lock");
+      }, { within: 10_000 });
       const [{ ended }] = await db.sql<{ ended: boolean }[]>`select pg_terminate_backend(${pid}) as ended`;
       assert.ok(ended);
     });

@@ -14,6 +14,7 @@ import {
   basic,
   clientWith,
   DATABASE_URL,
+  eventually,
   expectError,
   freePort,
   http,
@@ -41,17 +42,28 @@ function receiver(status: () => number = () => 200, port = freePort()) {
   return { url: `http://127.0.0.1:${port}/hooks`, got, times, close: () => server.shutdown() };
 }
 
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | undefined> | T | undefined,
-  ms = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+const until = <T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 15_000): Promise<T> =>
+  eventually(what, fn, { within: ms, every: 100 });
+
+/**
+ * Waits until the delivery job of the service at `url` has finished two runs from now (runs never overlap): a
+ * delivery in flight now is over after the first, and the second found nothing more to send. What a wait "for
+ * any duplicate to arrive" waited for, without a fixed time.
+ */
+async function twoDeliveryRuns(url: string): Promise<void> {
+  const lastSuccess = async (): Promise<string | null> => {
+    const res = await fetch(`${url}/readyz`);
+    const body = await res.json();
+    const job = body.checks?.jobs?.jobs?.find((j: { name: string }) => j.name === "webhook-deliveries");
+    return job?.last_success ?? null;
+  };
+  let seen = await lastSuccess();
+  for (let run = 0; run < 2; run++) {
+    const before = seen;
+    seen = await until("a run of the delivery job", async () => {
+      const now = await lastSuccess();
+      return now !== null && now !== before ? now : undefined;
+    }, 10_000);
   }
 }
 
@@ -376,7 +388,7 @@ test(
       await p.call("POST", "/webhooks", { url: rx.url, event_types: ["role.created"] });
       for (let i = 0; i < 20; i++) await p.call("POST", "/roles", { code: `r${i}`, name: `R${i}` });
       await until("20 deliveries", () => rx.got.length >= 20 ? true : undefined);
-      await new Promise((r) => setTimeout(r, 2_500)); // time for any duplicate to arrive
+      await Promise.all([twoDeliveryRuns(a.url), twoDeliveryRuns(b.url)]); // any duplicate would be here now
       const ids = rx.got.map((r) => r.headers.get("webhook-id"));
       assert.equal(ids.length, 20);
       assert.equal(new Set(ids).size, 20);
@@ -573,7 +585,7 @@ test("a failing receiver gets the delivery retried automatically, each wait long
     });
     assert.equal(delivery.attempts, 3);
     assert.equal(delivery.last_status, 200);
-    await new Promise((r) => setTimeout(r, 1_500));
+    await twoDeliveryRuns(svc.url);
     assert.equal(rx.times.length, 3, "nothing more once delivered");
   } finally {
     await rx.close();
@@ -637,7 +649,7 @@ test("SIGKILL between commit and delivery: a new process on the same database de
       "webhook-signature": got.headers.get("webhook-signature")!,
     }) as { type: string; target: { id: string } };
     assert.deepEqual([event.type, event.target.id], ["role.created", role.id]);
-    await new Promise((r) => setTimeout(r, 2_500)); // time for any duplicate to arrive
+    await twoDeliveryRuns(proc.url); // any duplicate would be here now
     assert.equal(rx.got.length, 1, "exactly once");
     const deliveries = (await p.call("GET", `/webhooks/${hook.id}/deliveries`, undefined, proc)).body.data;
     assert.deepEqual(deliveries.map((d: { status: string }) => d.status), ["delivered"]);
