@@ -93,12 +93,14 @@ Deno.test("resolveTarget: literals and localhost resolve without a lookup, and a
   }
 });
 
-Deno.test("outbound requests are refused before any connection: a scheme other than https, a private literal", async () => {
+Deno.test("outbound requests are refused before any connection: a scheme other than https, a private literal, no URL at all", async () => {
   const cases: [string, RegExp][] = [
     ["http://example.com/.well-known/openid-configuration", /must use https/],
     ["https://127.0.0.1/jwks", /global unicast/],
     ["https://169.254.169.254/latest", /global unicast/],
     ["https://[::1]:8443/token", /global unicast/],
+    ["not a url", /is not a URL/],
+    ["https://exa mple.com/", /is not a URL/],
   ];
   for (const [url, message] of cases) {
     await assert.rejects(outbound(url, { allowPrivate: false }), (err: unknown) => {

@@ -34,7 +34,7 @@ export async function outbound(url: string, opts: OutboundOptions): Promise<Outb
   const method = opts.method ?? "GET";
   const span = startClientSpan(`${method} upstream`, {
     "http.request.method": method,
-    "server.address": new URL(url).hostname,
+    "server.address": URL.canParse(url) ? new URL(url).hostname : "",
   });
   if (!span) return await send(url, opts);
   try {
