@@ -12,7 +12,7 @@ self.onmessage = async (e: MessageEvent<{ dir: string; dump: boolean }>) => {
     const db = await PGlite.create(e.data.dir);
     let dump: ArrayBuffer | undefined;
     try {
-      if (e.data.dump) dump = await (await db.dumpDataDir("gzip")).arrayBuffer();
+      if (e.data.dump) dump = await (await db.dumpDataDir("none")).arrayBuffer();
     } catch {
       // A failed dump only leaves the cluster uncached.
     } finally {

@@ -3,57 +3,21 @@
  * PGlite version outside the repository, so that a new embedded database is unpacked from it instead of running
  * initdb, which takes 8-14 s here and grows PGlite's WebAssembly memory by hundreds of MB for good. The first
  * new database of a PGlite version runs initdb in a worker (db/pglite_init.ts, whose memory goes with it),
- * which also dumps the cluster (PGlite's `dumpDataDir`, a gzip tarball); the cache file is named by the
- * PGlite version loaded (`pglite-<version>.tar.gz`), so a cluster of another version is never read. It is
+ * which also dumps the cluster (PGlite's `dumpDataDir`, an uncompressed tarball: unpacking it costs no
+ * decompression, half the time of a gzip one); the cache file is named by the PGlite version loaded
+ * (`pglite-<version>.tar`), so a cluster of another version is never read. It is
  * written beside its final name and renamed into place; where the cache directory cannot be written the
  * database is made all the same, only without the cache. The migrations run on top at every start
  * (db/migrate.ts), as on a PostgreSQL server.
  *
  * The cache is unpacked here, onto disk, without starting PGlite: PGlite's own `loadDataDir` unpacks the same
  * tarball, but only from inside a running instance, one more PostgreSQL start (about a second) whose
- * WebAssembly memory stays with the process. Read as a stream, a chunk at a time.
+ * WebAssembly memory stays with the process.
  */
 import { dirname, join } from "node:path";
 const BLOCK = 512;
-
-/** Reads a byte stream in the archive's units, copying only what straddles two of the stream's chunks. */
-class Bytes {
-  #reader: ReadableStreamDefaultReader<Uint8Array<ArrayBuffer>>;
-  #pending = new Uint8Array(0);
-  constructor(stream: ReadableStream<Uint8Array<ArrayBuffer>>) {
-    this.#reader = stream.getReader();
-  }
-  async #fill(): Promise<boolean> {
-    const { value, done } = await this.#reader.read();
-    if (done) return false;
-    if (this.#pending.length === 0) this.#pending = value;
-    else {
-      const joined = new Uint8Array(this.#pending.length + value.length);
-      joined.set(this.#pending);
-      joined.set(value, this.#pending.length);
-      this.#pending = joined;
-    }
-    return true;
-  }
-  /** Exactly `n` bytes, or fewer at the stream's end. */
-  async read(n: number): Promise<Uint8Array> {
-    while (this.#pending.length < n && await this.#fill());
-    return this.#take(n);
-  }
-  /** Between 1 and `n` bytes (what the stream has ready), or none at its end. */
-  async some(n: number): Promise<Uint8Array> {
-    if (this.#pending.length === 0) await this.#fill();
-    return this.#take(n);
-  }
-  #take(n: number): Uint8Array {
-    const out = this.#pending.subarray(0, n);
-    this.#pending = this.#pending.subarray(out.length);
-    return out;
-  }
-  async cancel(): Promise<void> {
-    await this.#reader.cancel().catch(() => {}); // a reader that already failed or ended has nothing to cancel
-  }
-}
+/** PostgreSQL's page: a file's run of zero pages at its end is left as a hole (its size set, nothing written). */
+const PAGE = 8192;
 
 const decoder = new TextDecoder();
 const text = (b: Uint8Array, at: number, len: number) => {
@@ -89,38 +53,53 @@ function checksumHolds(header: Uint8Array): boolean {
   return sum === octal(header, 148, 8);
 }
 
-/** Writes the archive's directories and regular files below `dest`; any other kind of entry is refused. */
-async function untar(bytes: Bytes, dest: string): Promise<void> {
-  for (;;) {
-    const header = await bytes.read(BLOCK);
+/** Writes a file's bytes, its trailing zero pages as a hole (most of a fresh WAL segment is zeros). */
+function writeFile(path: string, body: Uint8Array): void {
+  let end = body.length;
+  while (end > 0 && body[end - 1] === 0) end--;
+  const written = Math.min(body.length, Math.ceil(end / PAGE) * PAGE);
+  const file = Deno.openSync(path, { write: true, createNew: true, mode: 0o600 });
+  try {
+    for (let at = 0; at < written;) at += file.writeSync(body.subarray(at, written));
+    if (written < body.length) file.truncateSync(body.length);
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Writes the archive's directories and regular files below `dest`; any other kind of entry is refused. The
+ * archive (about 40 MB) is read whole and written file by file without waiting on each: a start does nothing
+ * else meanwhile, and this is twice as fast as a stream.
+ */
+function untar(archive: Uint8Array, dest: string): void {
+  const made = new Set<string>();
+  for (let at = 0;;) {
+    const header = archive.subarray(at, at + BLOCK);
     if (header.length < BLOCK) throw new Error("the cached cluster's archive ends in the middle of an entry");
     if (header.every((b) => b === 0)) return; // the end-of-archive block
     if (!checksumHolds(header)) throw new Error("the cached cluster's archive has a damaged header");
     const path = join(dest, entryPath(header));
     const size = octal(header, 124, 12);
     const type = String.fromCharCode(header[156]);
+    at += BLOCK;
     if (type === "5") {
-      await Deno.mkdir(path, { recursive: true, mode: 0o700 });
+      Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+      made.add(path);
       continue;
     }
     if (type !== "0" && type !== "\0") {
       throw new Error(`the cached cluster's archive has an entry of type ${type}`);
     }
-    await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
-    try {
-      for (let left = size; left > 0;) {
-        const chunk = await bytes.some(left);
-        if (chunk.length === 0) throw new Error("the cached cluster's archive ends in the middle of a file");
-        for (let written = 0; written < chunk.length;) written += await file.write(chunk.subarray(written));
-        left -= chunk.length;
-      }
-    } finally {
-      file.close();
+    if (at + size > archive.length) {
+      throw new Error("the cached cluster's archive ends in the middle of a file");
     }
-    const mtime = octal(header, 136, 12);
-    await Deno.utime(path, mtime, mtime);
-    await bytes.read((BLOCK - (size % BLOCK)) % BLOCK); // the padding to the next block
+    if (!made.has(dirname(path))) {
+      Deno.mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      made.add(dirname(path));
+    }
+    writeFile(path, archive.subarray(at, at + size));
+    at += Math.ceil(size / BLOCK) * BLOCK; // the file and its padding to the next block
   }
 }
 
@@ -168,7 +147,7 @@ export function processEnv(): Record<string, string | undefined> {
 
 /** The cache file of PGlite `version` in `dir`: the only one this version ever reads. */
 export function cacheFile(dir: string, version: string): string {
-  return join(dir, `pglite-${version}.tar.gz`);
+  return join(dir, `pglite-${version}.tar`);
 }
 
 /**
@@ -221,16 +200,11 @@ export async function makeCluster(
   }
 }
 
-/** Unpacks the gzip tarball `file` as `dest`, which must not exist. */
+/** Unpacks the tarball `file` as `dest`, which must not exist. */
 export async function unpackArchive(file: string, dest: string): Promise<void> {
+  const archive = await Deno.readFile(file);
   await Deno.mkdir(dest, { mode: 0o700 });
-  const archive = await Deno.open(file);
-  const bytes = new Bytes(archive.readable.pipeThrough(new DecompressionStream("gzip")));
-  try {
-    await untar(bytes, dest);
-  } finally {
-    await bytes.cancel();
-  }
+  untar(archive, dest);
 }
 
 /** Written beside its final name (a name of its own per process) and renamed: readers see all of it or none. */

@@ -44,7 +44,7 @@ const noInitdb = () => Promise.reject(new Error("initdb ran"));
 test("the cluster cache is named by the PGlite version deno.json pins, which is the one loaded", () => {
   assert.ok(pinned, "deno.json pins @electric-sql/pglite to an exact version");
   assert.equal(pgliteVersion(), pinned, "the PGlite loaded is the one deno.json pins (deno install)");
-  assert.equal(basename(cacheFile("/cache", pgliteVersion()!)), `pglite-${pinned}.tar.gz`);
+  assert.equal(basename(cacheFile("/cache", pgliteVersion()!)), `pglite-${pinned}.tar`);
   assert.equal(defaultCacheDir({ EMBEDDED_CACHE_DIR: "/x", XDG_CACHE_HOME: "/y", HOME: "/z" }), "/x");
   assert.equal(defaultCacheDir({ XDG_CACHE_HOME: "/y", HOME: "/z" }), "/y/access-control");
   assert.equal(defaultCacheDir({ HOME: "/z" }), "/z/.cache/access-control");
@@ -80,10 +80,10 @@ test("a new embedded database is unpacked from its version's cache and migrated 
     assert.deepEqual(
       [...Deno.readDirSync(cache)].map((e) => e.name).sort(),
       [
-        `pglite-${pinned}-rc.1.tar.gz`,
-        "pglite-0.5.15.tar.gz",
-        "pglite-0.6.0.tar.gz",
-        `pglite-${pinned}.tar.gz`,
+        `pglite-${pinned}-rc.1.tar`,
+        "pglite-0.5.15.tar",
+        "pglite-0.6.0.tar",
+        `pglite-${pinned}.tar`,
       ]
         .sort(),
       "no temporary file is left",
