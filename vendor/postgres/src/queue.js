@@ -13,6 +13,10 @@ function Queue(initial = []) {
     get length() {
       return xs.length - index
     },
+    // Patched (../README.md, 1): the slots the array holds, live or taken, for tests/unit_driver_test.ts.
+    get capacity() {
+      return xs.length
+    },
     remove: (x) => {
       const at = xs.indexOf(x, index)
       return at === -1
