@@ -259,6 +259,8 @@ export function connectServer(
     max: number;
     pooler?: DatabaseOptions["pooler"];
     pipelineDepth?: number;
+    /** How long a statement may have run and still take more behind it (ms, default 2); tests set it apart. */
+    pipelineWait?: number;
     deadlines?: Deadlines;
     onStatement?: DatabaseOptions["onStatement"];
     statementContext?: DatabaseOptions["statementContext"];
@@ -279,7 +281,7 @@ export function connectServer(
     max: opts.max,
     prepare: opts.pooler !== "transaction",
     pipeline_depth: opts.pipelineDepth ?? 0,
-    pipeline_wait: 2,
+    pipeline_wait: opts.pipelineWait ?? 2,
   }) as Database["sql"];
 }
 
