@@ -34,7 +34,7 @@ import type { App, AppEnv } from "../env.ts";
 import { qrSvg } from "./kit/qr_svg.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
-import { newNonce, pageHeaders } from "./kit/headers.ts";
+import { startPage } from "./kit/headers.ts";
 import { pageErrors, PageRefusal, retryAfter } from "./kit/errors.ts";
 import { mfaSettings } from "../settings.ts";
 import { formLimit, readForm } from "./kit/forms.ts";
@@ -106,8 +106,7 @@ const back = (c: Context<AppEnv>, account: Account, done: string) =>
 
 /** GET /account: the page of the browser's signed-in user, in the project asked for. */
 async function showAccountPage(c: Context<AppEnv>): Promise<Response> {
-  const nonce = newNonce();
-  pageHeaders(c, nonce);
+  const nonce = startPage(c);
   const browser = browserOf(c);
   const project = c.req.query("project") ?? null;
   const account = await accountOf(c.var.deps.sql, browser, project, requestInfo(c));
@@ -124,8 +123,7 @@ type Action = (r: Render, form: Form) => Promise<Response>;
 /** Every POST: a form, the browser signed in, the CSRF token right; then the action. */
 const accountAction = (handle: Action) =>
   pageErrors(async (c) => {
-    const nonce = newNonce();
-    pageHeaders(c, nonce);
+    const nonce = startPage(c);
     const form = await readForm(c, "The form was not sent as a form.");
     const browser = browserOf(c);
     if (!csrfMatches(browser, form.csrf)) {

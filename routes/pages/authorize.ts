@@ -24,7 +24,7 @@ import { showSecondStep } from "./flow.ts";
 import { consoleProject } from "./flow.ts";
 import { cookieOptions, deviceCookie } from "./kit/cookies.ts";
 import { formLimit, formSettings, readForm } from "./kit/forms.ts";
-import { newNonce, pageHeaders } from "./kit/headers.ts";
+import { startPage } from "./kit/headers.ts";
 import { pageErrors, retryAfter } from "./kit/errors.ts";
 import { ssoSettings } from "../settings.ts";
 const INVALID = "Invalid email or password.";
@@ -55,8 +55,7 @@ async function showLogin(c: Context<AppEnv>): Promise<Response> {
   if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) browser = newSecret();
   setCookie(c, cookieName, browser, cookieOptions(secure, 86_400));
   const { requestId, csrf } = await startLogin(sql, valid, browser, requestInfo(c));
-  const nonce = newNonce();
-  pageHeaders(c, nonce, valid.redirectUri);
+  const nonce = startPage(c, valid.redirectUri);
   if (silent !== null) {
     // Step-up (acr_values, max_age): the browser's user confirms with their second factor.
     const req = {
@@ -116,8 +115,7 @@ async function submitLogin(c: Context<AppEnv>): Promise<Response> {
   const { secure, cookieName } = formSettings(c);
   const form = await readForm(c);
   const req = await loginRequestFor(sql, form, getCookie(c, cookieName), config.publicUrl);
-  const nonce = newNonce();
-  pageHeaders(c, nonce, req.redirect_uri);
+  const nonce = startPage(c, req.redirect_uri);
   const again = (error: string, status: 400 | 429) => loginAgain(c, { nonce, req, form, error, status });
   const email = form.email ?? "";
   const password = form.password ?? "";

@@ -20,7 +20,7 @@ import type { App, AppEnv } from "../env.ts";
 import { forwardPage, loginPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
-import { newNonce, pageHeaders } from "./kit/headers.ts";
+import { newNonce, pageHeaders, startPage } from "./kit/headers.ts";
 import { pageErrors } from "./kit/errors.ts";
 import { formSettings } from "./kit/forms.ts";
 import { providerSettings, ssoSettings } from "../settings.ts";
@@ -99,8 +99,7 @@ async function federatedLoginCallback(c: Context<AppEnv>): Promise<Response> {
     // one, or an application asking for it) goes on to the same second step as after a password.
     const step = await secondStepFor(sql, login.request, login.userId);
     if (step !== "none") {
-      const nonce = newNonce();
-      pageHeaders(c, nonce);
+      const nonce = startPage(c);
       return await showSecondStep(c, {
         nonce,
         req: login.request,
@@ -121,8 +120,7 @@ async function federatedLoginCallback(c: Context<AppEnv>): Promise<Response> {
       login.providerId,
     );
     if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
-    const nonce = newNonce();
-    pageHeaders(c, nonce);
+    const nonce = startPage(c);
     return c.html(forwardPage({ nonce, location: done.location }), 200);
   } catch (err) {
     if (err instanceof FederationFailure) return await showFailure(c, err);

@@ -12,7 +12,7 @@ import type { App, AppEnv } from "../env.ts";
 import { signedOutPage, signOutConfirmPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
-import { newNonce, pageHeaders } from "./kit/headers.ts";
+import { startPage } from "./kit/headers.ts";
 
 const LOGOUT_FORM_LIMIT = 16 * 1024;
 
@@ -38,8 +38,7 @@ async function answer(c: Context<AppEnv>, params: Record<string, string[]>, conf
     c.header("Cache-Control", "no-store");
     return c.redirect(outcome.location, 303);
   }
-  const nonce = newNonce();
-  pageHeaders(c, nonce, outcome.confirm?.redirectUri ?? undefined);
+  const nonce = startPage(c, outcome.confirm?.redirectUri ?? undefined);
   if (outcome.confirm) {
     return c.html(
       signOutConfirmPage({

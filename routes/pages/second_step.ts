@@ -14,7 +14,7 @@ import type { App, AppEnv } from "../env.ts";
 import { enrolInLoginPage, loginRecoveryCodesPage, secondFactorPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
-import { newNonce, pageHeaders } from "./kit/headers.ts";
+import { startPage } from "./kit/headers.ts";
 import { pageErrors, retryAfter } from "./kit/errors.ts";
 import { formSettings } from "./kit/forms.ts";
 import { ssoSettings } from "../settings.ts";
@@ -78,8 +78,7 @@ async function submitSecondFactor(c: Context<AppEnv>): Promise<Response> {
       "This sign-in page has expired or was not opened in this browser. Go back to the application and start again.",
     );
   }
-  const nonce = newNonce();
-  pageHeaders(c, nonce, req.redirect_uri);
+  const nonce = startPage(c, req.redirect_uri);
   const step: Step = {
     nonce,
     action: `${formSettings(c).action}/mfa`,

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { AuthorizePageError, AuthorizeRedirectError, redirectWith } from "../../../domain/signin/login.ts";
 import { AppError } from "../../../domain/shared/errors.ts";
 import type { AppEnv } from "../../env.ts";
-import { newNonce, pageHeaders } from "./headers.ts";
+import { startPage } from "./headers.ts";
 import { html } from "hono/html";
 import { layout } from "./layout.ts";
 
@@ -19,8 +19,7 @@ export class PageRefusal extends AuthorizePageError {
 
 /** The error page of a refusal: its message, and 400 unless the page said otherwise. */
 export function showError(c: Context<AppEnv>, err: AuthorizePageError) {
-  const nonce = newNonce();
-  pageHeaders(c, nonce);
+  const nonce = startPage(c);
   return c.html(errorPage({ nonce, message: err.message }), err instanceof PageRefusal ? err.status : 400);
 }
 

@@ -4,7 +4,6 @@ import { encodeBase64Url } from "../../../domain/shared/base64.ts";
 import type { AppEnv } from "../../env.ts";
 import type { html } from "hono/html";
 
-/** A fresh nonce for one page's style sheet. */
 /** Security headers of every login and error page; `form-action` must allow the redirect's origin too. */
 export function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: string) {
   let formAction = "'self'";
@@ -26,7 +25,15 @@ export function pageHeaders(c: Context<AppEnv>, nonce: string, redirectUri?: str
   c.header("Pragma", "no-cache");
 }
 
+/** A fresh nonce for one page's style sheet. */
 export const newNonce = () => encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
+
+/** A page's nonce, with the pages' headers set for it (and for a form that may lead to `redirectUri`). */
+export function startPage(c: Context<AppEnv>, redirectUri?: string): string {
+  const nonce = newNonce();
+  pageHeaders(c, nonce, redirectUri);
+  return nonce;
+}
 
 /** The statuses a page answers with. */
 export type PageStatus = 200 | 400 | 403 | 429;
@@ -38,7 +45,6 @@ export function page(
   status: PageStatus = 200,
   redirectUri?: string,
 ) {
-  const nonce = newNonce();
-  pageHeaders(c, nonce, redirectUri);
+  const nonce = startPage(c, redirectUri);
   return c.html(render(nonce), status);
 }
