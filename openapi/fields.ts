@@ -58,6 +58,9 @@ export const ERROR_CODES = [
   "totp_enrolment_not_found",
   "totp_already_enrolled",
   "second_factor_required",
+  "reauthentication_required",
+  "passkey_refused",
+  "last_operator",
   "too_many_requests",
   "system_error",
 ] as const;

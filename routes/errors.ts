@@ -22,6 +22,7 @@ import { isFormEndpoint } from "./form_endpoints.ts";
 /** The HTTP status of each code: the one table, read by every answer of an error and the OpenAPI document. */
 export const ERROR_STATUS = {
   invalid_params: 400,
+  passkey_refused: 400,
   invalid_client: 400,
   client_not_active: 400,
   project_not_active: 400,
@@ -38,6 +39,7 @@ export const ERROR_STATUS = {
   insufficient_permission: 403,
   default_resource_immutable: 403,
   client_not_deletable: 403,
+  reauthentication_required: 403,
   not_found: 404,
   project_not_found: 404,
   resource_not_found: 404,
@@ -68,6 +70,7 @@ export const ERROR_STATUS = {
   last_sign_in_method: 409,
   second_factor_required: 409,
   totp_already_enrolled: 409,
+  last_operator: 409,
   too_many_requests: 429,
   system_error: 500,
 } as const satisfies Record<ErrorCode, ContentfulStatusCode>;

@@ -62,6 +62,14 @@ export const ERRORS = {
   totp_already_enrolled: {
     message: "the user already has an authenticator: remove it before enrolling another",
   },
+  reauthentication_required: {
+    message: "changing sign-in methods needs fresh proof: the current password, a code of an existing factor, " +
+      "or a fresh sign-in at the linked provider",
+  },
+  passkey_refused: { message: "the passkey ceremony was refused" },
+  last_operator: {
+    message: "this is the last active operator holding every system permission: promote another one first",
+  },
   too_many_requests: { message: "too many requests; retry later" },
   system_error: { message: "unexpected error" },
 } as const satisfies Record<ContractCode, { message: string }>;
