@@ -74,7 +74,15 @@ export const EVENT_TYPES = {
   "mfa.failed":
     "A second-step code was wrong, spent or expired, or refused while throttled (`details.reason`: " +
     "`wrong_code`, `throttled`)",
-  "recovery_code.used": "A recovery code was spent at sign-in (`details.remaining`: how many are left)",
+  "recovery_code.used":
+    "A recovery code was spent at sign-in, or as fresh proof for changing sign-in methods " +
+    '(`details.for`: `"fresh_proof"`); `details.remaining`: how many are left',
+  "user.reauthenticated": "A user without a password signed in again at their identity provider from the " +
+    "account page (`prompt=login`, `max_age=0`), as fresh proof for changing sign-in methods " +
+    "(`details.provider_id`)",
+  "user.reauthentication_failed": "Signing in again at the identity provider from the account page failed " +
+    "(`details.provider_id`, `details.reason`: `state_mismatch`, `upstream_error`, `another_identity`, " +
+    "`stale_auth_time`, `invalid_id_token`, …)",
   "recovery_codes.regenerated": "A user's recovery codes were replaced with ten new ones",
   "passkey.registered": "A user registered a passkey (`details.credential_id`, `details.name`, " +
     "`details.backup_eligible`: a synced passkey)",

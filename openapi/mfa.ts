@@ -1,12 +1,29 @@
 /** The shapes of second factors: a user's authenticator (TOTP) and recovery codes. */
 import { z } from "@hono/zod-openapi";
 
-const CurrentPassword = z.string().max(1024, "at most 1024 characters").optional().openapi({
-  description: "The user's password, required when the user has one: a token alone cannot change factors",
-});
+/**
+ * Fresh proof (domain/factors/proof.ts), for a change of how the user signs in: the current password when the
+ * user has one, else a code of an existing factor. One copy, for the factors' operations and the profile's.
+ */
+export const FreshProofFields = {
+  current_password: z.string().max(1024, "at most 1024 characters").nullable().optional().openapi({
+    description: "The user's password, required when the user has one: a token alone cannot change how the " +
+      "user signs in. Missing or wrong: 400 `invalid_params` on it (wrong ones are throttled like logins, 429).",
+  }),
+  code: z.string().max(64, "at most 64 characters").nullable().optional().openapi({
+    description: "For a user without a password (made through an identity provider): the current code of " +
+      "their authenticator app, or one of their recovery codes (spent then). Without it, and without a fresh " +
+      "sign-in at their provider on the account page: 403 `reauthentication_required`. Wrong: 400 " +
+      "`invalid_params` on it (throttled like second steps, 429).",
+    example: "123456",
+  }),
+};
 
-export const CurrentPasswordRequest = z.object({ current_password: CurrentPassword })
-  .openapi("CurrentPasswordRequest");
+export const CurrentPasswordRequest = z.object(FreshProofFields).openapi("CurrentPasswordRequest", {
+  description:
+    "Fresh proof that the token's user is at the keyboard: `current_password`, or `code` for a user " +
+    "without a password",
+});
 
 export const TotpEnrolment = z.object({
   secret: z.string().openapi({ description: "The key, base32 (RFC 4648), for typing into an app by hand" }),

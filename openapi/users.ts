@@ -1,6 +1,7 @@
 /** A user of a project: fully managed (email and password) or identified by the calling system's external id. */
 import { z } from "@hono/zod-openapi";
 import { booleanFilter, Id, listQuery, Name, ProjectIdParam, Timestamps } from "./fields.ts";
+import { FreshProofFields } from "./mfa.ts";
 
 export const User = z.object({
   id: z.string(),
@@ -182,11 +183,12 @@ export const UpdateCurrentUserRequest = z.object({
     .openapi({
       description: "Empty or omitted keeps the current password; a new one ends the user's other sessions.",
     }),
-  current_password: z.string().max(1024, "at most 1024 characters").nullable().optional().openapi({
-    description: "Required with a new `password` or another `email` when the user has a password: a token " +
-      "alone cannot take the account over. Wrong attempts count toward the account's login throttle.",
-  }),
-}).openapi("UpdateCurrentUserRequest");
+  ...FreshProofFields,
+}).openapi("UpdateCurrentUserRequest", {
+  description:
+    "A new `password` or another `email` needs fresh proof: `current_password` when the user has " +
+    "one, else `code` (a token alone cannot take the account over)",
+});
 export type UpdateCurrentUserRequest = z.infer<typeof UpdateCurrentUserRequest>;
 
 export const MailSent = z.object({

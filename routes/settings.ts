@@ -1,7 +1,7 @@
 /** The domain's settings of a request, read from the configuration and the keys: one place for every page and operation. */
 import type { Context } from "hono";
 import type { LinkSettings } from "../domain/accounts/account_links.ts";
-import type { MfaSettings } from "../domain/factors/mfa.ts";
+import type { MfaSettings } from "../domain/factors/proof.ts";
 import type { ProviderSettings } from "../domain/federation/identity_providers.ts";
 import type { SsoSettings } from "../domain/signin/sso.ts";
 import type { AppEnv, Deps } from "./env.ts";
@@ -20,7 +20,11 @@ export function ssoSettings(c: Context<AppEnv>): SsoSettings {
 /** The second factors' settings: the key vault, and the issuer name authenticator apps show. */
 export function mfaSettings(c: Context<AppEnv>): MfaSettings {
   const { deps } = c.var;
-  return { vault: deps.keys.vault, issuer: new URL(deps.config.publicUrl).host };
+  return {
+    vault: deps.keys.vault,
+    issuer: new URL(deps.config.publicUrl).host,
+    publicUrl: deps.config.publicUrl,
+  };
 }
 
 /** The links' settings, from the configuration. */

@@ -8,7 +8,8 @@ export type MailKind =
   | "password_reset"
   | "invitation"
   | "email_verification"
-  | "email_changed";
+  | "email_changed"
+  | "security_notice";
 
 export type OutboxMail = {
   project_id: string;

@@ -247,25 +247,43 @@ export async function insertFederationState(
     state_hash: Uint8Array;
     project_id: string;
     provider_id: string;
-    request_id: string;
+    /** A login's: its login page's request. */
+    request_id: string | null;
+    /** A re-authentication's, from the account page: the browser session and its user. */
+    reauth?: { session_id: string; user_id: string };
     nonce: string;
     code_verifier: string;
     ttlSeconds: number;
   },
 ): Promise<void> {
   await sql`
-    insert into federation_states (state_hash, project_id, provider_id, request_id, nonce, code_verifier, expires_at)
-    values (${s.state_hash}, ${s.project_id}, ${s.provider_id}, ${s.request_id}, ${s.nonce}, ${s.code_verifier},
+    insert into federation_states (state_hash, project_id, provider_id, request_id, reauth_session_id, user_id,
+                                   nonce, code_verifier, expires_at)
+    values (${s.state_hash}, ${s.project_id}, ${s.provider_id}, ${s.request_id}, ${
+    s.reauth?.session_id ?? null
+  },
+            ${s.reauth?.user_id ?? null}, ${s.nonce}, ${s.code_verifier},
             now() + make_interval(secs => ${s.ttlSeconds}))`;
 }
 
 export type FederationStateRow = {
   project_id: string;
   provider_id: string;
-  request_id: string;
+  /** Null for a re-authentication from the account page. */
+  request_id: string | null;
+  reauth_session_id: string | null;
+  user_id: string | null;
   nonce: string;
   code_verifier: string;
+  created_at: Date;
 };
+
+/** Whether the state, unspent, is a re-authentication's (the callback then is not a login). */
+export async function isReauthState(sql: Sql, stateHash: Uint8Array): Promise<boolean> {
+  const [row] = await sql<{ reauth: boolean }[]>`
+    select reauth_session_id is not null as reauth from federation_states where state_hash = ${stateHash}`;
+  return row?.reauth ?? false;
+}
 
 /**
  * Spends the state in one statement: of concurrent callbacks with it exactly one gets the row; an unknown,
@@ -278,7 +296,7 @@ export async function consumeFederationState(
   const [row] = await sql<FederationStateRow[]>`
     update federation_states set used_at = now()
     where state_hash = ${stateHash} and used_at is null and expires_at > now()
-    returning project_id, provider_id, request_id, nonce, code_verifier`;
+    returning project_id, provider_id, request_id, reauth_session_id, user_id, nonce, code_verifier, created_at`;
   if (row) return { row, known: row };
   const [known] = await sql<{ project_id: string; provider_id: string }[]>`
     select project_id, provider_id from federation_states where state_hash = ${stateHash}`;

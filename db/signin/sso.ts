@@ -199,7 +199,14 @@ export async function revokeAllUserSessions(sql: Sql, projectId: string, userId:
   return rows.length;
 }
 
-export type BrowserAccountRow = { id: string; project_id: string; project_name: string; user_id: string };
+export type BrowserAccountRow = {
+  id: string;
+  project_id: string;
+  project_name: string;
+  user_id: string;
+  /** When the user last signed in again at their provider from the account page (fresh proof). */
+  reauthenticated_at: Date | null;
+};
 
 /**
  * The browser's newest live session, in `projectId` when given, else in any project: who the account page is
@@ -211,12 +218,32 @@ export async function findBrowserSession(
   projectId: string | null,
 ): Promise<BrowserAccountRow | undefined> {
   const [row] = await sql<BrowserAccountRow[]>`
-    select s.id, s.project_id, p.name as project_name, s.user_id
+    select s.id, s.project_id, p.name as project_name, s.user_id, s.reauthenticated_at
     from sso_sessions s join projects p on p.id = s.project_id
     where s.browser_hash = ${browserHash} and ${live(sql)}
       ${projectId === null ? sql`` : sql`and s.project_id = ${projectId}`}
     order by s.created_at desc limit 1`;
   return row;
+}
+
+/** The live session of this browser and user, by id (a re-authentication coming back), or undefined. */
+export async function findLiveSession(
+  sql: Sql,
+  id: string,
+  browserHash: Uint8Array,
+): Promise<{ id: string; project_id: string; user_id: string } | undefined> {
+  const [row] = await sql<{ id: string; project_id: string; user_id: string }[]>`
+    select s.id, s.project_id, s.user_id from sso_sessions s
+    where s.id = ${id} and s.browser_hash = ${browserHash} and ${live(sql)}`;
+  return row;
+}
+
+/** The session's user signed in again at their provider just now (fresh proof for the account page). */
+export async function markReauthenticated(sql: Sql, id: string): Promise<boolean> {
+  const rows = await sql`update sso_sessions s set reauthenticated_at = now() where s.id = ${id} and ${
+    live(sql)
+  }`;
+  return rows.count === 1;
 }
 
 /** The projects the browser has a live session in, for the account page's switcher. */

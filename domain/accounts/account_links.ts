@@ -35,6 +35,7 @@ import { AppError } from "../shared/errors.ts";
 import { newId, newSecret } from "../shared/ids.ts";
 import type { KeyVault } from "../keys/key_vault.ts";
 import { queueMail } from "../events/mail.ts";
+import { mailNotice } from "./notices.ts";
 import { duration } from "../events/mail_templates.ts";
 import { hashPassword } from "./passwords.ts";
 import { hashSecret, secretMatches } from "../shared/secrets.ts";
@@ -253,6 +254,8 @@ export async function setPasswordWithLink(
   token: string,
   password: string,
   request: { ip: string | null; user_agent: string | null; id: string },
+  /** PUBLIC_URL, for the notice mail of a reset (domain/accounts/notices.ts). */
+  publicUrl: string,
 ): Promise<LinkRow> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) throw new LinkUnusable();
   const passwordHash = await hashPassword(password);
@@ -271,6 +274,15 @@ export async function setPasswordWithLink(
       // `unlinked_providers`: identities linked while the address was unproven, unlinked now (db/events/mail.ts).
       details: { email: link.email, ...(unlinked.length > 0 ? { unlinked_providers: unlinked } : {}) },
     });
+    if (link.purpose === "password_reset") {
+      await mailNotice(tx, {
+        projectId: link.project_id,
+        userId: link.user_id,
+        kind: "password_changed",
+        source: { actor: { type: "user", id: link.user_id, token_jti: null }, request },
+        publicUrl,
+      });
+    }
     return link;
   });
 }

@@ -3,7 +3,6 @@ import { retryRead, type Sql, transaction } from "../../db/connection.ts";
 import { permissionCodes } from "../../db/authz/principals.ts";
 import { lockRoleShared } from "../../db/authz/roles.ts";
 import { endSessions } from "../../db/oauth/sessions.ts";
-import { clearAttempts } from "../../db/shared/throttle.ts";
 import {
   deleteUserRow,
   findLoginUser,
@@ -17,7 +16,6 @@ import type { PageOf } from "../../openapi/fields.ts";
 import type {
   CreateUserRequest,
   CurrentUser,
-  UpdateCurrentUserRequest,
   UpdateUserRequest,
   User,
   UserListQuery,
@@ -29,12 +27,12 @@ import type { Attached, AttachedRead } from "../authz/gate.ts";
 import { type JsonText, listPage } from "../authz/lists.ts";
 import { newId } from "../shared/ids.ts";
 import { keepOrClear } from "../shared/updates.ts";
-import { hashPassword, verifyPassword } from "./passwords.ts";
+import { hashPassword } from "./passwords.ts";
 import { type Principal, requireUser } from "../shared/principal.ts";
-import { attempt, THROTTLE } from "../shared/throttle.ts";
 import { issueLink, type LinkSettings, sendLink } from "./account_links.ts";
 import { emailChange, mailEmailChange } from "./email_changes.ts";
-import { accountKey, normalizeEmail } from "./emails.ts";
+import { mailNotice } from "./notices.ts";
+import { normalizeEmail } from "./emails.ts";
 import type { LinkPurpose } from "../../db/events/mail.ts";
 import { findMailUser } from "../../db/events/mail.ts";
 
@@ -178,6 +176,16 @@ export async function updateUser(
     });
     if (!input.is_active || passwordHash) await endSessions(tx, { userId });
     if (mail) await mailEmailChange(tx, mail, projectId, userId, change, sourceOf(caller));
+    if (mail && passwordHash) {
+      await mailNotice(tx, {
+        projectId,
+        userId,
+        kind: "password_changed",
+        source: sourceOf(caller),
+        publicUrl: mail.publicUrl,
+        byAdmin: true,
+      });
+    }
     await record(tx, {
       projectId,
       type: updateType("user", current, row!),
@@ -235,71 +243,6 @@ export async function getCurrentUser(
   });
 }
 
-const currentPasswordIssue = (issue: string) =>
-  new AppError("invalid_params", { details: [{ field: "current_password", issue }] });
-
-/**
- * §4.13: the token's user updates their own profile. An omitted avatar keeps it, null or "" removes it; an
- * empty or omitted password keeps it, and a new one ends the user's other sessions (not this one). A new
- * password or another email needs the current password when the user has one (OWASP ASVS V2.1.6): a stolen
- * access token alone cannot lock the owner out. Wrong current passwords count toward the login throttle.
- */
-export async function updateCurrentUser(
-  sql: Sql,
-  principal: Principal,
-  input: UpdateCurrentUserRequest,
-  mail?: LinkSettings,
-): Promise<CurrentUser> {
-  const { projectId, userId, sessionId } = requireUser(principal);
-  const before = await findUser(sql, projectId, userId, { withPasswordHash: true });
-  if (!before) throw new AppError("user_not_found");
-  const email = normalizeEmail(input.email)!;
-  const changesEmail = email !== before.email && email !== before.pending_email;
-  if (before.password_hash && (input.password || changesEmail)) {
-    if (!input.current_password) {
-      throw currentPasswordIssue("required to change the password or the email");
-    }
-    const key = accountKey(projectId, before.email ?? userId);
-    await attempt(sql, key, THROTTLE.account);
-    if (!(await verifyPassword(before.password_hash, input.current_password))) {
-      throw currentPasswordIssue("is wrong");
-    }
-    await clearAttempts(sql, key);
-  }
-  const passwordHash = input.password ? await hashPassword(input.password) : null;
-  const row = await transaction(sql, async (tx) => {
-    const current = await findUser(tx, projectId, userId, { lock: true, withPasswordHash: true });
-    if (!current) throw new AppError("user_not_found");
-    // Changed by another request since it was checked: the current password given is no longer current.
-    if (current.password_hash !== before.password_hash) throw currentPasswordIssue("is wrong");
-    const change = emailChange(current, email);
-    if (change.pending_email !== current.pending_email) await requireFreeEmail(tx, projectId, userId, change);
-    const updated = await updateUserRow(tx, projectId, userId, {
-      display_name: input.display_name,
-      avatar_url: keepOrClear(input.avatar_url, current.avatar_url),
-      external_user_id: current.external_user_id,
-      email: change.email,
-      email_verified: change.email_verified,
-      pending_email: change.pending_email,
-      role_id: current.role_id,
-      is_active: current.is_active,
-      password_hash: passwordHash,
-    });
-    if (passwordHash) await endSessions(tx, { userId, except: sessionId });
-    if (mail) await mailEmailChange(tx, mail, projectId, userId, change, sourceOf(principal));
-    const { password_hash: _, ...previous } = current;
-    await record(tx, {
-      projectId,
-      type: "user.updated",
-      source: sourceOf(principal),
-      target: { type: "user", id: userId },
-      changes: diff(previous, updated!, passwordHash ? ["password"] : []),
-    });
-    return updated!;
-  });
-  return { ...row, permissions: await permissionCodes(sql, { userId: row.id }) };
-}
-
 /** One user, as the list shows them; with `permissions` (evaluated now) when asked. */
 export async function getUser(
   sql: Sql,
@@ -352,7 +295,7 @@ export async function deleteUser(
 }
 
 /** A pending address must not be another user's address already (409, as for an address set at once). */
-async function requireFreeEmail(
+export async function requireFreeEmail(
   tx: Sql,
   projectId: string,
   userId: string,

@@ -15,6 +15,14 @@ export type MailFields = {
   new_email?: string;
   /** "yes": the change waits for the new address to be confirmed (email_changed). */
   pending?: string;
+  /** What changed, a sentence (security_notice). */
+  change?: string;
+  /** When, in UTC (security_notice). */
+  when?: string;
+  /** Which device and address, or "an administrator of …" (security_notice). */
+  device?: string;
+  /** The account page, where the user sees and undoes it (security_notice). */
+  account_url?: string;
 };
 
 export type RenderedMail = { subject: string; text: string; html: string };
@@ -86,6 +94,21 @@ const TEMPLATES: Record<MailKind, Template> = {
     ],
     outro: () => [
       "If you did not ask for this, reset your password and tell the people who run this application.",
+    ],
+  },
+  security_notice: {
+    subject: (f) => `A change to how you sign in to ${f.project}`,
+    intro: (f) => [
+      `Hello ${f.name},`,
+      `${f.change}`,
+      `When: ${f.when}. By: ${f.device}.`,
+      `If it was you, there is nothing to do. You can see your sign-in methods on your account page: ` +
+      `${f.account_url}`,
+    ],
+    outro: () => [
+      "If it was not you, someone else can use your account: change your password (or reset it with " +
+      '"Forgot your password?" on the sign-in page), sign out everywhere from your account page, remove ' +
+      "what you do not recognise, and tell the people who run this application.",
     ],
   },
 };

@@ -12,7 +12,6 @@ import {
   factorSummary,
   findTotp,
   replaceRecoveryCodes,
-  type TotpRow,
   upsertPendingTotp,
   useTotpStep,
 } from "../../db/factors/mfa.ts";
@@ -22,51 +21,26 @@ import { findMfaPolicy } from "../../db/projects/projects.ts";
 import { listPasskeys } from "../../db/factors/passkeys.ts";
 import { requireCovered } from "../authz/coverage.ts";
 import type { Principal } from "../shared/principal.ts";
-import { record, type Source, sourceOf } from "../audit/audit.ts";
+import { record, sourceOf } from "../audit/audit.ts";
 import { AppError } from "../shared/errors.ts";
-import type { KeyVault } from "../keys/key_vault.ts";
-import { verifyPassword } from "../accounts/passwords.ts";
-import { requireUser } from "../shared/principal.ts";
-import { hashSecret } from "../shared/secrets.ts";
 import { attempt, secondFactorKey, THROTTLE } from "../shared/throttle.ts";
 import { base32Encode, matchingStep, newTotpSecret, otpauthUri } from "./totp.ts";
-import { accountKey } from "../accounts/emails.ts";
-
-/** Who changes a user's factors: the user (through a token or the account page), and where from. */
-export type FactorActor = { projectId: string; userId: string; source: Source };
-
-/** The actor of a user's token. */
-export function tokenActor(principal: Principal): FactorActor {
-  const { projectId, userId } = requireUser(principal);
-  return { projectId, userId, source: sourceOf(principal) };
-}
-
-export type MfaSettings = {
-  vault: KeyVault | null;
-  /** The issuer authenticator apps show above the code: the service's host. */
-  issuer: string;
-};
+import { mailNotice } from "../accounts/notices.ts";
+import {
+  type FactorActor,
+  type FreshProof,
+  type MfaSettings,
+  openSecret,
+  recoveryHash,
+  requireFreshProof,
+  storedSecret,
+} from "./proof.ts";
 
 export const RECOVERY_CODE_COUNT = 10;
-
-const sealId = (projectId: string, userId: string) => `totp:${projectId}:${userId}`;
-
-export function openSecret(s: MfaSettings, projectId: string, userId: string, row: TotpRow): string {
-  if (row.secret_sealed) {
-    if (!s.vault) throw new Error("the TOTP secret is sealed: KEY_ENCRYPTION_KEY is needed to open it");
-    return s.vault.openText(sealId(projectId, userId), row.secret_sealed);
-  }
-  return row.secret!;
-}
 
 /** A recovery code: 80 random bits, as four groups of four base32 characters (`ABCD-EFGH-JKLM-NPQR`). */
 function newRecoveryCode(): string {
   return base32Encode(crypto.getRandomValues(new Uint8Array(10))).match(/.{4}/g)!.join("-");
-}
-
-/** What is hashed: the code without dashes, spaces or case, salted with its user's id. */
-export function recoveryHash(userId: string, code: string): Uint8Array {
-  return hashSecret(`${userId}:${code.toUpperCase().replace(/[\s-]/g, "")}`);
 }
 
 /** Whether the user has a second factor that a login must ask for. */
@@ -78,26 +52,7 @@ export async function hasSecondFactor(sql: Sql, projectId: string, userId: strin
 const fieldIssue = (field: string, issue: string) =>
   new AppError("invalid_params", { details: [{ field, issue }] });
 
-/**
- * The current password, when the user has one: a stolen access token alone cannot add or remove a factor.
- * Wrong ones count toward the login throttle, as for a password change.
- */
-export async function checkCurrentPassword(
-  sql: Sql,
-  projectId: string,
-  userId: string,
-  given: string | undefined,
-) {
-  const user = await findUser(sql, projectId, userId, { withPasswordHash: true });
-  if (!user) throw new AppError("user_not_found");
-  if (!user.password_hash) return user;
-  if (!given) throw fieldIssue("current_password", "required to change second factors");
-  const key = accountKey(projectId, user.email ?? userId);
-  await attempt(sql, key, THROTTLE.account);
-  if (!(await verifyPassword(user.password_hash, given))) throw fieldIssue("current_password", "is wrong");
-  await clearAttempts(sql, key);
-  return user;
-}
+const TO_CHANGE = "to change second factors";
 
 /**
  * Starts an authenticator enrolment for the token's user: a new secret (replacing an enrolment under way), its
@@ -107,19 +62,17 @@ export async function startTotpEnrolment(
   sql: Sql,
   s: MfaSettings,
   actor: FactorActor,
-  input: { current_password?: string },
+  input: FreshProof,
   /** At sign-in, right after the password was checked (a `required` policy): not asked again. */
   opts: { passwordJustChecked?: boolean } = {},
 ): Promise<{ secret: string; otpauth_uri: string }> {
   const { projectId, userId } = actor;
   const user = opts.passwordJustChecked
     ? await findUser(sql, projectId, userId)
-    : await checkCurrentPassword(sql, projectId, userId, input.current_password);
+    : await requireFreshProof(sql, s, actor, input, TO_CHANGE);
   if (!user) throw new AppError("user_not_found");
   const secret = newTotpSecret();
-  const stored = s.vault
-    ? { secret: null, secret_sealed: s.vault.sealText(sealId(projectId, userId), secret) }
-    : { secret, secret_sealed: null };
+  const stored = storedSecret(s, projectId, userId, secret);
   if (!(await upsertPendingTotp(sql, { project_id: projectId, user_id: userId, ...stored }))) {
     throw new AppError("totp_already_enrolled");
   }
@@ -160,6 +113,13 @@ export async function confirmTotpEnrolment(
       target: { type: "user", id: userId },
       details: { factor: "totp" },
     });
+    await mailNotice(tx, {
+      projectId,
+      userId,
+      kind: "totp_added",
+      source: actor.source,
+      publicUrl: s.publicUrl,
+    });
   });
   return { recovery_codes: codes };
 }
@@ -167,11 +127,12 @@ export async function confirmTotpEnrolment(
 /** Ten new recovery codes for a user with an authenticator; the old ones, spent or not, stop working. */
 export async function regenerateRecoveryCodes(
   sql: Sql,
+  s: MfaSettings,
   actor: FactorActor,
-  input: { current_password?: string },
+  input: FreshProof,
 ): Promise<{ recovery_codes: string[] }> {
   const { projectId, userId } = actor;
-  await checkCurrentPassword(sql, projectId, userId, input.current_password);
+  await requireFreshProof(sql, s, actor, input, TO_CHANGE);
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
   await transaction(sql, async (tx) => {
     if (!(await factorSummary(tx, projectId, userId)).totp) {
@@ -186,23 +147,37 @@ export async function regenerateRecoveryCodes(
       source: actor.source,
       target: { type: "user", id: userId },
     });
+    await mailNotice(tx, {
+      projectId,
+      userId,
+      kind: "recovery_codes",
+      source: actor.source,
+      publicUrl: s.publicUrl,
+    });
   });
   return { recovery_codes: codes };
 }
 
-/** Removes the user's authenticator and its recovery codes (by the user, with the current password). */
+/**
+ * Removes the user's authenticator and its recovery codes (by the user, with fresh proof). The user's row is
+ * locked while the project's policy is checked against what remains, so two removals at once cannot both pass
+ * it: under a `required` policy the last factor stays (409 `second_factor_required`).
+ */
 export async function removeCurrentTotp(
   sql: Sql,
+  s: MfaSettings,
   actor: FactorActor,
-  input: { current_password?: string },
+  input: FreshProof,
 ): Promise<void> {
   const { projectId, userId } = actor;
-  await checkCurrentPassword(sql, projectId, userId, input.current_password);
-  if (
-    (await findMfaPolicy(sql, projectId)) === "required" &&
-    (await factorSummary(sql, projectId, userId)).passkeys === 0
-  ) throw new AppError("second_factor_required");
+  await requireFreshProof(sql, s, actor, input, TO_CHANGE);
   await transaction(sql, async (tx) => {
+    if (!(await findUser(tx, projectId, userId, { lock: true }))) throw new AppError("user_not_found");
+    const left = await factorSummary(tx, projectId, userId);
+    if (!left.totp) throw new AppError("second_factor_not_found");
+    if ((await findMfaPolicy(tx, projectId)) === "required" && left.passkeys === 0) {
+      throw new AppError("second_factor_required");
+    }
     if (!(await deleteTotp(tx, projectId, userId))) throw new AppError("second_factor_not_found");
     await deleteRecoveryCodes(tx, projectId, userId);
     await record(tx, {
@@ -211,6 +186,13 @@ export async function removeCurrentTotp(
       source: actor.source,
       target: { type: "user", id: userId },
       details: { factor: "totp" },
+    });
+    await mailNotice(tx, {
+      projectId,
+      userId,
+      kind: "totp_removed",
+      source: actor.source,
+      publicUrl: s.publicUrl,
     });
   });
 }
@@ -269,7 +251,13 @@ export async function userFactors(sql: Sql, projectId: string, userId: string): 
  * permission the user holds, as for other changes of a user. Allowed under a `required` policy: the user then
  * enrols again at their next sign-in.
  */
-export async function removeUserTotp(sql: Sql, caller: Principal, projectId: string, userId: string) {
+export async function removeUserTotp(
+  sql: Sql,
+  s: MfaSettings,
+  caller: Principal,
+  projectId: string,
+  userId: string,
+) {
   await transaction(sql, async (tx) => {
     if (!(await findUser(tx, projectId, userId, { lock: true }))) throw new AppError("user_not_found");
     await requireCovered(
@@ -291,6 +279,14 @@ export async function removeUserTotp(sql: Sql, caller: Principal, projectId: str
       source: sourceOf(caller),
       target: { type: "user", id: userId },
       details: { factor: "totp", by: "admin" },
+    });
+    await mailNotice(tx, {
+      projectId,
+      userId,
+      kind: "totp_removed",
+      source: sourceOf(caller),
+      publicUrl: s.publicUrl,
+      byAdmin: true,
     });
   });
 }

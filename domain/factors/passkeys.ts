@@ -26,17 +26,18 @@ import { requireCovered } from "../authz/coverage.ts";
 import { encodeBase64Url } from "../shared/base64.ts";
 import { AppError } from "../shared/errors.ts";
 import { newSecret } from "../shared/ids.ts";
-import { checkCurrentPassword, type FactorActor } from "./mfa.ts";
+import { type FactorActor, type FreshProof, type MfaSettings, requireFreshProof } from "./proof.ts";
+import { mailNotice } from "../accounts/notices.ts";
 import type { Principal, RequestInfo } from "../shared/principal.ts";
 import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
 import { verifyAssertion, verifyRegistration, WebAuthnError } from "./webauthn.ts";
 import { findTotp } from "../../db/factors/mfa.ts";
 
-export type PasskeySettings = { rpId: string; origin: string; rpName: string };
+export type PasskeySettings = { rpId: string; origin: string; rpName: string; publicUrl: string };
 
 export function passkeySettings(publicUrl: string): PasskeySettings {
   const url = new URL(publicUrl);
-  return { rpId: url.hostname, origin: url.origin, rpName: url.host };
+  return { rpId: url.hostname, origin: url.origin, rpName: url.host, publicUrl };
 }
 
 /** How long a ceremony's challenge stays good, seconds. */
@@ -61,15 +62,16 @@ async function refused(
 
 /**
  * Options for `navigator.credentials.create()`: a discoverable credential, user verification required. Like
- * any new factor, it needs the current password when the user has one (a borrowed session cannot add one).
+ * any new factor, it needs fresh proof (domain/factors/proof.ts): a borrowed session cannot add one.
  */
 export async function registrationOptions(
   sql: Sql,
   s: PasskeySettings,
+  mfa: MfaSettings,
   actor: FactorActor,
-  input: { current_password?: string },
+  input: FreshProof,
 ) {
-  const user = await checkCurrentPassword(sql, actor.projectId, actor.userId, input.current_password);
+  const user = await requireFreshProof(sql, mfa, actor, input, "to add a passkey");
   const challenge = newSecret();
   await putRegistrationChallenge(sql, actor.projectId, actor.userId, challenge, CEREMONY_TTL);
   const existing = await listPasskeys(sql, actor.projectId, actor.userId);
@@ -136,21 +138,36 @@ export async function registerPasskey(
       target: { type: "user", id: actor.userId },
       details: { credential_id: verified.credentialId, name, backup_eligible: verified.backupEligible },
     });
+    await mailNotice(tx, {
+      projectId: actor.projectId,
+      userId: actor.userId,
+      kind: "passkey_added",
+      source: actor.source,
+      publicUrl: s.publicUrl,
+      name,
+    });
   });
 }
 
 /**
- * Removes one of the user's passkeys (`passkey.removed`), with the current password when the user has one. Under
- * a `required` policy the user's last factor stays (409 `second_factor_required`).
+ * Removes one of the user's passkeys (`passkey.removed`), with fresh proof. The user's row is locked while the
+ * project's policy is checked against what remains (two removals at once cannot both pass it): under a
+ * `required` policy the user's last factor stays (409 `second_factor_required`).
  */
 export async function removePasskey(
   sql: Sql,
+  mfa: MfaSettings,
   actor: FactorActor,
   id: string,
-  input: { current_password?: string },
+  input: FreshProof,
 ): Promise<void> {
-  await checkCurrentPassword(sql, actor.projectId, actor.userId, input.current_password);
+  await requireFreshProof(sql, mfa, actor, input, "to remove a passkey");
   await transaction(sql, async (tx) => {
+    if (!(await findUser(tx, actor.projectId, actor.userId, { lock: true }))) {
+      throw new AppError("user_not_found");
+    }
+    const passkey = await findPasskey(tx, actor.projectId, id);
+    if (!passkey || passkey.user_id !== actor.userId) throw new AppError("second_factor_not_found");
     if ((await findMfaPolicy(tx, actor.projectId)) === "required") {
       const totp = await findTotp(tx, actor.projectId, actor.userId);
       if (!totp?.confirmed && (await countPasskeys(tx, actor.projectId, actor.userId)) <= 1) {
@@ -166,6 +183,14 @@ export async function removePasskey(
       source: actor.source,
       target: { type: "user", id: actor.userId },
       details: { credential_id: id },
+    });
+    await mailNotice(tx, {
+      projectId: actor.projectId,
+      userId: actor.userId,
+      kind: "passkey_removed",
+      source: actor.source,
+      publicUrl: mfa.publicUrl,
+      name: passkey.name,
     });
   });
 }
@@ -269,6 +294,7 @@ export async function passkeyLogin(
 /** An admin removes one of a user's passkeys (a lost device), covering the user as for other user changes. */
 export async function removeUserPasskey(
   sql: Sql,
+  mfa: MfaSettings,
   caller: Principal,
   projectId: string,
   userId: string,
@@ -286,6 +312,14 @@ export async function removeUserPasskey(
       source: sourceOf(caller),
       target: { type: "user", id: userId },
       details: { credential_id: id, by: "admin" },
+    });
+    await mailNotice(tx, {
+      projectId,
+      userId,
+      kind: "passkey_removed",
+      source: sourceOf(caller),
+      publicUrl: mfa.publicUrl,
+      byAdmin: true,
     });
   });
 }

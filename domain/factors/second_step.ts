@@ -17,14 +17,8 @@ import { findMfaPolicy } from "../../db/projects/projects.ts";
 import { clearAttempts, uncountAttempt } from "../../db/shared/throttle.ts";
 import { record, userSource } from "../audit/audit.ts";
 import { AppError } from "../shared/errors.ts";
-import {
-  confirmTotpEnrolment,
-  hasSecondFactor,
-  type MfaSettings,
-  openSecret,
-  recoveryHash,
-  startTotpEnrolment,
-} from "./mfa.ts";
+import { confirmTotpEnrolment, hasSecondFactor, startTotpEnrolment } from "./mfa.ts";
+import { type MfaSettings, openSecret, recoveryHash } from "./proof.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 import { addressKey, attempt, secondFactorKey, THROTTLE } from "../shared/throttle.ts";
 import { matchingStep } from "./totp.ts";

@@ -60,7 +60,7 @@ export async function newCsrf(sql: Sql, requestId: string): Promise<string> {
   return csrf;
 }
 
-const challengeOf = async (verifier: string) =>
+export const challengeOf = async (verifier: string) =>
   encodeBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
 
 /**
@@ -189,7 +189,7 @@ export async function federationCallback(
   }
   const spent = await consumeFederationState(sql, hashSecret(state));
   const row = spent.row;
-  if (!row || row.provider_id !== providerId || row.project_id !== projectId) {
+  if (!row || row.request_id === null || row.provider_id !== providerId || row.project_id !== projectId) {
     const reason = spent.known && spent.known.provider_id === providerId
       ? "state_replayed"
       : "state_mismatch";

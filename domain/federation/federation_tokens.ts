@@ -22,6 +22,8 @@ export type Upstream = {
   emailVerified: boolean;
   name: string | null;
   picture: string | null;
+  /** When the provider last authenticated the user (`auth_time`, seconds), when it says. */
+  authTime: number | null;
 };
 
 /** A refusal of the provider's answer, with the reason the audit trail records. */
@@ -129,5 +131,8 @@ export async function redeem(
     emailVerified: claims.email_verified === true || claims.email_verified === "true",
     name: text(provider.claim_name, 100),
     picture: picture && /^https:\/\//.test(picture) ? picture : null,
+    authTime: typeof claims.auth_time === "number" && Number.isFinite(claims.auth_time)
+      ? claims.auth_time
+      : null,
   };
 }

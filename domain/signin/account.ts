@@ -13,7 +13,7 @@ import {
 import { findUser } from "../../db/accounts/users.ts";
 import type { Session } from "../../openapi/sessions.ts";
 import { record, sourceOf } from "../audit/audit.ts";
-import type { FactorActor } from "../factors/mfa.ts";
+import { type FactorActor, FRESH_PROOF_SECONDS } from "../factors/proof.ts";
 import { factorsOf } from "../factors/mfa.ts";
 import { listUserIdentities } from "../accounts/identities.ts";
 import type { ExternalIdentity } from "../../openapi/identity_providers.ts";
@@ -61,7 +61,12 @@ export async function accountOf(
     userId: row.user_id,
     ssoSessionId: row.id,
     principal,
-    actor: { projectId: row.project_id, userId: row.user_id, source: sourceOf(principal) },
+    actor: {
+      projectId: row.project_id,
+      userId: row.user_id,
+      source: sourceOf(principal),
+      reauthenticatedAt: row.reauthenticated_at,
+    },
   };
 }
 
@@ -83,6 +88,8 @@ export type AccountView = {
   factors: Awaited<ReturnType<typeof factorsOf>>;
   identities: ExternalIdentity[];
   projects: { project_id: string; project_name: string }[];
+  /** A user without a password who signed in again at their provider: until when that proves it is them. */
+  freshUntil: string | null;
 };
 
 /** Everything the account page shows, read now. */
@@ -103,8 +110,14 @@ export async function accountView(sql: Sql, account: Account, browser: string): 
       factors: await factorsOf(sql, account.actor),
       identities: identities.data,
       projects: await listBrowserProjects(sql, hashSecret(browser)),
+      freshUntil: freshUntil(account.actor.reauthenticatedAt ?? null),
     };
   });
+}
+
+function freshUntil(at: Date | null): string | null {
+  const until = at ? at.getTime() + FRESH_PROOF_SECONDS * 1000 : 0;
+  return until > Date.now() ? new Date(until).toISOString() : null;
 }
 
 /** Signs the user out everywhere: every login session and browser session ends (this one too). */

@@ -32,10 +32,12 @@
     error.hidden = true;
     try {
       const password = document.getElementById("passkey-password");
-      const o = await post(
-        el.dataset.options,
-        password ? { ...base, current_password: password.value } : base,
-      );
+      const code = document.getElementById("passkey-code");
+      const o = await post(el.dataset.options, {
+        ...base,
+        ...(password ? { current_password: password.value } : {}),
+        ...(code && code.value ? { code: code.value } : {}),
+      });
       if (el.dataset.mode === "register") {
         const name = document.getElementById("passkey-name");
         const cred = await navigator.credentials.create({

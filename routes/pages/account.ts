@@ -27,7 +27,7 @@ import {
 } from "../../domain/factors/mfa.ts";
 import { revokeCurrentSession } from "../../domain/signin/sessions.ts";
 import { removePasskey } from "../../domain/factors/passkeys.ts";
-import { updateCurrentUser } from "../../domain/accounts/users.ts";
+import { updateCurrentUser } from "../../domain/signin/current_user.ts";
 import type { UpdateCurrentUserRequest } from "../../openapi/users.ts";
 import { accountPage, enrolPage, recoveryCodesPage, signedOutAccountPage } from "./views/account.ts";
 import type { App, AppEnv } from "../env.ts";
@@ -36,7 +36,12 @@ import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import { startPage } from "./kit/headers.ts";
 import { pageErrors, PageRefusal, retryAfter } from "./kit/errors.ts";
-import { mfaSettings } from "../settings.ts";
+import { mfaSettings, providerSettings } from "../settings.ts";
+import {
+  ReauthFailure,
+  reauthMessage,
+  startReauthentication,
+} from "../../domain/federation/reauthentication.ts";
 import { formLimit, readForm } from "./kit/forms.ts";
 
 const NOTICES: Record<string, string> = {
@@ -46,7 +51,11 @@ const NOTICES: Record<string, string> = {
   identity: "The identity was unlinked.",
   passkey: "Your passkey was added.",
   passkey_removed: "The passkey was removed.",
+  reauthenticated: "You signed in again: for the next five minutes you can change how you sign in.",
 };
+
+const REAUTHENTICATE = "Changing how you sign in needs fresh proof that it is you: sign in again at your " +
+  "identity provider (above), or give a code of your authenticator app.";
 
 const browserOf = (c: Context<AppEnv>) => getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
 
@@ -82,14 +91,24 @@ async function showAccount(
   );
 }
 
-/** An `invalid_params` or 429 error of an action, shown under the form's field; anything else is thrown. */
+/**
+ * An `invalid_params`, `reauthentication_required` or 429 error of an action, shown under the form's field
+ * (a wrong `code` under the current password's id: the form asks for one or the other); anything else is thrown.
+ */
 function fieldErrors(err: unknown, ids: Record<string, string>): Record<string, string> | null {
+  if (err instanceof AppError && err.code === "reauthentication_required") {
+    return { [ids.current_password ?? Object.values(ids)[0]]: REAUTHENTICATE };
+  }
   if (err instanceof AppError && err.code === "invalid_params" && err.details) {
     const out: Record<string, string> = {};
     for (const d of err.details) {
-      const id = ids[d.field];
+      const id = ids[d.field] ?? (d.field === "code" ? ids.current_password : undefined);
       if (id) {
-        out[id] = d.field === "current_password" ? `The current password ${d.issue}.` : `This ${d.issue}.`;
+        out[id] = d.field === "current_password"
+          ? `The current password ${d.issue}.`
+          : d.field === "code"
+          ? "That is not a current code of your authenticator app or an unspent recovery code."
+          : `This ${d.issue}.`;
       }
     }
     if (Object.keys(out).length > 0) return out;
@@ -114,10 +133,17 @@ async function showAccountPage(c: Context<AppEnv>): Promise<Response> {
     return c.html(signedOutAccountPage({ nonce, message: NOT_SIGNED_IN }), 200);
   }
   const done = c.req.query("done");
-  return await showAccount({ c, account, browser, nonce }, { notice: done ? NOTICES[done] : undefined });
+  const reauth = c.req.query("reauth");
+  return await showAccount({ c, account, browser, nonce }, {
+    notice: done ? NOTICES[done] : undefined,
+    errors: reauth ? { reauth: reauthMessage(reauth) } : undefined,
+  });
 }
 
 type Form = Record<string, string>;
+
+/** The fresh proof a form gives: the current password, or a code of an existing factor (domain/factors/proof.ts). */
+const proofOf = (form: Form) => ({ current_password: form.current_password, code: form.code });
 type Action = (r: Render, form: Form) => Promise<Response>;
 
 /** Every POST: a form, the browser signed in, the CSRF token right; then the action. */
@@ -163,10 +189,16 @@ async function accountProfile(r: Render, form: Form): Promise<Response> {
   }
   const profile = await currentProfile(sql, r.account);
   if (!profile) throw new AuthorizePageError(NOT_SIGNED_IN);
-  await updateCurrentUser(sql, r.account.principal, {
-    display_name: name,
-    email: profile.email as string,
-  } as UpdateCurrentUserRequest);
+  await updateCurrentUser(
+    sql,
+    r.account.principal,
+    {
+      display_name: name,
+      email: profile.email as string,
+    } as UpdateCurrentUserRequest,
+    { mfa: mfaSettings(r.c) },
+    r.account.actor,
+  );
   return back(r.c, r.account, "profile");
 }
 
@@ -183,12 +215,18 @@ async function accountPassword(r: Render, form: Form): Promise<Response> {
   const profile = await currentProfile(sql, r.account);
   if (!profile) throw new AuthorizePageError(NOT_SIGNED_IN);
   try {
-    await updateCurrentUser(sql, r.account.principal, {
-      display_name: profile.display_name,
-      email: profile.email as string,
-      password,
-      current_password: form.current_password ?? "",
-    } as UpdateCurrentUserRequest);
+    await updateCurrentUser(
+      sql,
+      r.account.principal,
+      {
+        display_name: profile.display_name,
+        email: profile.email as string,
+        password,
+        current_password: form.current_password ?? "",
+      } as UpdateCurrentUserRequest,
+      { mfa: mfaSettings(r.c) },
+      r.account.actor,
+    );
   } catch (err) {
     const errors = fieldErrors(err, { current_password: "password-current", password: "new_password" });
     if (!errors) throw err;
@@ -232,9 +270,7 @@ async function accountTotpStart(r: Render, form: Form): Promise<Response> {
   const settings = mfaSettings(r.c);
   let started;
   try {
-    started = await startTotpEnrolment(sql, settings, r.account.actor, {
-      current_password: form.current_password,
-    });
+    started = await startTotpEnrolment(sql, settings, r.account.actor, proofOf(form));
   } catch (err) {
     if (err instanceof AppError && err.code === "totp_already_enrolled") {
       return back(r.c, r.account, "profile");
@@ -276,7 +312,7 @@ async function accountTotpConfirm(r: Render, form: Form): Promise<Response> {
 /** POST /account/totp/remove */
 async function accountTotpRemove(r: Render, form: Form): Promise<Response> {
   try {
-    await removeCurrentTotp(r.c.var.deps.sql, r.account.actor, { current_password: form.current_password });
+    await removeCurrentTotp(r.c.var.deps.sql, mfaSettings(r.c), r.account.actor, proofOf(form));
   } catch (err) {
     if (err instanceof AppError && err.code === "second_factor_not_found") {
       return back(r.c, r.account, "profile");
@@ -299,9 +335,7 @@ async function accountTotpRemove(r: Render, form: Form): Promise<Response> {
 async function accountRecoveryCodes(r: Render, form: Form): Promise<Response> {
   let codes;
   try {
-    codes = await regenerateRecoveryCodes(r.c.var.deps.sql, r.account.actor, {
-      current_password: form.current_password,
-    });
+    codes = await regenerateRecoveryCodes(r.c.var.deps.sql, mfaSettings(r.c), r.account.actor, proofOf(form));
   } catch (err) {
     if (err instanceof AppError && err.code === "second_factor_not_found") {
       return back(r.c, r.account, "profile");
@@ -324,9 +358,13 @@ async function accountRecoveryCodes(r: Render, form: Form): Promise<Response> {
 /** POST /account/passkeys/remove */
 async function accountPasskeysRemove(r: Render, form: Form): Promise<Response> {
   try {
-    await removePasskey(r.c.var.deps.sql, r.account.actor, form.passkey_id ?? "", {
-      current_password: form.current_password,
-    });
+    await removePasskey(
+      r.c.var.deps.sql,
+      mfaSettings(r.c),
+      r.account.actor,
+      form.passkey_id ?? "",
+      proofOf(form),
+    );
   } catch (err) {
     if (err instanceof AppError && err.code === "second_factor_not_found") {
       return back(r.c, r.account, "profile");
@@ -341,6 +379,25 @@ async function accountPasskeysRemove(r: Render, form: Form): Promise<Response> {
     return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
   }
   return back(r.c, r.account, "passkey_removed");
+}
+
+/** POST /account/reauthenticate: to the linked provider, to sign in again (a user without a password). */
+async function accountReauthenticate(r: Render, form: Form): Promise<Response> {
+  const { account } = r;
+  try {
+    const location = await startReauthentication(r.c.var.deps.sql, providerSettings(r.c.var.deps), {
+      projectId: account.projectId,
+      userId: account.userId,
+      ssoSessionId: account.ssoSessionId,
+      source: account.actor.source,
+    }, form.provider_id ?? "");
+    r.c.header("Cache-Control", "no-store");
+    r.c.header("Referrer-Policy", "no-referrer");
+    return r.c.redirect(location, 303);
+  } catch (err) {
+    if (!(err instanceof ReauthFailure)) throw err;
+    return await showAccount(r, { errors: { reauth: err.message } }, 400);
+  }
 }
 
 /** POST /account/identities/unlink */
@@ -378,6 +435,7 @@ export function registerAccountRoutes(app: App) {
     ["/account/recovery-codes", accountRecoveryCodes],
     ["/account/passkeys/remove", accountPasskeysRemove],
     ["/account/identities/unlink", accountIdentitiesUnlink],
+    ["/account/reauthenticate", accountReauthenticate],
   ];
   for (const [path, handle] of actions) app.post(path, accountAction(handle));
 }

@@ -15,6 +15,11 @@ import {
   startFederation,
 } from "../../domain/federation/federation.ts";
 import { completeLogin } from "../../domain/signin/sso.ts";
+import {
+  isReauthentication,
+  reauthenticationCallback,
+  ReauthFailure,
+} from "../../domain/federation/reauthentication.ts";
 import { secondStepFor } from "../../domain/factors/second_step.ts";
 import type { App, AppEnv } from "../env.ts";
 import { forwardPage, loginPage } from "./views/login.ts";
@@ -83,9 +88,40 @@ async function startFederatedLogin(c: Context<AppEnv>): Promise<Response> {
   }
 }
 
+/**
+ * The callback of a re-authentication from the account page (domain/federation/reauthentication.ts): back to
+ * the account page, freshly proven or with the failure's reason.
+ */
+async function reauthenticationReturn(c: Context<AppEnv>): Promise<Response> {
+  c.header("Cache-Control", "no-store");
+  c.header("Referrer-Policy", "no-referrer");
+  try {
+    const { projectId } = await reauthenticationCallback(
+      c.var.deps.sql,
+      providerSettings(c.var.deps),
+      c.req.param("provider_id") ?? "",
+      queryOf(c),
+      getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name),
+      requestInfo(c),
+    );
+    return c.redirect(
+      `/account?${new URLSearchParams({ project: projectId, done: "reauthenticated" })}`,
+      303,
+    );
+  } catch (err) {
+    if (!(err instanceof ReauthFailure)) throw err;
+    if (err.projectId === null) {
+      const nonce = startPage(c);
+      return c.html(errorPage({ nonce, message: err.message }), 400);
+    }
+    return c.redirect(`/account?${new URLSearchParams({ project: err.projectId, reauth: err.reason })}`, 303);
+  }
+}
+
 /** GET /authorize/idp/:provider_id/callback */
 async function federatedLoginCallback(c: Context<AppEnv>): Promise<Response> {
   const { sql, config } = c.var.deps;
+  if (await isReauthentication(sql, c.req.query("state"))) return await reauthenticationReturn(c);
   try {
     const login = await federationCallback(
       sql,
@@ -160,7 +196,10 @@ const federatedLoginCallbackDoc: RouteConfig = {
     "endpoint and validates its ID token (signature by the provider's JWKS, `iss`, `aud`, `exp`, `nonce`, " +
     "`azp`). The user is the one linked to the upstream account, or the one with its email when both sides " +
     "hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login " +
-    "then ends as a password login does. Every failure (an upstream `error`, a forged or replayed callback, " +
+    "then ends as a password login does. A callback of a re-authentication started on the account page (a user " +
+    "without a password proving themselves before changing sign-in methods) goes back to the account page " +
+    "instead, freshly proven for five minutes when the ID token names the user's linked identity with an " +
+    "`auth_time` no older than the request. Every failure (an upstream `error`, a forged or replayed callback, " +
     "a token for another audience, an unreachable provider) is a `login.failed` event and a page, never a " +
     "session.",
   request: {

@@ -223,7 +223,7 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
   }
   let link;
   try {
-    link = await setPasswordWithLink(sql, token, password, requestInfo(c));
+    link = await setPasswordWithLink(sql, token, password, requestInfo(c), c.var.deps.config.publicUrl);
   } catch (err) {
     if (err instanceof LinkUnusable) return await staleLink(c, token, false);
     throw err;

@@ -24,11 +24,14 @@ import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import { retryAfter } from "./kit/errors.ts";
 import { formSettings } from "./kit/forms.ts";
-import { ssoSettings } from "../settings.ts";
+import { mfaSettings, ssoSettings } from "../settings.ts";
 
 const SCRIPT = Deno.readTextFileSync(new URL("../assets/passkey.js", import.meta.url));
 
 const REFUSED = "The passkey was refused. Try again, or sign in another way.";
+const REAUTHENTICATE =
+  "Adding a passkey needs fresh proof that it is you: enter a code of your authenticator, " +
+  "or sign in again with your identity provider first (the button on this page).";
 
 /** A JSON error for the page's script: its message is shown under the button. */
 const problem = (c: Context<AppEnv>, status: 400 | 403 | 409 | 429, description: string) => {
@@ -140,11 +143,20 @@ async function accountPasskeyOptions(c: Context<AppEnv>, body: Record<string, un
   const a = await accountFor(c, body);
   const settings = passkeySettings(c.var.deps.config.publicUrl);
   try {
-    const input = { current_password: text(body.current_password) };
-    return c.json(await registrationOptions(c.var.deps.sql, settings, a.actor, input), 200);
+    const input = { current_password: text(body.current_password), code: text(body.code) };
+    return c.json(await registrationOptions(c.var.deps.sql, settings, mfaSettings(c), a.actor, input), 200);
   } catch (err) {
     if (err instanceof AppError && err.code === "invalid_params") {
-      return problem(c, 400, "Enter your current password to add a passkey.");
+      return problem(
+        c,
+        400,
+        err.details?.[0]?.field === "code"
+          ? "That is not a current code of your authenticator or an unspent recovery code."
+          : "Enter your current password to add a passkey.",
+      );
+    }
+    if (err instanceof AppError && err.code === "reauthentication_required") {
+      return problem(c, 403, REAUTHENTICATE);
     }
     throw err;
   }

@@ -1,4 +1,5 @@
 /** Users: `/api/v1/projects/{project_id}/users`, the lookup by external id, and the current user. */
+import { updateCurrentUser } from "../../../domain/signin/current_user.ts";
 import {
   createUser,
   deleteUser,
@@ -6,7 +7,6 @@ import {
   getExternalUser,
   getUser,
   listUsers,
-  updateCurrentUser,
   updateUser,
   userListRead,
 } from "../../../domain/accounts/users.ts";
@@ -25,7 +25,7 @@ import {
 import type { App } from "../../env.ts";
 import { guardedRoute } from "../operation.ts";
 import { jsonBody, jsonResponse, jsonText } from "../responses.ts";
-import { linkSettings } from "../../settings.ts";
+import { linkSettings, mfaSettings } from "../../settings.ts";
 
 export const createUserRoute = guardedRoute({
   method: "post",
@@ -110,11 +110,19 @@ export const updateCurrentUserRoute = guardedRoute({
   description:
     "A user's token (from the login). `display_name` and `email` are required; `avatar_url` omitted keeps it and " +
     'null or "" removes it; `password` empty or omitted keeps it. A new `password` or another `email` needs ' +
-    "`current_password` (when the user has a password): missing or wrong answers 400 `invalid_params` on " +
-    "`current_password`, and wrong attempts are throttled like logins (429).",
+    "fresh proof: `current_password` when the user has a password (missing or wrong: 400 `invalid_params` on " +
+    "it, wrong attempts throttled like logins, 429); for a user without one, `code` (the current code of " +
+    "their authenticator or a recovery code), else 403 `reauthentication_required`: a token alone never " +
+    "takes the account over. A new password mails the user a notice.",
   request: { body: jsonBody(UpdateCurrentUserRequest) },
   responses: { 200: jsonResponse(CurrentUser, "The updated profile") },
-  errors: ["invalid_params", "user_not_found", "user_email_already_used", "too_many_requests"],
+  errors: [
+    "invalid_params",
+    "reauthentication_required",
+    "user_not_found",
+    "user_email_already_used",
+    "too_many_requests",
+  ],
 });
 
 export const getUserRoute = guardedRoute({
@@ -164,7 +172,10 @@ export function registerUserRoutes(app: App) {
   });
   app.openapi(updateCurrentUserRoute, async (c) => {
     return c.json(
-      await updateCurrentUser(c.var.deps.sql, c.var.principal, c.req.valid("json"), linkSettings(c)),
+      await updateCurrentUser(c.var.deps.sql, c.var.principal, c.req.valid("json"), {
+        mfa: mfaSettings(c),
+        mail: linkSettings(c),
+      }),
       200,
     );
   });

@@ -10,9 +10,9 @@ import {
   removeCurrentTotp,
   removeUserTotp,
   startTotpEnrolment,
-  tokenActor,
   userFactors,
 } from "../../../domain/factors/mfa.ts";
+import { tokenActor } from "../../../domain/factors/proof.ts";
 import { UserIdParam } from "../../../openapi/users.ts";
 import { removeUserPasskey } from "../../../domain/factors/passkeys.ts";
 import { z } from "@hono/zod-openapi";
@@ -28,8 +28,13 @@ import { guardedRoute } from "../operation.ts";
 import { jsonBody, jsonResponse } from "../responses.ts";
 import { mfaSettings } from "../../settings.ts";
 
-const PASSWORD = "Needs `current_password` when the user has a password (400 `invalid_params` on it when " +
-  "missing or wrong; wrong ones are throttled like logins, 429).";
+const PASSWORD =
+  "Needs fresh proof: `current_password` when the user has a password (400 `invalid_params` on " +
+  "it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, `code`: the " +
+  "current code of their authenticator or a recovery code (spent then). An access token alone never changes " +
+  "factors: 403 `reauthentication_required` (a user without a password and without a factor signs in again " +
+  "at their provider on the account page, `/account`, to add the first). The user is mailed a notice of the " +
+  "change.";
 
 export const getCurrentSecondFactorsRoute = guardedRoute({
   method: "get",
@@ -57,7 +62,13 @@ export const startTotpEnrolmentRoute = guardedRoute({
     PASSWORD,
   request: { body: jsonBody(CurrentPasswordRequest) },
   responses: { 200: jsonResponse(TotpEnrolment, "The key, shown now only") },
-  errors: ["invalid_params", "user_not_found", "totp_already_enrolled", "too_many_requests"],
+  errors: [
+    "invalid_params",
+    "reauthentication_required",
+    "user_not_found",
+    "totp_already_enrolled",
+    "too_many_requests",
+  ],
 });
 
 export const confirmTotpEnrolmentRoute = guardedRoute({
@@ -84,11 +95,13 @@ export const removeCurrentTotpRoute = guardedRoute({
   summary: "Remove the authenticator",
   permission: null,
   description: "Removes the authenticator and the recovery codes. In a project whose `mfa` policy is " +
-    "`required` it is the user's last factor: 409 `second_factor_required`. " + PASSWORD,
+    "`required` it is the user's last factor: 409 `second_factor_required` (the user's row is locked while " +
+    "that is checked: of two removals at once, at most one passes). " + PASSWORD,
   request: { body: jsonBody(CurrentPasswordRequest) },
   responses: { 204: { description: "Removed" } },
   errors: [
     "invalid_params",
+    "reauthentication_required",
     "user_not_found",
     "second_factor_not_found",
     "second_factor_required",
@@ -106,7 +119,13 @@ export const regenerateRecoveryCodesRoute = guardedRoute({
   description: `Ten new recovery codes; the old ones, spent or not, stop working. ${PASSWORD}`,
   request: { body: jsonBody(CurrentPasswordRequest) },
   responses: { 200: jsonResponse(RecoveryCodes, "The new codes, shown now only") },
-  errors: ["invalid_params", "user_not_found", "second_factor_not_found", "too_many_requests"],
+  errors: [
+    "invalid_params",
+    "reauthentication_required",
+    "user_not_found",
+    "second_factor_not_found",
+    "too_many_requests",
+  ],
 });
 
 export const getUserSecondFactorsRoute = guardedRoute({
@@ -133,7 +152,8 @@ export const removeUserTotpRoute = guardedRoute({
   description: "For a user who lost their phone: removes the authenticator and the recovery codes " +
     "(`mfa.removed`). The caller must hold every permission the user holds, as for other changes of a user " +
     "(403 `insufficient_permission` otherwise). In a project whose `mfa` is `required`, the user enrols a new " +
-    "one at their next sign-in. Deactivating a user or setting their password leaves their factors.",
+    "one at their next sign-in. Deactivating a user or setting their password leaves their factors. The user " +
+    "is mailed a notice.",
   request: { params: UserIdParam },
   responses: { 204: { description: "Removed" } },
   errors: ["user_not_found", "second_factor_not_found"],
@@ -149,7 +169,7 @@ export const removeUserPasskeyRoute = guardedRoute({
   description:
     "For a lost or stolen device: the passkey (its `id` in the user's second factors) no longer signs " +
     "in (`passkey.removed`). The caller must hold every permission the user holds (403 " +
-    "`insufficient_permission` otherwise).",
+    "`insufficient_permission` otherwise). The user is mailed a notice.",
   request: {
     params: UserIdParam.extend({
       credential_id: z.string().min(1).max(1400).openapi({ param: { name: "credential_id", in: "path" } }),
@@ -162,7 +182,14 @@ export const removeUserPasskeyRoute = guardedRoute({
 export function registerMfaRoutes(app: App) {
   app.openapi(removeUserPasskeyRoute, async (c) => {
     const { project_id, user_id, credential_id } = c.req.valid("param");
-    await removeUserPasskey(c.var.deps.sql, c.var.principal, project_id, user_id, credential_id);
+    await removeUserPasskey(
+      c.var.deps.sql,
+      mfaSettings(c),
+      c.var.principal,
+      project_id,
+      user_id,
+      credential_id,
+    );
     return c.body(null, 204) as never;
   });
   app.openapi(getUserSecondFactorsRoute, async (c) => {
@@ -171,7 +198,7 @@ export function registerMfaRoutes(app: App) {
   });
   app.openapi(removeUserTotpRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
-    await removeUserTotp(c.var.deps.sql, c.var.principal, project_id, user_id);
+    await removeUserTotp(c.var.deps.sql, mfaSettings(c), c.var.principal, project_id, user_id);
     return c.body(null, 204) as never;
   });
   app.openapi(getCurrentSecondFactorsRoute, async (c) => {
@@ -192,12 +219,17 @@ export function registerMfaRoutes(app: App) {
     );
   });
   app.openapi(removeCurrentTotpRoute, async (c) => {
-    await removeCurrentTotp(c.var.deps.sql, tokenActor(c.var.principal), c.req.valid("json"));
+    await removeCurrentTotp(c.var.deps.sql, mfaSettings(c), tokenActor(c.var.principal), c.req.valid("json"));
     return c.body(null, 204) as never;
   });
   app.openapi(regenerateRecoveryCodesRoute, async (c) => {
     return c.json(
-      await regenerateRecoveryCodes(c.var.deps.sql, tokenActor(c.var.principal), c.req.valid("json")),
+      await regenerateRecoveryCodes(
+        c.var.deps.sql,
+        mfaSettings(c),
+        tokenActor(c.var.principal),
+        c.req.valid("json"),
+      ),
       200,
     );
   });

@@ -68,6 +68,60 @@ const currentPassword = (id: string, e: Record<string, string>) =>
     e[id],
   );
 
+/**
+ * The fresh proof a form of sign-in methods carries: the current password; for a user without one, nothing once
+ * freshly proven (signed in again at their provider), else the code of their authenticator or a recovery code.
+ */
+function proofField(p: Page, id: string) {
+  const e = p.errors ?? {};
+  const v = p.view;
+  if (v.hasPassword) return currentPassword(id, e);
+  if (v.freshUntil || !v.factors.totp) {
+    return e[id] ? html`<p class="field-error" role="alert">${e[id]}</p>` : "";
+  }
+  return field(
+    {
+      id,
+      name: "code",
+      label: "A code of your authenticator app, or a recovery code",
+      type: "text",
+      autocomplete: "one-time-code",
+    },
+    e[id],
+  );
+}
+
+/**
+ * For a user without a password: how to prove it is them before changing how they sign in: signing in again at
+ * a linked provider (or a code of their authenticator, asked by each form).
+ */
+function proofSection(p: Page) {
+  const v = p.view;
+  if (v.hasPassword) return "";
+  const e = p.errors ?? {};
+  return html`
+    <section aria-labelledby="proof-title">
+      <h2 id="proof-title">Confirm it is you</h2>
+      ${v.freshUntil
+        ? html`<p id="fresh" role="status">Confirmed: you can change how you sign in until ${
+          when(v.freshUntil)
+        }.</p>`
+        : html`
+          <p>Changing how you sign in (an authenticator app, passkeys, recovery codes) needs fresh proof that it
+            is you${v.factors.totp ? ": a code of your authenticator app, or" : ":"} signing in again at your
+            identity provider.</p>
+          ${v.identities.map((i) =>
+            html`<form method="post" action="/account/reauthenticate">
+              ${hidden(p)}<input type="hidden" name="provider_id" value="${i.provider_id}">
+              <button type="submit" class="small">Sign in again with ${i.provider_display_name}</button>
+            </form>`
+          )}
+        `}
+      ${e.reauth ? html`<p class="field-error" role="alert" id="reauth-error">${e.reauth}</p>` : ""}
+    </section>
+  `;
+}
+
 /** Profile: the name. */
 function profileSection(p: Page) {
   const e = p.errors ?? {};
@@ -129,9 +183,8 @@ function passwordSection(p: Page) {
 
 /** Two-step verification: an authenticator app and its recovery codes. */
 function factorsSection(p: Page) {
-  const e = p.errors ?? {};
   const v = p.view;
-  const current = (id: string) => currentPassword(id, e);
+  const current = (id: string) => proofField(p, id);
   return html`
     <section aria-labelledby="mfa-title">
       <h2 id="mfa-title">Two-step verification</h2>
@@ -156,7 +209,7 @@ function factorsSection(p: Page) {
           <p
             id="totp-status">Not set up. With an authenticator app, signing in asks for its code after your password.</p>
           <form method="post" action="/account/totp/start">
-            ${hidden(p)} ${v.hasPassword ? current("enrol-current") : ""}
+            ${hidden(p)} ${current("enrol-current")}
             <button type="submit" class="small">Set up an authenticator app</button>
           </form>
         `}
@@ -168,7 +221,7 @@ function factorsSection(p: Page) {
 function passkeysSection(p: Page) {
   const e = p.errors ?? {};
   const v = p.view;
-  const current = (id: string) => currentPassword(id, e);
+  const current = (id: string) => proofField(p, id);
   return html`
     <section aria-labelledby="passkeys-title">
       <h2 id="passkeys-title">Passkeys</h2>
@@ -189,7 +242,7 @@ function passkeysSection(p: Page) {
             }</span>
                 <form method="post" action="/account/passkeys/remove">
                   ${hidden(p)}<input type="hidden" name="passkey_id" value="${k.id}">
-                  ${v.hasPassword ? current(`passkey-current-${i}`) : ""}
+                  ${current(`passkey-current-${i}`)}
                   <button type="submit" class="small secondary">Remove</button>
                 </form></li>`
           )
@@ -202,6 +255,11 @@ function passkeysSection(p: Page) {
         ? html`
           <label for="passkey-password">Current password</label>
           <input id="passkey-password" type="password" autocomplete="current-password" maxlength="1024">
+        `
+        : !v.freshUntil && v.factors.totp
+        ? html`
+          <label for="passkey-code">A code of your authenticator app, or a recovery code</label>
+          <input id="passkey-code" type="text" autocomplete="one-time-code" maxlength="40">
         `
         : ""}
       ${passkeyBlock({
@@ -292,7 +350,7 @@ export function accountPage(p: Page) {
         : ""}
       ${p.notice ? html`<p class="notice" role="status" id="notice">${p.notice}</p>` : ""}
 
-      ${profileSection(p)} ${passwordSection(p)} ${factorsSection(p)} ${passkeysSection(p)}
+      ${profileSection(p)} ${proofSection(p)} ${passwordSection(p)} ${factorsSection(p)} ${passkeysSection(p)}
       ${sessionsSection(p)} ${identitiesSection(p)}
     `,
   );
