@@ -4242,7 +4242,7 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Checks <code>state</code> (known, unspent, of this browser), trades <code>code</code> at the provider&#39;s token endpoint and validates its ID token (signature by the provider&#39;s JWKS, <code>iss</code>, <code>aud</code>, <code>exp</code>, <code>nonce</code>, <code>azp</code>). The user is the one linked to the upstream account, or the one with its email when both sides hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login then ends as a password login does. Every failure (an upstream <code>error</code>, a forged or replayed callback, a token for another audience, an unreachable provider) is a <code>login.failed</code> event and a page, never a session.</p>
+		 * <p>Checks <code>state</code> (known, unspent, of this browser), trades <code>code</code> at the provider&#39;s token endpoint and validates its ID token (signature by the provider&#39;s JWKS, <code>iss</code>, <code>aud</code>, <code>exp</code>, <code>nonce</code>, <code>azp</code>). The user is the one linked to the upstream account, or the one with its email when both sides hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login then ends as a password login does. A callback of a re-authentication started on the account page (a user without a password proving themselves before changing sign-in methods) goes back to the account page instead, freshly proven for five minutes when the ID token names the user&#39;s linked identity with an <code>auth_time</code> no older than the request. Every failure (an upstream <code>error</code>, a forged or replayed callback, a token for another audience, an unreachable provider) is a <code>login.failed</code> event and a page, never a session.</p>
 		 * @summary The identity provider's redirect back (register it at the provider)
 		 * @param {string} providerId
 		 * @param {string} state
@@ -4591,7 +4591,7 @@ export const LoginApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Checks <code>state</code> (known, unspent, of this browser), trades <code>code</code> at the provider&#39;s token endpoint and validates its ID token (signature by the provider&#39;s JWKS, <code>iss</code>, <code>aud</code>, <code>exp</code>, <code>nonce</code>, <code>azp</code>). The user is the one linked to the upstream account, or the one with its email when both sides hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login then ends as a password login does. Every failure (an upstream <code>error</code>, a forged or replayed callback, a token for another audience, an unreachable provider) is a <code>login.failed</code> event and a page, never a session.</p>
+		 * <p>Checks <code>state</code> (known, unspent, of this browser), trades <code>code</code> at the provider&#39;s token endpoint and validates its ID token (signature by the provider&#39;s JWKS, <code>iss</code>, <code>aud</code>, <code>exp</code>, <code>nonce</code>, <code>azp</code>). The user is the one linked to the upstream account, or the one with its email when both sides hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login then ends as a password login does. A callback of a re-authentication started on the account page (a user without a password proving themselves before changing sign-in methods) goes back to the account page instead, freshly proven for five minutes when the ID token names the user&#39;s linked identity with an <code>auth_time</code> no older than the request. Every failure (an upstream <code>error</code>, a forged or replayed callback, a token for another audience, an unreachable provider) is a <code>login.failed</code> event and a page, never a session.</p>
 		 * @summary The identity provider's redirect back (register it at the provider)
 		 * @param {string} providerId
 		 * @param {string} state
@@ -4811,7 +4811,7 @@ export class LoginApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Checks <code>state</code> (known, unspent, of this browser), trades <code>code</code> at the provider&#39;s token endpoint and validates its ID token (signature by the provider&#39;s JWKS, <code>iss</code>, <code>aud</code>, <code>exp</code>, <code>nonce</code>, <code>azp</code>). The user is the one linked to the upstream account, or the one with its email when both sides hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login then ends as a password login does. Every failure (an upstream <code>error</code>, a forged or replayed callback, a token for another audience, an unreachable provider) is a <code>login.failed</code> event and a page, never a session.</p>
+	 * <p>Checks <code>state</code> (known, unspent, of this browser), trades <code>code</code> at the provider&#39;s token endpoint and validates its ID token (signature by the provider&#39;s JWKS, <code>iss</code>, <code>aud</code>, <code>exp</code>, <code>nonce</code>, <code>azp</code>). The user is the one linked to the upstream account, or the one with its email when both sides hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login then ends as a password login does. A callback of a re-authentication started on the account page (a user without a password proving themselves before changing sign-in methods) goes back to the account page instead, freshly proven for five minutes when the ID token names the user&#39;s linked identity with an <code>auth_time</code> no older than the request. Every failure (an upstream <code>error</code>, a forged or replayed callback, a token for another audience, an unreachable provider) is a <code>login.failed</code> event and a page, never a session.</p>
 	 * @summary The identity provider's redirect back (register it at the provider)
 	 * @param {string} providerId
 	 * @param {string} state
@@ -7993,7 +7993,7 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 		 * @summary Replace the recovery codes
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -8041,7 +8041,7 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code> (the user&#39;s row is locked while that is checked: of two removals at once, at most one passes). Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 		 * @summary Remove the authenticator
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -8089,7 +8089,7 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
-		 * <p>Needs <code>users:update</code>. For a lost or stolen device: the passkey (its <code>id</code> in the user&#39;s second factors) no longer signs in (<code>passkey.removed</code>). The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise).</p>
+		 * <p>Needs <code>users:update</code>. For a lost or stolen device: the passkey (its <code>id</code> in the user&#39;s second factors) no longer signs in (<code>passkey.removed</code>). The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise). The user is mailed a notice.</p>
 		 * @summary Remove one of a user's passkeys
 		 * @param {string} projectId
 		 * @param {string} userId
@@ -8144,7 +8144,7 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
-		 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors.</p>
+		 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors. The user is mailed a notice.</p>
 		 * @summary Remove a user's authenticator
 		 * @param {string} projectId
 		 * @param {string} userId
@@ -8193,7 +8193,7 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 		 * @summary Start enrolling an authenticator app
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -8442,7 +8442,7 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 		 * @summary Replace the recovery codes
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -8468,6 +8468,12 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -8508,7 +8514,7 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code> (the user&#39;s row is locked while that is checked: of two removals at once, at most one passes). Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 		 * @summary Remove the authenticator
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -8531,6 +8537,12 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -8577,7 +8589,7 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>users:update</code>. For a lost or stolen device: the passkey (its <code>id</code> in the user&#39;s second factors) no longer signs in (<code>passkey.removed</code>). The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise).</p>
+		 * <p>Needs <code>users:update</code>. For a lost or stolen device: the passkey (its <code>id</code> in the user&#39;s second factors) no longer signs in (<code>passkey.removed</code>). The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise). The user is mailed a notice.</p>
 		 * @summary Remove one of a user's passkeys
 		 * @param {string} projectId
 		 * @param {string} userId
@@ -8642,7 +8654,7 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors.</p>
+		 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors. The user is mailed a notice.</p>
 		 * @summary Remove a user's authenticator
 		 * @param {string} projectId
 		 * @param {string} userId
@@ -8706,7 +8718,7 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+		 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 		 * @summary Start enrolling an authenticator app
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -8732,6 +8744,12 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -8829,7 +8847,7 @@ export class SecondFactorsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+	 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 	 * @summary Replace the recovery codes
 	 * @param {Api.CurrentPasswordRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -8840,7 +8858,7 @@ export class SecondFactorsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+	 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code> (the user&#39;s row is locked while that is checked: of two removals at once, at most one passes). Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 	 * @summary Remove the authenticator
 	 * @param {Api.CurrentPasswordRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -8851,7 +8869,7 @@ export class SecondFactorsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>users:update</code>. For a lost or stolen device: the passkey (its <code>id</code> in the user&#39;s second factors) no longer signs in (<code>passkey.removed</code>). The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise).</p>
+	 * <p>Needs <code>users:update</code>. For a lost or stolen device: the passkey (its <code>id</code> in the user&#39;s second factors) no longer signs in (<code>passkey.removed</code>). The caller must hold every permission the user holds (403 <code>insufficient_permission</code> otherwise). The user is mailed a notice.</p>
 	 * @summary Remove one of a user's passkeys
 	 * @param {string} projectId
 	 * @param {string} userId
@@ -8864,7 +8882,7 @@ export class SecondFactorsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors.</p>
+	 * <p>Needs <code>users:update</code>. For a user who lost their phone: removes the authenticator and the recovery codes (<code>mfa.removed</code>). The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise). In a project whose <code>mfa</code> is <code>required</code>, the user enrols a new one at their next sign-in. Deactivating a user or setting their password leaves their factors. The user is mailed a notice.</p>
 	 * @summary Remove a user's authenticator
 	 * @param {string} projectId
 	 * @param {string} userId
@@ -8876,7 +8894,7 @@ export class SecondFactorsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429).</p>
+	 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 	 * @summary Start enrolling an authenticator app
 	 * @param {Api.CurrentPasswordRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -11012,7 +11030,7 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs <code>current_password</code> (when the user has a password): missing or wrong answers 400 <code>invalid_params</code> on <code>current_password</code>, and wrong attempts are throttled like logins (429).</p>
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs fresh proof: <code>current_password</code> when the user has a password (missing or wrong: 400 <code>invalid_params</code> on it, wrong attempts throttled like logins, 429); for a user without one, <code>code</code> (the current code of their authenticator or a recovery code), else 403 <code>reauthentication_required</code>: a token alone never takes the account over. A new password mails the user a notice.</p>
 		 * @summary Update the user the token belongs to
 		 * @param {Api.UpdateCurrentUserRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -11735,7 +11753,7 @@ export const UsersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs <code>current_password</code> (when the user has a password): missing or wrong answers 400 <code>invalid_params</code> on <code>current_password</code>, and wrong attempts are throttled like logins (429).</p>
+		 * <p>Needs only a valid token, and no permission. A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs fresh proof: <code>current_password</code> when the user has a password (missing or wrong: 400 <code>invalid_params</code> on it, wrong attempts throttled like logins, 429); for a user without one, <code>code</code> (the current code of their authenticator or a recovery code), else 403 <code>reauthentication_required</code>: a token alone never takes the account over. A new password mails the user a notice.</p>
 		 * @summary Update the user the token belongs to
 		 * @param {Api.UpdateCurrentUserRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -11761,6 +11779,12 @@ export const UsersApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -12013,7 +12037,7 @@ export class UsersApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs <code>current_password</code> (when the user has a password): missing or wrong answers 400 <code>invalid_params</code> on <code>current_password</code>, and wrong attempts are throttled like logins (429).</p>
+	 * <p>Needs only a valid token, and no permission. A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs fresh proof: <code>current_password</code> when the user has a password (missing or wrong: 400 <code>invalid_params</code> on it, wrong attempts throttled like logins, 429); for a user without one, <code>code</code> (the current code of their authenticator or a recovery code), else 403 <code>reauthentication_required</code>: a token alone never takes the account over. A new password mails the user a notice.</p>
 	 * @summary Update the user the token belongs to
 	 * @param {Api.UpdateCurrentUserRequest} request
 	 * @param {RequestInit} [options] Override http request option.
