@@ -102,7 +102,7 @@ test("a passwordless user's token alone never changes how they sign in: 403 reau
     assert.match(page.html, /Confirm it is you/);
     assert.match(page.html, /Sign in again with Fake/);
     const start = await accountPost(u.agent, d, "/account/totp/start");
-    assert.equal(start.status, 400);
+    assert.equal(start.status, 403);
     assert.match(await start.text(), /needs fresh proof/);
     const cookie = [...u.agent.cookies("localhost")].map(([k, v]) => `${k}=${v}`).join("; ");
     const options = await fetch(`${d.publicUrl}/account/passkeys/options`, {
@@ -149,7 +149,7 @@ test("signing in again at the provider proves it: prompt=login, max_age=0, auth_
     assert.deepEqual((await reasons()).sort(), ["another_identity", "stale_auth_time", "stale_auth_time"]);
     const failedPage = await u.agent.get(to.href);
     assert.match(await failedPage.text(), /signed in at the identity provider as someone else/);
-    assert.equal((await accountPost(u.agent, d, "/account/totp/start")).status, 400);
+    assert.equal((await accountPost(u.agent, d, "/account/totp/start")).status, 403);
 
     // A fresh sign-in: the page may now add an authenticator, and the user is told.
     to = await reauthenticate(() => ({ sub: u.sub, email: u.email, auth_time: now() }));

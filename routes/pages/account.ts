@@ -73,7 +73,7 @@ type Render = {
 async function showAccount(
   r: Render,
   extra: { notice?: string; errors?: Record<string, string>; values?: Record<string, string> } = {},
-  status: 200 | 400 | 409 | 429 = 200,
+  status: 200 | 400 | 403 | 409 | 429 = 200,
 ) {
   const view = await accountView(r.c.var.deps.sql, r.account, r.browser);
   if (!view) return r.c.html(signedOutAccountPage({ nonce: r.nonce, message: NOT_SIGNED_IN }), 200);
@@ -119,6 +119,14 @@ function fieldErrors(err: unknown, ids: Record<string, string>): Record<string, 
   }
   return null;
 }
+
+/** The status of a refused action's page: 429 while throttled, 403 without fresh proof, else 400. */
+const statusOf = (err: unknown) =>
+  retryAfter(err) !== null
+    ? 429
+    : err instanceof AppError && err.code === "reauthentication_required"
+    ? 403
+    : 400;
 
 const back = (c: Context<AppEnv>, account: Account, done: string) =>
   c.redirect(`/account?${new URLSearchParams({ project: account.projectId, done })}`, 303);
@@ -230,7 +238,7 @@ async function accountPassword(r: Render, form: Form): Promise<Response> {
   } catch (err) {
     const errors = fieldErrors(err, { current_password: "password-current", password: "new_password" });
     if (!errors) throw err;
-    return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+    return await showAccount(r, { errors }, statusOf(err));
   }
   return r.c.html(
     signedOutAccountPage({
@@ -277,7 +285,7 @@ async function accountTotpStart(r: Render, form: Form): Promise<Response> {
     }
     const errors = fieldErrors(err, { current_password: "enrol-current" });
     if (!errors) throw err;
-    return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+    return await showAccount(r, { errors }, statusOf(err));
   }
   return showEnrol(r, started);
 }
@@ -326,7 +334,7 @@ async function accountTotpRemove(r: Render, form: Form): Promise<Response> {
     }
     const errors = fieldErrors(err, { current_password: "remove-current" });
     if (!errors) throw err;
-    return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+    return await showAccount(r, { errors }, statusOf(err));
   }
   return back(r.c, r.account, "totp_removed");
 }
@@ -342,7 +350,7 @@ async function accountRecoveryCodes(r: Render, form: Form): Promise<Response> {
     }
     const errors = fieldErrors(err, { current_password: "codes-current" });
     if (!errors) throw err;
-    return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+    return await showAccount(r, { errors }, statusOf(err));
   }
   return r.c.html(
     recoveryCodesPage({
@@ -376,7 +384,7 @@ async function accountPasskeysRemove(r: Render, form: Form): Promise<Response> {
     }
     const errors = fieldErrors(err, { current_password: "passkeys" });
     if (!errors) throw err;
-    return await showAccount(r, { errors }, retryAfter(err) ? 429 : 400);
+    return await showAccount(r, { errors }, statusOf(err));
   }
   return back(r.c, r.account, "passkey_removed");
 }
