@@ -41,8 +41,10 @@ export function decodeCoseKey(publicKey: Uint8Array): Map<number, unknown> {
   let key: unknown;
   try {
     key = decodeCredentialPublicKey(new Uint8Array(publicKey));
-    // tiny-cbor cuts a byte string that claims more bytes than there are; re-encoding tells
-    if (!(key instanceof Map) || isoCBOR.encode(key as never).length !== publicKey.length) {
+    // tiny-cbor cuts a byte string that claims more bytes than there are: only a key that encodes back to the
+    // same bytes was read whole
+    const again = key instanceof Map ? isoCBOR.encode(key as never) : null;
+    if (!again || again.length !== publicKey.length || again.some((b, i) => b !== publicKey[i])) {
       throw new Error("not a COSE key");
     }
   } catch {

@@ -110,8 +110,9 @@ export async function verifyRegistration(
   let decoded: Map<string, unknown>;
   try {
     decoded = decodeAttestationObject(new Uint8Array(attestation.bytes)) as unknown as Map<string, unknown>;
-    // tiny-cbor cuts a byte string that claims more bytes than there are, and ignores what follows the item
-    if (!(decoded instanceof Map) || isoCBOR.encode(decoded as never).length !== attestation.bytes.length) {
+    // tiny-cbor cuts a byte string that claims more bytes than there are, and ignores what follows the item:
+    // only an object that encodes back to the same bytes was read whole
+    if (!(decoded instanceof Map) || !same(isoCBOR.encode(decoded as never), attestation.bytes)) {
       throw new Error("not exactly one CBOR map");
     }
   } catch {
