@@ -40,7 +40,8 @@ const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && timingSa
 
 function field(value: unknown, what: string): { text: string; bytes: Uint8Array } {
   if (value === undefined || value === null || value === "") throw new WebAuthnError(`missing_${what}`);
-  if (typeof value !== "string" || value.length > MAX_FIELD || !/^[A-Za-z0-9_-]*$/.test(value)) {
+  // base64url, its padding tolerated (some clients keep it; a credential id with it matches no credential)
+  if (typeof value !== "string" || value.length > MAX_FIELD || !/^[A-Za-z0-9_-]*={0,2}$/.test(value)) {
     throw new WebAuthnError(`malformed_${what}`);
   }
   const bytes = decodeBase64Strict(value);
