@@ -9,10 +9,16 @@
 import { cose, decodeCredentialPublicKey, isoCBOR } from "@simplewebauthn/server/helpers";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { p256 } from "@noble/curves/nist.js";
-import { WebAuthnError } from "./webauthn.ts";
 
 /** The algorithms the options offer (COSE ids), most preferred first. */
 export const ALGORITHM_IDS = [cose.COSEALG.EdDSA, cose.COSEALG.ES256, cose.COSEALG.RS256] as number[];
+
+/** A key refused, and why (webauthn.ts answers it as a `WebAuthnError` of the same reason). */
+class KeyRefused extends Error {
+  constructor(readonly reason: string) {
+    super(`public key refused: ${reason}`);
+  }
+}
 
 const MIN_RSA_BITS = 2048;
 /** Past this a modulus is a denial of service (every sign-in does a modular exponentiation), not a key. */
@@ -32,12 +38,12 @@ function bitLength(b: Uint8Array): number {
 
 function bytes(key: Map<number, unknown>, label: number): Uint8Array {
   const v = key.get(label);
-  if (!(v instanceof Uint8Array)) throw new WebAuthnError("malformed_public_key");
+  if (!(v instanceof Uint8Array)) throw new KeyRefused("malformed_public_key");
   return v;
 }
 
 /** Decodes a COSE key exactly (no bytes left over or missing) or refuses it. */
-export function decodeCoseKey(publicKey: Uint8Array): Map<number, unknown> {
+function decodeCoseKey(publicKey: Uint8Array): Map<number, unknown> {
   let key: unknown;
   try {
     key = decodeCredentialPublicKey(new Uint8Array(publicKey));
@@ -48,54 +54,64 @@ export function decodeCoseKey(publicKey: Uint8Array): Map<number, unknown> {
       throw new Error("not a COSE key");
     }
   } catch {
-    throw new WebAuthnError("malformed_public_key");
+    throw new KeyRefused("malformed_public_key");
   }
   return key as Map<number, unknown>;
 }
 
 /**
- * Refuses a COSE public key that is not one of the offered algorithms on its own key type and curve, or that
- * is weak: throws `WebAuthnError` (unsupported_algorithm, malformed_public_key, rsa_key_too_short,
- * rsa_exponent_not_65537, key_off_curve, small_order_key).
+ * Why a COSE public key is refused, or null when it is one of the offered algorithms on its own key type and
+ * curve and is not weak: unsupported_algorithm, malformed_public_key, rsa_key_too_short, rsa_key_too_long,
+ * rsa_exponent_not_65537, key_off_curve, small_order_key.
  */
-export function checkPublicKey(publicKey: Uint8Array): void {
+export function keyRefusal(publicKey: Uint8Array): string | null {
+  try {
+    checkPublicKey(publicKey);
+    return null;
+  } catch (err) {
+    if (err instanceof KeyRefused) return err.reason;
+    throw err;
+  }
+}
+
+function checkPublicKey(publicKey: Uint8Array): void {
   const key = decodeCoseKey(publicKey);
   const kty = key.get(cose.COSEKEYS.kty), alg = key.get(cose.COSEKEYS.alg), crv = key.get(cose.COSEKEYS.crv);
   if (typeof alg !== "number" || !ALGORITHM_IDS.includes(alg)) {
-    throw new WebAuthnError("unsupported_algorithm");
+    throw new KeyRefused("unsupported_algorithm");
   }
   if (alg === cose.COSEALG.ES256) {
     if (kty !== cose.COSEKTY.EC2 || crv !== cose.COSECRV.P256) {
-      throw new WebAuthnError("unsupported_algorithm");
+      throw new KeyRefused("unsupported_algorithm");
     }
     const x = bytes(key, cose.COSEKEYS.x), y = bytes(key, cose.COSEKEYS.y);
-    if (x.length !== 32 || y.length !== 32) throw new WebAuthnError("malformed_public_key");
+    if (x.length !== 32 || y.length !== 32) throw new KeyRefused("malformed_public_key");
     try {
       p256.Point.fromBytes(new Uint8Array([4, ...x, ...y])); // checks y² = x³ + ax + b and the range of x, y
     } catch {
-      throw new WebAuthnError("key_off_curve");
+      throw new KeyRefused("key_off_curve");
     }
   } else if (alg === cose.COSEALG.EdDSA) {
     if (kty !== cose.COSEKTY.OKP || crv !== cose.COSECRV.ED25519) {
-      throw new WebAuthnError("unsupported_algorithm");
+      throw new KeyRefused("unsupported_algorithm");
     }
     const x = bytes(key, cose.COSEKEYS.x);
-    if (x.length !== 32) throw new WebAuthnError("malformed_public_key");
+    if (x.length !== 32) throw new KeyRefused("malformed_public_key");
     let point;
     try {
       point = ed25519.Point.fromBytes(x, false); // strict RFC 8032 decoding: canonical and on the curve
     } catch {
-      throw new WebAuthnError("key_off_curve");
+      throw new KeyRefused("key_off_curve");
     }
-    if (point.isSmallOrder()) throw new WebAuthnError("small_order_key");
+    if (point.isSmallOrder()) throw new KeyRefused("small_order_key");
   } else {
-    if (kty !== cose.COSEKTY.RSA) throw new WebAuthnError("unsupported_algorithm");
+    if (kty !== cose.COSEKTY.RSA) throw new KeyRefused("unsupported_algorithm");
     const n = bytes(key, cose.COSEKEYS.n), e = stripped(bytes(key, cose.COSEKEYS.e));
     const bits = bitLength(n);
-    if (bits < MIN_RSA_BITS) throw new WebAuthnError("rsa_key_too_short");
-    if (bits > MAX_RSA_BITS) throw new WebAuthnError("rsa_key_too_long");
+    if (bits < MIN_RSA_BITS) throw new KeyRefused("rsa_key_too_short");
+    if (bits > MAX_RSA_BITS) throw new KeyRefused("rsa_key_too_long");
     if (e.length !== 3 || e[0] !== 1 || e[1] !== 0 || e[2] !== 1) {
-      throw new WebAuthnError("rsa_exponent_not_65537");
+      throw new KeyRefused("rsa_exponent_not_65537");
     }
   }
 }

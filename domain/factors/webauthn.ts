@@ -10,7 +10,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { verifyAuthenticationResponse, verifyRegistrationResponse } from "@simplewebauthn/server";
 import { decodeAttestationObject, isoCBOR, parseAuthenticatorData } from "@simplewebauthn/server/helpers";
 import { decodeBase64Strict } from "../shared/base64.ts";
-import { ALGORITHM_IDS, checkPublicKey } from "./passkey_keys.ts";
+import { ALGORITHM_IDS, keyRefusal } from "./passkey_keys.ts";
 
 /** Why a ceremony was refused (audited, and answered as `passkey_refused` with this reason). */
 export class WebAuthnError extends Error {
@@ -149,7 +149,8 @@ export async function verifyRegistration(
   const { credential, credentialDeviceType, credentialBackedUp } = result.registrationInfo;
   if (credential.id !== id.text) throw new WebAuthnError("credential_id_mismatch");
   if (id.bytes.length > 1023) throw new WebAuthnError("malformed_credential_id"); // §5.8.3
-  checkPublicKey(credential.publicKey);
+  const weak = keyRefusal(credential.publicKey);
+  if (weak) throw new WebAuthnError(weak);
   return {
     credentialId: credential.id,
     publicKey: credential.publicKey,
@@ -174,7 +175,8 @@ export async function verifyAssertion(
   const signature = field(r.signature, "signature");
   checkClientData(clientData.bytes, "webauthn.get", e);
   checkAuthenticatorData(authData.bytes, false);
-  checkPublicKey(stored.publicKey); // a key stored before these checks signs in no more
+  const weak = keyRefusal(stored.publicKey); // a key stored before these checks signs in no more
+  if (weak) throw new WebAuthnError(weak);
   let result;
   try {
     result = await verifyAuthenticationResponse({
