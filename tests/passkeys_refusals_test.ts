@@ -208,8 +208,10 @@ test("passkey registration: bad client data, CBOR, missing fields, unknown algor
   ]);
 
   assert.deepEqual(await refusedReasons(p), expected.sort());
-  // The same key, well formed, still registers.
+  // The same key, well formed, still registers, once.
   assert.equal((await attempt((o) => key.create(o))).status, 200);
+  await refuse("already_registered", (o) => key.create(o));
+  assert.deepEqual(await refusedReasons(p), expected.sort());
 });
 
 test("passkey sign-in: bad client data, missing or truncated fields, another user's passkey in a second step are 400 passkey_refused, audited; EdDSA and RS256 keys sign in", async () => {

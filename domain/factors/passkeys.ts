@@ -105,6 +105,9 @@ export async function registerPasskey(
       { id: body.id, clientDataJSON: body.clientDataJSON, attestationObject: body.attestationObject },
       { challenge, origin: s.origin, rpId: s.rpId },
     );
+    if (await findPasskey(sql, actor.projectId, verified.credentialId)) {
+      throw new WebAuthnError("already_registered");
+    }
   } catch (err) {
     if (!(err instanceof WebAuthnError)) throw err;
     await refused(sql, {
@@ -118,7 +121,7 @@ export async function registerPasskey(
   const name = typeof body.name === "string" && body.name.trim() ? body.name.trim().slice(0, 50) : "Passkey";
   await transaction(sql, async (tx) => {
     if (await findPasskey(tx, actor.projectId, verified.credentialId)) {
-      throw new WebAuthnError("already_registered");
+      throw new WebAuthnError("already_registered"); // registered in between: the first check audited the rest
     }
     await insertPasskey(tx, {
       project_id: actor.projectId,
