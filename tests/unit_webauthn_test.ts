@@ -32,7 +32,7 @@ for (const v of REGISTRATIONS) {
     assert.equal(got.credentialId, v.id);
     assert.equal(b64url(got.publicKey), v.publicKey);
     assert.equal(got.signCount, v.counter);
-    assert.equal(keyRefusal(got.publicKey), null);
+    assert.equal(await keyRefusal(got.publicKey), null);
     // The same answer for another origin, relying party or challenge is refused.
     assert.equal(
       await reasonOf(verifyRegistration(answer, { ...checked, origin: "https://evil.example" })),
@@ -102,7 +102,7 @@ const hex = (s: string) => Uint8Array.from(s.match(/../g)!, (h) => parseInt(h, 1
 const okp = (x: Uint8Array) =>
   new Uint8Array(cbor(new Map<number, unknown>([[1, 1], [3, -8], [-1, 6], [-2, x]])));
 
-Deno.test("key checks: the eight small-order Ed25519 points are refused, a real Ed25519 key passes", () => {
+Deno.test("key checks: the eight small-order Ed25519 points are refused, a real Ed25519 key passes", async () => {
   // The torsion subgroup E[8]: orders 1, 2, 4, 4, 8, 8, 8, 8 (the canonical encodings)
   for (
     const point of [
@@ -116,54 +116,54 @@ Deno.test("key checks: the eight small-order Ed25519 points are refused, a real 
       "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
     ]
   ) {
-    assert.equal(keyRefusal(okp(hex(point))), "small_order_key", point);
+    assert.equal(await keyRefusal(okp(hex(point))), "small_order_key", point);
   }
   // Non-canonical (y ≥ p) and not on the curve.
   assert.equal(
-    keyRefusal(okp(hex("edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"))),
+    await keyRefusal(okp(hex("edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"))),
     "key_off_curve",
   );
-  assert.equal(keyRefusal(okp(hex("02".padEnd(64, "0")))), "key_off_curve");
-  assert.equal(keyRefusal(okp(new Uint8Array(31))), "malformed_public_key");
-  assert.equal(keyRefusal(coseOf("ed25519", generateKeyPairSync("ed25519").publicKey)), null);
+  assert.equal(await keyRefusal(okp(hex("02".padEnd(64, "0")))), "key_off_curve");
+  assert.equal(await keyRefusal(okp(new Uint8Array(31))), "malformed_public_key");
+  assert.equal(await keyRefusal(coseOf("ed25519", generateKeyPairSync("ed25519").publicKey)), null);
 });
 
-Deno.test("key checks: RSA under 2048 bits or with e ≠ 65537 refused; P-256 off the curve refused; others' algorithms refused", () => {
+Deno.test("key checks: RSA under 2048 bits or with e ≠ 65537 refused; P-256 off the curve refused; others' algorithms refused", async () => {
   const rsa = (modulusLength: number, publicExponent = 65537) =>
     coseOf("rs256", generateKeyPairSync("rsa", { modulusLength, publicExponent }).publicKey);
-  assert.equal(keyRefusal(rsa(512)), "rsa_key_too_short");
-  assert.equal(keyRefusal(rsa(1024)), "rsa_key_too_short");
-  assert.equal(keyRefusal(rsa(2040)), "rsa_key_too_short");
-  assert.equal(keyRefusal(rsa(2048, 3)), "rsa_exponent_not_65537");
-  assert.equal(keyRefusal(rsa(2048, 17)), "rsa_exponent_not_65537");
-  assert.equal(keyRefusal(rsa(2048)), null);
+  assert.equal(await keyRefusal(rsa(512)), "rsa_key_too_short");
+  assert.equal(await keyRefusal(rsa(1024)), "rsa_key_too_short");
+  assert.equal(await keyRefusal(rsa(2040)), "rsa_key_too_short");
+  assert.equal(await keyRefusal(rsa(2048, 3)), "rsa_exponent_not_65537");
+  assert.equal(await keyRefusal(rsa(2048, 17)), "rsa_exponent_not_65537");
+  assert.equal(await keyRefusal(rsa(2048)), null);
   const ec = generateKeyPairSync("ec", { namedCurve: "P-256" }).publicKey;
-  assert.equal(keyRefusal(coseOf("es256", ec)), null);
+  assert.equal(await keyRefusal(coseOf("es256", ec)), null);
   const jwk = ec.export({ format: "jwk" });
   const y = fromB64url(jwk.y!);
   y[31] ^= 1;
   const ec2 = (x: Uint8Array, y: Uint8Array, alg = -7, crv = 1) =>
     new Uint8Array(cbor(new Map<number, unknown>([[1, 2], [3, alg], [-1, crv], [-2, x], [-3, y]])));
-  assert.equal(keyRefusal(ec2(fromB64url(jwk.x!), y)), "key_off_curve");
+  assert.equal(await keyRefusal(ec2(fromB64url(jwk.x!), y)), "key_off_curve");
   assert.equal(
-    keyRefusal(ec2(new Uint8Array(32), new Uint8Array(32))),
+    await keyRefusal(ec2(new Uint8Array(32), new Uint8Array(32))),
     "key_off_curve",
   );
   assert.equal(
-    keyRefusal(ec2(new Uint8Array(32), new Uint8Array(31))),
+    await keyRefusal(ec2(new Uint8Array(32), new Uint8Array(31))),
     "malformed_public_key",
   );
   assert.equal(
-    keyRefusal(ec2(fromB64url(jwk.x!), fromB64url(jwk.y!), -35, 2)),
+    await keyRefusal(ec2(fromB64url(jwk.x!), fromB64url(jwk.y!), -35, 2)),
     "unsupported_algorithm",
   );
   assert.equal(
-    keyRefusal(ec2(fromB64url(jwk.x!), fromB64url(jwk.y!), -7, 2)),
+    await keyRefusal(ec2(fromB64url(jwk.x!), fromB64url(jwk.y!), -7, 2)),
     "unsupported_algorithm",
   );
   // Not a COSE key, a truncated one, one with bytes after it.
   const good = coseOf("es256", ec);
-  assert.equal(keyRefusal(new Uint8Array([0x01])), "malformed_public_key");
-  assert.equal(keyRefusal(good.slice(0, -3)), "malformed_public_key");
-  assert.equal(keyRefusal(new Uint8Array([...good, 0])), "malformed_public_key");
+  assert.equal(await keyRefusal(new Uint8Array([0x01])), "malformed_public_key");
+  assert.equal(await keyRefusal(good.slice(0, -3)), "malformed_public_key");
+  assert.equal(await keyRefusal(new Uint8Array([...good, 0])), "malformed_public_key");
 });

@@ -6,12 +6,21 @@
  * off its curve, an Ed25519 point of small order (one fixed signature verifies for every challenge) or in a
  * non-canonical encoding. The points are decoded by @noble/curves.
  */
-import { cose, decodeCredentialPublicKey, isoCBOR } from "@simplewebauthn/server/helpers";
-import { ed25519 } from "@noble/curves/ed25519.js";
-import { p256 } from "@noble/curves/nist.js";
 
-/** The algorithms the options offer (COSE ids), most preferred first. */
-export const ALGORITHM_IDS = [cose.COSEALG.EdDSA, cose.COSEALG.ES256, cose.COSEALG.RS256] as number[];
+/** The algorithms the options offer (COSE ids: EdDSA, ES256, RS256), most preferred first. */
+export const ALGORITHM_IDS = [-8, -7, -257];
+
+/** The parsers, loaded at the first ceremony rather than at start (about 100 ms of imports). */
+async function loadParsers() {
+  const [{ cose, decodeCredentialPublicKey, isoCBOR }, { ed25519 }, { p256 }] = await Promise.all([
+    import("@simplewebauthn/server/helpers"),
+    import("@noble/curves/ed25519.js"),
+    import("@noble/curves/nist.js"),
+  ]);
+  return { cose, decodeCredentialPublicKey, isoCBOR, ed25519, p256 };
+}
+type Parsers = Awaited<ReturnType<typeof loadParsers>>;
+let parsers: Promise<Parsers> | undefined;
 
 /** A key refused, and why (webauthn.ts answers it as a `WebAuthnError` of the same reason). */
 class KeyRefused extends Error {
@@ -43,7 +52,10 @@ function bytes(key: Map<number, unknown>, label: number): Uint8Array {
 }
 
 /** Decodes a COSE key exactly (no bytes left over or missing) or refuses it. */
-function decodeCoseKey(publicKey: Uint8Array): Map<number, unknown> {
+function decodeCoseKey(
+  { decodeCredentialPublicKey, isoCBOR }: Parsers,
+  publicKey: Uint8Array,
+): Map<number, unknown> {
   let key: unknown;
   try {
     key = decodeCredentialPublicKey(new Uint8Array(publicKey));
@@ -64,9 +76,10 @@ function decodeCoseKey(publicKey: Uint8Array): Map<number, unknown> {
  * curve and is not weak: unsupported_algorithm, malformed_public_key, rsa_key_too_short, rsa_key_too_long,
  * rsa_exponent_not_65537, key_off_curve, small_order_key.
  */
-export function keyRefusal(publicKey: Uint8Array): string | null {
+export async function keyRefusal(publicKey: Uint8Array): Promise<string | null> {
+  const p = await (parsers ??= loadParsers());
   try {
-    checkPublicKey(publicKey);
+    checkPublicKey(p, publicKey);
     return null;
   } catch (err) {
     if (err instanceof KeyRefused) return err.reason;
@@ -74,8 +87,9 @@ export function keyRefusal(publicKey: Uint8Array): string | null {
   }
 }
 
-function checkPublicKey(publicKey: Uint8Array): void {
-  const key = decodeCoseKey(publicKey);
+function checkPublicKey(p: Parsers, publicKey: Uint8Array): void {
+  const { cose, ed25519, p256 } = p;
+  const key = decodeCoseKey(p, publicKey);
   const kty = key.get(cose.COSEKEYS.kty), alg = key.get(cose.COSEKEYS.alg), crv = key.get(cose.COSEKEYS.crv);
   if (typeof alg !== "number" || !ALGORITHM_IDS.includes(alg)) {
     throw new KeyRefused("unsupported_algorithm");

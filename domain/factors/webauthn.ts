@@ -7,8 +7,6 @@
  * supplies the expected challenge and keeps the counters.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { verifyAuthenticationResponse, verifyRegistrationResponse } from "@simplewebauthn/server";
-import { decodeAttestationObject, isoCBOR, parseAuthenticatorData } from "@simplewebauthn/server/helpers";
 import { decodeBase64Strict } from "../shared/base64.ts";
 import { ALGORITHM_IDS, keyRefusal } from "./passkey_keys.ts";
 
@@ -31,6 +29,16 @@ export type AuthenticatorData = {
   backupEligible: boolean;
   backupState: boolean;
 };
+
+/** The library, loaded at the first ceremony rather than at start (about 100 ms of imports). */
+async function loadLibrary() {
+  const [server, helpers] = await Promise.all([
+    import("@simplewebauthn/server"),
+    import("@simplewebauthn/server/helpers"),
+  ]);
+  return { ...server, ...helpers };
+}
+let library: ReturnType<typeof loadLibrary> | undefined;
 
 /** A base64url field's longest accepted text (the pages' bodies are 16 KiB at most). */
 const MAX_FIELD = 16_384;
@@ -70,7 +78,11 @@ function checkClientData(json: Uint8Array, type: string, e: Expected): void {
   if (d.crossOrigin === true) throw new WebAuthnError("cross_origin");
 }
 
-function checkAuthenticatorData(bytes: Uint8Array, withCredential: boolean): void {
+function checkAuthenticatorData(
+  { parseAuthenticatorData }: Awaited<ReturnType<typeof loadLibrary>>,
+  bytes: Uint8Array,
+  withCredential: boolean,
+): void {
   let parsed;
   try {
     parsed = parseAuthenticatorData(bytes.slice()); // it may patch a byte while it reads
@@ -108,12 +120,16 @@ export async function verifyRegistration(
   const clientData = field(r.clientDataJSON, "client_data");
   const attestation = field(r.attestationObject, "attestation");
   checkClientData(clientData.bytes, "webauthn.create", e);
+  const lib = await (library ??= loadLibrary());
   let decoded: Map<string, unknown>;
   try {
-    decoded = decodeAttestationObject(new Uint8Array(attestation.bytes)) as unknown as Map<string, unknown>;
+    decoded = lib.decodeAttestationObject(new Uint8Array(attestation.bytes)) as unknown as Map<
+      string,
+      unknown
+    >;
     // tiny-cbor cuts a byte string that claims more bytes than there are, and ignores what follows the item:
     // only an object that encodes back to the same bytes was read whole
-    if (!(decoded instanceof Map) || !same(isoCBOR.encode(decoded as never), attestation.bytes)) {
+    if (!(decoded instanceof Map) || !same(lib.isoCBOR.encode(decoded as never), attestation.bytes)) {
       throw new Error("not exactly one CBOR map");
     }
   } catch {
@@ -124,10 +140,10 @@ export async function verifyRegistration(
     typeof decoded.get("fmt") !== "string" || !(decoded.get("attStmt") instanceof Map) ||
     !(authData instanceof Uint8Array)
   ) throw new WebAuthnError("missing_attestation_fields");
-  checkAuthenticatorData(authData, true);
+  checkAuthenticatorData(lib, authData, true);
   let result;
   try {
-    result = await verifyRegistrationResponse({
+    result = await lib.verifyRegistrationResponse({
       response: {
         id: id.text,
         rawId: id.text,
@@ -149,7 +165,7 @@ export async function verifyRegistration(
   const { credential, credentialDeviceType, credentialBackedUp } = result.registrationInfo;
   if (credential.id !== id.text) throw new WebAuthnError("credential_id_mismatch");
   if (id.bytes.length > 1023) throw new WebAuthnError("malformed_credential_id"); // §5.8.3
-  const weak = keyRefusal(credential.publicKey);
+  const weak = await keyRefusal(credential.publicKey);
   if (weak) throw new WebAuthnError(weak);
   return {
     credentialId: credential.id,
@@ -174,12 +190,13 @@ export async function verifyAssertion(
   const authData = field(r.authenticatorData, "authenticator_data");
   const signature = field(r.signature, "signature");
   checkClientData(clientData.bytes, "webauthn.get", e);
-  checkAuthenticatorData(authData.bytes, false);
-  const weak = keyRefusal(stored.publicKey); // a key stored before these checks signs in no more
+  const lib = await (library ??= loadLibrary());
+  checkAuthenticatorData(lib, authData.bytes, false);
+  const weak = await keyRefusal(stored.publicKey); // a key stored before these checks signs in no more
   if (weak) throw new WebAuthnError(weak);
   let result;
   try {
-    result = await verifyAuthenticationResponse({
+    result = await lib.verifyAuthenticationResponse({
       response: {
         id: stored.id,
         rawId: stored.id,
