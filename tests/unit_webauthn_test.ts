@@ -78,6 +78,13 @@ for (const v of AUTHENTICATIONS) {
     // Tampered signature, authenticator data cut short, or client data that is not an object.
     const sig = fromB64url(v.signature);
     sig[sig.length - 1] ^= 1;
+    // A forged answer is a bad signature even with a stale counter: only a signed counter tells a clone.
+    assert.equal(
+      await reasonOf(
+        verifyAssertion({ ...answer, signature: b64url(sig) }, { ...stored, signCount: 1e9 }, checked),
+      ),
+      "bad_signature",
+    );
     assert.equal(
       await reasonOf(verifyAssertion({ ...answer, signature: b64url(sig) }, stored, checked)),
       "bad_signature",
