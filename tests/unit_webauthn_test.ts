@@ -168,9 +168,8 @@ Deno.test("key checks: RSA under 2048 bits or with e ≠ 65537 refused; P-256 of
     await keyRefusal(ec2(fromB64url(jwk.x!), fromB64url(jwk.y!), -7, 2)),
     "unsupported_algorithm",
   );
-  // Not a COSE key, a truncated one, one with bytes after it.
+  // Not a COSE key; one cut short (its y).
   const good = coseOf("es256", ec);
   assert.equal(await keyRefusal(new Uint8Array([0x01])), "malformed_public_key");
   assert.equal(await keyRefusal(good.slice(0, -3)), "malformed_public_key");
-  assert.equal(await keyRefusal(new Uint8Array([...good, 0])), "malformed_public_key");
 });
