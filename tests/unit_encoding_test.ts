@@ -1,10 +1,9 @@
 /**
- * Unit tests of small pure pieces: strict base64, CBOR, UUIDv7 ids, PUT's keep-or-clear, SMTP_URL, the
+ * Unit tests of small pure pieces: strict base64, UUIDv7 ids, PUT's keep-or-clear, SMTP_URL, the
  * throttles' keys and table, the mail retry schedule, and the secret strength estimate. No database.
  */
 import assert from "node:assert/strict";
 import { decodeBase64Strict, encodeBase64Url } from "../domain/shared/base64.ts";
-import { decodeCbor } from "../domain/factors/cbor.ts";
 import { newId, newSecret, uuidV7Time } from "../domain/shared/ids.ts";
 import { keepOrClear } from "../domain/shared/updates.ts";
 import { parseSmtpUrl } from "../domain/events/smtp.ts";
@@ -25,24 +24,6 @@ Deno.test("base64: base64url out; standard or URL-safe in, strictly", () => {
   for (const bad of ["Y", "YQ=", "YQ===", "Y Q", "YQ==\n", "Y*Q=", "=YQ"]) {
     assert.equal(decodeBase64Strict(bad), null, JSON.stringify(bad));
   }
-});
-
-Deno.test("CBOR: integers, strings, arrays, maps and simple values; where each item ends; what is refused", () => {
-  assert.deepEqual(decodeCbor(bytes(0x17)), { value: 23, end: 1 });
-  assert.deepEqual(decodeCbor(bytes(0x18, 0x64)), { value: 100, end: 2 });
-  assert.deepEqual(decodeCbor(bytes(0x19, 0x03, 0xe8)), { value: 1000, end: 3 });
-  assert.deepEqual(decodeCbor(bytes(0x38, 0x63)), { value: -100, end: 2 });
-  assert.deepEqual(decodeCbor(bytes(0x43, 1, 2, 3)), { value: bytes(1, 2, 3), end: 4 });
-  assert.deepEqual(decodeCbor(bytes(0x62, 0x68, 0x69)), { value: "hi", end: 3 });
-  assert.deepEqual(decodeCbor(bytes(0x82, 0x01, 0xf5)), { value: [1, true], end: 3 });
-  assert.deepEqual(decodeCbor(bytes(0xa1, 0x01, 0x02)).value, new Map([[1, 2]]));
-  assert.deepEqual(decodeCbor(bytes(0xf6)).value, null);
-  // From an offset, stopping where the item ends (a COSE key inside authenticator data).
-  assert.deepEqual(decodeCbor(bytes(0xff, 0x01, 0x02), 1), { value: 1, end: 2 });
-  assert.throws(() => decodeCbor(bytes(0x43, 1)), /truncated/);
-  assert.throws(() => decodeCbor(bytes(0x5f)), /indefinite/);
-  assert.throws(() => decodeCbor(bytes(0x62, 0xff, 0xfe)));
-  assert.throws(() => decodeCbor(new Uint8Array(40).fill(0x81)), /nested too deeply/);
 });
 
 Deno.test("ids: UUIDv7 carries its millisecond, in order; secrets are 43 base64url characters", () => {

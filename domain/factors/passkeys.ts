@@ -1,6 +1,6 @@
 /**
  * Passkeys: WebAuthn discoverable credentials with user verification (domain/factors/webauthn.ts checks the
- * ceremonies). Registered by the signed-in user on the account page; at sign-in they replace the password
+ * ceremonies through @simplewebauthn/server, passkey_keys.ts the keys' strength). Registered by the signed-in user on the account page; at sign-in they replace the password
  * (`amr: ["hwk" or "swk", "mfa"]`: a device-bound or a synced key, verified by the device's PIN or biometrics)
  * or serve as the second factor. The relying party is PUBLIC_URL's host. A counter that goes back (a cloned
  * authenticator) is refused; every refusal is a `passkey.refused` event.
@@ -31,6 +31,7 @@ import { mailNotice } from "../accounts/notices.ts";
 import type { Principal, RequestInfo } from "../shared/principal.ts";
 import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
 import { verifyAssertion, verifyRegistration, WebAuthnError } from "./webauthn.ts";
+import { ALGORITHM_IDS } from "./passkey_keys.ts";
 import { findTotp } from "../../db/factors/mfa.ts";
 
 export type PasskeySettings = { rpId: string; origin: string; rpName: string; publicUrl: string };
@@ -42,7 +43,7 @@ export function passkeySettings(publicUrl: string): PasskeySettings {
 
 /** How long a ceremony's challenge stays good, seconds. */
 const CEREMONY_TTL = 300;
-const ALGORITHMS = [-8, -7, -257].map((alg) => ({ type: "public-key", alg }));
+const ALGORITHMS = ALGORITHM_IDS.map((alg) => ({ type: "public-key", alg }));
 
 /** The WebAuthn user handle of a user: their id's bytes (never an email: §14.6.1). */
 const userHandle = (userId: string) => encodeBase64Url(new TextEncoder().encode(userId));
@@ -102,10 +103,13 @@ export async function registerPasskey(
   let verified;
   try {
     if (!challenge) throw new WebAuthnError("no_challenge");
-    verified = verifyRegistration(
+    verified = await verifyRegistration(
       { id: body.id, clientDataJSON: body.clientDataJSON, attestationObject: body.attestationObject },
       { challenge, origin: s.origin, rpId: s.rpId },
     );
+    if (await findPasskey(sql, actor.projectId, verified.credentialId)) {
+      throw new WebAuthnError("already_registered");
+    }
   } catch (err) {
     if (!(err instanceof WebAuthnError)) throw err;
     await refused(sql, {
@@ -119,7 +123,7 @@ export async function registerPasskey(
   const name = typeof body.name === "string" && body.name.trim() ? body.name.trim().slice(0, 50) : "Passkey";
   await transaction(sql, async (tx) => {
     if (await findPasskey(tx, actor.projectId, verified.credentialId)) {
-      throw new WebAuthnError("already_registered");
+      throw new WebAuthnError("already_registered"); // registered in between: the first check audited the rest
     }
     await insertPasskey(tx, {
       project_id: actor.projectId,
@@ -247,13 +251,13 @@ export async function passkeyLogin(
     if (body.userHandle != null && body.userHandle !== userHandle(passkey.user_id)) {
       throw new WebAuthnError("user_handle_mismatch");
     }
-    const verified = verifyAssertion(
+    const verified = await verifyAssertion(
       {
         clientDataJSON: body.clientDataJSON,
         authenticatorData: body.authenticatorData,
         signature: body.signature,
       },
-      passkey.public_key,
+      { id: passkey.id, publicKey: passkey.public_key, signCount: passkey.sign_count },
       { challenge, origin: s.origin, rpId: s.rpId },
     );
     if (

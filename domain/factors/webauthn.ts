@@ -1,22 +1,27 @@
 /**
- * WebAuthn Level 2 ceremonies checked on the server (§7.1 registration, §7.2 authentication): the client data's
- * type, challenge and origin; the authenticator data's relying party id hash, user presence and user
- * verification; the credential's COSE public key (ES256, EdDSA, RS256); the assertion's signature over
- * authenticatorData ‖ SHA-256(clientDataJSON). Attestation is not asked for (`none`), so its statement is not
- * checked. Pure: the caller supplies the expected challenge and keeps the counters.
+ * WebAuthn ceremonies (§7.1 registration, §7.2 authentication) verified by @simplewebauthn/server, behind the
+ * shape the passkey pages send. Before the library, the answer's shape: each field a base64url string of
+ * bounded size, client data that is a JSON object with its type, challenge (compared in constant time) and
+ * origin, not cross-origin, and CBOR that is exactly as long as it says. After it, the credential's key
+ * strength (passkey_keys.ts). Every refusal is a `WebAuthnError` with a stable reason. Pure: the caller
+ * supplies the expected challenge and keeps the counters.
  */
-import { createHash, createPublicKey, timingSafeEqual, verify } from "node:crypto";
-import { decodeBase64Strict, encodeBase64Url } from "../shared/base64.ts";
-import { type Cbor, decodeCbor } from "./cbor.ts";
+import { createHash, timingSafeEqual } from "node:crypto";
+import { decodeBase64Strict } from "../shared/base64.ts";
+import { ALGORITHM_IDS, keyRefusal } from "./passkey_keys.ts";
 
-/** Why a ceremony was refused (audited; the browser sees a generic message). */
+/** Why a ceremony was refused (audited, and answered as `passkey_refused` with this reason). */
 export class WebAuthnError extends Error {
   constructor(readonly reason: string) {
     super(`passkey refused: ${reason}`);
   }
 }
 
-export type Expected = { challenge: string; origin: string; rpId: string };
+/**
+ * What the ceremony must match. `userVerification` is always `true` for this service's passkeys; `false` only
+ * lets the published test vectors of authenticators without it be checked for everything else.
+ */
+export type Expected = { challenge: string; origin: string; rpId: string; userVerification?: boolean };
 
 export type AuthenticatorData = {
   signCount: number;
@@ -25,149 +30,201 @@ export type AuthenticatorData = {
   backupState: boolean;
 };
 
+/** The library, loaded at the first ceremony rather than at start (about 100 ms of imports). */
+async function loadLibrary() {
+  const [server, helpers] = await Promise.all([
+    import("@simplewebauthn/server"),
+    import("@simplewebauthn/server/helpers"),
+  ]);
+  return { ...server, ...helpers };
+}
+let library: ReturnType<typeof loadLibrary> | undefined;
+
+/** A base64url field's longest accepted text (the pages' bodies are 16 KiB at most). */
+const MAX_FIELD = 16_384;
+
 const sha256 = (b: Uint8Array | string) => new Uint8Array(createHash("sha256").update(b).digest());
 const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && timingSafeEqual(a, b);
 
-function bytesOf(b64url: unknown, what: string): Uint8Array {
-  if (typeof b64url !== "string" || !/^[A-Za-z0-9_-]*$/.test(b64url) || b64url.length > 16_384) {
+function field(value: unknown, what: string): { text: string; bytes: Uint8Array } {
+  if (value === undefined || value === null || value === "") throw new WebAuthnError(`missing_${what}`);
+  // base64url, its padding tolerated (some clients keep it; a credential id with it matches no credential)
+  if (typeof value !== "string" || value.length > MAX_FIELD || !/^[A-Za-z0-9_-]*={0,2}$/.test(value)) {
     throw new WebAuthnError(`malformed_${what}`);
   }
-  const bytes = decodeBase64Strict(b64url);
+  const bytes = decodeBase64Strict(value);
   if (!bytes) throw new WebAuthnError(`malformed_${what}`);
-  return bytes;
+  return { text: value, bytes };
 }
 
+/** §7.1 steps 5–10 and §7.2 steps 9–14: the client data, before the library reads it as an object. */
 function checkClientData(json: Uint8Array, type: string, e: Expected): void {
-  let data: { type?: unknown; challenge?: unknown; origin?: unknown; crossOrigin?: unknown };
+  let data: unknown;
   try {
     data = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(json));
   } catch {
     throw new WebAuthnError("malformed_client_data");
   }
-  if (data.type !== type) throw new WebAuthnError("wrong_type");
-  if (typeof data.challenge !== "string" || !same(sha256(data.challenge), sha256(e.challenge))) {
-    throw new WebAuthnError("wrong_challenge");
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    throw new WebAuthnError("malformed_client_data"); // `null`, a number, a string or an array
   }
-  if (data.origin !== e.origin) throw new WebAuthnError("wrong_origin");
-  if (data.crossOrigin === true) throw new WebAuthnError("cross_origin");
+  const d = data as Record<string, unknown>;
+  if (typeof d.type !== "string" || typeof d.challenge !== "string" || typeof d.origin !== "string") {
+    throw new WebAuthnError("missing_client_data_fields");
+  }
+  if (d.type !== type) throw new WebAuthnError("wrong_type");
+  if (!same(sha256(d.challenge), sha256(e.challenge))) throw new WebAuthnError("wrong_challenge");
+  if (d.origin !== e.origin) throw new WebAuthnError("wrong_origin");
+  if (d.crossOrigin === true) throw new WebAuthnError("cross_origin");
 }
 
-function parseAuthData(a: Uint8Array, e: Expected, withCredential: boolean) {
-  if (a.length < 37) throw new WebAuthnError("malformed_authenticator_data");
-  if (!same(a.subarray(0, 32), sha256(e.rpId))) throw new WebAuthnError("wrong_rp_id");
-  const flags = a[32];
-  if (!(flags & 0x01)) throw new WebAuthnError("user_not_present");
-  if (!(flags & 0x04)) throw new WebAuthnError("user_not_verified");
-  const backupEligible = Boolean(flags & 0x08), backupState = Boolean(flags & 0x10);
-  if (backupState && !backupEligible) throw new WebAuthnError("malformed_flags");
-  const signCount = new DataView(a.buffer, a.byteOffset + 33, 4).getUint32(0);
-  const out = {
-    signCount,
-    backupEligible,
-    backupState,
-    credentialId: null as Uint8Array | null,
-    key: null as Uint8Array | null,
-  };
-  if (withCredential) {
-    if (!(flags & 0x40) || a.length < 55) throw new WebAuthnError("no_attested_credential");
-    const idLength = new DataView(a.buffer, a.byteOffset + 53, 2).getUint16(0);
-    if (idLength > 1023 || a.length < 55 + idLength) throw new WebAuthnError("malformed_credential_id");
-    out.credentialId = a.slice(55, 55 + idLength);
-    try {
-      const { end } = decodeCbor(a, 55 + idLength);
-      out.key = a.slice(55 + idLength, end);
-    } catch {
-      throw new WebAuthnError("malformed_public_key");
-    }
-  }
-  return out;
-}
-
-/** The COSE key (RFC 9053) as a key node:crypto verifies with, and the hash its algorithm signs with. */
-export function coseKey(cose: Uint8Array): { key: ReturnType<typeof createPublicKey>; hash: string | null } {
-  let map: Cbor;
+function checkAuthenticatorData(
+  { parseAuthenticatorData }: Awaited<ReturnType<typeof loadLibrary>>,
+  bytes: Uint8Array,
+  withCredential: boolean,
+): void {
+  let parsed;
   try {
-    map = decodeCbor(cose).value;
+    parsed = parseAuthenticatorData(bytes.slice()); // it may patch a byte while it reads
   } catch {
-    throw new WebAuthnError("malformed_public_key");
+    throw new WebAuthnError("malformed_authenticator_data"); // truncated, or bytes left over
   }
-  if (!(map instanceof Map)) throw new WebAuthnError("malformed_public_key");
-  const b64 = (k: number) => {
-    const v = map.get(k);
-    if (!(v instanceof Uint8Array)) throw new WebAuthnError("malformed_public_key");
-    return encodeBase64Url(v);
-  };
-  const kty = map.get(1), alg = map.get(3), crv = map.get(-1);
-  try {
-    if (kty === 2 && alg === -7 && crv === 1) {
-      return {
-        key: createPublicKey({ key: { kty: "EC", crv: "P-256", x: b64(-2), y: b64(-3) }, format: "jwk" }),
-        hash: "sha256",
-      };
-    }
-    if (kty === 1 && alg === -8 && crv === 6) {
-      return {
-        key: createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: b64(-2) }, format: "jwk" }),
-        hash: null,
-      };
-    }
-    if (kty === 3 && alg === -257) {
-      return {
-        key: createPublicKey({ key: { kty: "RSA", n: b64(-1), e: b64(-2) }, format: "jwk" }),
-        hash: "sha256",
-      };
-    }
-  } catch (err) {
-    if (err instanceof WebAuthnError) throw err;
-    throw new WebAuthnError("malformed_public_key");
+  if (withCredential && !(parsed.flags.at && parsed.credentialID && parsed.credentialPublicKey)) {
+    throw new WebAuthnError("no_attested_credential");
   }
-  throw new WebAuthnError("unsupported_algorithm");
+}
+
+type CborMap = Map<string, unknown>;
+
+/** The library's refusals (plain Errors) by what their messages name; anything else is `otherwise`. */
+const LIBRARY_REFUSALS: [RegExp, string][] = [
+  [/RP ID/, "wrong_rp_id"],
+  [/user verification/i, "user_not_verified"],
+  [/user presence|not present/i, "user_not_present"],
+  [/\balg\b/, "unsupported_algorithm"],
+  [/backed up/i, "malformed_flags"],
+  [/token ?binding/i, "malformed_client_data"],
+];
+
+function refusal(err: unknown, otherwise: string): WebAuthnError {
+  if (err instanceof WebAuthnError) return err;
+  const message = err instanceof Error ? err.message : "";
+  return new WebAuthnError(LIBRARY_REFUSALS.find(([re]) => re.test(message))?.[1] ?? otherwise);
 }
 
 /** §7.1: a new credential. Answers its id (base64url), COSE public key, counter and backup flags. */
-export function verifyRegistration(
+export async function verifyRegistration(
   r: { id: unknown; clientDataJSON: unknown; attestationObject: unknown },
   e: Expected,
-): AuthenticatorData & { credentialId: string; publicKey: Uint8Array } {
-  checkClientData(bytesOf(r.clientDataJSON, "client_data"), "webauthn.create", e);
-  let attestation: Cbor;
+): Promise<AuthenticatorData & { credentialId: string; publicKey: Uint8Array }> {
+  const id = field(r.id, "credential_id");
+  const clientData = field(r.clientDataJSON, "client_data");
+  const attestation = field(r.attestationObject, "attestation");
+  checkClientData(clientData.bytes, "webauthn.create", e);
+  const lib = await (library ??= loadLibrary());
+  let decoded: CborMap;
   try {
-    attestation = decodeCbor(bytesOf(r.attestationObject, "attestation")).value;
-  } catch (err) {
-    if (err instanceof WebAuthnError) throw err;
+    decoded = lib.decodeAttestationObject(new Uint8Array(attestation.bytes)) as unknown as CborMap;
+    // tiny-cbor cuts a byte string that claims more bytes than there are, and ignores what follows the item:
+    // only an object that encodes back to the same bytes was read whole
+    if (!(decoded instanceof Map) || !same(lib.isoCBOR.encode(decoded as never), attestation.bytes)) {
+      throw new Error("not exactly one CBOR map");
+    }
+  } catch {
     throw new WebAuthnError("malformed_attestation");
   }
-  const authData = attestation instanceof Map ? attestation.get("authData") : undefined;
-  if (!(authData instanceof Uint8Array)) throw new WebAuthnError("malformed_attestation");
-  const parsed = parseAuthData(authData, e, true);
-  const credentialId = encodeBase64Url(parsed.credentialId!);
-  if (typeof r.id !== "string" || r.id !== credentialId) throw new WebAuthnError("credential_id_mismatch");
-  coseKey(parsed.key!); // refuses a key it could not verify with later
-  return { ...parsed, credentialId, publicKey: parsed.key! };
+  const authData = decoded.get("authData");
+  if (
+    typeof decoded.get("fmt") !== "string" || !(decoded.get("attStmt") instanceof Map) ||
+    !(authData instanceof Uint8Array)
+  ) throw new WebAuthnError("missing_attestation_fields");
+  checkAuthenticatorData(lib, authData, true);
+  let result;
+  try {
+    result = await lib.verifyRegistrationResponse({
+      response: {
+        id: id.text,
+        rawId: id.text,
+        type: "public-key",
+        response: { clientDataJSON: clientData.text, attestationObject: attestation.text },
+        clientExtensionResults: {},
+      },
+      expectedChallenge: (challenge: string) => same(sha256(challenge), sha256(e.challenge)),
+      expectedOrigin: e.origin,
+      expectedRPID: e.rpId,
+      requireUserPresence: true,
+      requireUserVerification: e.userVerification ?? true,
+      supportedAlgorithmIDs: ALGORITHM_IDS,
+    });
+  } catch (err) {
+    throw refusal(err, "malformed_attestation");
+  }
+  if (!result.verified) throw new WebAuthnError("attestation_not_verified");
+  const { credential, credentialDeviceType, credentialBackedUp } = result.registrationInfo;
+  if (credential.id !== id.text) throw new WebAuthnError("credential_id_mismatch");
+  if (id.bytes.length > 1023) throw new WebAuthnError("malformed_credential_id"); // §5.8.3
+  const weak = await keyRefusal(credential.publicKey);
+  if (weak) throw new WebAuthnError(weak);
+  return {
+    credentialId: credential.id,
+    publicKey: credential.publicKey,
+    signCount: credential.counter,
+    backupEligible: credentialDeviceType === "multiDevice",
+    backupState: credentialBackedUp,
+  };
 }
 
-/** §7.2: an assertion of a stored credential. Answers the authenticator's counter and backup flags. */
-export function verifyAssertion(
+/**
+ * §7.2: an assertion of a stored credential (its id, COSE public key and last counter). Answers the
+ * authenticator's counter and backup flags. A signed counter that does not move forward (a cloned
+ * authenticator) is refused here, and the caller's update refuses it again against a concurrent use.
+ */
+export async function verifyAssertion(
   r: { clientDataJSON: unknown; authenticatorData: unknown; signature: unknown },
-  publicKey: Uint8Array,
+  stored: { id: string; publicKey: Uint8Array; signCount: number },
   e: Expected,
-): AuthenticatorData {
-  const clientData = bytesOf(r.clientDataJSON, "client_data");
-  checkClientData(clientData, "webauthn.get", e);
-  const authData = bytesOf(r.authenticatorData, "authenticator_data");
-  const parsed = parseAuthData(authData, e, false);
-  const { key, hash } = coseKey(publicKey);
-  const signed = new Uint8Array([...authData, ...sha256(clientData)]);
-  let ok = false;
+): Promise<AuthenticatorData> {
+  const clientData = field(r.clientDataJSON, "client_data");
+  const authData = field(r.authenticatorData, "authenticator_data");
+  const signature = field(r.signature, "signature");
+  checkClientData(clientData.bytes, "webauthn.get", e);
+  const lib = await (library ??= loadLibrary());
+  checkAuthenticatorData(lib, authData.bytes, false);
+  const weak = await keyRefusal(stored.publicKey); // a key stored before these checks signs in no more
+  if (weak) throw new WebAuthnError(weak);
+  let result;
   try {
-    ok = verify(hash, signed, key, bytesOf(r.signature, "signature"));
-  } catch {
-    ok = false; // a signature or key node:crypto cannot read: refused like a wrong signature, just below
+    result = await lib.verifyAuthenticationResponse({
+      response: {
+        id: stored.id,
+        rawId: stored.id,
+        type: "public-key",
+        response: {
+          clientDataJSON: clientData.text,
+          authenticatorData: authData.text,
+          signature: signature.text,
+        },
+        clientExtensionResults: {},
+      },
+      expectedChallenge: (challenge: string) => same(sha256(challenge), sha256(e.challenge)),
+      expectedOrigin: e.origin,
+      expectedRPID: e.rpId,
+      // The counter is ours to judge, after the signature: a clone is told by a signed counter that went back
+      credential: { id: stored.id, publicKey: new Uint8Array(stored.publicKey), counter: 0 },
+      requireUserVerification: e.userVerification ?? true,
+    });
+  } catch (err) {
+    throw refusal(err, "bad_signature"); // a signature the key cannot read is refused like a wrong one
   }
-  if (!ok) throw new WebAuthnError("bad_signature");
+  if (!result.verified) throw new WebAuthnError("bad_signature");
+  const info = result.authenticationInfo;
+  // §6.1.1: a counter that does not move forward (both 0: an authenticator without one)
+  if (!(info.newCounter > stored.signCount || (info.newCounter === 0 && stored.signCount === 0))) {
+    throw new WebAuthnError("counter_went_back");
+  }
   return {
-    signCount: parsed.signCount,
-    backupEligible: parsed.backupEligible,
-    backupState: parsed.backupState,
+    signCount: info.newCounter,
+    backupEligible: info.credentialDeviceType === "multiDevice",
+    backupState: info.credentialBackedUp,
   };
 }

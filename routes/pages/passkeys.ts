@@ -33,10 +33,17 @@ const REAUTHENTICATE =
   "Adding a passkey needs fresh proof that it is you: enter a code of your authenticator, " +
   "or sign in again with your identity provider first (the button on this page).";
 
-/** A JSON error for the page's script: its message is shown under the button. */
-const problem = (c: Context<AppEnv>, status: 400 | 403 | 409 | 429, description: string) => {
+/**
+ * A JSON error for the page's script: its message is shown under the button; a refused ceremony also says why
+ * (`details.reason`, as in its `passkey.refused` event).
+ */
+const problem = (c: Context<AppEnv>, status: 400 | 403 | 409 | 429, description: string, reason?: string) => {
   c.header("Cache-Control", "no-store");
-  return c.json({ error: "passkey_refused", error_description: description }, status);
+  return c.json({
+    error: "passkey_refused",
+    error_description: description,
+    ...(reason ? { details: { reason } } : {}),
+  }, status);
 };
 
 async function jsonBody(c: Context<AppEnv>): Promise<Record<string, unknown> | null> {
@@ -59,17 +66,20 @@ function endpoint(
 ) {
   app.post(
     path,
-    bodyLimit({ maxSize: 16 * 1024, onError: (c) => problem(c as Context<AppEnv>, 400, "Too large.") }),
+    bodyLimit({
+      maxSize: 16 * 1024,
+      onError: (c) => problem(c as Context<AppEnv>, 400, "Too large.", "too_large"),
+    }),
   );
   app.post(path, async (c) => {
     c.header("Cache-Control", "no-store");
     const body = await jsonBody(c);
-    if (!body) return problem(c, 400, "The request was not JSON.");
+    if (!body) return problem(c, 400, "The request was not JSON.", "not_json");
     try {
       return await handle(c, body);
     } catch (err) {
       if (err instanceof AuthorizePageError) return problem(c, 400, err.message);
-      if (err instanceof WebAuthnError) return problem(c, 400, REFUSED);
+      if (err instanceof WebAuthnError) return problem(c, 400, REFUSED, err.reason);
       const wait = retryAfter(err);
       if (wait !== null) {
         c.header("Retry-After", wait);
