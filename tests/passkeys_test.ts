@@ -5,7 +5,18 @@
  * audited as `passkey.refused`.
  */
 import assert from "node:assert/strict";
-import { Api, baseUrl, exchangeCode, http, loginProject, test } from "./helpers.ts";
+import {
+  Api,
+  baseUrl,
+  DATABASE_URL,
+  eventually,
+  exchangeCode,
+  http,
+  loginProject,
+  service,
+  test,
+} from "./helpers.ts";
+import { asUser, enrolTotp } from "./mfa_support.ts";
 import { authorizeOidc, Browser, payloadOf, signIn } from "./oidc_support.ts";
 import { b64url, SoftKey } from "./passkey_support.ts";
 
@@ -169,4 +180,75 @@ test("passkeys over raw HTTP: registration and sign-in checked by the server, ev
   })).json();
   assert.equal(after.data.length, 1);
   assert.equal((await login()).status, 400, "removed");
+});
+
+test("two factor removals at once under a required policy: the user's row is locked, at most one passes; each change mails a notice", async () => {
+  const base = await baseUrl();
+  const origin = new URL(base).origin;
+  const rpId = new URL(base).hostname;
+  const p = await loginProject();
+  const project = p.project.id;
+  const { db } = await service();
+  const browser = new Browser();
+  await signIn(browser, p);
+  const { accessToken } = await enrolTotp(p);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await (await browser.get("/account")).text())![1];
+  const post = async (path: string, body: unknown) =>
+    await json(browser.take(
+      await http(path, {
+        method: "POST",
+        headers: { ...browser.header(), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+    ));
+  const key = new SoftKey();
+  const options = await post("/account/passkeys/options", { csrf, project, current_password: p.password });
+  const made = key.create({ challenge: options.body.challenge, rpId, origin });
+  assert.equal((await post("/account/passkeys", { csrf, project, name: "Race key", ...made })).status, 200);
+  await p.api.projects.updateProject(project, {
+    name: p.project.name,
+    mfa: Api.UpdateProjectRequest.MfaEnum.Required,
+  });
+  // The authenticator through the API and the passkey on the account page, at the same moment. On PostgreSQL the
+  // test holds both factors' rows meanwhile, so that both removals have read what remains before either deletes:
+  // without the user's row locked around the check, both would pass.
+  const hold = DATABASE_URL ? await db.sql.reserve() : null;
+  if (hold) {
+    await hold`begin`;
+    await hold`select 1 from totp_factors where user_id = ${p.userId} for update`;
+    await hold`select 1 from passkeys where user_id = ${p.userId} for update`;
+  }
+  const both = Promise.all([
+    asUser(accessToken, "DELETE", "/api/v1/users/current/totp", { current_password: p.password }),
+    browser.post("/account/passkeys/remove", {
+      csrf,
+      project,
+      passkey_id: b64url(key.id),
+      current_password: p.password,
+    }),
+  ]);
+  if (hold) {
+    await eventually("both removals waiting on a lock", async () =>
+      (await db.sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`)[0].n >= 2);
+    await hold`rollback`;
+    hold.release();
+  }
+  const [totpGone, passkeyGone] = await both;
+  const passed = [totpGone.status === 204, passkeyGone.status === 303];
+  assert.deepEqual(passed.filter(Boolean).length, 1, `${totpGone.status} ${passkeyGone.status}`);
+  assert.ok([409].includes(passed[0] ? passkeyGone.status : totpGone.status));
+  const left = await asUser(accessToken, "GET", "/api/v1/users/current/second-factors");
+  const factors = await left.json();
+  assert.equal(Number(factors.totp) + factors.passkeys.length, 1, "one factor stays");
+  const notices = (await db.sql<{ params: { change: string } }[]>`
+    select params from mail_outbox where user_id = ${p.userId} and kind = 'security_notice' order by created_at`)
+    .map((r) => r.params.change);
+  assert.deepEqual(notices.slice(0, 2), [
+    "An authenticator app was added to your account.",
+    "A passkey was added to your account. Its name: Race key.",
+  ]);
+  assert.equal(notices.length, 3);
+  assert.match(notices[2], /removed/);
 });
