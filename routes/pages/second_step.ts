@@ -5,20 +5,17 @@
  */
 import { type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { getCookie } from "hono/cookie";
 import { AuthorizePageError, loginRequestFor } from "../../domain/signin/login.ts";
 import { hasSecondFactor, pendingTotp } from "../../domain/factors/mfa.ts";
 import { awaitedLogin, checkSecondFactor, confirmLoginEnrolment } from "../../domain/factors/second_step.ts";
-import { completeLogin } from "../../domain/signin/sso.ts";
 import type { App, AppEnv } from "../env.ts";
 import { enrolInLoginPage, loginRecoveryCodesPage, secondFactorPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
-import { ssoCookie } from "./kit/cookies.ts";
 import { startPage } from "./kit/headers.ts";
 import { pageErrors, retryAfter } from "./kit/errors.ts";
 import { formSettings } from "./kit/forms.ts";
-import { ssoSettings } from "../settings.ts";
-import { enrolPicture } from "./flow.ts";
+import { enrolPicture, finishLogin } from "./flow.ts";
 import { mfaSettings } from "../settings.ts";
 import { formLimit, readForm } from "./kit/forms.ts";
 
@@ -57,6 +54,11 @@ const submitSecondFactorDoc: RouteConfig = {
     },
     303: { description: "Success: to `redirect_uri` with `code`, `state` and `iss`" },
     400: { description: "The page again with the field's error, or an error page" },
+    403: {
+      description:
+        "A project with `require_verified_email` whose user's address is not verified: a page that " +
+        "offers to mail the verification link, and no code",
+    },
     413: { description: "A form larger than 16 KiB: an error page" },
     429: { description: "Too many wrong codes; see `Retry-After`" },
   },
@@ -96,20 +98,8 @@ async function submitSecondFactor(c: Context<AppEnv>): Promise<Response> {
     return await confirmEnrolment(c, step, req, pending, form.code ?? "");
   }
   if (amr instanceof Response) return amr;
-  const sso = ssoCookie(config.publicUrl);
-  const browser = getCookie(c, sso.name);
-  const done = await completeLogin(
-    sql,
-    req,
-    pending.user_id,
-    browser,
-    ssoSettings(c),
-    requestInfo(c),
-    null,
-    amr,
-  );
-  if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
-  return c.redirect(done.location, 303);
+  const done = await finishLogin(c, { nonce, req, csrf: form.csrf, userId: pending.user_id, amr });
+  return done instanceof Response ? done : c.redirect(done.location, 303);
 }
 
 /** The code of the user's factor: the methods it proves, or the page again with the field's error. */
