@@ -19,7 +19,7 @@ import {
 import type { RequestInfo } from "../shared/principal.ts";
 import { hashSecret, isBrowserSecret } from "../shared/secrets.ts";
 import { secondStepFor } from "../factors/second_step.ts";
-import { ACR_MULTI, AMR_PASSWORD } from "../oauth/acr.ts";
+import { ACR_MULTI, acrOf } from "../oauth/acr.ts";
 import {
   EmailNotVerified,
   mintAuthorizationCode,
@@ -27,8 +27,11 @@ import {
   requireSignInPolicy,
 } from "../accounts/signin_policy.ts";
 
-/** The browser's session must be confirmed by the user's second factor before a code is issued. */
-export type StepUp = { stepUp: { userId: string; amr: string[] } };
+/**
+ * The browser's session must be confirmed by the user's second factor before a code is issued: nothing is
+ * presented yet at the new `auth_time` (`amr` empty), and the session's upstream provider, if any, stays.
+ */
+export type StepUp = { stepUp: { userId: string; amr: string[]; providerId: string | null } };
 
 export type SsoSettings = {
   /** A browser session ends this long after its last use (SSO_IDLE_TTL)… */
@@ -76,15 +79,15 @@ export async function signInSilently(
     throw err;
   }
   const stale = oidc.maxAge !== null && sso.age > oidc.maxAge;
-  const weak = oidc.acr === ACR_MULTI && !(sso.amr ?? []).includes("mfa");
+  const weak = oidc.acr === ACR_MULTI && acrOf(sso.amr) !== ACR_MULTI;
   if (stale || weak) {
     // Step-up: a user with a second factor gives its code again (not the password); one without enrols after
     // the form; a project with factors off ignores acr_values.
     const step = await secondStepFor(sql, { project_id: projectId, acr: oidc.acr }, sso.user_id);
     if (step === "code") {
       if (oidc.prompt === "none") return interaction("a second factor is needed");
-      const before = sso.provider_id !== null ? ["fed"] : sso.amr ?? AMR_PASSWORD;
-      return { stepUp: { userId: sso.user_id, amr: before.filter((m) => m !== "otp" && m !== "mfa") } };
+      // RFC 8176: the new login's methods are those presented now, not the session's earlier ones.
+      return { stepUp: { userId: sso.user_id, amr: [], providerId: sso.provider_id } };
     }
     if (stale || step === "enrol") {
       return interaction(stale ? "the last login is older than max_age" : "a second factor is needed");

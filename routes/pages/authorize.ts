@@ -67,8 +67,8 @@ async function showLogin(c: Context<AppEnv>): Promise<Response> {
   if (stopped) return await verifyFirst(c, { nonce, req, csrf, who: stopped });
   if (silent !== null) {
     // Step-up (acr_values, max_age): the browser's user confirms with their second factor.
-    const { userId, amr } = silent.stepUp;
-    return await showSecondStep(c, { nonce, req, csrf, userId, step: "code", amr });
+    const { userId, amr, providerId } = silent.stepUp;
+    return await showSecondStep(c, { nonce, req, csrf, userId, step: "code", amr, providerId });
   }
   const providers = await loginButtons(sql, valid.client.project_id);
   return c.html(

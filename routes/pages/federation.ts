@@ -15,6 +15,7 @@ import {
   startFederation,
 } from "../../domain/federation/federation.ts";
 import { secondStepFor } from "../../domain/factors/second_step.ts";
+import { AMR_FEDERATED } from "../../domain/oauth/acr.ts";
 import type { App, AppEnv } from "../env.ts";
 import { forwardPage, loginPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
@@ -102,9 +103,16 @@ async function federatedLoginCallback(c: Context<AppEnv>): Promise<Response> {
     const step = await secondStepFor(sql, req, userId);
     if (step !== "none") {
       const csrf = await newCsrf(sql, req.id);
-      return await showSecondStep(c, { nonce, req, csrf, userId, step, amr: ["fed"] });
+      const providerId = login.providerId;
+      return await showSecondStep(c, { nonce, req, csrf, userId, step, amr: AMR_FEDERATED, providerId });
     }
-    const done = await finishLogin(c, { nonce, req, userId, providerId: login.providerId });
+    const done = await finishLogin(c, {
+      nonce,
+      req,
+      userId,
+      providerId: login.providerId,
+      amr: AMR_FEDERATED,
+    });
     if (done instanceof Response) return done;
     return c.html(forwardPage({ nonce, location: done.location }), 200);
   } catch (err) {

@@ -32,12 +32,15 @@ export async function showSecondStep(
     csrf: string;
     userId: string;
     step: Exclude<SecondStep, "none">;
+    /** What this login presented so far (RFC 8176); the password's by default. */
     amr?: string[];
+    /** The upstream provider the login went through, kept for the code and the ID token's `idp`. */
+    providerId?: string | null;
   },
 ): Promise<Response> {
   const { sql } = c.var.deps;
   const { action } = formSettings(c);
-  await startSecondStep(sql, p.req, p.userId, p.amr);
+  await startSecondStep(sql, p.req, p.userId, p.amr, p.providerId ?? null);
   const common = {
     nonce: p.nonce,
     action: `${action}/mfa`,

@@ -116,13 +116,15 @@ async function loginPasskeyOptions(c: Context<AppEnv>, body: Record<string, unkn
 async function loginWithPasskey(c: Context<AppEnv>, body: Record<string, unknown>): Promise<Response> {
   const { sql, config } = c.var.deps;
   const req = await loginRequest(c, body);
-  const pending = (await awaitedLogin(sql, req.id)) ?? null;
+  const awaited = (await awaitedLogin(sql, req.id)) ?? null;
+  // The passkey as the second step of this login (its first factor, and any upstream provider, carried on).
+  const pending = awaited && !awaited.amr.includes("mfa") ? awaited : null;
   try {
     const signedIn = await passkeyLogin(sql, passkeySettings(config.publicUrl), {
       req,
       body,
       request: requestInfo(c),
-      pending: pending && !pending.amr.includes("mfa") ? pending : null,
+      pending,
     });
     const sso = ssoCookie(config.publicUrl);
     const done = await completeLogin(
@@ -132,7 +134,7 @@ async function loginWithPasskey(c: Context<AppEnv>, body: Record<string, unknown
       getCookie(c, sso.name),
       ssoSettings(c),
       requestInfo(c),
-      null,
+      pending?.provider_id ?? null,
       signedIn.amr,
     );
     if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));

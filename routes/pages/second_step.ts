@@ -98,7 +98,15 @@ async function submitSecondFactor(c: Context<AppEnv>): Promise<Response> {
     return await confirmEnrolment(c, step, req, pending, form.code ?? "");
   }
   if (amr instanceof Response) return amr;
-  const done = await finishLogin(c, { nonce, req, csrf: form.csrf, userId: pending.user_id, amr });
+  const providerId = pending.provider_id;
+  const done = await finishLogin(c, {
+    nonce,
+    req,
+    csrf: form.csrf,
+    userId: pending.user_id,
+    amr,
+    providerId,
+  });
   return done instanceof Response ? done : c.redirect(done.location, 303);
 }
 
