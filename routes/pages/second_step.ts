@@ -31,7 +31,9 @@ const submitSecondFactorDoc: RouteConfig = {
     "Posted by the page shown after a right password to a user with an authenticator: a 6-digit TOTP code " +
     "(RFC 6238; each good once) or one of the user's recovery codes (each good once). A wrong, spent or " +
     "expired code answers the page again with the field's error; repeated failures answer 429 with " +
-    '`Retry-After` (never a lockout). ID tokens then say `amr: ["pwd", "otp", "mfa"]` and `acr: "2"`.',
+    '`Retry-After` (never a lockout). ID tokens then say `amr: ["pwd", "otp", "mfa"]` (`["fed", "otp", "mfa"]` ' +
+    'and `idp` after an upstream provider) and `acr: "2"`; for a step-up or `max_age` re-authentication of a ' +
+    'browser session, only what was presented at the new `auth_time`: `amr: ["otp"]`, `acr: "2"`.',
   request: {
     body: {
       content: {
