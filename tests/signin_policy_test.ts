@@ -289,3 +289,26 @@ test("require_verified_email stops an upstream sign-in: a user made just in time
     await fake.stop();
   }
 });
+
+test("the sign-in policy is the only writer of authorization codes: no path can skip it", () => {
+  const root = new URL("../", import.meta.url);
+  const writers: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of Deno.readDirSync(new URL(dir, root))) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) walk(path);
+      else if (
+        /\.tsx?$/.test(entry.name) &&
+        Deno.readTextFileSync(new URL(path, root)).includes("insertAuthorizationCode(")
+      ) {
+        writers.push(path);
+      }
+    }
+  };
+  for (const dir of ["routes", "domain", "jobs.ts", "service.ts", "main.ts"]) {
+    if (dir.endsWith(".ts")) {
+      if (Deno.readTextFileSync(new URL(dir, root)).includes("insertAuthorizationCode(")) writers.push(dir);
+    } else walk(dir);
+  }
+  assert.deepEqual(writers, ["domain/accounts/signin_policy.ts"]);
+});

@@ -21,7 +21,6 @@ import {
 } from "../../domain/accounts/account_links.ts";
 import { heldForVerification, resendForLogin } from "../../domain/accounts/email_changes.ts";
 import { duration } from "../../domain/events/mail_templates.ts";
-import { completeLogin } from "../../domain/signin/sso.ts";
 import { secondStepFor } from "../../domain/factors/second_step.ts";
 import {
   choosePasswordPage,
@@ -38,10 +37,10 @@ import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import { browserCookie } from "./kit/cookies.ts";
-import { linkSettings, ssoSettings } from "../settings.ts";
+import { linkSettings } from "../settings.ts";
 import { browserOf, csrfMatches, csrfOf } from "./kit/csrf.ts";
 import { page, type PageStatus, startPage } from "./kit/headers.ts";
-import { verifyFirst } from "./flow.ts";
+import { finishLogin, verifyFirst } from "./flow.ts";
 import { retryAfter } from "./kit/errors.ts";
 import { errorPage } from "./kit/errors.ts";
 
@@ -244,15 +243,9 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
     ? await resumableRequest(sql, link.authorization_request_id, browser, config.publicUrl)
     : null;
   if (req && req.project_id === link.project_id) {
-    const done = await completeLogin(
-      sql,
-      req,
-      link.user_id,
-      getCookie(c, sso.name),
-      ssoSettings(c),
-      requestInfo(c),
-    );
-    if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
+    // The link verified the address, so the project's policy lets the user in; were it not so, its page.
+    const done = await finishLogin(c, { nonce: startPage(c, req.redirect_uri), req, userId: link.user_id });
+    if (done instanceof Response) return done;
     c.header("Cache-Control", "no-store");
     return c.redirect(done.location, 303);
   }
