@@ -126,6 +126,26 @@ export async function findLoginUser(
   return row;
 }
 
+/** What the project's sign-in policy needs of a user (domain/accounts/signin_policy.ts): the address and its state. */
+export type SignInUserRow = {
+  id: string;
+  email: string | null;
+  email_verified: boolean;
+  require_verified_email: boolean;
+};
+
+export async function findSignInUser(
+  sql: Sql,
+  projectId: string,
+  userId: string,
+): Promise<SignInUserRow | undefined> {
+  const [row] = await sql<SignInUserRow[]>`
+    select u.id, u.email, u.email_verified, p.require_verified_email
+    from users u join projects p on p.id = u.project_id
+    where u.project_id = ${projectId} and u.id = ${userId}`;
+  return row;
+}
+
 /**
  * Deletes the user: their login sessions (with refresh tokens), single sign-on sessions and unused codes go
  * with the row (foreign keys), and so do the trusted browsers of their email and an unused setup link, so

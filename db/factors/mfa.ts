@@ -119,24 +119,30 @@ export async function factorSummary(sql: Sql, projectId: string, userId: string)
   return row;
 }
 
-/** The login request awaits the second factor of this user (after a right password, `amr` so far). */
+/**
+ * The login request awaits the second factor of this user (after a right password, `amr` so far), through
+ * `providerId` when an upstream provider signed them in (undefined: the one already kept stays).
+ */
 export async function awaitSecondFactor(
   sql: Sql,
   requestId: string,
   userId: string,
   amr: string[],
+  providerId?: string | null,
 ): Promise<void> {
-  await sql`update authorization_requests set mfa_user_id = ${userId}, mfa_amr = ${amr}
+  const provider = providerId === undefined ? sql`mfa_provider_id` : sql`${providerId}`;
+  await sql`update authorization_requests set mfa_user_id = ${userId}, mfa_amr = ${amr},
+              mfa_provider_id = ${provider}
             where id = ${requestId} and used_at is null`;
 }
 
-/** The user and methods a login request awaits a second factor for, if it does. */
+/** The user, methods and upstream provider a login request awaits a second factor for, if it does. */
 export async function pendingSecondFactor(
   sql: Sql,
   requestId: string,
-): Promise<{ user_id: string; amr: string[] } | undefined> {
-  const [row] = await sql<{ user_id: string; amr: string[] }[]>`
-    select mfa_user_id as user_id, mfa_amr as amr from authorization_requests
+): Promise<{ user_id: string; amr: string[]; provider_id: string | null } | undefined> {
+  const [row] = await sql<{ user_id: string; amr: string[]; provider_id: string | null }[]>`
+    select mfa_user_id as user_id, mfa_amr as amr, mfa_provider_id as provider_id from authorization_requests
     where id = ${requestId} and mfa_user_id is not null and used_at is null and expires_at > now()`;
   return row;
 }

@@ -130,3 +130,13 @@ export async function resendForLogin(
 export async function requireVerification(sql: Sql, requestId: string, userId: string): Promise<void> {
   await holdForVerification(sql, requestId, userId);
 }
+
+/** The user a login page is held for (its address still unverified, the user active), or null. */
+export async function heldForVerification(
+  sql: Sql,
+  requestId: string,
+): Promise<{ userId: string; email: string | null } | null> {
+  const user = await unverifiedUserOf(sql, requestId);
+  if (!user || user.email_verified || !user.is_active) return null;
+  return { userId: user.id, email: user.email };
+}

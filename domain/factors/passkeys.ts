@@ -33,6 +33,7 @@ import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
 import { verifyAssertion, verifyRegistration, WebAuthnError } from "./webauthn.ts";
 import { ALGORITHM_IDS } from "./passkey_keys.ts";
 import { findTotp } from "../../db/factors/mfa.ts";
+import { requireSignInPolicy } from "../accounts/signin_policy.ts";
 
 export type PasskeySettings = { rpId: string; origin: string; rpName: string; publicUrl: string };
 
@@ -273,6 +274,9 @@ export async function passkeyLogin(
     const before = login.pending ? login.pending.amr.filter((m) => m !== "mfa") : [];
     const amr = [...new Set([...before, method, "mfa"])];
     if (!login.pending) {
+      // The project's sign-in policy (a verified address), before the sign-in counts as one.
+      const who = { projectId: req.project_id, clientId: req.client_id, userId: user.id, request };
+      await requireSignInPolicy(sql, who, { method: "passkey", credential_id: passkey.id });
       await record(sql, {
         projectId: req.project_id,
         type: "login.succeeded",

@@ -98,28 +98,35 @@ export async function checkSecondFactor(
 
 /**
  * After a right password of a user with a second factor: the login request waits for it, and no code is issued
- * until `checkSecondFactor` accepts one.
+ * until `checkSecondFactor` accepts one. `amr` is what this login presented so far (nothing for a step-up of a
+ * browser session); `providerId` the upstream provider it went through (or the step-up's session did).
  */
 export async function startSecondStep(
   sql: Sql,
   req: { id: string },
   userId: string,
   amr: string[] = AMR_PASSWORD,
+  providerId: string | null = null,
 ): Promise<void> {
-  await awaitSecondFactor(sql, req.id, userId, amr);
+  await awaitSecondFactor(sql, req.id, userId, amr, providerId);
 }
 
-/** The user whose second factor the login request awaits and the methods so far, or undefined. */
+/** The user whose second factor the login request awaits, the methods so far and the provider, or undefined. */
 export async function awaitedLogin(
   sql: Sql,
   requestId: string,
-): Promise<{ user_id: string; amr: string[] } | undefined> {
+): Promise<{ user_id: string; amr: string[]; provider_id: string | null } | undefined> {
   return await pendingSecondFactor(sql, requestId);
 }
 
-/** The methods of a login once a second factor was given: those before it, then `otp` and `mfa`. */
+/**
+ * The methods of a login once a code was given (RFC 8176: those presented at this `auth_time`): after a first
+ * factor, that factor, `otp` and `mfa`; for a step-up or a `max_age` re-authentication of a browser session,
+ * whose first factor was presented at an earlier `auth_time`, `otp` alone.
+ */
 export function withSecondFactor(amr: string[]): string[] {
-  return [...new Set([...amr.filter((m) => m !== "mfa"), "otp", "mfa"])];
+  const before = amr.filter((m) => m !== "mfa" && m !== "otp");
+  return before.length === 0 ? ["otp"] : [...new Set([...before, "otp", "mfa"])];
 }
 
 /** What comes after a right password: nothing, the code of the user's factor, or enrolling one. */

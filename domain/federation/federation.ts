@@ -5,8 +5,10 @@
  * callback trades the code at the provider's token endpoint and validates its ID token with jose (signature by
  * the provider's JWKS, `iss`, `aud`, `exp`, `nonce`, `azp`; §3.1.3.7). The user is then the one linked to
  * (provider, `sub`), or the one with the same email when both sides hold it verified and the provider allows
- * linking, or a new user (just-in-time). From there the login ends exactly as a password login does
- * (domain/signin/sso.ts `completeLogin`). Every failure is an audit event and a message on the login page.
+ * linking, or a new user (just-in-time). The project's sign-in policy then applies as after a password (a user
+ * whose address is not verified is stopped, see domain/accounts/signin_policy.ts); from there the login ends
+ * exactly as a password login does (domain/signin/sso.ts `completeLogin`). Every failure is an audit event and a
+ * message on the login page.
  */
 import { type Sql, transaction } from "../../db/connection.ts";
 import {
@@ -35,6 +37,7 @@ import { redeem, Refused, type Upstream } from "./federation_tokens.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 import { hashSecret, secretMatches } from "../shared/secrets.ts";
 import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
+import { EmailNotVerified, requireSignInPolicy } from "../accounts/signin_policy.ts";
 
 export type LoginRequest = AuthorizationRequestRow & { project_name: string };
 
@@ -165,8 +168,16 @@ const MESSAGES: Record<string, string> = {
   default: "The sign-in failed. Try again.",
 };
 
-/** The callback's outcome: the user who signed in, and the login request to finish. */
-export type FederatedLogin = { userId: string; providerId: string; request: LoginRequest };
+/**
+ * The callback's outcome: the user who signed in, and the login request to finish; or, when the project's
+ * policy stops the user (`unverified`), the login request to show the "verify your address first" page for.
+ */
+export type FederatedLogin = {
+  userId: string;
+  providerId: string;
+  request: LoginRequest;
+  unverified: EmailNotVerified | null;
+};
 
 /**
  * The provider's redirect back. Checks state (known, unspent, this provider's, this browser's), then the
@@ -244,6 +255,15 @@ export async function federationCallback(
     throw err;
   }
   const userId = await account(sql, provider, upstream, req, request, fail);
+  // The project's sign-in policy, before a second step: a user just created from an address the provider did
+  // not say is verified, or a linked one whose address is not, is stopped here (the page offers the link).
+  try {
+    const who = { projectId, clientId: req.client_id, userId, request };
+    await requireSignInPolicy(sql, who, { provider_id: providerId, method: "oidc" });
+  } catch (err) {
+    if (err instanceof EmailNotVerified) return { userId, providerId, request: req, unverified: err };
+    throw err;
+  }
   await record(sql, {
     projectId,
     type: "login.succeeded",
@@ -251,7 +271,7 @@ export async function federationCallback(
     target: { type: "user", id: userId },
     details: { client_id: req.client_id, provider_id: providerId, method: "oidc" },
   });
-  return { userId, providerId, request: req };
+  return { userId, providerId, request: req, unverified: null };
 }
 
 /** The user the upstream account signs in as: linked, linked now by verified email, or created. */

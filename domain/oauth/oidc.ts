@@ -132,9 +132,12 @@ export async function issueIdToken(
   }, t.accessToken);
 }
 
-/** `amr` and `acr` of a login: `fed` for an upstream provider's, else what the login recorded. */
+/**
+ * `amr` and `acr` of a login: what it recorded (the methods presented at its `auth_time`: `["fed", "otp", "mfa"]`
+ * after an upstream provider and a code); `["fed"]` for an upstream login from before the methods were kept.
+ */
 export function authContext(login: { amr: string[] | null; provider_id: string | null }) {
-  const amr = login.provider_id !== null ? ["fed"] : login.amr;
+  const amr = login.amr ?? (login.provider_id !== null ? ["fed"] : null);
   return amr === null ? {} : { amr, acr: acrOf(amr) };
 }
 

@@ -10,7 +10,6 @@ import {
   type CodeLogin,
   consumeAuthorizationRequest,
   findAuthorizationRequest,
-  insertAuthorizationCode,
   insertAuthorizationRequest,
 } from "../../db/oauth/sessions.ts";
 import { clearAttempts, uncountAttempt } from "../../db/shared/throttle.ts";
@@ -27,6 +26,7 @@ import type { RequestInfo } from "../shared/principal.ts";
 import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
 import { type SecondStep, secondStepFor } from "../factors/second_step.ts";
 import { accountKey, normalizeEmail } from "../accounts/emails.ts";
+import { mintAuthorizationCode, mustVerifyFirst } from "../accounts/signin_policy.ts";
 
 /** How long a login page stays usable. */
 export const LOGIN_REQUEST_TTL = 600;
@@ -246,7 +246,7 @@ export async function checkPassword(
     await uncountAttempt(sql, address);
     const trusted = await trustDevice(sql, device, who);
     // The right password, but the project wants a verified address first (the page offers to mail a link).
-    if (user.require_verified_email && !user.email_verified) {
+    if (mustVerifyFirst(user)) {
       await event("login.failed", user.id, { reason: "email_not_verified" });
       logins.child("failed").value++;
       return { userId: user.id, device: trusted, unverified: true, secondStep: "none" };
@@ -294,7 +294,8 @@ async function throttledEvent(
 
 /**
  * Spends the login request and issues the authorization code; returns the URL to send the browser to. `login`
- * adds, in the same transaction, how the user signed in (the browser, and an OpenID request's session).
+ * adds, in the same transaction, how the user signed in (the browser, and an OpenID request's session). The
+ * project's sign-in policy may refuse the code (EmailNotVerified, domain/accounts/signin_policy.ts): nothing is kept.
  */
 export async function issueAuthorizationCode(
   sql: Sql,
@@ -311,7 +312,7 @@ export async function issueAuthorizationCode(
         "This login page was already used. Go back to the application and start again.",
       );
     }
-    await insertAuthorizationCode(tx, {
+    await mintAuthorizationCode(tx, {
       project_id: req.project_id,
       code_hash: hashSecret(code),
       client_id: req.client_id,

@@ -7,7 +7,6 @@
  */
 import { type Sql, transaction } from "../../db/connection.ts";
 import type { AuthorizationRequestRow, CodeLogin } from "../../db/oauth/sessions.ts";
-import { insertAuthorizationCode } from "../../db/oauth/sessions.ts";
 import { insertSsoSession, rekeyBrowser, useSsoSession } from "../../db/signin/sso.ts";
 import { record, userSource } from "../audit/audit.ts";
 import { newId, newSecret } from "../shared/ids.ts";
@@ -20,10 +19,19 @@ import {
 import type { RequestInfo } from "../shared/principal.ts";
 import { hashSecret, isBrowserSecret } from "../shared/secrets.ts";
 import { secondStepFor } from "../factors/second_step.ts";
-import { ACR_MULTI, AMR_PASSWORD } from "../oauth/acr.ts";
+import { ACR_MULTI, acrOf } from "../oauth/acr.ts";
+import {
+  EmailNotVerified,
+  mintAuthorizationCode,
+  recordStopped,
+  requireSignInPolicy,
+} from "../accounts/signin_policy.ts";
 
-/** The browser's session must be confirmed by the user's second factor before a code is issued. */
-export type StepUp = { stepUp: { userId: string; amr: string[] } };
+/**
+ * The browser's session must be confirmed by the user's second factor before a code is issued: nothing is
+ * presented yet at the new `auth_time` (`amr` empty), and the session's upstream provider, if any, stays.
+ */
+export type StepUp = { stepUp: { userId: string; amr: string[]; providerId: string | null } };
 
 export type SsoSettings = {
   /** A browser session ends this long after its last use (SSO_IDLE_TTL)… */
@@ -39,7 +47,8 @@ const loginOf = (request: RequestInfo) => ({ ip: request.ip, user_agent: request
 /**
  * GET /authorize of an OpenID request: the URL to redirect to with a code when the browser's session in the
  * project answers for the user, or null to show the form. `prompt=none` without a usable session throws the
- * `login_required` redirect.
+ * `login_required` redirect. A session of a user the project's policy stops (an unverified address, see
+ * domain/accounts/signin_policy.ts) throws EmailNotVerified, recorded as `login.failed`.
  */
 export async function signInSilently(
   sql: Sql,
@@ -59,16 +68,26 @@ export async function signInSilently(
     throw new AuthorizeRedirectError("login_required", why, req.redirectUri, req.state);
   };
   if (!sso) return interaction("the user is not signed in");
+  // The project's policy holds for a session opened before it changed, or before the address did.
+  const who = { projectId, clientId: req.client.id, userId: sso.user_id, request };
+  try {
+    await requireSignInPolicy(sql, who, { sso_session_id: sso.id });
+  } catch (err) {
+    if (err instanceof EmailNotVerified && oidc.prompt === "none") {
+      interaction("the email address is not verified");
+    }
+    throw err;
+  }
   const stale = oidc.maxAge !== null && sso.age > oidc.maxAge;
-  const weak = oidc.acr === ACR_MULTI && !(sso.amr ?? []).includes("mfa");
+  const weak = oidc.acr === ACR_MULTI && acrOf(sso.amr) !== ACR_MULTI;
   if (stale || weak) {
     // Step-up: a user with a second factor gives its code again (not the password); one without enrols after
     // the form; a project with factors off ignores acr_values.
     const step = await secondStepFor(sql, { project_id: projectId, acr: oidc.acr }, sso.user_id);
     if (step === "code") {
       if (oidc.prompt === "none") return interaction("a second factor is needed");
-      const before = sso.provider_id !== null ? ["fed"] : sso.amr ?? AMR_PASSWORD;
-      return { stepUp: { userId: sso.user_id, amr: before.filter((m) => m !== "otp" && m !== "mfa") } };
+      // RFC 8176: the new login's methods are those presented now, not the session's earlier ones.
+      return { stepUp: { userId: sso.user_id, amr: [], providerId: sso.provider_id } };
     }
     if (stale || step === "enrol") {
       return interaction(stale ? "the last login is older than max_age" : "a second factor is needed");
@@ -76,7 +95,7 @@ export async function signInSilently(
   }
   const code = newSecret();
   await transaction(sql, async (tx) => {
-    await insertAuthorizationCode(tx, {
+    await mintAuthorizationCode(tx, {
       project_id: projectId,
       code_hash: hashSecret(code),
       client_id: req.client.id,
@@ -122,34 +141,36 @@ export async function completeLogin(
   const scope = req.scope;
   // Without `openid` the login opens no browser session; with it, one (under a new browser secret).
   const fresh = scope === null ? null : newSecret();
-  const location = await issueAuthorizationCode(
-    sql,
-    req,
-    userId,
-    settings.issuer,
-    settings.codeTtl,
-    async (tx): Promise<Partial<CodeLogin>> => {
-      if (scope === null || fresh === null) return { ...loginOf(request), amr };
-      if (isBrowserSecret(browser)) await rekeyBrowser(tx, hashSecret(browser), hashSecret(fresh));
-      const sso = await insertSsoSession(tx, {
-        project_id: req.project_id,
-        id: newId(),
-        browser_hash: hashSecret(fresh),
-        user_id: userId,
-        idleSeconds: settings.idleTtl,
-        ttlSeconds: settings.ttl,
-        provider_id: providerId,
-        amr,
-      });
-      return {
-        scope,
-        nonce: req.nonce,
-        auth_time: sso.auth_time,
-        sso_session_id: sso.id,
-        amr,
-        ...loginOf(request),
-      };
-    },
-  );
-  return { location, browser: fresh };
+  const login = async (tx: Sql): Promise<Partial<CodeLogin>> => {
+    if (scope === null || fresh === null) return { ...loginOf(request), amr };
+    if (isBrowserSecret(browser)) await rekeyBrowser(tx, hashSecret(browser), hashSecret(fresh));
+    const sso = await insertSsoSession(tx, {
+      project_id: req.project_id,
+      id: newId(),
+      browser_hash: hashSecret(fresh),
+      user_id: userId,
+      idleSeconds: settings.idleTtl,
+      ttlSeconds: settings.ttl,
+      provider_id: providerId,
+      amr,
+    });
+    return {
+      scope,
+      nonce: req.nonce,
+      auth_time: sso.auth_time,
+      sso_session_id: sso.id,
+      amr,
+      ...loginOf(request),
+    };
+  };
+  try {
+    const location = await issueAuthorizationCode(sql, req, userId, settings.issuer, settings.codeTtl, login);
+    return { location, browser: fresh };
+  } catch (err) {
+    if (err instanceof EmailNotVerified) {
+      const who = { projectId: req.project_id, clientId: req.client_id, userId, request };
+      await recordStopped(sql, who, providerId !== null ? { provider_id: providerId } : {});
+    }
+    throw err;
+  }
 }

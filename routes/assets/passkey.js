@@ -24,6 +24,8 @@
       body: JSON.stringify(body),
     });
     const answer = await res.json().catch(() => ({}));
+    // A sign-in the project stops until the address is verified: its page, which offers the link.
+    if (res.status === 403 && answer.location) location.assign(answer.location);
     if (!res.ok) throw new Error(answer.error_description || "The passkey was refused.");
     return answer;
   };

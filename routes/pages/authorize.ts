@@ -10,17 +10,16 @@ import {
   validateAuthorizeRequest,
 } from "../../domain/signin/login.ts";
 import { newSecret } from "../../domain/shared/ids.ts";
-import { completeLogin, signInSilently } from "../../domain/signin/sso.ts";
+import { signInSilently } from "../../domain/signin/sso.ts";
+import { EmailNotVerified } from "../../domain/accounts/signin_policy.ts";
 import { loginButtons } from "../../domain/federation/federation.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { loginPage } from "./views/login.ts";
-import { verifyFirstPage } from "./views/mail_links.ts";
-import { requireVerification } from "../../domain/accounts/email_changes.ts";
 import { normalizeEmail } from "../../domain/accounts/emails.ts";
 import { AMR_PASSWORD } from "../../domain/oauth/acr.ts";
-import { showSecondStep } from "./flow.ts";
+import { finishLogin, showSecondStep, verifyFirst } from "./flow.ts";
 import { consoleProject } from "./flow.ts";
 import { cookieOptions, deviceCookie } from "./kit/cookies.ts";
 import { formLimit, formSettings, readForm } from "./kit/forms.ts";
@@ -46,7 +45,15 @@ async function showLogin(c: Context<AppEnv>): Promise<Response> {
   const valid = await validateAuthorizeRequest(sql, queryParams(c), c.var.deps.config.publicUrl);
   // OpenID requests: a browser signed in to the project gets its code without the form.
   const sso = getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
-  const silent = await signInSilently(sql, valid, sso, ssoSettings(c), requestInfo(c));
+  let silent: Awaited<ReturnType<typeof signInSilently>> = null;
+  let stopped: EmailNotVerified | null = null;
+  try {
+    silent = await signInSilently(sql, valid, sso, ssoSettings(c), requestInfo(c));
+  } catch (err) {
+    // The browser's session is of a user the project's policy stops: the page that asks for the address.
+    if (!(err instanceof EmailNotVerified)) throw err;
+    stopped = err;
+  }
   if (typeof silent === "string") {
     c.header("Cache-Control", "no-store");
     return c.redirect(silent, 302);
@@ -56,15 +63,12 @@ async function showLogin(c: Context<AppEnv>): Promise<Response> {
   setCookie(c, cookieName, browser, cookieOptions(secure, 86_400));
   const { requestId, csrf } = await startLogin(sql, valid, browser, requestInfo(c));
   const nonce = startPage(c, valid.redirectUri);
+  const req = { id: requestId, project_id: valid.client.project_id, project_name: valid.client.project_name };
+  if (stopped) return await verifyFirst(c, { nonce, req, csrf, who: stopped });
   if (silent !== null) {
     // Step-up (acr_values, max_age): the browser's user confirms with their second factor.
-    const req = {
-      id: requestId,
-      project_id: valid.client.project_id,
-      project_name: valid.client.project_name,
-    };
-    const { userId, amr } = silent.stepUp;
-    return await showSecondStep(c, { nonce, req, csrf, userId, step: "code", amr });
+    const { userId, amr, providerId } = silent.stepUp;
+    return await showSecondStep(c, { nonce, req, csrf, userId, step: "code", amr, providerId });
   }
   const providers = await loginButtons(sql, valid.client.project_id);
   return c.html(
@@ -146,43 +150,20 @@ async function afterPassword(
     signedIn: NonNullable<Awaited<ReturnType<typeof checkPassword>>>;
   },
 ): Promise<Response> {
-  const { sql, config } = c.var.deps;
   const { nonce, req, form, signedIn } = p;
+  const userId = signedIn.userId;
   if (signedIn.unverified) {
     // The project wants a verified address: the page offers to mail the link (docs/email.md).
-    await requireVerification(sql, req.id, signedIn.userId);
-    return c.html(
-      verifyFirstPage({
-        nonce,
-        action: `${config.publicUrl}/authorize/verify/resend`,
-        csrf: form.csrf,
-        projectName: req.project_name,
-        requestId: req.id,
-        email: normalizeEmail(p.email)!,
-      }),
-      403,
-    );
+    const who = { userId, email: normalizeEmail(p.email) ?? null };
+    return await verifyFirst(c, { nonce, req, csrf: form.csrf, who });
   }
   // A second factor (its code, or enrolling one) before any code is issued.
   if (signedIn.secondStep !== "none") {
     const step = signedIn.secondStep;
-    return await showSecondStep(c, { nonce, req, csrf: form.csrf, userId: signedIn.userId, step });
+    return await showSecondStep(c, { nonce, req, csrf: form.csrf, userId, step });
   }
-  const sso = ssoCookie(config.publicUrl);
-  const browser = getCookie(c, sso.name);
-  const request = requestInfo(c);
-  const done = await completeLogin(
-    sql,
-    req,
-    signedIn.userId,
-    browser,
-    ssoSettings(c),
-    request,
-    null,
-    AMR_PASSWORD,
-  );
-  if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
-  return c.redirect(done.location, 303);
+  const done = await finishLogin(c, { nonce, req, csrf: form.csrf, userId, amr: AMR_PASSWORD });
+  return done instanceof Response ? done : c.redirect(done.location, 303);
 }
 
 // Documented for the reference page; the handlers do their own checks, since their errors are pages.
@@ -236,6 +217,12 @@ const authorizeDoc: RouteConfig = {
     302: { description: "A request error, sent back to the redirect URI" },
     400: {
       description: "An error page: the client or redirect URI cannot be trusted",
+    },
+    403: {
+      description:
+        "The browser is signed in (single sign-on) as a user whose address is not verified, in a " +
+        "project with `require_verified_email`: a page that offers to mail the verification link, and no " +
+        "code (with `prompt=none`, `error=login_required` instead)",
     },
     429: { description: "Too many login pages opened from one address: an error page; see `Retry-After`" },
   },

@@ -5,7 +5,7 @@
  */
 import { type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { getCookie } from "hono/cookie";
 import {
   federationCallback,
   FederationFailure,
@@ -14,13 +14,13 @@ import {
   newCsrf,
   startFederation,
 } from "../../domain/federation/federation.ts";
-import { completeLogin } from "../../domain/signin/sso.ts";
 import {
   isReauthentication,
   reauthenticationCallback,
   ReauthFailure,
 } from "../../domain/federation/reauthentication.ts";
 import { secondStepFor } from "../../domain/factors/second_step.ts";
+import { AMR_FEDERATED } from "../../domain/oauth/acr.ts";
 import type { App, AppEnv } from "../env.ts";
 import { forwardPage, loginPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
@@ -28,8 +28,8 @@ import { ssoCookie } from "./kit/cookies.ts";
 import { newNonce, pageHeaders, startPage } from "./kit/headers.ts";
 import { pageErrors } from "./kit/errors.ts";
 import { formSettings } from "./kit/forms.ts";
-import { providerSettings, ssoSettings } from "../settings.ts";
-import { consoleProject, showSecondStep } from "./flow.ts";
+import { providerSettings } from "../settings.ts";
+import { consoleProject, finishLogin, showSecondStep, verifyFirst } from "./flow.ts";
 import { errorPage } from "./kit/errors.ts";
 
 /** The login page again, with the failure's message and a fresh CSRF token; or an error page. */
@@ -120,7 +120,7 @@ async function reauthenticationReturn(c: Context<AppEnv>): Promise<Response> {
 
 /** GET /authorize/idp/:provider_id/callback */
 async function federatedLoginCallback(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql } = c.var.deps;
   if (await isReauthentication(sql, c.req.query("state"))) return await reauthenticationReturn(c);
   try {
     const login = await federationCallback(
@@ -131,32 +131,26 @@ async function federatedLoginCallback(c: Context<AppEnv>): Promise<Response> {
       getCookie(c, formSettings(c).cookieName),
       requestInfo(c),
     );
+    const nonce = startPage(c);
+    const { request: req, userId } = login;
+    // The project's policy stopped the user (an address not verified): the page that offers the link.
+    if (login.unverified) return await verifyFirst(c, { nonce, req, who: login.unverified });
     // The upstream's word replaces the password, not a second factor: a user who has one (or must enrol
     // one, or an application asking for it) goes on to the same second step as after a password.
-    const step = await secondStepFor(sql, login.request, login.userId);
+    const step = await secondStepFor(sql, req, userId);
     if (step !== "none") {
-      const nonce = startPage(c);
-      return await showSecondStep(c, {
-        nonce,
-        req: login.request,
-        csrf: await newCsrf(sql, login.request.id),
-        userId: login.userId,
-        step,
-        amr: ["fed"],
-      });
+      const csrf = await newCsrf(sql, req.id);
+      const providerId = login.providerId;
+      return await showSecondStep(c, { nonce, req, csrf, userId, step, amr: AMR_FEDERATED, providerId });
     }
-    const sso = ssoCookie(config.publicUrl);
-    const done = await completeLogin(
-      sql,
-      login.request,
-      login.userId,
-      getCookie(c, sso.name),
-      ssoSettings(c),
-      requestInfo(c),
-      login.providerId,
-    );
-    if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
-    const nonce = startPage(c);
+    const done = await finishLogin(c, {
+      nonce,
+      req,
+      userId,
+      providerId: login.providerId,
+      amr: AMR_FEDERATED,
+    });
+    if (done instanceof Response) return done;
     return c.html(forwardPage({ nonce, location: done.location }), 200);
   } catch (err) {
     if (err instanceof FederationFailure) return await showFailure(c, err);
@@ -218,6 +212,11 @@ const federatedLoginCallbackDoc: RouteConfig = {
         "page may restrict where its form leads (CSP `form-action`), redirects included.",
     },
     400: { description: "The login page with a message, or an error page" },
+    403: {
+      description: "A project with `require_verified_email`, and a user whose address is not verified (a " +
+        "linked user, or one just created from an address the provider did not say is verified): a page that " +
+        "offers to mail the verification link, and no code",
+    },
   },
 };
 

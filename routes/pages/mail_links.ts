@@ -19,9 +19,8 @@ import {
   signInBrowser,
   verifyWithLink,
 } from "../../domain/accounts/account_links.ts";
-import { resendForLogin } from "../../domain/accounts/email_changes.ts";
+import { heldForVerification, resendForLogin } from "../../domain/accounts/email_changes.ts";
 import { duration } from "../../domain/events/mail_templates.ts";
-import { completeLogin } from "../../domain/signin/sso.ts";
 import { secondStepFor } from "../../domain/factors/second_step.ts";
 import {
   choosePasswordPage,
@@ -38,9 +37,10 @@ import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import { browserCookie } from "./kit/cookies.ts";
-import { linkSettings, ssoSettings } from "../settings.ts";
+import { linkSettings } from "../settings.ts";
 import { browserOf, csrfMatches, csrfOf } from "./kit/csrf.ts";
-import { page, type PageStatus } from "./kit/headers.ts";
+import { page, type PageStatus, startPage } from "./kit/headers.ts";
+import { finishLogin, verifyFirst } from "./flow.ts";
 import { retryAfter } from "./kit/errors.ts";
 import { errorPage } from "./kit/errors.ts";
 
@@ -69,6 +69,7 @@ async function continuedRedirect(c: Context<AppEnv>, link: LinkRow): Promise<str
   return req && req.project_id === link.project_id ? req.redirect_uri : undefined;
 }
 
+const NOTHING_TO_CONFIRM = "There is nothing to confirm for this sign-in. Go back and sign in again.";
 const EXPIRED_FORM = "This page has expired or was not opened in this browser. Open the link again.";
 
 /** A page for a link that does not work: a way to a new one when its project is known. */
@@ -242,15 +243,9 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
     ? await resumableRequest(sql, link.authorization_request_id, browser, config.publicUrl)
     : null;
   if (req && req.project_id === link.project_id) {
-    const done = await completeLogin(
-      sql,
-      req,
-      link.user_id,
-      getCookie(c, sso.name),
-      ssoSettings(c),
-      requestInfo(c),
-    );
-    if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
+    // The link verified the address, so the project's policy lets the user in; were it not so, its page.
+    const done = await finishLogin(c, { nonce: startPage(c, req.redirect_uri), req, userId: link.user_id });
+    if (done instanceof Response) return done;
     c.header("Cache-Control", "no-store");
     return c.redirect(done.location, 303);
   }
@@ -278,7 +273,7 @@ async function submitVerifyResend(c: Context<AppEnv>): Promise<Response> {
     throw err;
   }
   const email = await resendForLogin(sql, linkSettings(c), req.id, requestInfo(c));
-  if (!email) return problem(c, "There is nothing to confirm for this sign-in. Go back and sign in again.");
+  if (!email) return problem(c, NOTHING_TO_CONFIRM);
   return page(c, (nonce) =>
     verifySentPage({
       nonce,
@@ -286,6 +281,16 @@ async function submitVerifyResend(c: Context<AppEnv>): Promise<Response> {
       email,
       validFor: duration(config.emailVerificationTtl),
     }));
+}
+
+/** GET /authorize/verify/first: a login held for a verified address (where the passkey script goes). */
+async function showVerifyFirst(c: Context<AppEnv>): Promise<Response> {
+  const { sql, config } = c.var.deps;
+  const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
+  const req = await resumableRequest(sql, c.req.query("request_id") ?? "", browser, config.publicUrl);
+  const held = req ? await heldForVerification(sql, req.id) : null;
+  if (!req || !held) return problem(c, NOTHING_TO_CONFIRM);
+  return await verifyFirst(c, { nonce: startPage(c, req.redirect_uri), req, who: held });
 }
 
 /** GET /authorize/verify */
@@ -338,6 +343,7 @@ export function registerAccountPages(app: App) {
   app.get("/authorize/password", showPassword);
   app.post("/authorize/password", submitPassword);
   app.post("/authorize/verify/resend", submitVerifyResend);
+  app.get("/authorize/verify/first", showVerifyFirst);
   app.get("/authorize/verify", showVerify);
   app.post("/authorize/verify", submitVerify);
 }

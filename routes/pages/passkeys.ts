@@ -25,6 +25,9 @@ import { ssoCookie } from "./kit/cookies.ts";
 import { retryAfter } from "./kit/errors.ts";
 import { formSettings } from "./kit/forms.ts";
 import { mfaSettings, ssoSettings } from "../settings.ts";
+import { EmailNotVerified } from "../../domain/accounts/signin_policy.ts";
+import { requireVerification } from "../../domain/accounts/email_changes.ts";
+import { verifyFirstUrl } from "./flow.ts";
 
 const SCRIPT = Deno.readTextFileSync(new URL("../assets/passkey.js", import.meta.url));
 
@@ -126,26 +129,39 @@ async function loginPasskeyOptions(c: Context<AppEnv>, body: Record<string, unkn
 async function loginWithPasskey(c: Context<AppEnv>, body: Record<string, unknown>): Promise<Response> {
   const { sql, config } = c.var.deps;
   const req = await loginRequest(c, body);
-  const pending = (await awaitedLogin(sql, req.id)) ?? null;
-  const signedIn = await passkeyLogin(sql, passkeySettings(config.publicUrl), {
-    req,
-    body,
-    request: requestInfo(c),
-    pending: pending && !pending.amr.includes("mfa") ? pending : null,
-  });
-  const sso = ssoCookie(config.publicUrl);
-  const done = await completeLogin(
-    sql,
-    req,
-    signedIn.userId,
-    getCookie(c, sso.name),
-    ssoSettings(c),
-    requestInfo(c),
-    null,
-    signedIn.amr,
-  );
-  if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
-  return c.json({ location: done.location }, 200);
+  const awaited = (await awaitedLogin(sql, req.id)) ?? null;
+  // The passkey as the second step of this login (its first factor, and any upstream provider, carried on).
+  const pending = awaited && !awaited.amr.includes("mfa") ? awaited : null;
+  try {
+    const signedIn = await passkeyLogin(sql, passkeySettings(config.publicUrl), {
+      req,
+      body,
+      request: requestInfo(c),
+      pending,
+    });
+    const sso = ssoCookie(config.publicUrl);
+    const done = await completeLogin(
+      sql,
+      req,
+      signedIn.userId,
+      getCookie(c, sso.name),
+      ssoSettings(c),
+      requestInfo(c),
+      pending?.provider_id ?? null,
+      signedIn.amr,
+    );
+    if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
+    return c.json({ location: done.location }, 200);
+  } catch (err) {
+    if (!(err instanceof EmailNotVerified)) throw err;
+    // The project wants a verified address first: the script goes to the page that offers the link.
+    await requireVerification(sql, req.id, err.userId);
+    return c.json({
+      error: "email_not_verified",
+      error_description: "Confirm your email address before you sign in.",
+      location: verifyFirstUrl(c, req.id),
+    }, 403);
+  }
 }
 
 /** POST /account/passkeys/options */

@@ -5,20 +5,17 @@
  */
 import { type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { getCookie } from "hono/cookie";
 import { AuthorizePageError, loginRequestFor } from "../../domain/signin/login.ts";
 import { hasSecondFactor, pendingTotp } from "../../domain/factors/mfa.ts";
 import { awaitedLogin, checkSecondFactor, confirmLoginEnrolment } from "../../domain/factors/second_step.ts";
-import { completeLogin } from "../../domain/signin/sso.ts";
 import type { App, AppEnv } from "../env.ts";
 import { enrolInLoginPage, loginRecoveryCodesPage, secondFactorPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
-import { ssoCookie } from "./kit/cookies.ts";
 import { startPage } from "./kit/headers.ts";
 import { pageErrors, retryAfter } from "./kit/errors.ts";
 import { formSettings } from "./kit/forms.ts";
-import { ssoSettings } from "../settings.ts";
-import { enrolPicture } from "./flow.ts";
+import { enrolPicture, finishLogin } from "./flow.ts";
 import { mfaSettings } from "../settings.ts";
 import { formLimit, readForm } from "./kit/forms.ts";
 
@@ -34,7 +31,9 @@ const submitSecondFactorDoc: RouteConfig = {
     "Posted by the page shown after a right password to a user with an authenticator: a 6-digit TOTP code " +
     "(RFC 6238; each good once) or one of the user's recovery codes (each good once). A wrong, spent or " +
     "expired code answers the page again with the field's error; repeated failures answer 429 with " +
-    '`Retry-After` (never a lockout). ID tokens then say `amr: ["pwd", "otp", "mfa"]` and `acr: "2"`.',
+    '`Retry-After` (never a lockout). ID tokens then say `amr: ["pwd", "otp", "mfa"]` (`["fed", "otp", "mfa"]` ' +
+    'and `idp` after an upstream provider) and `acr: "2"`; for a step-up or `max_age` re-authentication of a ' +
+    'browser session, only what was presented at the new `auth_time`: `amr: ["otp"]`, `acr: "2"`.',
   request: {
     body: {
       content: {
@@ -57,6 +56,11 @@ const submitSecondFactorDoc: RouteConfig = {
     },
     303: { description: "Success: to `redirect_uri` with `code`, `state` and `iss`" },
     400: { description: "The page again with the field's error, or an error page" },
+    403: {
+      description:
+        "A project with `require_verified_email` whose user's address is not verified: a page that " +
+        "offers to mail the verification link, and no code",
+    },
     413: { description: "A form larger than 16 KiB: an error page" },
     429: { description: "Too many wrong codes; see `Retry-After`" },
   },
@@ -96,20 +100,16 @@ async function submitSecondFactor(c: Context<AppEnv>): Promise<Response> {
     return await confirmEnrolment(c, step, req, pending, form.code ?? "");
   }
   if (amr instanceof Response) return amr;
-  const sso = ssoCookie(config.publicUrl);
-  const browser = getCookie(c, sso.name);
-  const done = await completeLogin(
-    sql,
+  const providerId = pending.provider_id;
+  const done = await finishLogin(c, {
+    nonce,
     req,
-    pending.user_id,
-    browser,
-    ssoSettings(c),
-    requestInfo(c),
-    null,
+    csrf: form.csrf,
+    userId: pending.user_id,
     amr,
-  );
-  if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
-  return c.redirect(done.location, 303);
+    providerId,
+  });
+  return done instanceof Response ? done : c.redirect(done.location, 303);
 }
 
 /** The code of the user's factor: the methods it proves, or the page again with the field's error. */
