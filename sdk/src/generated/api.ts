@@ -4494,7 +4494,7 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Posted by the page shown after a right password to a user with an authenticator: a 6-digit TOTP code (RFC 6238; each good once) or one of the user&#39;s recovery codes (each good once). A wrong, spent or expired code answers the page again with the field&#39;s error; repeated failures answer 429 with <code>Retry-After</code> (never a lockout). ID tokens then say <code>amr: [&quot;pwd&quot;, &quot;otp&quot;, &quot;mfa&quot;]</code> and <code>acr: &quot;2&quot;</code>.</p>
+		 * <p>Posted by the page shown after a right password to a user with an authenticator: a 6-digit TOTP code (RFC 6238; each good once) or one of the user&#39;s recovery codes (each good once). A wrong, spent or expired code answers the page again with the field&#39;s error; repeated failures answer 429 with <code>Retry-After</code> (never a lockout). ID tokens then say <code>amr: [&quot;pwd&quot;, &quot;otp&quot;, &quot;mfa&quot;]</code> (<code>[&quot;fed&quot;, &quot;otp&quot;, &quot;mfa&quot;]</code> and <code>idp</code> after an upstream provider) and <code>acr: &quot;2&quot;</code>; for a step-up or <code>max_age</code> re-authentication of a browser session, only what was presented at the new <code>auth_time</code>: <code>amr: [&quot;otp&quot;]</code>, <code>acr: &quot;2&quot;</code>.</p>
 		 * @summary Submit the second step of a login
 		 * @param {Api.SubmitSecondFactorRequest} [request]
 		 * @param {RequestInit} [options] Override http request option.
@@ -4583,6 +4583,9 @@ export const LoginApiFp = function(configuration?: Configuration) {
 					if (response.status === 400) {
 						return response;
 					}
+					if (response.status === 403) {
+						return response;
+					}
 					if (response.status === 429) {
 						return response;
 					}
@@ -4612,6 +4615,9 @@ export const LoginApiFp = function(configuration?: Configuration) {
 						return response;
 					}
 					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 403) {
 						return response;
 					}
 					throw response;
@@ -4738,7 +4744,7 @@ export const LoginApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Posted by the page shown after a right password to a user with an authenticator: a 6-digit TOTP code (RFC 6238; each good once) or one of the user&#39;s recovery codes (each good once). A wrong, spent or expired code answers the page again with the field&#39;s error; repeated failures answer 429 with <code>Retry-After</code> (never a lockout). ID tokens then say <code>amr: [&quot;pwd&quot;, &quot;otp&quot;, &quot;mfa&quot;]</code> and <code>acr: &quot;2&quot;</code>.</p>
+		 * <p>Posted by the page shown after a right password to a user with an authenticator: a 6-digit TOTP code (RFC 6238; each good once) or one of the user&#39;s recovery codes (each good once). A wrong, spent or expired code answers the page again with the field&#39;s error; repeated failures answer 429 with <code>Retry-After</code> (never a lockout). ID tokens then say <code>amr: [&quot;pwd&quot;, &quot;otp&quot;, &quot;mfa&quot;]</code> (<code>[&quot;fed&quot;, &quot;otp&quot;, &quot;mfa&quot;]</code> and <code>idp</code> after an upstream provider) and <code>acr: &quot;2&quot;</code>; for a step-up or <code>max_age</code> re-authentication of a browser session, only what was presented at the new <code>auth_time</code>: <code>amr: [&quot;otp&quot;]</code>, <code>acr: &quot;2&quot;</code>.</p>
 		 * @summary Submit the second step of a login
 		 * @param {Api.SubmitSecondFactorRequest} [request]
 		 * @param {RequestInit} [options] Override http request option.
@@ -4758,6 +4764,9 @@ export const LoginApiFp = function(configuration?: Configuration) {
 						return response;
 					}
 					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 403) {
 						return response;
 					}
 					if (response.status === 413) {
@@ -4875,7 +4884,7 @@ export class LoginApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Posted by the page shown after a right password to a user with an authenticator: a 6-digit TOTP code (RFC 6238; each good once) or one of the user&#39;s recovery codes (each good once). A wrong, spent or expired code answers the page again with the field&#39;s error; repeated failures answer 429 with <code>Retry-After</code> (never a lockout). ID tokens then say <code>amr: [&quot;pwd&quot;, &quot;otp&quot;, &quot;mfa&quot;]</code> and <code>acr: &quot;2&quot;</code>.</p>
+	 * <p>Posted by the page shown after a right password to a user with an authenticator: a 6-digit TOTP code (RFC 6238; each good once) or one of the user&#39;s recovery codes (each good once). A wrong, spent or expired code answers the page again with the field&#39;s error; repeated failures answer 429 with <code>Retry-After</code> (never a lockout). ID tokens then say <code>amr: [&quot;pwd&quot;, &quot;otp&quot;, &quot;mfa&quot;]</code> (<code>[&quot;fed&quot;, &quot;otp&quot;, &quot;mfa&quot;]</code> and <code>idp</code> after an upstream provider) and <code>acr: &quot;2&quot;</code>; for a step-up or <code>max_age</code> re-authentication of a browser session, only what was presented at the new <code>auth_time</code>: <code>amr: [&quot;otp&quot;]</code>, <code>acr: &quot;2&quot;</code>.</p>
 	 * @summary Submit the second step of a login
 	 * @param {Api.SubmitSecondFactorRequest} [request]
 	 * @param {RequestInit} [options] Override http request option.
