@@ -14,7 +14,7 @@ import {
 } from "../../db/oauth/sessions.ts";
 import { clearAttempts, uncountAttempt } from "../../db/shared/throttle.ts";
 import { findLoginUser } from "../../db/accounts/users.ts";
-import { redirectUriAllowed } from "../console/client.ts";
+import { redirectUriAllowed } from "../projects/redirect_uris.ts";
 import { deviceFor, deviceThrottleKey, trustDevice } from "./devices.ts";
 import { newSecret } from "../shared/ids.ts";
 import { hashPassword, verifyPassword } from "../accounts/passwords.ts";

@@ -20,6 +20,7 @@ import {
 } from "../../db/signin/sso.ts";
 import { record, userSource } from "../audit/audit.ts";
 import { redirectWith } from "./login.ts";
+import { postLogoutRedirectUriAllowed } from "../projects/redirect_uris.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 import { encodeBase64Url } from "../shared/base64.ts";
 import { hashSecret, secretMatches } from "../shared/secrets.ts";
@@ -121,9 +122,10 @@ export async function logout(
           notice: confirmation === "stale"
             ? "This sign-out page was for another sign-in. Confirm again."
             : null,
-          redirectUri: redirectUri !== undefined && client?.post_logout_redirect_uris.includes(redirectUri)
-            ? redirectUri
-            : null,
+          redirectUri:
+            redirectUri !== undefined && client && postLogoutRedirectUriAllowed(client, redirectUri)
+              ? redirectUri
+              : null,
         },
       };
     }
@@ -174,7 +176,7 @@ export async function logout(
       clearCookie,
     );
   }
-  if (!client.post_logout_redirect_uris.includes(redirectUri)) {
+  if (!postLogoutRedirectUriAllowed(client, redirectUri)) {
     return page(
       400,
       `${done} The post_logout_redirect_uri is not registered for this application.`,

@@ -922,7 +922,7 @@ export class AuditApi extends BaseAPI {
 export const ClientsApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>clients:create</code>. The answer carries the client&#39;s 256-bit secret, shown only here; it authenticates with HTTP Basic at <code>POST /api/v1/tokens</code> (client credentials). The caller grants only permissions it holds itself (the project&#39;s admin client holds them all): otherwise 403 <code>insufficient_permission</code>, <code>details</code> naming the codes it lacks, and nothing is written.</p>
+		 * <p>Needs <code>clients:create</code>. The answer carries the client&#39;s 256-bit secret, shown only here; it authenticates with HTTP Basic at <code>POST /api/v1/tokens</code> (client credentials). The caller grants only permissions it holds itself (the project&#39;s admin client holds them all): otherwise 403 <code>insufficient_permission</code>, <code>details</code> naming the codes it lacks, and nothing is written. <code>redirect_uris</code> and <code>post_logout_redirect_uris</code> give the client lists of its own, used instead of the project&#39;s (empty or omitted: the project&#39;s apply); they decide where its users&#39; codes go, so giving them needs a caller that covers the whole project (403 <code>insufficient_permission</code> otherwise), and each URI is checked as the project&#39;s are (400 <code>invalid_params</code> with <code>details</code>).</p>
 		 * @summary Create a client
 		 * @param {string} projectId
 		 * @param {Api.CreateClientRequest} request
@@ -1196,7 +1196,7 @@ export const ClientsApiFetchParamCreator = function (configuration?: Configurati
 			};
 		},
 		/**
-		 * <p>Needs <code>clients:update</code>. Permission changes and deactivation apply to the client&#39;s tokens on their next request; deactivation also ends the sessions of users who signed in through it. The caller must hold every permission the client holds and every permission it grants (403 <code>insufficient_permission</code> otherwise); a project&#39;s admin client can be changed only by itself and by the system project&#39;s admin client, and can be neither deactivated nor stripped of permissions.</p>
+		 * <p>Needs <code>clients:update</code>. Permission changes and deactivation apply to the client&#39;s tokens on their next request; deactivation also ends the sessions of users who signed in through it. The caller must hold every permission the client holds and every permission it grants (403 <code>insufficient_permission</code> otherwise); a project&#39;s admin client can be changed only by itself and by the system project&#39;s admin client, and can be neither deactivated nor stripped of permissions. A client&#39;s own <code>redirect_uris</code> and <code>post_logout_redirect_uris</code> replace the project&#39;s for it while non-empty; <code>[]</code> falls back to the project&#39;s. Changing them needs a caller that covers the whole project, as the project&#39;s lists do.</p>
 		 * @summary Update a client
 		 * @param {string} projectId
 		 * @param {string} clientId
@@ -1265,7 +1265,7 @@ export const ClientsApiFetchParamCreator = function (configuration?: Configurati
 export const ClientsApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>clients:create</code>. The answer carries the client&#39;s 256-bit secret, shown only here; it authenticates with HTTP Basic at <code>POST /api/v1/tokens</code> (client credentials). The caller grants only permissions it holds itself (the project&#39;s admin client holds them all): otherwise 403 <code>insufficient_permission</code>, <code>details</code> naming the codes it lacks, and nothing is written.</p>
+		 * <p>Needs <code>clients:create</code>. The answer carries the client&#39;s 256-bit secret, shown only here; it authenticates with HTTP Basic at <code>POST /api/v1/tokens</code> (client credentials). The caller grants only permissions it holds itself (the project&#39;s admin client holds them all): otherwise 403 <code>insufficient_permission</code>, <code>details</code> naming the codes it lacks, and nothing is written. <code>redirect_uris</code> and <code>post_logout_redirect_uris</code> give the client lists of its own, used instead of the project&#39;s (empty or omitted: the project&#39;s apply); they decide where its users&#39; codes go, so giving them needs a caller that covers the whole project (403 <code>insufficient_permission</code> otherwise), and each URI is checked as the project&#39;s are (400 <code>invalid_params</code> with <code>details</code>).</p>
 		 * @summary Create a client
 		 * @param {string} projectId
 		 * @param {Api.CreateClientRequest} request
@@ -1602,7 +1602,7 @@ export const ClientsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>clients:update</code>. Permission changes and deactivation apply to the client&#39;s tokens on their next request; deactivation also ends the sessions of users who signed in through it. The caller must hold every permission the client holds and every permission it grants (403 <code>insufficient_permission</code> otherwise); a project&#39;s admin client can be changed only by itself and by the system project&#39;s admin client, and can be neither deactivated nor stripped of permissions.</p>
+		 * <p>Needs <code>clients:update</code>. Permission changes and deactivation apply to the client&#39;s tokens on their next request; deactivation also ends the sessions of users who signed in through it. The caller must hold every permission the client holds and every permission it grants (403 <code>insufficient_permission</code> otherwise); a project&#39;s admin client can be changed only by itself and by the system project&#39;s admin client, and can be neither deactivated nor stripped of permissions. A client&#39;s own <code>redirect_uris</code> and <code>post_logout_redirect_uris</code> replace the project&#39;s for it while non-empty; <code>[]</code> falls back to the project&#39;s. Changing them needs a caller that covers the whole project, as the project&#39;s lists do.</p>
 		 * @summary Update a client
 		 * @param {string} projectId
 		 * @param {string} clientId
@@ -1688,7 +1688,7 @@ export const ClientsApiFactory: FactoryFunction<ClientsApi> = function (configur
  */
 export class ClientsApi extends BaseAPI {
 	/**
-	 * <p>Needs <code>clients:create</code>. The answer carries the client&#39;s 256-bit secret, shown only here; it authenticates with HTTP Basic at <code>POST /api/v1/tokens</code> (client credentials). The caller grants only permissions it holds itself (the project&#39;s admin client holds them all): otherwise 403 <code>insufficient_permission</code>, <code>details</code> naming the codes it lacks, and nothing is written.</p>
+	 * <p>Needs <code>clients:create</code>. The answer carries the client&#39;s 256-bit secret, shown only here; it authenticates with HTTP Basic at <code>POST /api/v1/tokens</code> (client credentials). The caller grants only permissions it holds itself (the project&#39;s admin client holds them all): otherwise 403 <code>insufficient_permission</code>, <code>details</code> naming the codes it lacks, and nothing is written. <code>redirect_uris</code> and <code>post_logout_redirect_uris</code> give the client lists of its own, used instead of the project&#39;s (empty or omitted: the project&#39;s apply); they decide where its users&#39; codes go, so giving them needs a caller that covers the whole project (403 <code>insufficient_permission</code> otherwise), and each URI is checked as the project&#39;s are (400 <code>invalid_params</code> with <code>details</code>).</p>
 	 * @summary Create a client
 	 * @param {string} projectId
 	 * @param {Api.CreateClientRequest} request
@@ -1753,7 +1753,7 @@ export class ClientsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>clients:update</code>. Permission changes and deactivation apply to the client&#39;s tokens on their next request; deactivation also ends the sessions of users who signed in through it. The caller must hold every permission the client holds and every permission it grants (403 <code>insufficient_permission</code> otherwise); a project&#39;s admin client can be changed only by itself and by the system project&#39;s admin client, and can be neither deactivated nor stripped of permissions.</p>
+	 * <p>Needs <code>clients:update</code>. Permission changes and deactivation apply to the client&#39;s tokens on their next request; deactivation also ends the sessions of users who signed in through it. The caller must hold every permission the client holds and every permission it grants (403 <code>insufficient_permission</code> otherwise); a project&#39;s admin client can be changed only by itself and by the system project&#39;s admin client, and can be neither deactivated nor stripped of permissions. A client&#39;s own <code>redirect_uris</code> and <code>post_logout_redirect_uris</code> replace the project&#39;s for it while non-empty; <code>[]</code> falls back to the project&#39;s. Changing them needs a caller that covers the whole project, as the project&#39;s lists do.</p>
 	 * @summary Update a client
 	 * @param {string} projectId
 	 * @param {string} clientId
