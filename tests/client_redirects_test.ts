@@ -239,3 +239,79 @@ test("PUT …/clients/{id} keeps omitted lists, records them in client.updated, 
   });
   assert.equal(renamed.name, "mine2");
 });
+
+/** The visible text of a page, its tags dropped and its entities read back (what a person reads). */
+function textOf(html: string): string {
+  return html.replace(/<style[\s\S]*?<\/style>/g, "").replace(/<[^>]+>/g, " ").replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&")
+    .replace(/\s+/g, " ");
+}
+
+test("an unregistered redirect_uri's page shows it escaped, the byte-for-byte rule and where to register it", async () => {
+  const p = await loginProject();
+  const url = (await http("/")).url.replace(/\/$/, "");
+  const hostile = `https://evil.example/cb?x="><script>alert('x')</script>`;
+  const res = await http(`/authorize?${new URLSearchParams(await authorizeQuery(p.clientId, hostile))}`, {
+    redirect: "manual",
+  });
+  assert.equal(res.status, 400);
+  assert.equal(res.headers.get("location"), null, "never a redirect to an unregistered URI");
+  const html = await res.text();
+  assert.doesNotMatch(html, /<script>alert/, "the received URI is escaped");
+  assert.match(html, /&lt;script&gt;alert\(&#39;x&#39;\)&lt;\/script&gt;/);
+  const text = textOf(html);
+  assert.match(text, /The redirect_uri is not registered for this application\./);
+  assert.ok(text.includes(`Received redirect_uri : ${hostile}`), text);
+  assert.match(text, /must match one registered for this client byte for byte/);
+  // The client has no list of its own: the project's console page and API.
+  const projectPage = `${url}/console/projects/${p.project.id}`;
+  assert.ok(text.includes(`project's console page ${projectPage}`), text);
+  assert.match(html, new RegExp(`<a href="${projectPage}">`));
+  assert.ok(text.includes(`PUT /api/v1/projects/${p.project.id} (field redirect_uris )`), text);
+  // Nothing registered is listed.
+  assert.ok(!text.includes(REDIRECT_URI), "the registered URIs stay unlisted");
+
+  // A client with its own list: its own page and API.
+  const own = await p.api.clients.createClient(p.project.id, { name: "own", redirect_uris: [OWN_URI] });
+  const theirs = await http(
+    `/authorize?${new URLSearchParams(await authorizeQuery(own.id, REDIRECT_URI))}`,
+    { redirect: "manual" },
+  );
+  assert.equal(theirs.status, 400);
+  const ownText = textOf(await theirs.text());
+  assert.ok(
+    ownText.includes(`console page ${url}/console/projects/${p.project.id}/clients/${own.id}`),
+    ownText,
+  );
+  assert.ok(ownText.includes(`PUT /api/v1/projects/${p.project.id}/clients/${own.id}`), ownText);
+  assert.ok(!ownText.includes(OWN_URI), "the client's URIs stay unlisted");
+
+  // A long URI is shown shortened.
+  const long = `https://evil.example/${"a".repeat(3000)}`;
+  const longRes = await http(`/authorize?${new URLSearchParams(await authorizeQuery(p.clientId, long))}`, {
+    redirect: "manual",
+  });
+  const longText = textOf(await longRes.text());
+  assert.ok(!longText.includes(long));
+  assert.match(longText, /\(the first 200 of 3021 characters\)/);
+});
+
+test("an unregistered post_logout_redirect_uri's page shows it escaped and where to register it, without a redirect", async () => {
+  const p = await loginProject();
+  const own = await p.api.clients.createClient(p.project.id, {
+    name: "own",
+    post_logout_redirect_uris: [OWN_LOGOUT_URI],
+  });
+  const hostile = `https://evil.example/out?"<b>x</b>`;
+  const out = await logoutTo(own.id, hostile);
+  assert.equal(out.status, 400);
+  assert.equal(out.location, null);
+  assert.doesNotMatch(out.text, /<b>x<\/b>/);
+  const text = textOf(out.text);
+  assert.match(text, /The post_logout_redirect_uri is not registered for this application\./);
+  assert.ok(text.includes(`Received post_logout_redirect_uri : ${hostile}`), text);
+  assert.match(text, /byte for byte/);
+  assert.ok(text.includes(`/console/projects/${p.project.id}/clients/${own.id}`), text);
+  assert.match(text, /field post_logout_redirect_uris/);
+  assert.ok(!text.includes(OWN_LOGOUT_URI));
+});

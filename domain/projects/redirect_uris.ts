@@ -48,3 +48,30 @@ export function redirectUriAllowed(
 export function postLogoutRedirectUriAllowed(client: RegisteredLists, redirectUri: string): boolean {
   return effectiveUris(client, "post_logout_redirect_uri").uris.includes(redirectUri);
 }
+
+/**
+ * A URI refused because it is not in the list that applies: what the refusal page may tell (the URI received,
+ * whose list it must join), never the registered URIs themselves.
+ */
+export type UnregisteredUri = {
+  kind: UriKind;
+  /** As received: attacker-controlled text, to be escaped and shortened wherever it is shown. */
+  received: string;
+  clientId: string;
+  projectId: string;
+  /** Whose list applies, and so where the URI is to be registered. */
+  owner: "client" | "project";
+  /** The project's built-in console client: it has no page of its own. */
+  consoleClient: boolean;
+};
+
+export function unregisteredUri(client: RegisteredLists, kind: UriKind, received: string): UnregisteredUri {
+  return {
+    kind,
+    received,
+    clientId: client.id,
+    projectId: client.project_id,
+    owner: effectiveUris(client, kind).owner,
+    consoleClient: client.id === consoleClientId(client.project_id),
+  };
+}

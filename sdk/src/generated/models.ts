@@ -2740,7 +2740,7 @@ export namespace Api {
 		 */
 		'client_id'?: string;
 		/**
-		 * @description <p>Registered in the project&#39;s <code>post_logout_redirect_uris</code>, matched byte for byte</p>
+		 * @description <p>Registered for the client, matched byte for byte: in its own <code>post_logout_redirect_uris</code> when it has any, else in its project&#39;s</p>
 		 * @type {string}
 		 * @memberof SubmitLogoutRequest
 		 */
