@@ -26,6 +26,11 @@ export type RequestLine = {
   project?: string;
   client?: string;
   user?: string;
+  /**
+   * Why the service refused, when a page says it in words the log cannot read (a stable code such as
+   * `redirect_uri_not_registered`); the API's refusals carry their code in the answer.
+   */
+  reason?: string;
 };
 
 export type Logger = {
@@ -139,6 +144,7 @@ export function createLogger(opts: LoggerOptions): Logger {
           project: r.project,
           client: r.client,
           user: r.user,
+          reason: r.reason,
         }),
       );
     },
@@ -183,6 +189,7 @@ function prettyRequest(time: string, r: RequestLine, colour: boolean) {
     project: r.project,
     client: r.client,
     user: r.user,
+    reason: r.reason,
     id: r.request_id,
     trace: r.trace_id,
   }, colour);

@@ -10,6 +10,7 @@ import {
   ProjectIdParam,
   Timestamps,
 } from "./fields.ts";
+import { PostLogoutRedirectUris, RedirectUris } from "./projects.ts";
 
 export const TokenEndpointAuthMethod = z.enum(["none", "client_secret_basic"]).openapi({
   description:
@@ -20,6 +21,19 @@ export const TokenEndpointAuthMethod = z.enum(["none", "client_secret_basic"]).o
     "Client credentials always need HTTP Basic. Default `none`; omitted on update: unchanged.",
 }).openapi("TokenEndpointAuthMethod");
 export type TokenEndpointAuthMethod = z.infer<typeof TokenEndpointAuthMethod>;
+
+const CLIENT_LISTS = "The client's own redirect URIs, with the rules of the project's `redirect_uris` " +
+  "(absolute, `https` or `http` on localhost, 127.0.0.1 and [::1], no fragment, canonical form, at most 50), " +
+  "matched byte for byte. Non-empty: only these are accepted for this client, and the project's list no " +
+  "longer applies to it; empty: the project's list applies. Setting or changing them needs a caller that " +
+  "covers the whole project, as the project's list does.";
+const CLIENT_LOGOUT_LISTS = "Where `/logout` may send the browser after this client's sign-out, with the " +
+  "rules of `redirect_uris`. Non-empty: only these, for this client; empty: the project's " +
+  "`post_logout_redirect_uris` apply. Setting or changing them needs a caller that covers the whole project.";
+const ClientRedirectUris = RedirectUris.openapi({ description: `${CLIENT_LISTS} Default [].` });
+const ClientPostLogoutRedirectUris = PostLogoutRedirectUris.openapi({
+  description: `${CLIENT_LOGOUT_LISTS} Default [].`,
+});
 
 export const Client = z.object({
   id: z.string().openapi({ description: "The client_id" }),
@@ -33,6 +47,12 @@ export const Client = z.object({
   }),
   token_endpoint_auth_method: TokenEndpointAuthMethod,
   permission_ids: z.array(z.string()).openapi({ description: "Permissions granted directly to the client" }),
+  redirect_uris: z.array(z.string()).openapi({
+    description: "The client's own redirect URIs; empty: the project's `redirect_uris` apply to it",
+  }),
+  post_logout_redirect_uris: z.array(z.string()).openapi({
+    description: "The client's own post-logout redirect URIs; empty: the project's apply to it",
+  }),
   ...Timestamps,
 }).openapi("Client");
 export type Client = z.infer<typeof Client>;
@@ -48,6 +68,8 @@ export const CreateClientRequest = z.object({
   permission_ids: PermissionIds.optional(),
   is_active: z.boolean().optional().openapi({ description: "Default true" }),
   token_endpoint_auth_method: TokenEndpointAuthMethod.optional(),
+  redirect_uris: ClientRedirectUris.optional(),
+  post_logout_redirect_uris: ClientPostLogoutRedirectUris.optional(),
 }).openapi("CreateClientRequest");
 export type CreateClientRequest = z.infer<typeof CreateClientRequest>;
 
@@ -61,6 +83,14 @@ export const UpdateClientRequest = z.object({
     description: "Omitted: unchanged. Given: replaces the client's permissions.",
   }),
   token_endpoint_auth_method: TokenEndpointAuthMethod.optional(),
+  redirect_uris: ClientRedirectUris.optional().openapi({
+    description:
+      `${CLIENT_LISTS} Omitted: unchanged; an array replaces them ([] falls back to the project's).`,
+  }),
+  post_logout_redirect_uris: ClientPostLogoutRedirectUris.optional().openapi({
+    description: `${CLIENT_LOGOUT_LISTS} Omitted: unchanged; an array replaces them ([] falls back to the ` +
+      "project's).",
+  }),
 }).openapi("UpdateClientRequest");
 export type UpdateClientRequest = z.infer<typeof UpdateClientRequest>;
 

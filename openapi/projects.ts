@@ -33,7 +33,7 @@ const RedirectUri = z.string().max(2000).superRefine((uri, ctx) => {
   if (issue) ctx.addIssue({ code: "custom", message: issue });
 }).openapi({ example: "https://app.example.com/callback" });
 
-const RedirectUris = z.array(RedirectUri).max(50).refine(
+export const RedirectUris = z.array(RedirectUri).max(50).refine(
   (a) => new Set(a).size === a.length,
   "must not repeat a URI",
 )
@@ -43,7 +43,7 @@ const RedirectUris = z.array(RedirectUri).max(50).refine(
       "and [::1]; no fragment. At most 50.",
   });
 
-const PostLogoutRedirectUris = z.array(RedirectUri).max(50).refine(
+export const PostLogoutRedirectUris = z.array(RedirectUri).max(50).refine(
   (a) => new Set(a).size === a.length,
   "must not repeat a URI",
 ).openapi({

@@ -35,6 +35,8 @@ export type AppEnv = {
     span?: Span;
     /** Set by the form endpoints: the client the request presents, authenticated or not (for the request log). */
     client?: PresentedClient;
+    /** Set by a page that refuses for a reason the request log should carry (`RequestLine.reason`). */
+    reason?: string;
   };
 };
 

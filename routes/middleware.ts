@@ -99,7 +99,8 @@ const isAuthzen = (path: string) =>
  * The request's line: the matched route's pattern (never the path, whose segments may be anything the caller
  * typed, nor the query, where codes and tokens travel), and the caller as the service authenticated it: the
  * token's project, client and user (the gate's principal), or the client at the form endpoints. A request no
- * route matched shows the pattern of the last middleware it passed (`*`, `/api/*`).
+ * route matched shows the pattern of the last middleware it passed (`*`, `/api/*`). A page's refusal adds its
+ * `reason` (e.g. `redirect_uri_not_registered`), a fixed code, never the input that caused it.
  */
 function logRequest(c: Context<AppEnv>, log: Logger, id: string, seconds: number, traceId?: string): void {
   const principal = c.var.principal;
@@ -114,6 +115,7 @@ function logRequest(c: Context<AppEnv>, log: Logger, id: string, seconds: number
     project: principal?.projectId ?? client?.projectId,
     client: principal?.clientId ?? client?.clientId,
     user: principal?.userId,
+    reason: c.var.reason,
   });
 }
 

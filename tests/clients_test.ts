@@ -32,7 +32,9 @@ test("POST .../clients creates a client whose secret is shown once and gets toke
     "is_admin",
     "name",
     "permission_ids",
+    "post_logout_redirect_uris",
     "project_id",
+    "redirect_uris",
     "token_endpoint_auth_method",
     "updated_at",
   ]);

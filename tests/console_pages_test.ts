@@ -266,6 +266,33 @@ test(
         );
         await page.getByRole("button", { name: "Save client" }).click();
         await page.waitForURL(/done=1/);
+        // Its own redirect URIs, one a line: a bad one is shown next to the field, nothing is saved.
+        const uris = page.getByRole("textbox", { name: /^Redirect URIs of this client/ });
+        await uris.fill("https://shop.example/cb\nhttp://shop.example/cb");
+        await page.getByRole("button", { name: "Save client" }).click();
+        assert.match(
+          (await page.locator("#f-redirect_uris-error").textContent())!,
+          /redirect_uris\.1: must use https/,
+        );
+        assert.deepEqual((await admin("GET", `${api}/clients/${backend.id}`)).redirect_uris, []);
+        await uris.fill(
+          "https://shop.example/cb\n\n  https://shop.example/cb2 ",
+        );
+        await page.getByRole("button", { name: "Save client" }).click();
+        await page.waitForURL(/done=1/);
+        assert.deepEqual((await admin("GET", `${api}/clients/${backend.id}`)).redirect_uris, [
+          "https://shop.example/cb",
+          "https://shop.example/cb2",
+        ]);
+        assert.equal(
+          await uris.inputValue(),
+          "https://shop.example/cb\nhttps://shop.example/cb2",
+        );
+        // Emptied again: the project's list applies.
+        await uris.fill("");
+        await page.getByRole("button", { name: "Save client" }).click();
+        await page.waitForURL(/done=1/);
+        assert.deepEqual((await admin("GET", `${api}/clients/${backend.id}`)).redirect_uris, []);
       });
       await visit("sessions", `${base}/sessions`);
       await visit("user-sessions", `${base}/users/${grace.id}/sessions`, async (page) => {

@@ -279,3 +279,61 @@ test("LOG_FORMAT=pretty writes one readable line per request", async () => {
   const text = await svc.finish();
   assert.match(text, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}GET \/healthz 200 [\d.]+ms id=pretty-1$/m, text);
 });
+
+test("the request log's line of an unregistered redirect URI's page carries its reason, not the URI", async () => {
+  const svc = await loggedService({ LOG_LEVEL: "info" });
+  let text = "";
+  try {
+    const system = await json(
+      await fetch(
+        `${svc.url}/api/v1/tokens`,
+        form({ grant_type: "client_credentials" }, { authorization: basic("system-admin", ADMIN_SECRET) }),
+      ),
+    );
+    const created = await json(
+      await fetch(`${svc.url}/api/v1/projects`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${system.body.access_token}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "logged", redirect_uris: [REDIRECT_URI] }),
+      }),
+    );
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const clientId: string = created.body.admin_client.client_id;
+    const get = async (path: string, id: string) => {
+      const res = await fetch(`${svc.url}${path}`, { redirect: "manual", headers: { "x-request-id": id } });
+      await res.body?.cancel();
+      return res.status;
+    };
+    const authorize = async (redirectUri: string) =>
+      `/authorize?${new URLSearchParams({
+        client_id: clientId,
+        redirect_uri: redirectUri,
+        response_type: "code",
+        code_challenge: await challengeOf(newVerifier()),
+        code_challenge_method: "S256",
+      })}`;
+    assert.equal(await get(await authorize("https://needle.example/cb"), "bad-redirect"), 400);
+    assert.equal(await get(await authorize(REDIRECT_URI), "good-redirect"), 200);
+    const logout = `/logout?${new URLSearchParams({
+      client_id: clientId,
+      post_logout_redirect_uri: "https://needle.example/out",
+    })}`;
+    assert.equal(await get(logout, "bad-logout"), 400);
+
+    text = await svc.finish();
+    const lines = text.trim().split("\n").map((l) => JSON.parse(l) as Line);
+    const line = (id: string) => lines.find((l) => l.msg === "request" && l.request_id === id)!;
+    assert.deepEqual(
+      [line("bad-redirect").route, line("bad-redirect").status, line("bad-redirect").reason],
+      ["/authorize", 400, "redirect_uri_not_registered"],
+    );
+    assert.equal(line("good-redirect").reason, undefined);
+    assert.deepEqual(
+      [line("bad-logout").route, line("bad-logout").status, line("bad-logout").reason],
+      ["/logout", 400, "post_logout_redirect_uri_not_registered"],
+    );
+    assert.doesNotMatch(text, /needle/, "the received URI stays out of the log");
+  } finally {
+    if (!text) await svc.finish().catch(() => {});
+  }
+});

@@ -9,6 +9,7 @@ import { type ThrottlePolicy, waitOfRowText } from "../shared/throttle.ts";
 
 const COLUMNS =
   `c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.token_endpoint_auth_method,
+      c.redirect_uris, c.post_logout_redirect_uris,
       array(select cp.permission_id from client_permissions cp where cp.client_id = c.id order by cp.permission_id)
         as permission_ids,
       ${timestampsText("c")}`;
@@ -25,12 +26,16 @@ export async function insertClient(
     is_active?: boolean;
     is_admin?: boolean;
     token_endpoint_auth_method?: TokenEndpointAuthMethod;
+    redirect_uris?: string[];
+    post_logout_redirect_uris?: string[];
   },
 ): Promise<void> {
   await sql`
-    insert into clients (project_id, id, name, description, secret_hash, is_active, is_admin, token_endpoint_auth_method)
+    insert into clients (project_id, id, name, description, secret_hash, is_active, is_admin, token_endpoint_auth_method,
+                         redirect_uris, post_logout_redirect_uris)
     values (${c.project_id}, ${c.id}, ${c.name}, ${c.description}, ${c.secret_hash}, ${c.is_active ?? true},
-            ${c.is_admin ?? false}, ${c.token_endpoint_auth_method ?? "none"})`;
+            ${c.is_admin ?? false}, ${c.token_endpoint_auth_method ?? "none"}, ${c.redirect_uris ?? []},
+            ${c.post_logout_redirect_uris ?? []})`;
 }
 
 /** Grants every permission of the project's default resources (the project's admin client). */
@@ -85,9 +90,15 @@ export type ClientWithProjectRow = {
   token_endpoint_auth_method: TokenEndpointAuthMethod;
   project_name: string;
   project_is_active: boolean;
-  redirect_uris: string[];
-  /** Where the project's applications may send the browser after a logout (OpenID Connect). */
-  post_logout_redirect_uris: string[];
+  /**
+   * The registered lists, the client's own and its project's: which one applies is decided in one place,
+   * domain/projects/redirect_uris.ts (the client's when it has one, else the project's).
+   */
+  client_redirect_uris: string[];
+  project_redirect_uris: string[];
+  /** Where the applications may send the browser after a logout (OpenID Connect), as above. */
+  client_post_logout_redirect_uris: string[];
+  project_post_logout_redirect_uris: string[];
   /** The database's clock, which stamps tokens so that every instance compares one clock with itself. */
   now: Date;
   /** The signing key that signs now. */
@@ -139,8 +150,10 @@ function lookupStatement(policy: ThrottlePolicy | null) {
     from unnest($1::text[], $2::text[]) with ordinality as v (client_id, key, n)
     join lateral (
       select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method,
-             p.name as project_name, p.is_active as project_is_active, p.redirect_uris,
-             p.post_logout_redirect_uris
+             p.name as project_name, p.is_active as project_is_active,
+             c.redirect_uris as client_redirect_uris, p.redirect_uris as project_redirect_uris,
+             c.post_logout_redirect_uris as client_post_logout_redirect_uris,
+             p.post_logout_redirect_uris as project_post_logout_redirect_uris
       from clients c join projects p on p.id = c.project_id
       where c.id = v.client_id
     ) x on true
@@ -163,11 +176,14 @@ export async function updateClientRow(
     description: string | null;
     is_active: boolean;
     token_endpoint_auth_method: TokenEndpointAuthMethod;
+    redirect_uris: string[];
+    post_logout_redirect_uris: string[];
   },
 ): Promise<boolean> {
   const rows = await sql`
     update clients set name = ${c.name}, description = ${c.description}, is_active = ${c.is_active},
-      token_endpoint_auth_method = ${c.token_endpoint_auth_method},
+      token_endpoint_auth_method = ${c.token_endpoint_auth_method}, redirect_uris = ${c.redirect_uris},
+      post_logout_redirect_uris = ${c.post_logout_redirect_uris},
       tokens_valid_after = case when is_active and not ${c.is_active} then clock_timestamp() else tokens_valid_after end,
       updated_at = now()
     where project_id = ${projectId} and id = ${clientId} returning id`;

@@ -28,7 +28,7 @@ import {
 } from "../../db/oauth/sessions.ts";
 import { findClientWithProject } from "../../db/oauth/clients.ts";
 import { insertSsoSession, rekeyBrowser } from "../../db/signin/sso.ts";
-import { redirectUriAllowed } from "../console/client.ts";
+import { redirectUriAllowed } from "../projects/redirect_uris.ts";
 import { clearAttempts, countAttempt } from "../../db/shared/throttle.ts";
 import { record, type Source } from "../audit/audit.ts";
 import { AppError } from "../shared/errors.ts";

@@ -42,6 +42,28 @@ async function requireActOn(tx: Sql, caller: Principal, target: Client, what: st
   });
 }
 
+type Lists = { redirect_uris: string[]; post_logout_redirect_uris: string[] };
+
+/**
+ * A client's own redirect lists decide where its users' codes (and browsers after a logout) go, as the
+ * project's do: setting or changing them needs a caller that covers the whole project, as the project's lists.
+ */
+async function requireListsChangeable(
+  tx: Sql,
+  caller: Principal,
+  projectId: string,
+  before: Lists,
+  after: Lists,
+): Promise<void> {
+  for (const field of ["redirect_uris", "post_logout_redirect_uris"] as const) {
+    if (sameList(before[field], after[field])) continue;
+    await requireCoversAll(tx, caller, projectId, field, `changing a client's ${field}`);
+  }
+}
+
+const NO_LISTS: Lists = { redirect_uris: [], post_logout_redirect_uris: [] };
+const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
 export async function createClient(
   sql: Sql,
   caller: Principal,
@@ -52,7 +74,13 @@ export async function createClient(
   const secret = newSecret();
   return await transaction(sql, async (tx) => {
     const permissionIds = await grantablePermissionIds(tx, caller, projectId, input.permission_ids ?? []);
+    const lists = {
+      redirect_uris: input.redirect_uris ?? [],
+      post_logout_redirect_uris: input.post_logout_redirect_uris ?? [],
+    };
+    await requireListsChangeable(tx, caller, projectId, NO_LISTS, lists);
     await insertClient(tx, {
+      ...lists,
       project_id: projectId,
       id,
       name: input.name,
@@ -109,7 +137,13 @@ export async function updateClient(
       }
     }
     if (permissionIds) await requireGrantable(tx, caller, projectId, permissionIds);
+    const lists = {
+      redirect_uris: input.redirect_uris ?? current.redirect_uris,
+      post_logout_redirect_uris: input.post_logout_redirect_uris ?? current.post_logout_redirect_uris,
+    };
+    await requireListsChangeable(tx, caller, projectId, current, lists);
     await updateClientRow(tx, projectId, clientId, {
+      ...lists,
       name: input.name,
       description: keepOrClear(input.description, current.description),
       is_active: input.is_active,

@@ -14,7 +14,7 @@ import {
 } from "../../db/oauth/sessions.ts";
 import { clearAttempts, uncountAttempt } from "../../db/shared/throttle.ts";
 import { findLoginUser } from "../../db/accounts/users.ts";
-import { redirectUriAllowed } from "../console/client.ts";
+import { redirectUriAllowed, type UnregisteredUri, unregisteredUri } from "../projects/redirect_uris.ts";
 import { deviceFor, deviceThrottleKey, trustDevice } from "./devices.ts";
 import { newSecret } from "../shared/ids.ts";
 import { hashPassword, verifyPassword } from "../accounts/passwords.ts";
@@ -31,10 +31,20 @@ import { mintAuthorizationCode, mustVerifyFirst } from "../accounts/signin_polic
 /** How long a login page stays usable. */
 export const LOGIN_REQUEST_TTL = 600;
 
-/** An error shown on our own page: the redirect URI cannot be trusted, so the browser is not sent there. */
+/**
+ * An error shown on our own page: the redirect URI cannot be trusted, so the browser is not sent there. `reason`,
+ * when given, goes to the request log's line.
+ */
 export class AuthorizePageError extends Error {
-  constructor(message: string) {
+  constructor(message: string, readonly reason: string | null = null) {
     super(message);
+  }
+}
+
+/** A `redirect_uri` not in the list that applies to the client: the page says what was received and where to fix it. */
+export class RedirectUriNotRegistered extends AuthorizePageError {
+  constructor(message: string, readonly unregistered: UnregisteredUri) {
+    super(message, "redirect_uri_not_registered");
   }
 }
 
@@ -91,7 +101,10 @@ export async function validateAuthorizeRequest(
   const redirectUri = single(params, "redirect_uri");
   if (!redirectUri) throw new AuthorizePageError("The request has no valid redirect_uri.");
   if (!redirectUriAllowed(client, redirectUri, publicUrl)) {
-    throw new AuthorizePageError("The redirect_uri is not registered for this application.");
+    throw new RedirectUriNotRegistered(
+      "The redirect_uri is not registered for this application.",
+      unregisteredUri(client, "redirect_uri", redirectUri),
+    );
   }
   const rawState = single(params, "state");
   // An over-long state is refused and not echoed back.
@@ -176,7 +189,10 @@ export async function loginRequestFor(
   }
   // The redirect URI may have been removed from the project since the page was opened.
   if (!redirectUriAllowed(client, req.redirect_uri, publicUrl)) {
-    throw new AuthorizePageError("The redirect_uri is no longer registered for this application.");
+    throw new RedirectUriNotRegistered(
+      "The redirect_uri is no longer registered for this application.",
+      unregisteredUri(client, "redirect_uri", req.redirect_uri),
+    );
   }
   return { ...req, project_name: client.project_name };
 }

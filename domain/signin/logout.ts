@@ -20,6 +20,11 @@ import {
 } from "../../db/signin/sso.ts";
 import { record, userSource } from "../audit/audit.ts";
 import { redirectWith } from "./login.ts";
+import {
+  postLogoutRedirectUriAllowed,
+  type UnregisteredUri,
+  unregisteredUri,
+} from "../projects/redirect_uris.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 import { encodeBase64Url } from "../shared/base64.ts";
 import { hashSecret, secretMatches } from "../shared/secrets.ts";
@@ -34,6 +39,10 @@ export type LogoutOutcome = {
   message: string;
   /** The browser has no live session left: its cookie can go. */
   clearCookie: boolean;
+  /** Why the browser was not sent back, for the request log (e.g. `post_logout_redirect_uri_not_registered`). */
+  reason?: string;
+  /** An unregistered `post_logout_redirect_uri`: what the page may say of it and where to register it. */
+  unregistered?: UnregisteredUri;
   /** Nothing was done: the user must confirm (the request's parameters go back with the form). */
   confirm?: {
     token: string;
@@ -121,9 +130,10 @@ export async function logout(
           notice: confirmation === "stale"
             ? "This sign-out page was for another sign-in. Confirm again."
             : null,
-          redirectUri: redirectUri !== undefined && client?.post_logout_redirect_uris.includes(redirectUri)
-            ? redirectUri
-            : null,
+          redirectUri:
+            redirectUri !== undefined && client && postLogoutRedirectUriAllowed(client, redirectUri)
+              ? redirectUri
+              : null,
         },
       };
     }
@@ -174,12 +184,16 @@ export async function logout(
       clearCookie,
     );
   }
-  if (!client.post_logout_redirect_uris.includes(redirectUri)) {
-    return page(
-      400,
-      `${done} The post_logout_redirect_uri is not registered for this application.`,
-      clearCookie,
-    );
+  if (!postLogoutRedirectUriAllowed(client, redirectUri)) {
+    return {
+      ...page(
+        400,
+        `${done} The post_logout_redirect_uri is not registered for this application.`,
+        clearCookie,
+      ),
+      reason: "post_logout_redirect_uri_not_registered",
+      unregistered: unregisteredUri(client, "post_logout_redirect_uri", redirectUri),
+    };
   }
   if (!client.is_active || !client.project_is_active) {
     return page(400, `${done} The application that sent you here is disabled.`, clearCookie);

@@ -24,6 +24,7 @@ import {
   type Scope,
   scopeOf,
   showRecord,
+  uriLines,
 } from "./projects.tsx";
 import { allResources } from "./resources.tsx";
 import { PermissionChecklist } from "./roles.tsx";
@@ -39,6 +40,9 @@ type Values = {
   permission_ids: string[];
   /** As posted: the API refuses anything but a method it knows. */
   token_endpoint_auth_method: string;
+  /** One URI a line, as the textareas hold them. */
+  redirect_uris: string;
+  post_logout_redirect_uris: string;
 };
 
 /** A client's type as OAuth names it (RFC 6749 §2.1), from its authentication method at the token endpoint. */
@@ -150,6 +154,32 @@ function MethodSelect(p: { value: string; problem: Problem | null; readonly: boo
   );
 }
 
+/** The client's own redirect lists; empty, the project's apply (domain/projects/redirect_uris.ts). */
+function RedirectFields(p: { v: Values; problem: Problem | null }) {
+  return (
+    <>
+      <Field
+        name="redirect_uris"
+        label="Redirect URIs of this client"
+        value={p.v.redirect_uris}
+        problem={p.problem}
+        textarea
+        hint={"One per line; https, or http on localhost. Matched byte for byte. When this list has any, " +
+          "only these are accepted for this client; empty, the project's redirect URIs apply."}
+      />
+      <Field
+        name="post_logout_redirect_uris"
+        label="Post-logout redirect URIs of this client"
+        value={p.v.post_logout_redirect_uris}
+        problem={p.problem}
+        textarea
+        hint={"Where /logout may send the browser after this client's sign-out, one per line. Empty: the " +
+          "project's post-logout redirect URIs apply."}
+      />
+    </>
+  );
+}
+
 type Form = {
   k: Console;
   client: Client | null;
@@ -174,6 +204,7 @@ function ClientForm(p: Form) {
           Active (unchecked: its tokens are refused from the next request on)
         </label>
       </p>
+      <RedirectFields v={v} problem={problem} />
       <PermissionChecklist
         resources={p.resources}
         checked={v.permission_ids}
@@ -233,6 +264,8 @@ async function editPage(
     is_active: client?.is_active ?? true,
     permission_ids: client?.permission_ids ?? [],
     token_endpoint_auth_method: client?.token_endpoint_auth_method ?? "none",
+    redirect_uris: (client?.redirect_uris ?? []).join("\n"),
+    post_logout_redirect_uris: (client?.post_logout_redirect_uris ?? []).join("\n"),
   };
   const base = `${projectPath(s.project.id)}/clients`;
   const action = client ? `${base}/${encodeURIComponent(client.id)}` : `${base}/new`;
@@ -248,8 +281,15 @@ const values = (k: Console): Values => ({
   is_active: k.field("is_active") === "true",
   permission_ids: k.list("permission_ids"),
   token_endpoint_auth_method: k.field("token_endpoint_auth_method") || "none",
+  redirect_uris: k.field("redirect_uris"),
+  post_logout_redirect_uris: k.field("post_logout_redirect_uris"),
 });
-const body = (v: Values) => ({ ...v, description: v.description || null });
+const body = (v: Values) => ({
+  ...v,
+  description: v.description || null,
+  redirect_uris: uriLines(v.redirect_uris),
+  post_logout_redirect_uris: uriLines(v.post_logout_redirect_uris),
+});
 const cid = (k: Console) => k.c.req.param("cid")!;
 
 const showNewClient = (k: Console) => editPage(k, null, null, null);

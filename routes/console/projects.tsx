@@ -103,7 +103,8 @@ export const projectApi = (id: string, area?: string) =>
 /** The admin API's path of an area of the project the console page shows (its `pid` parameter). */
 export const areaApi = (k: Console, area: string) => projectApi(k.c.req.param("pid")!, area);
 
-const uriLines = (text: string) => text.split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
+/** A textarea's URIs, one a line (blank lines and surrounding spaces dropped). */
+export const uriLines = (text: string) => text.split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
 
 /** The project form's fields as posted. */
 export const formValues = (k: Console) => ({

@@ -176,14 +176,21 @@ const authorizeDoc: RouteConfig = {
   description:
     "Open this URL in the user's browser. Errors about the client or the redirect URI (unknown or " +
     "inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and " +
-    "never redirect. Other errors redirect to `redirect_uri` with `error`, `error_description`, `state` and " +
+    "never redirect. The page of an unregistered `redirect_uri` shows the URI received (escaped, at most 200 " +
+    "characters), says it must match one registered for the client byte for byte, and names where to register " +
+    "it: the console page of the client (when it has its own `redirect_uris`) or of its project, or the admin " +
+    "API; it never lists the registered URIs. The request log's line carries `reason: " +
+    "redirect_uri_not_registered`. Other errors redirect to `redirect_uri` with `error`, `error_description`, `state` and " +
     "`iss` (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects " +
     "(303) to `redirect_uri` with `code`, `state` and `iss`. With `openid` in `scope`, a browser already " +
     "signed in to the project (single sign-on) is redirected (302) with a code at once.",
   request: {
     query: z.object({
       client_id: z.string().openapi({ description: "The client's id" }),
-      redirect_uri: z.string().openapi({ description: "Registered in the project, matched byte for byte" }),
+      redirect_uri: z.string().openapi({
+        description: "Registered for the client, matched byte for byte: in its own `redirect_uris` when it " +
+          "has any, else in its project's",
+      }),
       response_type: z.literal("code"),
       code_challenge: z.string().openapi({
         description: "BASE64URL(SHA-256(code_verifier)), 43 characters",

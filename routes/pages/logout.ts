@@ -13,6 +13,7 @@ import { signedOutPage, signOutConfirmPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import { startPage } from "./kit/headers.ts";
+import { unregisteredHelp } from "./kit/errors.ts";
 
 const LOGOUT_FORM_LIMIT = 16 * 1024;
 
@@ -33,6 +34,7 @@ async function answer(c: Context<AppEnv>, params: Record<string, string[]>, conf
     ? "confirmed"
     : "stale";
   const outcome = await logout(sql, tokens, params, browser, requestInfo(c), state);
+  if (outcome.reason) c.set("reason", outcome.reason);
   if (outcome.clearCookie) deleteCookie(c, cookie.name, cookie.options(0));
   if (outcome.location) {
     c.header("Cache-Control", "no-store");
@@ -50,7 +52,12 @@ async function answer(c: Context<AppEnv>, params: Record<string, string[]>, conf
     );
   }
   return c.html(
-    signedOutPage({ nonce, message: outcome.message, ok: outcome.status === 200 }),
+    signedOutPage({
+      nonce,
+      message: outcome.message,
+      ok: outcome.status === 200,
+      help: outcome.unregistered && unregisteredHelp(config.publicUrl, outcome.unregistered),
+    }),
     outcome.status,
   );
 }
@@ -61,7 +68,8 @@ const LogoutParams = z.object({
   }),
   client_id: z.string().optional().openapi({ description: "The application; must be the hint's `aud`" }),
   post_logout_redirect_uri: z.string().optional().openapi({
-    description: "Registered in the project's `post_logout_redirect_uris`, matched byte for byte",
+    description: "Registered for the client, matched byte for byte: in its own `post_logout_redirect_uris` " +
+      "when it has any, else in its project's",
   }),
   state: z.string().optional().openapi({ description: "Returned unchanged with the redirect" }),
 });
@@ -101,9 +109,13 @@ export function registerLogoutRoutes(app: App) {
         "can end only the session a trusted hint names. Then it ends the browser's single sign-on session in " +
         "the project (and the one the ID token names) and revokes the refresh tokens of the login sessions it " +
         "created; their access tokens are refused from the next request. Then redirects (303) to " +
-        "`post_logout_redirect_uri` with `state` when it is registered for the project of `id_token_hint` or " +
-        '`client_id`, or shows a "signed out" page. An unregistered URI shows an error page, never a ' +
-        "redirect; an `id_token_hint` that is forged, expired or of another client never redirects.",
+        "`post_logout_redirect_uri` with `state` when it is registered for the client of `id_token_hint` or " +
+        "`client_id` (its own `post_logout_redirect_uris` when it has any, else its project's), or shows a " +
+        '"signed out" page. An unregistered URI shows an error page, never a redirect: it shows the URI ' +
+        "received (escaped, at most 200 characters), says it must match byte for byte, and names where to " +
+        "register it (the console page of the client or project, or the admin API), never the registered " +
+        "URIs; the request log's line carries `reason: post_logout_redirect_uri_not_registered`. An " +
+        "`id_token_hint` that is forged, expired or of another client never redirects.",
       request: method === "get"
         ? { query: LogoutParams }
         : { body: { content: { "application/x-www-form-urlencoded": { schema: LogoutForm } } } },

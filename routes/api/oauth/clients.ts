@@ -32,7 +32,11 @@ export const createClientRoute = guardedRoute({
     "The answer carries the client's 256-bit secret, shown only here; it authenticates with HTTP " +
     "Basic at `POST /api/v1/tokens` (client credentials). The caller grants only permissions it holds itself " +
     "(the project's admin client holds them all): otherwise 403 `insufficient_permission`, `details` naming " +
-    "the codes it lacks, and nothing is written.",
+    "the codes it lacks, and nothing is written. `redirect_uris` and `post_logout_redirect_uris` give the " +
+    "client lists of its own, used instead of the project's (empty or omitted: the project's apply); they " +
+    "decide where its users' codes go, so giving them needs a caller that covers the whole project (403 " +
+    "`insufficient_permission` otherwise), and each URI is checked as the project's are (400 `invalid_params` " +
+    "with `details`).",
   request: { params: ProjectIdParam, body: jsonBody(CreateClientRequest) },
   responses: { 201: jsonResponse(ClientWithSecret, "The client with its secret") },
   errors: ["some_permissions_not_found"],
@@ -49,7 +53,9 @@ export const updateClientRoute = guardedRoute({
     "deactivation also ends the sessions of users who signed in through it. The caller must hold every " +
     "permission the client holds and every permission it grants (403 `insufficient_permission` otherwise); a " +
     "project's admin client can be changed only by itself and by the system project's admin client, and can " +
-    "be neither deactivated nor stripped of permissions.",
+    "be neither deactivated nor stripped of permissions. A client's own `redirect_uris` and " +
+    "`post_logout_redirect_uris` replace the project's for it while non-empty; `[]` falls back to the " +
+    "project's. Changing them needs a caller that covers the whole project, as the project's lists do.",
   request: { params: ClientIdParam, body: jsonBody(UpdateClientRequest) },
   responses: { 200: jsonResponse(Client, "The updated client") },
   errors: ["some_permissions_not_found", "client_not_found"],

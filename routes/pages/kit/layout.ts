@@ -34,6 +34,8 @@ export const STYLE = `
   .aside { margin: 1rem 0 0; text-align: center; }
   .notice { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #e1effe; color: #1e429f; }
   a { color: LinkText; }
+  h2 { margin: 1.25rem 0 .25rem; font-size: 1.1rem; }
+  code, a { overflow-wrap: anywhere; }
 `;
 
 /**

@@ -1,5 +1,6 @@
 /** The server-rendered login and error pages: no script, no third-party asset, escaped by `html`. */
 import { html, raw } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
 import { layout, passkeyBlock, STYLE } from "../kit/layout.ts";
 
 export function loginPage(p: {
@@ -200,12 +201,15 @@ export function forwardPage(p: { nonce: string; location: string }) {
 }
 
 /** What /logout shows when it does not send the browser back to an application. */
-export function signedOutPage(p: { nonce: string; message: string; ok: boolean }) {
+export function signedOutPage(
+  p: { nonce: string; message: string; ok: boolean; help?: HtmlEscapedString | Promise<HtmlEscapedString> },
+) {
   return layout(
     { nonce: p.nonce, title: "Signed out" },
     html`
       <h1>Signed out</h1>
       <p ${p.ok ? html`role="status"` : html`class="error" role="alert"`}>${p.message}</p>
+      ${p.help ?? ""}
     `,
   );
 }

@@ -695,6 +695,18 @@ export namespace Api {
 		 */
 		'permission_ids': string[];
 		/**
+		 * @description <p>The client&#39;s own redirect URIs; empty: the project&#39;s <code>redirect_uris</code> apply to it</p>
+		 * @type {string[]}
+		 * @memberof Client
+		 */
+		'redirect_uris': string[];
+		/**
+		 * @description <p>The client&#39;s own post-logout redirect URIs; empty: the project&#39;s apply to it</p>
+		 * @type {string[]}
+		 * @memberof Client
+		 */
+		'post_logout_redirect_uris': string[];
+		/**
 		 * @description <p>RFC 3339, UTC</p>
 		 * @type {string}
 		 * @memberof Client
@@ -757,6 +769,18 @@ export namespace Api {
 		 * @memberof CreateClientRequest
 		 */
 		'token_endpoint_auth_method'?: Api.TokenEndpointAuthMethod;
+		/**
+		 * @description <p>The client&#39;s own redirect URIs, with the rules of the project&#39;s <code>redirect_uris</code> (absolute, <code>https</code> or <code>http</code> on localhost, 127.0.0.1 and [::1], no fragment, canonical form, at most 50), matched byte for byte. Non-empty: only these are accepted for this client, and the project&#39;s list no longer applies to it; empty: the project&#39;s list applies. Setting or changing them needs a caller that covers the whole project, as the project&#39;s list does. Default [].</p>
+		 * @type {string[]}
+		 * @memberof CreateClientRequest
+		 */
+		'redirect_uris'?: string[];
+		/**
+		 * @description <p>Where <code>/logout</code> may send the browser after this client&#39;s sign-out, with the rules of <code>redirect_uris</code>. Non-empty: only these, for this client; empty: the project&#39;s <code>post_logout_redirect_uris</code> apply. Setting or changing them needs a caller that covers the whole project. Default [].</p>
+		 * @type {string[]}
+		 * @memberof CreateClientRequest
+		 */
+		'post_logout_redirect_uris'?: string[];
 	}
 
 	export interface CreatedObjects {
@@ -2716,7 +2740,7 @@ export namespace Api {
 		 */
 		'client_id'?: string;
 		/**
-		 * @description <p>Registered in the project&#39;s <code>post_logout_redirect_uris</code>, matched byte for byte</p>
+		 * @description <p>Registered for the client, matched byte for byte: in its own <code>post_logout_redirect_uris</code> when it has any, else in its project&#39;s</p>
 		 * @type {string}
 		 * @memberof SubmitLogoutRequest
 		 */
@@ -2926,6 +2950,18 @@ export namespace Api {
 		 * @memberof UpdateClientRequest
 		 */
 		'token_endpoint_auth_method'?: Api.TokenEndpointAuthMethod;
+		/**
+		 * @description <p>The client&#39;s own redirect URIs, with the rules of the project&#39;s <code>redirect_uris</code> (absolute, <code>https</code> or <code>http</code> on localhost, 127.0.0.1 and [::1], no fragment, canonical form, at most 50), matched byte for byte. Non-empty: only these are accepted for this client, and the project&#39;s list no longer applies to it; empty: the project&#39;s list applies. Setting or changing them needs a caller that covers the whole project, as the project&#39;s list does. Omitted: unchanged; an array replaces them ([] falls back to the project&#39;s).</p>
+		 * @type {string[]}
+		 * @memberof UpdateClientRequest
+		 */
+		'redirect_uris'?: string[];
+		/**
+		 * @description <p>Where <code>/logout</code> may send the browser after this client&#39;s sign-out, with the rules of <code>redirect_uris</code>. Non-empty: only these, for this client; empty: the project&#39;s <code>post_logout_redirect_uris</code> apply. Setting or changing them needs a caller that covers the whole project. Omitted: unchanged; an array replaces them ([] falls back to the project&#39;s).</p>
+		 * @type {string[]}
+		 * @memberof UpdateClientRequest
+		 */
+		'post_logout_redirect_uris'?: string[];
 	}
 
 	/**
