@@ -155,3 +155,33 @@ export async function deleteExpiredGrants(
               g.subject_id, g.role_id, g.resource_id, g.object_id,
               ${fixed(sql, isoText("g.expires_at"))} as expires_at`;
 }
+
+export type ReachingGrant = {
+  id: string;
+  subject: { type: "user" | "client"; id: string };
+  role_id: string;
+  object_id: string;
+};
+
+/**
+ * The live grants that would reach `objectId` (and its subtree) under `parentId` and do not reach it now: those
+ * on the new parent or one of its ancestors, but on none of the object's current ancestors. Oldest first.
+ */
+export async function grantsNewlyReaching(
+  sql: Sql,
+  resourceId: string,
+  objectId: string,
+  parentId: string,
+): Promise<ReachingGrant[]> {
+  return await sql<ReachingGrant[]>`
+    select g.id, json_build_object('type', case when g.user_id is null then 'client' else 'user' end,
+                                   'id', g.subject_id) as subject,
+           g.role_id, g.object_id
+    from object_grants g
+    where g.resource_id = ${resourceId} and (g.expires_at is null or g.expires_at > now())
+      and g.object_id in (select ancestor_id from object_paths
+                          where resource_id = ${resourceId} and object_id = ${parentId})
+      and g.object_id not in (select ancestor_id from object_paths
+                              where resource_id = ${resourceId} and object_id = ${objectId})
+    order by g.created_at, g.id`;
+}

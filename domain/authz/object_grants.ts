@@ -12,7 +12,9 @@ import {
   findResourceByCode,
   findSubject,
   grantListStatement,
+  grantsNewlyReaching,
   insertGrant,
+  type ReachingGrant,
   rolePermissionsOn,
 } from "../../db/authz/object_grants.ts";
 import { lockRoleShared } from "../../db/authz/roles.ts";
@@ -143,6 +145,34 @@ export async function deleteGrant(
       details: detailsOf(grant),
     });
   });
+}
+
+/**
+ * What moving an object under `parentId` needs when grants of its new ancestors would reach it and its
+ * descendants: what creating those grants would need, `grants:create` and covering each such role's permissions
+ * of the resource (403 `insufficient_permission`, `details` on `parent_id`). The grants that would newly reach
+ * the subtree (none reaching it before), for the `object.updated` event; each role is held until the
+ * transaction ends, so its permissions stay as checked.
+ */
+export async function requireMovable(
+  tx: Sql,
+  caller: Principal,
+  projectId: string,
+  resourceId: string,
+  objectId: string,
+  parentId: string,
+): Promise<ReachingGrant[]> {
+  const reaching = await grantsNewlyReaching(tx, resourceId, objectId, parentId);
+  if (reaching.length === 0) return reaching;
+  const what = `moving the object under ${parentId}, where ${reaching.length} grant` +
+    `${reaching.length === 1 ? "" : "s"} would reach it,`;
+  await requireCovered(tx, caller, projectId, { codes: ["grants:create"] }, "parent_id", what);
+  for (const roleId of new Set(reaching.map((g) => g.role_id))) {
+    await lockRoleShared(tx, projectId, roleId);
+    const permissionIds = await rolePermissionsOn(tx, roleId, resourceId);
+    await requireCovered(tx, caller, projectId, { permissionIds }, "parent_id", `${what} of role ${roleId}`);
+  }
+  return reaching;
 }
 
 /**

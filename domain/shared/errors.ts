@@ -63,7 +63,8 @@ export const ERRORS = {
     message: "the user already has an authenticator: remove it before enrolling another",
   },
   reauthentication_required: {
-    message: "changing sign-in methods needs fresh proof: the current password, a code of an existing factor, " +
+    message:
+      "changing sign-in methods needs fresh proof: the current password, a code of an existing factor, " +
       "or a fresh sign-in at the linked provider",
   },
   passkey_refused: { message: "the passkey ceremony was refused" },
