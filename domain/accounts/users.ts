@@ -24,6 +24,7 @@ import type {
 } from "../../openapi/users.ts";
 import { diff, record, sourceOf, updateType } from "../audit/audit.ts";
 import { requireCovered } from "../authz/coverage.ts";
+import { endGrantsOf } from "../authz/object_grants.ts";
 import { AppError } from "../shared/errors.ts";
 import type { Attached, AttachedRead } from "../authz/gate.ts";
 import { type JsonText, listPage } from "../authz/lists.ts";
@@ -340,6 +341,7 @@ export async function deleteUser(
     await requireCovered(tx, caller, projectId, { userId }, "user_id", "deleting this user", {
       nameCodes: false,
     });
+    await endGrantsOf(tx, caller, projectId, { userId }, { type: "user", id: userId });
     await deleteUserRow(tx, projectId, current);
     await record(tx, {
       projectId,

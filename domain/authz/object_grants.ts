@@ -8,11 +8,13 @@ import { findObject } from "../../db/authz/objects.ts";
 import {
   deleteExpiredGrants,
   deleteGrantRow,
+  deleteGrantsOf,
   findGrant,
   findResourceByCode,
   findSubject,
   grantListStatement,
   grantsNewlyReaching,
+  type GrantsOf,
   insertGrant,
   type ReachingGrant,
   rolePermissionsOn,
@@ -36,6 +38,42 @@ function detailsOf(g: Grant): Record<string, unknown> {
     object_id: g.object.id,
     expires_at: g.expires_at,
   };
+}
+
+/** What ended a grant along with it: the user, client, role, object or resource deleted. */
+export type GrantCause = { type: "user" | "client" | "role" | "object" | "resource"; id: string };
+
+/**
+ * Ends the grants that deleting `cause` would otherwise cascade to, in the caller's transaction, each with
+ * its `grant.deleted` event (and so its webhooks), shaped as a revocation's with `details.cause`. Called
+ * before the row that they hang on is deleted; how many ended.
+ */
+export async function endGrantsOf(
+  tx: Sql,
+  caller: Principal,
+  projectId: string,
+  of: GrantsOf,
+  cause: GrantCause,
+): Promise<number> {
+  const ended = await deleteGrantsOf(tx, projectId, of);
+  const source = sourceOf(caller);
+  for (const g of ended) {
+    await record(tx, {
+      projectId,
+      type: "grant.deleted",
+      source,
+      target: { type: "grant", id: g.id },
+      details: {
+        subject: g.subject,
+        role_id: g.role_id,
+        resource_id: g.resource_id,
+        object_id: g.object_id,
+        expires_at: g.expires_at,
+        cause,
+      },
+    });
+  }
+  return ended.length;
 }
 
 /**

@@ -33,7 +33,7 @@ import {
 import { diff, record, sourceOf } from "../audit/audit.ts";
 import { AppError, type ErrorDetail } from "../shared/errors.ts";
 import { type JsonText, listPage } from "./lists.ts";
-import { requireMovable } from "./object_grants.ts";
+import { endGrantsOf, requireMovable } from "./object_grants.ts";
 import type { Principal } from "../shared/principal.ts";
 
 /** At most this many grants are listed in a move's event (`grants_now_reaching_count` says how many reach). */
@@ -286,6 +286,10 @@ export async function deleteObject(
         details: [{ field: "cascade", issue: "the object has children: delete them, or pass cascade=true" }],
       });
     }
+    const grants = await endGrantsOf(tx, caller, projectId, { resourceId, subtreeOf: objectId }, {
+      type: "object",
+      id: objectId,
+    });
     const gone = await deleteSubtree(tx, resourceId, objectId);
     await record(tx, {
       projectId,
@@ -293,7 +297,11 @@ export async function deleteObject(
       source: sourceOf(caller),
       target: { type: "object", id: objectId },
       changes: diff({ name: current.name, parent_id: current.parent_id }, {}),
-      details: { resource_id: resourceId, objects_deleted: gone.objects, grants_deleted: gone.grants },
+      details: {
+        resource_id: resourceId,
+        objects_deleted: gone.objects,
+        grants_deleted: grants + gone.grants,
+      },
     });
   });
 }

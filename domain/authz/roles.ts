@@ -19,6 +19,7 @@ import type { Attached, AttachedRead } from "./gate.ts";
 import { type JsonText, listPage } from "./lists.ts";
 import { newId } from "../shared/ids.ts";
 import { requireCovered } from "./coverage.ts";
+import { endGrantsOf } from "./object_grants.ts";
 import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./permissions.ts";
 import type { Principal } from "../shared/principal.ts";
 import { keepOrClear } from "../shared/updates.ts";
@@ -168,6 +169,7 @@ export async function deleteRole(
       );
       moved = await moveRoleUsers(tx, projectId, roleId, reassignRoleId);
     }
+    await endGrantsOf(tx, caller, projectId, { roleId }, { type: "role", id: roleId });
     await deleteRoleRow(tx, projectId, roleId);
     await record(tx, {
       projectId,

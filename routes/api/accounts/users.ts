@@ -142,7 +142,8 @@ export const deleteUserRoute = guardedRoute({
     "Their login and single sign-on sessions end, their tokens are refused from the next request " +
     "on, and their email and external id can be used again. The caller must cover the user's permissions " +
     "(403 `insufficient_permission` otherwise) and cannot delete itself. One transaction with its " +
-    "`user.deleted` audit event (the user's last state); answers 204.",
+    "`user.deleted` audit event (the user's last state) and one `grant.deleted` per grant on objects it ends " +
+    "(`details.cause`); answers 204.",
   request: { params: UserIdParam },
   responses: { 204: { description: "Deleted" } },
   errors: ["user_not_found"],

@@ -113,7 +113,7 @@ export const deleteObjectRoute = guardedRoute({
   permission: "objects:delete",
   description: "Its grants go with it. An object with children is refused (409 `object_has_children`) " +
     "unless `cascade=true`, which deletes its whole subtree and the grants on it. One transaction with its " +
-    "`object.deleted` event; answers 204.",
+    "`object.deleted` event and one `grant.deleted` per grant it ends (`details.cause`); answers 204.",
   request: { params: ObjectIdParam, query: DeleteObjectQuery },
   responses: { 204: { description: "Deleted" } },
   errors: ["resource_not_found", "default_resource_immutable", "object_not_found", "object_has_children"],

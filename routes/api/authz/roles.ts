@@ -87,7 +87,8 @@ export const deleteRoleRoute = guardedRoute({
     "`insufficient_permission` otherwise). A role that users still have is refused with 409 `role_in_use` " +
     "(`details` says how many) unless `reassign_role_id` names another role of the project, which the caller " +
     "must be able to give: its users move to that role in the same transaction (an unknown one is " +
-    "`role_not_found`). One transaction with its `role.deleted` audit event; answers 204.",
+    "`role_not_found`). Its grants on objects end, each with a `grant.deleted` event (`details.cause`). " +
+    "One transaction with its `role.deleted` audit event; answers 204.",
   request: { params: RoleIdParam, query: DeleteRoleQuery },
   responses: { 204: { description: "Deleted" } },
   errors: ["role_not_found", "role_in_use"],
