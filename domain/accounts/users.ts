@@ -35,6 +35,7 @@ import { type Principal, requireUser } from "../shared/principal.ts";
 import { attempt, THROTTLE } from "../shared/throttle.ts";
 import { issueLink, type LinkSettings, sendLink } from "./account_links.ts";
 import { emailChange, mailEmailChange } from "./email_changes.ts";
+import { guardOperators } from "../authz/operators.ts";
 import { accountKey, normalizeEmail } from "./emails.ts";
 import type { LinkPurpose } from "../../db/events/mail.ts";
 import { findMailUser } from "../../db/events/mail.ts";
@@ -119,6 +120,7 @@ export async function updateUser(
 ): Promise<User> {
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   return await transaction(sql, async (tx) => {
+    const operatorsKept = await guardOperators(tx, projectId);
     const current = await findUser(tx, projectId, userId, { lock: true });
     if (!current) throw new AppError("user_not_found");
     const roleId = keepOrClear(input.role_id, current.role_id);
@@ -177,6 +179,7 @@ export async function updateUser(
       is_active: input.is_active,
       password_hash: passwordHash,
     });
+    await operatorsKept(input.is_active ? "role_id" : "is_active");
     if (!input.is_active || passwordHash) await endSessions(tx, { userId });
     if (mail) await mailEmailChange(tx, mail, projectId, userId, change, sourceOf(caller));
     await record(tx, {
@@ -329,6 +332,7 @@ export async function deleteUser(
   userId: string,
 ): Promise<void> {
   await transaction(sql, async (tx) => {
+    const operatorsKept = await guardOperators(tx, projectId);
     const current = await findUser(tx, projectId, userId, { lock: true });
     if (!current) throw new AppError("user_not_found");
     if (caller.userId === userId) {
@@ -343,6 +347,7 @@ export async function deleteUser(
     });
     await endGrantsOf(tx, caller, projectId, { userId }, { type: "user", id: userId });
     await deleteUserRow(tx, projectId, current);
+    await operatorsKept("user_id");
     await record(tx, {
       projectId,
       type: "user.deleted",
