@@ -10,9 +10,10 @@ import { SYSTEM_PROJECT_ID } from "../../openapi/projects.ts";
 import { AppError } from "../shared/errors.ts";
 
 /**
- * Call first in a transaction that may demote a user of `projectId`; run what it returns once the change is
- * written, with the request's field that made it: it throws 409 `last_operator` (the transaction then rolls back) when operators existed and none
- * remains. Outside the system project it does nothing.
+ * Call first in a transaction that may demote a user of `projectId` (before any row lock, so that the
+ * operators' lock is always taken first); run what it returns once the change is written, with the request's
+ * field that made it: it throws 409 `last_operator` (the transaction then rolls back) when operators existed
+ * and none remains. Outside the system project it does nothing.
  */
 export async function guardOperators(tx: Sql, projectId: string): Promise<(field: string) => Promise<void>> {
   if (projectId !== SYSTEM_PROJECT_ID) return async () => {};
