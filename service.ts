@@ -17,6 +17,7 @@ import { TokenService } from "./domain/keys/tokens.ts";
 import { jobsOf, startJobs } from "./jobs.ts";
 import { SYSTEM_ADMIN_CLIENT_ID } from "./openapi/projects.ts";
 import { createApp } from "./routes/app.ts";
+import { detailedReadiness } from "./routes/api/system/system.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { App } from "./routes/env.ts";
 import { statementHooks } from "./telemetry/statements.ts";
@@ -152,6 +153,7 @@ async function openServiceWith(config: Config, opts: ServiceOptions, log: Logger
     const tokens = new TokenService(db.sql, config.publicUrl, config.accessTokenTtl, keys.vault);
     const jobs = startJobs(db.sql, jobsOf(db.sql, keys, config, tokens, db.kind, log), log);
     const app = createApp({ sql: db.sql, tokens, keys, config, log, jobs });
+    metricsServer?.serveReadiness(() => detailedReadiness({ sql: db.sql, tokens, jobs }));
     return {
       app,
       db,

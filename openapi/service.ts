@@ -75,12 +75,18 @@ export const ReadinessChecks = z.object({
 
 export const Readiness = z.object({
   status: z.literal("ready"),
-  checks: ReadinessChecks,
+  checks: ReadinessChecks.optional().openapi({
+    description: "Only for a bearer of `METRICS_TOKEN`, and on the `METRICS_PORT` listener",
+  }),
 }).openapi("Readiness");
+export type Readiness = z.infer<typeof Readiness>;
 
 export const NotReady = z.object({
   error: z.literal("system_error"),
-  error_description: z.string().openapi({ example: "not ready: database (the database did not answer)" }),
+  error_description: z.string().openapi({
+    example: "not ready: database",
+    description: "The failing checks; why each fails only where `checks` is given",
+  }),
   status: z.literal("not_ready").optional().openapi({
     description:
       "Absent, as `failing` and `checks`, while the service is still starting (or, under `deno serve`, " +
@@ -89,6 +95,8 @@ export const NotReady = z.object({
   failing: z.array(z.enum(["database", "migrations", "signing_key", "jobs"])).optional().openapi({
     description: "The checks that fail",
   }),
-  checks: ReadinessChecks.optional(),
+  checks: ReadinessChecks.optional().openapi({
+    description: "Only for a bearer of `METRICS_TOKEN`, and on the `METRICS_PORT` listener",
+  }),
 }).openapi("NotReady");
 export type NotReady = z.infer<typeof NotReady>;

@@ -104,16 +104,29 @@ REGISTRY.collect(async () => {
   }
 });
 
-let listener: { server: Deno.HttpServer<Deno.NetAddr>; port: number; users: number } | null = null;
+type Readyz = () => Promise<Response>;
+
+let listener: { server: Deno.HttpServer<Deno.NetAddr>; port: number; users: number; readyz?: Readyz } | null =
+  null;
+
+/** The answer of the listener's /readyz while no service has said how to answer it yet (it is starting). */
+function starting(): Response {
+  return Response.json(
+    { error: "system_error", error_description: "the service is starting; retry in a moment" },
+    { status: 503, headers: { "Retry-After": "1", "Cache-Control": "no-store" } },
+  );
+}
 
 /**
- * Serves GET /metrics (and nothing else) on host:port, once per process (services opened together in one
- * process, as tests do, share it; it closes with the last); under `deno serve` it is opened with the service,
- * on the first request. A port in use fails the start, naming it.
+ * Serves GET /metrics and GET /readyz (readiness with every check's detail, as a bearer of METRICS_TOKEN gets it
+ * on the main port: the listener is the operator's) on host:port, once per process (services opened together in
+ * one process, as tests do, share it; it closes with the last); under `deno serve` it is opened with the
+ * service, on the first request. A port in use fails the start, naming it. `serveReadiness` gives /readyz its
+ * answer once the service is open.
  */
 export function serveMetrics(
   listen: { port: number; host: string },
-): { url: string; close(): Promise<void> } {
+): { url: string; serveReadiness(answer: Readyz): void; close(): Promise<void> } {
   if (listener && listener.port !== listen.port) {
     throw new Error(`this process serves /metrics on port ${listener.port} already (METRICS_PORT)`);
   }
@@ -122,10 +135,11 @@ export function serveMetrics(
     try {
       server = Deno.serve({ port: listen.port, hostname: listen.host, onListen: () => {} }, (req) => {
         const path = new URL(req.url).pathname;
-        if (path !== "/metrics") return new Response("not found\n", { status: 404 });
+        if (path !== "/metrics" && path !== "/readyz") return new Response("not found\n", { status: 404 });
         if (req.method !== "GET" && req.method !== "HEAD") {
           return new Response("method not allowed\n", { status: 405, headers: { allow: "GET, HEAD" } });
         }
+        if (path === "/readyz") return listener?.readyz?.() ?? starting();
         return metricsResponse();
       });
     } catch (err) {
@@ -143,11 +157,17 @@ export function serveMetrics(
   const addr = mine.server.addr;
   const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
   let closed = false;
+  let answer: Readyz | undefined;
   return {
     url: `http://${host}:${addr.port}/metrics`,
+    serveReadiness: (fn) => {
+      answer = fn;
+      mine.readyz = fn;
+    },
     close: async () => {
       if (closed) return;
       closed = true;
+      if (mine.readyz === answer) mine.readyz = undefined;
       if (--mine.users > 0) return;
       if (listener === mine) listener = null;
       await mine.server.shutdown();

@@ -367,6 +367,14 @@ test("a console session whose user is deactivated, or whose row is gone, leads b
       headers: { authorization: `Bearer ${token}` },
     })).json();
     const operator = users.data[0];
+    // The last operator cannot be deactivated (409 last_operator): a second one first.
+    const second = await fetch(`${svc.url}/api/v1/projects/system/users`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ display_name: "Second", external_user_id: "second", role_id: operator.role_id }),
+    });
+    assert.equal(second.status, 201);
+    await second.body?.cancel();
     const off = await fetch(`${svc.url}/api/v1/projects/system/users/${operator.id}`, {
       method: "PUT",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

@@ -116,9 +116,8 @@ test("GET /docs serves the API reference with its script from this service, unde
 
 test("GET /healthz and GET /readyz", async () => {
   assert.deepEqual(await (await http("/healthz")).json(), { status: "ok" });
-  const ready = await (await http("/readyz")).json();
-  assert.equal(ready.status, "ready");
-  assert.equal(ready.checks.database.status, "ok");
+  // Strangers learn that it is ready, nothing more (the checks are for a bearer of METRICS_TOKEN).
+  assert.deepEqual(await (await http("/readyz")).json(), { status: "ready" });
 });
 
 test("the service's lockfile holds no test-only or SDK-generator package (deno task start installs it whole)", async () => {

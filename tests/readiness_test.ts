@@ -1,9 +1,14 @@
 /**
- * Readiness (docs/observability.md): `/readyz` answers each check, and 503 naming the failing one: a database
- * that stopped answering (a relay cut in front of it), a schema behind this build, no current signing key.
+ * Readiness (docs/observability.md): `/readyz` answers 200, or 503 naming the failing check: a database that
+ * stopped answering (a relay cut in front of it), a schema behind this build, no current signing key. Strangers
+ * get the names alone; each check's outcome and why it fails come to a bearer of METRICS_TOKEN and on
+ * METRICS_PORT.
  */
 import assert from "node:assert/strict";
 import { DATABASE_URL, eventually, freePort, isolatedDatabase, startWith, test } from "./helpers.ts";
+
+const newMetricsToken = () =>
+  crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
 import { sample } from "./telemetry_support.ts";
 
 /** A TCP relay to PostgreSQL that can be cut (its listener closed and every connection dropped) and restored. */
@@ -47,7 +52,8 @@ test(
   async () => {
     const iso = await isolatedDatabase();
     const relay = relayTo(new URL(iso.env.DATABASE_URL));
-    const metricsToken = crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
+    const metricsToken = newMetricsToken();
+    const detailed = { headers: { authorization: `Bearer ${metricsToken}` } };
     const svc = await startWith({
       ...iso.env,
       DATABASE_URL: relay.url,
@@ -60,7 +66,8 @@ test(
       await (await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } }))
         .text();
     try {
-      const ready = await fetch(`${svc.url}/readyz`);
+      assert.deepEqual(await (await fetch(`${svc.url}/readyz`)).json(), { status: "ready" });
+      const ready = await fetch(`${svc.url}/readyz`, detailed);
       const body = await ready.json();
       assert.equal(ready.status, 200, JSON.stringify(body));
       assert.equal(body.status, "ready");
@@ -72,7 +79,15 @@ test(
 
       relay.cut();
       const started = Date.now();
-      const down = await fetch(`${svc.url}/readyz`);
+      const anonymous = await fetch(`${svc.url}/readyz`);
+      assert.equal(anonymous.status, 503);
+      assert.deepEqual(await anonymous.json(), {
+        error: "system_error",
+        error_description: "not ready: database",
+        status: "not_ready",
+        failing: ["database"],
+      });
+      const down = await fetch(`${svc.url}/readyz`, detailed);
       const why = await down.json();
       assert.equal(down.status, 503, JSON.stringify(why));
       assert.ok(Date.now() - started < 4000, "readiness waited too long on a stopped database");
@@ -111,9 +126,10 @@ test(
 
 test("readiness names a schema behind this build and a missing signing key, each alone", async () => {
   const iso = await isolatedDatabase();
-  const svc = await startWith(iso.env);
+  const metricsToken = newMetricsToken();
+  const svc = await startWith({ ...iso.env, METRICS_TOKEN: metricsToken });
   const readyz = async () => {
-    const res = await fetch(`${svc.url}/readyz`);
+    const res = await fetch(`${svc.url}/readyz`, { headers: { authorization: `Bearer ${metricsToken}` } });
     return { status: res.status, body: await res.json() };
   };
   try {
@@ -140,12 +156,68 @@ test("readiness names a schema behind this build and a missing signing key, each
 
     const [key] = await svc.db
       .sql`update signing_keys set state = 'previous' where state = 'current' returning kid`;
+    // A stranger learns which check fails, not why.
+    const stranger = await fetch(`${svc.url}/readyz`);
+    assert.equal(stranger.status, 503);
+    assert.equal(stranger.headers.get("retry-after"), "1");
+    assert.deepEqual(await stranger.json(), {
+      error: "system_error",
+      error_description: "not ready: signing_key",
+      status: "not_ready",
+      failing: ["signing_key"],
+    });
     const keyless = await readyz();
     assert.equal(keyless.status, 503);
     assert.deepEqual(keyless.body.failing, ["signing_key"]);
     assert.equal(keyless.body.checks.signing_key.detail, "no current signing key");
     await svc.db.sql`update signing_keys set state = 'current' where kid = ${key.kid}`;
     assert.equal((await readyz()).status, 200);
+  } finally {
+    await svc.close();
+    await iso.drop();
+  }
+});
+
+test("readiness tells strangers nothing: the checks only with METRICS_TOKEN, or on METRICS_PORT", async () => {
+  const iso = await isolatedDatabase();
+  const metricsToken = newMetricsToken();
+  const metricsPort = freePort();
+  const svc = await startWith({ ...iso.env, METRICS_TOKEN: metricsToken, METRICS_PORT: String(metricsPort) });
+  const readyz = async (url: string, authorization?: string) => {
+    const res = await fetch(`${url}/readyz`, authorization ? { headers: { authorization } } : {});
+    assert.equal(res.headers.get("cache-control"), "no-store");
+    return { status: res.status, body: await res.json() };
+  };
+  try {
+    // Anonymous, and with a wrong or malformed token: the status alone.
+    for (
+      const authorization of [
+        undefined,
+        `Bearer ${newMetricsToken()}`,
+        "Basic eDp5",
+        `Bearer ${metricsToken}x`,
+      ]
+    ) {
+      assert.deepEqual(await readyz(svc.url, authorization), { status: 200, body: { status: "ready" } });
+    }
+    // The token's bearer, and the metrics listener: every check, migrations and jobs included.
+    for (
+      const answer of [
+        await readyz(svc.url, `Bearer ${metricsToken}`),
+        await readyz(`http://127.0.0.1:${metricsPort}`),
+      ]
+    ) {
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body.status, "ready");
+      assert.deepEqual(Object.keys(answer.body.checks).sort(), [
+        "database",
+        "jobs",
+        "migrations",
+        "signing_key",
+      ]);
+      assert.equal(typeof answer.body.checks.migrations.applied, "number");
+      assert.ok(answer.body.checks.jobs.jobs.some((j: { name: string }) => j.name === "webhook-deliveries"));
+    }
   } finally {
     await svc.close();
     await iso.drop();

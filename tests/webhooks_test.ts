@@ -42,6 +42,9 @@ function receiver(status: () => number = () => 200, port = freePort()) {
   return { url: `http://127.0.0.1:${port}/hooks`, got, times, close: () => server.shutdown() };
 }
 
+/** The services whose delivery runs a test waits for are started with it (their readiness's details). */
+const METRICS_TOKEN = crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
+
 const until = <T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 15_000): Promise<T> =>
   eventually(what, fn, { within: ms, every: 100 });
 
@@ -52,7 +55,8 @@ const until = <T>(what: string, fn: () => Promise<T | undefined> | T | undefined
  */
 async function twoDeliveryRuns(url: string): Promise<void> {
   const lastSuccess = async (): Promise<string | null> => {
-    const res = await fetch(`${url}/readyz`);
+    // The jobs' runs are told only to a bearer of METRICS_TOKEN.
+    const res = await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     const body = await res.json();
     const job = body.checks?.jobs?.jobs?.find((j: { name: string }) => j.name === "webhook-deliveries");
     return job?.last_success ?? null;
@@ -379,7 +383,7 @@ test(
   "two instances deliver each event once (PostgreSQL: the embedded database serves one process)",
   async () => {
     const db = await isolatedDatabase();
-    const env = { ...db.env, WEBHOOK_ALLOW_PRIVATE_TARGETS: "true" };
+    const env = { ...db.env, WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", METRICS_TOKEN };
     const a = await startWith(env);
     const b = await startWith(env);
     const rx = receiver();
@@ -566,6 +570,7 @@ test("a failing receiver gets the delivery retried automatically, each wait long
     ...db.env,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
     WEBHOOK_RETRY_BASE_SECONDS: "0.5",
+    METRICS_TOKEN,
   });
   let requests = 0;
   const rx = receiver(() => ++requests <= 2 ? 503 : 200);
@@ -628,6 +633,7 @@ test("SIGKILL between commit and delivery: a new process on the same database de
     BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
     WEBHOOK_RETRY_BASE_SECONDS: "1",
+    METRICS_TOKEN,
   };
   let proc = await spawn(env);
   let rx: ReturnType<typeof receiver> | undefined;

@@ -160,3 +160,23 @@ export async function deleteUserRow(sql: Sql, projectId: string, user: { id: str
   await sql`delete from mail_outbox where project_id = ${projectId} and user_id = ${user.id} and status = 'pending'`;
   await sql`delete from users where project_id = ${projectId} and id = ${user.id}`;
 }
+
+/**
+ * Operators of the system project: its active users whose role holds every permission of its default
+ * resources. `lock` takes the operators' lock (every change that could demote one takes it first, so such
+ * changes take turns) and holds their rows for the rest of the transaction.
+ */
+export async function listOperators(sql: Sql, projectId: string, opts: { lock?: boolean } = {}) {
+  if (opts.lock) await sql`select pg_advisory_xact_lock(hashtextextended(${"operators:" + projectId}, 0))`;
+  const rows = await sql<{ id: string }[]>`
+    select u.id from users u
+    where u.project_id = ${projectId} and u.is_active and u.role_id is not null
+      and not exists (
+        select 1 from permissions pe join resources r on r.id = pe.resource_id
+        where pe.project_id = ${projectId} and r.is_default
+          and not exists (select 1 from role_permissions rp
+                          where rp.role_id = u.role_id and rp.permission_id = pe.id))
+    order by u.id
+    ${opts.lock ? sql`for update of u` : sql``}`;
+  return rows.map((r) => r.id);
+}

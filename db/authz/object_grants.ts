@@ -155,3 +155,78 @@ export async function deleteExpiredGrants(
               g.subject_id, g.role_id, g.resource_id, g.object_id,
               ${fixed(sql, isoText("g.expires_at"))} as expires_at`;
 }
+
+export type ReachingGrant = {
+  id: string;
+  subject: { type: "user" | "client"; id: string };
+  role_id: string;
+  object_id: string;
+};
+
+/**
+ * The live grants that would reach `objectId` (and its subtree) under `parentId` and do not reach it now: those
+ * on the new parent or one of its ancestors, but on none of the object's current ancestors. Oldest first.
+ */
+export async function grantsNewlyReaching(
+  sql: Sql,
+  resourceId: string,
+  objectId: string,
+  parentId: string,
+): Promise<ReachingGrant[]> {
+  return await sql<ReachingGrant[]>`
+    select g.id, json_build_object('type', case when g.user_id is null then 'client' else 'user' end,
+                                   'id', g.subject_id) as subject,
+           g.role_id, g.object_id
+    from object_grants g
+    where g.resource_id = ${resourceId} and (g.expires_at is null or g.expires_at > now())
+      and g.object_id in (select ancestor_id from object_paths
+                          where resource_id = ${resourceId} and object_id = ${parentId})
+      and g.object_id not in (select ancestor_id from object_paths
+                              where resource_id = ${resourceId} and object_id = ${objectId})
+    order by g.created_at, g.id`;
+}
+
+/** A grant ended with what it was on or for, as its `grant.deleted` event tells it. */
+export type EndedGrant = {
+  id: string;
+  subject: { type: "user" | "client"; id: string };
+  role_id: string;
+  resource_id: string;
+  object_id: string;
+  expires_at: string | null;
+};
+
+/** Whose grants end: a user's, a client's, a role's, a resource's, or those on an object's subtree. */
+export type GrantsOf =
+  | { userId: string }
+  | { clientId: string }
+  | { roleId: string }
+  | { resourceId: string }
+  | { resourceId: string; subtreeOf: string };
+
+/**
+ * Deletes the grants that deleting this user, client, role, resource or subtree would cascade to, first and
+ * explicitly, so that each can be recorded; what went, oldest first.
+ */
+export async function deleteGrantsOf(sql: Sql, projectId: string, of: GrantsOf): Promise<EndedGrant[]> {
+  const which = "userId" in of
+    ? sql`g.user_id = ${of.userId}`
+    : "clientId" in of
+    ? sql`g.client_id = ${of.clientId}`
+    : "roleId" in of
+    ? sql`g.role_id = ${of.roleId}`
+    : "subtreeOf" in of
+    ? sql`g.resource_id = ${of.resourceId} and g.object_id in (
+        select object_id from object_paths where resource_id = ${of.resourceId} and ancestor_id = ${of.subtreeOf})`
+    : sql`g.resource_id = ${of.resourceId}`;
+  const rows = await sql<(EndedGrant & { created_at: string })[]>`
+    delete from object_grants g where g.project_id = ${projectId} and ${which}
+    returning g.id, json_build_object('type', case when g.user_id is null then 'client' else 'user' end,
+                                      'id', g.subject_id) as subject,
+              g.role_id, g.resource_id, g.object_id, ${fixed(sql, isoText("g.expires_at"))} as expires_at,
+              ${fixed(sql, isoText("g.created_at"))} as created_at`;
+  return rows.sort((a, b) =>
+    a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1
+  )
+    .map(({ created_at: _, ...g }) => g);
+}

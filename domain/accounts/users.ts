@@ -22,6 +22,7 @@ import type {
 } from "../../openapi/users.ts";
 import { diff, record, sourceOf, updateType } from "../audit/audit.ts";
 import { requireCovered } from "../authz/coverage.ts";
+import { endGrantsOf } from "../authz/object_grants.ts";
 import { AppError } from "../shared/errors.ts";
 import type { Attached, AttachedRead } from "../authz/gate.ts";
 import { type JsonText, listPage } from "../authz/lists.ts";
@@ -32,6 +33,7 @@ import { type Principal, requireUser } from "../shared/principal.ts";
 import { issueLink, type LinkSettings, sendLink } from "./account_links.ts";
 import { emailChange, mailEmailChange } from "./email_changes.ts";
 import { mailNotice } from "./notices.ts";
+import { guardOperators } from "../authz/operators.ts";
 import { normalizeEmail } from "./emails.ts";
 import type { LinkPurpose } from "../../db/events/mail.ts";
 import { findMailUser } from "../../db/events/mail.ts";
@@ -116,6 +118,7 @@ export async function updateUser(
 ): Promise<User> {
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   return await transaction(sql, async (tx) => {
+    const operatorsKept = await guardOperators(tx, projectId);
     const current = await findUser(tx, projectId, userId, { lock: true });
     if (!current) throw new AppError("user_not_found");
     const roleId = keepOrClear(input.role_id, current.role_id);
@@ -174,6 +177,7 @@ export async function updateUser(
       is_active: input.is_active,
       password_hash: passwordHash,
     });
+    await operatorsKept(input.is_active ? "role_id" : "is_active");
     if (!input.is_active || passwordHash) await endSessions(tx, { userId });
     if (mail) await mailEmailChange(tx, mail, projectId, userId, change, sourceOf(caller));
     if (mail && passwordHash) {
@@ -271,6 +275,7 @@ export async function deleteUser(
   userId: string,
 ): Promise<void> {
   await transaction(sql, async (tx) => {
+    const operatorsKept = await guardOperators(tx, projectId);
     const current = await findUser(tx, projectId, userId, { lock: true });
     if (!current) throw new AppError("user_not_found");
     if (caller.userId === userId) {
@@ -283,7 +288,9 @@ export async function deleteUser(
     await requireCovered(tx, caller, projectId, { userId }, "user_id", "deleting this user", {
       nameCodes: false,
     });
+    await endGrantsOf(tx, caller, projectId, { userId }, { type: "user", id: userId });
     await deleteUserRow(tx, projectId, current);
+    await operatorsKept("user_id");
     await record(tx, {
       projectId,
       type: "user.deleted",

@@ -8,11 +8,15 @@ import { findObject } from "../../db/authz/objects.ts";
 import {
   deleteExpiredGrants,
   deleteGrantRow,
+  deleteGrantsOf,
   findGrant,
   findResourceByCode,
   findSubject,
   grantListStatement,
+  grantsNewlyReaching,
+  type GrantsOf,
   insertGrant,
+  type ReachingGrant,
   rolePermissionsOn,
 } from "../../db/authz/object_grants.ts";
 import { lockRoleShared } from "../../db/authz/roles.ts";
@@ -34,6 +38,42 @@ function detailsOf(g: Grant): Record<string, unknown> {
     object_id: g.object.id,
     expires_at: g.expires_at,
   };
+}
+
+/** What ended a grant along with it: the user, client, role, object or resource deleted. */
+export type GrantCause = { type: "user" | "client" | "role" | "object" | "resource"; id: string };
+
+/**
+ * Ends the grants that deleting `cause` would otherwise cascade to, in the caller's transaction, each with
+ * its `grant.deleted` event (and so its webhooks), shaped as a revocation's with `details.cause`. Called
+ * before the row that they hang on is deleted; how many ended.
+ */
+export async function endGrantsOf(
+  tx: Sql,
+  caller: Principal,
+  projectId: string,
+  of: GrantsOf,
+  cause: GrantCause,
+): Promise<number> {
+  const ended = await deleteGrantsOf(tx, projectId, of);
+  const source = sourceOf(caller);
+  for (const g of ended) {
+    await record(tx, {
+      projectId,
+      type: "grant.deleted",
+      source,
+      target: { type: "grant", id: g.id },
+      details: {
+        subject: g.subject,
+        role_id: g.role_id,
+        resource_id: g.resource_id,
+        object_id: g.object_id,
+        expires_at: g.expires_at,
+        cause,
+      },
+    });
+  }
+  return ended.length;
 }
 
 /**
@@ -143,6 +183,34 @@ export async function deleteGrant(
       details: detailsOf(grant),
     });
   });
+}
+
+/**
+ * What moving an object under `parentId` needs when grants of its new ancestors would reach it and its
+ * descendants: what creating those grants would need, `grants:create` and covering each such role's permissions
+ * of the resource (403 `insufficient_permission`, `details` on `parent_id`). The grants that would newly reach
+ * the subtree (none reaching it before), for the `object.updated` event; each role is held until the
+ * transaction ends, so its permissions stay as checked.
+ */
+export async function requireMovable(
+  tx: Sql,
+  caller: Principal,
+  projectId: string,
+  resourceId: string,
+  objectId: string,
+  parentId: string,
+): Promise<ReachingGrant[]> {
+  const reaching = await grantsNewlyReaching(tx, resourceId, objectId, parentId);
+  if (reaching.length === 0) return reaching;
+  const what = `moving the object under ${parentId}, where ${reaching.length} grant` +
+    `${reaching.length === 1 ? "" : "s"} would reach it,`;
+  await requireCovered(tx, caller, projectId, { codes: ["grants:create"] }, "parent_id", what);
+  for (const roleId of new Set(reaching.map((g) => g.role_id))) {
+    await lockRoleShared(tx, projectId, roleId);
+    const permissionIds = await rolePermissionsOn(tx, roleId, resourceId);
+    await requireCovered(tx, caller, projectId, { permissionIds }, "parent_id", `${what} of role ${roleId}`);
+  }
+  return reaching;
 }
 
 /**

@@ -33,7 +33,11 @@ import {
 import { diff, record, sourceOf } from "../audit/audit.ts";
 import { AppError, type ErrorDetail } from "../shared/errors.ts";
 import { type JsonText, listPage } from "./lists.ts";
+import { endGrantsOf, requireMovable } from "./object_grants.ts";
 import type { Principal } from "../shared/principal.ts";
+
+/** At most this many grants are listed in a move's event (`grants_now_reaching_count` says how many reach). */
+const MAX_LISTED = 1000;
 
 /** The resource whose objects are written: 404 when it is not the project's; default resources have none. */
 async function writableResource(tx: Sql, projectId: string, resourceId: string): Promise<ObjectsResource> {
@@ -191,7 +195,9 @@ export async function listObjects(
 
 /**
  * Renames or moves the object. A move takes its descendants along: never under itself or one of them (a
- * cycle), never deeper than 32 levels for the deepest of them.
+ * cycle), never deeper than 32 levels for the deepest of them. A move never widens access silently: when grants
+ * of the new ancestors would reach the subtree, the caller needs what creating them would need
+ * (`requireMovable`), and the event lists them (`details.grants_now_reaching`).
  */
 export async function updateObject(
   sql: Sql,
@@ -207,6 +213,7 @@ export async function updateObject(
     const current = await findObject(tx, projectId, resourceId, objectId, { lock: true });
     if (!current) throw new AppError("object_not_found");
     const parentId = input.parent_id === undefined ? current.parent_id : input.parent_id;
+    let reaching: Awaited<ReturnType<typeof requireMovable>> | undefined;
     if (parentId !== current.parent_id) {
       let parent: { id: string; depth: number } | null = null;
       if (parentId !== null) {
@@ -230,6 +237,9 @@ export async function updateObject(
           issue: `the object's subtree would reach ${newDepth + below} levels (at most ${MAX_OBJECT_DEPTH})`,
         }]);
       }
+      reaching = parent === null
+        ? []
+        : await requireMovable(tx, caller, projectId, resourceId, objectId, parent.id);
       await moveObject(tx, resourceId, objectId, parent, current.depth);
     }
     const name = input.name === undefined ? current.name : (input.name || null);
@@ -244,7 +254,11 @@ export async function updateObject(
         name: updated.name,
         parent_id: updated.parent_id,
       }),
-      details: { resource_id: resourceId },
+      details: {
+        resource_id: resourceId,
+        ...(reaching ? { grants_now_reaching: reaching.slice(0, MAX_LISTED) } : {}),
+        ...(reaching && reaching.length > MAX_LISTED ? { grants_now_reaching_count: reaching.length } : {}),
+      },
     });
     return updated;
   });
@@ -272,6 +286,10 @@ export async function deleteObject(
         details: [{ field: "cascade", issue: "the object has children: delete them, or pass cascade=true" }],
       });
     }
+    const grants = await endGrantsOf(tx, caller, projectId, { resourceId, subtreeOf: objectId }, {
+      type: "object",
+      id: objectId,
+    });
     const gone = await deleteSubtree(tx, resourceId, objectId);
     await record(tx, {
       projectId,
@@ -279,7 +297,11 @@ export async function deleteObject(
       source: sourceOf(caller),
       target: { type: "object", id: objectId },
       changes: diff({ name: current.name, parent_id: current.parent_id }, {}),
-      details: { resource_id: resourceId, objects_deleted: gone.objects, grants_deleted: gone.grants },
+      details: {
+        resource_id: resourceId,
+        objects_deleted: gone.objects,
+        grants_deleted: grants + gone.grants,
+      },
     });
   });
 }

@@ -20,6 +20,7 @@ import type {
 } from "../../openapi/resources.ts";
 import { diff, record, sourceOf } from "../audit/audit.ts";
 import { requireCovered } from "./coverage.ts";
+import { endGrantsOf } from "./object_grants.ts";
 import { AppError } from "../shared/errors.ts";
 import type { Attached, AttachedRead } from "./gate.ts";
 import { type JsonText, listPage } from "./lists.ts";
@@ -176,6 +177,7 @@ export async function deleteResource(
       "deleting this resource",
       { nameCodes: false },
     );
+    await endGrantsOf(tx, caller, projectId, { resourceId }, { type: "resource", id: resourceId });
     await deleteResourceRow(tx, projectId, resourceId);
     await record(tx, {
       projectId,

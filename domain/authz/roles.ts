@@ -19,9 +19,11 @@ import type { Attached, AttachedRead } from "./gate.ts";
 import { type JsonText, listPage } from "./lists.ts";
 import { newId } from "../shared/ids.ts";
 import { requireCovered } from "./coverage.ts";
+import { endGrantsOf } from "./object_grants.ts";
 import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./permissions.ts";
 import type { Principal } from "../shared/principal.ts";
 import { keepOrClear } from "../shared/updates.ts";
+import { guardOperators } from "./operators.ts";
 
 /** Creates a role holding only permissions the caller covers. */
 export async function createRole(
@@ -65,6 +67,7 @@ export async function updateRole(
   input: UpdateRoleRequest,
 ): Promise<Role> {
   return await transaction(sql, async (tx) => {
+    const operatorsKept = await guardOperators(tx, projectId);
     const current = await findRole(tx, projectId, roleId, { lock: true });
     if (!current) throw new AppError("role_not_found");
     let permissionIds: string[] | undefined;
@@ -81,7 +84,10 @@ export async function updateRole(
       name: input.name,
       description: keepOrClear(input.description, current.description),
     });
-    if (permissionIds) await setRolePermissions(tx, projectId, roleId, permissionIds);
+    if (permissionIds) {
+      await setRolePermissions(tx, projectId, roleId, permissionIds);
+      await operatorsKept("permission_ids");
+    }
     const role = (await findRole(tx, projectId, roleId))!;
     await record(tx, {
       projectId,
@@ -131,6 +137,7 @@ export async function deleteRole(
   reassignRoleId?: string,
 ): Promise<void> {
   await transaction(sql, async (tx) => {
+    const operatorsKept = await guardOperators(tx, projectId);
     const current = await findRole(tx, projectId, roleId, { lock: true });
     if (!current) throw new AppError("role_not_found");
     if (reassignRoleId === roleId) {
@@ -168,7 +175,9 @@ export async function deleteRole(
       );
       moved = await moveRoleUsers(tx, projectId, roleId, reassignRoleId);
     }
+    await endGrantsOf(tx, caller, projectId, { roleId }, { type: "role", id: roleId });
     await deleteRoleRow(tx, projectId, roleId);
+    await operatorsKept(moved > 0 ? "reassign_role_id" : "role_id");
     await record(tx, {
       projectId,
       type: "role.deleted",

@@ -22,6 +22,7 @@ import type { PageOf } from "../../openapi/fields.ts";
 import { diff, record, sourceOf, updateType } from "../audit/audit.ts";
 import { consoleClientId } from "../console/client.ts";
 import { requireCovered, requireCoversAll } from "../authz/coverage.ts";
+import { endGrantsOf } from "../authz/object_grants.ts";
 import { AppError } from "../shared/errors.ts";
 import type { Attached, AttachedRead } from "../authz/gate.ts";
 import { type JsonText, listPage } from "../authz/lists.ts";
@@ -237,6 +238,7 @@ export async function deleteClient(
     }
     if (current.is_admin) throw new AppError("client_not_deletable");
     await requireActOn(tx, caller, current, "deleting this client");
+    await endGrantsOf(tx, caller, projectId, { clientId }, { type: "client", id: clientId });
     await deleteClientRow(tx, projectId, clientId);
     await record(tx, {
       projectId,

@@ -55,10 +55,17 @@ export const updateUserRoute = guardedRoute({
     "user's next request. Changing a user's password, email, external id, active state or role needs every " +
     "permission the user holds (the caller cannot act on users above it), and a new role's permissions must " +
     "all be held by the caller: 403 `insufficient_permission` otherwise. The display name and avatar change " +
-    "freely.",
+    "freely. The system project keeps an operator: deactivating, or giving a role short of every system " +
+    "permission to, its last active user whose role holds them all is refused with 409 `last_operator`.",
   request: { params: UserIdParam, body: jsonBody(UpdateUserRequest) },
   responses: { 200: jsonResponse(User, "The updated user") },
-  errors: ["role_not_found", "user_external_id_already_used", "user_email_already_used", "user_not_found"],
+  errors: [
+    "role_not_found",
+    "user_external_id_already_used",
+    "user_email_already_used",
+    "user_not_found",
+    "last_operator",
+  ],
 });
 
 export const listUsersRoute = guardedRoute({
@@ -150,10 +157,12 @@ export const deleteUserRoute = guardedRoute({
     "Their login and single sign-on sessions end, their tokens are refused from the next request " +
     "on, and their email and external id can be used again. The caller must cover the user's permissions " +
     "(403 `insufficient_permission` otherwise) and cannot delete itself. One transaction with its " +
-    "`user.deleted` audit event (the user's last state); answers 204.",
+    "`user.deleted` audit event (the user's last state) and one `grant.deleted` per grant on objects it ends " +
+    "(`details.cause`); answers 204. The system project's last active user whose role holds every system " +
+    "permission cannot be deleted: 409 `last_operator`.",
   request: { params: UserIdParam },
   responses: { 204: { description: "Deleted" } },
-  errors: ["user_not_found"],
+  errors: ["user_not_found", "last_operator"],
 });
 
 export function registerUserRoutes(app: App) {

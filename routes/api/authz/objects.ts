@@ -92,7 +92,13 @@ export const updateObjectRoute = guardedRoute({
   summary: "Rename or move an object",
   permission: "objects:update",
   description: "A move takes the object's descendants (and what grants on it give) along; never under " +
-    `itself or a descendant (400), never deeper than 32 levels for any of them (400). ${HIERARCHY}`,
+    `itself or a descendant (400), never deeper than 32 levels for any of them (400). ${HIERARCHY} ` +
+    "A move never widens access silently: when grants on the new parent or its ancestors would reach the " +
+    "object (and its descendants) that did not before, the caller needs what creating them would need, " +
+    "`grants:create` and every permission each such grant's role holds on the resource; otherwise 403 " +
+    "`insufficient_permission`, `details` on `parent_id` naming what it lacks. One transaction with its " +
+    "`object.updated` event, whose `details.grants_now_reaching` lists those grants (`id`, `subject`, " +
+    "`role_id`, `object_id`; up to 1,000, `grants_now_reaching_count` when more).",
   request: { params: ObjectIdParam, body: jsonBody(UpdateObjectRequest) },
   responses: { 200: jsonResponse(ObjectRecord, "The updated object") },
   errors: ["resource_not_found", "default_resource_immutable", "object_not_found"],
@@ -107,7 +113,7 @@ export const deleteObjectRoute = guardedRoute({
   permission: "objects:delete",
   description: "Its grants go with it. An object with children is refused (409 `object_has_children`) " +
     "unless `cascade=true`, which deletes its whole subtree and the grants on it. One transaction with its " +
-    "`object.deleted` event; answers 204.",
+    "`object.deleted` event and one `grant.deleted` per grant it ends (`details.cause`); answers 204.",
   request: { params: ObjectIdParam, query: DeleteObjectQuery },
   responses: { 204: { description: "Deleted" } },
   errors: ["resource_not_found", "default_resource_immutable", "object_not_found", "object_has_children"],

@@ -86,7 +86,8 @@ export const deleteResourceRoute = guardedRoute({
     "changes on their next request. The caller must cover the resource's permissions (403 " +
     "`insufficient_permission` otherwise); default resources are read-only (403 " +
     "`default_resource_immutable`). One transaction with its `resource.deleted` audit event (the resource's " +
-    "last state); answers 204.",
+    "last state); its objects and their grants go too, each grant with a `grant.deleted` event " +
+    "(`details.cause`); answers 204.",
   request: { params: ResourceIdParam },
   responses: { 204: { description: "Deleted" } },
   errors: ["resource_not_found", "default_resource_immutable"],

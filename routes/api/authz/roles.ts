@@ -44,10 +44,12 @@ export const updateRoleRoute = guardedRoute({
   permission: "roles:update",
   description: "A change of permissions applies to every user with the role on their next request. Every " +
     "permission added must be held by the caller (403 `insufficient_permission` otherwise, naming the " +
-    "codes); permissions the role keeps or loses need not be.",
+    "codes); permissions the role keeps or loses need not be. In the system project, taking from a role " +
+    "a permission that leaves no active user holding every system permission is refused with 409 " +
+    "`last_operator`.",
   request: { params: RoleIdParam, body: jsonBody(UpdateRoleRequest) },
   responses: { 200: jsonResponse(Role, "The updated role") },
-  errors: ["role_not_found", "some_permissions_not_found", "role_code_already_used"],
+  errors: ["role_not_found", "some_permissions_not_found", "role_code_already_used", "last_operator"],
 });
 
 export const listRolesRoute = guardedRoute({
@@ -87,10 +89,13 @@ export const deleteRoleRoute = guardedRoute({
     "`insufficient_permission` otherwise). A role that users still have is refused with 409 `role_in_use` " +
     "(`details` says how many) unless `reassign_role_id` names another role of the project, which the caller " +
     "must be able to give: its users move to that role in the same transaction (an unknown one is " +
-    "`role_not_found`). One transaction with its `role.deleted` audit event; answers 204.",
+    "`role_not_found`). Its grants on objects end, each with a `grant.deleted` event (`details.cause`). " +
+    "One transaction with its `role.deleted` audit event; answers 204. In the system project, moving the " +
+    "last active operator (a user whose role holds every system permission) to a role short of them is " +
+    "refused with 409 `last_operator`.",
   request: { params: RoleIdParam, query: DeleteRoleQuery },
   responses: { 204: { description: "Deleted" } },
-  errors: ["role_not_found", "role_in_use"],
+  errors: ["role_not_found", "role_in_use", "last_operator"],
 });
 
 export function registerRoleRoutes(app: App) {

@@ -116,7 +116,8 @@ export const deleteClientRoute = guardedRoute({
     "Its tokens are refused from the next request on and its sessions end. The caller must cover " +
     "the client's permissions (403 `insufficient_permission` otherwise). The project's admin client and the " +
     "built-in console client cannot be deleted: 403 `client_not_deletable`. One transaction with its " +
-    "`client.deleted` audit event (the client's last state, never a secret); answers 204.",
+    "`client.deleted` audit event (the client's last state, never a secret) and one `grant.deleted` per grant " +
+    "on objects it ends (`details.cause`); answers 204.",
   request: { params: ClientIdParam },
   responses: { 204: { description: "Deleted" } },
   errors: ["client_not_found", "client_not_deletable"],

@@ -1,6 +1,7 @@
 /** Service routes: health, readiness, the JWKS and the authorization server's metadata. */
 import { jwksMaxAge, signingAlgorithms } from "../../../domain/keys/keys.ts";
-import { readiness } from "../../../domain/system/readiness.ts";
+import { type Readiness as ReadinessResult, readiness } from "../../../domain/system/readiness.ts";
+import { bearerMatches } from "../../../telemetry/exposition.ts";
 import { AuthorizationServerMetadata, Jwks, NotReady, Readiness, Status } from "../../../openapi/service.ts";
 import type { App } from "../../env.ts";
 import { publicRoute } from "../operation.ts";
@@ -24,11 +25,14 @@ export const getReadiness = publicRoute({
   path: "/readyz",
   operationId: "getReadiness",
   tags: ["Service"],
-  summary: "Readiness: each check, and 503 naming the failing ones",
+  summary: "Readiness: 200 when ready, 503 naming the failing checks",
   description: "Checks the database (a statement within 2 s), the schema (every migration of this build " +
     "applied), the signing key (a current key this instance can sign with) and the background jobs every " +
-    "instance runs (each succeeded recently). 200 when all pass; 503 `system_error` with `Retry-After`, " +
-    "`failing` naming the checks that fail and `error_description` saying why.",
+    'instance runs (each succeeded recently). 200 `{"status":"ready"}` when all pass; 503 `system_error` ' +
+    "with `Retry-After` and `failing` naming the checks that fail. Readiness tells strangers nothing more: " +
+    "`checks` (the schema's version, the jobs' names and runs) and why a check fails come only to a bearer of " +
+    "`METRICS_TOKEN`, and on the `METRICS_PORT` listener's `/readyz`; any other caller (a wrong token too) " +
+    "gets the names alone.",
   responses: {
     200: jsonResponse(Readiness, "Every check passes"),
     503: jsonResponse(NotReady, "A check fails: `failing` names it"),
@@ -85,20 +89,12 @@ export function registerSystemRoutes(app: App) {
 
   app.openapi(getReadiness, async (c) => {
     c.header("Cache-Control", "no-store");
-    const r = await readiness(c.var.deps);
-    if (r.ready) return c.json({ status: "ready" as const, checks: r.checks }, 200);
-    const why = r.failing.map((name) => {
-      const detail = r.checks[name as keyof typeof r.checks].detail;
-      return detail ? `${name} (${detail})` : name;
-    });
+    const token = c.var.deps.config.metricsToken;
+    const detailed = token !== undefined && bearerMatches(c.req.header("authorization"), token);
+    const answer = readinessAnswer(await readiness(c.var.deps), detailed);
+    if (answer.ready) return c.json(answer.body, 200);
     c.header("Retry-After", "1");
-    return c.json({
-      error: "system_error" as const,
-      error_description: `not ready: ${why.join("; ")}`,
-      status: "not_ready" as const,
-      failing: r.failing as NotReady["failing"],
-      checks: r.checks,
-    }, 503);
+    return c.json(answer.body, 503);
   });
 
   app.openapi(getJwks, async (c) => {
@@ -112,5 +108,39 @@ export function registerSystemRoutes(app: App) {
     const algorithms = await signingAlgorithms(c.var.deps.sql);
     c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.var.deps.config.accessTokenTtl)}`);
     return c.json(authorizationServerMetadata(base, algorithms), 200);
+  });
+}
+
+/**
+ * Readiness's answer: the checks' names alone, or (`detailed`: a bearer of METRICS_TOKEN, or the METRICS_PORT
+ * listener) every check with its outcome and why it fails.
+ */
+export function readinessAnswer(
+  r: ReadinessResult,
+  detailed: boolean,
+): { ready: true; body: Readiness } | { ready: false; body: NotReady } {
+  if (r.ready) return { ready: true, body: { status: "ready", ...(detailed ? { checks: r.checks } : {}) } };
+  const why = r.failing.map((name) => {
+    const detail = r.checks[name as keyof typeof r.checks].detail;
+    return detailed && detail ? `${name} (${detail})` : name;
+  });
+  return {
+    ready: false,
+    body: {
+      error: "system_error",
+      error_description: `not ready: ${why.join("; ")}`,
+      status: "not_ready",
+      failing: r.failing as NotReady["failing"],
+      ...(detailed ? { checks: r.checks } : {}),
+    },
+  };
+}
+
+/** `/readyz` on the METRICS_PORT listener (telemetry/runtime.ts): every check, as to a METRICS_TOKEN bearer. */
+export async function detailedReadiness(deps: Parameters<typeof readiness>[0]): Promise<Response> {
+  const answer = readinessAnswer(await readiness(deps), true);
+  return Response.json(answer.body, {
+    status: answer.ready ? 200 : 503,
+    headers: { "Cache-Control": "no-store", ...(answer.ready ? {} : { "Retry-After": "1" }) },
   });
 }
