@@ -976,7 +976,7 @@ export const ClientsApiFetchParamCreator = function (configuration?: Configurati
 			};
 		},
 		/**
-		 * <p>Needs <code>clients:delete</code>. Its tokens are refused from the next request on and its sessions end. The caller must cover the client&#39;s permissions (403 <code>insufficient_permission</code> otherwise). The project&#39;s admin client and the built-in console client cannot be deleted: 403 <code>client_not_deletable</code>. One transaction with its <code>client.deleted</code> audit event (the client&#39;s last state, never a secret); answers 204.</p>
+		 * <p>Needs <code>clients:delete</code>. Its tokens are refused from the next request on and its sessions end. The caller must cover the client&#39;s permissions (403 <code>insufficient_permission</code> otherwise). The project&#39;s admin client and the built-in console client cannot be deleted: 403 <code>client_not_deletable</code>. One transaction with its <code>client.deleted</code> audit event (the client&#39;s last state, never a secret) and one <code>grant.deleted</code> per grant on objects it ends (<code>details.cause</code>); answers 204.</p>
 		 * @summary Delete a client
 		 * @param {string} projectId
 		 * @param {string} clientId
@@ -1332,7 +1332,7 @@ export const ClientsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>clients:delete</code>. Its tokens are refused from the next request on and its sessions end. The caller must cover the client&#39;s permissions (403 <code>insufficient_permission</code> otherwise). The project&#39;s admin client and the built-in console client cannot be deleted: 403 <code>client_not_deletable</code>. One transaction with its <code>client.deleted</code> audit event (the client&#39;s last state, never a secret); answers 204.</p>
+		 * <p>Needs <code>clients:delete</code>. Its tokens are refused from the next request on and its sessions end. The caller must cover the client&#39;s permissions (403 <code>insufficient_permission</code> otherwise). The project&#39;s admin client and the built-in console client cannot be deleted: 403 <code>client_not_deletable</code>. One transaction with its <code>client.deleted</code> audit event (the client&#39;s last state, never a secret) and one <code>grant.deleted</code> per grant on objects it ends (<code>details.cause</code>); answers 204.</p>
 		 * @summary Delete a client
 		 * @param {string} projectId
 		 * @param {string} clientId
@@ -1700,7 +1700,7 @@ export class ClientsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>clients:delete</code>. Its tokens are refused from the next request on and its sessions end. The caller must cover the client&#39;s permissions (403 <code>insufficient_permission</code> otherwise). The project&#39;s admin client and the built-in console client cannot be deleted: 403 <code>client_not_deletable</code>. One transaction with its <code>client.deleted</code> audit event (the client&#39;s last state, never a secret); answers 204.</p>
+	 * <p>Needs <code>clients:delete</code>. Its tokens are refused from the next request on and its sessions end. The caller must cover the client&#39;s permissions (403 <code>insufficient_permission</code> otherwise). The project&#39;s admin client and the built-in console client cannot be deleted: 403 <code>client_not_deletable</code>. One transaction with its <code>client.deleted</code> audit event (the client&#39;s last state, never a secret) and one <code>grant.deleted</code> per grant on objects it ends (<code>details.cause</code>); answers 204.</p>
 	 * @summary Delete a client
 	 * @param {string} projectId
 	 * @param {string} clientId
@@ -5022,7 +5022,7 @@ export const ObjectsApiFetchParamCreator = function (configuration?: Configurati
 			};
 		},
 		/**
-		 * <p>Needs <code>objects:delete</code>. Its grants go with it. An object with children is refused (409 <code>object_has_children</code>) unless <code>cascade=true</code>, which deletes its whole subtree and the grants on it. One transaction with its <code>object.deleted</code> event; answers 204.</p>
+		 * <p>Needs <code>objects:delete</code>. Its grants go with it. An object with children is refused (409 <code>object_has_children</code>) unless <code>cascade=true</code>, which deletes its whole subtree and the grants on it. One transaction with its <code>object.deleted</code> event and one <code>grant.deleted</code> per grant it ends (<code>details.cause</code>); answers 204.</p>
 		 * @summary Delete an object
 		 * @param {string} projectId
 		 * @param {string} resourceId
@@ -5221,7 +5221,7 @@ export const ObjectsApiFetchParamCreator = function (configuration?: Configurati
 			};
 		},
 		/**
-		 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>).</p>
+		 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). A move never widens access silently: when grants on the new parent or its ancestors would reach the object (and its descendants) that did not before, the caller needs what creating them would need, <code>grants:create</code> and every permission each such grant&#39;s role holds on the resource; otherwise 403 <code>insufficient_permission</code>, <code>details</code> on <code>parent_id</code> naming what it lacks. One transaction with its <code>object.updated</code> event, whose <code>details.grants_now_reaching</code> lists those grants (<code>id</code>, <code>subject</code>, <code>role_id</code>, <code>object_id</code>; up to 1,000, <code>grants_now_reaching_count</code> when more).</p>
 		 * @summary Rename or move an object
 		 * @param {string} projectId
 		 * @param {string} resourceId
@@ -5444,7 +5444,7 @@ export const ObjectsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>objects:delete</code>. Its grants go with it. An object with children is refused (409 <code>object_has_children</code>) unless <code>cascade=true</code>, which deletes its whole subtree and the grants on it. One transaction with its <code>object.deleted</code> event; answers 204.</p>
+		 * <p>Needs <code>objects:delete</code>. Its grants go with it. An object with children is refused (409 <code>object_has_children</code>) unless <code>cascade=true</code>, which deletes its whole subtree and the grants on it. One transaction with its <code>object.deleted</code> event and one <code>grant.deleted</code> per grant it ends (<code>details.cause</code>); answers 204.</p>
 		 * @summary Delete an object
 		 * @param {string} projectId
 		 * @param {string} resourceId
@@ -5658,7 +5658,7 @@ export const ObjectsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>).</p>
+		 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). A move never widens access silently: when grants on the new parent or its ancestors would reach the object (and its descendants) that did not before, the caller needs what creating them would need, <code>grants:create</code> and every permission each such grant&#39;s role holds on the resource; otherwise 403 <code>insufficient_permission</code>, <code>details</code> on <code>parent_id</code> naming what it lacks. One transaction with its <code>object.updated</code> event, whose <code>details.grants_now_reaching</code> lists those grants (<code>id</code>, <code>subject</code>, <code>role_id</code>, <code>object_id</code>; up to 1,000, <code>grants_now_reaching_count</code> when more).</p>
 		 * @summary Rename or move an object
 		 * @param {string} projectId
 		 * @param {string} resourceId
@@ -5771,7 +5771,7 @@ export class ObjectsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>objects:delete</code>. Its grants go with it. An object with children is refused (409 <code>object_has_children</code>) unless <code>cascade=true</code>, which deletes its whole subtree and the grants on it. One transaction with its <code>object.deleted</code> event; answers 204.</p>
+	 * <p>Needs <code>objects:delete</code>. Its grants go with it. An object with children is refused (409 <code>object_has_children</code>) unless <code>cascade=true</code>, which deletes its whole subtree and the grants on it. One transaction with its <code>object.deleted</code> event and one <code>grant.deleted</code> per grant it ends (<code>details.cause</code>); answers 204.</p>
 	 * @summary Delete an object
 	 * @param {string} projectId
 	 * @param {string} resourceId
@@ -5817,7 +5817,7 @@ export class ObjectsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>).</p>
+	 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). A move never widens access silently: when grants on the new parent or its ancestors would reach the object (and its descendants) that did not before, the caller needs what creating them would need, <code>grants:create</code> and every permission each such grant&#39;s role holds on the resource; otherwise 403 <code>insufficient_permission</code>, <code>details</code> on <code>parent_id</code> naming what it lacks. One transaction with its <code>object.updated</code> event, whose <code>details.grants_now_reaching</code> lists those grants (<code>id</code>, <code>subject</code>, <code>role_id</code>, <code>object_id</code>; up to 1,000, <code>grants_now_reaching_count</code> when more).</p>
 	 * @summary Rename or move an object
 	 * @param {string} projectId
 	 * @param {string} resourceId
@@ -6446,7 +6446,7 @@ export const ResourcesApiFetchParamCreator = function (configuration?: Configura
 			};
 		},
 		/**
-		 * <p>Needs <code>resources:delete</code>. Its permissions go with it and leave every role and client that held them: what those hold changes on their next request. The caller must cover the resource&#39;s permissions (403 <code>insufficient_permission</code> otherwise); default resources are read-only (403 <code>default_resource_immutable</code>). One transaction with its <code>resource.deleted</code> audit event (the resource&#39;s last state); answers 204.</p>
+		 * <p>Needs <code>resources:delete</code>. Its permissions go with it and leave every role and client that held them: what those hold changes on their next request. The caller must cover the resource&#39;s permissions (403 <code>insufficient_permission</code> otherwise); default resources are read-only (403 <code>default_resource_immutable</code>). One transaction with its <code>resource.deleted</code> audit event (the resource&#39;s last state); its objects and their grants go too, each grant with a <code>grant.deleted</code> event (<code>details.cause</code>); answers 204.</p>
 		 * @summary Delete a resource
 		 * @param {string} projectId
 		 * @param {string} resourceId
@@ -6759,7 +6759,7 @@ export const ResourcesApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>resources:delete</code>. Its permissions go with it and leave every role and client that held them: what those hold changes on their next request. The caller must cover the resource&#39;s permissions (403 <code>insufficient_permission</code> otherwise); default resources are read-only (403 <code>default_resource_immutable</code>). One transaction with its <code>resource.deleted</code> audit event (the resource&#39;s last state); answers 204.</p>
+		 * <p>Needs <code>resources:delete</code>. Its permissions go with it and leave every role and client that held them: what those hold changes on their next request. The caller must cover the resource&#39;s permissions (403 <code>insufficient_permission</code> otherwise); default resources are read-only (403 <code>default_resource_immutable</code>). One transaction with its <code>resource.deleted</code> audit event (the resource&#39;s last state); its objects and their grants go too, each grant with a <code>grant.deleted</code> event (<code>details.cause</code>); answers 204.</p>
 		 * @summary Delete a resource
 		 * @param {string} projectId
 		 * @param {string} resourceId
@@ -7066,7 +7066,7 @@ export class ResourcesApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>resources:delete</code>. Its permissions go with it and leave every role and client that held them: what those hold changes on their next request. The caller must cover the resource&#39;s permissions (403 <code>insufficient_permission</code> otherwise); default resources are read-only (403 <code>default_resource_immutable</code>). One transaction with its <code>resource.deleted</code> audit event (the resource&#39;s last state); answers 204.</p>
+	 * <p>Needs <code>resources:delete</code>. Its permissions go with it and leave every role and client that held them: what those hold changes on their next request. The caller must cover the resource&#39;s permissions (403 <code>insufficient_permission</code> otherwise); default resources are read-only (403 <code>default_resource_immutable</code>). One transaction with its <code>resource.deleted</code> audit event (the resource&#39;s last state); its objects and their grants go too, each grant with a <code>grant.deleted</code> event (<code>details.cause</code>); answers 204.</p>
 	 * @summary Delete a resource
 	 * @param {string} projectId
 	 * @param {string} resourceId
@@ -7181,7 +7181,7 @@ export const RolesApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>). One transaction with its <code>role.deleted</code> audit event; answers 204.</p>
+		 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>). Its grants on objects end, each with a <code>grant.deleted</code> event (<code>details.cause</code>). One transaction with its <code>role.deleted</code> audit event; answers 204. In the system project, moving the last active operator (a user whose role holds every system permission) to a role short of them is refused with 409 <code>last_operator</code>.</p>
 		 * @summary Delete a role
 		 * @param {string} projectId
 		 * @param {string} roleId
@@ -7352,7 +7352,7 @@ export const RolesApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user with the role on their next request. Every permission added must be held by the caller (403 <code>insufficient_permission</code> otherwise, naming the codes); permissions the role keeps or loses need not be.</p>
+		 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user with the role on their next request. Every permission added must be held by the caller (403 <code>insufficient_permission</code> otherwise, naming the codes); permissions the role keeps or loses need not be. In the system project, taking from a role a permission that leaves no active user holding every system permission is refused with 409 <code>last_operator</code>.</p>
 		 * @summary Update a role
 		 * @param {string} projectId
 		 * @param {string} roleId
@@ -7494,7 +7494,7 @@ export const RolesApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>). One transaction with its <code>role.deleted</code> audit event; answers 204.</p>
+		 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>). Its grants on objects end, each with a <code>grant.deleted</code> event (<code>details.cause</code>). One transaction with its <code>role.deleted</code> audit event; answers 204. In the system project, moving the last active operator (a user whose role holds every system permission) to a role short of them is refused with 409 <code>last_operator</code>.</p>
 		 * @summary Delete a role
 		 * @param {string} projectId
 		 * @param {string} roleId
@@ -7703,7 +7703,7 @@ export const RolesApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user with the role on their next request. Every permission added must be held by the caller (403 <code>insufficient_permission</code> otherwise, naming the codes); permissions the role keeps or loses need not be.</p>
+		 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user with the role on their next request. Every permission added must be held by the caller (403 <code>insufficient_permission</code> otherwise, naming the codes); permissions the role keeps or loses need not be. In the system project, taking from a role a permission that leaves no active user holding every system permission is refused with 409 <code>last_operator</code>.</p>
 		 * @summary Update a role
 		 * @param {string} projectId
 		 * @param {string} roleId
@@ -7807,7 +7807,7 @@ export class RolesApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>). One transaction with its <code>role.deleted</code> audit event; answers 204.</p>
+	 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>). Its grants on objects end, each with a <code>grant.deleted</code> event (<code>details.cause</code>). One transaction with its <code>role.deleted</code> audit event; answers 204. In the system project, moving the last active operator (a user whose role holds every system permission) to a role short of them is refused with 409 <code>last_operator</code>.</p>
 	 * @summary Delete a role
 	 * @param {string} projectId
 	 * @param {string} roleId
@@ -7848,7 +7848,7 @@ export class RolesApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user with the role on their next request. Every permission added must be held by the caller (403 <code>insufficient_permission</code> otherwise, naming the codes); permissions the role keeps or loses need not be.</p>
+	 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user with the role on their next request. Every permission added must be held by the caller (403 <code>insufficient_permission</code> otherwise, naming the codes); permissions the role keeps or loses need not be. In the system project, taking from a role a permission that leaves no active user holding every system permission is refused with 409 <code>last_operator</code>.</p>
 	 * @summary Update a role
 	 * @param {string} projectId
 	 * @param {string} roleId
@@ -8948,8 +8948,8 @@ export const ServiceApiFetchParamCreator = function (configuration?: Configurati
 			};
 		},
 		/**
-		 * <p>Checks the database (a statement within 2 s), the schema (every migration of this build applied), the signing key (a current key this instance can sign with) and the background jobs every instance runs (each succeeded recently). 200 when all pass; 503 <code>system_error</code> with <code>Retry-After</code>, <code>failing</code> naming the checks that fail and <code>error_description</code> saying why.</p>
-		 * @summary Readiness: each check, and 503 naming the failing ones
+		 * <p>Checks the database (a statement within 2 s), the schema (every migration of this build applied), the signing key (a current key this instance can sign with) and the background jobs every instance runs (each succeeded recently). 200 <code>{&quot;status&quot;:&quot;ready&quot;}</code> when all pass; 503 <code>system_error</code> with <code>Retry-After</code> and <code>failing</code> naming the checks that fail. Readiness tells strangers nothing more: <code>checks</code> (the schema&#39;s version, the jobs&#39; names and runs) and why a check fails come only to a bearer of <code>METRICS_TOKEN</code>, and on the <code>METRICS_PORT</code> listener&#39;s <code>/readyz</code>; any other caller (a wrong token too) gets the names alone.</p>
+		 * @summary Readiness: 200 when ready, 503 naming the failing checks
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
@@ -9019,8 +9019,8 @@ export const ServiceApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Checks the database (a statement within 2 s), the schema (every migration of this build applied), the signing key (a current key this instance can sign with) and the background jobs every instance runs (each succeeded recently). 200 when all pass; 503 <code>system_error</code> with <code>Retry-After</code>, <code>failing</code> naming the checks that fail and <code>error_description</code> saying why.</p>
-		 * @summary Readiness: each check, and 503 naming the failing ones
+		 * <p>Checks the database (a statement within 2 s), the schema (every migration of this build applied), the signing key (a current key this instance can sign with) and the background jobs every instance runs (each succeeded recently). 200 <code>{&quot;status&quot;:&quot;ready&quot;}</code> when all pass; 503 <code>system_error</code> with <code>Retry-After</code> and <code>failing</code> naming the checks that fail. Readiness tells strangers nothing more: <code>checks</code> (the schema&#39;s version, the jobs&#39; names and runs) and why a check fails come only to a bearer of <code>METRICS_TOKEN</code>, and on the <code>METRICS_PORT</code> listener&#39;s <code>/readyz</code>; any other caller (a wrong token too) gets the names alone.</p>
+		 * @summary Readiness: 200 when ready, 503 naming the failing checks
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
@@ -9076,8 +9076,8 @@ export class ServiceApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Checks the database (a statement within 2 s), the schema (every migration of this build applied), the signing key (a current key this instance can sign with) and the background jobs every instance runs (each succeeded recently). 200 when all pass; 503 <code>system_error</code> with <code>Retry-After</code>, <code>failing</code> naming the checks that fail and <code>error_description</code> saying why.</p>
-	 * @summary Readiness: each check, and 503 naming the failing ones
+	 * <p>Checks the database (a statement within 2 s), the schema (every migration of this build applied), the signing key (a current key this instance can sign with) and the background jobs every instance runs (each succeeded recently). 200 <code>{&quot;status&quot;:&quot;ready&quot;}</code> when all pass; 503 <code>system_error</code> with <code>Retry-After</code> and <code>failing</code> naming the checks that fail. Readiness tells strangers nothing more: <code>checks</code> (the schema&#39;s version, the jobs&#39; names and runs) and why a check fails come only to a bearer of <code>METRICS_TOKEN</code>, and on the <code>METRICS_PORT</code> listener&#39;s <code>/readyz</code>; any other caller (a wrong token too) gets the names alone.</p>
+	 * @summary Readiness: 200 when ready, 503 naming the failing checks
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
 	 */
@@ -10620,7 +10620,7 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Needs <code>users:delete</code>. Their login and single sign-on sessions end, their tokens are refused from the next request on, and their email and external id can be used again. The caller must cover the user&#39;s permissions (403 <code>insufficient_permission</code> otherwise) and cannot delete itself. One transaction with its <code>user.deleted</code> audit event (the user&#39;s last state); answers 204.</p>
+		 * <p>Needs <code>users:delete</code>. Their login and single sign-on sessions end, their tokens are refused from the next request on, and their email and external id can be used again. The caller must cover the user&#39;s permissions (403 <code>insufficient_permission</code> otherwise) and cannot delete itself. One transaction with its <code>user.deleted</code> audit event (the user&#39;s last state) and one <code>grant.deleted</code> per grant on objects it ends (<code>details.cause</code>); answers 204. The system project&#39;s last active user whose role holds every system permission cannot be deleted: 409 <code>last_operator</code>.</p>
 		 * @summary Delete a user
 		 * @param {string} projectId
 		 * @param {string} userId
@@ -11087,7 +11087,7 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request. Changing a user&#39;s password, email, external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role&#39;s permissions must all be held by the caller: 403 <code>insufficient_permission</code> otherwise. The display name and avatar change freely.</p>
+		 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request. Changing a user&#39;s password, email, external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role&#39;s permissions must all be held by the caller: 403 <code>insufficient_permission</code> otherwise. The display name and avatar change freely. The system project keeps an operator: deactivating, or giving a role short of every system permission to, its last active user whose role holds them all is refused with 409 <code>last_operator</code>.</p>
 		 * @summary Update a user
 		 * @param {string} projectId
 		 * @param {string} userId
@@ -11229,7 +11229,7 @@ export const UsersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>users:delete</code>. Their login and single sign-on sessions end, their tokens are refused from the next request on, and their email and external id can be used again. The caller must cover the user&#39;s permissions (403 <code>insufficient_permission</code> otherwise) and cannot delete itself. One transaction with its <code>user.deleted</code> audit event (the user&#39;s last state); answers 204.</p>
+		 * <p>Needs <code>users:delete</code>. Their login and single sign-on sessions end, their tokens are refused from the next request on, and their email and external id can be used again. The caller must cover the user&#39;s permissions (403 <code>insufficient_permission</code> otherwise) and cannot delete itself. One transaction with its <code>user.deleted</code> audit event (the user&#39;s last state) and one <code>grant.deleted</code> per grant on objects it ends (<code>details.cause</code>); answers 204. The system project&#39;s last active user whose role holds every system permission cannot be deleted: 409 <code>last_operator</code>.</p>
 		 * @summary Delete a user
 		 * @param {string} projectId
 		 * @param {string} userId
@@ -11265,6 +11265,12 @@ export const UsersApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -11840,7 +11846,7 @@ export const UsersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request. Changing a user&#39;s password, email, external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role&#39;s permissions must all be held by the caller: 403 <code>insufficient_permission</code> otherwise. The display name and avatar change freely.</p>
+		 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request. Changing a user&#39;s password, email, external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role&#39;s permissions must all be held by the caller: 403 <code>insufficient_permission</code> otherwise. The display name and avatar change freely. The system project keeps an operator: deactivating, or giving a role short of every system permission to, its last active user whose role holds them all is refused with 409 <code>last_operator</code>.</p>
 		 * @summary Update a user
 		 * @param {string} projectId
 		 * @param {string} userId
@@ -11944,7 +11950,7 @@ export class UsersApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>users:delete</code>. Their login and single sign-on sessions end, their tokens are refused from the next request on, and their email and external id can be used again. The caller must cover the user&#39;s permissions (403 <code>insufficient_permission</code> otherwise) and cannot delete itself. One transaction with its <code>user.deleted</code> audit event (the user&#39;s last state); answers 204.</p>
+	 * <p>Needs <code>users:delete</code>. Their login and single sign-on sessions end, their tokens are refused from the next request on, and their email and external id can be used again. The caller must cover the user&#39;s permissions (403 <code>insufficient_permission</code> otherwise) and cannot delete itself. One transaction with its <code>user.deleted</code> audit event (the user&#39;s last state) and one <code>grant.deleted</code> per grant on objects it ends (<code>details.cause</code>); answers 204. The system project&#39;s last active user whose role holds every system permission cannot be deleted: 409 <code>last_operator</code>.</p>
 	 * @summary Delete a user
 	 * @param {string} projectId
 	 * @param {string} userId
@@ -12057,7 +12063,7 @@ export class UsersApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request. Changing a user&#39;s password, email, external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role&#39;s permissions must all be held by the caller: 403 <code>insufficient_permission</code> otherwise. The display name and avatar change freely.</p>
+	 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request. Changing a user&#39;s password, email, external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role&#39;s permissions must all be held by the caller: 403 <code>insufficient_permission</code> otherwise. The display name and avatar change freely. The system project keeps an operator: deactivating, or giving a role short of every system permission to, its last active user whose role holds them all is refused with 409 <code>last_operator</code>.</p>
 	 * @summary Update a user
 	 * @param {string} projectId
 	 * @param {string} userId

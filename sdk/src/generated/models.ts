@@ -1857,6 +1857,11 @@ export namespace Api {
 
 	export interface NotReady {
 		error: Api.NotReady.ErrorEnum;
+		/**
+		 * @description <p>The failing checks; why each fails only where <code>checks</code> is given</p>
+		 * @type {string}
+		 * @memberof NotReady
+		 */
 		'error_description': string;
 		/**
 		 * @description <p>Absent, as <code>failing</code> and <code>checks</code>, while the service is still starting (or, under <code>deno serve</code>, could not start: its log says why)</p>
@@ -1870,6 +1875,11 @@ export namespace Api {
 		 * @memberof NotReady
 		 */
 		failing?: Api.NotReady.FailingEnum[];
+		/**
+		 * @description <p>Only for a bearer of <code>METRICS_TOKEN</code>, and on the <code>METRICS_PORT</code> listener</p>
+		 * @type {Api.ReadinessChecks}
+		 * @memberof NotReady
+		 */
 		checks?: Api.ReadinessChecks;
 	}
 
@@ -2151,7 +2161,12 @@ export namespace Api {
 
 	export interface Readiness {
 		status: Api.Readiness.StatusEnum;
-		checks: Api.ReadinessChecks;
+		/**
+		 * @description <p>Only for a bearer of <code>METRICS_TOKEN</code>, and on the <code>METRICS_PORT</code> listener</p>
+		 * @type {Api.ReadinessChecks}
+		 * @memberof Readiness
+		 */
+		checks?: Api.ReadinessChecks;
 	}
 
 	/**
@@ -2165,6 +2180,9 @@ export namespace Api {
 
 	}
 
+	/**
+	 * <p>Only for a bearer of <code>METRICS_TOKEN</code>, and on the <code>METRICS_PORT</code> listener</p>
+	 */
 	export interface ReadinessChecks {
 		/**
 		 * @description <p>The database answers a statement within 2 s</p>
