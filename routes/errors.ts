@@ -172,7 +172,12 @@ export function errorResponse(c: Context, err: AppError): Response {
   // RFC 6750 §3: a 401 names the scheme it wants; `error` only when a token was sent.
   if (err.code === "invalid_authorization_token") {
     const sent = c.req.header("authorization") !== undefined;
-    c.header("WWW-Authenticate", sent ? `Bearer ${REALM}, error="invalid_token"` : `Bearer ${REALM}`);
+    // The description is ours and plain ASCII without quotes or backslashes, as the challenge's syntax needs.
+    const description = err.message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, "");
+    c.header(
+      "WWW-Authenticate",
+      sent ? `Bearer ${REALM}, error="invalid_token", error_description="${description}"` : `Bearer ${REALM}`,
+    );
   }
   return c.json({ error: err.code, error_description: err.message, ...details }, statusOf(err));
 }

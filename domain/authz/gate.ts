@@ -29,6 +29,14 @@ export function invalidToken(description: string): AppError {
   return new AppError("invalid_authorization_token", { description });
 }
 
+/** The description of each reason a bearer token is refused (RFC 6750 §3 `error_description`). */
+const REFUSALS = {
+  expired: "the access token expired: refresh it, or sign in again",
+  not_access_token: "the bearer token is not an access token (an ID token?): send the token answer's access_token",
+  invalid: "the bearer token is invalid: its format, signature or issuer is wrong",
+  not_live: "the access token is no longer valid: it was revoked, or its session, user, client or project ended",
+} as const;
+
 /** When a token was signed: its UUIDv7 jti carries milliseconds, `iat` only seconds. */
 function issuedAt(claims: VerifiedClaims): Date {
   return new Date(uuidV7Time(claims.jti) ?? claims.iat * 1000);
@@ -103,7 +111,7 @@ export async function authorize(
 ): Promise<{ principal: Principal; attached?: Attached }> {
   if (req.token === undefined) throw invalidToken("the Authorization header with a bearer token is missing");
   const claims = await tokens.verifyAccessToken(req.token);
-  if (!claims) throw invalidToken("the bearer token is invalid or expired");
+  if (!claims) throw invalidToken(REFUSALS[await tokens.whyRefused(req.token)]);
   // No read for a token the checks below refuse on its project alone: another project's, or not the system
   // project's for an operation of the system project. (The statement would not run it either.)
   const system = claims.aud === SYSTEM_PROJECT_ID;
@@ -117,7 +125,9 @@ export async function authorize(
     { pathProjectId: req.pathProjectId, permission: need.permission },
     read,
   );
-  if (!row) throw invalidToken("the bearer token is no longer valid");
+  if (!row) {
+    throw invalidToken(REFUSALS[claims.exp <= Date.now() / 1000 ? "expired" : "not_live"]);
+  }
   const principal = principalOf(claims, row);
   const attached = read ? { read, record: row.record ?? null } : undefined;
   if (need.scope === "token") return { principal, attached };

@@ -179,6 +179,26 @@ export class TokenService {
     return claims;
   }
 
+  /**
+   * Why a bearer token was refused, for its 401's description (RFC 6750 §3 `error_description`): only on the
+   * refusal's path, never to accept one. A token of ours whose signature holds but whose time is over is
+   * `expired`; one of ours that is not an access token (an ID token, a logout token) is `not_access_token`;
+   * anything else is `invalid`. A token that verifies and has not expired was refused by the live check.
+   */
+  async whyRefused(token: string): Promise<"expired" | "not_access_token" | "invalid" | "not_live"> {
+    let decoded;
+    try {
+      decoded = await verifyCompact(token, (header) => this.#keyFor(header));
+    } catch (err) {
+      if (err instanceof KeyLookupFailure) throw err.cause;
+      return "invalid";
+    }
+    if (!decoded) return "invalid";
+    const claims = accessClaims(decoded.header, decoded.payload, this.issuer, 0);
+    if (!claims) return decoded.payload.iss === this.issuer ? "not_access_token" : "invalid";
+    return claims.exp <= Math.floor(Date.now() / 1000) ? "expired" : "not_live";
+  }
+
   /** The published public keys (next, current, previous) as a JWKS. */
   async jwks(): Promise<{ keys: JWK[] }> {
     return { keys: (await listPublishedKeys(this.sql)).map((r) => r.public_jwk) };
