@@ -58,7 +58,13 @@ export const Client = z.object({
 export type Client = z.infer<typeof Client>;
 
 export const ClientWithSecret = Client.extend({
-  client_secret: z.string().openapi({ description: "Shown only in this answer; store it now." }),
+  client_secret: z.string().openapi({
+    description: "Shown only in this answer; store it now (the service keeps only its hash). It is the " +
+      "client's password for HTTP Basic: with `client_secret_basic`, at every grant and at revocation; for a " +
+      "public client (`none`), only for what it does as itself — the `client_credentials` grant, which always " +
+      "needs it — never at a user's login, which PKCE proves. A public client that never acts as itself (a " +
+      "single-page or mobile app) can ignore it.",
+  }),
 }).openapi("ClientWithSecret");
 export type ClientWithSecret = z.infer<typeof ClientWithSecret>;
 

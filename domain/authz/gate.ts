@@ -32,9 +32,11 @@ export function invalidToken(description: string): AppError {
 /** The description of each reason a bearer token is refused (RFC 6750 §3 `error_description`). */
 const REFUSALS = {
   expired: "the access token expired: refresh it, or sign in again",
-  not_access_token: "the bearer token is not an access token (an ID token?): send the token answer's access_token",
+  not_access_token:
+    "the bearer token is not an access token (an ID token?): send the token answer's access_token",
   invalid: "the bearer token is invalid: its format, signature or issuer is wrong",
-  not_live: "the access token is no longer valid: it was revoked, or its session, user, client or project ended",
+  not_live:
+    "the access token is no longer valid: it was revoked, or its session, user, client or project ended",
 } as const;
 
 /** When a token was signed: its UUIDv7 jti carries milliseconds, `iat` only seconds. */

@@ -49,7 +49,8 @@ type Values = {
 const METHODS: Record<Method, { type: string; says: string }> = {
   none: {
     type: "public",
-    says: "Public (none): no secret; logins prove themselves with PKCE",
+    says: "Public (none): logins prove themselves with PKCE; the secret (HTTP Basic) serves only the " +
+      "client_credentials grant, when the client acts as itself",
   },
   client_secret_basic: {
     type: "confidential",
@@ -108,6 +109,10 @@ function ClientFacts(p: { client: Client }) {
       <dt>Type</dt>
       <dd>
         <ClientType method={client.token_endpoint_auth_method} />
+        {client.is_admin
+          ? " · as the project's admin client it acts as itself: client_credentials with HTTP Basic " +
+            "(client_secret_basic)"
+          : ""}
       </dd>
       <dt>State</dt>
       <dd>
