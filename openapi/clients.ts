@@ -68,7 +68,7 @@ export const ClientWithSecret = Client.extend({
 }).openapi("ClientWithSecret");
 export type ClientWithSecret = z.infer<typeof ClientWithSecret>;
 
-export const CreateClientRequest = z.object({
+export const CreateClientRequest = z.strictObject({
   name: Name,
   description: Description,
   permission_ids: PermissionIds.optional(),
@@ -79,7 +79,7 @@ export const CreateClientRequest = z.object({
 }).openapi("CreateClientRequest");
 export type CreateClientRequest = z.infer<typeof CreateClientRequest>;
 
-export const UpdateClientRequest = z.object({
+export const UpdateClientRequest = z.strictObject({
   name: Name,
   is_active: z.boolean().openapi({
     description: "false refuses the client's tokens from the next request on",

@@ -29,7 +29,7 @@ const Issuer = z.string().max(500, "at most 500 characters").refine((u) => {
 
 const ClaimName = plain(100).min(1, "must not be empty");
 
-export const ClaimMapping = z.object({
+export const ClaimMapping = z.strictObject({
   email: ClaimName.default("email").openapi({ description: "Default `email`" }),
   name: ClaimName.default("name").openapi({ description: "Default `name`" }),
   picture: ClaimName.default("picture").openapi({ description: "Default `picture`" }),
@@ -98,7 +98,7 @@ const ProviderFields = {
   }),
 };
 
-export const CreateIdentityProviderRequest = z.object({
+export const CreateIdentityProviderRequest = z.strictObject({
   kind: z.literal("oidc").openapi({ description: "`oidc`: an OpenID Connect provider" }),
   preset: z.enum(["google", "microsoft_entra_id"]).optional().openapi({
     description: "Fills in the issuer (and the display name): `google`, or `microsoft_entra_id` with " +
@@ -117,7 +117,7 @@ export const CreateIdentityProviderRequest = z.object({
 }).openapi("CreateIdentityProviderRequest");
 export type CreateIdentityProviderRequest = z.infer<typeof CreateIdentityProviderRequest>;
 
-export const UpdateIdentityProviderRequest = z.object({
+export const UpdateIdentityProviderRequest = z.strictObject({
   ...ProviderFields,
   display_name: ProviderFields.display_name.unwrap(),
   issuer: Issuer,
@@ -151,7 +151,7 @@ export const ExternalIdentityList = z.object({ data: z.array(ExternalIdentity) }
   "ExternalIdentityList",
 );
 
-export const LinkIdentityRequest = z.object({
+export const LinkIdentityRequest = z.strictObject({
   provider_id: Id,
   subject: plain(255).min(1, "must not be empty").openapi({ description: "The upstream `sub`" }),
   email: z.email().max(100).optional(),

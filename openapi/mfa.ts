@@ -19,7 +19,7 @@ export const FreshProofFields = {
   }),
 };
 
-export const CurrentPasswordRequest = z.object(FreshProofFields).openapi("CurrentPasswordRequest", {
+export const CurrentPasswordRequest = z.strictObject(FreshProofFields).openapi("CurrentPasswordRequest", {
   description:
     "Fresh proof that the token's user is at the keyboard: `current_password`, or `code` for a user " +
     "without a password",
@@ -32,7 +32,7 @@ export const TotpEnrolment = z.object({
   }),
 }).openapi("TotpEnrolment");
 
-export const ConfirmTotpRequest = z.object({
+export const ConfirmTotpRequest = z.strictObject({
   code: z.string().trim().regex(/^\d{6}$/, "six digits").openapi({ description: "The app's current code" }),
 }).openapi("ConfirmTotpRequest");
 

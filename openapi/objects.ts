@@ -36,7 +36,7 @@ export const ObjectRecord = z.object({
 }).openapi("Object");
 export type ObjectRecord = z.infer<typeof ObjectRecord>;
 
-export const CreateObjectRequest = z.object({
+export const CreateObjectRequest = z.strictObject({
   id: ObjectId,
   name: ObjectName,
   parent_id: ObjectId.nullable().optional().openapi({
@@ -45,7 +45,7 @@ export const CreateObjectRequest = z.object({
 }).openapi("CreateObjectRequest");
 export type CreateObjectRequest = z.infer<typeof CreateObjectRequest>;
 
-export const CreateObjectsRequest = z.object({
+export const CreateObjectsRequest = z.strictObject({
   objects: z.array(CreateObjectRequest).min(1, "at least one object")
     .max(MAX_OBJECT_BATCH, `at most ${MAX_OBJECT_BATCH} objects`),
 }).openapi("CreateObjectsRequest");
@@ -56,7 +56,7 @@ export const CreatedObjects = z.object({
 }).openapi("CreatedObjects");
 export type CreatedObjects = z.infer<typeof CreatedObjects>;
 
-export const UpdateObjectRequest = z.object({
+export const UpdateObjectRequest = z.strictObject({
   name: ObjectName,
   parent_id: ObjectId.nullable().optional().openapi({
     description: "Omitted: unchanged. null: no parent. Given: moves the object (and its descendants) under " +
@@ -82,14 +82,14 @@ export const ObjectListQuery = listQuery(["id", "name", "created_at", "updated_a
 });
 export type ObjectListQuery = z.infer<typeof ObjectListQuery>;
 
-const SubjectRef = z.object({
+const SubjectRef = z.strictObject({
   type: z.enum(["user", "client"]),
   id: Id.openapi({
     description: "A user's id (or, when no user has it, a user's `external_user_id`), or a client's id",
   }),
 }).openapi("GrantSubject");
 
-const ObjectRef = z.object({
+const ObjectRef = z.strictObject({
   type: z.string().min(1).max(50).openapi({ description: "The resource's code (case-insensitive)" }),
   id: ObjectId,
 }).openapi("GrantObject");
@@ -114,7 +114,7 @@ export const Grant = z.object({
 }).openapi("Grant");
 export type Grant = z.infer<typeof Grant>;
 
-export const CreateGrantRequest = z.object({
+export const CreateGrantRequest = z.strictObject({
   subject: SubjectRef,
   role_id: Id,
   object: ObjectRef,

@@ -84,7 +84,7 @@ export const CreatedProject = Project.extend({
 }).openapi("CreatedProject");
 export type CreatedProject = z.infer<typeof CreatedProject>;
 
-export const CreateProjectRequest = z.object({
+export const CreateProjectRequest = z.strictObject({
   name: Name,
   description: clearableText(200),
   redirect_uris: RedirectUris.optional(),
@@ -97,7 +97,7 @@ export const CreateProjectRequest = z.object({
 }).openapi("CreateProjectRequest");
 export type CreateProjectRequest = z.infer<typeof CreateProjectRequest>;
 
-export const UpdateProjectRequest = z.object({
+export const UpdateProjectRequest = z.strictObject({
   name: Name,
   description: clearableText(200).openapi({ description: 'Omitted keeps it; null or "" clears it' }),
   redirect_uris: RedirectUris.optional().openapi({

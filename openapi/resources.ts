@@ -33,7 +33,7 @@ export const Resource = z.object({
 }).openapi("Resource");
 export type Resource = z.infer<typeof Resource>;
 
-const PermissionInput = z.object({
+const PermissionInput = z.strictObject({
   name: Name,
   code: Code,
   description: text(200).nullable().optional(),
@@ -51,7 +51,7 @@ const PermissionInputs = z.array(PermissionInput).max(100, "at most 100 permissi
     });
   });
 
-export const CreateResourceRequest = z.object({
+export const CreateResourceRequest = z.strictObject({
   name: Name,
   code: Code.openapi({ description: "Unique in the project (case-insensitively)" }),
   description: Description,
@@ -61,7 +61,7 @@ export const CreateResourceRequest = z.object({
 }).openapi("CreateResourceRequest");
 export type CreateResourceRequest = z.infer<typeof CreateResourceRequest>;
 
-export const UpdateResourceRequest = z.object({
+export const UpdateResourceRequest = z.strictObject({
   name: Name,
   code: z.string().min(1, "must not be empty").max(50, "at most 50 characters")
     .refine((v) => v.trim() !== "", "must not be blank").openapi({

@@ -22,7 +22,7 @@ export const Role = z.object({
 }).openapi("Role");
 export type Role = z.infer<typeof Role>;
 
-const RoleBody = z.object({
+const RoleBody = z.strictObject({
   code: Code.openapi({
     description: "Letters, digits, dash, underscore; unique in the project (case-insensitively)",
   }),

@@ -57,7 +57,7 @@ const RoleId = z.string().max(100).nullable().optional().openapi({
   description: 'A role of this project. On update: omitted keeps it; null or "" removes it.',
 });
 
-export const CreateUserRequest = z.object({
+export const CreateUserRequest = z.strictObject({
   display_name: Name,
   avatar_url: AvatarUrl,
   external_user_id: ExternalUserId,
@@ -112,7 +112,7 @@ export const CreateUserRequest = z.object({
 }).openapi("CreateUserRequest");
 export type CreateUserRequest = z.infer<typeof CreateUserRequest>;
 
-export const UpdateUserRequest = z.object({
+export const UpdateUserRequest = z.strictObject({
   display_name: Name,
   is_active: z.boolean().openapi({
     description: "false deactivates the user and ends their sessions at once",
@@ -170,7 +170,7 @@ export const CurrentUser = User.extend({
 }).openapi("CurrentUser");
 export type CurrentUser = z.infer<typeof CurrentUser>;
 
-export const UpdateCurrentUserRequest = z.object({
+export const UpdateCurrentUserRequest = z.strictObject({
   display_name: Name,
   email: z.string().trim().max(100, "at most 100 characters").refine(
     (v) => z.regexes.email.test(v),

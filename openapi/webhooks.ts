@@ -54,7 +54,7 @@ export const WebhookWithSecret = Webhook.extend({
 }).openapi("WebhookWithSecret");
 export type WebhookWithSecret = z.infer<typeof WebhookWithSecret>;
 
-export const CreateWebhookRequest = z.object({
+export const CreateWebhookRequest = z.strictObject({
   url: Url,
   event_types: EventTypes,
   description: Description,
@@ -62,7 +62,7 @@ export const CreateWebhookRequest = z.object({
 }).openapi("CreateWebhookRequest");
 export type CreateWebhookRequest = z.infer<typeof CreateWebhookRequest>;
 
-export const UpdateWebhookRequest = z.object({
+export const UpdateWebhookRequest = z.strictObject({
   url: Url,
   event_types: EventTypes,
   description: Description,

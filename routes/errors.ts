@@ -18,6 +18,7 @@ import type { OAuthEndpointCode, OAuthErrorCode } from "../openapi/fields.ts";
 import type { Logger } from "../log.ts";
 import type { AppEnv } from "./env.ts";
 import { isFormEndpoint } from "./form_endpoints.ts";
+import { knownFieldsBeside, MAX_LISTED_UNKNOWN, unknownFieldIssue } from "./api/unknown_fields.ts";
 
 /** The HTTP status of each code: the one table, read by every answer of an error and the OpenAPI document. */
 export const ERROR_STATUS = {
@@ -184,16 +185,28 @@ export function errorResponse(c: Context, err: AppError): Response {
 
 type Issue = { path: PropertyKey[]; message: string; code?: string; keys?: string[] };
 
-/** zod's issues as `details`, one per offending field; each unknown key of a strict object is one of them. */
+/**
+ * zod's issues as `details`, one per offending field. Each unknown key of a strict object is one of them, named by
+ * its path; in a JSON body (routes/api/unknown_fields.ts) its issue says which field was probably meant. Past
+ * `MAX_LISTED_UNKNOWN` unknown keys in one object, one more detail on the object counts the rest.
+ */
 export function zodDetails(issues: Issue[]): ErrorDetail[] {
-  return issues.flatMap((i) =>
-    i.code === "unrecognized_keys" && i.keys?.length
-      ? i.keys.map((key) => ({
-        field: [...i.path, key.slice(0, 100)].map(String).join("."),
-        issue: i.message,
-      }))
-      : [{ field: i.path.map(String).join(".") || "body", issue: i.message }]
-  );
+  return issues.flatMap((i): ErrorDetail[] => {
+    if (i.code !== "unrecognized_keys" || !i.keys?.length) {
+      return [{ field: i.path.map(String).join(".") || "body", issue: i.message }];
+    }
+    const known = knownFieldsBeside(i.keys);
+    const listed = i.keys.slice(0, MAX_LISTED_UNKNOWN).map((key) => ({
+      field: [...i.path, key.slice(0, 100)].map(String).join("."),
+      issue: known ? unknownFieldIssue(key, known) : i.message,
+    }));
+    const more = i.keys.length - listed.length;
+    if (more === 0) return listed;
+    return [...listed, {
+      field: i.path.map(String).join(".") || "body",
+      issue: `${more} more unknown fields`,
+    }];
+  });
 }
 
 /**

@@ -140,8 +140,9 @@ test("POST identity-providers refuses every bad input with 400 invalid_params an
     assert.equal(ok.has_client_secret, false);
     // An update is checked the same way.
     fake.state.discoveryStatus = 500;
+    const { kind: _kind, ...update } = base; // `kind` is chosen at creation, not a field of an update
     const err = await expectError(
-      await call(d.url, d.token, "PUT", `${providers(d)}/${ok.id}`, { ...base, issuer: fake.base }),
+      await call(d.url, d.token, "PUT", `${providers(d)}/${ok.id}`, { ...update, issuer: fake.base }),
       400,
       "invalid_params",
     );
@@ -177,7 +178,8 @@ test("identity providers: least privilege and refusals (401, another project, mi
   const d = await downProject();
   const fake = await fakeUpstream();
   try {
-    const body = { kind: "oidc", display_name: "X", issuer: fake.base, client_id: "rp" };
+    const update = { display_name: "X", issuer: fake.base, client_id: "rp" };
+    const body = { kind: "oidc", ...update };
     await expectError(await call(d.url, null, "GET", providers(d)), 401, "invalid_authorization_token");
     await expectError(
       await call(d.url, "bad", "POST", providers(d), body),
@@ -211,7 +213,7 @@ test("identity providers: least privilege and refusals (401, another project, mi
     await json(await call(d.url, reader, "GET", `${providers(d)}/${created.id}`), 200);
     await expectError(await call(d.url, reader, "POST", providers(d), body), 403, "insufficient_permission");
     await expectError(
-      await call(d.url, reader, "PUT", `${providers(d)}/${created.id}`, body),
+      await call(d.url, reader, "PUT", `${providers(d)}/${created.id}`, update),
       403,
       "insufficient_permission",
     );
@@ -230,7 +232,7 @@ test("identity providers: least privilege and refusals (401, another project, mi
     const before = fake.state.tokenRequests.length;
     await expectError(await call(d.url, creator, "POST", providers(d), body), 403, "insufficient_permission");
     await expectError(
-      await call(d.url, creator, "PUT", `${providers(d)}/${created.id}`, body),
+      await call(d.url, creator, "PUT", `${providers(d)}/${created.id}`, update),
       403,
       "insufficient_permission",
     );

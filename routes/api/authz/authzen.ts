@@ -31,7 +31,7 @@ import {
 } from "../../../openapi/authzen.ts";
 import type { App, AppEnv } from "../../env.ts";
 import { guardedRoute, publicRoute, refuseDeepNesting } from "../operation.ts";
-import { jsonBody, jsonResponse, jsonText } from "../responses.ts";
+import { extensibleJsonBody, jsonResponse, jsonText } from "../responses.ts";
 
 const REASONS = "Every decision carries `context.reason_admin.code`: `role_permission` (with `role_id`), " +
   "`client_permission` (with `client_id`), `object_grant` (with `grant_id` and `object_id`: a live grant of a " +
@@ -62,7 +62,7 @@ export const evaluateAccessRoute = guardedRoute({
   permission: "access:evaluate",
   scope: "audience",
   description: `${MAPPING} ${REASONS} ${INPUT}`,
-  request: { body: jsonBody(EvaluationRequest) },
+  request: { body: extensibleJsonBody(EvaluationRequest) },
   responses: { 200: jsonResponse(Decision, "The decision and its reason") },
   readsBody: (body, token) => evaluationReadOf(token.projectId, body),
 });
@@ -83,7 +83,7 @@ export const evaluateAccessBatchRoute = guardedRoute({
     "An item still lacking an entity is answered `false` with reason `invalid_request` (and `missing`, its " +
     "JSON pointers), the others decided. Without `evaluations` (or with none) the request is one evaluation " +
     `and is answered as one. ${MAPPING} ${REASONS} ${INPUT}`,
-  request: { body: jsonBody(EvaluationsRequest) },
+  request: { body: extensibleJsonBody(EvaluationsRequest) },
   responses: { 200: jsonResponse(EvaluationsResponse, "The decisions, in order") },
   // A batch's statement runs after the gate's (its body is read once, by the validator), shared with the
   // batches asked in the same turn of the event loop (db/authz/authzen.ts).
@@ -106,7 +106,7 @@ export const searchSubjectsRoute = guardedRoute({
     "one, else by its id) or clients (`client`) that hold `action.name` on `resource.type` now, by id: " +
     "project-wide, or through a live grant on the object `resource.id` or one of its ancestors. " +
     `\`subject.id\` is ignored; an unknown type, resource or action gives no results. ${PAGING} ${INPUT}`,
-  request: { body: jsonBody(SubjectSearchRequest) },
+  request: { body: extensibleJsonBody(SubjectSearchRequest) },
   responses: { 200: jsonResponse(EntitySearchResponse, "A page of subjects") },
 });
 
@@ -122,7 +122,7 @@ export const searchResourcesRoute = guardedRoute({
     "(byte-wise): all of them when it holds the permission project-wide, else those its live grants reach " +
     "(each grant's object and its descendants). An unknown or inactive subject, type or action gives no " +
     `results. \`resource.id\` is ignored. ${PAGING} ${INPUT}`,
-  request: { body: jsonBody(ResourceSearchRequest) },
+  request: { body: extensibleJsonBody(ResourceSearchRequest) },
   responses: { 200: jsonResponse(EntitySearchResponse, "A page of objects") },
 });
 
@@ -136,7 +136,7 @@ export const searchActionsRoute = guardedRoute({
   scope: "audience",
   description: "The permission codes of `resource.type` the subject holds now, by code. An unknown or " +
     `inactive subject, or an unknown type, gives no results. ${PAGING} ${INPUT}`,
-  request: { body: jsonBody(ActionSearchRequest) },
+  request: { body: extensibleJsonBody(ActionSearchRequest) },
   responses: { 200: jsonResponse(ActionSearchResponse, "A page of actions") },
 });
 
