@@ -727,7 +727,7 @@ export namespace Api {
 
 	export interface ClientWithSecret extends Api.Client {
 		/**
-		 * @description <p>Shown only in this answer; store it now.</p>
+		 * @description <p>Shown only in this answer; store it now (the service keeps only its hash). It is the client&#39;s password for HTTP Basic: with <code>client_secret_basic</code>, at every grant and at revocation; for a public client (<code>none</code>), only for what it does as itself — the <code>client_credentials</code> grant, which always needs it — never at a user&#39;s login, which PKCE proves. A public client that never acts as itself (a single-page or mobile app) can ignore it.</p>
 		 * @type {string}
 		 * @memberof ClientWithSecret
 		 */
