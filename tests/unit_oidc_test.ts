@@ -85,11 +85,15 @@ Deno.test("hasOpenId looks for the whole scope token", () => {
   assert.equal(hasOpenId("openids profile"), false);
 });
 
-Deno.test("authContext: fed for an upstream provider's login, else the login's methods, and the acr they reach", () => {
+Deno.test("authContext: the login's methods as stored (fed for an upstream login that stored none), and the acr they reach", () => {
   assert.deepEqual(authContext({ amr: null, provider_id: null }), {});
   assert.deepEqual(authContext({ amr: AMR_PASSWORD, provider_id: null }), { amr: ["pwd"], acr: ACR_SINGLE });
   assert.deepEqual(authContext({ amr: AMR_TOTP, provider_id: null }), { amr: AMR_TOTP, acr: ACR_MULTI });
-  assert.deepEqual(authContext({ amr: AMR_TOTP, provider_id: "p1" }), { amr: ["fed"], acr: ACR_SINGLE });
+  // An upstream sign-in followed by a second step stores what was presented: its amr stands (with the idp).
+  assert.deepEqual(authContext({ amr: ["fed", "otp", "mfa"], provider_id: "p1" }), {
+    amr: ["fed", "otp", "mfa"],
+    acr: ACR_MULTI,
+  });
   assert.deepEqual(authContext({ amr: null, provider_id: "p1" }), { amr: ["fed"], acr: ACR_SINGLE });
   assert.equal(acrOf(null), ACR_SINGLE);
   assert.equal(acrOf(["pwd", "mfa"]), ACR_MULTI);
