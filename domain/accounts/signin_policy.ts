@@ -7,7 +7,7 @@
  */
 import type { Sql } from "../../db/connection.ts";
 import { findSignInUser } from "../../db/accounts/users.ts";
-import { type CodeLogin, insertAuthorizationCode } from "../../db/oauth/sessions.ts";
+import { insertAuthorizationCode } from "../../db/oauth/sessions.ts";
 import { record, userSource } from "../audit/audit.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 
@@ -63,15 +63,7 @@ export async function requireSignInPolicy(
  */
 export async function mintAuthorizationCode(
   tx: Sql,
-  c: {
-    project_id: string;
-    code_hash: Uint8Array;
-    client_id: string;
-    user_id: string;
-    redirect_uri: string;
-    code_challenge: string;
-    ttlSeconds: number;
-  } & Partial<CodeLogin>,
+  c: Parameters<typeof insertAuthorizationCode>[1],
 ): Promise<void> {
   await checkSignInPolicy(tx, c.project_id, c.user_id);
   await insertAuthorizationCode(tx, c);

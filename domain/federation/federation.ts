@@ -63,8 +63,35 @@ export async function newCsrf(sql: Sql, requestId: string): Promise<string> {
   return csrf;
 }
 
-export const challengeOf = async (verifier: string) =>
+const challengeOf = async (verifier: string) =>
   encodeBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
+
+/**
+ * The provider's authorization URL of an upstream round trip (a login, or a re-authentication with `extra`
+ * `prompt` and `max_age`): the code flow with `state`, `nonce` and PKCE S256.
+ */
+export async function authorizationUrl(
+  s: ProviderSettings,
+  provider: ProviderRow,
+  metadata: Metadata,
+  trip: { state: string; nonce: string; verifier: string },
+  extra: Record<string, string> = {},
+): Promise<string> {
+  const url = new URL(metadata.authorization_endpoint);
+  const params = {
+    response_type: "code",
+    client_id: provider.client_id,
+    redirect_uri: redirectUriOf(s.publicUrl, provider.id),
+    scope: provider.scopes.join(" "),
+    state: trip.state,
+    nonce: trip.nonce,
+    code_challenge: await challengeOf(trip.verifier),
+    code_challenge_method: "S256",
+    ...extra,
+  };
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return url.toString();
+}
 
 /**
  * The button: checks the login page's request (its CSRF token and the browser's cookie), stores state, nonce
@@ -103,19 +130,7 @@ export async function startFederation(
     code_verifier: verifier,
     ttlSeconds: LOGIN_REQUEST_TTL,
   });
-  const url = new URL(metadata.authorization_endpoint);
-  const params = {
-    response_type: "code",
-    client_id: provider.client_id,
-    redirect_uri: redirectUriOf(s.publicUrl, provider.id),
-    scope: provider.scopes.join(" "),
-    state,
-    nonce,
-    code_challenge: await challengeOf(verifier),
-    code_challenge_method: "S256",
-  };
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-  return url.toString();
+  return await authorizationUrl(s, provider, metadata, { state, nonce, verifier });
 }
 
 /** Records `login.failed` for an upstream sign-in and makes the failure shown to the user. */

@@ -24,9 +24,9 @@ import { hashSecret, isBrowserSecret } from "../shared/secrets.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
 import { OutboundError } from "../outbound/outbound.ts";
-import { type Metadata, metadataFor, type ProviderSettings, redirectUriOf } from "./identity_providers.ts";
+import { type Metadata, metadataFor, type ProviderSettings } from "./identity_providers.ts";
 import { redeem, Refused } from "./federation_tokens.ts";
-import { challengeOf } from "./federation.ts";
+import { authorizationUrl } from "./federation.ts";
 
 /** How long the round trip to the provider may take, seconds. */
 const REAUTH_TTL = 600;
@@ -121,21 +121,10 @@ export async function startReauthentication(
     code_verifier: verifier,
     ttlSeconds: REAUTH_TTL,
   });
-  const url = new URL(metadata.authorization_endpoint);
-  const params = {
-    response_type: "code",
-    client_id: provider.client_id,
-    redirect_uri: redirectUriOf(s.publicUrl, provider.id),
-    scope: provider.scopes.join(" "),
-    state,
-    nonce,
-    code_challenge: await challengeOf(verifier),
-    code_challenge_method: "S256",
+  return await authorizationUrl(s, provider, metadata, { state, nonce, verifier }, {
     prompt: "login",
     max_age: "0",
-  };
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-  return url.toString();
+  });
 }
 
 /**
