@@ -63,7 +63,7 @@ const SIGNUP =
   "after the last `@`, is exactly one of these, case-insensitively: `example.com` admits `ann@example.com`, " +
   "not `ann@mail.example.com`). New accounts get no role. With `require_verified_email` the address is " +
   "verified by a mailed link before the first code; otherwise the new user is signed in at once. An address " +
-  "already registered is mailed instead of refused (docs/log-in-users.md, \"Sign-up\").";
+  'already registered is mailed instead of refused (docs/log-in-users.md, "Sign-up").';
 /** A domain name of an allowed sign-up address, stored lower-cased. */
 const SignupDomain = z.string().trim().toLowerCase().max(253, "at most 253 characters").regex(
   /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
@@ -147,7 +147,8 @@ export const UpdateProjectRequest = z.object({
       "Omitted keeps it. Only a caller covering the whole project may change it, as `redirect_uris`.",
   }),
   signup: Signup.optional().openapi({
-    description: "Omitted keeps it. Only a caller covering the whole project may change it, as `redirect_uris`.",
+    description:
+      "Omitted keeps it. Only a caller covering the whole project may change it, as `redirect_uris`.",
   }),
 }).openapi("UpdateProjectRequest");
 export type UpdateProjectRequest = z.infer<typeof UpdateProjectRequest>;
