@@ -66,19 +66,19 @@ const SIGNUP =
   'already registered is mailed instead of refused (docs/log-in-users.md, "Sign-up").';
 /** A domain name of an allowed sign-up address, stored lower-cased. */
 const SignupDomain = z.string().trim().toLowerCase().max(253, "at most 253 characters").regex(
-  /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/,
   "must be a domain name such as example.com",
 );
 export const Signup = z.union([
-  z.literal("off"),
-  z.literal("open"),
+  z.enum(["off", "open"]),
   z.strictObject({
     domains: z.array(SignupDomain).min(1, "at least one domain").max(100, "at most 100 domains").refine(
       (a) => new Set(a).size === a.length,
       "must not repeat a domain",
     ),
   }),
-]).openapi("Signup", { description: SIGNUP });
+  // Inline, not a named component: the SDK's generator cannot extend a named union with a description.
+]).openapi({ description: SIGNUP });
 export type Signup = z.infer<typeof Signup>;
 
 export const Project = z.object({
@@ -119,7 +119,7 @@ export const CreateProjectRequest = z.object({
   require_verified_email: z.boolean().optional().openapi({
     description: "Default false: users sign in whether or not their address is verified",
   }),
-  signup: Signup.optional().openapi({ description: 'Default `"off"`' }),
+  signup: Signup.optional().openapi({ description: `${SIGNUP} Default \`"off"\`.` }),
 }).openapi("CreateProjectRequest");
 export type CreateProjectRequest = z.infer<typeof CreateProjectRequest>;
 
