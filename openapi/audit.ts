@@ -61,8 +61,8 @@ export const EVENT_TYPES = {
     "sign-in (`details.provider_id`, `details.how`)",
   "user.identity_unlinked": "An upstream identity was unlinked from a user",
   "login.succeeded": "A user signed in on the login page, with a password or through an identity provider " +
-    "(`details.provider_id`); then asked for a second factor's code or to enrol one (`details.second_factor`: " +
-    "`code`, `enrol`)",
+    '(`details.provider_id`), or right after creating their account (`details.how`: `"signup"`); then asked ' +
+    "for a second factor's code or to enrol one (`details.second_factor`: `code`, `enrol`)",
   "login.failed":
     "A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account " +
     "nothing typed is kept (`details.reason` is `unknown_email`, no `email`); `email_not_verified`: the right " +

@@ -98,6 +98,8 @@ test("open sign-up creates a user without a role and continues the login to a co
   const created = await eventsOf(p, "user.created");
   assert.equal(created.length, 1);
   assert.equal((created[0].details as { how: string }).how, "signup");
+  const logins = await eventsOf(p, "login.succeeded");
+  assert.equal((logins[0].details as { how: string }).how, "signup");
   // The new password signs in.
   assert.equal(await loginStatus(s.url, p.clientId, email, PASSWORD), 303);
 });

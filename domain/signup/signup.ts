@@ -150,11 +150,21 @@ export async function signUp(
     return { userId, verify };
   });
   if (created === null || created.verify) return { kind: "mailed", email };
-  return {
-    kind: "created",
-    userId: created.userId,
-    secondStep: await secondStepFor(sql, req, created.userId),
-  };
+  // Signed in with the password just chosen, as a password login is (its event included).
+  const secondStep = await secondStepFor(sql, req, created.userId);
+  await record(sql, {
+    projectId: req.project_id,
+    type: "login.succeeded",
+    source: userSource(created.userId, request),
+    target: { type: "user", id: created.userId },
+    details: {
+      email,
+      client_id: req.client_id,
+      how: "signup",
+      ...(secondStep !== "none" ? { second_factor: secondStep } : {}),
+    },
+  });
+  return { kind: "created", userId: created.userId, secondStep };
 }
 
 /** The owner of a registered address is told someone tried it, with the way to a new password. */
