@@ -17,7 +17,10 @@ export const EVENT_TYPES = {
   "role.updated": "A role's code, name, description or permissions changed",
   "role.deleted":
     "A role was deleted; `changes` holds its last state, `details` the users moved to another role",
-  "user.created": "A user was created",
+  "user.created": 'A user was created: by an admin, or on the sign-up page (`details.how`: `"signup"`)',
+  "signup.refused": "A sign-up on the login page created nothing: `details.reason` `honeypot` (the field " +
+    "humans leave empty was filled; the page answered as for a success) or `domain_not_allowed` " +
+    "(`details.domain` is not among the project's `signup.domains`)",
   "user.updated": 'A user\'s profile, identity, password (`"changed"`) or role changed',
   "user.activated": "A user was activated",
   "user.deactivated": "A user was deactivated: their sessions ended",
@@ -58,8 +61,8 @@ export const EVENT_TYPES = {
     "sign-in (`details.provider_id`, `details.how`)",
   "user.identity_unlinked": "An upstream identity was unlinked from a user",
   "login.succeeded": "A user signed in on the login page, with a password or through an identity provider " +
-    "(`details.provider_id`); then asked for a second factor's code or to enrol one (`details.second_factor`: " +
-    "`code`, `enrol`)",
+    '(`details.provider_id`), or right after creating their account (`details.how`: `"signup"`); then asked ' +
+    "for a second factor's code or to enrol one (`details.second_factor`: `code`, `enrol`)",
   "login.failed":
     "A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account " +
     "nothing typed is kept (`details.reason` is `unknown_email`, no `email`); `email_not_verified`: the right " +

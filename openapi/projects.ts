@@ -57,6 +57,30 @@ const MFA_POLICY =
   "who enrolled one; `required` also makes users without one enrol right after their password.";
 const MfaPolicy = z.enum(["off", "optional", "required"]);
 
+const SIGNUP =
+  'Self-service sign-up on the login page: `"off"` (no "Create an account" link; the sign-up page answers ' +
+  '404), `"open"` (anyone may create an account), or `{"domains": [...]}` (only addresses whose domain part, ' +
+  "after the last `@`, is exactly one of these, case-insensitively: `example.com` admits `ann@example.com`, " +
+  "not `ann@mail.example.com`). New accounts get no role. With `require_verified_email` the address is " +
+  "verified by a mailed link before the first code; otherwise the new user is signed in at once. An address " +
+  'already registered is mailed instead of refused (docs/log-in-users.md, "Sign-up").';
+/** A domain name of an allowed sign-up address, stored lower-cased. */
+const SignupDomain = z.string().trim().toLowerCase().max(253, "at most 253 characters").regex(
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/,
+  "must be a domain name such as example.com",
+);
+export const Signup = z.union([
+  z.enum(["off", "open"]),
+  z.strictObject({
+    domains: z.array(SignupDomain).min(1, "at least one domain").max(100, "at most 100 domains").refine(
+      (a) => new Set(a).size === a.length,
+      "must not repeat a domain",
+    ),
+  }),
+  // Inline, not a named component: the SDK's generator cannot extend a named union with a description.
+]).openapi({ description: SIGNUP });
+export type Signup = z.infer<typeof Signup>;
+
 export const Project = z.object({
   id: z.string(),
   name: z.string(),
@@ -72,6 +96,7 @@ export const Project = z.object({
   is_system: z.boolean().openapi({
     description: "True for the system project, which administers the others",
   }),
+  signup: Signup,
   ...Timestamps,
 }).openapi("Project");
 export type Project = z.infer<typeof Project>;
@@ -94,6 +119,7 @@ export const CreateProjectRequest = z.strictObject({
   require_verified_email: z.boolean().optional().openapi({
     description: "Default false: users sign in whether or not their address is verified",
   }),
+  signup: Signup.optional().openapi({ description: `${SIGNUP} Default \`"off"\`.` }),
 }).openapi("CreateProjectRequest");
 export type CreateProjectRequest = z.infer<typeof CreateProjectRequest>;
 
@@ -117,6 +143,10 @@ export const UpdateProjectRequest = z.strictObject({
       "Omitted keeps it. Only a system-project token may change it; the system project stays active.",
   }),
   require_verified_email: z.boolean().optional().openapi({
+    description:
+      "Omitted keeps it. Only a caller covering the whole project may change it, as `redirect_uris`.",
+  }),
+  signup: Signup.optional().openapi({
     description:
       "Omitted keeps it. Only a caller covering the whole project may change it, as `redirect_uris`.",
   }),

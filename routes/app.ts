@@ -33,6 +33,7 @@ import { registerTokenRoutes } from "./api/oauth/tokens.ts";
 import { registerUserRoutes } from "./api/accounts/users.ts";
 import { registerUserMailRoutes } from "./api/accounts/user_mail.ts";
 import { registerAccountPages } from "./pages/mail_links.ts";
+import { registerSignupPages } from "./pages/signup.ts";
 import { registerWebhookRoutes } from "./api/events/webhooks.ts";
 
 export const OPENAPI_INFO = {
@@ -76,6 +77,7 @@ export function createApp(deps: Deps): App {
   registerAuthorizeRoutes(app);
   registerFederationRoutes(app);
   registerAccountPages(app);
+  registerSignupPages(app);
   registerSecondFactorRoutes(app);
   registerPasskeyRoutes(app);
   registerAccountRoutes(app);

@@ -25,6 +25,7 @@ export const CAPABILITIES = [
   "oauth",
   "factors",
   "signin",
+  "signup",
   "federation",
   "system",
 ] as const;

@@ -41,6 +41,7 @@ test("POST /api/v1/projects creates a project with its admin client, shown once"
     "post_logout_redirect_uris",
     "redirect_uris",
     "require_verified_email",
+    "signup",
     "updated_at",
   ]);
   assert.equal(created.name, "Shop");

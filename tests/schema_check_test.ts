@@ -56,6 +56,7 @@ test("checkAnswer refuses a field the schema lacks, at any depth", async () => {
     is_active: true,
     is_system: false,
     require_verified_email: false,
+    signup: "off",
     mfa: "optional",
     created_at: "2026-01-01T00:00:00Z",
     updated_at: "2026-01-01T00:00:00Z",

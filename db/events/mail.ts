@@ -9,7 +9,8 @@ export type MailKind =
   | "invitation"
   | "email_verification"
   | "email_changed"
-  | "security_notice";
+  | "security_notice"
+  | "signup_existing";
 
 export type OutboxMail = {
   project_id: string;

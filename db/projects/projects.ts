@@ -19,6 +19,7 @@ const columnText = (alias: string) =>
     "mfa",
     "is_active",
     "require_verified_email",
+    "signup",
   ]
     .map((c) => quoted(`${alias}.${c}`)).join(", ") +
   `, ${quoted(`${alias}.id`)} = '${SYSTEM_PROJECT_ID}' as is_system, ${timestampsText(alias)}`;
@@ -43,14 +44,16 @@ export type ProjectFields = Pick<
   | "mfa"
   | "is_active"
   | "require_verified_email"
+  | "signup"
 >;
 
 export async function insertProject(sql: Sql, p: ProjectFields & { id: string }): Promise<Project> {
   const [row] = await sql<Project[]>`
     insert into projects
-      (id, name, description, redirect_uris, post_logout_redirect_uris, mfa, is_active, require_verified_email)
+      (id, name, description, redirect_uris, post_logout_redirect_uris, mfa, is_active, require_verified_email,
+       signup)
     values (${p.id}, ${p.name}, ${p.description}, ${p.redirect_uris}, ${p.post_logout_redirect_uris}, ${p.mfa},
-            ${p.is_active}, ${p.require_verified_email})
+            ${p.is_active}, ${p.require_verified_email}, ${sql.json(p.signup)})
     returning ${columns(sql, "projects")}`;
   return row;
 }
@@ -73,6 +76,7 @@ export async function updateProjectRow(sql: Sql, id: string, p: ProjectFields): 
     set name = ${p.name}, description = ${p.description}, redirect_uris = ${p.redirect_uris},
         post_logout_redirect_uris = ${p.post_logout_redirect_uris}, mfa = ${p.mfa},
         is_active = ${p.is_active}, require_verified_email = ${p.require_verified_email},
+        signup = ${sql.json(p.signup)},
         tokens_valid_after = case when p.is_active and not ${p.is_active} then clock_timestamp()
                                   else p.tokens_valid_after end,
         updated_at = now()
@@ -102,4 +106,14 @@ export function projectListStatement(q: ProjectListQuery): PageStatement {
 export async function findMfaPolicy(sql: Sql, id: string): Promise<Project["mfa"] | undefined> {
   const [row] = await sql<{ mfa: Project["mfa"] }[]>`select mfa from projects where id = ${id}`;
   return row?.mfa;
+}
+
+/** The project's sign-up rule and what the sign-up page needs of it, read live on each sign-up page. */
+export async function findSignupPolicy(
+  sql: Sql,
+  id: string,
+): Promise<Pick<Project, "signup" | "require_verified_email" | "is_active"> | undefined> {
+  const [row] = await sql<Pick<Project, "signup" | "require_verified_email" | "is_active">[]>`
+    select signup, require_verified_email, is_active from projects where id = ${id}`;
+  return row;
 }

@@ -106,3 +106,16 @@ export async function verifyPassword(phc: string, password: string): Promise<boo
 export async function passwordBackend(): Promise<"native" | "wasm"> {
   return (await getBackend()).name;
 }
+
+/** The project's password rules for a password a user chooses: at least 8 characters, at most 1024. */
+export const PASSWORD_LENGTH = { min: 8, max: 1024 } as const;
+
+/** What is wrong with a password a user chooses, in words for its form, or null when it may be used. */
+export function passwordIssue(password: string, email?: string | null): string | null {
+  if (password.length < PASSWORD_LENGTH.min) return `Use at least ${PASSWORD_LENGTH.min} characters.`;
+  if (password.length > PASSWORD_LENGTH.max) return `Use at most ${PASSWORD_LENGTH.max} characters.`;
+  if (email && password.trim().toLowerCase() === email) {
+    return "Do not use your email address as your password.";
+  }
+  return null;
+}

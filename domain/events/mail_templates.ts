@@ -111,6 +111,16 @@ const TEMPLATES: Record<MailKind, Template> = {
       "what you do not recognise, and tell the people who run this application.",
     ],
   },
+  signup_existing: {
+    subject: (f) => `Someone tried to create an account for ${f.project} with your address`,
+    intro: (f) => [
+      `Hello ${f.name},`,
+      `someone (hopefully you) tried to create a new ${f.project} account with this address. You already have ` +
+      "one: sign in with it, or, if you forgot your password, choose a new one here.",
+    ],
+    action: "Reset my password",
+    outro: () => ["If it was not you, ignore this mail: no account was created and nothing changed."],
+  },
 };
 
 /** The mail of this kind, with its link (when it has one). */

@@ -52,6 +52,7 @@ export async function createProject(
       mfa: input.mfa ?? "optional",
       is_active: input.is_active ?? true,
       require_verified_email: input.require_verified_email ?? false,
+      signup: input.signup ?? "off",
     });
     await insertResources(tx, id, defaultResources(id === SYSTEM_PROJECT_ID));
     await insertClient(tx, {
@@ -122,6 +123,11 @@ export async function updateProject(
       // Who may sign in: the same least-privilege rule as redirect_uris.
       await requireCoversAll(tx, principal, id, "require_verified_email", "changing require_verified_email");
     }
+    const signup = input.signup ?? current.signup;
+    if (JSON.stringify(signup) !== JSON.stringify(current.signup)) {
+      // Who may create an account: the same least-privilege rule as redirect_uris.
+      await requireCoversAll(tx, principal, id, "signup", "changing the sign-up rule");
+    }
     const mfa = input.mfa ?? current.mfa;
     if (mfa !== current.mfa) {
       // Who must show a second factor: the same least-privilege rule as redirect_uris.
@@ -150,6 +156,7 @@ export async function updateProject(
       mfa,
       is_active: isActive,
       require_verified_email: requireVerified,
+      signup,
     });
     if (current.is_active && !isActive) await endSessions(tx, { projectId: id });
     await record(tx, {

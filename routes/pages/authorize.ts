@@ -26,6 +26,7 @@ import { formLimit, formSettings, readForm } from "./kit/forms.ts";
 import { startPage } from "./kit/headers.ts";
 import { pageErrors, retryAfter } from "./kit/errors.ts";
 import { ssoSettings } from "../settings.ts";
+import { signupRule } from "../../domain/signup/signup.ts";
 const INVALID = "Invalid email or password.";
 
 function queryParams(c: Context<AppEnv>): Record<string, string[]> {
@@ -37,6 +38,13 @@ function queryParams(c: Context<AppEnv>): Record<string, string[]> {
 /** The "Forgot your password?" page of this login page. */
 const resetUrl = (c: Context<AppEnv>, requestId: string) =>
   `${c.var.deps.config.publicUrl}/authorize/reset?${new URLSearchParams({ request_id: requestId })}`;
+
+/** "Create an account" of this login page, bound to it as its form is, when the project's sign-up is on. */
+async function signupUrl(c: Context<AppEnv>, projectId: string, requestId: string, csrf: string) {
+  if (!(await signupRule(c.var.deps.sql, projectId))) return undefined;
+  const query = new URLSearchParams({ request_id: requestId, csrf });
+  return `${c.var.deps.config.publicUrl}/authorize/signup?${query}`;
+}
 
 /** GET /authorize: a request checked, then single sign-on, a step-up's second step, or the login page. */
 async function showLogin(c: Context<AppEnv>): Promise<Response> {
@@ -82,6 +90,7 @@ async function showLogin(c: Context<AppEnv>): Promise<Response> {
       email: valid.oidc?.loginHint ?? undefined,
       providers,
       resetUrl: resetUrl(c, requestId),
+      signupUrl: await signupUrl(c, valid.client.project_id, requestId, csrf),
     }),
     200,
   );
@@ -108,6 +117,7 @@ async function loginAgain(
       email: (form.email ?? "").slice(0, 100),
       error: p.error,
       resetUrl: resetUrl(c, form.request_id),
+      signupUrl: await signupUrl(c, req.project_id, form.request_id, form.csrf),
     }),
     p.status,
   );

@@ -5,6 +5,7 @@
  * token derived from the browser's cookie (which a page of another site can neither read nor set); a link's
  * token travels in the form, and every page has the login page's headers (CSP without script, no referrer).
  */
+import { passwordIssue } from "../../domain/accounts/passwords.ts";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
@@ -197,13 +198,7 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
   const password = form.password ?? "";
   const state = await linkState(sql, token, ["password_reset", "invitation"]);
   if (state.state !== "usable") return await staleLink(c, token, false);
-  const issue = password.length < 8
-    ? "Use at least 8 characters."
-    : password.length > 1024
-    ? "Use at most 1024 characters."
-    : password.trim().toLowerCase() === state.link.email
-    ? "Do not use your email address as your password."
-    : null;
+  const issue = passwordIssue(password, state.link.email);
   if (issue) {
     return page(
       c,

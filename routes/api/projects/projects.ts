@@ -76,7 +76,9 @@ export const updateProjectRoute = guardedRoute({
     "request and ends its sessions. `redirect_uris` decide where every user's codes go: changing them needs a " +
     "caller that covers the whole project (its admin client, the system project's admin client, or a caller " +
     "holding every permission of the project), else 403 `insufficient_permission`; `projects:update` alone " +
-    "renames and re-describes.",
+    'renames and re-describes. `signup` opens the login page\'s "Create an account" (`"open"`, or ' +
+    '`{"domains": [...]}` for addresses of those domains only) or closes it (`"off"`, the default); changing ' +
+    "it needs the same caller as `redirect_uris`.",
   request: { params: ProjectIdParam, body: jsonBody(UpdateProjectRequest) },
   responses: { 200: jsonResponse(Project, "The updated project") },
   errors: ["invalid_params"],

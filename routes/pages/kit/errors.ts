@@ -14,8 +14,8 @@ import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { layout } from "./layout.ts";
 
-/** The statuses of an error page: a refused request, a form of another browser, too large, too many. */
-export type ErrorPageStatus = 400 | 403 | 413 | 429;
+/** The statuses of an error page: a refused request, a form of another browser, no such page, too large, too many. */
+export type ErrorPageStatus = 400 | 403 | 404 | 413 | 429;
 
 /** A page's own refusal with a status other than 400, decided here at the edge (the domain's are all 400). */
 export class PageRefusal extends AuthorizePageError {

@@ -17,6 +17,8 @@ export function loginPage(p: {
   providers?: { id: string; display_name: string }[];
   /** "Forgot your password?": the page that mails a reset link. */
   resetUrl?: string;
+  /** "Create an account": the sign-up page of this login, when the project's `signup` is not "off". */
+  signupUrl?: string;
 }) {
   const base = p.action.replace(/\/authorize$/, "");
   const providerHref = (id: string) =>
@@ -47,6 +49,9 @@ export function loginPage(p: {
         <button type="submit">Sign in</button>
       </form>
       ${p.resetUrl ? html`<p class="aside"><a href="${p.resetUrl}">Forgot your password?</a></p>` : ""}
+      ${p.signupUrl
+        ? html`<p class="aside">New here? <a id="signup" href="${p.signupUrl}">Create an account</a></p>`
+        : ""}
       ${passkeyBlock({
         label: "Sign in with a passkey",
         options: `${p.action}/passkey/options`,

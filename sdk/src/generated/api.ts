@@ -4346,6 +4346,51 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
+		 * <p>Linked from the login page as &quot;Create an account&quot; when the project&#39;s <code>signup</code> is not <code>&quot;off&quot;</code>, with the login page&#39;s <code>request_id</code> and <code>csrf</code>, in the browser that opened it. A form for email, name and password (twice). docs/log-in-users.md, &quot;Sign-up&quot;.</p>
+		 * @summary The sign-up page of a login
+		 * @param {string} requestId <p>The login page&#39;s request</p>
+		 * @param {string} csrf <p>The login page&#39;s CSRF token</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		signup(requestId: string, csrf: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'requestId' is not null or undefined
+			if (requestId === null || requestId === undefined) {
+				throw new RequiredError('requestId', 'Required parameter requestId was null or undefined when calling signup.');
+			}
+			// verify required parameter 'csrf' is not null or undefined
+			if (csrf === null || csrf === undefined) {
+				throw new RequiredError('csrf', 'Required parameter csrf was null or undefined when calling signup.');
+			}
+			let localVarPath = `/authorize/signup`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			if (requestId !== undefined) {
+				localVarQueryParameter.append('request_id', String(requestId));
+			}
+
+			if (csrf !== undefined) {
+				localVarQueryParameter.append('csrf', String(csrf));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Sends the browser to the provider&#39;s authorization endpoint with <code>state</code>, <code>nonce</code> and PKCE S256, all kept server-side with the login page (bound to its browser) and spent once. An inactive or unknown provider, or an unreachable one, shows the login page again with a message.</p>
 		 * @summary Sign in through an identity provider (the login page's button)
 		 * @param {string} providerId
@@ -4540,6 +4585,62 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 				options: localVarRequestOptions,
 			};
 		},
+		/**
+		 * <p>Creates a user of the project with the address, the name and the password, and no role. With <code>require_verified_email</code>, the address is mailed a confirmation link and the page says &quot;check your mail&quot;; the first code comes after the address is confirmed and the user signs in. Otherwise the user is signed in and the login goes on as after a password (a second factor&#39;s code or enrolment, then the code). An address that already has an account gets a mail (no second user), and the page says &quot;check your mail&quot; as for a new address that must be confirmed. A filled honeypot field answers the same and creates nothing (<code>signup.refused</code>). Throttled per network address and per email address.</p>
+		 * @summary Submit the sign-up form
+		 * @param {Api.SubmitSignupRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitSignup(request: Api.SubmitSignupRequest | undefined, options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/authorize/signup`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarHeaderParameter.set('Content-Type', 'application/x-www-form-urlencoded');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				const localVarFormParams = new URLSearchParams();
+				if (request["request_id"] !== undefined) {
+					localVarFormParams.append('request_id', String(request["request_id"]));
+				}
+				if (request["csrf"] !== undefined) {
+					localVarFormParams.append('csrf', String(request["csrf"]));
+				}
+				if (request["email"] !== undefined) {
+					localVarFormParams.append('email', String(request["email"]));
+				}
+				if (request["name"] !== undefined) {
+					localVarFormParams.append('name', String(request["name"]));
+				}
+				if (request["password"] !== undefined) {
+					localVarFormParams.append('password', String(request["password"]));
+				}
+				if (request["password_repeat"] !== undefined) {
+					localVarFormParams.append('password_repeat', String(request["password_repeat"]));
+				}
+				if (request["website"] !== undefined) {
+					localVarFormParams.append('website', String(request["website"]));
+				}
+				localVarRequestOptions.body = localVarFormParams;
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
 	}
 };
 
@@ -4648,6 +4749,34 @@ export const LoginApiFp = function(configuration?: Configuration) {
 						return response;
 					}
 					if (response.status === 400) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Linked from the login page as &quot;Create an account&quot; when the project&#39;s <code>signup</code> is not <code>&quot;off&quot;</code>, with the login page&#39;s <code>request_id</code> and <code>csrf</code>, in the browser that opened it. A form for email, name and password (twice). docs/log-in-users.md, &quot;Sign-up&quot;.</p>
+		 * @summary The sign-up page of a login
+		 * @param {string} requestId <p>The login page&#39;s request</p>
+		 * @param {string} csrf <p>The login page&#39;s CSRF token</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		signup(requestId: string, csrf: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).signup(requestId, csrf, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 404) {
 						return response;
 					}
 					throw response;
@@ -4779,6 +4908,42 @@ export const LoginApiFp = function(configuration?: Configuration) {
 				});
 			};
 		},
+		/**
+		 * <p>Creates a user of the project with the address, the name and the password, and no role. With <code>require_verified_email</code>, the address is mailed a confirmation link and the page says &quot;check your mail&quot;; the first code comes after the address is confirmed and the user signs in. Otherwise the user is signed in and the login goes on as after a password (a second factor&#39;s code or enrolment, then the code). An address that already has an account gets a mail (no second user), and the page says &quot;check your mail&quot; as for a new address that must be confirmed. A filled honeypot field answers the same and creates nothing (<code>signup.refused</code>). Throttled per network address and per email address.</p>
+		 * @summary Submit the sign-up form
+		 * @param {Api.SubmitSignupRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitSignup(request: Api.SubmitSignupRequest | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).submitSignup(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					if (response.status === 303) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 404) {
+						return response;
+					}
+					if (response.status === 413) {
+						return response;
+					}
+					if (response.status === 429) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
 	}
 };
 
@@ -4849,6 +5014,18 @@ export class LoginApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Linked from the login page as &quot;Create an account&quot; when the project&#39;s <code>signup</code> is not <code>&quot;off&quot;</code>, with the login page&#39;s <code>request_id</code> and <code>csrf</code>, in the browser that opened it. A form for email, name and password (twice). docs/log-in-users.md, &quot;Sign-up&quot;.</p>
+	 * @summary The sign-up page of a login
+	 * @param {string} requestId <p>The login page&#39;s request</p>
+	 * @param {string} csrf <p>The login page&#39;s CSRF token</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public signup(requestId: string, csrf: string, options?: RequestInit) {
+		return LoginApiFp(this.configuration).signup(requestId, csrf, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Sends the browser to the provider&#39;s authorization endpoint with <code>state</code>, <code>nonce</code> and PKCE S256, all kept server-side with the login page (bound to its browser) and spent once. An inactive or unknown provider, or an unreachable one, shows the login page again with a message.</p>
 	 * @summary Sign in through an identity provider (the login page's button)
 	 * @param {string} providerId
@@ -4892,6 +5069,17 @@ export class LoginApi extends BaseAPI {
 	 */
 	public submitSecondFactor(request: Api.SubmitSecondFactorRequest | undefined, options?: RequestInit) {
 		return LoginApiFp(this.configuration).submitSecondFactor(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Creates a user of the project with the address, the name and the password, and no role. With <code>require_verified_email</code>, the address is mailed a confirmation link and the page says &quot;check your mail&quot;; the first code comes after the address is confirmed and the user signs in. Otherwise the user is signed in and the login goes on as after a password (a second factor&#39;s code or enrolment, then the code). An address that already has an account gets a mail (no second user), and the page says &quot;check your mail&quot; as for a new address that must be confirmed. A filled honeypot field answers the same and creates nothing (<code>signup.refused</code>). Throttled per network address and per email address.</p>
+	 * @summary Submit the sign-up form
+	 * @param {Api.SubmitSignupRequest} [request]
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public submitSignup(request: Api.SubmitSignupRequest | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).submitSignup(request, options)(this.fetch, this.basePath);
 	}
 
 }
@@ -5996,7 +6184,7 @@ export const ProjectsApiFetchParamCreator = function (configuration?: Configurat
 			};
 		},
 		/**
-		 * <p>Needs <code>projects:update</code>, on a token of this project or of the system project. Deactivating a project (system-project token only) refuses every token of it on the next request and ends its sessions. <code>redirect_uris</code> decide where every user&#39;s codes go: changing them needs a caller that covers the whole project (its admin client, the system project&#39;s admin client, or a caller holding every permission of the project), else 403 <code>insufficient_permission</code>; <code>projects:update</code> alone renames and re-describes.</p>
+		 * <p>Needs <code>projects:update</code>, on a token of this project or of the system project. Deactivating a project (system-project token only) refuses every token of it on the next request and ends its sessions. <code>redirect_uris</code> decide where every user&#39;s codes go: changing them needs a caller that covers the whole project (its admin client, the system project&#39;s admin client, or a caller holding every permission of the project), else 403 <code>insufficient_permission</code>; <code>projects:update</code> alone renames and re-describes. <code>signup</code> opens the login page&#39;s &quot;Create an account&quot; (<code>&quot;open&quot;</code>, or <code>{&quot;domains&quot;: [...]}</code> for addresses of those domains only) or closes it (<code>&quot;off&quot;</code>, the default); changing it needs the same caller as <code>redirect_uris</code>.</p>
 		 * @summary Update a project
 		 * @param {string} projectId
 		 * @param {Api.UpdateProjectRequest} request
@@ -6250,7 +6438,7 @@ export const ProjectsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>projects:update</code>, on a token of this project or of the system project. Deactivating a project (system-project token only) refuses every token of it on the next request and ends its sessions. <code>redirect_uris</code> decide where every user&#39;s codes go: changing them needs a caller that covers the whole project (its admin client, the system project&#39;s admin client, or a caller holding every permission of the project), else 403 <code>insufficient_permission</code>; <code>projects:update</code> alone renames and re-describes.</p>
+		 * <p>Needs <code>projects:update</code>, on a token of this project or of the system project. Deactivating a project (system-project token only) refuses every token of it on the next request and ends its sessions. <code>redirect_uris</code> decide where every user&#39;s codes go: changing them needs a caller that covers the whole project (its admin client, the system project&#39;s admin client, or a caller holding every permission of the project), else 403 <code>insufficient_permission</code>; <code>projects:update</code> alone renames and re-describes. <code>signup</code> opens the login page&#39;s &quot;Create an account&quot; (<code>&quot;open&quot;</code>, or <code>{&quot;domains&quot;: [...]}</code> for addresses of those domains only) or closes it (<code>&quot;off&quot;</code>, the default); changing it needs the same caller as <code>redirect_uris</code>.</p>
 		 * @summary Update a project
 		 * @param {string} projectId
 		 * @param {Api.UpdateProjectRequest} request
@@ -6373,7 +6561,7 @@ export class ProjectsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>projects:update</code>, on a token of this project or of the system project. Deactivating a project (system-project token only) refuses every token of it on the next request and ends its sessions. <code>redirect_uris</code> decide where every user&#39;s codes go: changing them needs a caller that covers the whole project (its admin client, the system project&#39;s admin client, or a caller holding every permission of the project), else 403 <code>insufficient_permission</code>; <code>projects:update</code> alone renames and re-describes.</p>
+	 * <p>Needs <code>projects:update</code>, on a token of this project or of the system project. Deactivating a project (system-project token only) refuses every token of it on the next request and ends its sessions. <code>redirect_uris</code> decide where every user&#39;s codes go: changing them needs a caller that covers the whole project (its admin client, the system project&#39;s admin client, or a caller holding every permission of the project), else 403 <code>insufficient_permission</code>; <code>projects:update</code> alone renames and re-describes. <code>signup</code> opens the login page&#39;s &quot;Create an account&quot; (<code>&quot;open&quot;</code>, or <code>{&quot;domains&quot;: [...]}</code> for addresses of those domains only) or closes it (<code>&quot;off&quot;</code>, the default); changing it needs the same caller as <code>redirect_uris</code>.</p>
 	 * @summary Update a project
 	 * @param {string} projectId
 	 * @param {Api.UpdateProjectRequest} request
