@@ -15,6 +15,7 @@ import {
   type TestProject,
 } from "./helpers.ts";
 import { Browser, signIn } from "./oidc_support.ts";
+import { hasChromium, launch } from "./console_support.ts";
 
 const b64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 
@@ -279,3 +280,72 @@ test("the account page shows the project's branding", async () => {
   assert.equal(page.status, 200, html);
   assertBranded(html, page.headers, p.logoUrl);
 });
+
+test(
+  "in Chromium the branded sign-in page renders its logo with no CSP violation, in light and dark schemes",
+  async () => {
+    const p = await brandedLogin();
+    const browser = await launch();
+    try {
+      for (
+        const [colorScheme, type, logo] of [["light", "image/png", PNG], [
+          "dark",
+          "image/svg+xml",
+          SVG,
+        ]] as const
+      ) {
+        await logoOf(p, type, logo);
+        const page = await browser.newPage({ colorScheme });
+        const violations: string[] = [];
+        page.on(
+          "console",
+          (m) => /Content Security Policy|Refused to/i.test(m.text()) && violations.push(m.text()),
+        );
+        page.on("pageerror", (e) => violations.push(e.message));
+        const login = await openLogin(p.clientId);
+        const url = /action="([^"]+)"/.exec(login.html)![1].replace(/\/authorize$/, "");
+        await page.goto(`${url}/authorize?${new URLSearchParams({
+          response_type: "code",
+          client_id: p.clientId,
+          redirect_uri: REDIRECT_URI,
+          code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+          code_challenge_method: "S256",
+        })}`);
+        await page.waitForLoadState("load");
+        // A string, as the page runs it: the tests are type-checked without the DOM's types.
+        const shown = await page.evaluate(`(() => {
+          const img = document.querySelector("#brand-logo");
+          const button = document.querySelector("button[type=submit]");
+          const link = document.querySelector("footer.brand-links a");
+          return {
+            complete: img.complete,
+            naturalWidth: img.naturalWidth,
+            name: document.querySelector("#brand-name").textContent,
+            button: getComputedStyle(button).backgroundColor,
+            buttonText: getComputedStyle(button).color,
+            link: getComputedStyle(link).color,
+          };
+        })()`) as {
+          complete: boolean;
+          naturalWidth: number;
+          name: string;
+          button: string;
+          buttonText: string;
+          link: string;
+        };
+        assert.ok(shown.complete && shown.naturalWidth > 0, `${colorScheme}: ${JSON.stringify(shown)}`);
+        assert.equal(shown.name, "Acme Shop");
+        assert.equal(shown.button, "rgb(15, 118, 110)", colorScheme);
+        assert.equal(shown.buttonText, "rgb(255, 255, 255)", colorScheme);
+        // Links: the colour itself on white (it contrasts 5.5:1), lightened on the dark page.
+        if (colorScheme === "light") assert.equal(shown.link, "rgb(15, 118, 110)");
+        else assert.notEqual(shown.link, "rgb(15, 118, 110)");
+        assert.deepEqual(violations, [], colorScheme);
+        await page.close();
+      }
+    } finally {
+      await browser.close();
+    }
+  },
+  { ignore: !hasChromium },
+);
