@@ -27,7 +27,8 @@ export const WEBP = b64("UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==");
 export const SVG = '<?xml version="1.0" encoding="UTF-8"?>\n' +
   '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="48" viewBox="0 0 64 48">' +
   '<defs><linearGradient id="g"><stop offset="0" stop-color="#0f766e"/></linearGradient></defs>' +
-  '<style>rect { stroke: black; }</style><rect width="64" height="48" fill="url(#g)"/></svg>';
+  '<style>rect { stroke: black; }</style><path id="p" d="M0 0h8v8z"/><use href="#p" x="8"/>' +
+  '<rect width="64" height="48" fill="url(#g)"/></svg>';
 
 const BRANDING = {
   display_name: "Acme Shop",
@@ -175,6 +176,12 @@ test("PUT …/branding/logo refuses a large image, a non-image and an SVG with a
       /outside itself/,
     ],
     ["image/svg+xml", svg("<rect style=\"fill: url('//evil.example/p')\"/>"), "body", /outside itself/],
+    [
+      "image/svg+xml",
+      svg("<style>rect { fill: \\75 rl(https://evil.example/p) }</style>"),
+      "body",
+      /CSS escape/,
+    ],
     [
       "image/svg+xml",
       '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x "y">]>' + svg("<text>&x;</text>"),

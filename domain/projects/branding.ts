@@ -182,7 +182,6 @@ const FORBIDDEN = new Set([
   "animate",
   "animatemotion",
   "animatetransform",
-  "use",
 ]);
 
 /**
@@ -217,7 +216,10 @@ function checkSvg(b: Uint8Array): void {
       refuse("must not contain a processing instruction");
     }
     if (node.nodeType === 10) refuse("must not contain a DOCTYPE or entity declaration");
-    if (node.nodeType === 3 || node.nodeType === 4) checkStyleText(node.nodeValue ?? "");
+    if (node.nodeType === 3 || node.nodeType === 4) {
+      const inStyle = (node.parentNode as Element | null)?.localName?.toLowerCase() === "style";
+      checkStyleText(node.nodeValue ?? "", inStyle);
+    }
     if (node.nodeType !== 1) continue;
     const el = node as Element;
     const name = (el.localName ?? el.nodeName).toLowerCase();
@@ -238,11 +240,15 @@ function checkAttribute(attr: Attr): void {
   if ((name === "href" || name === "src") && !value.startsWith("#")) {
     refuse(`must not refer to anything outside itself (${attr.name}="${value.slice(0, 40)}")`);
   }
-  checkStyleText(value);
+  checkStyleText(value, name === "style");
 }
 
-/** `url(…)` to anything but a fragment, `@import`, or a `javascript:` URL in a style or attribute value. */
-function checkStyleText(text: string): void {
+/**
+ * `url(…)` to anything but a fragment, `@import`, or a `javascript:` URL in a text or attribute value; and in a
+ * style sheet, any CSS escape, which could spell `url(` in a way the search above does not see.
+ */
+function checkStyleText(text: string, css = false): void {
+  if (css && text.includes("\\")) refuse("must not contain a CSS escape (\\) in a style");
   const lower = text.toLowerCase();
   if (lower.includes("@import") || lower.includes("javascript:")) {
     refuse("must not refer to anything outside itself (@import or javascript:)");

@@ -18,7 +18,7 @@ const LogoSet = z.object({
 
 const LOGO_RULES = "At most 100 KiB (102,400 bytes; 413 `invalid_params` beyond). PNG and WebP must have " +
   "readable sides of 1 to 8192 pixels. An SVG must be well-formed XML with an `svg` root and nothing active or " +
-  "external: no DOCTYPE or entity, no `script`, `foreignObject`, `image`, `use`, animation or embedding " +
+  "external: no DOCTYPE or entity, no `script`, `foreignObject`, `image`, animation or embedding " +
   "element, no `on*` event handler attribute, and no `href`, `src` or `url()` to anything but a `#fragment` " +
   "of the same document. It is refused (400 `invalid_params` with `details`), never rewritten.";
 
