@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import {
+  Api,
   clientWith,
   expectError,
   http,
@@ -16,6 +17,7 @@ import {
 } from "./helpers.ts";
 import { Browser, signIn } from "./oidc_support.ts";
 import { hasChromium, launch } from "./console_support.ts";
+import { codeStep, passwordStep } from "./mfa_support.ts";
 
 const b64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 
@@ -356,3 +358,19 @@ test(
   },
   { ignore: !hasChromium },
 );
+
+test("the second step's pages show the project's branding", async () => {
+  const p = await brandedLogin();
+  await p.api.projects.updateProject(p.project.id, {
+    name: p.project.name,
+    mfa: Api.UpdateProjectRequest.MfaEnum.Required,
+  });
+  const browser = new Browser();
+  const step = await passwordStep(browser, p);
+  assert.equal(step.res.status, 200, step.html);
+  assert.match(step.html, /Set up two-step verification/);
+  assertBranded(step.html, step.res.headers, p.logoUrl);
+  const again = await codeStep(browser, step, "000000");
+  assert.equal(again.res.status, 400, again.html);
+  assertBranded(again.html, again.res.headers, p.logoUrl);
+});
