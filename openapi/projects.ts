@@ -52,6 +52,73 @@ export const PostLogoutRedirectUris = z.array(RedirectUri).max(50).refine(
     "matched byte for byte, with the rules of `redirect_uris`. At most 50.",
 });
 
+/** A link of the pages' footer: absolute `https` (or `http` on a loopback host), without credentials. */
+export function brandingUrlIssue(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return "must be an absolute URL";
+  }
+  if (url.username || url.password) return "must not contain credentials";
+  if (url.protocol === "https:") return null;
+  if (url.protocol === "http:" && ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname)) return null;
+  return "must use https (http is allowed only on localhost, 127.0.0.1 and [::1])";
+}
+
+const BrandingUrl = z.string().max(2000, "at most 2000 characters").superRefine((uri, ctx) => {
+  const issue = brandingUrlIssue(uri);
+  if (issue) ctx.addIssue({ code: "custom", message: issue });
+});
+
+const BRANDING =
+  "What the pages the project's users see carry (docs/branding.md): the heading, the colour of " +
+  "buttons and links, and the footer's links to terms and privacy.";
+
+/** What a project's users see on its pages; the logo is set apart (`PUT …/branding/logo`). */
+export const Branding = z.object({
+  display_name: z.string().nullable().openapi({
+    description: "The name the pages show as their heading; null: the project's `name`",
+  }),
+  primary_color: z.string().nullable().openapi({
+    description: "The colour of buttons and links, `#rgb` or `#rrggbb`; null: the service's own",
+    example: "#0f766e",
+  }),
+  terms_url: z.string().nullable().openapi({
+    description: "The terms of service, linked in the pages' footer",
+  }),
+  privacy_url: z.string().nullable().openapi({
+    description: "The privacy policy, linked in the pages' footer",
+  }),
+  logo_url: z.string().nullable().openapi({
+    description:
+      "The logo's URL, relative to this service's origin (`PUBLIC_URL`); it changes with the image. " +
+      "Set with `PUT /api/v1/projects/{project_id}/branding/logo`; null: none",
+    example: "/branding/0f1e2d3c4b5a/logo?v=6f1ed002ab5595d1",
+  }),
+}).openapi("Branding", { description: BRANDING });
+
+export const BrandingRequest = z.object({
+  display_name: Name.nullable().optional().openapi({
+    description: "At most 50 characters; null or omitted: the project's `name`",
+  }),
+  primary_color: z.string().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, "must be a colour: #rgb or #rrggbb")
+    .nullable().optional().openapi({
+      description: "`#rgb` or `#rrggbb`; null or omitted: none",
+      example: "#0f766e",
+    }),
+  terms_url: BrandingUrl.nullable().optional().openapi({
+    description: "Absolute `https` URL (`http` only on localhost, 127.0.0.1, [::1]); null or omitted: none",
+  }),
+  privacy_url: BrandingUrl.nullable().optional().openapi({
+    description: "Absolute `https` URL (`http` only on localhost, 127.0.0.1, [::1]); null or omitted: none",
+  }),
+}).openapi("BrandingRequest", {
+  description: `${BRANDING} On update: omitted keeps it; an object replaces it (a field it leaves out is ` +
+    "cleared); the logo is kept either way.",
+});
+export type BrandingRequest = z.infer<typeof BrandingRequest>;
+
 const MFA_POLICY =
   "Second factors at sign-in: `off` never asks for one; `optional` (the default) asks users " +
   "who enrolled one; `required` also makes users without one enrol right after their password.";
@@ -93,6 +160,7 @@ export const Project = z.object({
     description: "true: a user whose `email_verified` is false cannot sign in on the login page; the page " +
       "offers to mail them a verification link (see docs/email.md)",
   }),
+  branding: Branding,
   is_system: z.boolean().openapi({
     description: "True for the system project, which administers the others",
   }),
@@ -120,6 +188,7 @@ export const CreateProjectRequest = z.strictObject({
     description: "Default false: users sign in whether or not their address is verified",
   }),
   signup: Signup.optional().openapi({ description: `${SIGNUP} Default \`"off"\`.` }),
+  branding: BrandingRequest.optional(),
 }).openapi("CreateProjectRequest");
 export type CreateProjectRequest = z.infer<typeof CreateProjectRequest>;
 
@@ -150,6 +219,7 @@ export const UpdateProjectRequest = z.strictObject({
     description:
       "Omitted keeps it. Only a caller covering the whole project may change it, as `redirect_uris`.",
   }),
+  branding: BrandingRequest.optional(),
 }).openapi("UpdateProjectRequest");
 export type UpdateProjectRequest = z.infer<typeof UpdateProjectRequest>;
 

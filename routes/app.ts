@@ -26,6 +26,7 @@ import type { App, AppEnv, Deps } from "./env.ts";
 import { errorResponse, toAppError, zodDetails } from "./errors.ts";
 import { apiBodyLimit, bodyType, formBodyLimit, noNulInUrl, noStore, requestContext } from "./middleware.ts";
 import { registerProjectRoutes } from "./api/projects/projects.ts";
+import { registerBrandingRoutes } from "./api/projects/branding.ts";
 import { registerResourceRoutes } from "./api/authz/resources.ts";
 import { registerRoleRoutes } from "./api/authz/roles.ts";
 import { registerSystemRoutes } from "./api/system/system.ts";
@@ -85,6 +86,7 @@ export function createApp(deps: Deps): App {
   registerLogoutRoutes(app);
   registerTokenRoutes(app);
   registerProjectRoutes(app);
+  registerBrandingRoutes(app);
   registerResourceRoutes(app);
   registerRoleRoutes(app);
   registerObjectRoutes(app);

@@ -177,8 +177,13 @@ const formLimit = limitBody(64 * 1024, "64 KiB");
 export const formBodyLimit: MiddlewareHandler<AppEnv> = (c, next) =>
   isFormEndpoint(c.req.path) ? formLimit(c, next) : next();
 
-/** JSON bodies everywhere but the form endpoints; the same patterns the validators apply. */
+/** A project's logo is the body itself (an image the route checks), of at most 100 KiB. */
+const LOGO_PATH = /^\/api\/v1\/projects\/[^/]+\/branding\/logo$/;
+const logoLimit = limitBody(100 * 1024, "100 KiB");
+
+/** JSON bodies everywhere but the form endpoints and the logo; the same patterns the validators apply. */
 export const bodyType: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (c.req.method === "PUT" && LOGO_PATH.test(c.req.path)) return await logoLimit(c, next);
   if (["POST", "PUT", "PATCH"].includes(c.req.method)) {
     const form = isFormEndpoint(c.req.path);
     const contentType = c.req.header("content-type");

@@ -31,6 +31,7 @@ test("POST /api/v1/projects creates a project with its admin client, shown once"
   });
   assert.deepEqual(Object.keys(created).sort(), [
     "admin_client",
+    "branding",
     "created_at",
     "description",
     "id",

@@ -58,6 +58,7 @@ test("checkAnswer refuses a field the schema lacks, at any depth", async () => {
     require_verified_email: false,
     signup: "off",
     mfa: "optional",
+    branding: { display_name: null, primary_color: null, terms_url: null, privacy_url: null, logo_url: null },
     created_at: "2026-01-01T00:00:00Z",
     updated_at: "2026-01-01T00:00:00Z",
     admin_client: { client_id: "c", client_secret: "s" },

@@ -22,7 +22,20 @@ const columnText = (alias: string) =>
     "signup",
   ]
     .map((c) => quoted(`${alias}.${c}`)).join(", ") +
+  `, ${brandingText(alias)}` +
   `, ${quoted(`${alias}.id`)} = '${SYSTEM_PROJECT_ID}' as is_system, ${timestampsText(alias)}`;
+/** `branding` as one JSON object; `logo_url` is the logo's path on this origin, versioned by the image's hash. */
+function brandingText(alias: string): string {
+  const col = (c: string) => quoted(`${alias}.branding_${c}`);
+  const id = quoted(`${alias}.id`);
+  return `json_build_object('display_name', ${col("display_name")}, 'primary_color', ${
+    col("primary_color")
+  }, ` +
+    `'terms_url', ${col("terms_url")}, 'privacy_url', ${col("privacy_url")}, 'logo_url', ` +
+    `(select '/branding/' || ${id} || '/logo?v=' || left(l.sha256, 16) from project_logos l ` +
+    `where l.project_id = ${id})) as branding`;
+}
+
 const COLUMNS = { p: columnText("p"), projects: columnText("projects") };
 
 const columns = (sql: Sql, alias: keyof typeof COLUMNS = "p") => fixed(sql, COLUMNS[alias]);
@@ -35,25 +48,31 @@ export function projectRead(id: string): AttachedRead {
 }
 
 /** The stored fields of a project that an update sets. */
-export type ProjectFields = Pick<
-  Project,
-  | "name"
-  | "description"
-  | "redirect_uris"
-  | "post_logout_redirect_uris"
-  | "mfa"
-  | "is_active"
-  | "require_verified_email"
-  | "signup"
->;
+export type ProjectFields =
+  & Pick<
+    Project,
+    | "name"
+    | "description"
+    | "redirect_uris"
+    | "post_logout_redirect_uris"
+    | "mfa"
+    | "is_active"
+    | "require_verified_email"
+    | "signup"
+  >
+  & { branding: BrandingFields };
+
+/** The stored branding fields (the logo is stored apart, db/projects/branding.ts). */
+export type BrandingFields = Omit<Project["branding"], "logo_url">;
 
 export async function insertProject(sql: Sql, p: ProjectFields & { id: string }): Promise<Project> {
   const [row] = await sql<Project[]>`
     insert into projects
       (id, name, description, redirect_uris, post_logout_redirect_uris, mfa, is_active, require_verified_email,
-       signup)
+       signup, branding_display_name, branding_primary_color, branding_terms_url, branding_privacy_url)
     values (${p.id}, ${p.name}, ${p.description}, ${p.redirect_uris}, ${p.post_logout_redirect_uris}, ${p.mfa},
-            ${p.is_active}, ${p.require_verified_email}, ${sql.json(p.signup)})
+            ${p.is_active}, ${p.require_verified_email}, ${sql.json(p.signup)}, ${p.branding.display_name},
+            ${p.branding.primary_color}, ${p.branding.terms_url}, ${p.branding.privacy_url})
     returning ${columns(sql, "projects")}`;
   return row;
 }
@@ -77,6 +96,8 @@ export async function updateProjectRow(sql: Sql, id: string, p: ProjectFields): 
         post_logout_redirect_uris = ${p.post_logout_redirect_uris}, mfa = ${p.mfa},
         is_active = ${p.is_active}, require_verified_email = ${p.require_verified_email},
         signup = ${sql.json(p.signup)},
+        branding_display_name = ${p.branding.display_name}, branding_primary_color = ${p.branding.primary_color},
+        branding_terms_url = ${p.branding.terms_url}, branding_privacy_url = ${p.branding.privacy_url},
         tokens_valid_after = case when p.is_active and not ${p.is_active} then clock_timestamp()
                                   else p.tokens_valid_after end,
         updated_at = now()

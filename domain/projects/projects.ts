@@ -2,6 +2,7 @@
 import { grantDefaultPermissions, insertClient } from "../../db/oauth/clients.ts";
 import { retryRead, type Sql, transaction } from "../../db/connection.ts";
 import {
+  type BrandingFields,
   findProject,
   insertProject,
   projectListStatement,
@@ -13,6 +14,7 @@ import { insertResources } from "../../db/authz/resources.ts";
 import { endSessions } from "../../db/oauth/sessions.ts";
 import type { PageOf } from "../../openapi/fields.ts";
 import {
+  type BrandingRequest,
   type CreatedProject,
   type CreateProjectRequest,
   type Project,
@@ -53,6 +55,7 @@ export async function createProject(
       is_active: input.is_active ?? true,
       require_verified_email: input.require_verified_email ?? false,
       signup: input.signup ?? "off",
+      branding: brandingFields(input.branding),
     });
     await insertResources(tx, id, defaultResources(id === SYSTEM_PROJECT_ID));
     await insertClient(tx, {
@@ -157,6 +160,7 @@ export async function updateProject(
       is_active: isActive,
       require_verified_email: requireVerified,
       signup,
+      branding: input.branding ? brandingFields(input.branding) : current.branding,
     });
     if (current.is_active && !isActive) await endSessions(tx, { projectId: id });
     await record(tx, {
@@ -184,6 +188,16 @@ export async function listProjects(
   attached?: Attached,
 ): Promise<JsonText<PageOf<Project>>> {
   return await listPage<Project>(sql, projectListStatement(q), attached);
+}
+
+/** The stored branding fields of a request's `branding`: each one left out is none. */
+function brandingFields(b: BrandingRequest | undefined): BrandingFields {
+  return {
+    display_name: b?.display_name ?? null,
+    primary_color: b?.primary_color?.toLowerCase() ?? null,
+    terms_url: b?.terms_url ?? null,
+    privacy_url: b?.privacy_url ?? null,
+  };
 }
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);

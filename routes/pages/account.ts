@@ -32,6 +32,7 @@ import type { UpdateCurrentUserRequest } from "../../openapi/users.ts";
 import { accountPage, enrolPage, recoveryCodesPage, signedOutAccountPage } from "./views/account.ts";
 import type { App, AppEnv } from "../env.ts";
 import { qrSvg } from "./kit/qr_svg.ts";
+import { brandFor, brandOf } from "./kit/brand.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import { startPage } from "./kit/headers.ts";
@@ -82,7 +83,7 @@ async function showAccount(
       nonce: r.nonce,
       csrf: accountCsrf(r.browser),
       projectId: r.account.projectId,
-      projectName: r.account.projectName,
+      ...(await brandFor(r.c, r.account.projectId, r.account.projectName)),
       view,
       currentSession: r.account.ssoSessionId,
       ...extra,
@@ -172,10 +173,11 @@ const accountAction = (handle: Action) =>
   });
 
 /** The enrolment page of an authenticator app: its QR code and key. */
-const showEnrol = (r: Render, t: { secret: string; otpauth_uri: string }, error?: string) =>
+const showEnrol = async (r: Render, t: { secret: string; otpauth_uri: string }, error?: string) =>
   r.c.html(
     enrolPage({
       nonce: r.nonce,
+      brand: await brandOf(r.c, r.account.projectId),
       csrf: accountCsrf(r.browser),
       projectId: r.account.projectId,
       qrSvg: qrSvg(t.otpauth_uri, "QR code of the key for your authenticator app"),
@@ -303,6 +305,7 @@ async function accountTotpConfirm(r: Render, form: Form): Promise<Response> {
     return r.c.html(
       recoveryCodesPage({
         nonce: r.nonce,
+        brand: await brandOf(r.c, r.account.projectId),
         csrf: accountCsrf(r.browser),
         projectId: r.account.projectId,
         codes: recovery_codes,
@@ -355,6 +358,7 @@ async function accountRecoveryCodes(r: Render, form: Form): Promise<Response> {
   return r.c.html(
     recoveryCodesPage({
       nonce: r.nonce,
+      brand: await brandOf(r.c, r.account.projectId),
       csrf: accountCsrf(r.browser),
       projectId: r.account.projectId,
       codes: codes.recovery_codes,

@@ -14,6 +14,7 @@ import { signInSilently } from "../../domain/signin/sso.ts";
 import { EmailNotVerified } from "../../domain/accounts/signin_policy.ts";
 import { loginButtons } from "../../domain/federation/federation.ts";
 import { ssoCookie } from "./kit/cookies.ts";
+import { brandFor } from "./kit/brand.ts";
 import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { loginPage } from "./views/login.ts";
@@ -83,7 +84,7 @@ async function showLogin(c: Context<AppEnv>): Promise<Response> {
     loginPage({
       nonce,
       action,
-      projectName: valid.client.project_name,
+      ...(await brandFor(c, valid.client.project_id, valid.client.project_name)),
       consoleOf: consoleProject(valid.client.id, valid.client.project_id),
       requestId,
       csrf,
@@ -110,7 +111,7 @@ async function loginAgain(
       providers: await loginButtons(c.var.deps.sql, req.project_id),
       nonce: p.nonce,
       action: formSettings(c).action,
-      projectName: req.project_name,
+      ...(await brandFor(c, req.project_id, req.project_name)),
       consoleOf: consoleProject(req.client_id, req.project_id),
       requestId: form.request_id,
       csrf: form.csrf,

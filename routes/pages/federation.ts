@@ -25,6 +25,7 @@ import type { App, AppEnv } from "../env.ts";
 import { forwardPage, loginPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
+import { brandFor } from "./kit/brand.ts";
 import { newNonce, pageHeaders, startPage } from "./kit/headers.ts";
 import { pageErrors } from "./kit/errors.ts";
 import { formSettings } from "./kit/forms.ts";
@@ -46,7 +47,7 @@ async function showFailure(c: Context<AppEnv>, err: FederationFailure): Promise<
     loginPage({
       nonce,
       action: formSettings(c).action,
-      projectName: req.project_name,
+      ...(await brandFor(c, req.project_id, req.project_name)),
       consoleOf: consoleProject(req.client_id, req.project_id),
       requestId: req.id,
       csrf: await newCsrf(sql, req.id),

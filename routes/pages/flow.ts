@@ -15,6 +15,7 @@ import type { AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { mfaSettings, ssoSettings } from "../settings.ts";
 import { ssoCookie } from "./kit/cookies.ts";
+import { brandFor } from "./kit/brand.ts";
 import { formSettings } from "./kit/forms.ts";
 import { qrSvg } from "./kit/qr_svg.ts";
 import { enrolInLoginPage, secondFactorPage } from "./views/login.ts";
@@ -44,7 +45,7 @@ export async function showSecondStep(
   const common = {
     nonce: p.nonce,
     action: `${action}/mfa`,
-    projectName: p.req.project_name,
+    ...(await brandFor(c, p.req.project_id, p.req.project_name)),
     requestId: p.req.id,
     csrf: p.csrf,
   };
@@ -81,7 +82,7 @@ export async function verifyFirst(
   c: Context<AppEnv>,
   p: {
     nonce: string;
-    req: { id: string; project_name: string };
+    req: { id: string; project_id: string; project_name: string };
     csrf?: string;
     who: { userId: string; email: string | null };
   },
@@ -93,7 +94,7 @@ export async function verifyFirst(
       nonce: p.nonce,
       action: `${config.publicUrl}/authorize/verify/resend`,
       csrf: p.csrf ?? await newCsrf(sql, p.req.id),
-      projectName: p.req.project_name,
+      ...(await brandFor(c, p.req.project_id, p.req.project_name)),
       requestId: p.req.id,
       email: p.who.email ?? "",
     }),

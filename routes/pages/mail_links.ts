@@ -37,6 +37,7 @@ import { AuthorizePageError, loginRequestFor } from "../../domain/signin/login.t
 import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
+import { brandFor } from "./kit/brand.ts";
 import { browserCookie } from "./kit/cookies.ts";
 import { linkSettings } from "../settings.ts";
 import { browserOf, csrfMatches, csrfOf } from "./kit/csrf.ts";
@@ -103,12 +104,13 @@ async function showReset(c: Context<AppEnv>): Promise<Response> {
       "Open this page from the sign-in page of the application: choose “Forgot your password?”.",
     );
   }
+  const brand = await brandFor(c, ctx.projectId, ctx.projectName);
   return page(c, (nonce) =>
     resetRequestPage({
       nonce,
       action: `${config.publicUrl}/authorize/reset`,
       csrf: csrfOf(browser),
-      projectName: ctx.projectName,
+      ...brand,
       projectId: ctx.projectId,
       requestId: ctx.requestId,
     }));
@@ -128,13 +130,14 @@ async function submitReset(c: Context<AppEnv>): Promise<Response> {
   );
   if (!ctx) return problem(c, "Open this page from the sign-in page of the application.");
   const email = (form.email ?? "").trim();
+  const brand = await brandFor(c, ctx.projectId, ctx.projectName);
   const again = (error: string, status: Status) =>
     page(c, (nonce) =>
       resetRequestPage({
         nonce,
         action: `${config.publicUrl}/authorize/reset`,
         csrf: form.csrf,
-        projectName: ctx.projectName,
+        ...brand,
         projectId: ctx.projectId,
         requestId: ctx.requestId,
         email: email.slice(0, 100),
@@ -159,7 +162,7 @@ async function submitReset(c: Context<AppEnv>): Promise<Response> {
   return page(c, (nonce) =>
     resetSentPage({
       nonce,
-      projectName: ctx.projectName,
+      ...brand,
       validFor: duration(config.passwordResetTtl),
       backUrl: null,
     }));
@@ -172,6 +175,7 @@ async function showPassword(c: Context<AppEnv>): Promise<Response> {
   const state = await linkState(sql, token, ["password_reset", "invitation"]);
   if (state.state !== "usable") return await staleLink(c, token, false);
   const browser = browserOf(c);
+  const brand = await brandFor(c, state.link.project_id, state.link.project_name);
   return page(
     c,
     (nonce) =>
@@ -179,7 +183,7 @@ async function showPassword(c: Context<AppEnv>): Promise<Response> {
         nonce,
         action: `${config.publicUrl}/authorize/password`,
         csrf: csrfOf(browser),
-        projectName: state.link.project_name,
+        ...brand,
         email: state.link.email,
         token,
         invitation: state.link.purpose === "invitation",
@@ -200,6 +204,7 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
   if (state.state !== "usable") return await staleLink(c, token, false);
   const issue = passwordIssue(password, state.link.email);
   if (issue) {
+    const brand = await brandFor(c, state.link.project_id, state.link.project_name);
     return page(
       c,
       (nonce) =>
@@ -207,7 +212,7 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
           nonce,
           action: `${config.publicUrl}/authorize/password`,
           csrf: form.csrf,
-          projectName: state.link.project_name,
+          ...brand,
           email: state.link.email,
           token,
           invitation: state.link.purpose === "invitation",
@@ -227,7 +232,8 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
   // A link proves the mailbox, not a second factor: a user who has one (or must enrol one) is not signed in
   // by it, and signs in with the new password and the factor.
   if ((await secondStepFor(sql, { project_id: link.project_id, acr: null }, link.user_id)) !== "none") {
-    return page(c, (nonce) => passwordSetPage({ nonce, projectName: link.project_name, signedIn: false }));
+    const brand = await brandFor(c, link.project_id, link.project_name);
+    return page(c, (nonce) => passwordSetPage({ nonce, ...brand, signedIn: false }));
   }
   // Signed in: the login page the reset was asked from goes on, when this browser opened it; otherwise the
   // browser gets a single sign-on session of the project.
@@ -249,7 +255,8 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
     ttl: config.ssoTtl,
   });
   setCookie(c, sso.name, fresh, sso.options(config.ssoTtl));
-  return page(c, (nonce) => passwordSetPage({ nonce, projectName: link.project_name }));
+  const brand = await brandFor(c, link.project_id, link.project_name);
+  return page(c, (nonce) => passwordSetPage({ nonce, ...brand }));
 }
 
 /** POST /authorize/verify/resend: From the login page's "confirm your address first": the login form's CSRF token, bound to its request. */
@@ -269,10 +276,11 @@ async function submitVerifyResend(c: Context<AppEnv>): Promise<Response> {
   }
   const email = await resendForLogin(sql, linkSettings(c), req.id, requestInfo(c));
   if (!email) return problem(c, NOTHING_TO_CONFIRM);
+  const brand = await brandFor(c, req.project_id, req.project_name);
   return page(c, (nonce) =>
     verifySentPage({
       nonce,
-      projectName: req.project_name,
+      ...brand,
       email,
       validFor: duration(config.emailVerificationTtl),
     }));
@@ -295,12 +303,13 @@ async function showVerify(c: Context<AppEnv>): Promise<Response> {
   const state = await linkState(sql, token, ["email_verification"]);
   if (state.state !== "usable") return await staleLink(c, token, true);
   const browser = browserOf(c);
+  const brand = await brandFor(c, state.link.project_id, state.link.project_name);
   return page(c, (nonce) =>
     verifyPage({
       nonce,
       action: `${config.publicUrl}/authorize/verify`,
       csrf: csrfOf(browser),
-      projectName: state.link.project_name,
+      ...brand,
       email: state.link.email,
       token,
     }));
@@ -313,7 +322,8 @@ async function submitVerify(c: Context<AppEnv>): Promise<Response> {
   const token = form.token ?? "";
   try {
     const link = await verifyWithLink(c.var.deps.sql, token, requestInfo(c));
-    return page(c, (nonce) => verifiedPage({ nonce, projectName: link.project_name, email: link.email }));
+    const brand = await brandFor(c, link.project_id, link.project_name);
+    return page(c, (nonce) => verifiedPage({ nonce, ...brand, email: link.email }));
   } catch (err) {
     if (err instanceof LinkUnusable) return await staleLink(c, token, true);
     throw err;

@@ -13,6 +13,7 @@ import type { App, AppEnv } from "../env.ts";
 import { enrolInLoginPage, loginRecoveryCodesPage, secondFactorPage } from "./views/login.ts";
 import { requestInfo } from "../request_info.ts";
 import { startPage } from "./kit/headers.ts";
+import { type Brand, brandFor } from "./kit/brand.ts";
 import { pageErrors, retryAfter } from "./kit/errors.ts";
 import { formSettings } from "./kit/forms.ts";
 import { enrolPicture, finishLogin } from "./flow.ts";
@@ -69,7 +70,14 @@ const submitSecondFactorDoc: RouteConfig = {
 type LoginRequest = Awaited<ReturnType<typeof loginRequestFor>>;
 type Pending = NonNullable<Awaited<ReturnType<typeof awaitedLogin>>>;
 /** What every answer of this step shows: the form bound to its login request. */
-type Step = { nonce: string; action: string; projectName: string; requestId: string; csrf: string };
+type Step = {
+  nonce: string;
+  brand: Brand | null;
+  action: string;
+  projectName: string;
+  requestId: string;
+  csrf: string;
+};
 
 /** POST /authorize/mfa: a code of the user's factor, or the first code of a factor enrolled at sign-in. */
 async function submitSecondFactor(c: Context<AppEnv>): Promise<Response> {
@@ -86,7 +94,7 @@ async function submitSecondFactor(c: Context<AppEnv>): Promise<Response> {
   const step: Step = {
     nonce,
     action: `${formSettings(c).action}/mfa`,
-    projectName: req.project_name,
+    ...(await brandFor(c, req.project_id, req.project_name)),
     requestId: form.request_id,
     csrf: form.csrf,
   };

@@ -1,5 +1,6 @@
 /** The document around every page (one nonce'd style sheet, no inline script) and the passkey button. */
 import { html } from "hono/html";
+import { type Brand, BRAND_STYLE, brandColors, brandFooter, brandHeader } from "./brand.ts";
 
 /** The pages' one style sheet (sent under the page's nonce). */
 export const STYLE = `
@@ -13,7 +14,7 @@ export const STYLE = `
   input { width: 100%; padding: .65rem; font: inherit; border: 1px solid GrayText; border-radius: .4rem; }
   input:focus-visible, button:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
   button { margin-top: 1.5rem; width: 100%; padding: .75rem; font: inherit; font-weight: 600; border: 0; border-radius: .4rem;
-           background: #1a56db; color: #fff; cursor: pointer; }
+           background: var(--brand, #1a56db); color: var(--brand-text, #fff); cursor: pointer; }
   .providers { margin-top: 1.5rem; border-top: 1px solid GrayText; padding-top: 1rem; }
   .providers p { margin: 0 0 .5rem; text-align: center; }
   a.provider { display: block; margin-top: .5rem; padding: .7rem; border: 1px solid GrayText; border-radius: .4rem;
@@ -33,7 +34,7 @@ export const STYLE = `
   @media (prefers-color-scheme: dark) { .field-error { color: #f98080; } }
   .aside { margin: 1rem 0 0; text-align: center; }
   .notice { margin: 0 0 1rem; padding: .75rem; border-radius: .4rem; background: #e1effe; color: #1e429f; }
-  a { color: LinkText; }
+  a { color: var(--brand-link, LinkText); }
   h2 { margin: 1.25rem 0 .25rem; font-size: 1.1rem; }
   code, a { overflow-wrap: anywhere; }
 `;
@@ -62,9 +63,13 @@ export function passkeyBlock(p: {
   `;
 }
 
-/** The document around every page: no inline script, one nonce'd style sheet, no referrer. */
+/**
+ * The document around every page: no inline script, one nonce'd style sheet, no referrer. A project's page
+ * passes its `brand` (kit/brand.ts): its heading and logo above the body, its links below, its colour in the
+ * style sheet.
+ */
 export function layout(
-  p: { nonce: string; title: string; wide?: boolean; extraStyle?: string },
+  p: { nonce: string; title: string; wide?: boolean; extraStyle?: string; brand?: Brand | null },
   body: ReturnType<typeof html>,
 ) {
   return html`
@@ -76,11 +81,15 @@ export function layout(
         <meta name="referrer" content="no-referrer">
         <title>${p.title}</title>
         <link rel="icon" href="/favicon.svg" type="image/svg+xml">
-        <style nonce="${p.nonce}">${STYLE}${p.extraStyle ?? ""}</style>
+        <style nonce="${p.nonce}">${STYLE}${BRAND_STYLE}${brandColors(
+          p.brand?.primary_color ?? null,
+        )}${p.extraStyle ?? ""}</style>
       </head>
       <body>
         <main ${p.wide ? html`class="wide"` : ""}>
+          ${p.brand ? brandHeader(p.brand) : ""}
           ${body}
+          ${p.brand ? brandFooter(p.brand) : ""}
         </main>
       </body>
     </html>

@@ -4,6 +4,7 @@
  */
 import { html, raw } from "hono/html";
 import type { AccountView } from "../../../domain/signin/account.ts";
+import type { Brand } from "../kit/brand.ts";
 import { layout, passkeyBlock } from "../kit/layout.ts";
 
 const STYLE = `
@@ -23,7 +24,7 @@ const STYLE = `
   .qr { display: block; margin: 1rem auto; max-width: 100%; height: auto; }
 `;
 
-type Common = { nonce: string; csrf: string; projectId: string };
+type Common = { nonce: string; brand?: Brand | null; csrf: string; projectId: string };
 
 /** Hidden fields of every form on the page. */
 const hidden = (p: Common) =>
@@ -335,7 +336,7 @@ function identitiesSection(p: Page) {
 export function accountPage(p: Page) {
   const v = p.view;
   return layout(
-    { nonce: p.nonce, title: "Your account", wide: true, extraStyle: STYLE },
+    { nonce: p.nonce, brand: p.brand, title: "Your account", wide: true, extraStyle: STYLE },
     html`
       <h1>Your account</h1>
       <p class="lead">in <strong>${p.projectName}</strong>${v.email
@@ -360,7 +361,7 @@ export function accountPage(p: Page) {
 export function enrolPage(p: Common & { qrSvg: string; secret: string; error?: string }) {
   const grouped = p.secret.match(/.{1,4}/g)!.join(" ");
   return layout(
-    { nonce: p.nonce, title: "Set up an authenticator app", extraStyle: STYLE },
+    { nonce: p.nonce, brand: p.brand, title: "Set up an authenticator app", extraStyle: STYLE },
     html`
       <h1>Set up an authenticator app</h1>
       <p>Scan this code with your authenticator app (Google Authenticator, 1Password, Aegis, …):</p>
@@ -385,7 +386,7 @@ export function enrolPage(p: Common & { qrSvg: string; secret: string; error?: s
 /** The recovery codes, shown once. */
 export function recoveryCodesPage(p: Common & { codes: string[] }) {
   return layout(
-    { nonce: p.nonce, title: "Your recovery codes", extraStyle: STYLE },
+    { nonce: p.nonce, brand: p.brand, title: "Your recovery codes", extraStyle: STYLE },
     html`
       <h1>Your recovery codes</h1>
       <p class="notice" role="status">Keep these somewhere safe. Each works once, in place of the app's code, if you
@@ -397,9 +398,9 @@ export function recoveryCodesPage(p: Common & { codes: string[] }) {
 }
 
 /** The browser has no live session: nothing to show but how to sign in. */
-export function signedOutAccountPage(p: { nonce: string; message: string }) {
+export function signedOutAccountPage(p: { nonce: string; brand?: Brand | null; message: string }) {
   return layout(
-    { nonce: p.nonce, title: "Your account" },
+    { nonce: p.nonce, brand: p.brand, title: "Your account" },
     html`
       <h1>Your account</h1>
       <p class="error" role="alert">${p.message}</p>

@@ -1,10 +1,12 @@
 /** The server-rendered login and error pages: no script, no third-party asset, escaped by `html`. */
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import type { Brand } from "../kit/brand.ts";
 import { layout, passkeyBlock, STYLE } from "../kit/layout.ts";
 
 export function loginPage(p: {
   nonce: string;
+  brand?: Brand | null;
   action: string;
   projectName: string;
   /** For the console's login: the project's ID, shown (names are not unique; IDs are). */
@@ -27,7 +29,7 @@ export function loginPage(p: {
       csrf: p.csrf,
     })}`;
   return layout(
-    { nonce: p.nonce, title: `Sign in to ${p.projectName}` },
+    { nonce: p.nonce, brand: p.brand, title: `Sign in to ${p.projectName}` },
     html`
       <h1>Sign in</h1>
       <p class="lead">to continue to <strong>${p.projectName}</strong></p>
@@ -81,6 +83,7 @@ export function loginPage(p: {
  */
 export function secondFactorPage(p: {
   nonce: string;
+  brand?: Brand | null;
   action: string;
   projectName: string;
   requestId: string;
@@ -88,7 +91,7 @@ export function secondFactorPage(p: {
   error?: string;
 }) {
   return layout(
-    { nonce: p.nonce, title: `Verify it is you: ${p.projectName}` },
+    { nonce: p.nonce, brand: p.brand, title: `Verify it is you: ${p.projectName}` },
     html`
       <h1>Verify it is you</h1>
       <p class="lead">to continue to <strong>${p.projectName}</strong></p>
@@ -120,6 +123,7 @@ export function secondFactorPage(p: {
  */
 export function enrolInLoginPage(p: {
   nonce: string;
+  brand?: Brand | null;
   action: string;
   projectName: string;
   requestId: string;
@@ -129,7 +133,7 @@ export function enrolInLoginPage(p: {
   error?: string;
 }) {
   return layout(
-    { nonce: p.nonce, title: `Set up two-step verification: ${p.projectName}` },
+    { nonce: p.nonce, brand: p.brand, title: `Set up two-step verification: ${p.projectName}` },
     html`
       <h1>Set up two-step verification</h1>
       <p class="lead"><strong>${p
@@ -154,13 +158,14 @@ export function enrolInLoginPage(p: {
 /** After the enrolment at sign-in: the recovery codes, shown once, and the button that goes on. */
 export function loginRecoveryCodesPage(p: {
   nonce: string;
+  brand?: Brand | null;
   action: string;
   requestId: string;
   csrf: string;
   codes: string[];
 }) {
   return layout(
-    { nonce: p.nonce, title: "Your recovery codes" },
+    { nonce: p.nonce, brand: p.brand, title: "Your recovery codes" },
     html`
       <h1>Your recovery codes</h1>
       <p class="lead">Keep these somewhere safe. Each works once, in place of the app's code, if you lose your
@@ -181,7 +186,7 @@ export function loginRecoveryCodesPage(p: {
  * The browser got here by the provider's own form, and a provider whose page sets `form-action` (this service
  * does) blocks a redirect chain that leaves the origins it allows; a new navigation is not bound by it.
  */
-export function forwardPage(p: { nonce: string; location: string }) {
+export function forwardPage(p: { nonce: string; brand?: Brand | null; location: string }) {
   return html`
     <!doctype html>
     <html lang="en">
@@ -207,10 +212,16 @@ export function forwardPage(p: { nonce: string; location: string }) {
 
 /** What /logout shows when it does not send the browser back to an application. */
 export function signedOutPage(
-  p: { nonce: string; message: string; ok: boolean; help?: HtmlEscapedString | Promise<HtmlEscapedString> },
+  p: {
+    nonce: string;
+    brand?: Brand | null;
+    message: string;
+    ok: boolean;
+    help?: HtmlEscapedString | Promise<HtmlEscapedString>;
+  },
 ) {
   return layout(
-    { nonce: p.nonce, title: "Signed out" },
+    { nonce: p.nonce, brand: p.brand, title: "Signed out" },
     html`
       <h1>Signed out</h1>
       <p ${p.ok ? html`role="status"` : html`class="error" role="alert"`}>${p.message}</p>
@@ -225,6 +236,7 @@ export function signedOutPage(
  */
 export function signOutConfirmPage(p: {
   nonce: string;
+  brand?: Brand | null;
   action: string;
   /** Why the page asks again, if it does. */
   notice: string | null;
@@ -233,7 +245,7 @@ export function signOutConfirmPage(p: {
   params: Record<string, string>;
 }) {
   return layout(
-    { nonce: p.nonce, title: "Sign out?" },
+    { nonce: p.nonce, brand: p.brand, title: "Sign out?" },
     html`
       <h1>Sign out?</h1>
       ${p.notice ? html`<p class="error" role="alert">${p.notice}</p>` : ""}

@@ -3,9 +3,10 @@
  * script, labels on every field, an error under the field it is about.
  */
 import { html } from "hono/html";
+import type { Brand } from "../kit/brand.ts";
 import { layout } from "../kit/layout.ts";
 
-type Page = { nonce: string; action: string; csrf: string };
+type Page = { nonce: string; brand?: Brand | null; action: string; csrf: string };
 
 const fieldError = (id: string, error?: string) =>
   error ? html`<p class="field-error" id="${id}-error">${error}</p>` : "";
@@ -23,7 +24,7 @@ export function resetRequestPage(
   },
 ) {
   return layout(
-    { nonce: p.nonce, title: `Reset your password for ${p.projectName}` },
+    { nonce: p.nonce, brand: p.brand, title: `Reset your password for ${p.projectName}` },
     html`
       <h1>Reset your password</h1>
       <p class="lead">for <strong>${p
@@ -45,10 +46,10 @@ export function resetRequestPage(
 
 /** The answer to a reset request: the same whether or not the address has an account. */
 export function resetSentPage(
-  p: { nonce: string; projectName: string; validFor: string; backUrl: string | null },
+  p: { nonce: string; brand?: Brand | null; projectName: string; validFor: string; backUrl: string | null },
 ) {
   return layout(
-    { nonce: p.nonce, title: "Check your mail" },
+    { nonce: p.nonce, brand: p.brand, title: "Check your mail" },
     html`
       <h1>Check your mail</h1>
       <p class="notice" role="status">If the address belongs to an account of <strong>${p
@@ -66,7 +67,7 @@ export function choosePasswordPage(
 ) {
   const title = p.invitation ? "Choose your password" : "Choose a new password";
   return layout(
-    { nonce: p.nonce, title: `${title} for ${p.projectName}` },
+    { nonce: p.nonce, brand: p.brand, title: `${title} for ${p.projectName}` },
     html`
       <h1>${title}</h1>
       <p class="lead">for <strong>${p.email}</strong> at <strong>${p.projectName}</strong></p>
@@ -85,9 +86,11 @@ export function choosePasswordPage(
 }
 
 /** A link that no longer works (or never did): says so, and offers a new one when the project is known. */
-export function staleLinkPage(p: { nonce: string; newLinkUrl: string | null; verification: boolean }) {
+export function staleLinkPage(
+  p: { nonce: string; brand?: Brand | null; newLinkUrl: string | null; verification: boolean },
+) {
   return layout(
-    { nonce: p.nonce, title: "This link does not work" },
+    { nonce: p.nonce, brand: p.brand, title: "This link does not work" },
     html`
       <h1>This link does not work</h1>
       <p class="error" role="alert">The link has expired, was already used, or is not complete. Each link works
@@ -104,9 +107,11 @@ export function staleLinkPage(p: { nonce: string; newLinkUrl: string | null; ver
 }
 
 /** Done: the password is set and the browser signed in, with no login page to go back to. */
-export function passwordSetPage(p: { nonce: string; projectName: string; signedIn?: boolean }) {
+export function passwordSetPage(
+  p: { nonce: string; brand?: Brand | null; projectName: string; signedIn?: boolean },
+) {
   return layout(
-    { nonce: p.nonce, title: "Your password is set" },
+    { nonce: p.nonce, brand: p.brand, title: "Your password is set" },
     p.signedIn === false
       ? html`
         <h1>Your password is set</h1>
@@ -124,7 +129,7 @@ export function passwordSetPage(p: { nonce: string; projectName: string; signedI
 /** Confirm an address: a button, so that a mail scanner opening the link does not spend it. */
 export function verifyPage(p: Page & { projectName: string; email: string; token: string }) {
   return layout(
-    { nonce: p.nonce, title: `Confirm your email address for ${p.projectName}` },
+    { nonce: p.nonce, brand: p.brand, title: `Confirm your email address for ${p.projectName}` },
     html`
       <h1>Confirm your email address</h1>
       <p class="lead"><strong>${p.email}</strong> for your account at <strong>${p.projectName}</strong></p>
@@ -137,9 +142,9 @@ export function verifyPage(p: Page & { projectName: string; email: string; token
   );
 }
 
-export function verifiedPage(p: { nonce: string; projectName: string; email: string }) {
+export function verifiedPage(p: { nonce: string; brand?: Brand | null; projectName: string; email: string }) {
   return layout(
-    { nonce: p.nonce, title: "Email address confirmed" },
+    { nonce: p.nonce, brand: p.brand, title: "Email address confirmed" },
     html`
       <h1>Email address confirmed</h1>
       <p class="notice" role="status"><strong>${p.email}</strong> is confirmed for your account at
@@ -153,7 +158,7 @@ export function verifyFirstPage(
   p: Page & { projectName: string; requestId: string; email: string },
 ) {
   return layout(
-    { nonce: p.nonce, title: `Confirm your email address for ${p.projectName}` },
+    { nonce: p.nonce, brand: p.brand, title: `Confirm your email address for ${p.projectName}` },
     html`
       <h1>Confirm your email address first</h1>
       <p class="error" role="alert" id="error"><strong>${p
@@ -170,9 +175,11 @@ export function verifyFirstPage(
 }
 
 /** The confirmation link is on its way (or was sent recently). */
-export function verifySentPage(p: { nonce: string; projectName: string; email: string; validFor: string }) {
+export function verifySentPage(
+  p: { nonce: string; brand?: Brand | null; projectName: string; email: string; validFor: string },
+) {
   return layout(
-    { nonce: p.nonce, title: "Check your mail" },
+    { nonce: p.nonce, brand: p.brand, title: "Check your mail" },
     html`
       <h1>Check your mail</h1>
       <p class="notice" role="status">A link to confirm <strong>${p.email}</strong> for
