@@ -98,7 +98,7 @@ export const Branding = z.object({
   }),
 }).openapi("Branding", { description: BRANDING });
 
-export const BrandingRequest = z.object({
+export const BrandingRequest = z.strictObject({
   display_name: Name.nullable().optional().openapi({
     description: "At most 50 characters; null or omitted: the project's `name`",
   }),

@@ -6074,6 +6074,49 @@ export const ProjectsApiFetchParamCreator = function (configuration?: Configurat
 			};
 		},
 		/**
+		 * <p>Needs <code>projects:update</code>, on a token of this project or of the system project. The pages show the heading alone again. Answers 204, also when there was no logo; recorded as <code>project.updated</code> when there was one.</p>
+		 * @summary Remove the project's logo
+		 * @param {string} projectId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteProjectLogo(projectId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling deleteProjectLogo.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/branding/logo`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs <code>projects:read</code>, on a token of this project or of the system project.</p>
 		 * @summary Get a project
 		 * @param {string} projectId
@@ -6105,6 +6148,39 @@ export const ProjectsApiFetchParamCreator = function (configuration?: Configurat
 					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
 				}
 			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>The logo of an active project, as the pages its users see show it; public. Link it as the project&#39;s <code>branding.logo_url</code> says: the <code>v</code> parameter changes with the image, so the answer may be cached for a year (<code>immutable</code>). Sent with <code>X-Content-Type-Options: nosniff</code>, and an SVG with <code>Content-Security-Policy: default-src &#39;none&#39;; style-src &#39;unsafe-inline&#39;; sandbox</code>, so that opened on its own it can run and fetch nothing.</p>
+		 * @summary A project's logo
+		 * @param {string} projectId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getProjectLogo(projectId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getProjectLogo.');
+			}
+			let localVarPath = `/branding/{project_id}/logo`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
 			localVarRequestOptions.headers = localVarHeaderParameter;
 
 			const localVarQueryParameterString = localVarQueryParameter.toString();
@@ -6173,6 +6249,60 @@ export const ProjectsApiFetchParamCreator = function (configuration?: Configurat
 			}
 
 			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>projects:update</code>, on a token of this project or of the system project. The image is the request body, sent as <code>image/png</code>, <code>image/webp</code> or <code>image/svg+xml</code>; it replaces any logo, is stored in the database and shown on every page the project&#39;s users see (docs/branding.md). At most 100 KiB (102,400 bytes; 413 <code>invalid_params</code> beyond). PNG and WebP must have readable sides of 1 to 8192 pixels. An SVG must be well-formed XML with an <code>svg</code> root and nothing active or external: no DOCTYPE or entity, no <code>script</code>, <code>foreignObject</code>, <code>image</code>, animation or embedding element, no <code>on*</code> event handler attribute, and no <code>href</code>, <code>src</code> or <code>url()</code> to anything but a <code>#fragment</code> of the same document. It is refused (400 <code>invalid_params</code> with <code>details</code>), never rewritten. Recorded as <code>project.updated</code>.</p>
+		 * @summary Set the project's logo
+		 * @param {string} projectId
+		 * @param {string | Blob} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		setProjectLogo(projectId: string, request: string | Blob, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling setProjectLogo.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling setProjectLogo.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/branding/logo`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'PUT' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'image/png');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = request;
+			}
 
 			const localVarQueryParameterString = localVarQueryParameter.toString();
 			if (localVarQueryParameterString) {
@@ -6307,6 +6437,69 @@ export const ProjectsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>projects:update</code>, on a token of this project or of the system project. The pages show the heading alone again. Answers 204, also when there was no logo; recorded as <code>project.updated</code> when there was one.</p>
+		 * @summary Remove the project's logo
+		 * @param {string} projectId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteProjectLogo(projectId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = ProjectsApiFetchParamCreator(configuration).deleteProjectLogo(projectId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs <code>projects:read</code>, on a token of this project or of the system project.</p>
 		 * @summary Get a project
 		 * @param {string} projectId
@@ -6339,6 +6532,66 @@ export const ProjectsApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>The logo of an active project, as the pages its users see show it; public. Link it as the project&#39;s <code>branding.logo_url</code> says: the <code>v</code> parameter changes with the image, so the answer may be cached for a year (<code>immutable</code>). Sent with <code>X-Content-Type-Options: nosniff</code>, and an SVG with <code>Content-Security-Policy: default-src &#39;none&#39;; style-src &#39;unsafe-inline&#39;; sandbox</code>, so that opened on its own it can run and fetch nothing.</p>
+		 * @summary A project's logo
+		 * @param {string} projectId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getProjectLogo(projectId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<string | Blob> {
+			const localVarFetchArgs = ProjectsApiFetchParamCreator(configuration).getProjectLogo(projectId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'image/png') {
+							return response.blob();
+						}
+						if (mimeType === 'image/webp') {
+							return response.blob();
+						}
+						if (mimeType === 'image/svg+xml') {
+							return response.blob();
+						}
+						throw response;
+					}
+					if (response.status === 400) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -6410,6 +6663,73 @@ export const ProjectsApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>projects:update</code>, on a token of this project or of the system project. The image is the request body, sent as <code>image/png</code>, <code>image/webp</code> or <code>image/svg+xml</code>; it replaces any logo, is stored in the database and shown on every page the project&#39;s users see (docs/branding.md). At most 100 KiB (102,400 bytes; 413 <code>invalid_params</code> beyond). PNG and WebP must have readable sides of 1 to 8192 pixels. An SVG must be well-formed XML with an <code>svg</code> root and nothing active or external: no DOCTYPE or entity, no <code>script</code>, <code>foreignObject</code>, <code>image</code>, animation or embedding element, no <code>on*</code> event handler attribute, and no <code>href</code>, <code>src</code> or <code>url()</code> to anything but a <code>#fragment</code> of the same document. It is refused (400 <code>invalid_params</code> with <code>details</code>), never rewritten. Recorded as <code>project.updated</code>.</p>
+		 * @summary Set the project's logo
+		 * @param {string} projectId
+		 * @param {string | Blob} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		setProjectLogo(projectId: string, request: string | Blob, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.LogoSet> {
+			const localVarFetchArgs = ProjectsApiFetchParamCreator(configuration).setProjectLogo(projectId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -6534,6 +6854,17 @@ export class ProjectsApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Needs <code>projects:update</code>, on a token of this project or of the system project. The pages show the heading alone again. Answers 204, also when there was no logo; recorded as <code>project.updated</code> when there was one.</p>
+	 * @summary Remove the project's logo
+	 * @param {string} projectId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public deleteProjectLogo(projectId: string, options?: RequestInit) {
+		return ProjectsApiFp(this.configuration).deleteProjectLogo(projectId, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Needs <code>projects:read</code>, on a token of this project or of the system project.</p>
 	 * @summary Get a project
 	 * @param {string} projectId
@@ -6542,6 +6873,17 @@ export class ProjectsApi extends BaseAPI {
 	 */
 	public getProject(projectId: string, options?: RequestInit) {
 		return ProjectsApiFp(this.configuration).getProject(projectId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>The logo of an active project, as the pages its users see show it; public. Link it as the project&#39;s <code>branding.logo_url</code> says: the <code>v</code> parameter changes with the image, so the answer may be cached for a year (<code>immutable</code>). Sent with <code>X-Content-Type-Options: nosniff</code>, and an SVG with <code>Content-Security-Policy: default-src &#39;none&#39;; style-src &#39;unsafe-inline&#39;; sandbox</code>, so that opened on its own it can run and fetch nothing.</p>
+	 * @summary A project's logo
+	 * @param {string} projectId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getProjectLogo(projectId: string, options?: RequestInit) {
+		return ProjectsApiFp(this.configuration).getProjectLogo(projectId, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -6558,6 +6900,18 @@ export class ProjectsApi extends BaseAPI {
 	 */
 	public listProjects(pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListProjectsSortByEnum | undefined, sortDir: Api.ListProjectsSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, options?: RequestInit) {
 		return ProjectsApiFp(this.configuration).listProjects(pageNum, pageSize, sortBy, sortDir, search, isActive, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>projects:update</code>, on a token of this project or of the system project. The image is the request body, sent as <code>image/png</code>, <code>image/webp</code> or <code>image/svg+xml</code>; it replaces any logo, is stored in the database and shown on every page the project&#39;s users see (docs/branding.md). At most 100 KiB (102,400 bytes; 413 <code>invalid_params</code> beyond). PNG and WebP must have readable sides of 1 to 8192 pixels. An SVG must be well-formed XML with an <code>svg</code> root and nothing active or external: no DOCTYPE or entity, no <code>script</code>, <code>foreignObject</code>, <code>image</code>, animation or embedding element, no <code>on*</code> event handler attribute, and no <code>href</code>, <code>src</code> or <code>url()</code> to anything but a <code>#fragment</code> of the same document. It is refused (400 <code>invalid_params</code> with <code>details</code>), never rewritten. Recorded as <code>project.updated</code>.</p>
+	 * @summary Set the project's logo
+	 * @param {string} projectId
+	 * @param {string | Blob} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public setProjectLogo(projectId: string, request: string | Blob, options?: RequestInit) {
+		return ProjectsApiFp(this.configuration).setProjectLogo(projectId, request, options)(this.fetch, this.basePath);
 	}
 
 	/**

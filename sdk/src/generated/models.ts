@@ -666,6 +666,72 @@ export namespace Api {
 		'error_description': string;
 	}
 
+	/**
+	 * <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy.</p>
+	 */
+	export interface Branding {
+		/**
+		 * @description <p>The name the pages show as their heading; null: the project&#39;s <code>name</code></p>
+		 * @type {string | null}
+		 * @memberof Branding
+		 */
+		'display_name': string | null;
+		/**
+		 * @description <p>The colour of buttons and links, <code>#rgb</code> or <code>#rrggbb</code>; null: the service&#39;s own</p>
+		 * @type {string | null}
+		 * @memberof Branding
+		 */
+		'primary_color': string | null;
+		/**
+		 * @description <p>The terms of service, linked in the pages&#39; footer</p>
+		 * @type {string | null}
+		 * @memberof Branding
+		 */
+		'terms_url': string | null;
+		/**
+		 * @description <p>The privacy policy, linked in the pages&#39; footer</p>
+		 * @type {string | null}
+		 * @memberof Branding
+		 */
+		'privacy_url': string | null;
+		/**
+		 * @description <p>The logo&#39;s URL, relative to this service&#39;s origin (<code>PUBLIC_URL</code>); it changes with the image. Set with <code>PUT /api/v1/projects/{project_id}/branding/logo</code>; null: none</p>
+		 * @type {string | null}
+		 * @memberof Branding
+		 */
+		'logo_url': string | null;
+	}
+
+	/**
+	 * <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy. On update: omitted keeps it; an object replaces it (a field it leaves out is cleared); the logo is kept either way.</p>
+	 */
+	export interface BrandingRequest {
+		/**
+		 * @description <p>At most 50 characters; null or omitted: the project&#39;s <code>name</code></p>
+		 * @type {string | null}
+		 * @memberof BrandingRequest
+		 */
+		'display_name'?: string | null;
+		/**
+		 * @description <p><code>#rgb</code> or <code>#rrggbb</code>; null or omitted: none</p>
+		 * @type {string | null}
+		 * @memberof BrandingRequest
+		 */
+		'primary_color'?: string | null;
+		/**
+		 * @description <p>Absolute <code>https</code> URL (<code>http</code> only on localhost, 127.0.0.1, [::1]); null or omitted: none</p>
+		 * @type {string | null}
+		 * @memberof BrandingRequest
+		 */
+		'terms_url'?: string | null;
+		/**
+		 * @description <p>Absolute <code>https</code> URL (<code>http</code> only on localhost, 127.0.0.1, [::1]); null or omitted: none</p>
+		 * @type {string | null}
+		 * @memberof BrandingRequest
+		 */
+		'privacy_url'?: string | null;
+	}
+
 	export interface Client {
 		/**
 		 * @description <p>The client_id</p>
@@ -996,6 +1062,12 @@ export namespace Api {
 		 * @memberof CreateProjectRequest
 		 */
 		signup?: Api.CreateProjectRequest.Signup.EnumValueEnum | Api.CreateProjectRequest.Signup.ObjectValue;
+		/**
+		 * @description <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy. On update: omitted keeps it; an object replaces it (a field it leaves out is cleared); the logo is kept either way.</p>
+		 * @type {Api.BrandingRequest}
+		 * @memberof CreateProjectRequest
+		 */
+		branding?: Api.BrandingRequest;
 	}
 
 	/**
@@ -1865,6 +1937,15 @@ export namespace Api {
 		Desc = 'desc'
 	}
 
+	export interface LogoSet {
+		/**
+		 * @description <p>The logo&#39;s URL, relative to this service&#39;s origin; it changes with the image</p>
+		 * @type {string}
+		 * @memberof LogoSet
+		 */
+		'logo_url': string;
+	}
+
 	export interface MailSent {
 		/**
 		 * @description <p>The address the mail goes to</p>
@@ -2143,6 +2224,12 @@ export namespace Api {
 		 * @memberof Project
 		 */
 		'require_verified_email': boolean;
+		/**
+		 * @description <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy.</p>
+		 * @type {Api.Branding}
+		 * @memberof Project
+		 */
+		branding: Api.Branding;
 		/**
 		 * @description <p>True for the system project, which administers the others</p>
 		 * @type {boolean}
@@ -3203,6 +3290,12 @@ export namespace Api {
 		 * @memberof UpdateProjectRequest
 		 */
 		signup?: Api.UpdateProjectRequest.Signup.EnumValueEnum | Api.UpdateProjectRequest.Signup.ObjectValue;
+		/**
+		 * @description <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy. On update: omitted keeps it; an object replaces it (a field it leaves out is cleared); the logo is kept either way.</p>
+		 * @type {Api.BrandingRequest}
+		 * @memberof UpdateProjectRequest
+		 */
+		branding?: Api.BrandingRequest;
 	}
 
 	/**
