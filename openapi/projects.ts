@@ -147,6 +147,9 @@ export const Signup = z.union([
   // Inline, not a named component: the SDK's generator cannot extend a named union with a description.
 ]).openapi({ description: SIGNUP });
 export type Signup = z.infer<typeof Signup>;
+/** The same in answers: open, as every answer is (a client must accept fields added later). */
+const SignupAnswer = z.union([z.enum(["off", "open"]), z.object({ domains: z.array(z.string()) })])
+  .openapi({ description: SIGNUP });
 
 export const Project = z.object({
   id: z.string(),
@@ -164,7 +167,7 @@ export const Project = z.object({
   is_system: z.boolean().openapi({
     description: "True for the system project, which administers the others",
   }),
-  signup: Signup,
+  signup: SignupAnswer,
   ...Timestamps,
 }).openapi("Project");
 export type Project = z.infer<typeof Project>;
