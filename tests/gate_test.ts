@@ -62,7 +62,7 @@ test("the gate answers 401 invalid_authorization_token with WWW-Authenticate for
     const err = await expectError(await http(path, init), 401, "invalid_authorization_token");
     assert.match(
       err.headers.get("www-authenticate") ?? "",
-      /^Bearer realm="access-control", error="invalid_token"$/,
+      /^Bearer realm="access-control", error="invalid_token", error_description="[^"\\]+"$/,
     );
   }
   // The scheme is case-insensitive (RFC 7235 §2.1); the token is accepted only in the header.
