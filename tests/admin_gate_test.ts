@@ -37,16 +37,19 @@ const PUBLIC_OPERATIONS = [
   "getHealth",
   "getJwks",
   "getOpenIdConfiguration",
+  "getProjectLogo",
   "getReadiness",
   "getUserInfo",
   "introspectToken",
   "logout",
   "postUserInfo",
   "revokeToken",
+  "signup",
   "startFederatedLogin",
   "submitLogin",
   "submitLogout",
   "submitSecondFactor",
+  "submitSignup",
 ];
 
 function documentOperations(): (DocOp & { method: string; path: string })[] {
@@ -105,7 +108,12 @@ test("every operation is public by name or states its permission and scope in th
     "updateCurrentUser",
   ]);
   assert.deepEqual(names("system"), ["createProject", "listKeys", "listProjects", "revokeKey", "rotateKeys"]);
-  assert.deepEqual(names("own-or-system"), ["getProject", "updateProject"]);
+  assert.deepEqual(names("own-or-system"), [
+    "deleteProjectLogo",
+    "getProject",
+    "setProjectLogo",
+    "updateProject",
+  ]);
   assert.deepEqual(names("audience"), [
     "evaluateAccess",
     "evaluateAccessBatch",
@@ -143,10 +151,13 @@ function request(op: Op, projectId: string, token?: string, invalidQuery = false
   return http(`${path}${query}`, { method: op.method, headers, body: hasBody ? "{}" : undefined });
 }
 
-/** Past the gate the fake ids and empty bodies answer 200, 400 or a "no such record" 404, never 401/403. */
+/**
+ * Past the gate the fake ids and empty bodies answer 200, 400 or a "no such record" 404, never 401/403; an
+ * idempotent removal of something absent (a project's logo) answers 204.
+ */
 async function assertPastGate(op: Op, res: Response): Promise<void> {
   const body = await res.text();
-  assert.ok([200, 400, 404].includes(res.status), `${op.operationId}: ${res.status} ${body}`);
+  assert.ok([200, 204, 400, 404].includes(res.status), `${op.operationId}: ${res.status} ${body}`);
   if (res.status === 404) {
     assert.match(
       JSON.parse(body).error,
