@@ -14,6 +14,7 @@ import { registerRolePages } from "./roles.tsx";
 import { registerSessionPages } from "./sessions.tsx";
 import { registerUserPages } from "./users.tsx";
 import { registerWebhookPages } from "./webhooks.tsx";
+import { registerSignInSettings } from "./settings/sign_in.tsx";
 
 const SCRIPT = Deno.readTextFileSync(new URL("../assets/console.js", import.meta.url));
 
@@ -42,4 +43,5 @@ export function registerConsoleRoutes(app: App) {
   registerAuditPage(app);
   registerDeletionPages(app);
   registerWebhookPages(app);
+  registerSignInSettings(app);
 }

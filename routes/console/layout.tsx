@@ -116,7 +116,10 @@ export type Tab =
   | "clients"
   | "sessions"
   | "audit"
-  | "webhooks";
+  | "webhooks"
+  | "sign-in"
+  | "branding"
+  | "identity-providers";
 
 /** An id as selectable code, with a copy button that console.js shows (without script, the text is selectable). */
 export function CopyId(p: { id: string; label?: string }) {
@@ -198,6 +201,9 @@ function Tabs(p: { project: { name: string }; base: string; tab?: Tab }) {
     ["sessions", "Sessions", `${base}/sessions`],
     ["audit", "Audit trail", `${base}/audit`],
     ["webhooks", "Webhooks", `${base}/webhooks`],
+    ["sign-in", "Sign-in", `${base}/sign-in`],
+    ["branding", "Branding", `${base}/branding`],
+    ["identity-providers", "Identity providers", `${base}/identity-providers`],
   ];
   return (
     <nav class="tabs" aria-label={`Project ${p.project.name}`}>

@@ -1,0 +1,167 @@
+/**
+ * Console page of a project's sign-in settings: the second-factor policy (`mfa`), whether addresses must be
+ * verified (`require_verified_email`) and self-service sign-up (`signup`). Saved through the admin API's
+ * `PUT /api/v1/projects/{id}` as the signed-in user, so its permission, coverage rules and audit apply.
+ */
+import type { Project } from "../../../openapi/projects.ts";
+import type { App } from "../../env.ts";
+import { Alert, Csrf, Field, Layout, type Problem, problemOf } from "../layout.tsx";
+import { pid, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "../projects.tsx";
+import { type Console, html, signedIn } from "../session.ts";
+
+type Values = { mfa: string; require_verified_email: boolean; signup: string; domains: string };
+
+const MFA: [Project["mfa"], string][] = [
+  ["off", "Off: never ask for a second factor"],
+  ["optional", "Optional: ask users who enrolled one (the default)"],
+  ["required", "Required: users without one enrol right after their password"],
+];
+
+const SIGNUP: [string, string][] = [
+  ["off", "Off: no “Create an account” link"],
+  ["open", "Open: anyone may create an account"],
+  ["domains", "Only addresses of these domains"],
+];
+
+const valuesOf = (p: Project): Values => ({
+  mfa: p.mfa,
+  require_verified_email: p.require_verified_email,
+  signup: typeof p.signup === "string" ? p.signup : "domains",
+  domains: typeof p.signup === "string" ? "" : p.signup.domains.join("\n"),
+});
+
+const posted = (k: Console): Values => ({
+  mfa: k.field("mfa"),
+  require_verified_email: k.field("require_verified_email") === "true",
+  signup: k.field("signup") || "off",
+  domains: k.field("domains"),
+});
+
+function signupBody(v: Values) {
+  if (v.signup !== "domains") return v.signup;
+  return { domains: v.domains.split(/[\r\n,]+/).map((d) => d.trim()).filter(Boolean) };
+}
+
+function SignupChoice(p: { v: Values; problem: Problem | null }) {
+  const error = p.problem?.fields["signup"];
+  return (
+    <fieldset aria-describedby={error ? "f-signup-error" : undefined}>
+      <legend>Self-service sign-up</legend>
+      {SIGNUP.map(([value, label]) => (
+        <p class="check" key={value}>
+          <input
+            type="radio"
+            id={`f-signup-${value}`}
+            name="signup"
+            value={value}
+            checked={p.v.signup === value}
+          />{" "}
+          <label for={`f-signup-${value}`}>{label}</label>
+        </p>
+      ))}
+      <Field
+        name="domains"
+        label="Allowed domains"
+        value={p.v.domains}
+        textarea
+        plain
+        hint="One a line, such as example.com: the part of the address after its last @, exactly."
+      />
+      {error && <p class="field-error" id="f-signup-error">{error}</p>}
+    </fieldset>
+  );
+}
+
+function SettingsForm(
+  p: { k: Console; v: Values; problem: Problem | null; action: string; readonly: boolean },
+) {
+  const { v, problem } = p;
+  const mfaError = problem?.fields["mfa"];
+  return (
+    <form method="post" action={p.action}>
+      <Csrf k={p.k} back={p.action} />
+      <fieldset disabled={p.readonly}>
+        <legend>Sign-in</legend>
+        <label for="f-mfa">Second factor</label>
+        <select id="f-mfa" name="mfa" aria-describedby={mfaError ? "f-mfa-error" : undefined}>
+          {MFA.map(([value, label]) => (
+            <option key={value} value={value} selected={v.mfa === value}>{label}</option>
+          ))}
+        </select>
+        {mfaError && <p class="field-error" id="f-mfa-error">{mfaError}</p>}
+        <p class="check">
+          <input
+            type="checkbox"
+            id="f-require_verified_email"
+            name="require_verified_email"
+            value="true"
+            checked={v.require_verified_email}
+          />{" "}
+          <label for="f-require_verified_email">
+            Require a verified email address (unverified users are offered a verification link instead)
+          </label>
+        </p>
+        <SignupChoice v={v} problem={problem} />
+        {!p.readonly && <button type="submit">Save sign-in settings</button>}
+      </fieldset>
+      {p.readonly && <p class="hint">You may read these settings; changing them needs projects:update.</p>}
+    </form>
+  );
+}
+
+async function page(k: Console, values: Values | null, problem: Problem | null) {
+  let s: Scope;
+  try {
+    s = await scopeOf(k, pid(k));
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+  const v = values ?? valuesOf(s.project);
+  const action = `${projectPath(s.project.id)}/sign-in`;
+  // Without projects:read the page knows only the project's id: nothing to show, nothing to save.
+  const readonly = !s.can("projects:update") || !s.project.created_at;
+  return html(
+    k.c,
+    (nonce) => (
+      <Layout
+        nonce={nonce}
+        title="Sign-in settings"
+        k={k}
+        project={s.project}
+        tab="sign-in"
+        operator={s.operator}
+      >
+        <h1>Sign-in settings</h1>
+        <Alert problem={problem} notice={k.c.req.query("done") ? "Saved." : null} />
+        <SettingsForm k={k} v={v} problem={problem} action={action} readonly={readonly} />
+      </Layout>
+    ),
+    problem ? 400 : 200,
+  );
+}
+
+const showSettings = (k: Console) => page(k, null, null);
+
+async function saveSettings(k: Console) {
+  const v = posted(k);
+  let s: Scope;
+  try {
+    s = await scopeOf(k, pid(k));
+  } catch (err) {
+    return refusedPage(k, err);
+  }
+  if (!s.project.created_at) return page(k, v, { message: "You may not read this project.", fields: {} });
+  const res = await k.api("PUT", projectApi(s.project.id), {
+    name: s.project.name,
+    mfa: v.mfa,
+    require_verified_email: v.require_verified_email,
+    signup: signupBody(v),
+  });
+  if (!res.ok) return page(k, v, problemOf(res));
+  return k.c.redirect(`${projectPath(s.project.id)}/sign-in?done=1`, 303);
+}
+
+export function registerSignInSettings(app: App) {
+  app.get("/console/projects/:pid/sign-in", signedIn(app, showSettings));
+  app.post("/console/projects/:pid/sign-in", signedIn(app, saveSettings));
+}
