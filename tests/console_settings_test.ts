@@ -1,9 +1,10 @@
 /**
  * The console's settings pages of a project in Chromium at desktop (1280 px) and phone (390 px) width, on the
  * shared test service: sign-in settings (second factor, verified addresses, sign-up), each change seen through the
- * admin API, its field errors shown; and a read-only operator (no projects:update) sees the form disabled.
+ * admin API, its field errors shown; branding (its fields, a logo uploaded, shown and removed); and a read-only operator (no projects:update) sees the form disabled.
  */
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
 import { baseUrl, projectPermissions, sdk, systemToken, test } from "./helpers.ts";
 import { hasChromium, launch, sharedOperator, signIn } from "./console_support.ts";
@@ -133,3 +134,94 @@ test("sign-in settings in the console: second factor, verified addresses, sign-u
     await browser.close();
   }
 }, { ignore: !hasChromium });
+
+/** A 1×1 PNG. */
+const PNG = Uint8Array.from(
+  atob(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+  ),
+  (ch) => ch.charCodeAt(0),
+);
+
+test(
+  "branding in the console: the fields, a bad colour refused, a logo uploaded, shown and removed",
+  async () => {
+    const url = await baseUrl();
+    const admin = await adminApi();
+    const operator = await sharedOperator();
+    const reader = await operatorWith(["projects:read"]);
+    const browser = await launch();
+    const violations: string[] = [];
+    try {
+      for (const [name, viewport] of Object.entries(WIDTHS)) {
+        const project = await admin("POST", "/api/v1/projects", { name: `Branding ${name}` });
+        const api = `/api/v1/projects/${project.id}`;
+        const page = await signedInPage(browser, viewport, operator, violations);
+        await page.goto(`${url}/console/projects/${project.id}`);
+        await page.getByRole("navigation", { name: /^Project / }).getByRole("link", { name: "Branding" })
+          .click();
+        await page.waitForURL(/\/branding$/);
+        await noOverflow(page, `branding at ${name}`);
+
+        await page.getByLabel(/^Display name/).fill("Shop & Co");
+        await page.getByLabel(/^Primary colour/).fill("teal");
+        await page.getByRole("button", { name: "Save branding" }).click();
+        assert.match((await page.locator("#f-primary_color-error").textContent())!, /must be a colour/);
+        assert.equal((await admin("GET", api)).branding.display_name, null);
+
+        await page.getByLabel(/^Primary colour/).fill("#0f766e");
+        await page.getByLabel(/^Terms of service URL/).fill("https://shop.example/terms");
+        await page.getByLabel(/^Privacy policy URL/).fill("https://shop.example/privacy");
+        await page.getByRole("button", { name: "Save branding" }).click();
+        await page.getByText("Branding saved.").waitFor();
+        const saved = (await admin("GET", api)).branding;
+        assert.deepEqual(
+          [saved.display_name, saved.primary_color, saved.terms_url, saved.privacy_url],
+          ["Shop & Co", "#0f766e", "https://shop.example/terms", "https://shop.example/privacy"],
+        );
+
+        // Not an image: the API's refusal beside the file input.
+        await page.getByLabel("Upload a logo").setInputFiles({
+          name: "logo.png",
+          mimeType: "image/png",
+          buffer: Buffer.from("not a png"),
+        });
+        await page.getByRole("button", { name: "Upload logo" }).click();
+        assert.ok(await page.locator("#f-logo-error").isVisible());
+        assert.equal((await admin("GET", api)).branding.logo_url, null);
+
+        await page.getByLabel("Upload a logo").setInputFiles({
+          name: "logo.png",
+          mimeType: "image/png",
+          buffer: Buffer.from(PNG),
+        });
+        await page.getByRole("button", { name: "Upload logo" }).click();
+        await page.getByText("Logo saved.").waitFor();
+        const logoUrl = (await admin("GET", api)).branding.logo_url;
+        assert.ok(logoUrl);
+        assert.equal(await page.locator("#logo-preview").getAttribute("src"), logoUrl);
+        assert.equal(
+          await page.evaluate("document.getElementById('logo-preview').naturalWidth"),
+          1,
+        );
+        await noOverflow(page, `branding with a logo at ${name}`);
+
+        await page.getByRole("button", { name: "Remove logo" }).click();
+        await page.getByText("No logo").waitFor();
+        assert.equal((await admin("GET", api)).branding.logo_url, null);
+        await page.context().close();
+
+        const read = await signedInPage(browser, viewport, reader, violations);
+        await read.goto(`${url}/console/projects/${project.id}/branding`);
+        assert.equal(await read.getByLabel(/^Primary colour/).isDisabled(), true);
+        assert.equal(await read.getByLabel("Upload a logo").isDisabled(), true);
+        assert.equal(await read.getByRole("button", { name: "Save branding" }).count(), 0);
+        await read.context().close();
+      }
+      assert.deepEqual(violations, []);
+    } finally {
+      await browser.close();
+    }
+  },
+  { ignore: !hasChromium },
+);

@@ -1,5 +1,6 @@
 /** The admin console at /console: server-rendered pages that act only through the admin API (see session.ts). */
 import { bodyLimit } from "hono/body-limit";
+import { LOGO_MAX_BYTES } from "../../domain/projects/branding.ts";
 import type { App } from "../env.ts";
 import { registerAuditPage } from "./audit.tsx";
 import { registerConsoleAuth } from "./auth.tsx";
@@ -15,15 +16,19 @@ import { registerSessionPages } from "./sessions.tsx";
 import { registerUserPages } from "./users.tsx";
 import { registerWebhookPages } from "./webhooks.tsx";
 import { registerSignInSettings } from "./settings/sign_in.tsx";
+import { registerBrandingPage } from "./settings/branding.tsx";
 
 const SCRIPT = Deno.readTextFileSync(new URL("../assets/console.js", import.meta.url));
 
 export function registerConsoleRoutes(app: App) {
-  // Console forms are small; anything larger is refused before it is read.
-  app.post(
-    "/console/*",
-    bodyLimit({ maxSize: 64 * 1024, onError: (c) => c.text("The form is too large.", 413) }),
-  );
+  // Console forms are small; anything larger is refused before it is read. A logo's upload may carry the
+  // API's largest logo and the multipart envelope around it; the API checks the image itself.
+  const small = bodyLimit({ maxSize: 64 * 1024, onError: (c) => c.text("The form is too large.", 413) });
+  const logo = bodyLimit({
+    maxSize: LOGO_MAX_BYTES + 16 * 1024,
+    onError: (c) => c.text("The logo is larger than 100 KiB.", 413),
+  });
+  app.post("/console/*", (c, next) => (c.req.path.endsWith("/branding/logo") ? logo : small)(c, next));
   app.get("/console/assets/console.js", (c) => {
     c.header("Content-Type", "text/javascript; charset=utf-8");
     c.header("Cache-Control", "public, max-age=3600");
@@ -44,4 +49,5 @@ export function registerConsoleRoutes(app: App) {
   registerDeletionPages(app);
   registerWebhookPages(app);
   registerSignInSettings(app);
+  registerBrandingPage(app);
 }

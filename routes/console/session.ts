@@ -152,12 +152,12 @@ export class Console {
   }
 
   /** Calls the admin API as the user; refreshes the tokens once when they expired or were refused. */
-  async api<T = unknown>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> {
+  async api<T = unknown>(method: string, path: string, body?: unknown, type?: string): Promise<ApiAnswer<T>> {
     if (this.session.stale) await this.refresh();
-    let res = await this.send(method, path, body);
+    let res = await this.send(method, path, body, type);
     if (res.status === 401) {
       await this.refresh();
-      res = await this.send(method, path, body);
+      res = await this.send(method, path, body, type);
       if (res.status === 401) throw new SignInAgain(this.next);
     }
     const text = await res.text();
@@ -171,18 +171,24 @@ export class Console {
     return res.body;
   }
 
-  private send(method: string, path: string, body?: unknown): Promise<Response> {
+  /** A JSON body, or with `type` the bytes as they are (an uploaded image). */
+  private send(method: string, path: string, body?: unknown, type?: string): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.session.accessToken}` };
     const ua = this.c.req.header("user-agent");
     if (ua) headers["user-agent"] = ua;
-    if (body !== undefined) headers["content-type"] = "application/json";
-    return Promise.resolve(
-      this.app.request(
-        path,
-        { method, headers, body: body === undefined ? undefined : JSON.stringify(body) },
-        this.c.env,
-      ),
-    );
+    if (body !== undefined) headers["content-type"] = type ?? "application/json";
+    const sent = body === undefined
+      ? undefined
+      : type
+      ? body as Uint8Array<ArrayBuffer>
+      : JSON.stringify(body);
+    return Promise.resolve(this.app.request(path, { method, headers, body: sent }, this.c.env));
+  }
+
+  /** A file of a posted multipart form, or null. */
+  upload(name: string): File | null {
+    const v = (this.form as Record<string, unknown>)[name];
+    return v instanceof File && v.size > 0 ? v : null;
   }
 
   private refreshing?: Promise<void>;
@@ -266,7 +272,8 @@ export function signedIn(app: App, handler: (k: Console) => Promise<Response>) {
     let form: Form = {};
     if (post) {
       const type = c.req.header("content-type") ?? "";
-      if (/^application\/x-www-form-urlencoded(;|$)/i.test(type)) {
+      // Multipart only carries a file (the branding page's logo); its text fields read as any form's.
+      if (/^(application\/x-www-form-urlencoded|multipart\/form-data)(;|$)/i.test(type)) {
         form = await c.req.parseBody({ all: true }) as Form;
       }
     }
