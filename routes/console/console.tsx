@@ -17,6 +17,7 @@ import { registerUserPages } from "./users.tsx";
 import { registerWebhookPages } from "./webhooks.tsx";
 import { registerSignInSettings } from "./settings/sign_in.tsx";
 import { registerBrandingPage } from "./settings/branding.tsx";
+import { registerIdentityProviderPages } from "./settings/identity_providers.tsx";
 
 const SCRIPT = Deno.readTextFileSync(new URL("../assets/console.js", import.meta.url));
 
@@ -50,4 +51,5 @@ export function registerConsoleRoutes(app: App) {
   registerWebhookPages(app);
   registerSignInSettings(app);
   registerBrandingPage(app);
+  registerIdentityProviderPages(app);
 }
