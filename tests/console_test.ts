@@ -92,7 +92,9 @@ test(
       await page.getByLabel("Code", { exact: true }).fill("reader");
       await page.getByLabel(/^orders:read/).check();
       assert.equal(await page.getByLabel(/^orders:write/).isChecked(), false);
-      // And the reading of the project's lists, for the read-only user below.
+      // And the reading of the project's lists, for the read-only user below: the admin API's permissions, in
+      // a group of their own that is folded until opened.
+      await page.locator("summary", { hasText: /^Admin API permissions/ }).click();
       for (const code of ["resources", "roles", "users", "clients"]) {
         await page.getByLabel(new RegExp(`^${code}:read`)).check();
       }

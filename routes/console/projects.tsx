@@ -230,7 +230,7 @@ async function listProjects(k: Console) {
       {holds(me, "projects:create") && <a class="button" href="/console/projects/new">Create project</a>}
       <SearchBox query={q} label="Search projects by name" />
       <ProjectsTable q={q} page={page} />
-      <Pager query={q} page={page} noun="projects" />
+      <Pager query={q} page={page} noun="project" />
     </Layout>
   ));
 }

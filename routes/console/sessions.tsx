@@ -150,7 +150,7 @@ function SessionsPage(p: SessionsProps) {
       {page.data.length === 0
         ? <p>No live sessions.</p>
         : <SessionsTable k={k} sessions={page.data} clients={p.clients} base={base} mayEnd={mayEnd} />}
-      <Pager query={p.q} page={page} noun="sessions" />
+      <Pager query={p.q} page={page} noun="session" />
       {mayEnd && <EndAllForm k={k} base={base} />}
     </Layout>
   );
@@ -236,7 +236,7 @@ async function sessionsHome(k: Console) {
         </p>
         <SearchBox query={q} label="Search users by name or email" />
         <UsersTable users={users} page={page} />
-        <Pager query={q} page={page} noun="users" />
+        <Pager query={q} page={page} noun="user" />
       </Layout>
     ),
   );
