@@ -334,6 +334,10 @@ test(
         const rows = page.getByRole("row").filter({ hasText: "Shop web app" });
         assert.equal(await rows.count(), 1, "the session's client by name");
         assert.match((await rows.textContent())!, new RegExp(web.id));
+        // The browser and system in words, the raw header kept as the title.
+        const agent = rows.getByText("Firefox 140 on Linux", { exact: true });
+        assert.ok(await agent.isVisible());
+        assert.equal(await agent.getAttribute("title"), "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0");
       });
       await visit("audit", `${base}/audit`, async (page) => {
         // Actors and targets by name; the operator's system admin client is the actor of the seeding.
