@@ -29,6 +29,8 @@ test("the account page shows the signed-in user, under the login page's headers,
   assert.ok(html.includes(p.email));
   assert.match(html, /<label for="display_name">Name<\/label>/);
   assert.match(html, /Where you are signed in/);
+  // The session's browser in words (Deno's fetch here), the raw header kept as the title.
+  assert.match(html, /<strong title="Deno\/[\d.]+">Deno \d+<\/strong>/);
   assert.match(html, /id="totp-status">Not set up/);
   assert.doesNotMatch(html, /<script(?! src="\/passkey\.js" defer><\/script>)/);
   assert.match(headers.get("content-security-policy")!, /default-src 'none'/);

@@ -119,6 +119,14 @@ test(
         permission_ids: [perm("read"), perm("refund")],
       });
       await admin("POST", `${api}/roles`, { code: "viewer", name: "Viewer", permission_ids: [perm("read")] });
+      const defaults = await admin("GET", `${api}/resources?is_default=true&page_size=100`);
+      const usersRead = defaults.data.find((r: { code: string }) => r.code === "users").permissions
+        .find((p: { code: string }) => p.code === "read").id;
+      const auditor = await admin("POST", `${api}/roles`, {
+        code: "auditor",
+        name: "Auditor",
+        permission_ids: [usersRead],
+      });
       const grace = await admin("POST", `${api}/users`, {
         display_name: "Grace",
         email: "grace@example.com",
@@ -237,13 +245,40 @@ test(
           new RegExp(`Shop\\s*${shop.id}`),
         );
         const glance = page.getByRole("list", { name: "At a glance" });
-        assert.ok(await glance.getByRole("link", { name: "2 roles" }).isVisible());
+        assert.ok(await glance.getByRole("link", { name: "3 roles" }).isVisible());
         assert.ok(await glance.getByRole("link", { name: "1 webhook" }).isVisible());
       });
       await visit("resources", `${base}/resources`);
       await visit("resource", `${base}/resources/${orders.id}`);
-      await visit("roles", `${base}/roles`);
+      await visit("roles", `${base}/roles`, async (page) => {
+        // Counts with their plurals: two permissions, one permission.
+        const row = (name: string) => page.getByRole("row").filter({ has: page.getByRole("link", { name }) });
+        assert.match((await row("Support").textContent())!, /2 permissions/);
+        assert.match((await row("Viewer").textContent())!, /1 permission(?!s)/);
+        assert.match((await page.getByRole("navigation", { name: "Pages" }).textContent())!, /· 3 roles/);
+      });
       await visit("role", `${base}/roles/${support.id}`);
+      // The application's permissions first; the admin API's in a group of their own, folded unless one is held.
+      for (const { name, page } of contexts) {
+        await page.goto(`${svc.url}${base}/roles/${support.id}`);
+        const values = await page.locator('input[name="permission_ids"]').evaluateAll((els) =>
+          els.map((e) => e.getAttribute("value"))
+        );
+        assert.deepEqual(values.slice(0, 3), [perm("read"), perm("refund"), perm("ship")], name);
+        const group = page.locator("details.admin-permissions");
+        assert.equal(await group.getAttribute("open"), null, `${name}: the admin API's group is folded`);
+        assert.match(
+          (await group.locator("summary").textContent())!,
+          /^Admin API permissions \(\d+ permissions\)/,
+        );
+        assert.ok(await page.getByLabel(/^orders:refund/).isVisible(), name);
+        assert.equal(await page.getByLabel(/^users:read/).isVisible(), false, name);
+        await group.locator("summary").click();
+        assert.ok(await page.getByLabel(/^users:read/).isVisible(), `${name}: unfolded on a click`);
+        await page.goto(`${svc.url}${base}/roles/${auditor.id}`);
+        assert.equal(await page.locator("details.admin-permissions").getAttribute("open"), "", name);
+        assert.ok(await page.getByLabel(/^users:read/).isChecked(), name);
+      }
       await visit("users", `${base}/users`);
       await visit("user", `${base}/users/${grace.id}`, async (page) => {
         const held = await page.locator("#permission-list li").allTextContents();
@@ -299,6 +334,10 @@ test(
         const rows = page.getByRole("row").filter({ hasText: "Shop web app" });
         assert.equal(await rows.count(), 1, "the session's client by name");
         assert.match((await rows.textContent())!, new RegExp(web.id));
+        // The browser and system in words, the raw header kept as the title.
+        const agent = rows.getByText("Firefox 140 on Linux", { exact: true });
+        assert.ok(await agent.isVisible());
+        assert.equal(await agent.getAttribute("title"), "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0");
       });
       await visit("audit", `${base}/audit`, async (page) => {
         // Actors and targets by name; the operator's system admin client is the actor of the seeding.

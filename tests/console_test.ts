@@ -61,11 +61,25 @@ test(
       await page.waitForURL(/\/console\/projects$/);
       assert.equal(await page.getByRole("heading", { level: 1 }).textContent(), "Projects");
 
-      // A project; its admin client's secret is shown once.
+      // A project; its admin client's secret is shown once. The created page is reached by a redirect after the
+      // post: a reload creates no second project and does not show the secret again.
+      const projects = async () =>
+        Number(/Projects, (\d+) in all/.exec((await page.locator("caption").textContent())!)![1]);
+      const before = await projects();
       await page.getByRole("link", { name: "Create project" }).click();
       await page.getByLabel("Name").fill("Shop");
       await page.getByRole("button", { name: "Create project" }).click();
+      await page.waitForURL(/\/created\?once=/);
       assert.match((await page.locator("#client-secret").textContent())!, /^[A-Za-z0-9_-]{43}$/);
+      const createdUrl = page.url();
+      await page.reload();
+      assert.equal(await page.locator("#client-secret").count(), 0, "the secret is shown once");
+      assert.match((await page.locator("#secret-shown").textContent())!, /was shown once/);
+      const rotate = page.getByRole("link", { name: "rotate the admin client's secret" });
+      assert.match((await rotate.getAttribute("href"))!, /\/clients\/[^/]+$/);
+      await page.goto(`${svc.url}/console/projects`);
+      assert.equal(await projects(), before + 1, "the reload created no second project");
+      await page.goto(createdUrl);
       await page.getByRole("link", { name: "Go to the project" }).click();
       const projectUrl = page.url();
       const projectId = projectUrl.split("/").pop()!;
@@ -92,7 +106,9 @@ test(
       await page.getByLabel("Code", { exact: true }).fill("reader");
       await page.getByLabel(/^orders:read/).check();
       assert.equal(await page.getByLabel(/^orders:write/).isChecked(), false);
-      // And the reading of the project's lists, for the read-only user below.
+      // And the reading of the project's lists, for the read-only user below: the admin API's permissions, in
+      // a group of their own that is folded until opened.
+      await page.locator("summary", { hasText: /^Admin API permissions/ }).click();
       for (const code of ["resources", "roles", "users", "clients"]) {
         await page.getByLabel(new RegExp(`^${code}:read`)).check();
       }
@@ -117,6 +133,10 @@ test(
       const secret = (await page.locator("#client-secret").textContent())!;
       assert.match(secret, /^[A-Za-z0-9_-]{43}$/);
       await page.screenshot({ path: new URL("client-secret-desktop.png", SHOTS).pathname });
+      // A reload of the client's page after the create neither creates another nor shows the secret again.
+      await page.reload();
+      assert.equal(await page.locator("#client-secret").count(), 0, "the client's secret is shown once");
+      assert.match((await page.locator("#secret-shown").textContent())!, /was shown once/);
       await page.getByLabel(/^Active/).uncheck();
       await page.getByRole("button", { name: "Save client" }).click();
       await page.waitForURL(/done=1/);

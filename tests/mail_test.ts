@@ -48,6 +48,7 @@ async function askReset(
   assert.equal(page.status, 200);
   const html = await page.text();
   assert.match(html, /<label for="email">Email<\/label>/);
+  assert.match(html, /id="back-to-sign-in">Back to sign-in</, "the reset page leads back to the sign-in");
   const res = await jar.post("/authorize/reset", { ...hiddenFields(html), email });
   return { status: res.status, html: await res.text() };
 }
@@ -82,6 +83,16 @@ test("password reset from the login page: mail, single-use link, sessions end, t
   const asked = await askReset(jar, login.html, email.toUpperCase());
   assert.equal(asked.status, 200);
   assert.match(asked.html, /Check your mail/);
+  // "Back to sign-in" asks the application's login again, as it asked it (its state and PKCE challenge).
+  const back = new URL(/href="([^"]+)" id="back-to-sign-in"/.exec(asked.html)![1].replace(/&amp;/g, "&"));
+  assert.equal(back.pathname, "/authorize");
+  assert.equal(back.searchParams.get("state"), "st-1");
+  assert.equal(back.searchParams.get("client_id"), p.clientId);
+  assert.equal(back.searchParams.get("redirect_uri"), REDIRECT_URI);
+  assert.equal(back.searchParams.get("scope"), "openid email");
+  const backPage = await jar.get(`${back.pathname}${back.search}`);
+  assert.equal(backPage.status, 200);
+  assert.match(await backPage.text(), /<form method="post"/, "the login form again");
 
   const mail = await s.catcher.mailTo(email);
   assert.equal(mail.from, "no-reply@example.test");
@@ -139,6 +150,10 @@ test("password reset from the login page: mail, single-use link, sessions end, t
   const replayHtml = await replay.text();
   assert.match(replayHtml, /This link does not work/);
   assert.match(replayHtml, /authorize\/reset\?project_id=/);
+  // A reset page opened without a login request has no sign-in to lead back to.
+  const byProject = await jar.get(/href="([^"]*authorize\/reset\?project_id=[^"]+)"/.exec(replayHtml)![1]);
+  assert.equal(byProject.status, 200);
+  assert.doesNotMatch(await byProject.text(), /back-to-sign-in/);
   const replayPost = await jar.post("/authorize/password", {
     ...hiddenFields(formHtml),
     password: "another one 456",
@@ -158,7 +173,9 @@ test("password reset: an unknown address gets the same page, in the same time, a
   const known = newEmail();
   await userAt(p, { email: known, password: PASSWORD });
   const unknown = newEmail();
-  const strip = (html: string) => html.replace(/value="[^"]*"/g, "").replace(/nonce="[^"]*"/g, "");
+  // Each asks from a login of its own, whose PKCE challenge the "Back to sign-in" link carries.
+  const strip = (html: string) =>
+    html.replace(/value="[^"]*"/g, "").replace(/nonce="[^"]*"/g, "").replace(/code_challenge=[^&"]*/g, "");
   const ask = async (email: string) => {
     const jar = new Jar(s.url);
     const login = await openLogin(jar, p.clientId);
@@ -269,7 +286,10 @@ test("invitation: created without a password, the link sets it and verifies the 
     password: "invited password 1",
   });
   assert.equal(done.status, 200);
-  assert.match(await done.text(), /Your password is set/);
+  const doneHtml = await done.text();
+  assert.match(doneHtml, /Your password is set/);
+  // Signed in, with no application known: the way to the account page.
+  assert.match(doneHtml, new RegExp(`href="[^"]*/account\\?project=${p.projectId}">Your account<`));
   assert.ok([...jar.jar.keys()].includes("acs_sso"), "signed in: a single sign-on session");
   const after = await (await api(s.url, p.token, "GET", `/api/v1/projects/${p.projectId}/users/${user.id}`))
     .json();
@@ -427,7 +447,13 @@ test("a reset link proves the mailbox, not a second factor: a user with one is n
   assert.equal(done.status, 200);
   assert.equal(done.headers.get("location"), null);
   assert.doesNotMatch(done.headers.get("set-cookie") ?? "", /sso/i, "no single sign-on session");
-  assert.match(await done.text(), /sign in with your new password and your second factor/);
+  const doneHtml = await done.text();
+  assert.match(doneHtml, /sign in with your new password and your second factor/);
+  assert.match(
+    doneHtml,
+    /id="back-to-sign-in">Back to sign-in</,
+    "the password-set page leads to the sign-in",
+  );
   // The new password still asks for the code.
   const again = await openLogin(jar, p.clientId);
   assert.match(again.html, /<form method="post"/, "the login form, no silent sign-in");

@@ -55,7 +55,7 @@ export function registerAreaList<T extends { id: string }>(app: App, o: {
                 </tbody>
               </table>
             </div>
-            <Pager query={q} page={page} noun={o.area} />
+            <Pager query={q} page={page} noun={o.noun} />
           </Layout>
         ),
       );

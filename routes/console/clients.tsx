@@ -30,6 +30,7 @@ import { allResources } from "./resources.tsx";
 import { PermissionChecklist } from "./roles.tsx";
 import { type Console, findIn, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
+import { keepOnce, takeOnce } from "./shown_once.ts";
 
 const api = (k: Console) => areaApi(k, "clients");
 type Method = Client["token_endpoint_auth_method"];
@@ -232,15 +233,34 @@ function RotateForm(p: { k: Console; action: string }) {
   );
 }
 
-type Secret = { id: string; secret: string };
+/** The secret a create or a rotation kept for this page: shown the first time, then only said to be shown. */
+type Once = ReturnType<typeof takeOnce>;
 
-function ClientPage(p: Form & { nonce: string; s: Scope; title: string; secret?: Secret }) {
-  const { k, s, client, secret } = p;
+function SecretNotice(p: { once: Once }) {
+  if (p.once.state === "fresh") {
+    return (
+      <SecretOnce
+        label="The client's credentials"
+        id={p.once.credentials.id}
+        secret={p.once.credentials.secret}
+      />
+    );
+  }
+  return (
+    <p class="notice" id="secret-shown">
+      The client's secret was shown once and is not shown again. If it was not stored, rotate it below for a
+      new one.
+    </p>
+  );
+}
+
+function ClientPage(p: Form & { nonce: string; s: Scope; title: string; once?: Once }) {
+  const { k, s, client } = p;
   return (
     <Layout nonce={p.nonce} title={p.title} k={k} project={s.project} tab="clients" operator={s.operator}>
       <h1>{p.title}</h1>
       <Alert problem={p.problem} notice={k.c.req.query("done") ? "Saved." : null} />
-      {secret && <SecretOnce label="The client's credentials" id={secret.id} secret={secret.secret} />}
+      {p.once && <SecretNotice once={p.once} />}
       {client && <ClientFacts client={client} />}
       <ClientForm {...p} />
       {client && !p.readonly && <RotateForm k={k} action={p.action} />}
@@ -254,7 +274,7 @@ async function editPage(
   client: Client | null,
   values: Values | null,
   problem: Problem | null,
-  secret?: Secret,
+  once?: Once,
 ) {
   let s: Scope, resources: Resource[];
   try {
@@ -276,7 +296,7 @@ async function editPage(
   const action = client ? `${base}/${encodeURIComponent(client.id)}` : `${base}/new`;
   const readonly = !s.can(client ? "clients:update" : "clients:create");
   const title = client ? `Client ${client.name}` : "Create client";
-  const page = { k, s, client, v, resources, problem, action, readonly, title, secret };
+  const page = { k, s, client, v, resources, problem, action, readonly, title, once };
   return html(k.c, (nonce) => <ClientPage nonce={nonce} {...page} />, problem ? 400 : 200);
 }
 
@@ -303,11 +323,25 @@ async function createClient(k: Console) {
   const v = values(k);
   const res = await k.api<Client & { client_secret: string }>("POST", api(k), body(v));
   if (!res.ok) return editPage(k, null, v, problemOf(res));
-  return editPage(k, res.body, null, null, { id: res.body.id, secret: res.body.client_secret });
+  return toSecret(k, res.body.id, res.body.client_secret);
+}
+
+/** After a create or a rotation: the secret kept for this session, and the client's page to show it once. */
+function toSecret(k: Console, id: string, secret: string) {
+  const key = keepOnce(k.session.secret, { id, secret });
+  const page = `${projectPath(k.c.req.param("pid")!)}/clients/${encodeURIComponent(id)}`;
+  return k.c.redirect(`${page}?once=${encodeURIComponent(key)}`, 303);
 }
 
 async function showClient(k: Console) {
-  return await showRecord<Client>(k, api(k), cid(k), (found) => editPage(k, found, null, null));
+  const key = k.c.req.query("once");
+  return await showRecord<Client>(
+    k,
+    api(k),
+    cid(k),
+    (found) =>
+      editPage(k, found, null, null, key === undefined ? undefined : takeOnce(k.session.secret, key)),
+  );
 }
 
 async function saveClient(k: Console) {
@@ -328,10 +362,10 @@ async function rotateSecret(k: Console) {
     "POST",
     `${api(k)}/${encodeURIComponent(cid(k))}/secret`,
   );
+  if (res.ok) return toSecret(k, res.body.id, res.body.client_secret);
   // The refusal is what the page tells; the record beside it only when it can still be read.
   const current = await findIn<Client>(k, api(k), cid(k)).catch(() => null);
-  if (!res.ok) return editPage(k, current, null, problemOf(res));
-  return editPage(k, current, null, null, { id: res.body.id, secret: res.body.client_secret });
+  return editPage(k, current, null, problemOf(res));
 }
 
 export function registerClientPages(app: App) {

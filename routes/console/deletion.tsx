@@ -4,7 +4,7 @@
  */
 import type { Role } from "../../openapi/roles.ts";
 import type { App } from "../env.ts";
-import { Alert, Csrf, Layout, type Page, type Problem, problemOf } from "./layout.tsx";
+import { Alert, Csrf, Layout, type Page, plural, type Problem, problemOf } from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { type Console, findIn, html, signedIn } from "./session.ts";
 
@@ -101,7 +101,7 @@ function ConfirmForm(p: Confirm) {
       {p.area === "roles" && users > 0 && (
         <p>
           <label for="reassign_role_id">
-            {users} user{users === 1 ? " has" : "s have"} this role. Move them to
+            {plural(users, "user")} {users === 1 ? "has" : "have"} this role. Move them to
           </label>{" "}
           <select id="reassign_role_id" name="reassign_role_id" required>
             {p.roles.map((r) => <option key={r.id} value={r.id}>{r.name} ({r.code})</option>)}

@@ -140,7 +140,7 @@ function GrantsPage(p: GrantsPageProps) {
         expires. The user's own role holds across the whole project.
       </p>
       {p.grants.length === 0 ? <p>No grants.</p> : <GrantsTable {...p} />}
-      <Pager query={new URLSearchParams()} page={p.page} noun="grants" />
+      <Pager query={new URLSearchParams()} page={p.page} noun="grant" />
       {s.can("grants:create") && <GrantForm {...p} />}
     </Layout>
   );

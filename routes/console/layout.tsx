@@ -370,7 +370,13 @@ export function SortTh(p: { query: URLSearchParams; field: string; label: string
   );
 }
 
-export function Pager(p: { query: URLSearchParams; page: Page<unknown>; noun: string }) {
+/** A count with its noun, singular for one ("1 permission", "0 users"); `many` for an irregular plural. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The pager of a list; `noun` is the singular ("user"), `many` its plural when not just an added "s". */
+export function Pager(p: { query: URLSearchParams; page: Page<unknown>; noun: string; many?: string }) {
   const { page_num, page_size, total } = p.page.pagination;
   const last = Math.max(1, Math.ceil(total / page_size));
   const link = (n: number) => {
@@ -383,7 +389,7 @@ export function Pager(p: { query: URLSearchParams; page: Page<unknown>; noun: st
     <nav class="pager" aria-label="Pages">
       {page_num > 1 && <a href={link(page_num - 1)} rel="prev">Previous page</a>}
       <span>
-        Page {page_num} of {last} · {total} {p.noun}
+        Page {page_num} of {last} · {plural(total, p.noun, p.many)}
       </span>
       {page_num < last && <a href={link(page_num + 1)} rel="next">Next page</a>}
     </nav>

@@ -259,7 +259,7 @@ function BrowserPage(p: BrowserPageProps) {
       )}
       <h2>{current ? "Inside" : "Top level"}</h2>
       <Tree {...p} objects={p.inside.data} />
-      <Pager query={pagerQuery} page={p.inside} noun="objects" />
+      <Pager query={pagerQuery} page={p.inside} noun="object" />
       {s.can("objects:create") && <AddForm {...p} />}
       {current && s.can("grants:read") && (
         <>

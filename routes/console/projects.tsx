@@ -21,6 +21,7 @@ import {
   Time,
 } from "./layout.tsx";
 import { ApiRefusal, type Console, findIn, html, type Me, signedIn } from "./session.ts";
+import { keepOnce, takeOnce } from "./shown_once.ts";
 
 /** What a project page knows: the project, whether the user is an operator, and what the user may do there. */
 export type Scope = { project: Project; operator: boolean; can: (permission: AdminPermission) => boolean };
@@ -230,7 +231,7 @@ async function listProjects(k: Console) {
       {holds(me, "projects:create") && <a class="button" href="/console/projects/new">Create project</a>}
       <SearchBox query={q} label="Search projects by name" />
       <ProjectsTable q={q} page={page} />
-      <Pager query={q} page={page} noun="projects" />
+      <Pager query={q} page={page} noun="project" />
     </Layout>
   ));
 }
@@ -254,29 +255,62 @@ const showNewProject = (k: Console) => newProjectPage(k, {}, null);
 
 type Created = Project & { admin_client: { client_id: string; client_secret: string } };
 
-/** The project just created, with its admin client's secret shown once. */
-function CreatedPage(p: { nonce: string; k: Console; created: Created }) {
+/** What the created page knows of the admin client's secret: it, that it was shown, or nothing here. */
+type Once = ReturnType<typeof takeOnce>;
+
+/** Where a client's secret is rotated: its page, or the project's clients when its id is not known here. */
+const rotateHref = (projectId: string, clientId: string | null) =>
+  `${projectPath(projectId)}/clients${clientId ? `/${encodeURIComponent(clientId)}` : ""}`;
+
+/** The project just created, with its admin client's secret shown once; a reload says it was shown. */
+function CreatedPage(p: { nonce: string; k: Console; project: { id: string; name: string }; once: Once }) {
+  const { once, project } = p;
   return (
     <Layout nonce={p.nonce} title="Project created" k={p.k} operator tab="projects">
-      <h1>Project “{p.created.name}” created</h1>
-      <SecretOnce
-        label="The project's admin client"
-        id={p.created.admin_client.client_id}
-        secret={p.created.admin_client.client_secret}
-      />
+      <h1>Project “{project.name}” created</h1>
+      {once.state === "fresh"
+        ? (
+          <SecretOnce
+            label="The project's admin client"
+            id={once.credentials.id}
+            secret={once.credentials.secret}
+          />
+        )
+        : (
+          <p class="notice" id="secret-shown">
+            The admin client's secret was shown once, when the project was created, and is not shown again. If
+            it was not stored,{" "}
+            <a href={rotateHref(project.id, once.state === "shown" ? once.id : null)}>
+              rotate the admin client's secret
+            </a>{" "}
+            for a new one.
+          </p>
+        )}
       <p>
-        <a href={projectPath(p.created.id)}>Go to the project</a>
+        <a href={projectPath(project.id)}>Go to the project</a>
       </p>
     </Layout>
   );
 }
 
+/** Creates the project, then redirects to its created page (a reload there creates nothing). */
 async function createProject(k: Console) {
   const values = formValues(k);
   const res = await k.api<Created>("POST", "/api/v1/projects", projectBody(values));
   if (!res.ok) return newProjectPage(k, values, problemOf(res));
-  const created = res.body;
-  return html(k.c, (nonce) => <CreatedPage nonce={nonce} k={k} created={created} />);
+  const { id, admin_client } = res.body;
+  const key = keepOnce(k.session.secret, { id: admin_client.client_id, secret: admin_client.client_secret });
+  return k.c.redirect(`${projectPath(id)}/created?once=${encodeURIComponent(key)}`, 303);
+}
+
+async function showCreated(k: Console) {
+  const id = pid(k);
+  const read = await k.api<Project>("GET", projectApi(id));
+  if (!read.ok) return refusedPage(k, new ApiRefusal(read));
+  await k.me().catch(() => null); // only for the header's name
+  const once = takeOnce(k.session.secret, k.c.req.query("once"));
+  const project = { id, name: read.body.name };
+  return html(k.c, (nonce) => <CreatedPage nonce={nonce} k={k} project={project} once={once} />);
 }
 
 /** The start page, the projects' list and creating a project (a project's own pages: project_home.tsx). */
@@ -285,4 +319,5 @@ export function registerProjectPages(app: App) {
   app.get("/console/projects", signedIn(app, listProjects));
   app.get("/console/projects/new", signedIn(app, showNewProject));
   app.post("/console/projects/new", signedIn(app, createProject));
+  app.get("/console/projects/:pid/created", signedIn(app, showCreated));
 }

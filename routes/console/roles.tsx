@@ -3,7 +3,7 @@ import type { Resource } from "../../openapi/resources.ts";
 import type { Role } from "../../openapi/roles.ts";
 import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
-import { Alert, CopyId, Csrf, Field, Layout, type Problem, problemOf, SortTh } from "./layout.tsx";
+import { Alert, CopyId, Csrf, Field, Layout, plural, type Problem, problemOf, SortTh } from "./layout.tsx";
 import {
   areaApi,
   projectPath,
@@ -17,15 +17,12 @@ import { allResources } from "./resources.tsx";
 import { type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
-/** Checkboxes of every permission of the project, one group per resource. */
-export function PermissionChecklist(
-  p: { resources: Resource[]; checked: string[]; problem: Problem | null; readonly?: boolean },
-) {
-  const error = p.problem?.fields["permission_ids"];
+type PermissionProps = { resources: Resource[]; checked: string[]; readonly?: boolean };
+
+/** One fieldset of checkboxes per resource with permissions. */
+function ResourceChecks(p: PermissionProps) {
   return (
-    <fieldset aria-describedby={error ? "perm-error" : undefined}>
-      <legend>Permissions</legend>
-      {error && <p class="field-error" id="perm-error">{error}</p>}
+    <>
       {p.resources.filter((r) => r.permissions.length > 0).map((r) => (
         <fieldset>
           <legend>{r.name} ({r.code})</legend>
@@ -44,6 +41,39 @@ export function PermissionChecklist(
           ))}
         </fieldset>
       ))}
+    </>
+  );
+}
+
+/**
+ * Checkboxes of every permission of the project, one group per resource: the application's own resources first,
+ * then the admin API's (the default resources) folded in a group of their own, open only when one of them is
+ * already checked, so that an application's role is not given an admin permission by accident.
+ */
+export function PermissionChecklist(
+  p: PermissionProps & { problem: Problem | null },
+) {
+  const error = p.problem?.fields["permission_ids"];
+  const own = p.resources.filter((r) => !r.is_default);
+  const admin = p.resources.filter((r) => r.is_default && r.permissions.length > 0);
+  const adminChecked = admin.some((r) => r.permissions.some((perm) => p.checked.includes(perm.id)));
+  const adminCount = admin.reduce((n, r) => n + r.permissions.length, 0);
+  return (
+    <fieldset aria-describedby={error ? "perm-error" : undefined}>
+      <legend>Permissions</legend>
+      {error && <p class="field-error" id="perm-error">{error}</p>}
+      {own.some((r) => r.permissions.length > 0)
+        ? <ResourceChecks resources={own} checked={p.checked} readonly={p.readonly} />
+        : <p class="hint">The application has no permissions of its own yet.</p>}
+      {admin.length > 0 && (
+        <details class="admin-permissions" open={adminChecked}>
+          <summary>
+            Admin API permissions ({plural(adminCount, "permission")}): to manage this project through the
+            admin API, not for the application's own users
+          </summary>
+          <ResourceChecks resources={admin} checked={p.checked} readonly={p.readonly} />
+        </details>
+      )}
     </fieldset>
   );
 }
@@ -72,7 +102,7 @@ function registerRoleList(app: App) {
         <td>
           <code>{r.code}</code>
         </td>
-        <td class="wide">{r.permission_ids.length}</td>
+        <td class="wide">{plural(r.permission_ids.length, "permission")}</td>
       </>
     ),
   });

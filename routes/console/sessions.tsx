@@ -2,6 +2,7 @@
  * The console's page of a user's login sessions: the list (client, created, last used, address, browser), and
  * "Sign out" of one session or of all of them ("sign out everywhere"), through the admin API as the user.
  */
+import { readableUserAgent } from "../../domain/shared/user_agent.ts";
 import type { Session } from "../../openapi/sessions.ts";
 import type { User } from "../../openapi/users.ts";
 import type { App } from "../env.ts";
@@ -63,7 +64,9 @@ function SessionRow(p: Row) {
         <Time at={session.last_used_at} />
       </td>
       <td class="wide">{session.ip ?? "unknown"}</td>
-      <td class="wide">{session.user_agent ?? "unknown"}</td>
+      <td class="wide">
+        <span title={session.user_agent ?? undefined}>{readableUserAgent(session.user_agent)}</span>
+      </td>
       {p.mayEnd && (
         <td>
           <form method="post" action={`${p.base}/${encodeURIComponent(session.id)}/end`}>
@@ -150,7 +153,7 @@ function SessionsPage(p: SessionsProps) {
       {page.data.length === 0
         ? <p>No live sessions.</p>
         : <SessionsTable k={k} sessions={page.data} clients={p.clients} base={base} mayEnd={mayEnd} />}
-      <Pager query={p.q} page={page} noun="sessions" />
+      <Pager query={p.q} page={page} noun="session" />
       {mayEnd && <EndAllForm k={k} base={base} />}
     </Layout>
   );
@@ -236,7 +239,7 @@ async function sessionsHome(k: Console) {
         </p>
         <SearchBox query={q} label="Search users by name or email" />
         <UsersTable users={users} page={page} />
-        <Pager query={q} page={page} noun="users" />
+        <Pager query={q} page={page} noun="user" />
       </Layout>
     ),
   );

@@ -99,7 +99,7 @@ async function listWebhooks(k: Console) {
         {page.data.length === 0
           ? <p class="card">No webhooks yet.</p>
           : <WebhooksTable base={base} hooks={page.data} />}
-        <Pager query={q} page={page} noun="webhooks" />
+        <Pager query={q} page={page} noun="webhook" />
       </Layout>
     ),
   );
@@ -188,7 +188,7 @@ function Deliveries(p: { q: URLSearchParams; page: Page<WebhookDelivery> }) {
           </tbody>
         </table>
       </div>
-      <Pager query={p.q} page={p.page} noun="deliveries" />
+      <Pager query={p.q} page={p.page} noun="delivery" many="deliveries" />
     </>
   );
 }

@@ -71,6 +71,34 @@ async function continuedRedirect(c: Context<AppEnv>, link: LinkRow): Promise<str
   return req && req.project_id === link.project_id ? req.redirect_uri : undefined;
 }
 
+/**
+ * "Back to sign-in": the login request this browser opened, asked again as the application asked it (same client,
+ * registered redirect URI, state, PKCE challenge, scope, nonce and second-factor level), or null when there is
+ * none still open for this browser. Only a request's own, already checked values go into the link.
+ */
+async function signInAgainUrl(
+  c: Context<AppEnv>,
+  requestId: string | null | undefined,
+): Promise<string | null> {
+  if (!requestId) return null;
+  const { sql, config } = c.var.deps;
+  const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
+  const req = await resumableRequest(sql, requestId, browser, config.publicUrl);
+  if (!req) return null;
+  const q = new URLSearchParams({
+    client_id: req.client_id,
+    redirect_uri: req.redirect_uri,
+    response_type: "code",
+    code_challenge: req.code_challenge,
+    code_challenge_method: "S256",
+  });
+  if (req.state !== null) q.set("state", req.state);
+  if (req.scope !== null) q.set("scope", req.scope);
+  if (req.nonce !== null) q.set("nonce", req.nonce);
+  if (req.acr !== null) q.set("acr_values", req.acr);
+  return `${config.publicUrl}/authorize?${q}`;
+}
+
 const NOTHING_TO_CONFIRM = "There is nothing to confirm for this sign-in. Go back and sign in again.";
 const EXPIRED_FORM = "This page has expired or was not opened in this browser. Open the link again.";
 
@@ -105,6 +133,7 @@ async function showReset(c: Context<AppEnv>): Promise<Response> {
     );
   }
   const brand = await brandFor(c, ctx.projectId, ctx.projectName);
+  const backUrl = await signInAgainUrl(c, ctx.requestId);
   return page(c, (nonce) =>
     resetRequestPage({
       nonce,
@@ -113,6 +142,7 @@ async function showReset(c: Context<AppEnv>): Promise<Response> {
       ...brand,
       projectId: ctx.projectId,
       requestId: ctx.requestId,
+      backUrl,
     }));
 }
 
@@ -131,6 +161,7 @@ async function submitReset(c: Context<AppEnv>): Promise<Response> {
   if (!ctx) return problem(c, "Open this page from the sign-in page of the application.");
   const email = (form.email ?? "").trim();
   const brand = await brandFor(c, ctx.projectId, ctx.projectName);
+  const backUrl = await signInAgainUrl(c, ctx.requestId);
   const again = (error: string, status: Status) =>
     page(c, (nonce) =>
       resetRequestPage({
@@ -142,6 +173,7 @@ async function submitReset(c: Context<AppEnv>): Promise<Response> {
         requestId: ctx.requestId,
         email: email.slice(0, 100),
         error,
+        backUrl,
       }), status);
   if (!email || email.length > 100 || !/^[^\s@\0]+@[^\s@\0]+$/.test(email)) {
     return again("Enter the email address of your account.", 400);
@@ -164,7 +196,7 @@ async function submitReset(c: Context<AppEnv>): Promise<Response> {
       nonce,
       ...brand,
       validFor: duration(config.passwordResetTtl),
-      backUrl: null,
+      backUrl,
     }));
 }
 
@@ -233,7 +265,8 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
   // by it, and signs in with the new password and the factor.
   if ((await secondStepFor(sql, { project_id: link.project_id, acr: null }, link.user_id)) !== "none") {
     const brand = await brandFor(c, link.project_id, link.project_name);
-    return page(c, (nonce) => passwordSetPage({ nonce, ...brand, signedIn: false }));
+    const backUrl = await signInAgainUrl(c, link.authorization_request_id);
+    return page(c, (nonce) => passwordSetPage({ nonce, ...brand, signedIn: false, backUrl }));
   }
   // Signed in: the login page the reset was asked from goes on, when this browser opened it; otherwise the
   // browser gets a single sign-on session of the project.
@@ -256,7 +289,8 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
   });
   setCookie(c, sso.name, fresh, sso.options(config.ssoTtl));
   const brand = await brandFor(c, link.project_id, link.project_name);
-  return page(c, (nonce) => passwordSetPage({ nonce, ...brand }));
+  const accountUrl = `${config.publicUrl}/account?${new URLSearchParams({ project: link.project_id })}`;
+  return page(c, (nonce) => passwordSetPage({ nonce, ...brand, accountUrl }));
 }
 
 /** POST /authorize/verify/resend: From the login page's "confirm your address first": the login form's CSRF token, bound to its request. */
@@ -277,10 +311,12 @@ async function submitVerifyResend(c: Context<AppEnv>): Promise<Response> {
   const email = await resendForLogin(sql, linkSettings(c), req.id, requestInfo(c));
   if (!email) return problem(c, NOTHING_TO_CONFIRM);
   const brand = await brandFor(c, req.project_id, req.project_name);
+  const backUrl = await signInAgainUrl(c, req.id);
   return page(c, (nonce) =>
     verifySentPage({
       nonce,
       ...brand,
+      backUrl,
       email,
       validFor: duration(config.emailVerificationTtl),
     }));

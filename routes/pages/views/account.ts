@@ -2,6 +2,7 @@
  * The account page's HTML: profile, password, two-step verification, sessions and linked identities, each a
  * form of its own posting to /account/… with the page's CSRF token. No script; errors sit under their fields.
  */
+import { readableUserAgent } from "../../../domain/shared/user_agent.ts";
 import { html, raw } from "hono/html";
 import type { AccountView } from "../../../domain/signin/account.ts";
 import type { Brand } from "../kit/brand.ts";
@@ -285,7 +286,7 @@ function sessionsSection(p: Page) {
         ${v.sessions.map((s) =>
           html`
             <li>
-              <strong>${s.user_agent ?? "Unknown browser"}</strong>
+              <strong title="${s.user_agent ?? ""}">${readableUserAgent(s.user_agent)}</strong>
               <span class="muted">· ${s.ip ?? "unknown address"} · since ${when(
                 s.created_at,
               )} · last used ${when(s.last_used_at)}</span>

@@ -8,6 +8,10 @@ import { layout } from "../kit/layout.ts";
 
 type Page = { nonce: string; brand?: Brand | null; action: string; csrf: string };
 
+/** "Back to sign-in", when the login request is known and still open in this browser. */
+const backLink = (url: string | null | undefined) =>
+  url ? html`<p class="aside"><a href="${url}" id="back-to-sign-in">Back to sign-in</a></p>` : "";
+
 const fieldError = (id: string, error?: string) =>
   error ? html`<p class="field-error" id="${id}-error">${error}</p>` : "";
 const describedBy = (id: string, error?: string) =>
@@ -21,6 +25,8 @@ export function resetRequestPage(
     projectId: string;
     email?: string;
     error?: string;
+    /** The sign-in this request came from, asked again; null when none is open for this browser. */
+    backUrl?: string | null;
   },
 ) {
   return layout(
@@ -40,6 +46,7 @@ export function resetRequestPage(
         ${fieldError("email", p.error)}
         <button type="submit">Send the link</button>
       </form>
+      ${backLink(p.backUrl)}
     `,
   );
 }
@@ -56,7 +63,7 @@ export function resetSentPage(
         .projectName}</strong>,
         a link to choose a new password is on its way. It works once, for ${p.validFor}.</p>
       <p>No mail after a few minutes? Check your spam folder, or ask again.</p>
-      ${p.backUrl ? html`<p class="aside"><a href="${p.backUrl}">Back to sign in</a></p>` : ""}
+      ${backLink(p.backUrl)}
     `,
   );
 }
@@ -108,7 +115,16 @@ export function staleLinkPage(
 
 /** Done: the password is set and the browser signed in, with no login page to go back to. */
 export function passwordSetPage(
-  p: { nonce: string; brand?: Brand | null; projectName: string; signedIn?: boolean },
+  p: {
+    nonce: string;
+    brand?: Brand | null;
+    projectName: string;
+    signedIn?: boolean;
+    /** Not signed in: the sign-in the reset was asked from, when it is still open in this browser. */
+    backUrl?: string | null;
+    /** Signed in: the account page of the project. */
+    accountUrl?: string;
+  },
 ) {
   return layout(
     { nonce: p.nonce, brand: p.brand, title: "Your password is set" },
@@ -117,11 +133,13 @@ export function passwordSetPage(
         <h1>Your password is set</h1>
         <p class="notice" role="status">Every session of your account at <strong>${p.projectName}</strong> was
           signed out. Go back to the application and sign in with your new password and your second factor.</p>
+        ${backLink(p.backUrl)}
       `
       : html`
         <h1>Your password is set</h1>
         <p class="notice" role="status">You are signed in to <strong>${p.projectName}</strong>. Every other
           session of your account was signed out. You can go back to the application now.</p>
+        ${p.accountUrl ? html`<p class="aside"><a href="${p.accountUrl}">Your account</a></p>` : ""}
       `,
   );
 }
@@ -176,7 +194,14 @@ export function verifyFirstPage(
 
 /** The confirmation link is on its way (or was sent recently). */
 export function verifySentPage(
-  p: { nonce: string; brand?: Brand | null; projectName: string; email: string; validFor: string },
+  p: {
+    nonce: string;
+    brand?: Brand | null;
+    projectName: string;
+    email: string;
+    validFor: string;
+    backUrl?: string | null;
+  },
 ) {
   return layout(
     { nonce: p.nonce, brand: p.brand, title: "Check your mail" },
@@ -185,6 +210,7 @@ export function verifySentPage(
       <p class="notice" role="status">A link to confirm <strong>${p.email}</strong> for
         <strong>${p.projectName}</strong> is on its way. It works once, for ${p.validFor}. Once you have
         confirmed, go back to the sign-in page and sign in again.</p>
+      ${backLink(p.backUrl)}
     `,
   );
 }
