@@ -30,7 +30,7 @@ import { allResources } from "./resources.tsx";
 import { PermissionChecklist } from "./roles.tsx";
 import { type Console, findIn, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
-import { keepOnce, takeOnce } from "./shown_once.ts";
+import { keepOnce, type Once, takeOnce } from "../../domain/console/shown_once.ts";
 
 const api = (k: Console) => areaApi(k, "clients");
 type Method = Client["token_endpoint_auth_method"];
@@ -233,9 +233,6 @@ function RotateForm(p: { k: Console; action: string }) {
   );
 }
 
-/** The secret a create or a rotation kept for this page: shown the first time, then only said to be shown. */
-type Once = ReturnType<typeof takeOnce>;
-
 function SecretNotice(p: { once: Once }) {
   if (p.once.state === "fresh") {
     return (
@@ -323,25 +320,23 @@ async function createClient(k: Console) {
   const v = values(k);
   const res = await k.api<Client & { client_secret: string }>("POST", api(k), body(v));
   if (!res.ok) return editPage(k, null, v, problemOf(res));
-  return toSecret(k, res.body.id, res.body.client_secret);
+  return await toSecret(k, res.body.id, res.body.client_secret);
 }
 
 /** After a create or a rotation: the secret kept for this session, and the client's page to show it once. */
-function toSecret(k: Console, id: string, secret: string) {
-  const key = keepOnce(k.session.secret, { id, secret });
+async function toSecret(k: Console, id: string, secret: string) {
+  const { sql, keys } = k.c.var.deps;
+  const key = await keepOnce(sql, keys.vault, k.session.secret, { id, secret });
   const page = `${projectPath(k.c.req.param("pid")!)}/clients/${encodeURIComponent(id)}`;
   return k.c.redirect(`${page}?once=${encodeURIComponent(key)}`, 303);
 }
 
 async function showClient(k: Console) {
   const key = k.c.req.query("once");
-  return await showRecord<Client>(
-    k,
-    api(k),
-    cid(k),
-    (found) =>
-      editPage(k, found, null, null, key === undefined ? undefined : takeOnce(k.session.secret, key)),
-  );
+  const { sql, keys } = k.c.var.deps;
+  // Read before the page: the secret is spent by this read, whichever instance kept it.
+  const once = key === undefined ? undefined : await takeOnce(sql, keys.vault, k.session.secret, key);
+  return await showRecord<Client>(k, api(k), cid(k), (found) => editPage(k, found, null, null, once));
 }
 
 async function saveClient(k: Console) {
@@ -362,7 +357,7 @@ async function rotateSecret(k: Console) {
     "POST",
     `${api(k)}/${encodeURIComponent(cid(k))}/secret`,
   );
-  if (res.ok) return toSecret(k, res.body.id, res.body.client_secret);
+  if (res.ok) return await toSecret(k, res.body.id, res.body.client_secret);
   // The refusal is what the page tells; the record beside it only when it can still be read.
   const current = await findIn<Client>(k, api(k), cid(k)).catch(() => null);
   return editPage(k, current, null, problemOf(res));

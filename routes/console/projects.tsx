@@ -21,7 +21,7 @@ import {
   Time,
 } from "./layout.tsx";
 import { ApiRefusal, type Console, findIn, html, type Me, signedIn } from "./session.ts";
-import { keepOnce, takeOnce } from "./shown_once.ts";
+import { keepOnce, type Once, takeOnce } from "../../domain/console/shown_once.ts";
 
 /** What a project page knows: the project, whether the user is an operator, and what the user may do there. */
 export type Scope = { project: Project; operator: boolean; can: (permission: AdminPermission) => boolean };
@@ -255,9 +255,6 @@ const showNewProject = (k: Console) => newProjectPage(k, {}, null);
 
 type Created = Project & { admin_client: { client_id: string; client_secret: string } };
 
-/** What the created page knows of the admin client's secret: it, that it was shown, or nothing here. */
-type Once = ReturnType<typeof takeOnce>;
-
 /** Where a client's secret is rotated: its page, or the project's clients when its id is not known here. */
 const rotateHref = (projectId: string, clientId: string | null) =>
   `${projectPath(projectId)}/clients${clientId ? `/${encodeURIComponent(clientId)}` : ""}`;
@@ -299,7 +296,11 @@ async function createProject(k: Console) {
   const res = await k.api<Created>("POST", "/api/v1/projects", projectBody(values));
   if (!res.ok) return newProjectPage(k, values, problemOf(res));
   const { id, admin_client } = res.body;
-  const key = keepOnce(k.session.secret, { id: admin_client.client_id, secret: admin_client.client_secret });
+  const { sql, keys } = k.c.var.deps;
+  const key = await keepOnce(sql, keys.vault, k.session.secret, {
+    id: admin_client.client_id,
+    secret: admin_client.client_secret,
+  });
   return k.c.redirect(`${projectPath(id)}/created?once=${encodeURIComponent(key)}`, 303);
 }
 
@@ -308,7 +309,8 @@ async function showCreated(k: Console) {
   const read = await k.api<Project>("GET", projectApi(id));
   if (!read.ok) return refusedPage(k, new ApiRefusal(read));
   await k.me().catch(() => null); // only for the header's name
-  const once = takeOnce(k.session.secret, k.c.req.query("once"));
+  const { sql, keys } = k.c.var.deps;
+  const once = await takeOnce(sql, keys.vault, k.session.secret, k.c.req.query("once"));
   const project = { id, name: read.body.name };
   return html(k.c, (nonce) => <CreatedPage nonce={nonce} k={k} project={project} once={once} />);
 }
