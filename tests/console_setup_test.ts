@@ -40,11 +40,34 @@ test("the setup link sets the first operator's password once", async () => {
   try {
     const link = new URL(await setupLinkOf(proc.output));
     const token = link.searchParams.get("token")!;
-    const page = await fetch(`${proc.url}/console/setup?token=${token}`);
-    assert.equal(page.status, 200);
-    assert.match(await page.text(), /name="password"/);
+    const form = await fetch(`${proc.url}/console/setup?token=${token}`);
+    assert.equal(form.status, 200);
+    assert.match(await form.text(), /name="password"/);
     assert.equal(await choose(proc.url, token, "short"), 400, "a password under 8 characters is refused");
-    assert.equal(await choose(proc.url, token, "a good long password"), 303);
+    const done = await fetch(`${proc.url}/console/setup`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token, password: "a good long password" }).toString(),
+    });
+    await done.body?.cancel();
+    assert.equal(done.status, 303);
+    // On to the console's sign-in with the operator's address, which the login page prefills.
+    const signin = new URL(done.headers.get("location")!, proc.url);
+    assert.equal(signin.searchParams.get("login_hint"), EMAIL);
+    const authorize = await fetch(signin, { redirect: "manual" });
+    await authorize.body?.cancel();
+    const login = new URL(authorize.headers.get("location")!, proc.url);
+    assert.equal(login.searchParams.get("login_hint"), EMAIL);
+    const page = await (await fetch(login)).text();
+    assert.match(
+      page,
+      new RegExp(
+        `name="email"[^>]*value="${EMAIL.replace(".", "\\.")}"|value="${
+          EMAIL.replace(".", "\\.")
+        }"[^>]*name="email"`,
+      ),
+    );
     assert.equal(await choose(proc.url, token, "another long password"), 400, "used once");
     const again = await fetch(`${proc.url}/console/setup?token=${token}`);
     assert.equal(again.status, 400);

@@ -19,7 +19,7 @@ import {
 } from "../../db/console/sessions.ts";
 import { type Sql, transaction, type Tx } from "../../db/connection.ts";
 import { insertRole, setRolePermissions } from "../../db/authz/roles.ts";
-import { findLoginUser, insertUser } from "../../db/accounts/users.ts";
+import { findLoginUser, findUser, insertUser } from "../../db/accounts/users.ts";
 import { SYSTEM_PROJECT_ID } from "../../openapi/projects.ts";
 import { record, SYSTEM } from "../audit/audit.ts";
 import { AppError } from "../shared/errors.ts";
@@ -146,20 +146,21 @@ const EMAIL =
  * Spends the setup link: sets its user's password, or creates the first operator with this email and password
  * (only while no operator can sign in: links spent at once are taken in turn, and the second finds one).
  * `invalid_params` names the field at fault (`token` when the link no longer works); nothing is spent then.
+ * Answers the operator's email, for the sign-in that follows to prefill.
  */
 export async function completeSetup(
   sql: Sql,
   token: string,
   password: string,
   email?: string,
-): Promise<void> {
+): Promise<string | null> {
   if (password.length < 8 || password.length > 1024) {
     throw new AppError("invalid_params", {
       details: [{ field: "password", issue: "at least 8 characters" }],
     });
   }
   const passwordHash = await hashPassword(password);
-  await transaction(sql, async (tx) => {
+  return await transaction(sql, async (tx) => {
     await lockSetup(tx);
     const spent = token.length > 100 ? undefined : await consumeSetupToken(tx, hashSecret(token));
     if (!spent) {
@@ -167,7 +168,7 @@ export async function completeSetup(
     }
     if (spent.user_id !== NEW_OPERATOR) {
       await setUserPasswordHash(tx, spent.project_id, spent.user_id, passwordHash);
-      return;
+      return (await findUser(tx, spent.project_id, spent.user_id))?.email ?? null;
     }
     const normalized = normalizeEmail(email) ?? "";
     if (normalized.length > 100 || !EMAIL.test(normalized)) {
@@ -179,5 +180,6 @@ export async function completeSetup(
       });
     }
     await insertOperator(tx, normalized, passwordHash);
+    return normalized;
   });
 }

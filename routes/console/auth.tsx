@@ -43,7 +43,7 @@ async function challengeOf(verifier: string): Promise<string> {
 }
 
 /** Starts the authorization code flow for a project's console client. */
-async function startSignIn(c: C, projectId: string, next: string) {
+async function startSignIn(c: C, projectId: string, next: string, loginHint?: string) {
   const { publicUrl } = c.var.deps.config;
   const verifier = newSecret();
   const state = newSecret();
@@ -64,6 +64,7 @@ async function startSignIn(c: C, projectId: string, next: string) {
       code_challenge: await challengeOf(verifier),
       code_challenge_method: "S256",
       state,
+      ...(loginHint ? { login_hint: loginHint } : {}),
     })}`,
     302,
   );
@@ -117,7 +118,10 @@ function signInPage(c: C) {
   const next = safeNext(url.searchParams.get("next"));
   const asked = url.searchParams.get("project")?.trim();
   const remembered = getCookie(c, projectCookie(c));
-  if (asked && PROJECT_ID.test(asked)) return startSignIn(c, asked, next);
+  // An address to prefill on the login page (the operator just set up); anything else is dropped.
+  const hint = url.searchParams.get("login_hint") ?? "";
+  const loginHint = hint.length <= 100 && /^[^\s@]+@[^\s@]+$/.test(hint) ? hint : undefined;
+  if (asked && PROJECT_ID.test(asked)) return startSignIn(c, asked, next, loginHint);
   if (asked !== undefined) {
     return html(
       c,
@@ -227,8 +231,9 @@ async function completeSetupForm(c: C) {
   const text = (name: string) => typeof form[name] === "string" ? form[name] as string : "";
   const token = text("token");
   const email = text("email");
+  let operator: string | null;
   try {
-    await completeSetup(c.var.deps.sql, token, text("password"), email);
+    operator = await completeSetup(c.var.deps.sql, token, text("password"), email);
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     const field = err.details?.[0];
@@ -244,7 +249,9 @@ async function completeSetupForm(c: C) {
       />
     ), 400);
   }
-  return c.redirect(`/console/signin?${new URLSearchParams({ project: SYSTEM_PROJECT_ID })}`, 303);
+  // On to the sign-in, the address prefilled: the operator types the password just chosen.
+  const query = { project: SYSTEM_PROJECT_ID, ...(operator ? { login_hint: operator } : {}) };
+  return c.redirect(`/console/signin?${new URLSearchParams(query)}`, 303);
 }
 
 export function registerConsoleAuth(app: App) {

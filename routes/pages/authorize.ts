@@ -30,6 +30,12 @@ import { ssoSettings } from "../settings.ts";
 import { signupRule } from "../../domain/signup/signup.ts";
 const INVALID = "Invalid email or password.";
 
+/** `login_hint` of the query, when it is short enough to be an address (OpenID Connect Core §3.1.2.1). */
+function loginHintOf(c: Context<AppEnv>): string | undefined {
+  const hint = c.req.query("login_hint");
+  return hint && hint.length <= 100 ? hint : undefined;
+}
+
 function queryParams(c: Context<AppEnv>): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [k, v] of new URL(c.req.url).searchParams) (out[k] ??= []).push(v);
@@ -88,7 +94,8 @@ async function showLogin(c: Context<AppEnv>): Promise<Response> {
       consoleOf: consoleProject(valid.client.id, valid.client.project_id),
       requestId,
       csrf,
-      email: valid.oidc?.loginHint ?? undefined,
+      // A pre-fill only, so taken from a plain OAuth request too (the console's own sign-in sends one).
+      email: valid.oidc?.loginHint ?? loginHintOf(c),
       providers,
       resetUrl: resetUrl(c, requestId),
       signupUrl: await signupUrl(c, valid.client.project_id, requestId, csrf),
