@@ -12,7 +12,7 @@
  *
  * Anything else: 403 `reauthentication_required`. The user's second-factor secrets are opened here too.
  */
-import type { Sql } from "../../db/connection.ts";
+import { type Sql, transaction } from "../../db/connection.ts";
 import { findTotp, type TotpRow, useRecoveryCode, useTotpStep } from "../../db/factors/mfa.ts";
 import { clearAttempts } from "../../db/shared/throttle.ts";
 import { findUser } from "../../db/accounts/users.ts";
@@ -119,37 +119,57 @@ export async function requireFreshProof(
 }
 
 /**
- * A code of the user's existing factor as proof: the authenticator's current code (each good once, as at
- * sign-in) or an unspent recovery code (spent, `recovery_code.used`). Guesses count toward the second step's
- * throttle; a wrong one is 400 `invalid_params` on `code`.
+ * A code of the user's existing factor as proof (each good once, as at sign-in). Guesses count toward the second
+ * step's throttle; a wrong one is 400 `invalid_params` on `code`.
  */
 async function factorCode(sql: Sql, s: MfaSettings, actor: FactorActor, given: string): Promise<void> {
   const { projectId, userId } = actor;
   const key = secondFactorKey(projectId, userId);
   await attempt(sql, key, THROTTLE.account);
-  const code = given.replace(/\s/g, "");
-  let ok = false;
+  const spent = await spendFactorCode(sql, s, {
+    projectId,
+    userId,
+    code: given,
+    source: actor.source,
+    details: { for: "fresh_proof" },
+  });
+  if (!spent) {
+    throw fieldIssue("code", "is not a current code of your authenticator or an unspent recovery code");
+  }
+  await clearAttempts(sql, key);
+}
+
+/**
+ * Spends a code of the user's existing factor: the authenticator's current code (its step is kept, so each
+ * code is good once) or an unspent recovery code, whose use is recorded (`recovery_code.used`, `details` and
+ * how many are left) in the same transaction. False for a wrong, spent or expired code. One rule for the
+ * login's second step and for fresh proof; throttling is the caller's.
+ */
+export async function spendFactorCode(
+  sql: Sql,
+  s: MfaSettings,
+  use: { projectId: string; userId: string; code: string; source: Source; details: Record<string, unknown> },
+): Promise<boolean> {
+  const { projectId, userId } = use;
+  const code = use.code.replace(/\s/g, "");
   if (/^\d{6}$/.test(code)) {
     const row = await findTotp(sql, projectId, userId);
     const step = row?.confirmed
       ? matchingStep(openSecret(s, projectId, userId, row), code, Date.now())
       : null;
-    ok = step !== null && await useTotpStep(sql, projectId, userId, step, false);
-  } else if (code.length >= 16 && code.length <= 40) {
-    const remaining = await useRecoveryCode(sql, projectId, userId, recoveryHash(userId, code));
-    if (remaining !== null) {
-      ok = true;
-      await record(sql, {
-        projectId,
-        type: "recovery_code.used",
-        source: actor.source,
-        target: { type: "user", id: userId },
-        details: { remaining, for: "fresh_proof" },
-      });
-    }
+    return step !== null && await useTotpStep(sql, projectId, userId, step, false);
   }
-  if (!ok) {
-    throw fieldIssue("code", "is not a current code of your authenticator or an unspent recovery code");
-  }
-  await clearAttempts(sql, key);
+  if (code.length < 16 || code.length > 40) return false;
+  return await transaction(sql, async (tx) => {
+    const remaining = await useRecoveryCode(tx, projectId, userId, recoveryHash(userId, code));
+    if (remaining === null) return false;
+    await record(tx, {
+      projectId,
+      type: "recovery_code.used",
+      source: use.source,
+      target: { type: "user", id: userId },
+      details: { ...use.details, remaining },
+    });
+    return true;
+  });
 }

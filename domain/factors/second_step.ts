@@ -5,23 +5,16 @@
  * a throttle of their own per user (the login throttle's policy: a growing delay, never a lockout), which a
  * right password does not clear, and against the address's login counter.
  */
-import { type Sql, transaction } from "../../db/connection.ts";
-import {
-  awaitSecondFactor,
-  findTotp,
-  pendingSecondFactor,
-  useRecoveryCode,
-  useTotpStep,
-} from "../../db/factors/mfa.ts";
+import type { Sql } from "../../db/connection.ts";
+import { awaitSecondFactor, pendingSecondFactor } from "../../db/factors/mfa.ts";
 import { findMfaPolicy } from "../../db/projects/projects.ts";
 import { clearAttempts, uncountAttempt } from "../../db/shared/throttle.ts";
 import { record, userSource } from "../audit/audit.ts";
 import { AppError } from "../shared/errors.ts";
 import { confirmTotpEnrolment, hasSecondFactor, startTotpEnrolment } from "./mfa.ts";
-import { type MfaSettings, openSecret, recoveryHash } from "./proof.ts";
+import { type MfaSettings, spendFactorCode } from "./proof.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 import { addressKey, attempt, secondFactorKey, THROTTLE } from "../shared/throttle.ts";
-import { matchingStep } from "./totp.ts";
 import { ACR_MULTI, AMR_PASSWORD } from "../oauth/acr.ts";
 
 /**
@@ -65,33 +58,19 @@ export async function checkSecondFactor(
     if (err instanceof AppError && err.code === "too_many_requests") await failed("throttled");
     throw err;
   }
-  const code = login.code.replace(/\s/g, "");
   const succeeded = async () => {
     await clearAttempts(sql, key);
     await uncountAttempt(sql, address);
     return withSecondFactor(login.amr);
   };
-  if (/^\d{6}$/.test(code)) {
-    const row = await findTotp(sql, projectId, userId);
-    const step = row?.confirmed
-      ? matchingStep(openSecret(s, projectId, userId, row), code, Date.now())
-      : null;
-    if (step !== null && await useTotpStep(sql, projectId, userId, step, false)) return await succeeded();
-  } else if (code.length >= 16 && code.length <= 40) {
-    const used = await transaction(sql, async (tx) => {
-      const remaining = await useRecoveryCode(tx, projectId, userId, recoveryHash(userId, code));
-      if (remaining === null) return false;
-      await record(tx, {
-        projectId,
-        type: "recovery_code.used",
-        source: userSource(userId, request),
-        target: { type: "user", id: userId },
-        details: { client_id: login.clientId, remaining },
-      });
-      return true;
-    });
-    if (used) return await succeeded();
-  }
+  const spent = await spendFactorCode(sql, s, {
+    projectId,
+    userId,
+    code: login.code,
+    source: userSource(userId, request),
+    details: { client_id: login.clientId },
+  });
+  if (spent) return await succeeded();
   await failed("wrong_code");
   return null;
 }
