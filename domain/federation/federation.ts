@@ -133,6 +133,17 @@ export async function startFederation(
   return await authorizationUrl(s, provider, metadata, { state, nonce, verifier });
 }
 
+/**
+ * RFC 9207: an authorization response naming another issuer is a mix-up attack; a provider that announces the
+ * parameter must send it. Why the response's `iss` is refused, or null.
+ */
+export function wrongIssuer(provider: ProviderRow, iss: string | undefined): string | null {
+  const announced = (provider.metadata as Metadata).authorization_response_iss_parameter_supported === true;
+  return (iss !== undefined || announced) && iss !== provider.issuer
+    ? `the authorization response's iss is ${JSON.stringify(iss ?? null)}`
+    : null;
+}
+
 /** Records `login.failed` for an upstream sign-in and makes the failure shown to the user. */
 async function failed(
   sql: Sql,
@@ -252,15 +263,8 @@ export async function federationCallback(
   if (!query.code) throw await fail("upstream_error", "the callback has neither code nor error");
   const provider = await findProvider(sql, projectId, providerId);
   if (!provider || !provider.is_active) throw await fail("provider_inactive", "the provider is inactive");
-  // RFC 9207: an authorization response naming another issuer is a mix-up attack; a provider that announces
-  // the parameter must send it.
-  const announced = (provider.metadata as Metadata).authorization_response_iss_parameter_supported === true;
-  if ((query.iss !== undefined || announced) && query.iss !== provider.issuer) {
-    throw await fail(
-      "issuer_mismatch",
-      `the authorization response's iss is ${JSON.stringify(query.iss ?? null)}`,
-    );
-  }
+  const wrong = wrongIssuer(provider, query.iss);
+  if (wrong) throw await fail("issuer_mismatch", wrong);
   let upstream: Upstream;
   try {
     upstream = await redeem(sql, s, provider, query.code, row);

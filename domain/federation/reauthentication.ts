@@ -26,7 +26,7 @@ import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
 import { OutboundError } from "../outbound/outbound.ts";
 import { type Metadata, metadataFor, type ProviderSettings } from "./identity_providers.ts";
 import { redeem, Refused } from "./federation_tokens.ts";
-import { authorizationUrl } from "./federation.ts";
+import { authorizationUrl, wrongIssuer } from "./federation.ts";
 
 /** How long the round trip to the provider may take, seconds. */
 const REAUTH_TTL = 600;
@@ -157,13 +157,8 @@ export async function reauthenticationCallback(
   if (!query.code) throw await fail("upstream_error", "the callback has neither code nor error");
   const provider = await findProvider(sql, projectId, providerId);
   if (!provider || !provider.is_active) throw await fail("provider_inactive");
-  const announced = (provider.metadata as Metadata).authorization_response_iss_parameter_supported === true;
-  if ((query.iss !== undefined || announced) && query.iss !== provider.issuer) {
-    throw await fail(
-      "issuer_mismatch",
-      `the authorization response's iss is ${JSON.stringify(query.iss ?? null)}`,
-    );
-  }
+  const wrong = wrongIssuer(provider, query.iss);
+  if (wrong) throw await fail("issuer_mismatch", wrong);
   let up;
   try {
     up = await redeem(sql, s, provider, query.code, row);
