@@ -18,6 +18,10 @@ const schema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   DATABASE_PIPELINE_DEPTH: z.coerce.number().int().min(0).max(100).default(16),
+  DATABASE_APPLICATION_NAME: z.string().regex(
+    /^[\x20-\x7e]{1,63}$/,
+    "must be 1 to 63 printable ASCII characters (PostgreSQL's application_name)",
+  ).default("access-control"),
   DATABASE_POOLER: z.enum(["none", "session", "transaction"], {
     error: "must be none, session or transaction (what sits between the service and PostgreSQL)",
   }).default("none"),
@@ -145,6 +149,8 @@ export type Config = {
    * fewer than this many in flight (0: every statement takes an idle connection when there is one).
    */
   databasePipelineDepth: number;
+  /** The pool's `application_name`: how `pg_stat_activity` (and a pooler's SHOW CLIENTS) names its connections. */
+  databaseApplicationName: string;
   /**
    * What sits between the service and PostgreSQL: `transaction` (PgBouncer's transaction mode and the like:
    * no prepared statements, nothing kept in a session), or `none`/`session` (a connection is ours while open).
@@ -245,6 +251,7 @@ export function loadConfig(env: Record<string, string | undefined> = Deno.env.to
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
     databasePipelineDepth: e.DATABASE_PIPELINE_DEPTH,
+    databaseApplicationName: e.DATABASE_APPLICATION_NAME,
     databasePooler: e.DATABASE_POOLER,
     databaseDirectUrl: e.DATABASE_DIRECT_URL,
     databaseStartTimeout: e.DATABASE_START_TIMEOUT,

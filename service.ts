@@ -121,6 +121,7 @@ async function openServiceWith(config: Config, opts: ServiceOptions, log: Logger
       onWarning: (message) => log.warn(message),
       poolSize: config.databasePoolSize,
       pipelineDepth: config.databasePipelineDepth,
+      applicationName: config.databaseApplicationName,
       pooler: config.databasePooler,
       deadlines: config.databaseDeadlines,
       onStatement: hooks?.on_statement ?? statementLog,

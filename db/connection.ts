@@ -177,6 +177,8 @@ export type DatabaseOptions = {
   poolSize: number;
   /** Statements outside a transaction pipelined on one connection before another is taken (0: off). */
   pipelineDepth?: number;
+  /** The connections' `application_name` (the driver's `postgres.js`, or PGAPPNAME, when omitted). */
+  applicationName?: string;
   /** `transaction`: behind a transaction-mode pooler (PgBouncer), so no named prepared statements. */
   pooler?: "none" | "session" | "transaction";
   /**
@@ -219,13 +221,10 @@ function deadlineOptions(d: Deadlines | undefined) {
  * takes its parameters as arrays, whose length a custom plan knows and a generic one does not, so PostgreSQL's
  * own choice is to plan it afresh at every execution: a third of the server's time on an AuthZEN decision.
  */
-function startupParameters(d: Deadlines | undefined, genericPlans: boolean) {
-  if (!d && !genericPlans) return {};
+function startupParameters(d: Deadlines | undefined, genericPlans: boolean): Record<string, string | number> {
   return {
-    connection: {
-      ...(genericPlans ? { plan_cache_mode: "force_generic_plan" } : {}),
-      ...(d ? { statement_timeout: d.statement * 1000 } : {}),
-    },
+    ...(genericPlans ? { plan_cache_mode: "force_generic_plan" } : {}),
+    ...(d ? { statement_timeout: d.statement * 1000 } : {}),
   };
 }
 
@@ -259,6 +258,8 @@ export function connectServer(
     max: number;
     pooler?: DatabaseOptions["pooler"];
     pipelineDepth?: number;
+    /** The connections' `application_name`, a startup parameter every pooler passes on (PgBouncer tracks it). */
+    applicationName?: string;
     /** How long a statement may have run and still take more behind it (ms, default 2); tests set it apart. */
     pipelineWait?: number;
     deadlines?: Deadlines;
@@ -271,13 +272,17 @@ export function connectServer(
     genericPlans?: boolean;
   },
 ): Database["sql"] {
+  const connection = {
+    ...((opts.pooler ?? "none") === "none"
+      ? startupParameters(opts.deadlines, opts.genericPlans ?? false)
+      : {}),
+    ...(opts.applicationName ? { application_name: opts.applicationName } : {}),
+  };
   return postgres(url, {
     ...common,
     ...hooks(opts),
     ...deadlineOptions(opts.deadlines),
-    ...((opts.pooler ?? "none") === "none"
-      ? startupParameters(opts.deadlines, opts.genericPlans ?? false)
-      : {}),
+    ...(Object.keys(connection).length > 0 ? { connection } : {}),
     max: opts.max,
     prepare: opts.pooler !== "transaction",
     pipeline_depth: opts.pipelineDepth ?? 0,
@@ -291,6 +296,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       max: opts.poolSize,
       pooler: opts.pooler,
       pipelineDepth: opts.pipelineDepth,
+      applicationName: opts.applicationName,
       deadlines: opts.deadlines,
       onStatement: opts.onStatement,
       statementContext: opts.statementContext,

@@ -50,7 +50,15 @@ export function freePort(): number {
 }
 
 /** What tests use of the shared service: its address, and a connection to its database. */
-export type TestService = { url: string; db: { sql: Database["sql"] } };
+export type TestService = {
+  url: string;
+  db: { sql: Database["sql"] };
+  /**
+   * The `application_name` of its connections on PostgreSQL, its own in this process: a test that ends or
+   * waits for the service's backends picks them by it, never another test file's (they run side by side).
+   */
+  applicationName?: string;
+};
 
 let started: Promise<TestService> | undefined;
 
@@ -104,7 +112,7 @@ export function removeDirSync(dir: string): void {
  */
 export async function startTestService(
   opts: { write?: (lines: string) => void } = {},
-): Promise<Service & { dataDir?: string }> {
+): Promise<Service & { dataDir?: string; applicationName?: string }> {
   const port = freePort();
   const env: Record<string, string> = {
     PORT: String(port),
@@ -113,8 +121,10 @@ export async function startTestService(
     BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
     LOG_LEVEL: "error",
   };
-  if (DATABASE_URL) Object.assign(env, DATABASE_ENV);
-  else env.DATA_DIR = await migratedDataDir("acs-test-");
+  if (DATABASE_URL) {
+    Object.assign(env, DATABASE_ENV);
+    env.DATABASE_APPLICATION_NAME = `acs-test-${crypto.randomUUID()}`;
+  } else env.DATA_DIR = await migratedDataDir("acs-test-");
   const dataDir = env.DATA_DIR;
   let svc: Service;
   try {
@@ -126,6 +136,7 @@ export async function startTestService(
   return checked({
     ...svc,
     dataDir,
+    applicationName: env.DATABASE_APPLICATION_NAME,
     close: async () => {
       try {
         await svc.close();
@@ -171,7 +182,9 @@ export function connectTestDatabase(url: string, max = 1): Database["sql"] {
 function external(url: string, databaseUrl: string): TestService & { close(): Promise<unknown> } {
   const sql = connectTestDatabase(databaseUrl, 4);
   checkAnswersOf(url);
-  return { url, db: { sql }, close: () => sql.end({ timeout: 1 }) };
+  // Started by someone else, with the service's default application_name unless told otherwise.
+  const applicationName = Deno.env.get("DATABASE_APPLICATION_NAME") ?? "access-control";
+  return { url, db: { sql }, applicationName, close: () => sql.end({ timeout: 1 }) };
 }
 
 /**

@@ -188,7 +188,7 @@ test("two factor removals at once under a required policy: the user's row is loc
   const rpId = new URL(base).hostname;
   const p = await loginProject();
   const project = p.project.id;
-  const { db } = await service();
+  const { db, applicationName } = await service();
   const browser = new Browser();
   await signIn(browser, p);
   const { accessToken } = await enrolTotp(p);
@@ -231,7 +231,8 @@ test("two factor removals at once under a required policy: the user's row is loc
     await eventually("both removals waiting on a lock", async () =>
       (await db.sql<{ n: number }[]>`
         select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'`)[0].n >= 2);
+        where datname = current_database() and wait_event_type = 'Lock'
+          and application_name = ${applicationName!}`)[0].n >= 2);
     await hold`rollback`;
     hold.release();
   }

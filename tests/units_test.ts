@@ -81,6 +81,11 @@ test("configuration of the database's path: pooler, direct URL, start timeout, a
   assert.equal(c.databaseStartTimeout, 15);
   assert.equal(c.databasePipelineDepth, 16);
   assert.equal(loadConfig({ DATABASE_PIPELINE_DEPTH: "0" }).databasePipelineDepth, 0);
+  assert.equal(c.databaseApplicationName, "access-control");
+  assert.equal(loadConfig({ DATABASE_APPLICATION_NAME: "acs eu-1" }).databaseApplicationName, "acs eu-1");
+  for (const bad of ["x".repeat(64), "caf\u00e9", "a\nb"]) {
+    assert.throws(() => loadConfig({ DATABASE_APPLICATION_NAME: bad }), /DATABASE_APPLICATION_NAME/, bad);
+  }
   for (const bad of ["-1", "deep", "101", "1.5"]) {
     assert.throws(() => loadConfig({ DATABASE_PIPELINE_DEPTH: bad }), /DATABASE_PIPELINE_DEPTH/, bad);
   }

@@ -285,8 +285,11 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
   }
 
   function nextWrite(fn) {
-    const x = socket.write(chunk, fn)
     nextWriteTimer !== null && clearImmediate(nextWriteTimer)
+    // Patched (vendor/postgres/README.md, 12): no write once the socket is gone or the server has closed its
+    // end. The bytes are for statements `closed()` fails (or a socket's startup that never completes); the
+    // write threw a TypeError on a null socket, or an EPIPE that rejected a statement nobody awaited.
+    const x = socket && !socket.writableEnded && !socket.destroyed ? socket.write(chunk, fn) : false
     chunk = nextWriteTimer = null
     return x
   }
@@ -487,7 +490,10 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     // Patched (vendor/postgres/README.md, 6): an error the server sent just before it closed belongs to this
     // socket; left set, the next socket's first ReadyForQuery failed the first query after the reconnect.
     errorResponse = null
+    // Patched (vendor/postgres/README.md, 12): the old socket's unwritten bytes go with it, never ahead of the
+    // next socket's startup message, and a later write schedules its own flush again.
     clearImmediate(nextWriteTimer)
+    chunk = nextWriteTimer = null
     socket.removeListener('data', data)
     socket.removeListener('connect', connected)
     idleTimer.cancel()
@@ -616,7 +622,10 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
       if (needsTypes) {
         initial.reserve && (initial = null)
-        return fetchArrayTypes()
+        // Patched (vendor/postgres/README.md, 12): nobody awaits this, so its failure (the connection lost while
+        // the types are read) was an unhandled rejection, which ends a Deno process. `closed()` reconnects for
+        // the waiting statement, and after a server's error the next ReadyForQuery runs it.
+        return fetchArrayTypes().catch(() => { /* handled as above */ })
       }
 
       initial && !initial.reserve && execute(initial)

@@ -248,12 +248,13 @@ function Postgres(a, b) {
     let savepoints = 0
       , connection
       , prepare = null
+      , lost = null
 
     try {
       await sql.unsafe('begin ' + options.replace(/[^a-z ]/ig, ''), [], { onexecute }).execute()
       return await Promise.race([
         scope(connection, fn),
-        new Promise((_, reject) => connection.onclose = reject)
+        new Promise((_, reject) => connection.onclose = e => (lost = e || Errors.connection('CONNECTION_CLOSED', options), reject(lost)))
       ])
     } catch (error) {
       throw error
@@ -302,6 +303,13 @@ function Postgres(a, b) {
       function handler(q) {
         options.statement_context && (q.context = options.statement_context())
         q.catch(e => uncaughtError || (uncaughtError = e))
+        // Patched (vendor/postgres/README.md, 12): once the connection closed under the transaction, what the
+        // callback still issues (its ROLLBACK above, a statement after a caught error) fails at once. It went
+        // to the same connection object, by then reconnecting for another statement or holding one: its bytes
+        // went out ahead of that socket's startup, or it took the other statement's answer and left that one
+        // unanswered.
+        if (lost)
+          return q.reject(lost)
         c.queue === full
           ? queries.push(q)
           : c.execute(q) || move(c, full)
