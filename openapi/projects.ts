@@ -1,6 +1,10 @@
 /** A project: the tenant that owns resources, roles, users and clients, and where its users' codes may go. */
 import { z } from "@hono/zod-openapi";
-import { booleanFilter, clearableText, listOf, listQuery, Name, Timestamps } from "./fields.ts";
+import { booleanFilter, clearableText, Id, listOf, listQuery, Name, Timestamps } from "./fields.ts";
+
+const DEFAULT_ROLE = "The role a user gets on creating an account through self-service sign-up (`signup`); null: " +
+  "none. One of the project's roles (a deleted role leaves none). Users created through an identity provider get " +
+  "that provider's `default_role_id` instead.";
 
 /** The system project, created at first start, administers the others through its admin client. */
 export const SYSTEM_PROJECT_ID = "system";
@@ -168,6 +172,7 @@ export const Project = z.object({
     description: "True for the system project, which administers the others",
   }),
   signup: SignupAnswer,
+  default_role_id: z.string().nullable().openapi({ description: DEFAULT_ROLE }),
   ...Timestamps,
 }).openapi("Project");
 export type Project = z.infer<typeof Project>;
@@ -221,6 +226,10 @@ export const UpdateProjectRequest = z.strictObject({
   signup: Signup.optional().openapi({
     description:
       "Omitted keeps it. Only a caller covering the whole project may change it, as `redirect_uris`.",
+  }),
+  default_role_id: Id.nullable().optional().openapi({
+    description: `${DEFAULT_ROLE} Omitted keeps it; null clears it. Only a caller covering the whole project ` +
+      "may change it, as `signup` (it decides what anyone who signs up may do).",
   }),
   branding: BrandingRequest.optional(),
 }).openapi("UpdateProjectRequest");

@@ -88,7 +88,7 @@ async function noOverflow(page: Page, what: string) {
   assert.ok((wide as number) <= 0, `${what}: ${wide} px too wide`);
 }
 
-test("sign-in settings in the console: second factor, verified addresses, sign-up", async () => {
+test("sign-in settings in the console: second factor, verified addresses, sign-up and its role", async () => {
   const url = await baseUrl();
   const admin = await adminApi();
   const operator = await sharedOperator();
@@ -99,6 +99,11 @@ test("sign-in settings in the console: second factor, verified addresses, sign-u
     for (const [name, viewport] of Object.entries(WIDTHS)) {
       const project = await admin("POST", "/api/v1/projects", { name: `Settings ${name}` });
       const api = `/api/v1/projects/${project.id}`;
+      const member = await admin("POST", `${api}/roles`, {
+        code: "member",
+        name: "Member",
+        permission_ids: [],
+      });
       const page = await signedInPage(browser, viewport, operator, violations);
       await page.goto(`${url}/console/projects/${project.id}`);
       await page.getByRole("navigation", { name: /^Project / }).getByRole("link", { name: "Sign-in" })
@@ -126,11 +131,14 @@ test("sign-in settings in the console: second factor, verified addresses, sign-u
 
       await page.getByLabel("Open: anyone may create an account").check();
       await page.getByLabel("Second factor").selectOption("off");
+      await page.getByLabel("Role of new accounts").selectOption({ label: "Member" });
       await page.getByRole("button", { name: "Save sign-in settings" }).click();
       await page.getByRole("status").getByText("Saved.").waitFor();
       const open = await admin("GET", api);
       assert.equal(open.signup, "open");
       assert.equal(open.mfa, "off");
+      assert.equal(open.default_role_id, member.id);
+      assert.equal(await page.getByLabel("Role of new accounts").inputValue(), member.id);
       await page.context().close();
 
       // An operator who may read projects but not change them sees the settings, disabled, and no button.

@@ -4,6 +4,7 @@ import {
   Api,
   basic,
   clientToken,
+  clientWith,
   expectError,
   expectOAuthError,
   http,
@@ -33,6 +34,7 @@ test("POST /api/v1/projects creates a project with its admin client, shown once"
     "admin_client",
     "branding",
     "created_at",
+    "default_role_id",
     "description",
     "id",
     "is_active",
@@ -234,6 +236,58 @@ test("PUT /api/v1/projects/{project_id} keeps omitted fields and clears null one
   );
   assert.equal(emptied.description, "x");
   await expectError(p.api.projects.updateProject(p.project.id, { name: "" }), 400, "invalid_params");
+});
+
+test("default_role_id: one of the project's roles, changed only by a caller covering the whole project; a deleted role leaves none", async () => {
+  const p = await newProject();
+  const other = await newProject();
+  assert.equal(p.project.default_role_id, null, "a new project has none");
+  const role = await p.api.roles.createRole(p.project.id, {
+    code: "member",
+    name: "Member",
+    permission_ids: [],
+  });
+  const foreign = await other.api.roles.createRole(other.project.id, {
+    code: "x",
+    name: "X",
+    permission_ids: [],
+  });
+  for (const id of [foreign.id, "no-such-role"]) {
+    const err = await expectError(
+      p.api.projects.updateProject(p.project.id, { name: p.project.name, default_role_id: id }),
+      400,
+      "invalid_params",
+    );
+    assert.equal(err.details?.[0].field, "default_role_id");
+  }
+  // A caller with projects:update that does not hold every permission of the project: it may rename the
+  // project, not decide what anyone who signs up may do.
+  const limited = await clientWith(p, ["projects:read", "projects:update"]);
+  const refused = await expectError(
+    limited.api.projects.updateProject(p.project.id, { name: p.project.name, default_role_id: role.id }),
+    403,
+    "insufficient_permission",
+  );
+  assert.match(refused.error_description, /role given at sign-up/);
+  assert.equal((await p.api.projects.getProject(p.project.id)).default_role_id, null, "nothing written");
+  const set = await p.api.projects.updateProject(p.project.id, {
+    name: p.project.name,
+    default_role_id: role.id,
+  });
+  assert.equal(set.default_role_id, role.id);
+  // Omitted keeps it, also for the limited caller (an unchanged value needs no coverage); null clears it.
+  assert.equal(
+    (await limited.api.projects.updateProject(p.project.id, { name: "Renamed" })).default_role_id,
+    role.id,
+  );
+  const cleared = await p.api.projects.updateProject(p.project.id, {
+    name: "Renamed",
+    default_role_id: null,
+  });
+  assert.equal(cleared.default_role_id, null);
+  await p.api.projects.updateProject(p.project.id, { name: "Renamed", default_role_id: role.id });
+  await p.api.roles.deleteRole(p.project.id, role.id, undefined);
+  assert.equal((await p.api.projects.getProject(p.project.id)).default_role_id, null, "the role is gone");
 });
 
 test("PUT /api/v1/projects/{project_id}: only a system token changes is_active; the system project stays active", async () => {

@@ -76,7 +76,7 @@ async function mailKinds(email: string): Promise<string[]> {
   return rows.map((r) => r.kind);
 }
 
-test("open sign-up creates a user without a role and continues the login to a code", async () => {
+test("open sign-up creates a user (no role while the project names none) and continues the login to a code", async () => {
   const s = await service();
   const p = await projectWith({ signup: "open" });
   const got = await api(s.url, p.token, "GET", `/api/v1/projects/${p.projectId}`);
@@ -102,6 +102,41 @@ test("open sign-up creates a user without a role and continues the login to a co
   assert.equal((logins[0].details as { how: string }).how, "signup");
   // The new password signs in.
   assert.equal(await loginStatus(s.url, p.clientId, email, PASSWORD), 303);
+});
+
+test("sign-up gives the project's default role, as it is at that sign-up", async () => {
+  const s = await service();
+  const p = await projectWith({ signup: "open" });
+  const made = await api(s.url, p.token, "POST", `/api/v1/projects/${p.projectId}/roles`, {
+    code: "member",
+    name: "Member",
+    permission_ids: [],
+  });
+  assert.equal(made.status, 201, await made.clone().text());
+  const role = await made.json();
+  const put = await api(s.url, p.token, "PUT", `/api/v1/projects/${p.projectId}`, {
+    name: p.name,
+    default_role_id: role.id,
+  });
+  assert.equal(put.status, 200, await put.clone().text());
+  const signUp = async () => {
+    const jar = new Jar(s.url);
+    const { html } = await openSignup(p, jar);
+    const email = newEmail();
+    const res = await submit(jar, html, { email });
+    assert.equal(res.status, 303, await res.clone().text());
+    return (await usersWith(email))[0];
+  };
+  const first = await signUp();
+  assert.equal(first.role_id, role.id);
+  const created = await eventsOf(p, "user.created");
+  assert.equal((created.at(-1)!.details as { role_id: string }).role_id, role.id);
+  // Cleared: the next one gets none.
+  await api(s.url, p.token, "PUT", `/api/v1/projects/${p.projectId}`, {
+    name: p.name,
+    default_role_id: null,
+  });
+  assert.equal((await signUp()).role_id, null);
 });
 
 test("domain-limited sign-up admits only addresses of those domains (exact match, any case)", async () => {

@@ -43,6 +43,12 @@ export async function setRolePermissions(
   }`;
 }
 
+/** Whether the role is one of the project's. */
+export async function roleExists(sql: Sql, projectId: string, roleId: string): Promise<boolean> {
+  const rows = await sql`select 1 from roles where project_id = ${projectId} and id = ${roleId}`;
+  return rows.length === 1;
+}
+
 /** The role; `lock` holds it for the rest of the transaction. */
 export async function findRole(
   sql: Sql,

@@ -137,12 +137,6 @@ export async function deleteProviderRow(sql: Sql, projectId: string, id: string)
   await sql`delete from identity_providers where project_id = ${projectId} and id = ${id}`;
 }
 
-/** Whether the role is one of the project's. */
-export async function roleExists(sql: Sql, projectId: string, roleId: string): Promise<boolean> {
-  const rows = await sql`select 1 from roles where project_id = ${projectId} and id = ${roleId}`;
-  return rows.length === 1;
-}
-
 // ---- External identities ----
 
 const IDENTITY_COLUMNS = `e.provider_id, p.display_name as provider_display_name, e.subject, e.email,

@@ -20,6 +20,7 @@ const columnText = (alias: string) =>
     "is_active",
     "require_verified_email",
     "signup",
+    "default_role_id",
   ]
     .map((c) => quoted(`${alias}.${c}`)).join(", ") +
   `, ${brandingText(alias)}` +
@@ -59,13 +60,18 @@ export type ProjectFields =
     | "is_active"
     | "require_verified_email"
     | "signup"
+    | "default_role_id"
   >
   & { branding: BrandingFields };
 
 /** The stored branding fields (the logo is stored apart, db/projects/branding.ts). */
 export type BrandingFields = Omit<Project["branding"], "logo_url">;
 
-export async function insertProject(sql: Sql, p: ProjectFields & { id: string }): Promise<Project> {
+/** A new project has no roles yet, so no default role. */
+export async function insertProject(
+  sql: Sql,
+  p: Omit<ProjectFields, "default_role_id"> & { id: string },
+): Promise<Project> {
   const [row] = await sql<Project[]>`
     insert into projects
       (id, name, description, redirect_uris, post_logout_redirect_uris, mfa, is_active, require_verified_email,
@@ -95,7 +101,7 @@ export async function updateProjectRow(sql: Sql, id: string, p: ProjectFields): 
     set name = ${p.name}, description = ${p.description}, redirect_uris = ${p.redirect_uris},
         post_logout_redirect_uris = ${p.post_logout_redirect_uris}, mfa = ${p.mfa},
         is_active = ${p.is_active}, require_verified_email = ${p.require_verified_email},
-        signup = ${sql.json(p.signup)},
+        signup = ${sql.json(p.signup)}, default_role_id = ${p.default_role_id},
         branding_display_name = ${p.branding.display_name}, branding_primary_color = ${p.branding.primary_color},
         branding_terms_url = ${p.branding.terms_url}, branding_privacy_url = ${p.branding.privacy_url},
         tokens_valid_after = case when p.is_active and not ${p.is_active} then clock_timestamp()

@@ -1,4 +1,7 @@
-/** The row a sign-up writes: a user with an address and a password, no role, unless the address is taken. */
+/**
+ * The row a sign-up writes: a user with an address, a password and the project's `default_role_id` (read in the
+ * same statement, so a change of it applies from the next sign-up on), unless the address is taken.
+ */
 import type { Sql } from "../connection.ts";
 
 /**
@@ -8,11 +11,12 @@ import type { Sql } from "../connection.ts";
 export async function insertSignupUser(
   sql: Sql,
   u: { project_id: string; id: string; display_name: string; email: string; password_hash: string },
-): Promise<string | null> {
-  const rows = await sql<{ id: string }[]>`
+): Promise<{ id: string; role_id: string | null } | null> {
+  const rows = await sql<{ id: string; role_id: string | null }[]>`
     insert into users (project_id, id, display_name, email, email_verified, password_hash, role_id, is_active)
-    values (${u.project_id}, ${u.id}, ${u.display_name}, ${u.email}, false, ${u.password_hash}, null, true)
+    select ${u.project_id}, ${u.id}, ${u.display_name}, ${u.email}, false, ${u.password_hash}, p.default_role_id, true
+    from projects p where p.id = ${u.project_id}
     on conflict (project_id, email) do nothing
-    returning id`;
-  return rows[0]?.id ?? null;
+    returning id, role_id`;
+  return rows[0] ?? null;
 }

@@ -7,6 +7,7 @@ import {
   insertRole,
   lockRoleShared,
   moveRoleUsers,
+  roleExists,
   roleListStatement,
   setRolePermissions,
   updateRoleRow,
@@ -24,6 +25,16 @@ import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./
 import type { Principal } from "../shared/principal.ts";
 import { keepOrClear } from "../shared/updates.ts";
 import { guardOperators } from "./operators.ts";
+
+/**
+ * A role given by default (a provider's or the project's `default_role_id`) must be one of the project's: 400
+ * `invalid_params` naming `field` otherwise. Who may give it is the caller's rule to check.
+ */
+export async function requireProjectRole(sql: Sql, projectId: string, roleId: string, field: string): Promise<void> {
+  if (!(await roleExists(sql, projectId, roleId))) {
+    throw new AppError("invalid_params", { details: [{ field, issue: "is not a role of this project" }] });
+  }
+}
 
 /** Creates a role holding only permissions the caller covers. */
 export async function createRole(

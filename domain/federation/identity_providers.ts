@@ -13,7 +13,6 @@ import {
   listProviderRows,
   type ProviderFields,
   type ProviderRow,
-  roleExists,
   updateProviderMetadata,
   updateProviderRow,
 } from "../../db/federation/identity_providers.ts";
@@ -27,6 +26,7 @@ import {
 } from "../../openapi/identity_providers.ts";
 import { diff, record, sourceOf } from "../audit/audit.ts";
 import { requireCovered, requireCoversAll } from "../authz/coverage.ts";
+import { requireProjectRole } from "../authz/roles.ts";
 import { AppError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import type { KeyVault } from "../keys/key_vault.ts";
@@ -208,11 +208,7 @@ async function checkRole(
   roleId: string | null,
 ): Promise<void> {
   if (roleId === null) return;
-  if (!(await roleExists(tx, projectId, roleId))) {
-    throw new AppError("invalid_params", {
-      details: [{ field: "default_role_id", issue: "is not a role of this project" }],
-    });
-  }
+  await requireProjectRole(tx, projectId, roleId, "default_role_id");
   await requireCovered(tx, caller, projectId, { roleId }, "default_role_id", "giving this role at sign-in");
 }
 

@@ -24,6 +24,7 @@ import {
 } from "../../openapi/projects.ts";
 import { diff, record, type Source, sourceOf, updateType } from "../audit/audit.ts";
 import { requireCoversAll } from "../authz/coverage.ts";
+import { requireProjectRole } from "../authz/roles.ts";
 import { createConsoleClient } from "../console/client.ts";
 import { defaultResources } from "../authz/defaults.ts";
 import { AppError } from "../shared/errors.ts";
@@ -131,6 +132,12 @@ export async function updateProject(
       // Who may create an account: the same least-privilege rule as redirect_uris.
       await requireCoversAll(tx, principal, id, "signup", "changing the sign-up rule");
     }
+    const defaultRoleId = input.default_role_id === undefined ? current.default_role_id : input.default_role_id;
+    if (defaultRoleId !== current.default_role_id) {
+      // What anyone who signs up may do: the same least-privilege rule as `signup`.
+      if (defaultRoleId !== null) await requireProjectRole(tx, id, defaultRoleId, "default_role_id");
+      await requireCoversAll(tx, principal, id, "default_role_id", "changing the role given at sign-up");
+    }
     const mfa = input.mfa ?? current.mfa;
     if (mfa !== current.mfa) {
       // Who must show a second factor: the same least-privilege rule as redirect_uris.
@@ -160,6 +167,7 @@ export async function updateProject(
       is_active: isActive,
       require_verified_email: requireVerified,
       signup,
+      default_role_id: defaultRoleId,
       branding: input.branding ? brandingFields(input.branding) : current.branding,
     });
     if (current.is_active && !isActive) await endSessions(tx, { projectId: id });

@@ -123,24 +123,25 @@ export async function signUp(
   // Hashed whether or not the address is new, before the transaction, so that both take as long.
   const passwordHash = await hashPassword(form.password);
   const created = await transaction(sql, async (tx) => {
-    const userId = await insertSignupUser(tx, {
+    const inserted = await insertSignupUser(tx, {
       project_id: req.project_id,
       id: newId(),
       display_name: form.name.trim(),
       email,
       password_hash: passwordHash,
     });
-    if (userId === null) {
+    if (inserted === null) {
       await mailOwner(tx, s, req.project_id, email);
       return null;
     }
+    const userId = inserted.id;
     const user = (await findMailUser(tx, req.project_id, userId))!;
     await record(tx, {
       projectId: req.project_id,
       type: "user.created",
       source: userSource(userId, request),
       target: { type: "user", id: userId },
-      details: { how: "signup", client_id: req.client_id, email },
+      details: { how: "signup", client_id: req.client_id, email, role_id: inserted.role_id },
     });
     const verify = (await findSignupPolicy(tx, req.project_id))!.require_verified_email;
     if (verify) {

@@ -21,6 +21,7 @@ import {
 } from "../layout.tsx";
 import { areaApi, pid, projectPath, recordNow, refusedPage, type Scope, scopeOf } from "../projects.tsx";
 import { ApiRefusal, type Console, findIn, html, signedIn } from "../session.ts";
+import { RoleSelect, rolesOf } from "./role_select.tsx";
 
 const api = (k: Console) => areaApi(k, "identity-providers");
 const base = (k: Console) => `${projectPath(pid(k))}/identity-providers`;
@@ -98,15 +99,6 @@ const updateBody = (v: Values) => ({
   ...common(v),
 });
 
-/** The project's roles for the default role's choice; none when the user may not read them. */
-async function rolesOf(k: Console): Promise<Role[]> {
-  const res = await k.api<Page<Role>>(
-    "GET",
-    `${areaApi(k, "roles")}?page_size=100&sort_by=name&sort_dir=asc`,
-  );
-  return res.ok ? res.body.data : [];
-}
-
 function Check(p: { name: string; label: string; checked: boolean }) {
   return (
     <p class="check">
@@ -131,26 +123,6 @@ function PresetFields(p: { v: Values; problem: Problem | null }) {
       </select>
       {error && <p class="field-error">{error}</p>}
       <Field name="tenant_id" label="Tenant id (Microsoft only)" value={p.v.tenant_id} problem={p.problem} />
-    </>
-  );
-}
-
-function RoleSelect(p: { v: Values; roles: Role[]; problem: Problem | null }) {
-  const error = p.problem?.fields["default_role_id"];
-  const known = p.roles.some((r) => r.id === p.v.default_role_id);
-  return (
-    <>
-      <label for="f-default_role_id">Role of users created at sign-in</label>
-      <select id="f-default_role_id" name="default_role_id">
-        <option value="" selected={!p.v.default_role_id}>No role</option>
-        {!known && p.v.default_role_id && (
-          <option value={p.v.default_role_id} selected>{p.v.default_role_id}</option>
-        )}
-        {p.roles.map((r) => (
-          <option key={r.id} value={r.id} selected={r.id === p.v.default_role_id}>{r.name}</option>
-        ))}
-      </select>
-      {error && <p class="field-error">{error}</p>}
     </>
   );
 }
@@ -201,7 +173,12 @@ function ProviderForm(p: FormProps) {
           label="Link to the user with the same address when both sides say it is verified"
           checked={v.link_by_verified_email}
         />
-        <RoleSelect v={v} roles={p.roles} problem={problem} />
+        <RoleSelect
+          value={v.default_role_id}
+          roles={p.roles}
+          problem={problem}
+          label="Role of users created at sign-in"
+        />
         <Check name="is_active" label="Active (its button shows on the login page)" checked={v.is_active} />
         {!p.readonly && <button type="submit">{provider ? "Save provider" : "Create provider"}</button>}
       </fieldset>

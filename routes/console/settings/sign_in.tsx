@@ -1,6 +1,6 @@
 /**
  * Console page of a project's sign-in settings: the second-factor policy (`mfa`), whether addresses must be
- * verified (`require_verified_email`) and self-service sign-up (`signup`). Saved through the admin API's
+ * verified (`require_verified_email`), self-service sign-up (`signup`) and the role it gives (`default_role_id`). Saved through the admin API's
  * `PUT /api/v1/projects/{id}` as the signed-in user, so its permission, coverage rules and audit apply.
  */
 import type { Project } from "../../../openapi/projects.ts";
@@ -8,8 +8,16 @@ import type { App } from "../../env.ts";
 import { Alert, Csrf, Field, Layout, type Problem, problemOf } from "../layout.tsx";
 import { pid, projectApi, projectPath, refusedPage, type Scope, scopeOf } from "../projects.tsx";
 import { type Console, html, signedIn } from "../session.ts";
+import type { Role } from "../../../openapi/roles.ts";
+import { RoleSelect, rolesOf } from "./role_select.tsx";
 
-type Values = { mfa: string; require_verified_email: boolean; signup: string; domains: string };
+type Values = {
+  mfa: string;
+  require_verified_email: boolean;
+  signup: string;
+  domains: string;
+  default_role_id: string;
+};
 
 const MFA: [Project["mfa"], string][] = [
   ["off", "Off: never ask for a second factor"],
@@ -28,6 +36,7 @@ const valuesOf = (p: Project): Values => ({
   require_verified_email: p.require_verified_email,
   signup: typeof p.signup === "string" ? p.signup : "domains",
   domains: typeof p.signup === "string" ? "" : p.signup.domains.join("\n"),
+  default_role_id: p.default_role_id ?? "",
 });
 
 const posted = (k: Console): Values => ({
@@ -35,6 +44,7 @@ const posted = (k: Console): Values => ({
   require_verified_email: k.field("require_verified_email") === "true",
   signup: k.field("signup") || "off",
   domains: k.field("domains"),
+  default_role_id: k.field("default_role_id"),
 });
 
 function signupBody(v: Values) {
@@ -42,7 +52,7 @@ function signupBody(v: Values) {
   return { domains: v.domains.split(/[\r\n,]+/).map((d) => d.trim()).filter(Boolean) };
 }
 
-function SignupChoice(p: { v: Values; problem: Problem | null }) {
+function SignupChoice(p: { v: Values; roles: Role[]; problem: Problem | null }) {
   const error = p.problem?.fields["signup"];
   return (
     <fieldset aria-describedby={error ? "f-signup-error" : undefined}>
@@ -68,12 +78,19 @@ function SignupChoice(p: { v: Values; problem: Problem | null }) {
         hint="One a line, such as example.com: the part of the address after its last @, exactly."
       />
       {error && <p class="field-error" id="f-signup-error">{error}</p>}
+      <RoleSelect
+        value={p.v.default_role_id}
+        roles={p.roles}
+        problem={p.problem}
+        label="Role of new accounts"
+        hint="What a user who signs up may do. Users from an identity provider get that provider's role."
+      />
     </fieldset>
   );
 }
 
 function SettingsForm(
-  p: { k: Console; v: Values; problem: Problem | null; action: string; readonly: boolean },
+  p: { k: Console; v: Values; roles: Role[]; problem: Problem | null; action: string; readonly: boolean },
 ) {
   const { v, problem } = p;
   const mfaError = problem?.fields["mfa"];
@@ -101,7 +118,7 @@ function SettingsForm(
             Require a verified email address (unverified users are offered a verification link instead)
           </label>
         </p>
-        <SignupChoice v={v} problem={problem} />
+        <SignupChoice v={v} roles={p.roles} problem={problem} />
         {!p.readonly && <button type="submit">Save sign-in settings</button>}
       </fieldset>
       {p.readonly && <p class="hint">You may read these settings; changing them needs projects:update.</p>}
@@ -110,9 +127,10 @@ function SettingsForm(
 }
 
 async function page(k: Console, values: Values | null, problem: Problem | null) {
-  let s: Scope;
+  let s: Scope, roles: Role[];
   try {
     s = await scopeOf(k, pid(k));
+    roles = await rolesOf(k);
   } catch (err) {
     return refusedPage(k, err);
   }
@@ -133,7 +151,7 @@ async function page(k: Console, values: Values | null, problem: Problem | null) 
       >
         <h1>Sign-in settings</h1>
         <Alert problem={problem} notice={k.c.req.query("done") ? "Saved." : null} />
-        <SettingsForm k={k} v={v} problem={problem} action={action} readonly={readonly} />
+        <SettingsForm k={k} v={v} roles={roles} problem={problem} action={action} readonly={readonly} />
       </Layout>
     ),
     problem ? 400 : 200,
@@ -156,6 +174,7 @@ async function saveSettings(k: Console) {
     mfa: v.mfa,
     require_verified_email: v.require_verified_email,
     signup: signupBody(v),
+    default_role_id: v.default_role_id || null,
   });
   if (!res.ok) return page(k, v, problemOf(res));
   return k.c.redirect(`${projectPath(s.project.id)}/sign-in?done=1`, 303);

@@ -2243,6 +2243,12 @@ export namespace Api {
 		 */
 		signup: Api.Project.Signup.EnumValueEnum | Api.Project.Signup.ObjectValue;
 		/**
+		 * @description <p>The role a user gets on creating an account through self-service sign-up (<code>signup</code>); null: none. One of the project&#39;s roles (a deleted role leaves none). Users created through an identity provider get that provider&#39;s <code>default_role_id</code> instead.</p>
+		 * @type {string | null}
+		 * @memberof Project
+		 */
+		'default_role_id': string | null;
+		/**
 		 * @description <p>RFC 3339, UTC</p>
 		 * @type {string}
 		 * @memberof Project
@@ -3290,6 +3296,12 @@ export namespace Api {
 		 * @memberof UpdateProjectRequest
 		 */
 		signup?: Api.UpdateProjectRequest.Signup.EnumValueEnum | Api.UpdateProjectRequest.Signup.ObjectValue;
+		/**
+		 * @description <p>The role a user gets on creating an account through self-service sign-up (<code>signup</code>); null: none. One of the project&#39;s roles (a deleted role leaves none). Users created through an identity provider get that provider&#39;s <code>default_role_id</code> instead. Omitted keeps it; null clears it. Only a caller covering the whole project may change it, as <code>signup</code> (it decides what anyone who signs up may do).</p>
+		 * @type {string | null}
+		 * @memberof UpdateProjectRequest
+		 */
+		'default_role_id'?: string | null;
 		/**
 		 * @description <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy. On update: omitted keeps it; an object replaces it (a field it leaves out is cleared); the logo is kept either way.</p>
 		 * @type {Api.BrandingRequest}
