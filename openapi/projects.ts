@@ -2,7 +2,8 @@
 import { z } from "@hono/zod-openapi";
 import { booleanFilter, clearableText, Id, listOf, listQuery, Name, Timestamps } from "./fields.ts";
 
-const DEFAULT_ROLE = "The role a user gets on creating an account through self-service sign-up (`signup`); null: " +
+const DEFAULT_ROLE =
+  "The role a user gets on creating an account through self-service sign-up (`signup`); null: " +
   "none. One of the project's roles (a deleted role leaves none). Users created through an identity provider get " +
   "that provider's `default_role_id` instead.";
 
@@ -228,7 +229,8 @@ export const UpdateProjectRequest = z.strictObject({
       "Omitted keeps it. Only a caller covering the whole project may change it, as `redirect_uris`.",
   }),
   default_role_id: Id.nullable().optional().openapi({
-    description: `${DEFAULT_ROLE} Omitted keeps it; null clears it. Only a caller covering the whole project ` +
+    description:
+      `${DEFAULT_ROLE} Omitted keeps it; null clears it. Only a caller covering the whole project ` +
       "may change it, as `signup` (it decides what anyone who signs up may do).",
   }),
   branding: BrandingRequest.optional(),

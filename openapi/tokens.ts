@@ -16,6 +16,18 @@ export const TokenRequest = z.object({
   code_verifier: field("Required for `authorization_code` (PKCE, S256)."),
   refresh_token: field("Required for `refresh_token`."),
   state: field("Optional; ignored."),
+  resource: z.union([plain(2000), z.array(plain(2000)).max(10)]).optional().openapi({
+    description: "RFC 8707: the resource indicator of the one API the access token is for (a resource's " +
+      "`indicator` in the client's project). The token's `aud` is then that indicator and its `scope` the " +
+      "permission codes of that resource asked in `scope` that the subject holds (all it holds when `scope` " +
+      "names none of them). In the code and refresh grants it must be the authorization request's `resource` " +
+      "(omitted: that one). Unknown, of another project, not an absolute URI, with a fragment, or repeated: " +
+      "`invalid_target`.",
+  }),
+  scope: field(
+    "With `resource`: the permission codes of that API wanted, space-separated (others are ignored). " +
+      "Without it: ignored.",
+  ),
 }).openapi("TokenRequest");
 export type TokenRequest = z.infer<typeof TokenRequest>;
 
@@ -32,7 +44,9 @@ export const TokenResponse = z.object({
     description: "OpenID Connect: when the authorization request's `scope` had `openid` (also on refresh)",
   }),
   scope: z.string().optional().openapi({
-    description: "OpenID Connect: the granted scopes (`openid`, `profile`, `email`), space-separated",
+    description:
+      "With `resource`: the access token's scope, the granted permission codes of that API. Otherwise " +
+      "OpenID Connect: the granted scopes (`openid`, `profile`, `email`), space-separated",
   }),
 }).openapi("TokenResponse");
 export type TokenResponse = z.infer<typeof TokenResponse>;
@@ -51,7 +65,13 @@ export const Introspection = z.object({
   token_type: z.enum(["access_token", "refresh_token"]).optional(),
   iss: z.string().optional(),
   sub: z.string().optional().openapi({ description: "The user id, or the client id for client credentials" }),
-  aud: z.string().optional().openapi({ description: "The project id" }),
+  aud: z.string().optional().openapi({
+    description:
+      "The project id, or for a token asked for one API (RFC 8707 `resource`) that API's indicator",
+  }),
+  scope: z.string().optional().openapi({
+    description: "A token for one API: what of its granted permission codes the subject still holds",
+  }),
   client_id: z.string().optional(),
   exp: z.number().int().optional(),
   iat: z.number().int().optional(),

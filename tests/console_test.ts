@@ -95,9 +95,14 @@ test(
       assert.ok(await page.locator("#f-code-error").isVisible());
       assert.equal(await page.getByLabel("Code", { exact: true }).getAttribute("aria-invalid"), "true");
       await page.getByLabel("Code", { exact: true }).fill("orders");
+      // An API of its own: its indicator, shown again on its page.
+      const indicator = `https://orders-${crypto.randomUUID().slice(0, 8)}.example.com/api`;
+      await page.getByLabel("API indicator").fill(indicator);
       await page.getByRole("button", { name: "Create resource" }).click();
       await page.waitForURL(/resources\?done=1/);
       assert.ok(await page.getByRole("cell", { name: "read, write" }).isVisible());
+      await page.getByRole("link", { name: "Orders", exact: true }).click();
+      assert.equal(await page.getByLabel("API indicator").inputValue(), indicator);
 
       // A role holding one of them.
       await tab(page, "Roles");

@@ -21,6 +21,7 @@ test("POST .../resources creates a resource with its permissions in one request"
     "created_at",
     "description",
     "id",
+    "indicator",
     "is_default",
     "name",
     "permissions",

@@ -8,6 +8,7 @@ import { containsPattern, type PageStatement, pageStatement, type Params } from 
 export type NewPermission = Pick<Permission, "id" | "name" | "code" | "description">;
 /** A resource to insert, with its permissions. */
 export type NewResource = Pick<Resource, "id" | "name" | "code" | "description" | "is_default"> & {
+  indicator?: string | null;
   permissions: NewPermission[];
 };
 
@@ -29,6 +30,7 @@ export async function insertResources(sql: Sql, projectId: string, resources: Ne
         name: r.name,
         code: r.code,
         description: r.description,
+        indicator: r.indicator ?? null,
         is_default: r.is_default,
       })),
     )
@@ -61,10 +63,11 @@ export async function insertPermissions(
 export async function updateResourceRow(
   sql: Sql,
   resourceId: string,
-  r: { name: string; code: string; description: string | null },
+  r: { name: string; code: string; description: string | null; indicator: string | null },
 ): Promise<void> {
   await sql`
-    update resources set name = ${r.name}, code = ${r.code}, description = ${r.description}, updated_at = now()
+    update resources set name = ${r.name}, code = ${r.code}, description = ${r.description},
+      indicator = ${r.indicator}, updated_at = now()
     where id = ${resourceId}`;
 }
 

@@ -15,6 +15,9 @@ export type AuthorizationRequestRow = {
   nonce: string | null;
   /** `2` when the OpenID request's `acr_values` asked for a second factor. */
   acr: string | null;
+  /** RFC 8707: the API asked for (its indicator) and the scope the request asked, or null. */
+  resource: string | null;
+  resource_scope: string | null;
   csrf_hash: Uint8Array;
   browser_hash: Uint8Array;
   expired: boolean;
@@ -27,10 +30,10 @@ export async function insertAuthorizationRequest(
 ): Promise<void> {
   await sql`
     insert into authorization_requests
-      (id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, acr, csrf_hash, browser_hash,
-       expires_at)
+      (id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, acr, resource, resource_scope,
+       csrf_hash, browser_hash, expires_at)
     values (${r.id}, ${r.project_id}, ${r.client_id}, ${r.redirect_uri}, ${r.code_challenge}, ${r.state},
-            ${r.scope}, ${r.nonce}, ${r.acr}, ${r.csrf_hash}, ${r.browser_hash},
+            ${r.scope}, ${r.nonce}, ${r.acr}, ${r.resource}, ${r.resource_scope}, ${r.csrf_hash}, ${r.browser_hash},
             now() + make_interval(secs => ${r.ttlSeconds}))`;
 }
 
@@ -39,8 +42,8 @@ export async function findAuthorizationRequest(
   id: string,
 ): Promise<AuthorizationRequestRow | undefined> {
   const [row] = await sql<AuthorizationRequestRow[]>`
-    select id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, acr, csrf_hash, browser_hash,
-           expires_at <= now() as expired, used_at is not null as used
+    select id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, acr, resource,
+           resource_scope, csrf_hash, browser_hash, expires_at <= now() as expired, used_at is not null as used
     from authorization_requests where id = ${id}`;
   return row;
 }
@@ -67,11 +70,12 @@ export async function insertAuthorizationCode(
 ): Promise<void> {
   await sql`
     insert into authorization_codes (project_id, code_hash, client_id, user_id, redirect_uri, code_challenge, expires_at,
-                                     scope, nonce, auth_time, sso_session_id, ip, user_agent, amr)
+                                     scope, nonce, auth_time, sso_session_id, ip, user_agent, amr, resource,
+                                     resource_scope)
     values (${c.project_id}, ${c.code_hash}, ${c.client_id}, ${c.user_id}, ${c.redirect_uri}, ${c.code_challenge},
             now() + make_interval(secs => ${c.ttlSeconds}), ${c.scope ?? null}, ${c.nonce ?? null},
             ${c.auth_time ?? null}, ${c.sso_session_id ?? null}, ${c.ip ?? null}, ${c.user_agent ?? null},
-            ${c.amr ?? null})`;
+            ${c.amr ?? null}, ${c.resource ?? null}, ${c.resource_scope ?? null})`;
 }
 
 /**
@@ -88,6 +92,9 @@ export type CodeLogin = {
   user_agent: string | null;
   /** How the user authenticated (RFC 8176), e.g. `["pwd", "otp", "mfa"]`; null for logins before it was kept. */
   amr: string[] | null;
+  /** RFC 8707: the API the authorization asked for, and the scope it asked; null for a token of the project. */
+  resource: string | null;
+  resource_scope: string | null;
 };
 
 export type CodeRow = {
@@ -113,7 +120,7 @@ export async function findAuthorizationCode(sql: Sql, codeHash: Uint8Array): Pro
   const [row] = await sql<CodeRow[]>`
     select a.project_id, a.client_id, a.user_id, a.redirect_uri, a.code_challenge, a.used_at is not null as used,
            a.expires_at <= now() as expired, a.session_id, u.is_active as user_active,
-           a.scope, a.nonce, a.auth_time, a.sso_session_id, a.ip, a.user_agent, a.amr,
+           a.scope, a.nonce, a.auth_time, a.sso_session_id, a.ip, a.user_agent, a.amr, a.resource, a.resource_scope,
            ${ssoLive(sql)} as sso_live
     from authorization_codes a join users u on u.id = a.user_id
     where a.code_hash = ${codeHash}`;
@@ -156,12 +163,12 @@ export async function openSession(
   const [row] = await sql<{ expires_in: number }[]>`
     with s as (
       insert into sessions (project_id, id, user_id, client_id, expires_at, max_expires_at,
-                            scope, auth_time, sso_session_id, ip, user_agent, amr)
+                            scope, auth_time, sso_session_id, ip, user_agent, amr, resource, resource_scope)
       values (${s.project_id}, ${s.id}, ${s.user_id}, ${s.client_id},
               now() + make_interval(secs => least(${s.ttlSeconds}::int, ${s.maxTtlSeconds}::int)),
               now() + make_interval(secs => ${s.maxTtlSeconds}),
               ${s.scope ?? null}, ${s.auth_time ?? null}, ${s.sso_session_id ?? null}, ${s.ip ?? null},
-              ${s.user_agent ?? null}, ${s.amr ?? null})
+              ${s.user_agent ?? null}, ${s.amr ?? null}, ${s.resource ?? null}, ${s.resource_scope ?? null})
       returning project_id, id, expires_at
     )
     insert into refresh_tokens (project_id, token_hash, session_id, expires_at)
@@ -230,6 +237,9 @@ export type RefreshRow = {
   scope: string | null;
   auth_time: Date | null;
   sso_session_id: string | null;
+  /** RFC 8707: the API the session's tokens are for, and the scope its authorization asked. */
+  resource: string | null;
+  resource_scope: string | null;
 };
 
 export async function findRefreshToken(sql: Sql, tokenHash: Uint8Array): Promise<RefreshRow | undefined> {
@@ -238,7 +248,8 @@ export async function findRefreshToken(sql: Sql, tokenHash: Uint8Array): Promise
            t.expires_at <= now() as expired,
            (s.revoked_at is null and s.expires_at > now()) as session_live, u.is_active as user_active,
            (c.is_active and p.is_active) as client_live,
-           extract(epoch from t.expires_at)::bigint::int as exp, s.scope, s.auth_time, s.sso_session_id
+           extract(epoch from t.expires_at)::bigint::int as exp, s.scope, s.auth_time, s.sso_session_id,
+           s.resource, s.resource_scope
     from refresh_tokens t
     join sessions s on s.id = t.session_id
     join users u on u.id = s.user_id

@@ -48,6 +48,7 @@ export async function createResource(
       name: input.name,
       code: input.code,
       description: input.description || null,
+      indicator: input.indicator ?? null,
       is_default: false,
       permissions: (input.permissions ?? []).map((p) => ({ id: newId(), ...permissionFields(p) })),
     }]);
@@ -66,7 +67,8 @@ export async function createResource(
  * id and every grant on it, a new code is created, a code left out is deleted with its grants. Omitted
  * `permissions` leave them as they are. Default resources are read-only. A new code, or a new list of
  * permissions, changes what every holder of them may do (`billing:read` renamed is a grant of something
- * else), so it needs a caller that covers the resource's permissions; a name or description does not.
+ * else), and so does a new indicator (which tokens act on this API), so they need a caller that covers the
+ * resource's permissions; a name or description does not.
  */
 export async function updateResource(
   sql: Sql,
@@ -79,14 +81,15 @@ export async function updateResource(
     const current = await findResource(tx, projectId, resourceId, { lock: true });
     if (!current) throw new AppError("resource_not_found");
     if (current.is_default) throw new AppError("default_resource_immutable");
-    if (input.code !== current.code || input.permissions !== undefined) {
+    const indicator = input.indicator === undefined ? current.indicator : input.indicator;
+    if (input.code !== current.code || input.permissions !== undefined || indicator !== current.indicator) {
       await requireCovered(
         tx,
         caller,
         projectId,
         { permissionIds: current.permissions.map((p) => p.id) },
         "resource_id",
-        "changing this resource's code or permissions",
+        "changing this resource's code, indicator or permissions",
         { nameCodes: false },
       );
     }
@@ -94,6 +97,7 @@ export async function updateResource(
       name: input.name,
       code: input.code,
       description: keepOrClear(input.description, current.description),
+      indicator,
     });
     if (input.permissions !== undefined) {
       const existing = new Map(

@@ -30,7 +30,12 @@ import { guardOperators } from "./operators.ts";
  * A role given by default (a provider's or the project's `default_role_id`) must be one of the project's: 400
  * `invalid_params` naming `field` otherwise. Who may give it is the caller's rule to check.
  */
-export async function requireProjectRole(sql: Sql, projectId: string, roleId: string, field: string): Promise<void> {
+export async function requireProjectRole(
+  sql: Sql,
+  projectId: string,
+  roleId: string,
+  field: string,
+): Promise<void> {
   if (!(await roleExists(sql, projectId, roleId))) {
     throw new AppError("invalid_params", { details: [{ field, issue: "is not a role of this project" }] });
   }

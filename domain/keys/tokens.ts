@@ -32,8 +32,10 @@ const VERIFIED_CACHE = 10_000;
 const CLOCK_LEEWAY_SECONDS = 60;
 
 export type AccessClaims = {
-  /** The project (RFC 9068 `aud`). */
+  /** The project (RFC 9068 `aud`), or the API's resource indicator for a token asked for one (RFC 8707). */
   aud: string;
+  /** A token for an API: the granted permission codes of that resource, space-separated (RFC 9068 §2.2.3). */
+  scope?: string;
   /** The user id, or the client id for client credentials. */
   sub: string;
   client_id: string;
@@ -89,13 +91,16 @@ export class TokenService {
       sessionId?: string;
       issuedAt: Date;
       kid: string;
+      /** For one API (RFC 8707): `aud` is its indicator, `scope` what was granted of it. */
+      target?: { indicator: string; scope: string };
     },
   ): Promise<{ token: string; claims: AccessClaims }> {
     const signer = await this.#signer(c.kid);
     const ms = c.issuedAt.getTime();
     const iat = Math.floor(ms / 1000);
     const claims: AccessClaims = {
-      aud: c.projectId,
+      aud: c.target?.indicator ?? c.projectId,
+      ...(c.target?.scope ? { scope: c.target.scope } : {}),
       sub: c.subject,
       client_id: c.clientId,
       jti: newId(ms),
@@ -108,6 +113,7 @@ export class TokenService {
       sub: claims.sub,
       aud: claims.aud,
       client_id: claims.client_id,
+      ...(claims.scope ? { scope: claims.scope } : {}),
       ...(claims.sid ? { sid: claims.sid } : {}),
       iat: claims.iat,
       exp: claims.exp,
@@ -296,14 +302,16 @@ function accessClaims(
 ): VerifiedClaims | null {
   const typ = typeof header.typ === "string" ? header.typ.toLowerCase() : "";
   if (typ !== "at+jwt" && typ !== "application/at+jwt") return null;
-  const { iss, aud, sub, jti, client_id, sid, iat, exp, nbf } = p;
+  const { iss, aud, sub, jti, client_id, sid, iat, exp, nbf, scope } = p;
   if (iss !== issuer) return null;
   if (typeof exp !== "number" || exp <= now - CLOCK_LEEWAY_SECONDS || typeof iat !== "number") return null;
   if (nbf !== undefined && (typeof nbf !== "number" || nbf > now)) return null;
   if (typeof aud !== "string" || typeof sub !== "string" || typeof jti !== "string") return null;
   if (typeof client_id !== "string" || (sid !== undefined && typeof sid !== "string")) return null;
+  if (scope !== undefined && typeof scope !== "string") return null;
   return {
     aud,
+    ...(scope ? { scope: scope as string } : {}),
     sub,
     jti,
     client_id,

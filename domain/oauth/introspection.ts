@@ -7,6 +7,7 @@ import { clientSource, record } from "../audit/audit.ts";
 import { authenticateClient, type PresentedClient } from "./client_auth.ts";
 import { liveToken, principalOf } from "../authz/gate.ts";
 import { findSessionAuth } from "../../db/oauth/oidc.ts";
+import { findIndicatorProject, findIndicatorTarget } from "../../db/oauth/resource_indicators.ts";
 import { authContext } from "./oidc.ts";
 import { subjectOf } from "../shared/principal.ts";
 import { hashSecret } from "../shared/secrets.ts";
@@ -44,7 +45,9 @@ export async function revokeToken(
     return;
   }
   const claims = await tokens.verifyAccessToken(req.token);
-  if (claims && claims.aud === client.project_id && claims.client_id === client.id) {
+  const ofProject = claims !== null && (claims.aud === client.project_id ||
+    await retryRead(() => findIndicatorProject(sql, claims.aud)) === client.project_id);
+  if (claims && ofProject && claims.client_id === client.id) {
     await transaction(sql, async (tx) => {
       if (
         !(await revokeAccessToken(tx, { jti: claims.jti, project_id: client.project_id, exp: claims.exp }))
@@ -77,29 +80,48 @@ export async function introspectToken(
     const refreshed = await introspectRefresh(sql, tokens, req.token, client.project_id);
     if (refreshed) return refreshed;
   }
-  const claims = await tokens.verifyAccessToken(req.token);
-  if (claims) {
-    if (claims.aud !== client.project_id) return { active: false };
+  const verified = await tokens.verifyAccessToken(req.token);
+  if (verified) {
+    // A token for one of the project's APIs (RFC 8707) names it by its indicator, which must still be there.
+    const forApi = verified.aud !== client.project_id;
+    if (forApi && await retryRead(() => findIndicatorProject(sql, verified.aud)) !== client.project_id) {
+      return { active: false };
+    }
+    const claims = { ...verified, aud: client.project_id };
     const live = await liveToken(sql, claims, { pathProjectId: null, permission: null });
     if (!live) return { active: false };
     const principal = principalOf(claims, live);
+    const permissions = await retryRead(() => permissionCodes(sql, subjectOf(principal)));
     return {
       active: true,
       token_type: "access_token",
       iss: tokens.issuer,
       sub: claims.sub,
-      aud: claims.aud,
+      aud: verified.aud,
       client_id: claims.client_id,
       exp: claims.exp,
       iat: claims.iat,
       jti: claims.jti,
+      ...(forApi ? { scope: await liveScope(sql, verified.aud, subjectOf(principal), verified.scope) } : {}),
       ...(principal.sessionId ? { sid: principal.sessionId } : {}),
       ...(principal.sessionId ? await sessionAuth(sql, claims.aud, principal.sessionId) : {}),
-      permissions: await retryRead(() => permissionCodes(sql, subjectOf(principal))),
+      permissions,
     };
   }
   if (refreshFirst) return { active: false };
   return await introspectRefresh(sql, tokens, req.token, client.project_id) ?? { active: false };
+}
+
+/** What of a token's `scope` its subject still holds of the API (a role or grant changed since: live). */
+async function liveScope(
+  sql: Sql,
+  indicator: string,
+  subject: { userId: string } | { clientId: string },
+  scope: string | undefined,
+): Promise<string> {
+  const target = await retryRead(() => findIndicatorTarget(sql, indicator, subject));
+  const held = new Set(target?.held ?? []);
+  return (scope ?? "").split(" ").filter((code) => held.has(code)).join(" ");
 }
 
 /** The session's `amr` and `acr`, when its login recorded them. */

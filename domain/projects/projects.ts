@@ -132,7 +132,9 @@ export async function updateProject(
       // Who may create an account: the same least-privilege rule as redirect_uris.
       await requireCoversAll(tx, principal, id, "signup", "changing the sign-up rule");
     }
-    const defaultRoleId = input.default_role_id === undefined ? current.default_role_id : input.default_role_id;
+    const defaultRoleId = input.default_role_id === undefined
+      ? current.default_role_id
+      : input.default_role_id;
     if (defaultRoleId !== current.default_role_id) {
       // What anyone who signs up may do: the same least-privilege rule as `signup`.
       if (defaultRoleId !== null) await requireProjectRole(tx, id, defaultRoleId, "default_role_id");

@@ -14,6 +14,7 @@ export const ERRORS = {
   auth_code_already_used: { message: "the code was already used" },
   auth_code_expired: { message: "the code has expired" },
   invalid_code_verifier: { message: "the code verifier is invalid" },
+  invalid_target: { message: "the resource is not an API this client may ask a token for" },
   invalid_refresh_token: { message: "the refresh token is invalid" },
   refresh_token_expired: { message: "the refresh token has expired; the user signs in again" },
   refresh_token_already_used: { message: "the refresh token was already used" },
@@ -37,6 +38,7 @@ export const ERRORS = {
   object_not_found: { message: "the resource has no such object" },
   grant_not_found: { message: "the grant does not exist" },
   resource_code_already_used: { message: "a resource with this code exists in the project" },
+  resource_indicator_already_used: { message: "a resource of this service already has this indicator" },
   role_code_already_used: { message: "a role with this code exists in the project" },
   user_external_id_already_used: { message: "a user with this external id exists in the project" },
   user_email_already_used: { message: "a user with this email exists" },
@@ -117,6 +119,7 @@ export class AppError extends (Refusal as unknown as ErrorConstructor) {
 /** Database constraint name → the error a race answers (never a 500): unique violations... */
 export const CONSTRAINT_ERRORS: Record<string, ErrorCode> = {
   resources__project_id_code: "resource_code_already_used",
+  resources__indicator: "resource_indicator_already_used",
   roles__project_id_code: "role_code_already_used",
   users__project_id_email: "user_email_already_used",
   users__project_id_external_user_id: "user_external_id_already_used",

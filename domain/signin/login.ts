@@ -27,6 +27,7 @@ import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
 import { type SecondStep, secondStepFor } from "../factors/second_step.ts";
 import { accountKey, normalizeEmail } from "../accounts/emails.ts";
 import { mintAuthorizationCode, mustVerifyFirst } from "../accounts/signin_policy.ts";
+import { indicatorOfProject, oneIndicator } from "../oauth/resource_indicators.ts";
 
 /** How long a login page stays usable. */
 export const LOGIN_REQUEST_TTL = 600;
@@ -69,6 +70,8 @@ export type ValidAuthorizeRequest = {
   state: string | null;
   /** With `openid` in the scope: the OpenID Connect request (see domain/oauth/oidc.ts); else null. */
   oidc: OidcRequest | null;
+  /** RFC 8707: the one API asked for (a resource's indicator in the client's project) and the scope asked. */
+  resource: { indicator: string; scope: string | null } | null;
 };
 
 const single = (params: AuthorizeParams, name: string): string | undefined | null => {
@@ -112,7 +115,10 @@ export async function validateAuthorizeRequest(
   const fail = (code: string, message: string) =>
     new AuthorizeRedirectError(code, message, redirectUri, state);
   for (const [name, values] of Object.entries(params)) {
-    if (values.length > 1) throw fail("invalid_request", `the parameter ${name} is repeated`);
+    // RFC 8707 §2 allows `resource` more than once; this service issues a token for one API (invalid_target).
+    if (values.length > 1 && name !== "resource") {
+      throw fail("invalid_request", `the parameter ${name} is repeated`);
+    }
   }
   const responseType = single(params, "response_type");
   if (!responseType) throw fail("invalid_request", "response_type is required");
@@ -134,7 +140,19 @@ export async function validateAuthorizeRequest(
   const get = (name: string) => single(params, name) ?? undefined;
   const oidcIssue = oidcParamIssue(get);
   if (oidcIssue) throw fail("invalid_request", oidcIssue);
-  return { client, redirectUri, codeChallenge: challenge, state, oidc: oidcRequest(get) };
+  let resource: ValidAuthorizeRequest["resource"] = null;
+  if (params.resource !== undefined) {
+    try {
+      const indicator = oneIndicator(params.resource);
+      // Checked now so that the client hears of an unknown API before the user signs in; again at the token.
+      await indicatorOfProject(sql, client.project_id, indicator);
+      resource = { indicator, scope: get("scope") ?? null };
+    } catch (err) {
+      if (err instanceof AppError) throw fail("invalid_target", err.message);
+      throw err;
+    }
+  }
+  return { client, redirectUri, codeChallenge: challenge, state, oidc: oidcRequest(get), resource };
 }
 
 /**
@@ -160,6 +178,8 @@ export async function startLogin(
     scope: req.oidc?.scope ?? null,
     nonce: req.oidc?.nonce ?? null,
     acr: req.oidc?.acr ?? null,
+    resource: req.resource?.indicator ?? null,
+    resource_scope: req.resource?.scope ?? null,
     csrf_hash: hashSecret(csrf),
     browser_hash: hashSecret(browserSecret),
     ttlSeconds: LOGIN_REQUEST_TTL,
@@ -336,6 +356,8 @@ export async function issueAuthorizationCode(
       redirect_uri: req.redirect_uri,
       code_challenge: req.code_challenge,
       ttlSeconds: codeTtl,
+      resource: req.resource,
+      resource_scope: req.resource_scope,
       ...(await login(tx)),
     });
   });

@@ -105,6 +105,8 @@ export async function signInSilently(
       ttlSeconds: settings.codeTtl,
       scope: oidc.scope,
       nonce: oidc.nonce,
+      resource: req.resource?.indicator ?? null,
+      resource_scope: req.resource?.scope ?? null,
       auth_time: sso.auth_time,
       sso_session_id: sso.id,
       amr: sso.amr,

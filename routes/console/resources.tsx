@@ -30,7 +30,13 @@ export async function allResources(k: Console, projectId: string): Promise<Resou
   }
 }
 
-type Values = { name: string; code: string; description: string; perms: { code: string; name: string }[] };
+type Values = {
+  name: string;
+  code: string;
+  description: string;
+  indicator: string;
+  perms: { code: string; name: string }[];
+};
 
 /** Rows of permission code and name; blank rows add, cleared rows remove. */
 function PermissionRows(
@@ -75,13 +81,20 @@ function formValues(k: Console): Values {
   const names = k.list("perm_name");
   const perms = codes.map((code, i) => ({ code: code.trim(), name: (names[i] ?? "").trim() }))
     .filter((p) => p.code || p.name);
-  return { name: k.field("name"), code: k.field("code"), description: k.field("description"), perms };
+  return {
+    name: k.field("name"),
+    code: k.field("code"),
+    description: k.field("description"),
+    indicator: k.field("indicator").trim(),
+    perms,
+  };
 }
 
 const body = (v: Values) => ({
   name: v.name,
   code: v.code,
   description: v.description || null,
+  indicator: v.indicator || null,
   permissions: v.perms.map((p) => ({ code: p.code, name: p.name || p.code })),
 });
 
@@ -163,6 +176,14 @@ function ResourcePage(p: ResourcePageProps) {
           hint="Letters, digits, dash and underscore."
         />
         <Field name="description" label="Description" value={v.description} problem={problem} />
+        <Field
+          name="indicator"
+          label="API indicator"
+          value={v.indicator}
+          type="url"
+          problem={problem}
+          hint="When this resource is an API (an MCP server, say): its URL, such as https://api.example.com/mcp. Tokens asked for it (resource=…) carry it as aud, and its permission codes as scope."
+        />
         <PermissionRows perms={v.perms} problem={problem} readonly={p.readonly} />
         {!p.readonly && <button type="submit">{resource ? "Save resource" : "Create resource"}</button>}
       </form>
@@ -188,9 +209,10 @@ async function editPage(
       name: resource.name,
       code: resource.code,
       description: resource.description ?? "",
+      indicator: resource.indicator ?? "",
       perms: resource.permissions.map((p) => ({ code: p.code, name: p.name })),
     }
-    : { name: "", code: "", description: "", perms: [] });
+    : { name: "", code: "", description: "", indicator: "", perms: [] });
   const base = `${projectPath(s.project.id)}/resources`;
   const action = resource ? `${base}/${encodeURIComponent(resource.id)}` : `${base}/new`;
   const readonly = resource?.is_default || !s.can(resource ? "resources:update" : "resources:create");

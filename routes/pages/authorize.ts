@@ -220,6 +220,12 @@ const authorizeDoc: RouteConfig = {
           "`email` add claims; other scopes are ignored. Without `openid` the request is plain OAuth.",
       }),
       nonce: z.string().optional().openapi({ description: "Echoed in the ID token" }),
+      resource: z.string().optional().openapi({
+        description:
+          "RFC 8707: the `indicator` of the one API (a resource of the client's project) the tokens " +
+          "are for; `scope` then also names the permission codes of it wanted. Their `aud` is the indicator. " +
+          "Unknown, another project's, not an absolute URI, with a fragment or repeated: `error=invalid_target`.",
+      }),
       prompt: z.enum(["login", "none"]).optional().openapi({
         description: "`login` shows the form even when signed in; `none` never shows it (without a " +
           "session: `error=login_required`). Other values: `invalid_request`.",

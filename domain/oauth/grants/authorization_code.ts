@@ -12,7 +12,7 @@ import { AppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { hashSecret, secretMatches } from "../../shared/secrets.ts";
 import type { TokenResponse } from "../../../openapi/tokens.ts";
-import { type GrantContext, issueUserTokens, required } from "./grant.ts";
+import { type GrantContext, issueUserTokens, required, userTarget } from "./grant.ts";
 
 /** RFC 7636 §4.6: BASE64URL(SHA256(ASCII(code_verifier))) == code_challenge, compared in constant time. */
 function verifierMatches(verifier: string, challenge: string): boolean {
@@ -75,6 +75,7 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
   }
   // Signed out (logout, a session ended by an admin, a new password) since the code was issued.
   if (!row.sso_live) throw endedBrowserSession();
+  const target = await userTarget(ctx, { projectId: row.project_id, userId: row.user_id, ...row });
   const sessionId = newId();
   await ctx.tokens.prepareSigner(client.current_kid);
   const issued = await transaction(sql, async (tx) => {
@@ -89,6 +90,7 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
       fresh: true,
       spent,
       login: row,
+      target,
     });
   });
   if (issued === null) {

@@ -3,6 +3,7 @@ import { authenticateClient } from "../client_auth.ts";
 import { AppError } from "../../shared/errors.ts";
 import type { TokenResponse } from "../../../openapi/tokens.ts";
 import type { GrantContext } from "./grant.ts";
+import { formIndicator, targetOf } from "../resource_indicators.ts";
 
 export async function clientCredentials(ctx: GrantContext): Promise<TokenResponse> {
   if (!ctx.client.basic) {
@@ -12,13 +13,23 @@ export async function clientCredentials(ctx: GrantContext): Promise<TokenRespons
       oauth: "invalid_client",
     });
   }
+  const indicator = formIndicator(ctx.form.resource);
   const client = await authenticateClient(ctx.sql, ctx.client, "token");
+  const target = indicator === undefined
+    ? undefined
+    : await targetOf(ctx.sql, client.project_id, { clientId: client.id }, indicator, ctx.form.scope);
   const { token } = await ctx.tokens.issueAccessToken({
     projectId: client.project_id,
     subject: client.id,
     clientId: client.id,
     issuedAt: client.now,
     kid: client.current_kid,
+    target,
   });
-  return { access_token: token, token_type: "Bearer", expires_in: ctx.tokens.accessTokenTtl };
+  return {
+    access_token: token,
+    token_type: "Bearer",
+    expires_in: ctx.tokens.accessTokenTtl,
+    ...(target ? { scope: target.scope } : {}),
+  };
 }

@@ -8,6 +8,28 @@ import { newSecret } from "../../shared/ids.ts";
 import { hashSecret } from "../../shared/secrets.ts";
 import type { TokenService } from "../../keys/tokens.ts";
 import { hasOpenId, issueIdToken } from "../oidc.ts";
+import { formIndicator, type Target, targetOf } from "../resource_indicators.ts";
+
+/**
+ * The API a user grant's token is for: the authorization's `resource` (RFC 8707), which the token request may
+ * repeat but never change (a token for another API would be one the user's sign-in did not ask for), with the
+ * scope it asked, granted as the user holds it now. Null for a token of the project.
+ */
+export async function userTarget(
+  ctx: GrantContext,
+  s: { projectId: string; userId: string; resource: string | null; resource_scope: string | null },
+): Promise<Target | undefined> {
+  const asked = formIndicator(ctx.form.resource);
+  if (asked !== undefined && asked !== s.resource) {
+    throw new AppError("invalid_target", {
+      description: s.resource === null
+        ? "the authorization asked for no resource: a token for an API needs a sign-in that asked for it"
+        : "the resource is not the one the authorization asked for",
+    });
+  }
+  if (s.resource === null) return undefined;
+  return await targetOf(ctx.sql, s.projectId, { userId: s.userId }, s.resource, s.resource_scope);
+}
 
 /** How the session's user signed in (see db/oauth/sessions.ts `CodeLogin`), read from its code or its session. */
 export type SessionLogin = {
@@ -18,6 +40,9 @@ export type SessionLogin = {
   ip?: string | null;
   user_agent?: string | null;
   amr?: string[] | null;
+  /** RFC 8707: the API the authorization asked for, and the scope it asked (kept by the session). */
+  resource?: string | null;
+  resource_scope?: string | null;
 };
 
 export type GrantSettings = {
@@ -66,6 +91,8 @@ export async function issueUserTokens(
     /** The database's time and current signing key, from the statement that spent the code or token. */
     spent: { now: Date; kid: string };
     login: SessionLogin;
+    /** For one API (RFC 8707): the access token's `aud` and `scope`. */
+    target?: Target;
   },
 ): Promise<TokenResponse> {
   const refresh = newSecret();
@@ -84,6 +111,8 @@ export async function issueUserTokens(
       ip: s.login.ip ?? null,
       user_agent: s.login.user_agent ?? null,
       amr: s.login.amr ?? null,
+      resource: s.login.resource ?? null,
+      resource_scope: s.login.resource_scope ?? null,
     })
     : await insertRefreshToken(tx, {
       project_id: s.projectId,
@@ -98,6 +127,7 @@ export async function issueUserTokens(
     sessionId: s.sessionId,
     issuedAt: s.spent.now,
     kid: s.spent.kid,
+    target: s.target,
   });
   const response: TokenResponse = {
     access_token: token,
@@ -123,5 +153,7 @@ export async function issueUserTokens(
     });
     response.scope = s.login.scope;
   }
+  // The access token's scope (RFC 6749 §5.1) is then the API's, whatever the ID token's was.
+  if (s.target) response.scope = s.target.scope;
   return response;
 }

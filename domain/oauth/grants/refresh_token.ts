@@ -7,7 +7,7 @@ import { AppError } from "../../shared/errors.ts";
 import { hashSecret } from "../../shared/secrets.ts";
 import { refreshReuse } from "../../../telemetry/families.ts";
 import type { TokenResponse } from "../../../openapi/tokens.ts";
-import { type GrantContext, issueUserTokens, required } from "./grant.ts";
+import { type GrantContext, issueUserTokens, required, userTarget } from "./grant.ts";
 
 export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
   const { sql, form } = ctx;
@@ -40,6 +40,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
     throw new AppError("invalid_refresh_token", { description: "the session has ended" });
   }
   if (!row.user_active) throw new AppError("invalid_refresh_token", { description: "the user is inactive" });
+  const target = await userTarget(ctx, { projectId: row.project_id, userId: row.user_id, ...row });
   await ctx.tokens.prepareSigner(client.current_kid);
   const issued = await transaction(sql, async (tx) => {
     const spent = await consumeRefreshToken(tx, tokenHash);
@@ -52,6 +53,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
       fresh: false,
       spent,
       login: { ...row, nonce: null },
+      target,
     });
   });
   if (issued === null) throw await reused();

@@ -29,7 +29,7 @@ export const createResourceRoute = guardedRoute({
   description: "Creates the resource and its permissions in one transaction.",
   request: { params: ProjectIdParam, body: jsonBody(CreateResourceRequest) },
   responses: { 201: jsonResponse(Resource, "The resource with its permissions") },
-  errors: ["resource_code_already_used"],
+  errors: ["resource_code_already_used", "resource_indicator_already_used"],
 });
 
 export const updateResourceRoute = guardedRoute({
@@ -44,7 +44,12 @@ export const updateResourceRoute = guardedRoute({
     "one transaction and takes effect on the next request of any token.",
   request: { params: ResourceIdParam, body: jsonBody(UpdateResourceRequest) },
   responses: { 200: jsonResponse(Resource, "The updated resource") },
-  errors: ["default_resource_immutable", "resource_not_found", "resource_code_already_used"],
+  errors: [
+    "default_resource_immutable",
+    "resource_not_found",
+    "resource_code_already_used",
+    "resource_indicator_already_used",
+  ],
 });
 
 export const listResourcesRoute = guardedRoute({

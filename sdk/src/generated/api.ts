@@ -4145,6 +4145,7 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 		 * @param {string} [state] <p>Returned unchanged; recommended against CSRF</p>
 		 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 		 * @param {string} [nonce] <p>Echoed in the ID token</p>
+		 * @param {string} [resource] <p>RFC 8707: the <code>indicator</code> of the one API (a resource of the client&#39;s project) the tokens are for; <code>scope</code> then also names the permission codes of it wanted. Their <code>aud</code> is the indicator. Unknown, another project&#39;s, not an absolute URI, with a fragment or repeated: <code>error=invalid_target</code>.</p>
 		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
 		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 		 * @param {string} [loginHint] <p>Pre-fills the email field</p>
@@ -4152,7 +4153,7 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options: RequestInit = {}): FetchArgs {
+		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, resource: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options: RequestInit = {}): FetchArgs {
 			// verify required parameter 'clientId' is not null or undefined
 			if (clientId === null || clientId === undefined) {
 				throw new RequiredError('clientId', 'Required parameter clientId was null or undefined when calling authorize.');
@@ -4212,6 +4213,10 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 
 			if (nonce !== undefined) {
 				localVarQueryParameter.append('nonce', String(nonce));
+			}
+
+			if (resource !== undefined) {
+				localVarQueryParameter.append('resource', String(resource));
 			}
 
 			if (prompt !== undefined) {
@@ -4661,6 +4666,7 @@ export const LoginApiFp = function(configuration?: Configuration) {
 		 * @param {string} [state] <p>Returned unchanged; recommended against CSRF</p>
 		 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 		 * @param {string} [nonce] <p>Echoed in the ID token</p>
+		 * @param {string} [resource] <p>RFC 8707: the <code>indicator</code> of the one API (a resource of the client&#39;s project) the tokens are for; <code>scope</code> then also names the permission codes of it wanted. Their <code>aud</code> is the indicator. Unknown, another project&#39;s, not an absolute URI, with a fragment or repeated: <code>error=invalid_target</code>.</p>
 		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
 		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 		 * @param {string} [loginHint] <p>Pre-fills the email field</p>
@@ -4668,8 +4674,8 @@ export const LoginApiFp = function(configuration?: Configuration) {
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
-			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, prompt, maxAge, loginHint, acrValues, options);
+		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, resource: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, resource, prompt, maxAge, loginHint, acrValues, options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
 					const contentType = response.headers.get('Content-Type');
@@ -4973,6 +4979,7 @@ export class LoginApi extends BaseAPI {
 	 * @param {string} [state] <p>Returned unchanged; recommended against CSRF</p>
 	 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 	 * @param {string} [nonce] <p>Echoed in the ID token</p>
+	 * @param {string} [resource] <p>RFC 8707: the <code>indicator</code> of the one API (a resource of the client&#39;s project) the tokens are for; <code>scope</code> then also names the permission codes of it wanted. Their <code>aud</code> is the indicator. Unknown, another project&#39;s, not an absolute URI, with a fragment or repeated: <code>error=invalid_target</code>.</p>
 	 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
 	 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 	 * @param {string} [loginHint] <p>Pre-fills the email field</p>
@@ -4980,8 +4987,8 @@ export class LoginApi extends BaseAPI {
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
 	 */
-	public authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options?: RequestInit) {
-		return LoginApiFp(this.configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, prompt, maxAge, loginHint, acrValues, options)(this.fetch, this.basePath);
+	public authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, resource: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, resource, prompt, maxAge, loginHint, acrValues, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -10366,6 +10373,12 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 				}
 				if (request["state"] !== undefined) {
 					localVarFormParams.append('state', String(request["state"]));
+				}
+				if (request["resource"] !== undefined) {
+					localVarFormParams.append('resource', String(request["resource"]));
+				}
+				if (request["scope"] !== undefined) {
+					localVarFormParams.append('scope', String(request["scope"]));
 				}
 				localVarRequestOptions.body = localVarFormParams;
 			}

@@ -1119,6 +1119,12 @@ export namespace Api {
 		 */
 		description?: string | null;
 		/**
+		 * @description <p>The API&#39;s resource indicator (RFC 8707): an absolute <code>https</code> URI (<code>http</code> only on localhost or loopback), without fragment, unique across the service. A token asked for it (<code>resource</code>) has it as <code>aud</code> and the requested permission codes of this resource that its subject holds as <code>scope</code>. Default none.</p>
+		 * @type {string | null}
+		 * @memberof CreateResourceRequest
+		 */
+		indicator?: string | null;
+		/**
 		 * @description <p>Created with the resource; codes unique</p>
 		 * @type {Api.PermissionInput[]}
 		 * @memberof CreateResourceRequest
@@ -1317,6 +1323,7 @@ export namespace Api {
 		AuthCodeAlreadyUsed = 'auth_code_already_used',
 		AuthCodeExpired = 'auth_code_expired',
 		InvalidCodeVerifier = 'invalid_code_verifier',
+		InvalidTarget = 'invalid_target',
 		InvalidRefreshToken = 'invalid_refresh_token',
 		RefreshTokenExpired = 'refresh_token_expired',
 		RefreshTokenAlreadyUsed = 'refresh_token_already_used',
@@ -1340,6 +1347,7 @@ export namespace Api {
 		ObjectNotFound = 'object_not_found',
 		GrantNotFound = 'grant_not_found',
 		ResourceCodeAlreadyUsed = 'resource_code_already_used',
+		ResourceIndicatorAlreadyUsed = 'resource_indicator_already_used',
 		RoleCodeAlreadyUsed = 'role_code_already_used',
 		UserExternalIdAlreadyUsed = 'user_external_id_already_used',
 		UserEmailAlreadyUsed = 'user_email_already_used',
@@ -1632,11 +1640,17 @@ export namespace Api {
 		 */
 		sub?: string;
 		/**
-		 * @description <p>The project id</p>
+		 * @description <p>The project id, or for a token asked for one API (RFC 8707 <code>resource</code>) that API&#39;s indicator</p>
 		 * @type {string}
 		 * @memberof Introspection
 		 */
 		aud?: string;
+		/**
+		 * @description <p>A token for one API: what of its granted permission codes the subject still holds</p>
+		 * @type {string}
+		 * @memberof Introspection
+		 */
+		scope?: string;
 		'client_id'?: string;
 		/**
 		 * @type {number}
@@ -2063,6 +2077,7 @@ export namespace Api {
 			AuthCodeAlreadyUsed = 'auth_code_already_used',
 			AuthCodeExpired = 'auth_code_expired',
 			InvalidCodeVerifier = 'invalid_code_verifier',
+			InvalidTarget = 'invalid_target',
 			InvalidRefreshToken = 'invalid_refresh_token',
 			RefreshTokenExpired = 'refresh_token_expired',
 			RefreshTokenAlreadyUsed = 'refresh_token_already_used',
@@ -2085,6 +2100,7 @@ export namespace Api {
 		InvalidClient = 'invalid_client',
 		InvalidGrant = 'invalid_grant',
 		UnsupportedGrantType = 'unsupported_grant_type',
+		InvalidTarget = 'invalid_target',
 		ServerError = 'server_error',
 		TemporarilyUnavailable = 'temporarily_unavailable'
 	}
@@ -2563,6 +2579,12 @@ export namespace Api {
 		code: string;
 		description: string | null;
 		/**
+		 * @description <p>The API&#39;s resource indicator (RFC 8707): an absolute <code>https</code> URI (<code>http</code> only on localhost or loopback), without fragment, unique across the service. A token asked for it (<code>resource</code>) has it as <code>aud</code> and the requested permission codes of this resource that its subject holds as <code>scope</code>. Null: not an API of its own.</p>
+		 * @type {string | null}
+		 * @memberof Resource
+		 */
+		indicator: string | null;
+		/**
 		 * @description <p>A default system resource: read-only</p>
 		 * @type {boolean}
 		 * @memberof Resource
@@ -3020,6 +3042,18 @@ export namespace Api {
 		 * @memberof TokenRequest
 		 */
 		state?: string;
+		/**
+		 * @description <p>RFC 8707: the resource indicator of the one API the access token is for (a resource&#39;s <code>indicator</code> in the client&#39;s project). The token&#39;s <code>aud</code> is then that indicator and its <code>scope</code> the permission codes of that resource asked in <code>scope</code> that the subject holds (all it holds when <code>scope</code> names none of them). In the code and refresh grants it must be the authorization request&#39;s <code>resource</code> (omitted: that one). Unknown, of another project, not an absolute URI, with a fragment, or repeated: <code>invalid_target</code>.</p>
+		 * @type {string | string[]}
+		 * @memberof TokenRequest
+		 */
+		resource?: string | string[];
+		/**
+		 * @description <p>With <code>resource</code>: the permission codes of that API wanted, space-separated (others are ignored). Without it: ignored.</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		scope?: string;
 	}
 
 	/**
@@ -3071,7 +3105,7 @@ export namespace Api {
 		 */
 		'id_token'?: string;
 		/**
-		 * @description <p>OpenID Connect: the granted scopes (<code>openid</code>, <code>profile</code>, <code>email</code>), space-separated</p>
+		 * @description <p>With <code>resource</code>: the access token&#39;s scope, the granted permission codes of that API. Otherwise OpenID Connect: the granted scopes (<code>openid</code>, <code>profile</code>, <code>email</code>), space-separated</p>
 		 * @type {string}
 		 * @memberof TokenResponse
 		 */
@@ -3358,6 +3392,12 @@ export namespace Api {
 		 * @memberof UpdateResourceRequest
 		 */
 		description?: string | null;
+		/**
+		 * @description <p>The API&#39;s resource indicator (RFC 8707): an absolute <code>https</code> URI (<code>http</code> only on localhost or loopback), without fragment, unique across the service. A token asked for it (<code>resource</code>) has it as <code>aud</code> and the requested permission codes of this resource that its subject holds as <code>scope</code>. Omitted keeps it; null clears it (tokens issued for it stop being accepted).</p>
+		 * @type {string | null}
+		 * @memberof UpdateResourceRequest
+		 */
+		indicator?: string | null;
 		/**
 		 * @description <p>Omitted: unchanged. Given: matched by code — a kept code keeps its id and its grants, a new code is created, a code left out is deleted together with its grants to roles and clients.</p>
 		 * @type {Api.PermissionInput[]}
