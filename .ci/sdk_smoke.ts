@@ -4,7 +4,15 @@
  * createAdminClient, and checks the errors. ACS_URL and ACS_SYSTEM_SECRET name the running service.
  */
 import process from "node:process";
-import { type AdminClient, Api, ApiError, type ApiErrorCode, createAdminClient } from "@access-control/sdk";
+import {
+  type AdminClient,
+  Api,
+  ApiError,
+  type ApiErrorCode,
+  createAdminClient,
+  createProtectedResource,
+} from "@access-control/sdk";
+import { protectedResource } from "@access-control/sdk/hono";
 
 const baseUrl = process.env.ACS_URL!;
 const systemSecret = process.env.ACS_SYSTEM_SECRET!;
@@ -174,6 +182,35 @@ check(notSystem.status === 403 && notSystem.error === "insufficient_permission",
 // Introspection with the client's own credentials.
 const live = await shop.tokens.introspectToken({ token: await shop.accessToken() });
 check(live.active && live.aud === projectId, "introspection of the cached token");
+
+// A protected resource (RFC 9728), through the package's `./hono` export: its metadata, and the project's own
+// admin token refused (typ JWT, aud the project) after jose loaded the service's keys.
+const mcp = createProtectedResource({ issuer: baseUrl, resource: "https://mcp.example.com/mcp" });
+const guard = protectedResource(mcp, { scopes: ["tools:call"] });
+const context = (authorization?: string) => ({
+  req: {
+    raw: new Request("https://mcp.example.com/mcp", { headers: authorization ? { authorization } : {} }),
+  },
+  set() {},
+});
+const next = () => Promise.resolve();
+const served = await guard({ ...context(), req: { raw: new Request(mcp.metadataUrl) } }, next);
+check(
+  served instanceof Response && (await served.json()).authorization_servers[0] === baseUrl,
+  "the metadata",
+);
+const anonymous = await guard(context(), next);
+check(
+  anonymous instanceof Response && anonymous.status === 401 &&
+    anonymous.headers.get("www-authenticate")!.includes(`resource_metadata="${mcp.metadataUrl}"`),
+  "no token: 401 with resource_metadata",
+);
+const foreignToken = await guard(context(`Bearer ${await shop.accessToken()}`), next);
+check(
+  foreignToken instanceof Response && foreignToken.status === 401 &&
+    (await foreignToken.json()).error === "invalid_token",
+  "the project's admin token is not one for the resource",
+);
 
 const runtime = "Deno" in globalThis ? "Deno" : `Node ${process.versions.node}`;
 console.log(`sdk smoke (${runtime}): ${checks} checks passed against ${baseUrl}`);

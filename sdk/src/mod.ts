@@ -1,6 +1,7 @@
 /**
- * The Access-Control Service SDK: createAdminClient, createAccessClient and ApiError, written by hand, and the client generated
- * from the service's OpenAPI document (every API class and model), in ./generated/.
+ * The Access-Control Service SDK: createAdminClient, createAccessClient, createProtectedResource and
+ * ApiError, written by hand, and the client generated from the service's OpenAPI document (every API class
+ * and model), in ./generated/. The Hono middleware is apart, in ./hono.ts (`@access-control/sdk/hono`).
  */
 export * from "./generated/index.ts";
 export {
@@ -23,3 +24,11 @@ export {
   type ObjectsClient,
   type ObjectsClientOptions,
 } from "./objects.ts";
+export {
+  type AccessTokenClaims,
+  type Authentication,
+  createProtectedResource,
+  type ProtectedResource,
+  type ProtectedResourceMetadata,
+  type ProtectedResourceOptions,
+} from "./resource_server.ts";
