@@ -5,7 +5,10 @@
  * oauth4webapi, unmodified, where a client library has a say.
  */
 import assert from "node:assert/strict";
+import { Hono } from "hono";
 import { oauth } from "./deps.ts";
+import { createProtectedResource } from "../sdk/src/mod.ts";
+import { protectedResource, type ProtectedResourceVariables } from "../sdk/src/hono.ts";
 import {
   baseUrl,
   challengeOf,
@@ -347,4 +350,84 @@ test("/authorize with an unknown or foreign resource sends invalid_target back t
   const res = await http(`/authorize?${query}`, { redirect: "manual" });
   await res.body?.cancel();
   assert.equal(new URL(res.headers.get("location")!).searchParams.get("error"), "invalid_target");
+});
+
+test("an API protected by the SDK's helper (RFC 9728) accepts the service's token for it, and nothing else", async () => {
+  const { p, ids } = await apiProject();
+  // The API listens on loopback; its indicator is its own URL.
+  const app = new Hono<{ Variables: ProtectedResourceVariables }>();
+  let api: ReturnType<typeof createProtectedResource> | undefined;
+  app.use("*", (c, next) => protectedResource(api!)(c, next));
+  app.get("/mcp", (c) => c.json({ sub: c.get("accessToken").sub }));
+  app.post("/mcp", async (c, next) => {
+    const write = await api!.authenticate(c.req.raw, { scopes: ["write"] });
+    if (!write.ok) return write.response;
+    await next();
+    return c.json({ wrote: true });
+  });
+  const listener = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
+  try {
+    const indicator = `http://127.0.0.1:${listener.addr.port}/mcp`;
+    const resource = await p.api.resources.createResource(p.project.id, {
+      name: "MCP",
+      code: "mcp",
+      indicator,
+      permissions: [{ name: "Read", code: "read" }, { name: "Write", code: "write" }],
+    });
+    api = createProtectedResource({
+      issuer: await baseUrl(),
+      resource: indicator,
+      scopesSupported: resource.permissions.map((x) => x.code),
+    });
+    // Discovery from the 401: the metadata it names, which names this service.
+    const anonymous = await fetch(indicator);
+    assert.equal(anonymous.status, 401);
+    await anonymous.body?.cancel();
+    const challenge = anonymous.headers.get("www-authenticate")!;
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1];
+    const metadata = await (await fetch(metadataUrl)).json();
+    assert.equal(metadata.resource, indicator);
+    assert.deepEqual(metadata.authorization_servers, [await baseUrl()]);
+
+    const readers = await p.api.clients.createClient(p.project.id, {
+      name: "reader",
+      permission_ids: [ids.read, resource.permissions.find((x) => x.code === "read")!.id],
+    });
+    const reader = { clientId: readers.id, secret: readers.client_secret };
+    const tokenFor = async (params: Record<string, string>) => {
+      const { as, response } = await clientToken(reader, params);
+      return (await oauth.processClientCredentialsResponse(as, { client_id: reader.clientId }, response))
+        .access_token;
+    };
+    const call = async (token: string, method = "GET") => {
+      const res = await fetch(indicator, { method, headers: { authorization: `Bearer ${token}` } });
+      return { status: res.status, challenge: res.headers.get("www-authenticate"), body: await res.text() };
+    };
+    // The project's token, or one for the project's other API, is not for this one.
+    const notes = (await p.api.resources.listResources(
+      p.project.id,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      "Notes",
+      undefined,
+    )).data.find((r) => r.code === "notes")!;
+    for (const token of [await tokenFor({}), await tokenFor({ resource: notes.indicator! })]) {
+      const refused = await call(token);
+      assert.equal(refused.status, 401);
+      assert.match(refused.challenge ?? "", /error="invalid_token"/);
+    }
+    const token = await tokenFor({ resource: indicator });
+    const ok = await call(token);
+    assert.equal(ok.status, 200, ok.body);
+    assert.equal(JSON.parse(ok.body).sub, reader.clientId);
+    // It holds read, not write: the write answers 403 insufficient_scope naming what it needs.
+    const denied = await call(token, "POST");
+    assert.equal(denied.status, 403);
+    assert.match(denied.challenge ?? "", /error="insufficient_scope"/);
+    assert.match(denied.challenge ?? "", /scope="write"/);
+  } finally {
+    await listener.shutdown();
+  }
 });
