@@ -38,6 +38,16 @@ export const AuthorizationServerMetadata = z.object({
 }).openapi("AuthorizationServerMetadata");
 export type AuthorizationServerMetadata = z.infer<typeof AuthorizationServerMetadata>;
 
+/** RFC 9728 §2: this service's own APIs as a protected resource. */
+export const ProtectedResourceMetadata = z.object({
+  resource: z.string().openapi({ description: "The service's URL (its issuer): every API under it" }),
+  authorization_servers: z.array(z.string()),
+  bearer_methods_supported: z.array(z.string()),
+  resource_name: z.string(),
+  resource_documentation: z.string(),
+}).openapi("ProtectedResourceMetadata");
+export type ProtectedResourceMetadata = z.infer<typeof ProtectedResourceMetadata>;
+
 /** One check's outcome (a fresh schema each time, so that each field keeps its own description). */
 const check = () => ({
   status: z.enum(["ok", "failing", "unknown"]).openapi({

@@ -29,7 +29,7 @@ import { registerProjectRoutes } from "./api/projects/projects.ts";
 import { registerBrandingRoutes } from "./api/projects/branding.ts";
 import { registerResourceRoutes } from "./api/authz/resources.ts";
 import { registerRoleRoutes } from "./api/authz/roles.ts";
-import { registerSystemRoutes } from "./api/system/system.ts";
+import { PROTECTED_RESOURCE_PATH, registerSystemRoutes } from "./api/system/system.ts";
 import { registerTokenRoutes } from "./api/oauth/tokens.ts";
 import { registerUserRoutes } from "./api/accounts/users.ts";
 import { registerUserMailRoutes } from "./api/accounts/user_mail.ts";
@@ -119,6 +119,7 @@ export function createApp(deps: Deps): App {
   app.notFound((c) =>
     errorResponse(c, new AppError("not_found", { description: `no endpoint ${c.req.method} ${c.req.path}` }))
   );
-  app.onError((err, c) => errorResponse(c, toAppError(err, c, deps.log)));
+  const resourceMetadata = `${deps.config.publicUrl}${PROTECTED_RESOURCE_PATH}`;
+  app.onError((err, c) => errorResponse(c, toAppError(err, c, deps.log), resourceMetadata));
   return app;
 }

@@ -158,7 +158,11 @@ export function oauthAnswer(
 const REALM = 'realm="access-control"';
 export const BASIC_CHALLENGE = `Basic ${REALM}, charset="UTF-8"`;
 
-export function errorResponse(c: Context, err: AppError): Response {
+/**
+ * `resourceMetadata`: the absolute URL of this service's protected resource metadata (RFC 9728 §5.1), named in
+ * every Bearer challenge so that a client that met a 401 finds where tokens come from.
+ */
+export function errorResponse(c: Context, err: AppError, resourceMetadata?: string): Response {
   if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
   c.header("Cache-Control", "no-store");
   const details = err.details ? { details: err.details } : {};
@@ -178,9 +182,12 @@ export function errorResponse(c: Context, err: AppError): Response {
     const sent = c.req.header("authorization") !== undefined;
     // The description is ours and plain ASCII without quotes or backslashes, as the challenge's syntax needs.
     const description = err.message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, "");
+    const metadata = resourceMetadata ? `, resource_metadata="${resourceMetadata}"` : "";
     c.header(
       "WWW-Authenticate",
-      sent ? `Bearer ${REALM}, error="invalid_token", error_description="${description}"` : `Bearer ${REALM}`,
+      sent
+        ? `Bearer ${REALM}, error="invalid_token", error_description="${description}"${metadata}`
+        : `Bearer ${REALM}${metadata}`,
     );
   }
   return c.json({ error: err.code, error_description: err.message, ...details }, statusOf(err));

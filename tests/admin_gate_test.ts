@@ -38,6 +38,7 @@ const PUBLIC_OPERATIONS = [
   "getJwks",
   "getOpenIdConfiguration",
   "getProjectLogo",
+  "getProtectedResourceMetadata",
   "getReadiness",
   "getUserInfo",
   "introspectToken",

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import {
+  baseUrl,
   eventually,
   http,
   isolatedDatabase,
@@ -52,9 +53,12 @@ test("a refused bearer token says why: invalid, not an access token, or revoked,
   r = await asBearer(tokens.access_token);
   assert.equal(r.status, 401);
   assert.match(r.description, /no longer valid: it was revoked/);
-  // Without a token: the challenge names the scheme only.
+  // Without a token: the challenge names the scheme, and where to learn how to get one (RFC 9728 §5.1).
   const none = await http("/api/v1/users/current");
-  assert.equal((await refusal(none)).challenge, 'Bearer realm="access-control"');
+  assert.equal(
+    (await refusal(none)).challenge,
+    `Bearer realm="access-control", resource_metadata="${await baseUrl()}/.well-known/oauth-protected-resource"`,
+  );
 });
 
 test("an expired access token says it expired (apart from a bad signature or a token of the wrong kind)", async () => {

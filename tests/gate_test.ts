@@ -38,7 +38,17 @@ test("the gate answers 401 invalid_authorization_token with WWW-Authenticate for
   const p = await newProject();
   const path = `/api/v1/projects/${p.project.id}`;
   const missing = await expectError(await http(path), 401, "invalid_authorization_token");
-  assert.equal(missing.headers.get("www-authenticate"), 'Bearer realm="access-control"');
+  // RFC 9728 §5.1: the challenge names this service's protected resource metadata, which names the service.
+  const base = await baseUrl();
+  const metadataUrl = `${base}/.well-known/oauth-protected-resource`;
+  assert.equal(
+    missing.headers.get("www-authenticate"),
+    `Bearer realm="access-control", resource_metadata="${metadataUrl}"`,
+  );
+  const metadata = await (await fetch(metadataUrl)).json();
+  assert.equal(metadata.resource, base);
+  assert.deepEqual(metadata.authorization_servers, [base]);
+  assert.deepEqual(metadata.bearer_methods_supported, ["header"]);
   const [, payload, signature] = p.token.split(".");
   const tampered = JSON.parse(atob(payload.replace(/-/g, "+").replace(/_/g, "/")));
   // Signed with our key but altered afterwards: the signature no longer matches.
@@ -62,7 +72,7 @@ test("the gate answers 401 invalid_authorization_token with WWW-Authenticate for
     const err = await expectError(await http(path, init), 401, "invalid_authorization_token");
     assert.match(
       err.headers.get("www-authenticate") ?? "",
-      /^Bearer realm="access-control", error="invalid_token", error_description="[^"\\]+"$/,
+      /^Bearer realm="access-control", error="invalid_token", error_description="[^"\\]+", resource_metadata="[^"]+"$/,
     );
   }
   // The scheme is case-insensitive (RFC 7235 §2.1); the token is accepted only in the header.

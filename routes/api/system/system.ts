@@ -2,7 +2,14 @@
 import { jwksMaxAge, signingAlgorithms } from "../../../domain/keys/keys.ts";
 import { type Readiness as ReadinessResult, readiness } from "../../../domain/system/readiness.ts";
 import { bearerMatches } from "../../../telemetry/exposition.ts";
-import { AuthorizationServerMetadata, Jwks, NotReady, Readiness, Status } from "../../../openapi/service.ts";
+import {
+  AuthorizationServerMetadata,
+  Jwks,
+  NotReady,
+  ProtectedResourceMetadata,
+  Readiness,
+  Status,
+} from "../../../openapi/service.ts";
 import type { App } from "../../env.ts";
 import { publicRoute } from "../operation.ts";
 import { jsonResponse } from "../responses.ts";
@@ -64,6 +71,22 @@ export const getMetadata = publicRoute({
   errors: [],
 });
 
+/** Where this service's protected resource metadata is: the `resource_metadata` of its Bearer challenges. */
+export const PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource";
+
+export const getProtectedResourceMetadata = publicRoute({
+  method: "get",
+  path: PROTECTED_RESOURCE_PATH,
+  operationId: "getProtectedResourceMetadata",
+  tags: ["Tokens"],
+  summary: "This service's APIs as a protected resource (RFC 9728)",
+  description:
+    "Named by the `resource_metadata` of every Bearer challenge (a 401 of the admin, account and " +
+    "decision APIs): the authorization server that issues their tokens is this service itself.",
+  responses: { 200: jsonResponse(ProtectedResourceMetadata, "The metadata") },
+  errors: [],
+});
+
 /** The RFC 8414 document; the OpenID Connect configuration (routes/api/oauth/oidc.ts) extends it. */
 export function authorizationServerMetadata(base: string, algorithms: string[]): AuthorizationServerMetadata {
   return {
@@ -101,6 +124,18 @@ export function registerSystemRoutes(app: App) {
     // Short enough that a next key, published ACCESS_TOKEN_TTL before it signs, is known to every cache.
     c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.var.deps.config.accessTokenTtl)}`);
     return c.json(await c.var.deps.tokens.jwks() as Jwks, 200);
+  });
+
+  app.openapi(getProtectedResourceMetadata, (c) => {
+    const base = c.var.deps.config.publicUrl;
+    c.header("Cache-Control", "public, max-age=3600");
+    return c.json({
+      resource: base,
+      authorization_servers: [base],
+      bearer_methods_supported: ["header"],
+      resource_name: "Access-Control Service",
+      resource_documentation: `${base}/docs`,
+    }, 200);
   });
 
   app.openapi(getMetadata, async (c) => {

@@ -10473,6 +10473,33 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 			};
 		},
 		/**
+		 * <p>Named by the <code>resource_metadata</code> of every Bearer challenge (a 401 of the admin, account and decision APIs): the authorization server that issues their tokens is this service itself.</p>
+		 * @summary This service's APIs as a protected resource (RFC 9728)
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getProtectedResourceMetadata(options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/.well-known/oauth-protected-resource`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>; a claim without a value (no avatar, no email) is left out, never null. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
 		 * @summary The signed-in user's claims (OpenID Connect userinfo)
 		 * @param {RequestInit} [options] Override http request option.
@@ -10824,6 +10851,41 @@ export const TokensApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Named by the <code>resource_metadata</code> of every Bearer challenge (a 401 of the admin, account and decision APIs): the authorization server that issues their tokens is this service itself.</p>
+		 * @summary This service's APIs as a protected resource (RFC 9728)
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getProtectedResourceMetadata(options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ProtectedResourceMetadata> {
+			const localVarFetchArgs = TokensApiFetchParamCreator(configuration).getProtectedResourceMetadata(options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Send the user&#39;s access token as <code>Authorization: Bearer</code>. Answers <code>sub</code> (the user id) and the claims of the scopes granted at the login: <code>name</code> and <code>picture</code> with <code>profile</code>, <code>email</code> and <code>email_verified</code> with <code>email</code>; a claim without a value (no avatar, no email) is left out, never null. Live: a deactivated user, an ended session or a revoked token is refused at once.</p>
 		 * @summary The signed-in user's claims (OpenID Connect userinfo)
 		 * @param {RequestInit} [options] Override http request option.
@@ -11069,6 +11131,16 @@ export class TokensApi extends BaseAPI {
 	 */
 	public getOpenIdConfiguration(options?: RequestInit) {
 		return TokensApiFp(this.configuration).getOpenIdConfiguration(options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Named by the <code>resource_metadata</code> of every Bearer challenge (a 401 of the admin, account and decision APIs): the authorization server that issues their tokens is this service itself.</p>
+	 * @summary This service's APIs as a protected resource (RFC 9728)
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getProtectedResourceMetadata(options?: RequestInit) {
+		return TokensApiFp(this.configuration).getProtectedResourceMetadata(options)(this.fetch, this.basePath);
 	}
 
 	/**

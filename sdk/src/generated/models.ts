@@ -2317,6 +2317,19 @@ export namespace Api {
 		pagination: Api.Pagination;
 	}
 
+	export interface ProtectedResourceMetadata {
+		/**
+		 * @description <p>The service&#39;s URL (its issuer): every API under it</p>
+		 * @type {string}
+		 * @memberof ProtectedResourceMetadata
+		 */
+		resource: string;
+		'authorization_servers': string[];
+		'bearer_methods_supported': string[];
+		'resource_name': string;
+		'resource_documentation': string;
+	}
+
 	export interface Readiness {
 		status: Api.Readiness.StatusEnum;
 		/**
