@@ -18,6 +18,7 @@ import {
   newProject,
   newVerifier,
   openLoginPage,
+  postToken,
   REDIRECT_URI,
   submitLogin,
   test,
@@ -309,17 +310,13 @@ test("a sign-in without resource gives project tokens: asking for an API at the 
   const { page, email, password, verifier } = await signIn(p, [ids.read], {});
   const login = await submitLogin(page, email, password);
   const code = new URL(login.headers.get("location")!).searchParams.get("code")!;
-  const res = await http("/api/v1/tokens", {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "authorization_code",
-      client_id: p.clientId,
-      code,
-      redirect_uri: REDIRECT_URI,
-      code_verifier: verifier,
-      resource: indicator,
-    }).toString(),
+  const res = await postToken({
+    grant_type: "authorization_code",
+    client_id: p.clientId,
+    code,
+    redirect_uri: REDIRECT_URI,
+    code_verifier: verifier,
+    resource: indicator,
   });
   const body = await res.json();
   assert.equal(res.status, 400);
