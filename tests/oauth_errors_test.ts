@@ -274,6 +274,7 @@ test("the OpenAPI document gives the three form endpoints the OAuthError schema,
     "invalid_client",
     "invalid_grant",
     "unsupported_grant_type",
+    "invalid_target",
     "server_error",
     "temporarily_unavailable",
   ]);

@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import { oauth } from "./deps.ts";
 import { createProtectedResource } from "../sdk/src/mod.ts";
 import { protectedResource, type ProtectedResourceVariables } from "../sdk/src/hono.ts";
+import { authorizeOidc, Browser, redeem, signIn as signInOidc } from "./oidc_support.ts";
 import {
   baseUrl,
   challengeOf,
@@ -427,4 +428,37 @@ test("an API protected by the SDK's helper (RFC 9728) accepts the service's toke
   } finally {
     await listener.shutdown();
   }
+});
+
+test("single sign-on: a silent OpenID authorization with resource gives tokens for that API, the ID token as ever", async () => {
+  const { p, indicator, ids } = await apiProject();
+  const role = await p.api.roles.createRole(p.project.id, {
+    code: "notes_reader",
+    name: "Notes reader",
+    permission_ids: [ids.read],
+  });
+  const email = `sso-${crypto.randomUUID().slice(0, 8)}@example.com`;
+  const user = await p.api.users.createUser(p.project.id, {
+    display_name: "S",
+    email,
+    password: "correct horse battery",
+    role_id: role.id,
+  });
+  const browser = new Browser();
+  // The first sign-in, through the form, opens the browser's session (no resource: tokens of the project).
+  const first = await signInOidc(browser, { clientId: p.clientId, email, password: "correct horse battery" });
+  assert.equal(claimsOf(first.access_token).aud, p.project.id);
+  // The next authorization is answered at once, with the API's resource.
+  const { res, verifier } = await authorizeOidc(browser, p.clientId, {
+    resource: indicator,
+    scope: "openid read",
+  });
+  assert.equal(res.status, 302, res.headers.get("location") ?? "");
+  const tokens = await redeem(p.clientId, new URL(res.headers.get("location")!), verifier);
+  const access = claimsOf(tokens.access_token);
+  assert.equal(access.aud, indicator);
+  assert.equal(access.scope, "read");
+  assert.equal(access.sub, user.id);
+  assert.equal(tokens.scope, "read", "the access token's scope");
+  assert.equal(claimsOf(tokens.id_token).aud, p.clientId, "the ID token is the client's, as ever");
 });
