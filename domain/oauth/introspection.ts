@@ -9,7 +9,6 @@ import { liveToken, principalOf } from "../authz/gate.ts";
 import { findSessionAuth } from "../../db/oauth/oidc.ts";
 import { findIndicatorProject, findIndicatorTarget } from "../../db/oauth/resource_indicators.ts";
 import { authContext } from "./oidc.ts";
-import { subjectOf } from "../shared/principal.ts";
 import { hashSecret } from "../shared/secrets.ts";
 import type { TokenService } from "../keys/tokens.ts";
 
@@ -82,16 +81,17 @@ export async function introspectToken(
   }
   const verified = await tokens.verifyAccessToken(req.token);
   if (verified) {
-    // A token for one of the project's APIs (RFC 8707) names it by its indicator, which must still be there.
+    // A token for one of the project's APIs (RFC 8707) names it by its indicator, which must still be there;
+    // the same read says what of the API its subject (a user's session, or the client itself) holds now.
     const forApi = verified.aud !== client.project_id;
-    if (forApi && await retryRead(() => findIndicatorProject(sql, verified.aud)) !== client.project_id) {
-      return { active: false };
-    }
+    const subject = verified.sid ? { userId: verified.sub } : { clientId: verified.client_id };
+    const api = forApi ? await retryRead(() => findIndicatorTarget(sql, verified.aud, subject)) : undefined;
+    if (forApi && api?.project_id !== client.project_id) return { active: false };
     const claims = { ...verified, aud: client.project_id };
     const live = await liveToken(sql, claims, { pathProjectId: null, permission: null });
     if (!live) return { active: false };
     const principal = principalOf(claims, live);
-    const permissions = await retryRead(() => permissionCodes(sql, subjectOf(principal)));
+    const permissions = await retryRead(() => permissionCodes(sql, subject));
     return {
       active: true,
       token_type: "access_token",
@@ -102,7 +102,7 @@ export async function introspectToken(
       exp: claims.exp,
       iat: claims.iat,
       jti: claims.jti,
-      ...(forApi ? { scope: await liveScope(sql, verified.aud, subjectOf(principal), verified.scope) } : {}),
+      ...(api ? { scope: liveScope(verified.scope, api.held) } : {}),
       ...(principal.sessionId ? { sid: principal.sessionId } : {}),
       ...(principal.sessionId ? await sessionAuth(sql, claims.aud, principal.sessionId) : {}),
       permissions,
@@ -113,15 +113,8 @@ export async function introspectToken(
 }
 
 /** What of a token's `scope` its subject still holds of the API (a role or grant changed since: live). */
-async function liveScope(
-  sql: Sql,
-  indicator: string,
-  subject: { userId: string } | { clientId: string },
-  scope: string | undefined,
-): Promise<string> {
-  const target = await retryRead(() => findIndicatorTarget(sql, indicator, subject));
-  const held = new Set(target?.held ?? []);
-  return (scope ?? "").split(" ").filter((code) => held.has(code)).join(" ");
+function liveScope(scope: string | undefined, held: string[]): string {
+  return (scope ?? "").split(" ").filter((code) => held.includes(code)).join(" ");
 }
 
 /** The session's `amr` and `acr`, when its login recorded them. */

@@ -7,7 +7,6 @@
  */
 import { retryRead, type Sql } from "../../db/connection.ts";
 import { findIndicatorProject, findIndicatorTarget } from "../../db/oauth/resource_indicators.ts";
-import { indicatorIssue } from "../../openapi/resources.ts";
 import { AppError } from "../shared/errors.ts";
 
 /** The API a token is for: its indicator (`aud`) and the space-separated permission codes (`scope`). */
@@ -24,18 +23,12 @@ export function formIndicator(resource: string | string[] | undefined): string |
 /** One `resource` value, well-formed (RFC 8707 §2), or `invalid_target`. */
 export function oneIndicator(values: string[]): string {
   if (values.length === 0) throw refuse("the resource is empty");
-  if (values.length > 1) refuseMany();
+  if (values.length > 1) throw refuse("one resource per request: ask a token for each API");
   const value = values[0];
   // Any absolute URI is a well-formed indicator; one no resource has is refused below, as unknown.
   if (value.includes("#")) throw refuse("the resource must not have a fragment (RFC 8707 §2)");
-  if (indicatorIssue(value) === "must be an absolute URI") {
-    throw refuse("the resource must be an absolute URI (RFC 8707 §2)");
-  }
+  if (!URL.canParse(value)) throw refuse("the resource must be an absolute URI (RFC 8707 §2)");
   return value;
-}
-
-function refuseMany(): never {
-  throw refuse("one resource per request: ask a token for each API");
 }
 
 /** `invalid_target` unless a resource of the project has this indicator. */
