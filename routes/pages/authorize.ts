@@ -19,8 +19,7 @@ import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { loginPage } from "./views/login.ts";
 import { normalizeEmail } from "../../domain/accounts/emails.ts";
-import { AMR_PASSWORD } from "../../domain/oauth/acr.ts";
-import { finishLogin, showSecondStep, verifyFirst } from "./flow.ts";
+import { continueAfterPassword, finishLogin, showSecondStep, verifyFirst } from "./flow.ts";
 import { consoleProject } from "./flow.ts";
 import { cookieOptions, deviceCookie } from "./kit/cookies.ts";
 import { formLimit, formSettings, readForm } from "./kit/forms.ts";
@@ -176,12 +175,7 @@ async function afterPassword(
     return await verifyFirst(c, { nonce, req, csrf: form.csrf, who });
   }
   // A second factor (its code, or enrolling one) before any code is issued.
-  if (signedIn.secondStep !== "none") {
-    const step = signedIn.secondStep;
-    return await showSecondStep(c, { nonce, req, csrf: form.csrf, userId, step });
-  }
-  const done = await finishLogin(c, { nonce, req, csrf: form.csrf, userId, amr: AMR_PASSWORD });
-  return done instanceof Response ? done : c.redirect(done.location, 303);
+  return await continueAfterPassword(c, { nonce, req, csrf: form.csrf, userId, step: signedIn.secondStep });
 }
 
 // Documented for the reference page; the handlers do their own checks, since their errors are pages.

@@ -11,6 +11,7 @@ import { EmailNotVerified } from "../../domain/accounts/signin_policy.ts";
 import { requireVerification } from "../../domain/accounts/email_changes.ts";
 import { type LoginRequest, newCsrf } from "../../domain/federation/federation.ts";
 import { completeLogin } from "../../domain/signin/sso.ts";
+import { AMR_PASSWORD } from "../../domain/oauth/acr.ts";
 import type { AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { mfaSettings, ssoSettings } from "../settings.ts";
@@ -100,6 +101,26 @@ export async function verifyFirst(
     }),
     403,
   );
+}
+
+/**
+ * The way on after a good password (a login's, or one just chosen at sign-up): the second factor's page when the
+ * project asks for one, else the code, as `finishLogin` gives it.
+ */
+export async function continueAfterPassword(
+  c: Context<AppEnv>,
+  p: {
+    nonce: string;
+    req: LoginRequest & { project_name: string };
+    csrf: string;
+    userId: string;
+    step: SecondStep;
+  },
+): Promise<Response> {
+  const { nonce, req, csrf, userId, step } = p;
+  if (step !== "none") return await showSecondStep(c, { nonce, req, csrf, userId, step });
+  const done = await finishLogin(c, { nonce, req, csrf, userId, amr: AMR_PASSWORD });
+  return done instanceof Response ? done : c.redirect(done.location, 303);
 }
 
 /** Where the browser of a login held for a verified address sees its page (the passkey script goes there). */

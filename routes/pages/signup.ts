@@ -9,11 +9,10 @@ import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { loginRequestFor } from "../../domain/signin/login.ts";
 import { HONEYPOT, signUp, type SignupErrors, signupRule } from "../../domain/signup/signup.ts";
-import { AMR_PASSWORD } from "../../domain/oauth/acr.ts";
 import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { linkSettings } from "../settings.ts";
-import { finishLogin, showSecondStep } from "./flow.ts";
+import { continueAfterPassword } from "./flow.ts";
 import { pageErrors, PageRefusal, retryAfter } from "./kit/errors.ts";
 import { formLimit, formSettings, readForm } from "./kit/forms.ts";
 import { startPage } from "./kit/headers.ts";
@@ -97,12 +96,13 @@ async function submitSignup(c: Context<AppEnv>): Promise<Response> {
     return c.html(signupSentPage({ nonce, projectName: req.project_name, email: outcome.email }), 200);
   }
   // Signed in with the password just chosen: the same way on as a password login's.
-  const { userId, secondStep } = outcome;
-  if (secondStep !== "none") {
-    return await showSecondStep(c, { nonce, req, csrf: form.csrf, userId, step: secondStep });
-  }
-  const done = await finishLogin(c, { nonce, req, csrf: form.csrf, userId, amr: AMR_PASSWORD });
-  return done instanceof Response ? done : c.redirect(done.location, 303);
+  return await continueAfterPassword(c, {
+    nonce,
+    req,
+    csrf: form.csrf,
+    userId: outcome.userId,
+    step: outcome.secondStep,
+  });
 }
 
 // Documented for the reference page; the handlers answer pages, not JSON.
