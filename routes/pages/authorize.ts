@@ -19,7 +19,7 @@ import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { loginPage } from "./views/login.ts";
 import { normalizeEmail } from "../../domain/accounts/emails.ts";
-import { continueAfterPassword, finishLogin, showSecondStep, verifyFirst } from "./flow.ts";
+import { continueAfterPassword, showSecondStep, verifyFirst } from "./flow.ts";
 import { consoleProject } from "./flow.ts";
 import { cookieOptions, deviceCookie } from "./kit/cookies.ts";
 import { formLimit, formSettings, readForm } from "./kit/forms.ts";
