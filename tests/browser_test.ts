@@ -4,7 +4,7 @@
  * /usr/bin/chromium (`apt-get install chromium`; CI installs it) the test is skipped.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./deps.ts";
+import { chromium } from "./browser_deps.ts";
 import { challengeOf, exchangeCode, freePort, newProject, newVerifier, service, test } from "./helpers.ts";
 
 const CHROMIUM = "/usr/bin/chromium";

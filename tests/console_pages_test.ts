@@ -16,7 +16,7 @@ import {
   test,
 } from "./helpers.ts";
 import { hasChromium, launch, SHOTS, signIn } from "./console_support.ts";
-import type { Page } from "./deps.ts";
+import type { Page } from "./browser_deps.ts";
 
 const OPERATOR = { email: "ada@example.com", password: "operator password 1" };
 const WIDTHS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;

@@ -19,7 +19,7 @@ import {
 } from "./helpers.ts";
 import { fakeUpstream } from "./idp_support.ts";
 import { hasChromium, launch, sharedOperator, signIn } from "./console_support.ts";
-import type { Browser, Page } from "./deps.ts";
+import type { Browser, Page } from "./browser_deps.ts";
 
 const WIDTHS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
-import { type Browser, chromium, type Page } from "./deps.ts";
+import { type Browser, chromium, type Page } from "./browser_deps.ts";
 import { atModuleEnd, postToken, projectPermissions, removeDirSync, sdk, systemToken } from "./helpers.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import {
   connectTestDatabase,
   DATABASE_URL,
+  eventually,
   freePort,
   isolatedDatabase,
   startWith,
@@ -39,7 +40,8 @@ test("a write blocked by a lock answers 503 within the statement deadline, and s
   const svc = await startWith({ ...iso.env, ...SECONDS, DATABASE_POOL_SIZE: "1" });
   let release = () => {};
   let held: Promise<unknown> = Promise.resolve();
-  const other = DATABASE_URL ? connectTestDatabase(iso.env.DATABASE_URL) : undefined;
+  // Two connections: one holds the row's lock in its transaction, the other watches the server.
+  const other = DATABASE_URL ? connectTestDatabase(iso.env.DATABASE_URL, 2) : undefined;
   try {
     const auth = {
       authorization: `Bearer ${await systemTokenAt(svc.url)}`,
@@ -74,12 +76,20 @@ test("a write blocked by a lock answers 503 within the statement deadline, and s
     await isLocked;
 
     // The write waits for the row (PostgreSQL: statement_timeout, or the answer deadline's cancel behind a
-    // pooler) or for the connection (embedded: the queue deadline); a read behind it waits for the pool's one
-    // connection, which the write's transaction holds.
-    const [write, read] = await Promise.all([
-      rename("Renamed"),
-      new Promise((r) => setTimeout(r, 200)).then(() => timed(project, { headers: auth })),
-    ]);
+    // pooler) or for the connection (embedded: the queue deadline); a read sent once the write is blocked waits
+    // for the pool's one connection, which the write's transaction holds. On PostgreSQL the read leaves only
+    // when the server shows the write waiting for the lock (however slow the machine); on the embedded
+    // database both wait for its one connection, in any order.
+    const writing = rename("Renamed");
+    if (other) {
+      await eventually("the write waiting for the row's lock", async () => {
+        const [{ waiting }] = await other`
+          select count(*)::int as waiting from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'`;
+        return waiting > 0;
+      }, { within: 3_000, every: 20 });
+    }
+    const [write, read] = await Promise.all([writing, timed(project, { headers: auth })]);
     assertUnavailable(write, 3_500, "the blocked write");
     assertUnavailable(read, 3_500, "the read waiting for a connection");
 

@@ -5,7 +5,7 @@
  * signed in, at desktop and phone width. Skipped without /usr/bin/chromium.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./deps.ts";
+import { chromium } from "./browser_deps.ts";
 import { challengeOf, freePort, newVerifier, test } from "./helpers.ts";
 import { call, claimsOf, downProject, json, redeemAt, upstreamProject } from "./idp_support.ts";
 

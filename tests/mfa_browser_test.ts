@@ -4,7 +4,7 @@
  * says `amr` and `acr`. At desktop and phone width (390 px), with no CSP violation. Skipped without Chromium.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./deps.ts";
+import { chromium } from "./browser_deps.ts";
 import {
   Api,
   challengeOf,

@@ -5,7 +5,7 @@
  * Skipped without /usr/bin/chromium.
  */
 import assert from "node:assert/strict";
-import { chromium, type Page } from "./deps.ts";
+import { chromium, type Page } from "./browser_deps.ts";
 import { challengeOf, exchangeCode, freePort, loginProject, newVerifier, service, test } from "./helpers.ts";
 import { currentUserStatus, refreshStatus } from "./oidc_support.ts";
 

@@ -4,7 +4,7 @@
  * and a cloned authenticator (its counter set back) refused and audited. Skipped without Chromium.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./deps.ts";
+import { chromium } from "./browser_deps.ts";
 import {
   challengeOf,
   freePort,

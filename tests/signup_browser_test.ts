@@ -6,7 +6,7 @@
  * application at once. No CSP violation, and the pages fit 390 px. Without /usr/bin/chromium they are skipped.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./deps.ts";
+import { chromium } from "./browser_deps.ts";
 import { challengeOf, freePort, newVerifier, test } from "./helpers.ts";
 import { api, type MailProject, mailService, projectAt, userAt } from "./mail_support.ts";
 import { linkIn } from "./smtp_catcher.ts";
