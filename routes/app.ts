@@ -3,6 +3,7 @@ import project from "../deno.json" with { type: "json" };
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { AppError } from "../domain/shared/errors.ts";
 import { registerAuthorizeRoutes } from "./pages/authorize.ts";
+import { registerConsentRoutes } from "./pages/consent.ts";
 import { registerAuthzenRoutes } from "./api/authz/authzen.ts";
 import { registerAuditRoutes } from "./api/audit/audit.ts";
 import { registerClientRoutes } from "./api/oauth/clients.ts";
@@ -76,6 +77,7 @@ export function createApp(deps: Deps): App {
   registerHomeRoutes(app);
   registerDocsRoutes(app);
   registerAuthorizeRoutes(app);
+  registerConsentRoutes(app);
   registerFederationRoutes(app);
   registerAccountPages(app);
   registerSignupPages(app);

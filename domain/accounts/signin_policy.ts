@@ -10,6 +10,7 @@ import { findSignInUser } from "../../db/accounts/users.ts";
 import { insertAuthorizationCode } from "../../db/oauth/sessions.ts";
 import { record, userSource } from "../audit/audit.ts";
 import type { RequestInfo } from "../shared/principal.ts";
+import { requireConsent } from "../signin/consent.ts";
 
 /** A sign-in stopped because the project wants the user's address verified first (the page offers a link). */
 export class EmailNotVerified extends Error {
@@ -59,12 +60,14 @@ export async function requireSignInPolicy(
 
 /**
  * Writes an authorization code, in the caller's transaction, once the project's policy allows the user to sign
- * in: the one gate every code passes (EmailNotVerified otherwise, and the caller's transaction rolls back).
+ * in and, for a third-party client, the user's consent covers what is asked: the one gate every code passes
+ * (EmailNotVerified or ConsentRequired otherwise, and the caller's transaction rolls back).
  */
 export async function mintAuthorizationCode(
   tx: Sql,
   c: Parameters<typeof insertAuthorizationCode>[1],
 ): Promise<void> {
   await checkSignInPolicy(tx, c.project_id, c.user_id);
+  await requireConsent(tx, c);
   await insertAuthorizationCode(tx, c);
 }

@@ -19,7 +19,7 @@ import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { loginPage } from "./views/login.ts";
 import { normalizeEmail } from "../../domain/accounts/emails.ts";
-import { continueAfterPassword, showSecondStep, verifyFirst } from "./flow.ts";
+import { askConsent, continueAfterPassword, showSecondStep, verifyFirst } from "./flow.ts";
 import { consoleProject } from "./flow.ts";
 import { cookieOptions, deviceCookie } from "./kit/cookies.ts";
 import { formLimit, formSettings, readForm } from "./kit/forms.ts";
@@ -79,6 +79,13 @@ async function showLogin(c: Context<AppEnv>): Promise<Response> {
   const nonce = startPage(c, valid.redirectUri);
   const req = { id: requestId, project_id: valid.client.project_id, project_name: valid.client.project_name };
   if (stopped) return await verifyFirst(c, { nonce, req, csrf, who: stopped });
+  if (silent !== null && "consent" in silent) {
+    // Signed in by the browser's session, but a third-party client needs the user's consent first.
+    const { userId, amr, providerId } = silent.consent;
+    const hold = { user_id: userId, amr, provider_id: providerId, sso: true };
+    c.header("Cache-Control", "no-store");
+    return c.redirect(await askConsent(c, requestId, hold), 302);
+  }
   if (silent !== null) {
     // Step-up (acr_values, max_age): the browser's user confirms with their second factor.
     const { userId, amr, providerId } = silent.stepUp;
