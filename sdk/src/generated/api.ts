@@ -4351,6 +4351,42 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
+		 * <p>Where a login of a client marked <code>third_party</code> goes when the user has not yet consented to what it asks: the client&#39;s name, the host of its redirect URI, the API (the resource named by <code>resource</code>, else the project) and the permissions asked, with their descriptions. Only the browser that opened the login sees it.</p>
+		 * @summary The consent page of a third-party client
+		 * @param {string} requestId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		showConsent(requestId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'requestId' is not null or undefined
+			if (requestId === null || requestId === undefined) {
+				throw new RequiredError('requestId', 'Required parameter requestId was null or undefined when calling showConsent.');
+			}
+			let localVarPath = `/authorize/consent`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			if (requestId !== undefined) {
+				localVarQueryParameter.append('request_id', String(requestId));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Linked from the login page as &quot;Create an account&quot; when the project&#39;s <code>signup</code> is not <code>&quot;off&quot;</code>, with the login page&#39;s <code>request_id</code> and <code>csrf</code>, in the browser that opened it. A form for email, name and password (twice). docs/log-in-users.md, &quot;Sign-up&quot;.</p>
 		 * @summary The sign-up page of a login
 		 * @param {string} requestId <p>The login page&#39;s request</p>
@@ -4436,6 +4472,50 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 			}
 
 			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Posted by the consent page with its CSRF token, bound to the browser&#39;s cookie; a stale or foreign token changes nothing (an error page). <code>decision=allow</code> keeps the decision (per user, client and API, with the permissions granted: the next login asking no more shows no page) and redirects with the code; anything else redirects to <code>redirect_uri</code> with <code>error=access_denied</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1).</p>
+		 * @summary Submit the consent page
+		 * @param {Api.SubmitConsentRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitConsent(request: Api.SubmitConsentRequest | undefined, options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/authorize/consent`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarHeaderParameter.set('Content-Type', 'application/x-www-form-urlencoded');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				const localVarFormParams = new URLSearchParams();
+				if (request["decision"] !== undefined) {
+					localVarFormParams.append('decision', String(request["decision"]));
+				}
+				if (request["request_id"] !== undefined) {
+					localVarFormParams.append('request_id', String(request["request_id"]));
+				}
+				if (request["csrf"] !== undefined) {
+					localVarFormParams.append('csrf', String(request["csrf"]));
+				}
+				localVarRequestOptions.body = localVarFormParams;
+			}
 
 			const localVarQueryParameterString = localVarQueryParameter.toString();
 			if (localVarQueryParameterString) {
@@ -4762,6 +4842,30 @@ export const LoginApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Where a login of a client marked <code>third_party</code> goes when the user has not yet consented to what it asks: the client&#39;s name, the host of its redirect URI, the API (the resource named by <code>resource</code>, else the project) and the permissions asked, with their descriptions. Only the browser that opened the login sees it.</p>
+		 * @summary The consent page of a third-party client
+		 * @param {string} requestId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		showConsent(requestId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).showConsent(requestId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Linked from the login page as &quot;Create an account&quot; when the project&#39;s <code>signup</code> is not <code>&quot;off&quot;</code>, with the login page&#39;s <code>request_id</code> and <code>csrf</code>, in the browser that opened it. A form for email, name and password (twice). docs/log-in-users.md, &quot;Sign-up&quot;.</p>
 		 * @summary The sign-up page of a login
 		 * @param {string} requestId <p>The login page&#39;s request</p>
@@ -4809,6 +4913,33 @@ export const LoginApiFp = function(configuration?: Configuration) {
 						return response;
 					}
 					if (response.status === 400) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Posted by the consent page with its CSRF token, bound to the browser&#39;s cookie; a stale or foreign token changes nothing (an error page). <code>decision=allow</code> keeps the decision (per user, client and API, with the permissions granted: the next login asking no more shows no page) and redirects with the code; anything else redirects to <code>redirect_uri</code> with <code>error=access_denied</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1).</p>
+		 * @summary Submit the consent page
+		 * @param {Api.SubmitConsentRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitConsent(request: Api.SubmitConsentRequest | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).submitConsent(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 303) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 413) {
 						return response;
 					}
 					throw response;
@@ -5021,6 +5152,17 @@ export class LoginApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Where a login of a client marked <code>third_party</code> goes when the user has not yet consented to what it asks: the client&#39;s name, the host of its redirect URI, the API (the resource named by <code>resource</code>, else the project) and the permissions asked, with their descriptions. Only the browser that opened the login sees it.</p>
+	 * @summary The consent page of a third-party client
+	 * @param {string} requestId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public showConsent(requestId: string, options?: RequestInit) {
+		return LoginApiFp(this.configuration).showConsent(requestId, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Linked from the login page as &quot;Create an account&quot; when the project&#39;s <code>signup</code> is not <code>&quot;off&quot;</code>, with the login page&#39;s <code>request_id</code> and <code>csrf</code>, in the browser that opened it. A form for email, name and password (twice). docs/log-in-users.md, &quot;Sign-up&quot;.</p>
 	 * @summary The sign-up page of a login
 	 * @param {string} requestId <p>The login page&#39;s request</p>
@@ -5043,6 +5185,17 @@ export class LoginApi extends BaseAPI {
 	 */
 	public startFederatedLogin(providerId: string, requestId: string, csrf: string, options?: RequestInit) {
 		return LoginApiFp(this.configuration).startFederatedLogin(providerId, requestId, csrf, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Posted by the consent page with its CSRF token, bound to the browser&#39;s cookie; a stale or foreign token changes nothing (an error page). <code>decision=allow</code> keeps the decision (per user, client and API, with the permissions granted: the next login asking no more shows no page) and redirects with the code; anything else redirects to <code>redirect_uri</code> with <code>error=access_denied</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1).</p>
+	 * @summary Submit the consent page
+	 * @param {Api.SubmitConsentRequest} [request]
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public submitConsent(request: Api.SubmitConsentRequest | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).submitConsent(request, options)(this.fetch, this.basePath);
 	}
 
 	/**

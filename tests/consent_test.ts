@@ -1,0 +1,184 @@
+/**
+ * Consent for third-party clients: a client marked `third_party` shows its users a consent page before the first
+ * code (name, host, permissions), the decision is kept, asking for more asks again, denying answers
+ * `access_denied`, `prompt=none` without consent `consent_required`, and a stale or foreign form changes nothing.
+ * First-party clients never show the page. Raw HTTP, one cookie jar per browser.
+ */
+import assert from "node:assert/strict";
+import { authorizeOidc, Browser, redeem, submitForm } from "./oidc_support.ts";
+import { baseUrl, http, loginProject, REDIRECT_URI, test } from "./helpers.ts";
+
+type Project = Awaited<ReturnType<typeof loginProject>>;
+
+/** A project with a login user and a client that is a third party's. */
+async function thirdParty(): Promise<Project & { clientId: string; firstPartyId: string }> {
+  const p = await loginProject();
+  const client = await p.api.clients.createClient(p.project.id, { name: "Acme Notes", third_party: true });
+  assert.equal(client.third_party, true);
+  const first = await p.api.clients.createClient(p.project.id, { name: "Our App" });
+  assert.equal(first.third_party, false);
+  return { ...p, clientId: client.id, firstPartyId: first.id };
+}
+
+/** The project's `consent.granted` events. */
+async function granted(p: Project): Promise<{ data: { details: Record<string, unknown> | null }[] }> {
+  const res = await http(`/api/v1/projects/${p.project.id}/audit-events?type=consent.granted`, {
+    headers: { authorization: `Bearer ${p.token}` },
+  });
+  assert.equal(res.status, 200);
+  return await res.json();
+}
+
+const fieldsOf = (html: string) =>
+  Object.fromEntries(
+    [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2]]),
+  );
+
+/** Logs in through the form of a third-party client: the redirect to its consent page, and that page. */
+async function loginToConsent(
+  browser: Browser,
+  p: Project & { clientId: string },
+  extra: Record<string, string> = {},
+) {
+  const { res, verifier, html } = await authorizeOidc(browser, p.clientId, extra);
+  assert.equal(res.status, 200, html);
+  const to = await submitForm(browser, html, p.email, p.password);
+  assert.equal(to.pathname, "/authorize/consent");
+  const page = await browser.get(to.pathname + to.search);
+  assert.equal(page.status, 200);
+  return { verifier, html: await page.text() };
+}
+
+const decide = (browser: Browser, html: string, decision: "allow" | "deny") =>
+  browser.post("/authorize/consent", { ...fieldsOf(html), decision });
+
+test("a first-party client gets its code without a consent page", async () => {
+  const p = await thirdParty();
+  const browser = new Browser();
+  const { res, verifier, html } = await authorizeOidc(browser, p.firstPartyId);
+  assert.equal(res.status, 200);
+  const location = await submitForm(browser, html, p.email, p.password);
+  assert.equal(`${location.origin}${location.pathname}`, REDIRECT_URI);
+  assert.ok(location.searchParams.get("code"));
+  await redeem(p.firstPartyId, location, verifier);
+});
+
+test("a third-party client shows the consent page; allowing gives the code, and the next login asks nothing", async () => {
+  const p = await thirdParty();
+  const browser = new Browser();
+  const { verifier, html } = await loginToConsent(browser, p);
+  assert.match(html, /id="client-name">Acme Notes</);
+  assert.match(html, /id="client-host">127\.0\.0\.1:9</);
+  assert.match(html, /See your email address/);
+  assert.match(html, /See your name and picture/);
+  const res = await decide(browser, html, "allow");
+  assert.equal(res.status, 303, await res.text());
+  const location = new URL(res.headers.get("location")!);
+  assert.equal(`${location.origin}${location.pathname}`, REDIRECT_URI);
+  assert.equal(location.searchParams.get("state"), "st");
+  assert.equal(location.searchParams.get("iss"), await baseUrl());
+  const tokens = await redeem(p.clientId, location, verifier);
+  assert.ok(tokens.refresh_token);
+  // The same browser (single sign-on): a code at once.
+  const again = await authorizeOidc(browser, p.clientId);
+  assert.equal(again.res.status, 302);
+  assert.ok(new URL(again.res.headers.get("location")!).searchParams.get("code"));
+  // Another browser: the form, then the code, no page.
+  const other = new Browser();
+  const form = await authorizeOidc(other, p.clientId);
+  const location2 = await submitForm(other, form.html, p.email, p.password);
+  assert.ok(location2.searchParams.get("code"), location2.href);
+  // The decision is the user's and this client's: the page again was not needed, and it was recorded once.
+  const events = await granted(p);
+  assert.equal(events.data.length, 1);
+  assert.equal(events.data[0].details?.client_id, p.clientId);
+});
+
+test("asking for a permission not yet granted asks again; prompt=none without consent answers consent_required", async () => {
+  const p = await thirdParty();
+  const browser = new Browser();
+  const first = await loginToConsent(browser, p, { scope: "openid" });
+  assert.doesNotMatch(first.html, /See your email address/);
+  assert.equal((await decide(browser, first.html, "allow")).status, 303);
+  // More (email): the session is there, but the page comes again, naming what is asked.
+  const more = await authorizeOidc(browser, p.clientId, { scope: "openid email" });
+  assert.equal(more.res.status, 302);
+  const to = new URL(more.res.headers.get("location")!);
+  assert.equal(to.pathname, "/authorize/consent");
+  const none = await authorizeOidc(browser, p.clientId, { scope: "openid email", prompt: "none" });
+  assert.equal(none.res.status, 302);
+  const refused = new URL(none.res.headers.get("location")!);
+  assert.equal(refused.searchParams.get("error"), "consent_required");
+  assert.equal(refused.searchParams.get("state"), "st");
+  assert.equal(refused.searchParams.get("iss"), await baseUrl());
+  // Allowing the page of the single sign-on: back to /authorize, then the code.
+  const page = await browser.get(to.pathname + to.search);
+  const html = await page.text();
+  assert.match(html, /See your email address/);
+  const allowed = await decide(browser, html, "allow");
+  assert.equal(allowed.status, 303);
+  const back = new URL(allowed.headers.get("location")!);
+  assert.equal(back.pathname, "/authorize");
+  const coded = await browser.get(back.pathname + back.search);
+  assert.equal(coded.status, 302);
+  assert.ok(new URL(coded.headers.get("location")!).searchParams.get("code"));
+  // Now prompt=none is answered with a code.
+  const silent = await authorizeOidc(browser, p.clientId, { scope: "openid email", prompt: "none" });
+  assert.ok(new URL(silent.res.headers.get("location")!).searchParams.get("code"));
+});
+
+test("denying the consent page redirects with access_denied, state and iss, and keeps nothing", async () => {
+  const p = await thirdParty();
+  const browser = new Browser();
+  const { html } = await loginToConsent(browser, p);
+  const res = await decide(browser, html, "deny");
+  assert.equal(res.status, 303);
+  const location = new URL(res.headers.get("location")!);
+  assert.equal(`${location.origin}${location.pathname}`, REDIRECT_URI);
+  assert.equal(location.searchParams.get("error"), "access_denied");
+  assert.equal(location.searchParams.get("state"), "st");
+  assert.equal(location.searchParams.get("iss"), await baseUrl());
+  assert.equal(location.searchParams.get("code"), null);
+  // The page cannot be allowed afterwards.
+  assert.equal((await decide(browser, html, "allow")).status, 400);
+  // The login waiting on the page opened no session: a silent request gets no code.
+  const none = await authorizeOidc(browser, p.clientId, { prompt: "none" });
+  assert.equal(new URL(none.res.headers.get("location")!).searchParams.get("code"), null);
+});
+
+test("a consent form with a stale or foreign CSRF token, or from another browser, changes nothing", async () => {
+  const p = await thirdParty();
+  const browser = new Browser();
+  const { html } = await loginToConsent(browser, p);
+  const fields = fieldsOf(html);
+  const wrong = await browser.post("/authorize/consent", {
+    ...fields,
+    csrf: "x".repeat(43),
+    decision: "allow",
+  });
+  assert.equal(wrong.status, 400);
+  // Another user's page's token (a foreign one) in this browser.
+  const q = await thirdParty();
+  const foreign = await loginToConsent(new Browser(), q);
+  const mixed = await browser.post("/authorize/consent", {
+    ...fields,
+    csrf: fieldsOf(foreign.html).csrf,
+    decision: "allow",
+  });
+  assert.equal(mixed.status, 400);
+  // The right form from another browser (its cookie differs).
+  const elsewhere = await new Browser().post("/authorize/consent", { ...fields, decision: "allow" });
+  assert.equal(elsewhere.status, 400);
+  // The page is still this browser's to decide; nothing was kept.
+  // The login waiting on the page opened no session: a silent request gets no code.
+  const none = await authorizeOidc(browser, p.clientId, { prompt: "none" });
+  assert.equal(new URL(none.res.headers.get("location")!).searchParams.get("code"), null);
+  const events = await granted(p);
+  assert.equal(events.data.length, 0);
+  // A reload of the page replaces its token: the older one is stale.
+  const reloaded = await browser.get(`/authorize/consent?request_id=${fields.request_id}`);
+  const fresh = fieldsOf(await reloaded.text());
+  assert.notEqual(fresh.csrf, fields.csrf);
+  assert.equal((await browser.post("/authorize/consent", { ...fields, decision: "allow" })).status, 400);
+  assert.equal((await browser.post("/authorize/consent", { ...fresh, decision: "allow" })).status, 303);
+});
