@@ -22,6 +22,7 @@ import { registerLogoutRoutes } from "./pages/logout.ts";
 import { registerMetricsRoute } from "./api/system/metrics.ts";
 import { registerOidcRoutes } from "./api/oauth/oidc.ts";
 import { registerSessionRoutes } from "./api/signin/sessions.ts";
+import { registerConsentApiRoutes } from "./api/signin/consents.ts";
 import { registerMfaRoutes } from "./api/factors/mfa.ts";
 import type { App, AppEnv, Deps } from "./env.ts";
 import { errorResponse, toAppError, zodDetails } from "./errors.ts";
@@ -94,6 +95,7 @@ export function createApp(deps: Deps): App {
   registerObjectRoutes(app);
   registerGrantRoutes(app);
   registerSessionRoutes(app);
+  registerConsentApiRoutes(app);
   registerMfaRoutes(app);
   registerUserRoutes(app);
   registerUserMailRoutes(app);

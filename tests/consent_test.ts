@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { authorizeOidc, Browser, redeem, submitForm } from "./oidc_support.ts";
-import { baseUrl, http, loginProject, REDIRECT_URI, test } from "./helpers.ts";
+import { baseUrl, clientWith, http, loginProject, postToken, REDIRECT_URI, test } from "./helpers.ts";
 
 type Project = Awaited<ReturnType<typeof loginProject>>;
 
@@ -181,4 +181,133 @@ test("a consent form with a stale or foreign CSRF token, or from another browser
   assert.notEqual(fresh.csrf, fields.csrf);
   assert.equal((await browser.post("/authorize/consent", { ...fields, decision: "allow" })).status, 400);
   assert.equal((await browser.post("/authorize/consent", { ...fresh, decision: "allow" })).status, 303);
+});
+
+/** Allows the client once through the form in this browser; the tokens of the code. */
+async function allowOnce(browser: Browser, p: Project & { clientId: string }) {
+  const { verifier, html } = await loginToConsent(browser, p);
+  const res = await decide(browser, html, "allow");
+  assert.equal(res.status, 303);
+  return await redeem(p.clientId, new URL(res.headers.get("location")!), verifier);
+}
+
+const refresh = (clientId: string, refreshToken: string) =>
+  postToken({ grant_type: "refresh_token", client_id: clientId, refresh_token: refreshToken });
+
+test("Connected apps on /account lists a consent and revokes it: the client's refresh token is refused at once", async () => {
+  const p = await thirdParty();
+  const browser = new Browser();
+  const tokens = await allowOnce(browser, p);
+  const page = await (await browser.get("/account")).text();
+  assert.match(page, /Connected apps/);
+  assert.match(page, /<strong>Acme Notes<\/strong>/);
+  const consentId = /name="consent_id" value="([^"]+)"/.exec(page)![1];
+  const form = {
+    project: /name="project" value="([^"]+)"/.exec(page)![1],
+    csrf: /name="csrf" value="([^"]+)"/.exec(page)![1],
+    consent_id: consentId,
+  };
+  // A foreign CSRF token changes nothing.
+  const forged = await browser.post("/account/consents/revoke", { ...form, csrf: "x".repeat(43) });
+  assert.equal(forged.status, 403);
+  await forged.body?.cancel();
+  const stillGood = await refresh(p.clientId, tokens.refresh_token);
+  assert.equal(stillGood.status, 200);
+  const next = (await stillGood.json()).refresh_token as string;
+  const revoked = await browser.post("/account/consents/revoke", form);
+  assert.equal(revoked.status, 303);
+  await revoked.body?.cancel();
+  const after = await (await browser.get(revoked.headers.get("location")!)).text();
+  assert.match(after, /No connected apps/);
+  const refused = await refresh(p.clientId, next);
+  assert.equal(refused.status, 400);
+  assert.equal((await refused.json()).error, "invalid_grant");
+  // The next login of that client asks again.
+  const again = await authorizeOidc(browser, p.clientId);
+  assert.equal(new URL(again.res.headers.get("location")!).pathname, "/authorize/consent");
+});
+
+test("admins list and revoke a user's consents; least privilege: users:read to list, users:update to revoke", async () => {
+  const p = await thirdParty();
+  const tokens = await allowOnce(new Browser(), p);
+  const path = `/api/v1/projects/${p.project.id}/users/${p.userId}/consents`;
+  const as = (token: string, init: RequestInit = {}) =>
+    http(path, { ...init, headers: { authorization: `Bearer ${token}` } });
+  const listed = await as(p.token);
+  assert.equal(listed.status, 200);
+  const { data } = await listed.json();
+  assert.equal(data.length, 1);
+  assert.equal(data[0].client_id, p.clientId);
+  assert.equal(data[0].client_name, "Acme Notes");
+  assert.equal(data[0].resource_id, null);
+  assert.deepEqual(data[0].permissions, ["email", "openid", "profile"]);
+  const id = data[0].id as string;
+  // Without users:read, no list; with users:read only, no revocation.
+  const nothing = await clientWith(p, ["clients:read"]);
+  const noRead = await as(nothing.token);
+  assert.equal(noRead.status, 403);
+  assert.equal((await noRead.json()).error, "insufficient_permission");
+  const reader = await clientWith(p, ["users:read"]);
+  assert.equal((await as(reader.token)).status, 200);
+  const del = (token: string, consentId: string) =>
+    http(`${path}/${consentId}`, { method: "DELETE", headers: { authorization: `Bearer ${token}` } });
+  const noUpdate = await del(reader.token, id);
+  assert.equal(noUpdate.status, 403);
+  assert.equal((await noUpdate.json()).error, "insufficient_permission");
+  // Another project's admin sees nothing of this user.
+  const other = await loginProject();
+  const foreign = await http(`/api/v1/projects/${other.project.id}/users/${p.userId}/consents`, {
+    headers: { authorization: `Bearer ${other.token}` },
+  });
+  assert.equal(foreign.status, 404);
+  assert.equal((await foreign.json()).error, "user_not_found");
+  const missing = await del(p.token, "no-such-consent");
+  assert.equal(missing.status, 404);
+  assert.equal((await missing.json()).error, "consent_not_found");
+  assert.equal((await refresh(p.clientId, tokens.refresh_token)).status, 200);
+  const gone = await del(p.token, id);
+  assert.equal(gone.status, 204);
+  assert.equal((await (await as(p.token)).json()).data.length, 0);
+  const events = await http(`/api/v1/projects/${p.project.id}/audit-events?type=consent.revoked`, {
+    headers: { authorization: `Bearer ${p.token}` },
+  });
+  assert.equal((await events.json()).data.length, 1);
+});
+
+test("a consent for an API (resource) names the resource and its permissions; more permissions ask again", async () => {
+  const p = await thirdParty();
+  const indicator = `https://api-${crypto.randomUUID().slice(0, 8)}.example.com/mcp`;
+  const resource = await p.api.resources.createResource(p.project.id, {
+    name: "Notes API",
+    code: "notes",
+    indicator,
+    permissions: [
+      { name: "Read", code: "read", description: "Read your notes" },
+      { name: "Write", code: "write", description: "Change your notes" },
+    ],
+  });
+  const role = await p.api.roles.createRole(p.project.id, {
+    name: "Writer",
+    code: "writer",
+    permission_ids: resource.permissions.map((x) => x.id),
+  });
+  await p.api.users.updateUser(p.project.id, p.userId, {
+    display_name: "Login User",
+    is_active: true,
+    email: p.email,
+    role_id: role.id,
+  });
+  const browser = new Browser();
+  const first = await loginToConsent(browser, p, { resource: indicator, scope: "openid read" });
+  assert.match(first.html, /id="api">Notes API</);
+  assert.match(first.html, /Read your notes/);
+  assert.doesNotMatch(first.html, /Change your notes/);
+  assert.equal((await decide(browser, first.html, "allow")).status, 303);
+  const same = await authorizeOidc(browser, p.clientId, { resource: indicator, scope: "openid read" });
+  assert.ok(new URL(same.res.headers.get("location")!).searchParams.get("code"));
+  const more = await authorizeOidc(browser, p.clientId, { resource: indicator, scope: "openid read write" });
+  const to = new URL(more.res.headers.get("location")!);
+  assert.equal(to.pathname, "/authorize/consent");
+  const page = await (await browser.get(to.pathname + to.search)).text();
+  assert.match(page, /Change your notes/);
 });

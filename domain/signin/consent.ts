@@ -5,7 +5,7 @@
  * `mintAuthorizationCode` (domain/accounts/signin_policy.ts), so that no way to a code skips it.
  */
 import type { Sql } from "../../db/connection.ts";
-import { transaction } from "../../db/connection.ts";
+import { retryRead, transaction } from "../../db/connection.ts";
 import {
   type ConsentHold,
   type ConsentRow,
@@ -15,12 +15,15 @@ import {
   findConsentResource,
   heldForConsent,
   holdForConsent,
-  listUserConsents,
+  listUserConsents as listConsentRows,
   upsertConsent,
 } from "../../db/signin/consents.ts";
 import { targetOf } from "../oauth/resource_indicators.ts";
 import { AuthorizePageError } from "./login.ts";
-import { record, type Source } from "../audit/audit.ts";
+import { record, type Source, sourceOf } from "../audit/audit.ts";
+import { findUser } from "../../db/accounts/users.ts";
+import { requireCovered } from "../authz/coverage.ts";
+import type { Principal } from "../shared/principal.ts";
 import { newId } from "../shared/ids.ts";
 import { AppError } from "../shared/errors.ts";
 import { type AuthorizationRequestRow, consumeAuthorizationRequest } from "../../db/oauth/sessions.ts";
@@ -194,31 +197,54 @@ export async function reauthorizeUrl(
 
 export type Consent = ConsentRow;
 
-/** A user's consents (Connected apps; the admin API). */
-export async function listConsents(sql: Sql, projectId: string, userId: string): Promise<Consent[]> {
-  return await listUserConsents(sql, projectId, userId);
+/** A user's consents (the admin API; Connected apps on /account). 404 `user_not_found` for an unknown user. */
+export async function listUserConsents(sql: Sql, projectId: string, userId: string): Promise<Consent[]> {
+  return await retryRead(async () => {
+    if (!(await findUser(sql, projectId, userId))) throw new AppError("user_not_found");
+    return await listConsentRows(sql, projectId, userId);
+  });
 }
 
 /**
- * Revokes a user's consent: the client's sessions and refresh tokens of the user end at once, and its codes not
- * yet exchanged; recorded as `consent.revoked`. 404 `consent_not_found` for another user's or project's.
+ * Deletes a consent and ends the client's sessions of the user, its codes not yet exchanged too; recorded as
+ * `consent.revoked`. 404 `consent_not_found` for another user's or project's.
  */
-export async function revokeConsent(
+async function revokeOne(tx: Sql, projectId: string, userId: string, consentId: string, source: Source) {
+  const gone = await deleteConsent(tx, projectId, userId, consentId);
+  if (!gone) throw new AppError("consent_not_found");
+  await record(tx, {
+    projectId,
+    type: "consent.revoked",
+    source,
+    target: { type: "user", id: userId },
+    details: { consent_id: consentId, client_id: gone.client_id, resource_id: gone.resource_id },
+  });
+}
+
+/** An admin revokes a user's consent: acting on the user, the caller must cover what the user holds (403). */
+export async function revokeUserConsent(
+  sql: Sql,
+  caller: Principal,
+  projectId: string,
+  userId: string,
+  consentId: string,
+): Promise<void> {
+  await transaction(sql, async (tx) => {
+    if (!(await findUser(tx, projectId, userId, { lock: true }))) throw new AppError("user_not_found");
+    await requireCovered(tx, caller, projectId, { userId }, "user_id", "revoking this user's consent", {
+      nameCodes: false,
+    });
+    await revokeOne(tx, projectId, userId, consentId, sourceOf(caller));
+  });
+}
+
+/** The user revokes their own consent (Connected apps on /account). */
+export async function revokeOwnConsent(
   sql: Sql,
   projectId: string,
   userId: string,
   consentId: string,
   source: Source,
 ): Promise<void> {
-  await transaction(sql, async (tx) => {
-    const gone = await deleteConsent(tx, projectId, userId, consentId);
-    if (!gone) throw new AppError("consent_not_found");
-    await record(tx, {
-      projectId,
-      type: "consent.revoked",
-      source,
-      target: { type: "user", id: userId },
-      details: { consent_id: consentId, client_id: gone.client_id, resource_id: gone.resource_id },
-    });
-  });
+  await transaction(sql, (tx) => revokeOne(tx, projectId, userId, consentId, source));
 }

@@ -1767,6 +1767,301 @@ export class ClientsApi extends BaseAPI {
 
 }
 /**
+ * ConsentsApi - fetch parameter creator
+ * @export
+ */
+export const ConsentsApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>users:read</code>. What the user allowed third-party clients (<code>third_party: true</code>) on the consent page: one per client and API (or the project), with the permissions granted. Newest decision first.</p>
+		 * @summary List a user's consents
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listUserConsents(projectId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listUserConsents.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling listUserConsents.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/consents`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. The client&#39;s sessions of the user end at once (their refresh tokens answer <code>invalid_grant</code>), its codes not yet exchanged too, and its next login shows the consent page again; recorded as <code>consent.revoked</code>. The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @summary Revoke one of a user's consents
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {string} consentId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeUserConsent(projectId: string, userId: string, consentId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling revokeUserConsent.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling revokeUserConsent.');
+			}
+			// verify required parameter 'consentId' is not null or undefined
+			if (consentId === null || consentId === undefined) {
+				throw new RequiredError('consentId', 'Required parameter consentId was null or undefined when calling revokeUserConsent.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/consents/{consent_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)))
+				.replace('{consent_id}', encodeURIPathSegment(String(consentId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * ConsentsApi - functional programming interface
+ * @export
+ */
+export const ConsentsApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>users:read</code>. What the user allowed third-party clients (<code>third_party: true</code>) on the consent page: one per client and API (or the project), with the permissions granted. Newest decision first.</p>
+		 * @summary List a user's consents
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listUserConsents(projectId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ConsentList> {
+			const localVarFetchArgs = ConsentsApiFetchParamCreator(configuration).listUserConsents(projectId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. The client&#39;s sessions of the user end at once (their refresh tokens answer <code>invalid_grant</code>), its codes not yet exchanged too, and its next login shows the consent page again; recorded as <code>consent.revoked</code>. The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @summary Revoke one of a user's consents
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {string} consentId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeUserConsent(projectId: string, userId: string, consentId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = ConsentsApiFetchParamCreator(configuration).revokeUserConsent(projectId, userId, consentId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * ConsentsApi - factory interface
+ * @export
+ */
+export const ConsentsApiFactory: FactoryFunction<ConsentsApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new ConsentsApi(configuration, basePath, fetch);
+};
+
+/**
+ * ConsentsApi - object-oriented interface
+ * @export
+ * @class ConsentsApi
+ * @extends {BaseAPI}
+ */
+export class ConsentsApi extends BaseAPI {
+	/**
+	 * <p>Needs <code>users:read</code>. What the user allowed third-party clients (<code>third_party: true</code>) on the consent page: one per client and API (or the project), with the permissions granted. Newest decision first.</p>
+	 * @summary List a user's consents
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listUserConsents(projectId: string, userId: string, options?: RequestInit) {
+		return ConsentsApiFp(this.configuration).listUserConsents(projectId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. The client&#39;s sessions of the user end at once (their refresh tokens answer <code>invalid_grant</code>), its codes not yet exchanged too, and its next login shows the consent page again; recorded as <code>consent.revoked</code>. The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise).</p>
+	 * @summary Revoke one of a user's consents
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {string} consentId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public revokeUserConsent(projectId: string, userId: string, consentId: string, options?: RequestInit) {
+		return ConsentsApiFp(this.configuration).revokeUserConsent(projectId, userId, consentId, options)(this.fetch, this.basePath);
+	}
+
+}
+/**
  * GrantsApi - fetch parameter creator
  * @export
  */

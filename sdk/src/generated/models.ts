@@ -818,6 +818,48 @@ export namespace Api {
 		code: string;
 	}
 
+	export interface Consent {
+		id: string;
+		'project_id': string;
+		'user_id': string;
+		/**
+		 * @description <p>The third-party client allowed</p>
+		 * @type {string}
+		 * @memberof Consent
+		 */
+		'client_id': string;
+		'client_name': string;
+		/**
+		 * @description <p>The API (a resource with an <code>indicator</code>) the consent is for; null: the project (a request without <code>resource</code>)</p>
+		 * @type {string | null}
+		 * @memberof Consent
+		 */
+		'resource_id': string | null;
+		'resource_name': string | null;
+		/**
+		 * @description <p>What was granted: the API&#39;s permission codes, or for the project the OpenID scopes (<code>openid</code>, <code>profile</code>, <code>email</code>). A request asking for one not here shows the consent page again.</p>
+		 * @type {string[]}
+		 * @memberof Consent
+		 */
+		permissions: string[];
+		/**
+		 * @description <p>The first decision (RFC 3339, UTC)</p>
+		 * @type {string}
+		 * @memberof Consent
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>The last decision (RFC 3339, UTC)</p>
+		 * @type {string}
+		 * @memberof Consent
+		 */
+		'updated_at': string;
+	}
+
+	export interface ConsentList {
+		data: Api.Consent[];
+	}
+
 	export interface CreateClientRequest {
 		name: string;
 		/**
