@@ -2,7 +2,7 @@
  * Consent for third-party clients: before a code for a client that `needsConsent`, the user sees what the client
  * asks (its name and host, the API or the project, the permissions in plain words) and decides. A decision is kept
  * per user, client and API with the permissions granted; a request asking for more asks again. The check sits in
- * `mintAuthorizationCode` (domain/accounts/signin_policy.ts), so that no way to a code skips it.
+ * `mintAuthorizationCode` (domain/signin/codes.ts), so that no way to a code skips it.
  */
 import type { Sql } from "../../db/connection.ts";
 import { retryRead, transaction } from "../../db/connection.ts";
@@ -19,7 +19,6 @@ import {
   upsertConsent,
 } from "../../db/signin/consents.ts";
 import { targetOf } from "../oauth/resource_indicators.ts";
-import { AuthorizePageError } from "./login.ts";
 import { record, type Source, sourceOf } from "../audit/audit.ts";
 import { findUser } from "../../db/accounts/users.ts";
 import { requireCovered } from "../authz/coverage.ts";
@@ -160,24 +159,22 @@ export async function findClientName(sql: Sql, projectId: string, clientId: stri
   return (await findConsentClient(sql, projectId, clientId))?.name ?? clientId;
 }
 
-const usedPage = () =>
-  new AuthorizePageError("This login page was already used. Go back to the application and start again.");
-
-/** The user's decision to deny: the login request is spent (no code can follow from it). */
-export async function denyConsent(sql: Sql, req: { id: string }): Promise<void> {
-  if (!(await consumeAuthorizationRequest(sql, req.id))) throw usedPage();
+/** The user's decision to deny: the login request is spent (no code can follow from it); false if it already was. */
+export async function denyConsent(sql: Sql, req: { id: string }): Promise<boolean> {
+  return await consumeAuthorizationRequest(sql, req.id);
 }
 
 /**
  * After consent to a login by single sign-on: the request is spent and the browser goes back to /authorize with
- * the same parameters, where the session (now with consent) gives the code as any single sign-on does.
+ * the same parameters, where the session (now with consent) gives the code as any single sign-on does. Null: the
+ * request was already spent.
  */
 export async function reauthorizeUrl(
   sql: Sql,
   req: AuthorizationRequestRow,
   publicUrl: string,
-): Promise<string> {
-  if (!(await consumeAuthorizationRequest(sql, req.id))) throw usedPage();
+): Promise<string | null> {
+  if (!(await consumeAuthorizationRequest(sql, req.id))) return null;
   const q = new URLSearchParams({
     client_id: req.client_id,
     redirect_uri: req.redirect_uri,

@@ -20,13 +20,9 @@ import type { RequestInfo } from "../shared/principal.ts";
 import { hashSecret, isBrowserSecret } from "../shared/secrets.ts";
 import { secondStepFor } from "../factors/second_step.ts";
 import { ConsentRequired } from "./consent.ts";
+import { mintAuthorizationCode } from "./codes.ts";
 import { ACR_MULTI, acrOf } from "../oauth/acr.ts";
-import {
-  EmailNotVerified,
-  mintAuthorizationCode,
-  recordStopped,
-  requireSignInPolicy,
-} from "../accounts/signin_policy.ts";
+import { EmailNotVerified, recordStopped, requireSignInPolicy } from "../accounts/signin_policy.ts";
 
 /**
  * The browser's session must be confirmed by the user's second factor before a code is issued: nothing is

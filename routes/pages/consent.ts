@@ -32,6 +32,8 @@ import { finishLogin } from "./flow.ts";
 const NOTHING =
   "This page has expired or was not opened in this browser. Go back to the application and start again.";
 
+const USED = "This login page was already used. Go back to the application and start again.";
+
 /** GET /authorize/consent: the page, under a fresh CSRF token bound to the held request. */
 async function showConsent(c: Context<AppEnv>): Promise<Response> {
   const { sql, config } = c.var.deps;
@@ -77,7 +79,7 @@ async function submitConsent(c: Context<AppEnv>): Promise<Response> {
   c.header("Cache-Control", "no-store");
   const source = userSource(hold.user_id, requestInfo(c));
   if (form.decision !== "allow") {
-    await denyConsent(sql, req);
+    if (!(await denyConsent(sql, req))) throw new AuthorizePageError(USED);
     const to = redirectWith(req.redirect_uri, {
       error: "access_denied",
       error_description: "the user denied the request",
@@ -88,7 +90,11 @@ async function submitConsent(c: Context<AppEnv>): Promise<Response> {
   }
   await grantConsent(sql, req, hold.user_id, source);
   // Signed in by the browser's session: back to /authorize, which issues the code from that session.
-  if (hold.sso) return c.redirect(await reauthorizeUrl(sql, req, config.publicUrl), 303);
+  if (hold.sso) {
+    const back = await reauthorizeUrl(sql, req, config.publicUrl);
+    if (back === null) throw new AuthorizePageError(USED);
+    return c.redirect(back, 303);
+  }
   const done = await finishLogin(c, {
     nonce,
     req,
