@@ -311,3 +311,42 @@ test("a consent for an API (resource) names the resource and its permissions; mo
   const page = await (await browser.get(to.pathname + to.search)).text();
   assert.match(page, /Change your notes/);
 });
+
+test("revoking a user's consent needs covering what the user holds (403 insufficient_permission otherwise)", async () => {
+  const p = await thirdParty();
+  const resource = await p.api.resources.createResource(p.project.id, {
+    name: "Notes API",
+    code: "notes",
+    permissions: [{ name: "Read", code: "read" }],
+  });
+  const role = await p.api.roles.createRole(p.project.id, {
+    name: "Reader",
+    code: "reader",
+    permission_ids: resource.permissions.map((x) => x.id),
+  });
+  await p.api.users.updateUser(p.project.id, p.userId, {
+    display_name: "Login User",
+    is_active: true,
+    email: p.email,
+    role_id: role.id,
+  });
+  await allowOnce(new Browser(), p);
+  const path = `/api/v1/projects/${p.project.id}/users/${p.userId}/consents`;
+  const { data } = await (await http(path, { headers: { authorization: `Bearer ${p.token}` } })).json();
+  const updater = await clientWith(p, ["users:read", "users:update"]);
+  const refused = await http(`${path}/${data[0].id}`, {
+    method: "DELETE",
+    headers: { authorization: `Bearer ${updater.token}` },
+  });
+  assert.equal(refused.status, 403);
+  assert.equal((await refused.json()).error, "insufficient_permission");
+  const listed = await (await http(path, { headers: { authorization: `Bearer ${p.token}` } })).json();
+  assert.equal(listed.data.length, 1);
+});
+
+test("the one writer of codes checks consent before it writes (every sign-in path passes there)", () => {
+  const source = Deno.readTextFileSync(new URL("../domain/signin/codes.ts", import.meta.url));
+  const check = source.indexOf("await requireConsent(tx, c);");
+  const write = source.indexOf("await insertAuthorizationCode(tx, c);");
+  assert.ok(check > 0 && write > check, "requireConsent comes before insertAuthorizationCode");
+});
