@@ -474,7 +474,7 @@ export namespace Api {
 	}
 
 	/**
-	 * <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
+	 * <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>; a third-party client without the user&#39;s consent: <code>error=consent_required</code>). Other values: <code>invalid_request</code>.</p>
 	 */
 	export enum AuthorizePromptEnum {
 		Login = 'login',
