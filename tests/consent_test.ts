@@ -350,3 +350,21 @@ test("the one writer of codes checks consent before it writes (every sign-in pat
   const write = source.indexOf("await insertAuthorizationCode(tx, c);");
   assert.ok(check > 0 && write > check, "requireConsent comes before insertAuthorizationCode");
 });
+
+test("allowing grants only the permissions the page showed: a form without them leads to the page again", async () => {
+  const p = await thirdParty();
+  const browser = new Browser();
+  const { html } = await loginToConsent(browser, p);
+  const res = await browser.post("/authorize/consent", {
+    ...fieldsOf(html),
+    permissions: "",
+    decision: "allow",
+  });
+  assert.equal(res.status, 303);
+  const to = new URL(res.headers.get("location")!);
+  assert.equal(to.pathname, "/authorize/consent");
+  const again = await (await browser.get(to.pathname + to.search)).text();
+  assert.match(again, /See your email address/);
+  const done = await decide(browser, again, "allow");
+  assert.ok(new URL(done.headers.get("location")!).searchParams.get("code"));
+});

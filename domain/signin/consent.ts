@@ -119,7 +119,11 @@ export async function consentHoldOf(sql: Sql, requestId: string): Promise<Consen
   return (await heldForConsent(sql, requestId)) ?? null;
 }
 
-/** The user's decision to allow: kept (with earlier grants), recorded as `consent.granted`. */
+/**
+ * The user's decision to allow what the page showed (`shown`, its permission codes): what is asked now and was
+ * shown is kept, with earlier grants, and recorded as `consent.granted`. Anything asked now that the page did not
+ * show (the user's role changed meanwhile) is not granted, so the code's check asks again.
+ */
 export async function grantConsent(
   sql: Sql,
   req: {
@@ -130,11 +134,12 @@ export async function grantConsent(
     scope: string | null;
   },
   userId: string,
+  shown: string[],
   source: Source,
 ): Promise<void> {
   await transaction(sql, async (tx) => {
     const asked = await askedOf(tx, { ...req, user_id: userId });
-    const permissions = asked.permissions.map((p) => p.code);
+    const permissions = asked.permissions.map((p) => p.code).filter((code) => shown.includes(code));
     const resourceId = asked.resource?.id ?? null;
     const kept = await upsertConsent(tx, {
       project_id: req.project_id,

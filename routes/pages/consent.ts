@@ -88,7 +88,8 @@ async function submitConsent(c: Context<AppEnv>): Promise<Response> {
     });
     return c.redirect(to, 303);
   }
-  await grantConsent(sql, req, hold.user_id, source);
+  const shown = (form.permissions ?? "").split(" ").filter((code) => code !== "");
+  await grantConsent(sql, req, hold.user_id, shown, source);
   // Signed in by the browser's session: back to /authorize, which issues the code from that session.
   if (hold.sso) {
     const back = await reauthorizeUrl(sql, req, config.publicUrl);
@@ -140,6 +141,9 @@ const submitConsentDoc: RouteConfig = {
         "application/x-www-form-urlencoded": {
           schema: z.object({
             decision: z.enum(["allow", "deny"]),
+            permissions: z.string().openapi({
+              description: "The permission codes the page showed, space-separated: only these are granted",
+            }),
             request_id: z.string(),
             csrf: z.string(),
           }),

@@ -46,6 +46,7 @@ export function consentPage(p: {
       <form method="post" action="${p.action}">
         <input type="hidden" name="request_id" value="${p.requestId}">
         <input type="hidden" name="csrf" value="${p.csrf}">
+        <input type="hidden" name="permissions" value="${p.permissions.map((x) => x.code).join(" ")}">
         <button type="submit" name="decision" value="allow" id="allow">Allow</button>
         <button type="submit" name="decision" value="deny" id="deny" class="secondary">Deny</button>
       </form>

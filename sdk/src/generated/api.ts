@@ -4803,6 +4803,9 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 				if (request["decision"] !== undefined) {
 					localVarFormParams.append('decision', String(request["decision"]));
 				}
+				if (request["permissions"] !== undefined) {
+					localVarFormParams.append('permissions', String(request["permissions"]));
+				}
 				if (request["request_id"] !== undefined) {
 					localVarFormParams.append('request_id', String(request["request_id"]));
 				}

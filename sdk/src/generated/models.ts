@@ -2973,6 +2973,12 @@ export namespace Api {
 
 	export interface SubmitConsentRequest {
 		decision: Api.SubmitConsentRequest.DecisionEnum;
+		/**
+		 * @description <p>The permission codes the page showed, space-separated: only these are granted</p>
+		 * @type {string}
+		 * @memberof SubmitConsentRequest
+		 */
+		permissions: string;
 		'request_id': string;
 		csrf: string;
 	}
