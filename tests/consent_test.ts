@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { authorizeOidc, Browser, redeem, submitForm } from "./oidc_support.ts";
+import { codeStep, enrolTotp, passwordStep, totp } from "./mfa_support.ts";
 import { baseUrl, clientWith, http, loginProject, postToken, REDIRECT_URI, test } from "./helpers.ts";
 
 type Project = Awaited<ReturnType<typeof loginProject>>;
@@ -367,4 +368,22 @@ test("allowing grants only the permissions the page showed: a form without them 
   assert.match(again, /See your email address/);
   const done = await decide(browser, again, "allow");
   assert.ok(new URL(done.headers.get("location")!).searchParams.get("code"));
+});
+
+test("after a second factor, the consent page comes before the code, and the code keeps the factor's amr", async () => {
+  const p = await thirdParty();
+  const { secret } = await enrolTotp({ clientId: p.firstPartyId, email: p.email, password: p.password });
+  const browser = new Browser();
+  const step = await passwordStep(browser, p);
+  assert.equal(step.res.status, 200, step.html);
+  const coded = await codeStep(browser, step, await totp(secret, Date.now() + 30_000));
+  assert.equal(coded.res.status, 303, coded.html);
+  const to = new URL(coded.res.headers.get("location")!);
+  assert.equal(to.pathname, "/authorize/consent");
+  const html = await (await browser.get(to.pathname + to.search)).text();
+  const allowed = await decide(browser, html, "allow");
+  assert.equal(allowed.status, 303);
+  const tokens = await redeem(p.clientId, new URL(allowed.headers.get("location")!), step.verifier);
+  const claims = JSON.parse(atob(tokens.id_token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
+  assert.deepEqual(claims.amr, ["pwd", "otp", "mfa"]);
 });
