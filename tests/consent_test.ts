@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { authorizeOidc, Browser, redeem, submitForm } from "./oidc_support.ts";
 import { codeStep, enrolTotp, passwordStep, totp } from "./mfa_support.ts";
+import { checkAnswer } from "./schema_check.ts";
 import { baseUrl, clientWith, http, loginProject, postToken, REDIRECT_URI, test } from "./helpers.ts";
 
 type Project = Awaited<ReturnType<typeof loginProject>>;
@@ -232,8 +233,14 @@ test("admins list and revoke a user's consents; least privilege: users:read to l
   const p = await thirdParty();
   const tokens = await allowOnce(new Browser(), p);
   const path = `/api/v1/projects/${p.project.id}/users/${p.userId}/consents`;
-  const as = (token: string, init: RequestInit = {}) =>
-    http(path, { ...init, headers: { authorization: `Bearer ${token}` } });
+  // Each answer checked against the operation's schema in the OpenAPI document.
+  const checked = async (method: string, to: string, token: string) =>
+    await checkAnswer(
+      method,
+      `${await baseUrl()}${to}`,
+      await http(to, { method, headers: { authorization: `Bearer ${token}` } }),
+    );
+  const as = (token: string) => checked("GET", path, token);
   const listed = await as(p.token);
   assert.equal(listed.status, 200);
   const { data } = await listed.json();
@@ -250,8 +257,7 @@ test("admins list and revoke a user's consents; least privilege: users:read to l
   assert.equal((await noRead.json()).error, "insufficient_permission");
   const reader = await clientWith(p, ["users:read"]);
   assert.equal((await as(reader.token)).status, 200);
-  const del = (token: string, consentId: string) =>
-    http(`${path}/${consentId}`, { method: "DELETE", headers: { authorization: `Bearer ${token}` } });
+  const del = (token: string, consentId: string) => checked("DELETE", `${path}/${consentId}`, token);
   const noUpdate = await del(reader.token, id);
   assert.equal(noUpdate.status, 403);
   assert.equal((await noUpdate.json()).error, "insufficient_permission");
