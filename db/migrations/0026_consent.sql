@@ -23,6 +23,9 @@ create table consents (
 );
 -- One decision per user, client and API; null (the project) counts as one key.
 create unique index consents__user_client_resource on consents (project_id, user_id, client_id, coalesce(resource_id, ''));
+-- For the cascades when a client or a resource is deleted.
+create index consents__client on consents (project_id, client_id);
+create index consents__resource on consents (project_id, resource_id) where resource_id is not null;
 
 -- A login page waiting for the user's consent: who signed in, how (RFC 8176 `amr`) and through which provider;
 -- `consent_sso`: the user came by single sign-on (approving goes back to /authorize, which uses the session).
