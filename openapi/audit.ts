@@ -103,6 +103,11 @@ export const EVENT_TYPES = {
   "session.revoked":
     "A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it",
   "user.sessions_ended": "Every session of a user was ended (sign out everywhere)",
+  "consent.granted": "A user allowed a third-party client on its consent page (`details.client_id`, " +
+    "`details.resource_id` (null: the project), `details.permissions`: the codes granted)",
+  "consent.revoked":
+    "A user's consent to a client was revoked, by the user (Connected apps on /account) or an " +
+    "admin: the client's sessions and refresh tokens for that user ended (`details.client_id`, `details.resource_id`)",
   "login.sso": "A user was signed in by their single sign-on session, without the login form",
   "sso_session.ended": "A single sign-on session ended by a logout, with the login sessions it created",
   "token.revoked": "An access token was revoked (RFC 7009)",

@@ -35,6 +35,10 @@ const ClientPostLogoutRedirectUris = PostLogoutRedirectUris.openapi({
   description: `${CLIENT_LOGOUT_LISTS} Default [].`,
 });
 
+const THIRD_PARTY = "Another party's application: before its first authorization code for a user, the user " +
+  "sees a consent page (the client's name and host, the API, the permissions asked), and the decision is " +
+  "kept (the user's `consents`). false (first-party): never a consent page.";
+
 export const Client = z.object({
   id: z.string().openapi({ description: "The client_id" }),
   project_id: z.string(),
@@ -53,6 +57,7 @@ export const Client = z.object({
   post_logout_redirect_uris: z.array(z.string()).openapi({
     description: "The client's own post-logout redirect URIs; empty: the project's apply to it",
   }),
+  third_party: z.boolean().openapi({ description: THIRD_PARTY }),
   ...Timestamps,
 }).openapi("Client");
 export type Client = z.infer<typeof Client>;
@@ -76,6 +81,7 @@ export const CreateClientRequest = z.strictObject({
   token_endpoint_auth_method: TokenEndpointAuthMethod.optional(),
   redirect_uris: ClientRedirectUris.optional(),
   post_logout_redirect_uris: ClientPostLogoutRedirectUris.optional(),
+  third_party: z.boolean().optional().openapi({ description: `${THIRD_PARTY} Default false.` }),
 }).openapi("CreateClientRequest");
 export type CreateClientRequest = z.infer<typeof CreateClientRequest>;
 
@@ -97,6 +103,7 @@ export const UpdateClientRequest = z.strictObject({
     description: `${CLIENT_LOGOUT_LISTS} Omitted: unchanged; an array replaces them ([] falls back to the ` +
       "project's).",
   }),
+  third_party: z.boolean().optional().openapi({ description: `${THIRD_PARTY} Omitted: unchanged.` }),
 }).openapi("UpdateClientRequest");
 export type UpdateClientRequest = z.infer<typeof UpdateClientRequest>;
 

@@ -39,6 +39,7 @@ export const ERROR_CODES = [
   "webhook_not_found",
   "webhook_delivery_not_found",
   "session_not_found",
+  "consent_not_found",
   "identity_provider_not_found",
   "identity_not_found",
   "object_not_found",

@@ -53,6 +53,7 @@ export const ERROR_STATUS = {
   webhook_not_found: 404,
   webhook_delivery_not_found: 404,
   session_not_found: 404,
+  consent_not_found: 404,
   identity_provider_not_found: 404,
   identity_not_found: 404,
   object_not_found: 404,

@@ -45,8 +45,10 @@ const PUBLIC_OPERATIONS = [
   "logout",
   "postUserInfo",
   "revokeToken",
+  "showConsent",
   "signup",
   "startFederatedLogin",
+  "submitConsent",
   "submitLogin",
   "submitLogout",
   "submitSecondFactor",
@@ -122,7 +124,7 @@ test("every operation is public by name or states its permission and scope in th
     "searchResources",
     "searchSubjects",
   ]);
-  assert.equal(byScope("own").length, 58, names("own").join(", "));
+  assert.equal(byScope("own").length, 60, names("own").join(", "));
 });
 
 test("the permissions an operation checks beyond the gate's are published with it", () => {

@@ -35,6 +35,7 @@ test("POST .../clients creates a client whose secret is shown once and gets toke
     "post_logout_redirect_uris",
     "project_id",
     "redirect_uris",
+    "third_party",
     "token_endpoint_auth_method",
     "updated_at",
   ]);

@@ -301,6 +301,12 @@ test(
         );
         await page.getByRole("button", { name: "Save client" }).click();
         await page.waitForURL(/done=1/);
+        // Marked another party's application: its users will be asked for consent.
+        await page.getByLabel(/^Third-party application/).check();
+        await page.getByRole("button", { name: "Save client" }).click();
+        await page.waitForURL(/done=1/);
+        assert.equal((await admin("GET", `${api}/clients/${backend.id}`)).third_party, true);
+        assert.ok(await page.getByLabel(/^Third-party application/).isChecked());
         // Its own redirect URIs, one a line: a bad one is shown next to the field, nothing is saved.
         const uris = page.getByRole("textbox", { name: /^Redirect URIs of this client/ });
         await uris.fill("https://shop.example/cb\nhttp://shop.example/cb");

@@ -310,5 +310,5 @@ test("the sign-in policy is the only writer of authorization codes: no path can 
       if (Deno.readTextFileSync(new URL(dir, root)).includes("insertAuthorizationCode(")) writers.push(dir);
     } else walk(dir);
   }
-  assert.deepEqual(writers, ["domain/accounts/signin_policy.ts"]);
+  assert.deepEqual(writers, ["domain/signin/codes.ts"]);
 });

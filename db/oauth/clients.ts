@@ -9,7 +9,7 @@ import { type ThrottlePolicy, waitOfRowText } from "../shared/throttle.ts";
 
 const COLUMNS =
   `c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.token_endpoint_auth_method,
-      c.redirect_uris, c.post_logout_redirect_uris,
+      c.redirect_uris, c.post_logout_redirect_uris, c.third_party,
       array(select cp.permission_id from client_permissions cp where cp.client_id = c.id order by cp.permission_id)
         as permission_ids,
       ${timestampsText("c")}`;
@@ -28,14 +28,15 @@ export async function insertClient(
     token_endpoint_auth_method?: TokenEndpointAuthMethod;
     redirect_uris?: string[];
     post_logout_redirect_uris?: string[];
+    third_party?: boolean;
   },
 ): Promise<void> {
   await sql`
     insert into clients (project_id, id, name, description, secret_hash, is_active, is_admin, token_endpoint_auth_method,
-                         redirect_uris, post_logout_redirect_uris)
+                         redirect_uris, post_logout_redirect_uris, third_party)
     values (${c.project_id}, ${c.id}, ${c.name}, ${c.description}, ${c.secret_hash}, ${c.is_active ?? true},
             ${c.is_admin ?? false}, ${c.token_endpoint_auth_method ?? "none"}, ${c.redirect_uris ?? []},
-            ${c.post_logout_redirect_uris ?? []})`;
+            ${c.post_logout_redirect_uris ?? []}, ${c.third_party ?? false})`;
 }
 
 /** Grants every permission of the project's default resources (the project's admin client). */
@@ -88,6 +89,10 @@ export type ClientWithProjectRow = {
   secret_hash: Uint8Array;
   is_active: boolean;
   token_endpoint_auth_method: TokenEndpointAuthMethod;
+  /** The client's name, shown on the consent page. */
+  name: string;
+  /** Marked by an admin as another party's application: its users consent (domain/signin/consent.ts). */
+  third_party: boolean;
   project_name: string;
   project_is_active: boolean;
   /**
@@ -149,7 +154,7 @@ function lookupStatement(policy: ThrottlePolicy | null) {
            f.key is not null as throttle_failures
     from unnest($1::text[], $2::text[]) with ordinality as v (client_id, key, n)
     join lateral (
-      select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method,
+      select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method, c.name, c.third_party,
              p.name as project_name, p.is_active as project_is_active,
              c.redirect_uris as client_redirect_uris, p.redirect_uris as project_redirect_uris,
              c.post_logout_redirect_uris as client_post_logout_redirect_uris,
@@ -178,12 +183,13 @@ export async function updateClientRow(
     token_endpoint_auth_method: TokenEndpointAuthMethod;
     redirect_uris: string[];
     post_logout_redirect_uris: string[];
+    third_party: boolean;
   },
 ): Promise<boolean> {
   const rows = await sql`
     update clients set name = ${c.name}, description = ${c.description}, is_active = ${c.is_active},
       token_endpoint_auth_method = ${c.token_endpoint_auth_method}, redirect_uris = ${c.redirect_uris},
-      post_logout_redirect_uris = ${c.post_logout_redirect_uris},
+      post_logout_redirect_uris = ${c.post_logout_redirect_uris}, third_party = ${c.third_party},
       tokens_valid_after = case when is_active and not ${c.is_active} then clock_timestamp() else tokens_valid_after end,
       updated_at = now()
     where project_id = ${projectId} and id = ${clientId} returning id`;

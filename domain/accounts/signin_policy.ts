@@ -1,13 +1,13 @@
 /**
- * The project's sign-in policy, in one place: `mintAuthorizationCode` is the only way an authorization code is
- * written, and it refuses the code of a user whose address is not verified in a project with
+ * The project's sign-in policy, in one place: `mintAuthorizationCode` (domain/signin/codes.ts), the only way an
+ * authorization code is written, asks `checkSignInPolicy`, which refuses the code of a user whose address is not
+ * verified in a project with
  * `require_verified_email`, whatever the way in (a password, a passkey, a single sign-on session, an upstream
  * provider). The sign-in paths also ask `requireSignInPolicy` as soon as they know the user, so that such a
  * user is stopped before a second step rather than after it; the check at the code is what no path can skip.
  */
 import type { Sql } from "../../db/connection.ts";
 import { findSignInUser } from "../../db/accounts/users.ts";
-import { insertAuthorizationCode } from "../../db/oauth/sessions.ts";
 import { record, userSource } from "../audit/audit.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 
@@ -55,16 +55,4 @@ export async function requireSignInPolicy(
     if (err instanceof EmailNotVerified) await recordStopped(sql, login, details);
     throw err;
   }
-}
-
-/**
- * Writes an authorization code, in the caller's transaction, once the project's policy allows the user to sign
- * in: the one gate every code passes (EmailNotVerified otherwise, and the caller's transaction rolls back).
- */
-export async function mintAuthorizationCode(
-  tx: Sql,
-  c: Parameters<typeof insertAuthorizationCode>[1],
-): Promise<void> {
-  await checkSignInPolicy(tx, c.project_id, c.user_id);
-  await insertAuthorizationCode(tx, c);
 }

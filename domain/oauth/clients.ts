@@ -89,6 +89,7 @@ export async function createClient(
       secret_hash: hashSecret(secret),
       is_active: input.is_active ?? true,
       token_endpoint_auth_method: input.token_endpoint_auth_method ?? "none",
+      third_party: input.third_party ?? false,
     });
     await setClientPermissions(tx, projectId, id, permissionIds);
     await record(tx, {
@@ -149,6 +150,7 @@ export async function updateClient(
       description: keepOrClear(input.description, current.description),
       is_active: input.is_active,
       token_endpoint_auth_method: input.token_endpoint_auth_method ?? current.token_endpoint_auth_method,
+      third_party: input.third_party ?? current.third_party,
     });
     if (permissionIds) await setClientPermissions(tx, projectId, clientId, permissionIds);
     if (current.is_active && !input.is_active) await endSessions(tx, { clientId });

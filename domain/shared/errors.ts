@@ -33,6 +33,7 @@ export const ERRORS = {
   webhook_not_found: { message: "the webhook does not exist" },
   webhook_delivery_not_found: { message: "the webhook has no such delivery" },
   session_not_found: { message: "the user has no such live session" },
+  consent_not_found: { message: "the user has no such consent" },
   identity_provider_not_found: { message: "the identity provider does not exist" },
   identity_not_found: { message: "the user has no identity linked at this provider" },
   object_not_found: { message: "the resource has no such object" },

@@ -3,6 +3,7 @@
  * applications'), its CSRF token (derived from the browser's secret cookie, which no other site can read), and
  * what the page shows. Changes go through the same functions as the current user's API, as the user.
  */
+import { type ConsentRow, listUserConsents } from "../../db/signin/consents.ts";
 import { retryRead, type Sql, transaction } from "../../db/connection.ts";
 import {
   findBrowserSession,
@@ -87,6 +88,8 @@ export type AccountView = {
   sessions: Session[];
   factors: Awaited<ReturnType<typeof factorsOf>>;
   identities: ExternalIdentity[];
+  /** Connected apps: the third-party clients the user allowed (domain/signin/consent.ts). */
+  consents: ConsentRow[];
   projects: { project_id: string; project_name: string }[];
   /** A user without a password who signed in again at their provider: until when that proves it is them. */
   freshUntil: string | null;
@@ -109,6 +112,7 @@ export async function accountView(sql: Sql, account: Account, browser: string): 
       sessions: sessions.data,
       factors: await factorsOf(sql, account.actor),
       identities: identities.data,
+      consents: await listUserConsents(sql, account.projectId, account.userId),
       projects: await listBrowserProjects(sql, hashSecret(browser)),
       freshUntil: freshUntil(account.actor.reauthenticatedAt ?? null),
     };

@@ -26,7 +26,8 @@ import type { RequestInfo } from "../shared/principal.ts";
 import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
 import { type SecondStep, secondStepFor } from "../factors/second_step.ts";
 import { accountKey, normalizeEmail } from "../accounts/emails.ts";
-import { mintAuthorizationCode, mustVerifyFirst } from "../accounts/signin_policy.ts";
+import { mustVerifyFirst } from "../accounts/signin_policy.ts";
+import { mintAuthorizationCode } from "./codes.ts";
 import { indicatorOfProject, oneIndicator } from "../oauth/resource_indicators.ts";
 
 /** How long a login page stays usable. */

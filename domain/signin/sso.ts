@@ -19,19 +19,19 @@ import {
 import type { RequestInfo } from "../shared/principal.ts";
 import { hashSecret, isBrowserSecret } from "../shared/secrets.ts";
 import { secondStepFor } from "../factors/second_step.ts";
+import { ConsentRequired } from "./consent.ts";
+import { mintAuthorizationCode } from "./codes.ts";
 import { ACR_MULTI, acrOf } from "../oauth/acr.ts";
-import {
-  EmailNotVerified,
-  mintAuthorizationCode,
-  recordStopped,
-  requireSignInPolicy,
-} from "../accounts/signin_policy.ts";
+import { EmailNotVerified, recordStopped, requireSignInPolicy } from "../accounts/signin_policy.ts";
 
 /**
  * The browser's session must be confirmed by the user's second factor before a code is issued: nothing is
  * presented yet at the new `auth_time` (`amr` empty), and the session's upstream provider, if any, stays.
  */
 export type StepUp = { stepUp: { userId: string; amr: string[]; providerId: string | null } };
+
+/** The browser's session answers for the user, but a third-party client needs their consent first. */
+export type AskConsent = { consent: { userId: string; amr: string[] | null; providerId: string | null } };
 
 export type SsoSettings = {
   /** A browser session ends this long after its last use (SSO_IDLE_TTL)… */
@@ -56,7 +56,7 @@ export async function signInSilently(
   browser: string | undefined,
   settings: SsoSettings,
   request: RequestInfo,
-): Promise<string | null | StepUp> {
+): Promise<string | null | StepUp | AskConsent> {
   const oidc = req.oidc;
   if (!oidc || oidc.prompt === "login") return null;
   const projectId = req.client.project_id;
@@ -94,6 +94,35 @@ export async function signInSilently(
     }
   }
   const code = newSecret();
+  try {
+    await mintSilently(sql, req, sso, code, settings, request);
+  } catch (err) {
+    if (!(err instanceof ConsentRequired)) throw err;
+    // OpenID Connect Core §3.1.2.6: with prompt=none, no page may be shown.
+    if (oidc.prompt === "none") {
+      throw new AuthorizeRedirectError(
+        "consent_required",
+        "the user has not consented to this client",
+        req.redirectUri,
+        req.state,
+      );
+    }
+    return { consent: { userId: sso.user_id, amr: sso.amr, providerId: sso.provider_id } };
+  }
+  return redirectWith(req.redirectUri, { code, state: req.state, iss: settings.issuer });
+}
+
+/** The code of a single sign-on, and its `login.sso` event, in one transaction. */
+async function mintSilently(
+  sql: Sql,
+  req: ValidAuthorizeRequest,
+  sso: NonNullable<Awaited<ReturnType<typeof useSsoSession>>>,
+  code: string,
+  settings: SsoSettings,
+  request: RequestInfo,
+): Promise<void> {
+  const oidc = req.oidc!;
+  const projectId = req.client.project_id;
   await transaction(sql, async (tx) => {
     await mintAuthorizationCode(tx, {
       project_id: projectId,
@@ -120,7 +149,6 @@ export async function signInSilently(
       details: { client_id: req.client.id, sso_session_id: sso.id },
     });
   });
-  return redirectWith(req.redirectUri, { code, state: req.state, iss: settings.issuer });
 }
 
 /**

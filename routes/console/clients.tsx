@@ -38,6 +38,8 @@ type Values = {
   name: string;
   description: string;
   is_active: boolean;
+  /** Another party's application: its users see a consent page (domain/signin/consent.ts). */
+  third_party: boolean;
   permission_ids: string[];
   /** As posted: the API refuses anything but a method it knows. */
   token_endpoint_auth_method: string;
@@ -210,6 +212,13 @@ function ClientForm(p: Form) {
           Active (unchecked: its tokens are refused from the next request on)
         </label>
       </p>
+      <p class="check">
+        <input type="checkbox" id="f-third_party" name="third_party" value="true" checked={v.third_party} />
+        {" "}
+        <label for="f-third_party">
+          Third-party application (its users are asked for their consent before its first sign-in)
+        </label>
+      </p>
       <RedirectFields v={v} problem={problem} />
       <PermissionChecklist
         resources={p.resources}
@@ -284,6 +293,7 @@ async function editPage(
     name: client?.name ?? "",
     description: client?.description ?? "",
     is_active: client?.is_active ?? true,
+    third_party: client?.third_party ?? false,
     permission_ids: client?.permission_ids ?? [],
     token_endpoint_auth_method: client?.token_endpoint_auth_method ?? "none",
     redirect_uris: (client?.redirect_uris ?? []).join("\n"),
@@ -301,6 +311,7 @@ const values = (k: Console): Values => ({
   name: k.field("name"),
   description: k.field("description"),
   is_active: k.field("is_active") === "true",
+  third_party: k.field("third_party") === "true",
   permission_ids: k.list("permission_ids"),
   token_endpoint_auth_method: k.field("token_endpoint_auth_method") || "none",
   redirect_uris: k.field("redirect_uris"),

@@ -26,6 +26,7 @@ import {
   startTotpEnrolment,
 } from "../../domain/factors/mfa.ts";
 import { revokeCurrentSession } from "../../domain/signin/sessions.ts";
+import { revokeOwnConsent } from "../../domain/signin/consent.ts";
 import { removePasskey } from "../../domain/factors/passkeys.ts";
 import { updateCurrentUser } from "../../domain/signin/current_user.ts";
 import type { UpdateCurrentUserRequest } from "../../openapi/users.ts";
@@ -48,6 +49,7 @@ import { formLimit, readForm } from "./kit/forms.ts";
 const NOTICES: Record<string, string> = {
   profile: "Your name was saved.",
   session: "That session was signed out.",
+  consent: "The app's access was removed: its sessions ended.",
   totp_removed: "The authenticator was removed: signing in asks only for your password.",
   identity: "The identity was unlinked.",
   passkey: "Your passkey was added.",
@@ -262,6 +264,23 @@ async function accountSessionsEnd(r: Render, form: Form): Promise<Response> {
   return back(r.c, r.account, "session");
 }
 
+/** POST /account/consents/revoke: a connected app's access ends (its sessions and refresh tokens too). */
+async function accountConsentsRevoke(r: Render, form: Form): Promise<Response> {
+  const { account } = r;
+  try {
+    await revokeOwnConsent(
+      r.c.var.deps.sql,
+      account.projectId,
+      account.userId,
+      form.consent_id ?? "",
+      account.actor.source,
+    );
+  } catch (err) {
+    if (!(err instanceof AppError && err.code === "consent_not_found")) throw err;
+  }
+  return back(r.c, account, "consent");
+}
+
 /** POST /account/sessions/end-all */
 async function accountSessionsEndAll(r: Render): Promise<Response> {
   await endAllOwnSessions(r.c.var.deps.sql, r.account);
@@ -441,6 +460,7 @@ export function registerAccountRoutes(app: App) {
     ["/account/password", accountPassword],
     ["/account/sessions/end", accountSessionsEnd],
     ["/account/sessions/end-all", accountSessionsEndAll],
+    ["/account/consents/revoke", accountConsentsRevoke],
     ["/account/totp/start", accountTotpStart],
     ["/account/totp/confirm", accountTotpConfirm],
     ["/account/totp/remove", accountTotpRemove],

@@ -19,7 +19,7 @@ import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { loginPage } from "./views/login.ts";
 import { normalizeEmail } from "../../domain/accounts/emails.ts";
-import { continueAfterPassword, showSecondStep, verifyFirst } from "./flow.ts";
+import { askConsent, continueAfterPassword, showSecondStep, verifyFirst } from "./flow.ts";
 import { consoleProject } from "./flow.ts";
 import { cookieOptions, deviceCookie } from "./kit/cookies.ts";
 import { formLimit, formSettings, readForm } from "./kit/forms.ts";
@@ -79,6 +79,13 @@ async function showLogin(c: Context<AppEnv>): Promise<Response> {
   const nonce = startPage(c, valid.redirectUri);
   const req = { id: requestId, project_id: valid.client.project_id, project_name: valid.client.project_name };
   if (stopped) return await verifyFirst(c, { nonce, req, csrf, who: stopped });
+  if (silent !== null && "consent" in silent) {
+    // Signed in by the browser's session, but a third-party client needs the user's consent first.
+    const { userId, amr, providerId } = silent.consent;
+    const hold = { user_id: userId, amr, provider_id: providerId, sso: true };
+    c.header("Cache-Control", "no-store");
+    return c.redirect(await askConsent(c, requestId, hold), 302);
+  }
   if (silent !== null) {
     // Step-up (acr_values, max_age): the browser's user confirms with their second factor.
     const { userId, amr, providerId } = silent.stepUp;
@@ -195,7 +202,9 @@ const authorizeDoc: RouteConfig = {
     "redirect_uri_not_registered`. Other errors redirect to `redirect_uri` with `error`, `error_description`, `state` and " +
     "`iss` (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects " +
     "(303) to `redirect_uri` with `code`, `state` and `iss`. With `openid` in `scope`, a browser already " +
-    "signed in to the project (single sign-on) is redirected (302) with a code at once.",
+    "signed in to the project (single sign-on) is redirected (302) with a code at once. A client marked " +
+    "`third_party` first shows the user its consent page (`/authorize/consent`) unless the user's kept decision " +
+    "covers what is asked; with `prompt=none`, `error=consent_required` instead.",
   request: {
     query: z.object({
       client_id: z.string().openapi({ description: "The client's id" }),
@@ -222,7 +231,8 @@ const authorizeDoc: RouteConfig = {
       }),
       prompt: z.enum(["login", "none"]).optional().openapi({
         description: "`login` shows the form even when signed in; `none` never shows it (without a " +
-          "session: `error=login_required`). Other values: `invalid_request`.",
+          "session: `error=login_required`; a third-party client without the user's consent: " +
+          "`error=consent_required`). Other values: `invalid_request`.",
       }),
       max_age: z.string().optional().openapi({
         description: "Seconds: an older login shows the form again, or for a user with a second factor " +

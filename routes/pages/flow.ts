@@ -11,6 +11,7 @@ import { EmailNotVerified } from "../../domain/accounts/signin_policy.ts";
 import { requireVerification } from "../../domain/accounts/email_changes.ts";
 import { type LoginRequest, newCsrf } from "../../domain/federation/federation.ts";
 import { completeLogin } from "../../domain/signin/sso.ts";
+import { ConsentRequired, holdLoginForConsent } from "../../domain/signin/consent.ts";
 import { AMR_PASSWORD } from "../../domain/oauth/acr.ts";
 import type { AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
@@ -158,7 +159,28 @@ export async function finishLogin(
     if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
     return { location: done.location };
   } catch (err) {
+    if (err instanceof ConsentRequired) {
+      const hold = { user_id: p.userId, amr: p.amr ?? null, provider_id: p.providerId ?? null, sso: false };
+      return { location: await askConsent(c, p.req.id, hold) };
+    }
     if (!(err instanceof EmailNotVerified)) throw err;
     return await verifyFirst(c, { nonce: p.nonce, req: p.req, csrf: p.csrf, who: err });
   }
 }
+
+/**
+ * A third-party client's code waits for the user's consent: the login request is held for the user (how they
+ * signed in, kept for the code), and the browser goes to the consent page. Returns that page's URL.
+ */
+export async function askConsent(
+  c: Context<AppEnv>,
+  requestId: string,
+  hold: { user_id: string; amr: string[] | null; provider_id: string | null; sso: boolean },
+): Promise<string> {
+  await holdLoginForConsent(c.var.deps.sql, requestId, hold);
+  return consentUrl(c, requestId);
+}
+
+/** The consent page of a held login request. */
+export const consentUrl = (c: Context<AppEnv>, requestId: string) =>
+  `${c.var.deps.config.publicUrl}/authorize/consent?${new URLSearchParams({ request_id: requestId })}`;

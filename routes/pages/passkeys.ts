@@ -27,7 +27,8 @@ import { formSettings } from "./kit/forms.ts";
 import { mfaSettings, ssoSettings } from "../settings.ts";
 import { EmailNotVerified } from "../../domain/accounts/signin_policy.ts";
 import { requireVerification } from "../../domain/accounts/email_changes.ts";
-import { verifyFirstUrl } from "./flow.ts";
+import { askConsent, verifyFirstUrl } from "./flow.ts";
+import { ConsentRequired } from "../../domain/signin/consent.ts";
 
 const SCRIPT = Deno.readTextFileSync(new URL("../assets/passkey.js", import.meta.url));
 
@@ -132,6 +133,7 @@ async function loginWithPasskey(c: Context<AppEnv>, body: Record<string, unknown
   const awaited = (await awaitedLogin(sql, req.id)) ?? null;
   // The passkey as the second step of this login (its first factor, and any upstream provider, carried on).
   const pending = awaited && !awaited.amr.includes("mfa") ? awaited : null;
+  let amr: string[] | null = null;
   try {
     const signedIn = await passkeyLogin(sql, passkeySettings(config.publicUrl), {
       req,
@@ -139,6 +141,7 @@ async function loginWithPasskey(c: Context<AppEnv>, body: Record<string, unknown
       request: requestInfo(c),
       pending,
     });
+    amr = signedIn.amr;
     const sso = ssoCookie(config.publicUrl);
     const done = await completeLogin(
       sql,
@@ -153,6 +156,11 @@ async function loginWithPasskey(c: Context<AppEnv>, body: Record<string, unknown
     if (done.browser) setCookie(c, sso.name, done.browser, sso.options(config.ssoTtl));
     return c.json({ location: done.location }, 200);
   } catch (err) {
+    if (err instanceof ConsentRequired) {
+      // A third-party client: the script goes to the consent page, the login held for the user.
+      const hold = { user_id: err.userId, amr, provider_id: pending?.provider_id ?? null, sso: false };
+      return c.json({ location: await askConsent(c, req.id, hold) }, 200);
+    }
     if (!(err instanceof EmailNotVerified)) throw err;
     // The project wants a verified address first: the script goes to the page that offers the link.
     await requireVerification(sql, req.id, err.userId);

@@ -26,6 +26,8 @@ export const STYLE = `
   .field-error { margin: .35rem 0 0; color: #9b1c1c; font-weight: 600; }
   input[aria-invalid="true"] { border-color: #9b1c1c; border-width: 2px; }
   .hint { margin: .35rem 0 0; font-size: .9rem; }
+  #permissions { padding-left: 1.25rem; } #permissions li { margin: .35rem 0; }
+  #permissions code, #client-host, #client-name, #api { overflow-wrap: anywhere; }
   .qr { display: block; margin: 1rem auto; text-align: center; }
   code.key { display: block; padding: .6rem; border: 1px dashed GrayText; border-radius: .4rem; overflow-wrap: anywhere; }
   ol.codes { columns: 2; font-family: ui-monospace, monospace; padding-left: 1.5rem; }

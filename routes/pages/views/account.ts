@@ -309,6 +309,36 @@ function sessionsSection(p: Page) {
   `;
 }
 
+/** Connected apps: the third-party applications the user allowed, each revocable. */
+function connectedAppsSection(p: Page) {
+  const v = p.view;
+  return html`
+    <section aria-labelledby="apps-title">
+      <h2 id="apps-title">Connected apps</h2>
+      <ul class="plain" id="connected-apps">
+        ${v.consents.map((k) =>
+          html`
+            <li>
+              <strong>${k.client_name}</strong>
+              <span class="muted">· ${k.resource_name ?? p.projectName}${k.permissions.length > 0
+                ? html`
+                  · ${k.permissions.join(", ")}
+                `
+                : ""} · since ${when(k.created_at)}</span>
+              <form method="post" action="/account/consents/revoke">
+                ${hidden(p)}<input type="hidden" name="consent_id" value="${k.id}">
+                <button type="submit" class="small secondary" aria-label="Remove access of ${k
+                  .client_name}">Remove access</button>
+              </form>
+            </li>
+          `
+        )}
+      </ul>
+      ${v.consents.length === 0 ? html`<p>No connected apps.</p>` : ""}
+    </section>
+  `;
+}
+
 /** Identities linked at upstream providers. */
 function identitiesSection(p: Page) {
   const e = p.errors ?? {};
@@ -353,7 +383,7 @@ export function accountPage(p: Page) {
       ${p.notice ? html`<p class="notice" role="status" id="notice">${p.notice}</p>` : ""}
 
       ${profileSection(p)} ${proofSection(p)} ${passwordSection(p)} ${factorsSection(p)} ${passkeysSection(p)}
-      ${sessionsSection(p)} ${identitiesSection(p)}
+      ${sessionsSection(p)} ${connectedAppsSection(p)} ${identitiesSection(p)}
     `,
   );
 }

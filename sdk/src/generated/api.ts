@@ -1767,6 +1767,301 @@ export class ClientsApi extends BaseAPI {
 
 }
 /**
+ * ConsentsApi - fetch parameter creator
+ * @export
+ */
+export const ConsentsApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>users:read</code>. What the user allowed third-party clients (<code>third_party: true</code>) on the consent page: one per client and API (or the project), with the permissions granted. Newest decision first.</p>
+		 * @summary List a user's consents
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listUserConsents(projectId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listUserConsents.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling listUserConsents.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/consents`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. The client&#39;s sessions of the user end at once (their refresh tokens answer <code>invalid_grant</code>), its codes not yet exchanged too, and its next login shows the consent page again; recorded as <code>consent.revoked</code>. The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @summary Revoke one of a user's consents
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {string} consentId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeUserConsent(projectId: string, userId: string, consentId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling revokeUserConsent.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling revokeUserConsent.');
+			}
+			// verify required parameter 'consentId' is not null or undefined
+			if (consentId === null || consentId === undefined) {
+				throw new RequiredError('consentId', 'Required parameter consentId was null or undefined when calling revokeUserConsent.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/consents/{consent_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)))
+				.replace('{consent_id}', encodeURIPathSegment(String(consentId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * ConsentsApi - functional programming interface
+ * @export
+ */
+export const ConsentsApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>users:read</code>. What the user allowed third-party clients (<code>third_party: true</code>) on the consent page: one per client and API (or the project), with the permissions granted. Newest decision first.</p>
+		 * @summary List a user's consents
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listUserConsents(projectId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ConsentList> {
+			const localVarFetchArgs = ConsentsApiFetchParamCreator(configuration).listUserConsents(projectId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:update</code>. The client&#39;s sessions of the user end at once (their refresh tokens answer <code>invalid_grant</code>), its codes not yet exchanged too, and its next login shows the consent page again; recorded as <code>consent.revoked</code>. The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @summary Revoke one of a user's consents
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {string} consentId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeUserConsent(projectId: string, userId: string, consentId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = ConsentsApiFetchParamCreator(configuration).revokeUserConsent(projectId, userId, consentId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * ConsentsApi - factory interface
+ * @export
+ */
+export const ConsentsApiFactory: FactoryFunction<ConsentsApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new ConsentsApi(configuration, basePath, fetch);
+};
+
+/**
+ * ConsentsApi - object-oriented interface
+ * @export
+ * @class ConsentsApi
+ * @extends {BaseAPI}
+ */
+export class ConsentsApi extends BaseAPI {
+	/**
+	 * <p>Needs <code>users:read</code>. What the user allowed third-party clients (<code>third_party: true</code>) on the consent page: one per client and API (or the project), with the permissions granted. Newest decision first.</p>
+	 * @summary List a user's consents
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listUserConsents(projectId: string, userId: string, options?: RequestInit) {
+		return ConsentsApiFp(this.configuration).listUserConsents(projectId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:update</code>. The client&#39;s sessions of the user end at once (their refresh tokens answer <code>invalid_grant</code>), its codes not yet exchanged too, and its next login shows the consent page again; recorded as <code>consent.revoked</code>. The caller must hold every permission the user holds, as for other changes of a user (403 <code>insufficient_permission</code> otherwise).</p>
+	 * @summary Revoke one of a user's consents
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {string} consentId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public revokeUserConsent(projectId: string, userId: string, consentId: string, options?: RequestInit) {
+		return ConsentsApiFp(this.configuration).revokeUserConsent(projectId, userId, consentId, options)(this.fetch, this.basePath);
+	}
+
+}
+/**
  * GrantsApi - fetch parameter creator
  * @export
  */
@@ -4135,7 +4430,7 @@ export class KeysApi extends BaseAPI {
 export const LoginApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. The page of an unregistered <code>redirect_uri</code> shows the URI received (escaped, at most 200 characters), says it must match one registered for the client byte for byte, and names where to register it: the console page of the client (when it has its own <code>redirect_uris</code>) or of its project, or the admin API; it never lists the registered URIs. The request log&#39;s line carries <code>reason: redirect_uri_not_registered</code>. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>. With <code>openid</code> in <code>scope</code>, a browser already signed in to the project (single sign-on) is redirected (302) with a code at once.</p>
+		 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. The page of an unregistered <code>redirect_uri</code> shows the URI received (escaped, at most 200 characters), says it must match one registered for the client byte for byte, and names where to register it: the console page of the client (when it has its own <code>redirect_uris</code>) or of its project, or the admin API; it never lists the registered URIs. The request log&#39;s line carries <code>reason: redirect_uri_not_registered</code>. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>. With <code>openid</code> in <code>scope</code>, a browser already signed in to the project (single sign-on) is redirected (302) with a code at once. A client marked <code>third_party</code> first shows the user its consent page (<code>/authorize/consent</code>) unless the user&#39;s kept decision covers what is asked; with <code>prompt=none</code>, <code>error=consent_required</code> instead.</p>
 		 * @summary Start a browser login (authorization code with PKCE)
 		 * @param {string} clientId <p>The client&#39;s id</p>
 		 * @param {string} redirectUri <p>Registered for the client, matched byte for byte: in its own <code>redirect_uris</code> when it has any, else in its project&#39;s</p>
@@ -4146,7 +4441,7 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 		 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 		 * @param {string} [nonce] <p>Echoed in the ID token</p>
 		 * @param {string} [resource] <p>RFC 8707: the <code>indicator</code> of the one API (a resource of the client&#39;s project) the tokens are for; <code>scope</code> then also names the permission codes of it wanted. Their <code>aud</code> is the indicator. Unknown, another project&#39;s, not an absolute URI, with a fragment or repeated: <code>error=invalid_target</code>.</p>
-		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
+		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>; a third-party client without the user&#39;s consent: <code>error=consent_required</code>). Other values: <code>invalid_request</code>.</p>
 		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 		 * @param {string} [loginHint] <p>Pre-fills the email field</p>
 		 * @param {string} [acrValues] <p><code>2</code> asks for a second factor: a signed-in user with one gives its code again (step-up), one without enrols after the password; the ID token&#39;s <code>acr</code> says what was reached (<code>1</code> or <code>2</code>). Ignored by a project whose <code>mfa</code> policy is <code>off</code>.</p>
@@ -4351,6 +4646,42 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
+		 * <p>Where a login of a client marked <code>third_party</code> goes when the user has not yet consented to what it asks: the client&#39;s name, the host of its redirect URI, the API (the resource named by <code>resource</code>, else the project) and the permissions asked, with their descriptions. Only the browser that opened the login sees it.</p>
+		 * @summary The consent page of a third-party client
+		 * @param {string} requestId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		showConsent(requestId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'requestId' is not null or undefined
+			if (requestId === null || requestId === undefined) {
+				throw new RequiredError('requestId', 'Required parameter requestId was null or undefined when calling showConsent.');
+			}
+			let localVarPath = `/authorize/consent`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			if (requestId !== undefined) {
+				localVarQueryParameter.append('request_id', String(requestId));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Linked from the login page as &quot;Create an account&quot; when the project&#39;s <code>signup</code> is not <code>&quot;off&quot;</code>, with the login page&#39;s <code>request_id</code> and <code>csrf</code>, in the browser that opened it. A form for email, name and password (twice). docs/log-in-users.md, &quot;Sign-up&quot;.</p>
 		 * @summary The sign-up page of a login
 		 * @param {string} requestId <p>The login page&#39;s request</p>
@@ -4436,6 +4767,53 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 			}
 
 			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Posted by the consent page with its CSRF token, bound to the browser&#39;s cookie; a stale or foreign token changes nothing (an error page). <code>decision=allow</code> keeps the decision (per user, client and API, with the permissions granted: the next login asking no more shows no page) and redirects with the code; anything else redirects to <code>redirect_uri</code> with <code>error=access_denied</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1).</p>
+		 * @summary Submit the consent page
+		 * @param {Api.SubmitConsentRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitConsent(request: Api.SubmitConsentRequest | undefined, options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/authorize/consent`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarHeaderParameter.set('Content-Type', 'application/x-www-form-urlencoded');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				const localVarFormParams = new URLSearchParams();
+				if (request["decision"] !== undefined) {
+					localVarFormParams.append('decision', String(request["decision"]));
+				}
+				if (request["permissions"] !== undefined) {
+					localVarFormParams.append('permissions', String(request["permissions"]));
+				}
+				if (request["request_id"] !== undefined) {
+					localVarFormParams.append('request_id', String(request["request_id"]));
+				}
+				if (request["csrf"] !== undefined) {
+					localVarFormParams.append('csrf', String(request["csrf"]));
+				}
+				localVarRequestOptions.body = localVarFormParams;
+			}
 
 			const localVarQueryParameterString = localVarQueryParameter.toString();
 			if (localVarQueryParameterString) {
@@ -4656,7 +5034,7 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 export const LoginApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. The page of an unregistered <code>redirect_uri</code> shows the URI received (escaped, at most 200 characters), says it must match one registered for the client byte for byte, and names where to register it: the console page of the client (when it has its own <code>redirect_uris</code>) or of its project, or the admin API; it never lists the registered URIs. The request log&#39;s line carries <code>reason: redirect_uri_not_registered</code>. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>. With <code>openid</code> in <code>scope</code>, a browser already signed in to the project (single sign-on) is redirected (302) with a code at once.</p>
+		 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. The page of an unregistered <code>redirect_uri</code> shows the URI received (escaped, at most 200 characters), says it must match one registered for the client byte for byte, and names where to register it: the console page of the client (when it has its own <code>redirect_uris</code>) or of its project, or the admin API; it never lists the registered URIs. The request log&#39;s line carries <code>reason: redirect_uri_not_registered</code>. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>. With <code>openid</code> in <code>scope</code>, a browser already signed in to the project (single sign-on) is redirected (302) with a code at once. A client marked <code>third_party</code> first shows the user its consent page (<code>/authorize/consent</code>) unless the user&#39;s kept decision covers what is asked; with <code>prompt=none</code>, <code>error=consent_required</code> instead.</p>
 		 * @summary Start a browser login (authorization code with PKCE)
 		 * @param {string} clientId <p>The client&#39;s id</p>
 		 * @param {string} redirectUri <p>Registered for the client, matched byte for byte: in its own <code>redirect_uris</code> when it has any, else in its project&#39;s</p>
@@ -4667,7 +5045,7 @@ export const LoginApiFp = function(configuration?: Configuration) {
 		 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 		 * @param {string} [nonce] <p>Echoed in the ID token</p>
 		 * @param {string} [resource] <p>RFC 8707: the <code>indicator</code> of the one API (a resource of the client&#39;s project) the tokens are for; <code>scope</code> then also names the permission codes of it wanted. Their <code>aud</code> is the indicator. Unknown, another project&#39;s, not an absolute URI, with a fragment or repeated: <code>error=invalid_target</code>.</p>
-		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
+		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>; a third-party client without the user&#39;s consent: <code>error=consent_required</code>). Other values: <code>invalid_request</code>.</p>
 		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 		 * @param {string} [loginHint] <p>Pre-fills the email field</p>
 		 * @param {string} [acrValues] <p><code>2</code> asks for a second factor: a signed-in user with one gives its code again (step-up), one without enrols after the password; the ID token&#39;s <code>acr</code> says what was reached (<code>1</code> or <code>2</code>). Ignored by a project whose <code>mfa</code> policy is <code>off</code>.</p>
@@ -4762,6 +5140,30 @@ export const LoginApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Where a login of a client marked <code>third_party</code> goes when the user has not yet consented to what it asks: the client&#39;s name, the host of its redirect URI, the API (the resource named by <code>resource</code>, else the project) and the permissions asked, with their descriptions. Only the browser that opened the login sees it.</p>
+		 * @summary The consent page of a third-party client
+		 * @param {string} requestId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		showConsent(requestId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).showConsent(requestId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Linked from the login page as &quot;Create an account&quot; when the project&#39;s <code>signup</code> is not <code>&quot;off&quot;</code>, with the login page&#39;s <code>request_id</code> and <code>csrf</code>, in the browser that opened it. A form for email, name and password (twice). docs/log-in-users.md, &quot;Sign-up&quot;.</p>
 		 * @summary The sign-up page of a login
 		 * @param {string} requestId <p>The login page&#39;s request</p>
@@ -4809,6 +5211,33 @@ export const LoginApiFp = function(configuration?: Configuration) {
 						return response;
 					}
 					if (response.status === 400) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Posted by the consent page with its CSRF token, bound to the browser&#39;s cookie; a stale or foreign token changes nothing (an error page). <code>decision=allow</code> keeps the decision (per user, client and API, with the permissions granted: the next login asking no more shows no page) and redirects with the code; anything else redirects to <code>redirect_uri</code> with <code>error=access_denied</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1).</p>
+		 * @summary Submit the consent page
+		 * @param {Api.SubmitConsentRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitConsent(request: Api.SubmitConsentRequest | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).submitConsent(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 303) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 413) {
 						return response;
 					}
 					throw response;
@@ -4969,7 +5398,7 @@ export const LoginApiFactory: FactoryFunction<LoginApi> = function (configuratio
  */
 export class LoginApi extends BaseAPI {
 	/**
-	 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. The page of an unregistered <code>redirect_uri</code> shows the URI received (escaped, at most 200 characters), says it must match one registered for the client byte for byte, and names where to register it: the console page of the client (when it has its own <code>redirect_uris</code>) or of its project, or the admin API; it never lists the registered URIs. The request log&#39;s line carries <code>reason: redirect_uri_not_registered</code>. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>. With <code>openid</code> in <code>scope</code>, a browser already signed in to the project (single sign-on) is redirected (302) with a code at once.</p>
+	 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. The page of an unregistered <code>redirect_uri</code> shows the URI received (escaped, at most 200 characters), says it must match one registered for the client byte for byte, and names where to register it: the console page of the client (when it has its own <code>redirect_uris</code>) or of its project, or the admin API; it never lists the registered URIs. The request log&#39;s line carries <code>reason: redirect_uri_not_registered</code>. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>. With <code>openid</code> in <code>scope</code>, a browser already signed in to the project (single sign-on) is redirected (302) with a code at once. A client marked <code>third_party</code> first shows the user its consent page (<code>/authorize/consent</code>) unless the user&#39;s kept decision covers what is asked; with <code>prompt=none</code>, <code>error=consent_required</code> instead.</p>
 	 * @summary Start a browser login (authorization code with PKCE)
 	 * @param {string} clientId <p>The client&#39;s id</p>
 	 * @param {string} redirectUri <p>Registered for the client, matched byte for byte: in its own <code>redirect_uris</code> when it has any, else in its project&#39;s</p>
@@ -4980,7 +5409,7 @@ export class LoginApi extends BaseAPI {
 	 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 	 * @param {string} [nonce] <p>Echoed in the ID token</p>
 	 * @param {string} [resource] <p>RFC 8707: the <code>indicator</code> of the one API (a resource of the client&#39;s project) the tokens are for; <code>scope</code> then also names the permission codes of it wanted. Their <code>aud</code> is the indicator. Unknown, another project&#39;s, not an absolute URI, with a fragment or repeated: <code>error=invalid_target</code>.</p>
-	 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>). Other values: <code>invalid_request</code>.</p>
+	 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>; a third-party client without the user&#39;s consent: <code>error=consent_required</code>). Other values: <code>invalid_request</code>.</p>
 	 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 	 * @param {string} [loginHint] <p>Pre-fills the email field</p>
 	 * @param {string} [acrValues] <p><code>2</code> asks for a second factor: a signed-in user with one gives its code again (step-up), one without enrols after the password; the ID token&#39;s <code>acr</code> says what was reached (<code>1</code> or <code>2</code>). Ignored by a project whose <code>mfa</code> policy is <code>off</code>.</p>
@@ -5021,6 +5450,17 @@ export class LoginApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Where a login of a client marked <code>third_party</code> goes when the user has not yet consented to what it asks: the client&#39;s name, the host of its redirect URI, the API (the resource named by <code>resource</code>, else the project) and the permissions asked, with their descriptions. Only the browser that opened the login sees it.</p>
+	 * @summary The consent page of a third-party client
+	 * @param {string} requestId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public showConsent(requestId: string, options?: RequestInit) {
+		return LoginApiFp(this.configuration).showConsent(requestId, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Linked from the login page as &quot;Create an account&quot; when the project&#39;s <code>signup</code> is not <code>&quot;off&quot;</code>, with the login page&#39;s <code>request_id</code> and <code>csrf</code>, in the browser that opened it. A form for email, name and password (twice). docs/log-in-users.md, &quot;Sign-up&quot;.</p>
 	 * @summary The sign-up page of a login
 	 * @param {string} requestId <p>The login page&#39;s request</p>
@@ -5043,6 +5483,17 @@ export class LoginApi extends BaseAPI {
 	 */
 	public startFederatedLogin(providerId: string, requestId: string, csrf: string, options?: RequestInit) {
 		return LoginApiFp(this.configuration).startFederatedLogin(providerId, requestId, csrf, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Posted by the consent page with its CSRF token, bound to the browser&#39;s cookie; a stale or foreign token changes nothing (an error page). <code>decision=allow</code> keeps the decision (per user, client and API, with the permissions granted: the next login asking no more shows no page) and redirects with the code; anything else redirects to <code>redirect_uri</code> with <code>error=access_denied</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1).</p>
+	 * @summary Submit the consent page
+	 * @param {Api.SubmitConsentRequest} [request]
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public submitConsent(request: Api.SubmitConsentRequest | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).submitConsent(request, options)(this.fetch, this.basePath);
 	}
 
 	/**
