@@ -4,7 +4,7 @@
  * overflow or a CSP violation. Without /usr/bin/chromium it is skipped.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./deps.ts";
+import { chromium } from "./browser_deps.ts";
 import {
   baseUrl,
   challengeOf,
