@@ -5,7 +5,7 @@
  * First-party clients never show the page. Raw HTTP, one cookie jar per browser.
  */
 import assert from "node:assert/strict";
-import { authorizeOidc, Browser, redeem, submitForm } from "./oidc_support.ts";
+import { authorizeOidc, Browser, payloadOf, redeem, submitForm } from "./oidc_support.ts";
 import { codeStep, enrolTotp, passwordStep, totp } from "./mfa_support.ts";
 import { checkAnswer } from "./schema_check.ts";
 import { baseUrl, clientWith, http, loginProject, postToken, REDIRECT_URI, test } from "./helpers.ts";
@@ -392,4 +392,57 @@ test("after a second factor, the consent page comes before the code, and the cod
   const tokens = await redeem(p.clientId, new URL(allowed.headers.get("location")!), step.verifier);
   const claims = JSON.parse(atob(tokens.id_token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
   assert.deepEqual(claims.amr, ["pwd", "otp", "mfa"]);
+});
+
+test("a refresh after the user's role gained a permission carries only what was consented; a new login asks again", async () => {
+  const p = await thirdParty();
+  const indicator = `https://api-${crypto.randomUUID().slice(0, 8)}.example.com/mcp`;
+  const resource = await p.api.resources.createResource(p.project.id, {
+    name: "Notes API",
+    code: "notes",
+    indicator,
+    permissions: [
+      { name: "Read", code: "read", description: "Read your notes" },
+      { name: "Write", code: "write", description: "Change your notes" },
+    ],
+  });
+  const [read, write] = ["read", "write"].map((code) =>
+    resource.permissions.find((x) => x.code === code)!.id
+  );
+  const role = await p.api.roles.createRole(p.project.id, {
+    name: "Reader",
+    code: "reader",
+    permission_ids: [read],
+  });
+  await p.api.users.updateUser(p.project.id, p.userId, {
+    display_name: "Login User",
+    is_active: true,
+    email: p.email,
+    role_id: role.id,
+  });
+  // No permission named: the page asks for all the user holds (read), and the token carries it.
+  const browser = new Browser();
+  const page = await loginToConsent(browser, p, { resource: indicator, scope: "openid" });
+  assert.match(page.html, /Read your notes/);
+  const allowed = await decide(browser, page.html, "allow");
+  assert.equal(allowed.status, 303);
+  const tokens = await redeem(p.clientId, new URL(allowed.headers.get("location")!), page.verifier);
+  assert.equal(payloadOf(tokens.access_token).aud, indicator);
+  assert.equal(payloadOf(tokens.access_token).scope, "read");
+
+  // The role gains write: the client's refreshed token still carries read alone (the user never allowed write)...
+  await p.api.roles.updateRole(p.project.id, role.id, {
+    code: "reader",
+    name: "Reader",
+    permission_ids: [read, write],
+  });
+  const refreshed = await refresh(p.clientId, tokens.refresh_token!);
+  assert.equal(refreshed.status, 200);
+  const again = await refreshed.json();
+  assert.equal(payloadOf(again.access_token).scope, "read");
+  // ...and a new login of the third party asks the user for write.
+  const more = await authorizeOidc(browser, p.clientId, { resource: indicator, scope: "openid" });
+  const to = new URL(more.res.headers.get("location")!);
+  assert.equal(to.pathname, "/authorize/consent");
+  assert.match(await (await browser.get(to.pathname + to.search)).text(), /Change your notes/);
 });

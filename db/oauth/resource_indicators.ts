@@ -10,17 +10,29 @@ export type IndicatorTarget = {
   held: string[];
 };
 
+/**
+ * A token's subject: a client on its own, or a user; for a user through a client that needs consent
+ * (`consentOf`, that client's ID), only what the user consented to that client of the resource counts as held.
+ */
+export type IndicatorSubject = { clientId: string } | { userId: string; consentOf?: string };
+
 /** The resource whose indicator is exactly `indicator`, and the subject's permission codes on it; or undefined. */
 export async function findIndicatorTarget(
   sql: Sql,
   indicator: string,
-  subject: { clientId: string } | { userId: string },
+  subject: IndicatorSubject,
 ): Promise<IndicatorTarget | undefined> {
+  const consented = "userId" in subject && subject.consentOf !== undefined
+    ? sql`and pe.code = any(coalesce((select c.permissions from consents c
+            where c.project_id = r.project_id and c.user_id = ${subject.userId}
+              and c.client_id = ${subject.consentOf} and c.resource_id = r.id), '{}'))`
+    : sql``;
   const held = "clientId" in subject
     ? sql`select pe.code from client_permissions g join permissions pe on pe.id = g.permission_id
           where g.client_id = ${subject.clientId} and pe.resource_id = r.id`
     : sql`select pe.code from role_permissions g join permissions pe on pe.id = g.permission_id
-          where g.role_id = (select role_id from users where id = ${subject.userId}) and pe.resource_id = r.id`;
+          where g.role_id = (select role_id from users where id = ${subject.userId}) and pe.resource_id = r.id
+          ${consented}`;
   const [row] = await sql<IndicatorTarget[]>`
     select r.project_id, r.id as resource_id,
            array(select code from permissions where resource_id = r.id order by code collate "C") as codes,

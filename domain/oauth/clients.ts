@@ -46,6 +46,13 @@ async function requireActOn(tx: Sql, caller: Principal, target: Client, what: st
 type Lists = { redirect_uris: string[]; post_logout_redirect_uris: string[] };
 
 /**
+ * Whether this client's users consent before its first code (domain/signin/consent.ts) and its tokens carry only
+ * what they consented to (grants/grant.ts): a client an admin marked `third_party`. Clients identified by a URL
+ * will be third-party too: decide it here, from the client's row, and nowhere else.
+ */
+export const needsConsent = (client: { third_party: boolean }): boolean => client.third_party;
+
+/**
  * A client's own redirect lists decide where its users' codes (and browsers after a logout) go, as the
  * project's do: setting or changing them needs a caller that covers the whole project, as the project's lists.
  */

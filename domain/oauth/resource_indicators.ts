@@ -6,7 +6,11 @@
  * another project.
  */
 import { retryRead, type Sql } from "../../db/connection.ts";
-import { findIndicatorProject, findIndicatorTarget } from "../../db/oauth/resource_indicators.ts";
+import {
+  findIndicatorProject,
+  findIndicatorTarget,
+  type IndicatorSubject,
+} from "../../db/oauth/resource_indicators.ts";
 import { AppError } from "../shared/errors.ts";
 
 /** The API a token is for: its indicator (`aud`) and the space-separated permission codes (`scope`). */
@@ -44,7 +48,7 @@ export async function indicatorOfProject(sql: Sql, projectId: string, indicator:
 export async function targetOf(
   sql: Sql,
   projectId: string,
-  subject: { clientId: string } | { userId: string },
+  subject: IndicatorSubject,
   resource: string,
   scope: string | null | undefined,
 ): Promise<Target> {

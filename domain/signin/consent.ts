@@ -19,6 +19,7 @@ import {
   upsertConsent,
 } from "../../db/signin/consents.ts";
 import { targetOf } from "../oauth/resource_indicators.ts";
+import { needsConsent } from "../oauth/clients.ts";
 import { record, type Source, sourceOf } from "../audit/audit.ts";
 import { findUser } from "../../db/accounts/users.ts";
 import { requireCovered } from "../authz/coverage.ts";
@@ -26,12 +27,6 @@ import type { Principal } from "../shared/principal.ts";
 import { newId } from "../shared/ids.ts";
 import { AppError } from "../shared/errors.ts";
 import { type AuthorizationRequestRow, consumeAuthorizationRequest } from "../../db/oauth/sessions.ts";
-
-/**
- * Whether this client's users consent before its first code: a client an admin marked `third_party`. (Clients
- * identified by a URL will be third-party too: decide it here, from the client's row, and nowhere else.)
- */
-export const needsConsent = (client: { third_party: boolean }): boolean => client.third_party;
 
 /** A code was asked for a third-party client whose user has not (or not fully) consented yet. */
 export class ConsentRequired extends Error {

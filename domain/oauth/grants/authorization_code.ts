@@ -75,7 +75,7 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
   }
   // Signed out (logout, a session ended by an admin, a new password) since the code was issued.
   if (!row.sso_live) throw endedBrowserSession();
-  const target = await userTarget(ctx, { projectId: row.project_id, userId: row.user_id, ...row });
+  const target = await userTarget(ctx, client, { projectId: row.project_id, userId: row.user_id, ...row });
   const sessionId = newId();
   await ctx.tokens.prepareSigner(client.current_kid);
   const issued = await transaction(sql, async (tx) => {

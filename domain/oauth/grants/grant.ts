@@ -9,14 +9,17 @@ import { hashSecret } from "../../shared/secrets.ts";
 import type { TokenService } from "../../keys/tokens.ts";
 import { hasOpenId, issueIdToken } from "../oidc.ts";
 import { formIndicator, type Target, targetOf } from "../resource_indicators.ts";
+import { needsConsent } from "../clients.ts";
 
 /**
  * The API a user grant's token is for: the authorization's `resource` (RFC 8707), which the token request may
  * repeat but never change (a token for another API would be one the user's sign-in did not ask for), with the
- * scope it asked, granted as the user holds it now. Null for a token of the project.
+ * scope it asked, granted as the user holds it now (and, for a client that needs consent, has consented to it).
+ * Null for a token of the project.
  */
 export async function userTarget(
   ctx: GrantContext,
+  client: { id: string; third_party: boolean },
   s: { projectId: string; userId: string; resource: string | null; resource_scope: string | null },
 ): Promise<Target | undefined> {
   const asked = formIndicator(ctx.form.resource);
@@ -28,7 +31,10 @@ export async function userTarget(
     });
   }
   if (s.resource === null) return undefined;
-  return await targetOf(ctx.sql, s.projectId, { userId: s.userId }, s.resource, s.resource_scope);
+  // A client that needs consent gets no more than the user consented to (domain/signin/consent.ts), also on a
+  // refresh after the user's role gained permissions: those are the client's only once the user is asked again.
+  const subject = needsConsent(client) ? { userId: s.userId, consentOf: client.id } : { userId: s.userId };
+  return await targetOf(ctx.sql, s.projectId, subject, s.resource, s.resource_scope);
 }
 
 /** How the session's user signed in (see db/oauth/sessions.ts `CodeLogin`), read from its code or its session. */

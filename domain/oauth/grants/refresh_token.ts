@@ -40,7 +40,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
     throw new AppError("invalid_refresh_token", { description: "the session has ended" });
   }
   if (!row.user_active) throw new AppError("invalid_refresh_token", { description: "the user is inactive" });
-  const target = await userTarget(ctx, { projectId: row.project_id, userId: row.user_id, ...row });
+  const target = await userTarget(ctx, client, { projectId: row.project_id, userId: row.user_id, ...row });
   await ctx.tokens.prepareSigner(client.current_kid);
   const issued = await transaction(sql, async (tx) => {
     const spent = await consumeRefreshToken(tx, tokenHash);
