@@ -4,17 +4,8 @@
  * /usr/bin/chromium (`apt-get install chromium`; CI installs it) the test is skipped.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./browser_deps.ts";
+import { hasChromium, launchChromium } from "./chromium.ts";
 import { challengeOf, exchangeCode, freePort, newProject, newVerifier, service, test } from "./helpers.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
 
 test(
   "a real browser logs in, is redirected to the application with a code, and the code is exchanged",
@@ -45,18 +36,7 @@ test(
       code_challenge_method: "S256",
       state: "xyz",
     })}`;
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const violations: string[] = [];
@@ -96,10 +76,7 @@ test(
 
 test("the login page is usable on a phone-sized screen", async () => {
   const p = await newProject({ name: "Small Screen", redirect_uris: ["http://127.0.0.1:9/cb"] });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 360, height: 640 } });
     await page.goto(`${(await service()).url}/authorize?${new URLSearchParams({

@@ -4,7 +4,7 @@
  * overflow or a CSP violation. Without /usr/bin/chromium it is skipped.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./browser_deps.ts";
+import { hasChromium, launchChromium } from "./chromium.ts";
 import {
   baseUrl,
   challengeOf,
@@ -14,15 +14,6 @@ import {
   REDIRECT_URI,
   test,
 } from "./helpers.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
 
 test(
   "a real browser signs in, sees the consent page of a third-party client, allows it and reaches the callback",
@@ -40,10 +31,7 @@ test(
       scope: "openid email",
       state: "abc",
     })}`;
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 390, height: 800 } });
       const violations: string[] = [];

@@ -5,17 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { SYSTEM_PROJECT_ID } from "../openapi/projects.ts";
-import { type Browser, chromium, type Page } from "./browser_deps.ts";
+import { type Browser, type Page } from "./browser_deps.ts";
+import { launchChromium } from "./chromium.ts";
+export { CHROMIUM, hasChromium } from "./chromium.ts";
 import { atModuleEnd, postToken, projectPermissions, removeDirSync, sdk, systemToken } from "./helpers.ts";
 
-export const CHROMIUM = "/usr/bin/chromium";
-export const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
 /** Where screenshots go: docs/console/ with UPDATE_SCREENSHOTS=1, else a temp directory removed as the file ends. */
 export const SHOTS = Deno.env.get("UPDATE_SCREENSHOTS") === "1"
   ? new URL("../docs/console/", import.meta.url)
@@ -25,11 +19,7 @@ export const SHOTS = Deno.env.get("UPDATE_SCREENSHOTS") === "1"
     return new URL(`file://${dir}/`);
   })();
 
-export const launch = (): Promise<Browser> =>
-  chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-  });
+export const launch = (): Promise<Browser> => launchChromium();
 
 export async function signIn(page: Page, email: string, password: string) {
   await page.getByLabel("Email").fill(email);

@@ -5,18 +5,9 @@
  * signed in, at desktop and phone width. Skipped without /usr/bin/chromium.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./browser_deps.ts";
+import { hasChromium, launchChromium } from "./chromium.ts";
 import { challengeOf, freePort, newVerifier, test } from "./helpers.ts";
 import { call, claimsOf, downProject, json, redeemAt, upstreamProject } from "./idp_support.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
 
 for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 700 }]) {
   test(
@@ -60,10 +51,7 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 700 
         })}`;
         return { url, verifier };
       };
-      const browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-      });
+      const browser = await launchChromium();
       try {
         const page = await browser.newPage({ viewport });
         // The application: a page of its own at its redirect URI.

@@ -5,27 +5,14 @@
  * past in the database, so that no test waits for a clock) and the pages at 390 px. Without /usr/bin/chromium the browser tests are skipped.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./browser_deps.ts";
+import { hasChromium, launchChromium } from "./chromium.ts";
 import { challengeOf, freePort, newVerifier, test } from "./helpers.ts";
 import { exchangeCodeAt } from "./mail_flows.ts";
 import { api, mailService, newEmail, projectAt, userAt } from "./mail_support.ts";
 import { isNotice, linkIn } from "./smtp_catcher.ts";
 import { launch as launchConsole, signIn } from "./console_support.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
-
-const launch = () =>
-  chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-  });
+const launch = () => launchChromium();
 
 test("a real browser resets a forgotten password and continues to the application", async () => {
   const s = await mailService();

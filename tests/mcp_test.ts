@@ -7,7 +7,7 @@
  * and refreshes when the server refuses the token it has. Without /usr/bin/chromium it is skipped.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./browser_deps.ts";
+import { hasChromium, launchChromium } from "./chromium.ts";
 import {
   Client,
   McpServer,
@@ -19,15 +19,6 @@ import {
 import { baseUrl, loginProject, REDIRECT_URI, test } from "./helpers.ts";
 import { payloadOf } from "./oidc_support.ts";
 import { createProtectedResource } from "../sdk/src/mod.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
 
 type Tokens = { access_token: string; refresh_token?: string; token_type: string; issuer?: string };
 
@@ -148,10 +139,7 @@ test(
     const redirected: URL[] = [];
     const storage = provider(agent.id, redirected);
     const client = new Client({ name: "notes-agent", version: "1.0.0" });
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-    });
+    const browser = await launchChromium();
     try {
       // 1. No token: the server's 401 names its metadata, which names this service; the SDK sends the user there.
       await assert.rejects(

@@ -4,7 +4,7 @@
  * says `amr` and `acr`. At desktop and phone width (390 px), with no CSP violation. Skipped without Chromium.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./browser_deps.ts";
+import { hasChromium, launchChromium } from "./chromium.ts";
 import {
   Api,
   challengeOf,
@@ -18,15 +18,6 @@ import {
 } from "./helpers.ts";
 import { payloadOf } from "./oidc_support.ts";
 import { enrolTotp, totp } from "./mfa_support.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
 
 for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
   test(`in Chromium at ${viewport.width}px: the authenticator's code after the password`, async () => {
@@ -57,10 +48,7 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 
       nonce: "n1",
       state: "s1",
     })}`;
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport });
       const violations: string[] = [];
@@ -133,10 +121,7 @@ test("in Chromium at 390px: the account page enrols an authenticator from its QR
     code_challenge_method: "S256",
     scope: "openid",
   })}`;
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
     const violations: string[] = [];
@@ -201,10 +186,7 @@ test(
       code_challenge_method: "S256",
       scope: "openid",
     })}`;
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
       const violations: string[] = [];

@@ -5,18 +5,10 @@
  * Skipped without /usr/bin/chromium.
  */
 import assert from "node:assert/strict";
-import { chromium, type Page } from "./browser_deps.ts";
+import { type Page } from "./browser_deps.ts";
+import { hasChromium, launchChromium } from "./chromium.ts";
 import { challengeOf, exchangeCode, freePort, loginProject, newVerifier, service, test } from "./helpers.ts";
 import { currentUserStatus, refreshStatus } from "./oidc_support.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
 
 for (const viewport of [{ width: 1280, height: 800 }, { width: 360, height: 640 }]) {
   test(
@@ -77,10 +69,7 @@ for (const viewport of [{ width: 1280, height: 800 }, { width: 360, height: 640 
         ]);
       };
 
-      const browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-      });
+      const browser = await launchChromium();
       try {
         const page = await browser.newPage({ viewport });
         // The first application: the form.

@@ -4,7 +4,7 @@
  * and a cloned authenticator (its counter set back) refused and audited. Skipped without Chromium.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./browser_deps.ts";
+import { hasChromium, launchChromium } from "./chromium.ts";
 import {
   challengeOf,
   freePort,
@@ -15,15 +15,6 @@ import {
   test,
 } from "./helpers.ts";
 import { payloadOf } from "./oidc_support.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
 
 test(
   "in Chromium at 390px: a passkey from the account page signs in without a password, serves as second step, and a cloned one is refused",
@@ -101,10 +92,7 @@ test(
       assert.equal(res.status, 200);
       return payloadOf((await res.json()).id_token);
     };
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    const browser = await launchChromium();
     try {
       const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
       const page = await context.newPage();

@@ -6,25 +6,12 @@
  * application at once. No CSP violation, and the pages fit 390 px. Without /usr/bin/chromium they are skipped.
  */
 import assert from "node:assert/strict";
-import { chromium } from "./browser_deps.ts";
+import { hasChromium, launchChromium } from "./chromium.ts";
 import { challengeOf, freePort, newVerifier, test } from "./helpers.ts";
 import { api, type MailProject, mailService, projectAt, userAt } from "./mail_support.ts";
 import { linkIn } from "./smtp_catcher.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
-
-const launch = () =>
-  chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-  });
+const launch = () => launchChromium();
 
 const PASSWORD = "correct horse battery";
 
