@@ -51,6 +51,36 @@ async function loginToConsent(
   return { verifier, html: await page.text() };
 }
 
+/**
+ * A "Notes API" of the project (read and write, with descriptions) at a new indicator, and a role holding the
+ * `held` ones given to the login user.
+ */
+async function notesApi(p: Project, held: string[]) {
+  const indicator = `https://api-${crypto.randomUUID().slice(0, 8)}.example.com/mcp`;
+  const resource = await p.api.resources.createResource(p.project.id, {
+    name: "Notes API",
+    code: "notes",
+    indicator,
+    permissions: [
+      { name: "Read", code: "read", description: "Read your notes" },
+      { name: "Write", code: "write", description: "Change your notes" },
+    ],
+  });
+  const ids = Object.fromEntries(resource.permissions.map((x) => [x.code, x.id]));
+  const role = await p.api.roles.createRole(p.project.id, {
+    name: "Notes user",
+    code: "notes_user",
+    permission_ids: held.map((code) => ids[code]),
+  });
+  await p.api.users.updateUser(p.project.id, p.userId, {
+    display_name: "Login User",
+    is_active: true,
+    email: p.email,
+    role_id: role.id,
+  });
+  return { indicator, ids, role };
+}
+
 const decide = (browser: Browser, html: string, decision: "allow" | "deny") =>
   browser.post("/authorize/consent", { ...fieldsOf(html), decision });
 
@@ -283,27 +313,7 @@ test("admins list and revoke a user's consents; least privilege: users:read to l
 
 test("a consent for an API (resource) names the resource and its permissions; more permissions ask again", async () => {
   const p = await thirdParty();
-  const indicator = `https://api-${crypto.randomUUID().slice(0, 8)}.example.com/mcp`;
-  const resource = await p.api.resources.createResource(p.project.id, {
-    name: "Notes API",
-    code: "notes",
-    indicator,
-    permissions: [
-      { name: "Read", code: "read", description: "Read your notes" },
-      { name: "Write", code: "write", description: "Change your notes" },
-    ],
-  });
-  const role = await p.api.roles.createRole(p.project.id, {
-    name: "Writer",
-    code: "writer",
-    permission_ids: resource.permissions.map((x) => x.id),
-  });
-  await p.api.users.updateUser(p.project.id, p.userId, {
-    display_name: "Login User",
-    is_active: true,
-    email: p.email,
-    role_id: role.id,
-  });
+  const { indicator } = await notesApi(p, ["read", "write"]);
   const browser = new Browser();
   const first = await loginToConsent(browser, p, { resource: indicator, scope: "openid read" });
   assert.match(first.html, /id="api">Notes API</);
@@ -396,30 +406,7 @@ test("after a second factor, the consent page comes before the code, and the cod
 
 test("a refresh after the user's role gained a permission carries only what was consented; a new login asks again", async () => {
   const p = await thirdParty();
-  const indicator = `https://api-${crypto.randomUUID().slice(0, 8)}.example.com/mcp`;
-  const resource = await p.api.resources.createResource(p.project.id, {
-    name: "Notes API",
-    code: "notes",
-    indicator,
-    permissions: [
-      { name: "Read", code: "read", description: "Read your notes" },
-      { name: "Write", code: "write", description: "Change your notes" },
-    ],
-  });
-  const [read, write] = ["read", "write"].map((code) =>
-    resource.permissions.find((x) => x.code === code)!.id
-  );
-  const role = await p.api.roles.createRole(p.project.id, {
-    name: "Reader",
-    code: "reader",
-    permission_ids: [read],
-  });
-  await p.api.users.updateUser(p.project.id, p.userId, {
-    display_name: "Login User",
-    is_active: true,
-    email: p.email,
-    role_id: role.id,
-  });
+  const { indicator, ids, role } = await notesApi(p, ["read"]);
   // No permission named: the page asks for all the user holds (read), and the token carries it.
   const browser = new Browser();
   const page = await loginToConsent(browser, p, { resource: indicator, scope: "openid" });
@@ -432,9 +419,9 @@ test("a refresh after the user's role gained a permission carries only what was 
 
   // The role gains write: the client's refreshed token still carries read alone (the user never allowed write)...
   await p.api.roles.updateRole(p.project.id, role.id, {
-    code: "reader",
-    name: "Reader",
-    permission_ids: [read, write],
+    code: "notes_user",
+    name: "Notes user",
+    permission_ids: [ids.read, ids.write],
   });
   const refreshed = await refresh(p.clientId, tokens.refresh_token!);
   assert.equal(refreshed.status, 200);
