@@ -105,6 +105,8 @@ export const EVENT_TYPES = {
   "user.sessions_ended": "Every session of a user was ended (sign out everywhere)",
   "consent.granted": "A user allowed a third-party client on its consent page (`details.client_id`, " +
     "`details.resource_id` (null: the project), `details.permissions`: the codes granted)",
+  "consent.denied": "A user denied a third-party client on its consent page; the login ended with " +
+    "`access_denied` (`details.client_id`, `details.resource`: the indicator asked, or null)",
   "consent.revoked":
     "A user's consent to a client was revoked, by the user (Connected apps on /account) or an " +
     "admin: the client's sessions and refresh tokens for that user ended (`details.client_id`, `details.resource_id`)",

@@ -22,9 +22,12 @@ async function thirdParty(): Promise<Project & { clientId: string; firstPartyId:
   return { ...p, clientId: client.id, firstPartyId: first.id };
 }
 
-/** The project's `consent.granted` events. */
-async function granted(p: Project): Promise<{ data: { details: Record<string, unknown> | null }[] }> {
-  const res = await http(`/api/v1/projects/${p.project.id}/audit-events?type=consent.granted`, {
+/** The project's events of a type (`consent.granted` unless told). */
+async function granted(
+  p: Project,
+  type = "consent.granted",
+): Promise<{ data: { details: Record<string, unknown> | null }[] }> {
+  const res = await http(`/api/v1/projects/${p.project.id}/audit-events?type=${type}`, {
     headers: { authorization: `Bearer ${p.token}` },
   });
   assert.equal(res.status, 200);
@@ -171,8 +174,14 @@ test("denying the consent page redirects with access_denied, state and iss, and 
   assert.equal(location.searchParams.get("state"), "st");
   assert.equal(location.searchParams.get("iss"), await baseUrl());
   assert.equal(location.searchParams.get("code"), null);
-  // The page cannot be allowed afterwards.
+  // The page cannot be allowed afterwards, nor denied again.
   assert.equal((await decide(browser, html, "allow")).status, 400);
+  assert.equal((await decide(browser, html, "deny")).status, 400);
+  // The denial is recorded, once; nothing was granted.
+  const denied = await granted(p, "consent.denied");
+  assert.equal(denied.data.length, 1);
+  assert.deepEqual(denied.data[0].details, { client_id: p.clientId, resource: null });
+  assert.equal((await granted(p)).data.length, 0);
   // The login waiting on the page opened no session: a silent request gets no code.
   const none = await authorizeOidc(browser, p.clientId, { prompt: "none" });
   assert.equal(new URL(none.res.headers.get("location")!).searchParams.get("code"), null);

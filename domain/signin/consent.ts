@@ -159,9 +159,27 @@ export async function findClientName(sql: Sql, projectId: string, clientId: stri
   return (await findConsentClient(sql, projectId, clientId))?.name ?? clientId;
 }
 
-/** The user's decision to deny: the login request is spent (no code can follow from it); false if it already was. */
-export async function denyConsent(sql: Sql, req: { id: string }): Promise<boolean> {
-  return await consumeAuthorizationRequest(sql, req.id);
+/**
+ * The user's decision to deny: the login request is spent (no code can follow from it) and `consent.denied`
+ * recorded with it, in one transaction; false (and nothing recorded) if the request already was spent.
+ */
+export async function denyConsent(
+  sql: Sql,
+  req: { id: string; project_id: string; client_id: string; resource: string | null },
+  userId: string,
+  source: Source,
+): Promise<boolean> {
+  return await transaction(sql, async (tx) => {
+    if (!(await consumeAuthorizationRequest(tx, req.id))) return false;
+    await record(tx, {
+      projectId: req.project_id,
+      type: "consent.denied",
+      source,
+      target: { type: "user", id: userId },
+      details: { client_id: req.client_id, resource: req.resource },
+    });
+    return true;
+  });
 }
 
 /**

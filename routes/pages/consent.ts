@@ -79,7 +79,7 @@ async function submitConsent(c: Context<AppEnv>): Promise<Response> {
   c.header("Cache-Control", "no-store");
   const source = userSource(hold.user_id, requestInfo(c));
   if (form.decision !== "allow") {
-    if (!(await denyConsent(sql, req))) throw new AuthorizePageError(USED);
+    if (!(await denyConsent(sql, req, hold.user_id, source))) throw new AuthorizePageError(USED);
     const to = redirectWith(req.redirect_uri, {
       error: "access_denied",
       error_description: "the user denied the request",
