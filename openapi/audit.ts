@@ -32,6 +32,15 @@ export const EVENT_TYPES = {
   "client.activated": "A client was activated",
   "client.deactivated": "A client was deactivated: its tokens are refused and its sessions ended",
   "client.secret_rotated": "A client's secret was replaced; tokens issued before are refused",
+  "client.recorded":
+    "A client identified by the URL of its metadata document was recorded on its first use " +
+    "(`details.metadata_url`, `details.name`); block it by deactivating it",
+  "client_metadata.refused":
+    "An authorization request of a client identified by a URL was refused (`details.metadata_url`, " +
+    "`details.reason`: `not_admitted` (the project's `client_metadata_documents`), `unreachable`, " +
+    "`private_address`, `too_large`, `timeout`, `bad_status`, `not_json`, `client_id_mismatch`, " +
+    "`invalid_document`, `redirect_uri_not_listed`; `details.description`); nothing was recorded of the client. " +
+    "At most one per URL, reason and minute",
   "client.deleted":
     "A client was deleted: its tokens are refused and its sessions ended; `changes` holds its " +
     "last state (never a secret)",

@@ -58,6 +58,17 @@ export const Client = z.object({
     description: "The client's own post-logout redirect URIs; empty: the project's apply to it",
   }),
   third_party: z.boolean().openapi({ description: THIRD_PARTY }),
+  metadata_url: z.string().nullable().openapi({
+    description:
+      "For a client that identifies itself by the `https` URL of its metadata document (OAuth Client " +
+      "ID Metadata Documents; the project's `client_metadata_documents`): that URL, which is its `client_id` at " +
+      "`/authorize` and the token endpoint. Recorded on its first use (`created_at`); its `name` and " +
+      "`redirect_uris` are the document's, refreshed as the document's caching allows, and only `is_active` " +
+      "(false blocks it) and `description` can be changed. null: a client registered through this API.",
+  }),
+  last_used_at: z.string().nullable().openapi({
+    description: "For a client of a metadata document: its last authorization or token request; else null",
+  }),
   ...Timestamps,
 }).openapi("Client");
 export type Client = z.infer<typeof Client>;

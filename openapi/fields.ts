@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   "auth_code_expired",
   "invalid_code_verifier",
   "invalid_target",
+  "unauthorized_client",
   "invalid_refresh_token",
   "refresh_token_expired",
   "refresh_token_already_used",
@@ -101,6 +102,7 @@ export const OAUTH_ERROR_CODES = [
   "invalid_grant",
   "unsupported_grant_type",
   "invalid_target",
+  "unauthorized_client",
   "server_error",
   "temporarily_unavailable",
 ] as const;
@@ -124,6 +126,7 @@ export const OAUTH_ENDPOINT_CODES = [
   "auth_code_expired",
   "invalid_code_verifier",
   "invalid_target",
+  "unauthorized_client",
   "invalid_refresh_token",
   "refresh_token_expired",
   "refresh_token_already_used",

@@ -156,6 +156,33 @@ export type Signup = z.infer<typeof Signup>;
 const SignupAnswer = z.union([z.enum(["off", "open"]), z.object({ domains: z.array(z.string()) })])
   .openapi({ description: SIGNUP });
 
+const CLIENT_METADATA_DOCUMENTS =
+  "Whether clients may identify themselves by an `https` URL (OAuth Client ID Metadata Documents, as MCP " +
+  'clients do) when they ask for one of this project\'s APIs (`resource`): `"off"` (no), `"any"` (any host), or ' +
+  '`{"hosts": [...]}` (only documents on these hosts, exactly, case-insensitively). Such a client is recorded on ' +
+  "first use and always shows the consent page (docs/agents.md).";
+/** A host name of an allowed client metadata document, stored lower-cased. */
+const MetadataHost = z.string().trim().toLowerCase().max(253, "at most 253 characters").regex(
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/,
+  "must be a host name such as agents.example.com",
+);
+export const ClientMetadataDocuments = z.union([
+  z.enum(["off", "any"]),
+  z.strictObject({
+    hosts: z.array(MetadataHost).min(1, "at least one host").max(100, "at most 100 hosts").refine(
+      (a) => new Set(a).size === a.length,
+      "must not repeat a host",
+    ),
+  }),
+  // Inline, not a named component: the SDK's generator cannot extend a named union with a description.
+]).openapi({ description: CLIENT_METADATA_DOCUMENTS });
+export type ClientMetadataDocuments = z.infer<typeof ClientMetadataDocuments>;
+const ClientMetadataDocumentsAnswer = z.union([
+  z.enum(["off", "any"]),
+  z.object({ hosts: z.array(z.string()) }),
+])
+  .openapi({ description: CLIENT_METADATA_DOCUMENTS });
+
 export const Project = z.object({
   id: z.string(),
   name: z.string(),
@@ -173,6 +200,7 @@ export const Project = z.object({
     description: "True for the system project, which administers the others",
   }),
   signup: SignupAnswer,
+  client_metadata_documents: ClientMetadataDocumentsAnswer,
   default_role_id: z.string().nullable().openapi({ description: DEFAULT_ROLE }),
   ...Timestamps,
 }).openapi("Project");
@@ -197,6 +225,9 @@ export const CreateProjectRequest = z.strictObject({
     description: "Default false: users sign in whether or not their address is verified",
   }),
   signup: Signup.optional().openapi({ description: `${SIGNUP} Default \`"off"\`.` }),
+  client_metadata_documents: ClientMetadataDocuments.optional().openapi({
+    description: `${CLIENT_METADATA_DOCUMENTS} Default \`"off"\`.`,
+  }),
   branding: BrandingRequest.optional(),
 }).openapi("CreateProjectRequest");
 export type CreateProjectRequest = z.infer<typeof CreateProjectRequest>;
@@ -227,6 +258,11 @@ export const UpdateProjectRequest = z.strictObject({
   signup: Signup.optional().openapi({
     description:
       "Omitted keeps it. Only a caller covering the whole project may change it, as `redirect_uris`.",
+  }),
+  client_metadata_documents: ClientMetadataDocuments.optional().openapi({
+    description:
+      "Omitted keeps it. Only a caller covering the whole project may change it, as `redirect_uris` " +
+      "(it decides which applications may ask its users for access).",
   }),
   default_role_id: Id.nullable().optional().openapi({
     description:

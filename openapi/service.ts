@@ -32,6 +32,10 @@ export const AuthorizationServerMetadata = z.object({
   revocation_endpoint_auth_methods_supported: z.array(z.string()),
   introspection_endpoint_auth_methods_supported: z.array(z.string()),
   authorization_response_iss_parameter_supported: z.boolean(),
+  client_id_metadata_document_supported: z.boolean().openapi({
+    description: "true when some project admits clients identified by the URL of their metadata document " +
+      "(`client_metadata_documents`); MCP clients use such a `client_id` only then",
+  }),
   id_token_signing_alg_values_supported: z.array(z.string()).openapi({
     description: "The algorithms of the published signing keys, the current key's first",
   }),

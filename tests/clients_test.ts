@@ -30,6 +30,8 @@ test("POST .../clients creates a client whose secret is shown once and gets toke
     "id",
     "is_active",
     "is_admin",
+    "last_used_at",
+    "metadata_url",
     "name",
     "permission_ids",
     "post_logout_redirect_uris",

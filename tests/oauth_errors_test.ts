@@ -275,6 +275,7 @@ test("the OpenAPI document gives the three form endpoints the OAuthError schema,
     "invalid_grant",
     "unsupported_grant_type",
     "invalid_target",
+    "unauthorized_client",
     "server_error",
     "temporarily_unavailable",
   ]);

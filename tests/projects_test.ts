@@ -33,6 +33,7 @@ test("POST /api/v1/projects creates a project with its admin client, shown once"
   assert.deepEqual(Object.keys(created).sort(), [
     "admin_client",
     "branding",
+    "client_metadata_documents",
     "created_at",
     "default_role_id",
     "description",

@@ -1,6 +1,7 @@
 /** Queries on clients and their direct permission grants; a client row is the API's `Client`. */
 import type { Client, ClientListQuery, TokenEndpointAuthMethod } from "../../openapi/clients.ts";
-import { fixed, timestampsText } from "../columns.ts";
+import type { ClientMetadataDocuments } from "../../openapi/projects.ts";
+import { fixed, isoText, timestampsText } from "../columns.ts";
 import type { Sql } from "../connection.ts";
 import { containsPattern, type PageStatement, pageStatement, type Params } from "../lists.ts";
 import { batchedRead, byOrdinal } from "../batch.ts";
@@ -9,7 +10,9 @@ import { type ThrottlePolicy, waitOfRowText } from "../shared/throttle.ts";
 
 const COLUMNS =
   `c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.token_endpoint_auth_method,
-      c.redirect_uris, c.post_logout_redirect_uris, c.third_party,
+      c.redirect_uris, c.post_logout_redirect_uris, c.third_party, c.metadata_url, ${
+    isoText("c.last_used_at")
+  } as last_used_at,
       array(select cp.permission_id from client_permissions cp where cp.client_id = c.id order by cp.permission_id)
         as permission_ids,
       ${timestampsText("c")}`;
@@ -93,6 +96,10 @@ export type ClientWithProjectRow = {
   name: string;
   /** Marked by an admin as another party's application: its users consent (domain/signin/consent.ts). */
   third_party: boolean;
+  /** A client identified by the URL of its metadata document (domain/oauth/client_metadata.ts): that URL. */
+  metadata_url: string | null;
+  /** What its project decides for such clients. */
+  project_client_metadata_documents: ClientMetadataDocuments;
   project_name: string;
   project_is_active: boolean;
   /**
@@ -155,6 +162,7 @@ function lookupStatement(policy: ThrottlePolicy | null) {
     from unnest($1::text[], $2::text[]) with ordinality as v (client_id, key, n)
     join lateral (
       select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method, c.name, c.third_party,
+             c.metadata_url, p.client_metadata_documents as project_client_metadata_documents,
              p.name as project_name, p.is_active as project_is_active,
              c.redirect_uris as client_redirect_uris, p.redirect_uris as project_redirect_uris,
              c.post_logout_redirect_uris as client_post_logout_redirect_uris,

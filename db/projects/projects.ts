@@ -20,6 +20,7 @@ const columnText = (alias: string) =>
     "is_active",
     "require_verified_email",
     "signup",
+    "client_metadata_documents",
     "default_role_id",
   ]
     .map((c) => quoted(`${alias}.${c}`)).join(", ") +
@@ -60,6 +61,7 @@ export type ProjectFields =
     | "is_active"
     | "require_verified_email"
     | "signup"
+    | "client_metadata_documents"
     | "default_role_id"
   >
   & { branding: BrandingFields };
@@ -75,9 +77,11 @@ export async function insertProject(
   const [row] = await sql<Project[]>`
     insert into projects
       (id, name, description, redirect_uris, post_logout_redirect_uris, mfa, is_active, require_verified_email,
-       signup, branding_display_name, branding_primary_color, branding_terms_url, branding_privacy_url)
+       signup, client_metadata_documents, branding_display_name, branding_primary_color, branding_terms_url,
+       branding_privacy_url)
     values (${p.id}, ${p.name}, ${p.description}, ${p.redirect_uris}, ${p.post_logout_redirect_uris}, ${p.mfa},
-            ${p.is_active}, ${p.require_verified_email}, ${sql.json(p.signup)}, ${p.branding.display_name},
+            ${p.is_active}, ${p.require_verified_email}, ${sql.json(p.signup)},
+            ${sql.json(p.client_metadata_documents)}, ${p.branding.display_name},
             ${p.branding.primary_color}, ${p.branding.terms_url}, ${p.branding.privacy_url})
     returning ${columns(sql, "projects")}`;
   return row;
@@ -101,7 +105,8 @@ export async function updateProjectRow(sql: Sql, id: string, p: ProjectFields): 
     set name = ${p.name}, description = ${p.description}, redirect_uris = ${p.redirect_uris},
         post_logout_redirect_uris = ${p.post_logout_redirect_uris}, mfa = ${p.mfa},
         is_active = ${p.is_active}, require_verified_email = ${p.require_verified_email},
-        signup = ${sql.json(p.signup)}, default_role_id = ${p.default_role_id},
+        signup = ${sql.json(p.signup)}, client_metadata_documents = ${sql.json(p.client_metadata_documents)},
+        default_role_id = ${p.default_role_id},
         branding_display_name = ${p.branding.display_name}, branding_primary_color = ${p.branding.primary_color},
         branding_terms_url = ${p.branding.terms_url}, branding_privacy_url = ${p.branding.privacy_url},
         tokens_valid_after = case when p.is_active and not ${p.is_active} then clock_timestamp()

@@ -26,9 +26,9 @@ export async function findConsentClient(
   sql: Sql,
   projectId: string,
   clientId: string,
-): Promise<{ id: string; name: string; third_party: boolean } | undefined> {
-  const [row] = await sql<{ id: string; name: string; third_party: boolean }[]>`
-    select id, name, third_party from clients where project_id = ${projectId} and id = ${clientId}`;
+): Promise<{ id: string; name: string; third_party: boolean; metadata_url: string | null } | undefined> {
+  const [row] = await sql<{ id: string; name: string; third_party: boolean; metadata_url: string | null }[]>`
+    select id, name, third_party, metadata_url from clients where project_id = ${projectId} and id = ${clientId}`;
   return row;
 }
 

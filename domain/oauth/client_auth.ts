@@ -12,6 +12,8 @@ import { AppError } from "../shared/errors.ts";
 import { secretMatches } from "../shared/secrets.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 import { addressKey, THROTTLE, throttled } from "../shared/throttle.ts";
+import { touchMetadataClient } from "../../db/oauth/client_metadata.ts";
+import { isClientIdUrl, presentedMetadataClient, requireAdmitted } from "./client_metadata.ts";
 
 /** What a request presented to identify its client, as the HTTP edge read it. */
 export type PresentedClient = {
@@ -42,10 +44,15 @@ export function badCredentials(description?: string): AppError {
   return new AppError("invalid_client_credentials", { description });
 }
 
+/**
+ * `projectOf`: the project of the code or token the request presents, which tells apart the rows of a client
+ * identified by a URL that several projects recorded (domain/oauth/client_metadata.ts).
+ */
 export async function authenticateClient(
   sql: Sql,
   presented: PresentedClient,
   rule: AuthenticationRule,
+  projectOf?: () => Promise<string | undefined>,
 ): Promise<ClientWithProjectRow> {
   if (presented.error) throw presented.error;
   if (rule === "introspection" && !presented.basic) {
@@ -57,7 +64,13 @@ export async function authenticateClient(
     });
   }
   const key = `client:${presented.clientId}:${addressKey(presented.request.ip)}`;
-  const clientId = presented.clientId;
+  const metadataUrl = isClientIdUrl(presented.clientId) ? presented.clientId : null;
+  const clientId = metadataUrl === null
+    ? presented.clientId
+    : await presentedMetadataClient(sql, metadataUrl, projectOf);
+  if (clientId === undefined) {
+    throw rule === "token" || !presented.basic ? new AppError("invalid_client") : badCredentials();
+  }
   const throttle = presented.secret === undefined ? undefined : { key, policy: THROTTLE.client };
   const client = await retryRead(() => findClientWithProject(sql, clientId, throttle));
   if (!client) throw rule === "token" || !presented.basic ? new AppError("invalid_client") : badCredentials();
@@ -83,6 +96,11 @@ export async function authenticateClient(
   if (rule !== "revocation") {
     if (!client.is_active) throw new AppError("client_not_active");
     if (!client.project_is_active) throw new AppError("project_not_active");
+    // Live: a project that no longer admits the URL's host refuses its next token request.
+    if (client.metadata_url !== null) {
+      requireAdmitted(client.project_client_metadata_documents, client.metadata_url);
+      await touchMetadataClient(sql, client.id);
+    }
   }
   presented.authenticated = { projectId: client.project_id, clientId: client.id };
   return client;

@@ -145,6 +145,7 @@ export async function updateClient(
         });
       }
     }
+    if (current.metadata_url !== null) documentFieldsUnchanged(current, input);
     if (permissionIds) await requireGrantable(tx, caller, projectId, permissionIds);
     const lists = {
       redirect_uris: input.redirect_uris ?? current.redirect_uris,
@@ -176,6 +177,37 @@ export async function updateClient(
 }
 
 /**
+ * A client of a metadata document (domain/oauth/client_metadata.ts) is what its document says: an update may block
+ * it (`is_active`) or describe it, never change what the document decides.
+ */
+function documentFieldsUnchanged(current: Client, input: UpdateClientRequest): void {
+  const fixed = "comes from the client's metadata document";
+  const issues: { field: string; issue: string }[] = [];
+  if (input.name !== current.name) issues.push({ field: "name", issue: fixed });
+  const same = (a: string[] | undefined, b: string[]) =>
+    a === undefined || JSON.stringify(a) === JSON.stringify(b);
+  if (!same(input.redirect_uris, current.redirect_uris)) {
+    issues.push({ field: "redirect_uris", issue: fixed });
+  }
+  if (!same(input.post_logout_redirect_uris, current.post_logout_redirect_uris)) {
+    issues.push({ field: "post_logout_redirect_uris", issue: "a client of a metadata document has none" });
+  }
+  if ((input.token_endpoint_auth_method ?? "none") !== "none") {
+    issues.push({
+      field: "token_endpoint_auth_method",
+      issue: "a client of a metadata document has no secret",
+    });
+  }
+  if (input.third_party === false) {
+    issues.push({ field: "third_party", issue: "a client of a metadata document always asks for consent" });
+  }
+  if (input.permission_ids !== undefined && input.permission_ids.length > 0) {
+    issues.push({ field: "permission_ids", issue: "a client of a metadata document never acts as itself" });
+  }
+  if (issues.length > 0) throw new AppError("invalid_params", { details: issues });
+}
+
+/**
  * Replaces the client's secret; the old one stops working at once, and so do the access tokens issued
  * before. The new one is shown only here. A client may rotate its own secret; any other caller must cover
  * the client's permissions.
@@ -192,6 +224,11 @@ export async function rotateClientSecret(
     if (!current) throw new AppError("client_not_found");
     const itself = caller.userId === undefined && caller.clientId === clientId;
     if (!itself) await requireActOn(tx, caller, current, "rotating this client's secret");
+    if (current.metadata_url !== null) {
+      throw new AppError("invalid_params", {
+        description: "a client of a metadata document has no secret: it proves its logins with PKCE",
+      });
+    }
     await updateClientSecret(tx, projectId, clientId, hashSecret(secret));
     await record(tx, {
       projectId,

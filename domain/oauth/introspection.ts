@@ -24,10 +24,17 @@ export async function revokeToken(
   req: TokenActionRequest,
   presented: PresentedClient,
 ): Promise<void> {
-  const client = await authenticateClient(sql, presented, "revocation");
+  const read = () => retryRead(() => findRefreshToken(sql, hashSecret(req.token)));
+  let found: Awaited<ReturnType<typeof read>> | null = null;
+  const client = await authenticateClient(
+    sql,
+    presented,
+    "revocation",
+    async () => (found = await read())?.project_id,
+  );
   if (!client.is_active || !client.project_is_active) return;
   const source = clientSource(client.id, presented.request);
-  const refresh = await retryRead(() => findRefreshToken(sql, hashSecret(req.token)));
+  const refresh = found ?? await read();
   if (refresh) {
     if (refresh.project_id === client.project_id && refresh.client_id === client.id && refresh.session_live) {
       await transaction(sql, async (tx) => {

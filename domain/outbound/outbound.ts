@@ -16,7 +16,13 @@ const MAX_BYTES = 1024 * 1024;
 /** Why an outbound request failed, in words fit for an admin (never a stack). */
 export class OutboundError extends Error {}
 
-export type OutboundAnswer = { status: number; contentType: string; body: string };
+export type OutboundAnswer = {
+  status: number;
+  contentType: string;
+  body: string;
+  /** The answer's headers, names lower-cased (repeated ones joined with ", "). */
+  headers: Record<string, string>;
+};
 
 /** One request to `url`, or OutboundError. */
 type OutboundOptions = {
@@ -24,6 +30,10 @@ type OutboundOptions = {
   method?: "GET" | "POST";
   headers?: Record<string, string>;
   body?: string;
+  /** A larger answer is refused (default 1 MiB). */
+  maxBytes?: number;
+  /** No whole answer within this many milliseconds is refused (default 10 s). */
+  timeoutMs?: number;
 };
 
 /**
@@ -57,6 +67,9 @@ function send(url: string, opts: OutboundOptions): Promise<OutboundAnswer> {
   const issue = targetIssue(target, opts.allowPrivate);
   if (issue) return Promise.reject(new OutboundError(`${target.origin}: ${issue}`));
   const body = opts.body ?? "";
+  const timeoutMs = opts.timeoutMs ?? TIMEOUT_MS;
+  const maxBytes = opts.maxBytes ?? MAX_BYTES;
+  const late = () => new OutboundError(`${target.origin} did not answer within ${timeoutMs / 1000} s`);
   return new Promise((resolve, reject) => {
     const lib = target.protocol === "https:" ? https : http;
     const req = lib.request({
@@ -70,7 +83,7 @@ function send(url: string, opts: OutboundOptions): Promise<OutboundAnswer> {
         ...(opts.headers ?? {}),
         ...(opts.method === "POST" ? { "content-length": String(Buffer.byteLength(body)) } : {}),
       },
-      timeout: TIMEOUT_MS,
+      timeout: timeoutMs,
       lookup: (host: string, o: { all?: boolean }, cb: (...args: unknown[]) => void) => {
         resolveTarget(host, opts.allowPrivate).then(
           (found) => o?.all ? cb(null, found) : cb(null, found[0].address, found[0].family),
@@ -82,8 +95,9 @@ function send(url: string, opts: OutboundOptions): Promise<OutboundAnswer> {
       let size = 0;
       res.on("data", (chunk: Buffer) => {
         size += chunk.length;
-        if (size > MAX_BYTES) req.destroy(new OutboundError("the answer is larger than 1 MiB"));
-        else chunks.push(chunk);
+        if (size > maxBytes) {
+          req.destroy(new OutboundError(`the answer is larger than ${sizeText(maxBytes)}`));
+        } else chunks.push(chunk);
       });
       res.on("end", () => {
         clearTimeout(deadline);
@@ -91,6 +105,11 @@ function send(url: string, opts: OutboundOptions): Promise<OutboundAnswer> {
           status: res.statusCode ?? 0,
           contentType: String(res.headers["content-type"] ?? ""),
           body: Buffer.concat(chunks).toString("utf8"),
+          headers: Object.fromEntries(
+            Object.entries(res.headers).map((
+              [k, v],
+            ) => [k.toLowerCase(), Array.isArray(v) ? v.join(", ") : v ?? ""]),
+          ),
         });
       });
       res.on("error", (err) => fail(err));
@@ -103,18 +122,19 @@ function send(url: string, opts: OutboundOptions): Promise<OutboundAnswer> {
           : new OutboundError(`${target.origin} could not be reached: ${err.message.slice(0, 200)}`),
       );
     };
-    const deadline = setTimeout(
-      () => req.destroy(new OutboundError(`${target.origin} did not answer within ${TIMEOUT_MS / 1000} s`)),
-      TIMEOUT_MS,
-    );
-    req.on(
-      "timeout",
-      () => req.destroy(new OutboundError(`${target.origin} did not answer within ${TIMEOUT_MS / 1000} s`)),
-    );
+    const deadline = setTimeout(() => req.destroy(late()), timeoutMs);
+    req.on("timeout", () => req.destroy(late()));
     req.on("error", fail);
     req.end(opts.method === "POST" ? body : undefined);
   });
 }
+
+const sizeText = (bytes: number) =>
+  bytes % (1024 * 1024) === 0
+    ? `${bytes / 1024 / 1024} MiB`
+    : bytes % 1024 === 0
+    ? `${bytes / 1024} KiB`
+    : `${bytes} bytes`;
 
 /** A JSON object from a GET (or a POST's answer), or OutboundError saying what was wrong with it. */
 export async function outboundJson(

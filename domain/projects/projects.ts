@@ -56,6 +56,7 @@ export async function createProject(
       is_active: input.is_active ?? true,
       require_verified_email: input.require_verified_email ?? false,
       signup: input.signup ?? "off",
+      client_metadata_documents: input.client_metadata_documents ?? "off",
       branding: brandingFields(input.branding),
     });
     await insertResources(tx, id, defaultResources(id === SYSTEM_PROJECT_ID));
@@ -132,6 +133,17 @@ export async function updateProject(
       // Who may create an account: the same least-privilege rule as redirect_uris.
       await requireCoversAll(tx, principal, id, "signup", "changing the sign-up rule");
     }
+    const metadataDocuments = input.client_metadata_documents ?? current.client_metadata_documents;
+    if (JSON.stringify(metadataDocuments) !== JSON.stringify(current.client_metadata_documents)) {
+      // Which applications may ask the project's users for access: the same least-privilege rule as redirect_uris.
+      await requireCoversAll(
+        tx,
+        principal,
+        id,
+        "client_metadata_documents",
+        "changing which client metadata documents are admitted",
+      );
+    }
     const defaultRoleId = input.default_role_id === undefined
       ? current.default_role_id
       : input.default_role_id;
@@ -169,6 +181,7 @@ export async function updateProject(
       is_active: isActive,
       require_verified_email: requireVerified,
       signup,
+      client_metadata_documents: metadataDocuments,
       default_role_id: defaultRoleId,
       branding: input.branding ? brandingFields(input.branding) : current.branding,
     });

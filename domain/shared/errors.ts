@@ -15,6 +15,7 @@ export const ERRORS = {
   auth_code_expired: { message: "the code has expired" },
   invalid_code_verifier: { message: "the code verifier is invalid" },
   invalid_target: { message: "the resource is not an API this client may ask a token for" },
+  unauthorized_client: { message: "the client may not use this grant" },
   invalid_refresh_token: { message: "the refresh token is invalid" },
   refresh_token_expired: { message: "the refresh token has expired; the user signs in again" },
   refresh_token_already_used: { message: "the refresh token was already used" },

@@ -154,9 +154,17 @@ export async function grantConsent(
   });
 }
 
-/** The client's name, for the consent page. */
-export async function findClientName(sql: Sql, projectId: string, clientId: string): Promise<string> {
-  return (await findConsentClient(sql, projectId, clientId))?.name ?? clientId;
+/** The client's name and host, as the consent page shows them (`clientName`, `host`). */
+export async function consentClientShown(
+  sql: Sql,
+  projectId: string,
+  clientId: string,
+  redirectUri: string,
+): Promise<{ clientName: string; host: string }> {
+  const client = await findConsentClient(sql, projectId, clientId);
+  // A client of a metadata document is vouched for by the host of its document; any other by where the answer goes.
+  const host = new URL(client?.metadata_url ?? redirectUri).host;
+  return { clientName: client?.name ?? clientId, host };
 }
 
 /**

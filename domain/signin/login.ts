@@ -29,6 +29,7 @@ import { accountKey, normalizeEmail } from "../accounts/emails.ts";
 import { mustVerifyFirst } from "../accounts/signin_policy.ts";
 import { mintAuthorizationCode } from "./codes.ts";
 import { indicatorOfProject, oneIndicator } from "../oauth/resource_indicators.ts";
+import { ClientMetadataRefused, isClientIdUrl, metadataClientOf } from "../oauth/client_metadata.ts";
 
 /** How long a login page stays usable. */
 export const LOGIN_REQUEST_TTL = 600;
@@ -81,6 +82,26 @@ const single = (params: AuthorizeParams, name: string): string | undefined | nul
   return values.length === 1 ? values[0] : null; // null: repeated (RFC 6749 §3.1 forbids it)
 };
 
+/** The project's row of a client identified by a URL (domain/oauth/client_metadata.ts), or the page's error. */
+async function metadataClient(
+  sql: Sql,
+  outbound: { allowPrivate: boolean; request: RequestInfo | null },
+  params: AuthorizeParams,
+  clientId: string,
+): Promise<string> {
+  try {
+    return await metadataClientOf(sql, outbound, {
+      clientId,
+      resource: params.resource,
+      redirectUri: single(params, "redirect_uri") ?? undefined,
+    });
+  } catch (err) {
+    if (!(err instanceof ClientMetadataRefused)) throw err;
+    // The OAuth code in the page's words too, for the developer of the application reading it.
+    throw new AuthorizePageError(`${err.message} (${err.code})`, `client_metadata_${err.reason ?? err.code}`);
+  }
+}
+
 /**
  * Checks an authorization request in the order RFC 6749 §4.1.2.1 needs: what decides whether the redirect URI
  * can be trusted first (client, its state, the exact redirect URI), then the rest, whose errors redirect.
@@ -89,6 +110,8 @@ export async function validateAuthorizeRequest(
   sql: Sql,
   params: AuthorizeParams,
   publicUrl?: string,
+  /** For a client identified by a URL: the address guard's setting, and the request for a refusal's event. */
+  outbound: { allowPrivate: boolean; request: RequestInfo | null } = { allowPrivate: false, request: null },
 ): Promise<ValidAuthorizeRequest> {
   // A NUL byte fits no parameter; nothing of such a request can be trusted, not even its redirect URI.
   if (Object.entries(params).some(([k, vs]) => k.includes("\0") || vs.some((v) => v.includes("\0")))) {
@@ -96,7 +119,10 @@ export async function validateAuthorizeRequest(
   }
   const clientId = single(params, "client_id");
   if (!clientId) throw new AuthorizePageError("The request has no valid client_id.");
-  const client = await findClientWithProject(sql, clientId);
+  const client = await findClientWithProject(
+    sql,
+    isClientIdUrl(clientId) ? await metadataClient(sql, outbound, params, clientId) : clientId,
+  );
   if (!client) throw new AuthorizePageError("The application that sent you here is not known.");
   if (!client.is_active) throw new AuthorizePageError("The application that sent you here is disabled.");
   if (!client.project_is_active) {

@@ -44,6 +44,7 @@ export async function scopeOf(k: Console, projectId: string): Promise<Scope> {
     is_active: true,
     require_verified_email: false,
     signup: "off",
+    client_metadata_documents: "off",
     default_role_id: null,
     branding: { display_name: null, primary_color: null, terms_url: null, privacy_url: null, logo_url: null },
     is_system: projectId === SYSTEM_PROJECT_ID,

@@ -56,7 +56,10 @@ async function signupUrl(c: Context<AppEnv>, projectId: string, requestId: strin
 async function showLogin(c: Context<AppEnv>): Promise<Response> {
   const { sql } = c.var.deps;
   const { action, secure, cookieName } = formSettings(c);
-  const valid = await validateAuthorizeRequest(sql, queryParams(c), c.var.deps.config.publicUrl);
+  const valid = await validateAuthorizeRequest(sql, queryParams(c), c.var.deps.config.publicUrl, {
+    allowPrivate: c.var.deps.config.webhookAllowPrivateTargets,
+    request: requestInfo(c),
+  });
   // OpenID requests: a browser signed in to the project gets its code without the form.
   const sso = getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
   let silent: Awaited<ReturnType<typeof signInSilently>> = null;

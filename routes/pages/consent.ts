@@ -12,9 +12,9 @@ import { resumableRequest } from "../../domain/accounts/account_links.ts";
 import { newCsrf } from "../../domain/federation/federation.ts";
 import {
   askedOf,
+  consentClientShown,
   consentHoldOf,
   denyConsent,
-  findClientName,
   grantConsent,
   reauthorizeUrl,
 } from "../../domain/signin/consent.ts";
@@ -57,8 +57,7 @@ async function showConsent(c: Context<AppEnv>): Promise<Response> {
       ...(await brandFor(c, req.project_id, req.project_name)),
       requestId: req.id,
       csrf,
-      clientName: await findClientName(sql, req.project_id, req.client_id),
-      host: new URL(req.redirect_uri).host,
+      ...await consentClientShown(sql, req.project_id, req.client_id, req.redirect_uri),
       resourceName: asked.resource?.name ?? null,
       permissions: asked.permissions,
     }),

@@ -56,9 +56,16 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
     "redirect_uri",
     "code_verifier",
   ]);
-  const client = await authenticateClient(sql, ctx.client, "token");
   const codeHash = hashSecret(code!);
-  const row = await retryRead(() => findAuthorizationCode(sql, codeHash));
+  const read = () => retryRead(() => findAuthorizationCode(sql, codeHash));
+  let found: Awaited<ReturnType<typeof read>> | null = null;
+  const client = await authenticateClient(
+    sql,
+    ctx.client,
+    "token",
+    async () => (found = await read())?.project_id,
+  );
+  const row = found ?? await read();
   if (!row || row.client_id !== client.id || row.project_id !== client.project_id) {
     throw new AppError("invalid_authorization_code");
   }
@@ -87,6 +94,7 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
       sessionId,
       userId: row.user_id,
       clientId: client.id,
+      metadataUrl: client.metadata_url,
       fresh: true,
       spent,
       login: row,

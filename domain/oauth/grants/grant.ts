@@ -93,6 +93,8 @@ export async function issueUserTokens(
     sessionId: string;
     userId: string;
     clientId: string;
+    /** The client's URL when it is identified by its metadata document: the `client_id` it knows itself by. */
+    metadataUrl?: string | null;
     fresh: boolean;
     /** The database's time and current signing key, from the statement that spent the code or token. */
     spent: { now: Date; kid: string };
@@ -148,7 +150,8 @@ export async function issueUserTokens(
       projectId: s.projectId,
       sessionId: s.sessionId,
       userId: s.userId,
-      clientId: s.clientId,
+      // The ID token's `aud` is the client_id the client sent (OpenID Connect Core §2).
+      clientId: s.metadataUrl ?? s.clientId,
       scope: s.login.scope,
       nonce: s.fresh ? s.login.nonce : null,
       authTime: s.login.auth_time ?? s.spent.now,

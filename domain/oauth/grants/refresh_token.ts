@@ -12,9 +12,16 @@ import { type GrantContext, issueUserTokens, required, userTarget } from "./gran
 export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
   const { sql, form } = ctx;
   required(ctx, "refresh_token", ["refresh_token"]);
-  const client = await authenticateClient(sql, ctx.client, "token");
   const tokenHash = hashSecret(form.refresh_token!);
-  const row = await retryRead(() => findRefreshToken(sql, tokenHash));
+  const read = () => retryRead(() => findRefreshToken(sql, tokenHash));
+  let found: Awaited<ReturnType<typeof read>> | null = null;
+  const client = await authenticateClient(
+    sql,
+    ctx.client,
+    "token",
+    async () => (found = await read())?.project_id,
+  );
+  const row = found ?? await read();
   if (!row || row.client_id !== client.id || row.project_id !== client.project_id) {
     throw new AppError("invalid_refresh_token");
   }
@@ -50,6 +57,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
       sessionId: row.session_id,
       userId: row.user_id,
       clientId: client.id,
+      metadataUrl: client.metadata_url,
       fresh: false,
       spent,
       login: { ...row, nonce: null },

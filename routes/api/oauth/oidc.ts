@@ -1,4 +1,5 @@
 /** OpenID Connect: the provider's configuration and userinfo (Bearer, RFC 6750). */
+import { metadataDocumentsAdmitted } from "../../../domain/oauth/client_metadata.ts";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { BearerError, userInfo } from "../../../domain/oauth/oidc.ts";
@@ -85,10 +86,13 @@ async function answerUserInfo(c: Context<AppEnv>) {
 export function registerOidcRoutes(app: App) {
   app.openapi(getOpenIdConfiguration, async (c) => {
     const base = c.var.deps.config.publicUrl;
-    const algorithms = await signingAlgorithms(c.var.deps.sql);
+    const [algorithms, documents] = await Promise.all([
+      signingAlgorithms(c.var.deps.sql),
+      metadataDocumentsAdmitted(c.var.deps.sql),
+    ]);
     c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.var.deps.config.accessTokenTtl)}`);
     return c.json({
-      ...authorizationServerMetadata(base, algorithms),
+      ...authorizationServerMetadata(base, algorithms, documents),
       userinfo_endpoint: `${base}/userinfo`,
       end_session_endpoint: `${base}/logout`,
       scopes_supported: [...OIDC_SCOPES],

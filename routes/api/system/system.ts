@@ -1,4 +1,5 @@
 /** Service routes: health, readiness, the JWKS and the authorization server's metadata. */
+import { metadataDocumentsAdmitted } from "../../../domain/oauth/client_metadata.ts";
 import { jwksMaxAge, signingAlgorithms } from "../../../domain/keys/keys.ts";
 import { type Readiness as ReadinessResult, readiness } from "../../../domain/system/readiness.ts";
 import { bearerMatches } from "../../../telemetry/exposition.ts";
@@ -88,7 +89,11 @@ export const getProtectedResourceMetadata = publicRoute({
 });
 
 /** The RFC 8414 document; the OpenID Connect configuration (routes/api/oauth/oidc.ts) extends it. */
-export function authorizationServerMetadata(base: string, algorithms: string[]): AuthorizationServerMetadata {
+export function authorizationServerMetadata(
+  base: string,
+  algorithms: string[],
+  metadataDocuments: boolean,
+): AuthorizationServerMetadata {
   return {
     issuer: base,
     authorization_endpoint: `${base}/authorize`,
@@ -103,6 +108,7 @@ export function authorizationServerMetadata(base: string, algorithms: string[]):
     revocation_endpoint_auth_methods_supported: ["client_secret_basic", "none"],
     introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
     authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: metadataDocuments,
     id_token_signing_alg_values_supported: algorithms,
   };
 }
@@ -140,9 +146,12 @@ export function registerSystemRoutes(app: App) {
 
   app.openapi(getMetadata, async (c) => {
     const base = c.var.deps.config.publicUrl;
-    const algorithms = await signingAlgorithms(c.var.deps.sql);
+    const [algorithms, documents] = await Promise.all([
+      signingAlgorithms(c.var.deps.sql),
+      metadataDocumentsAdmitted(c.var.deps.sql),
+    ]);
     c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.var.deps.config.accessTokenTtl)}`);
-    return c.json(authorizationServerMetadata(base, algorithms), 200);
+    return c.json(authorizationServerMetadata(base, algorithms, documents), 200);
   });
 }
 

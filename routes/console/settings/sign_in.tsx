@@ -1,6 +1,7 @@
 /**
  * Console page of a project's sign-in settings: the second-factor policy (`mfa`), whether addresses must be
- * verified (`require_verified_email`), self-service sign-up (`signup`) and the role it gives (`default_role_id`). Saved through the admin API's
+ * verified (`require_verified_email`), self-service sign-up (`signup`) and the role it gives (`default_role_id`), and
+ * which applications identified by a URL may ask for access (`client_metadata_documents`). Saved through the admin API's
  * `PUT /api/v1/projects/{id}` as the signed-in user, so its permission, coverage rules and audit apply.
  */
 import type { Project } from "../../../openapi/projects.ts";
@@ -17,6 +18,8 @@ type Values = {
   signup: string;
   domains: string;
   default_role_id: string;
+  url_clients: string;
+  hosts: string;
 };
 
 const MFA: [Project["mfa"], string][] = [
@@ -31,12 +34,25 @@ const SIGNUP: [string, string][] = [
   ["domains", "Only addresses of these domains"],
 ];
 
+const URL_CLIENTS: [string, string][] = [
+  ["off", "Off: only registered clients (the default)"],
+  ["any", "Any host: agents such as MCP clients sign in by the URL of their metadata document"],
+  ["hosts", "Only documents on these hosts"],
+];
+
+function urlClientsBody(v: Values) {
+  if (v.url_clients !== "hosts") return v.url_clients;
+  return { hosts: v.hosts.split(/[\r\n,]+/).map((d) => d.trim()).filter(Boolean) };
+}
+
 const valuesOf = (p: Project): Values => ({
   mfa: p.mfa,
   require_verified_email: p.require_verified_email,
   signup: typeof p.signup === "string" ? p.signup : "domains",
   domains: typeof p.signup === "string" ? "" : p.signup.domains.join("\n"),
   default_role_id: p.default_role_id ?? "",
+  url_clients: typeof p.client_metadata_documents === "string" ? p.client_metadata_documents : "hosts",
+  hosts: typeof p.client_metadata_documents === "string" ? "" : p.client_metadata_documents.hosts.join("\n"),
 });
 
 const posted = (k: Console): Values => ({
@@ -45,7 +61,44 @@ const posted = (k: Console): Values => ({
   signup: k.field("signup") || "off",
   domains: k.field("domains"),
   default_role_id: k.field("default_role_id"),
+  url_clients: k.field("url_clients") || "off",
+  hosts: k.field("hosts"),
 });
+
+function UrlClientsChoice(p: { v: Values; problem: Problem | null }) {
+  const error = p.problem?.fields["client_metadata_documents"];
+  return (
+    <fieldset aria-describedby={error ? "f-url_clients-error" : undefined}>
+      <legend>Applications identified by a URL</legend>
+      <p class="hint">
+        Agents (MCP clients) name themselves by the https URL of a metadata document when they ask for one of
+        this project's APIs. They always show the user the consent page; each is listed among the clients on
+        its first use, where it can be blocked.
+      </p>
+      {URL_CLIENTS.map(([value, label]) => (
+        <p class="check" key={value}>
+          <input
+            type="radio"
+            id={`f-url_clients-${value}`}
+            name="url_clients"
+            value={value}
+            checked={p.v.url_clients === value}
+          />{" "}
+          <label for={`f-url_clients-${value}`}>{label}</label>
+        </p>
+      ))}
+      <Field
+        name="hosts"
+        label="Allowed hosts"
+        value={p.v.hosts}
+        textarea
+        plain
+        hint="One a line, such as agents.example.com: the host of the document's URL, exactly."
+      />
+      {error && <p class="field-error" id="f-url_clients-error">{error}</p>}
+    </fieldset>
+  );
+}
 
 function signupBody(v: Values) {
   if (v.signup !== "domains") return v.signup;
@@ -119,6 +172,7 @@ function SettingsForm(
           </label>
         </p>
         <SignupChoice v={v} roles={p.roles} problem={problem} />
+        <UrlClientsChoice v={v} problem={problem} />
         {!p.readonly && <button type="submit">Save sign-in settings</button>}
       </fieldset>
       {p.readonly && <p class="hint">You may read these settings; changing them needs projects:update.</p>}
@@ -174,6 +228,7 @@ async function saveSettings(k: Console) {
     mfa: v.mfa,
     require_verified_email: v.require_verified_email,
     signup: signupBody(v),
+    client_metadata_documents: urlClientsBody(v),
     default_role_id: v.default_role_id || null,
   });
   if (!res.ok) return page(k, v, problemOf(res));
