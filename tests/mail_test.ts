@@ -466,6 +466,96 @@ test("a reset link proves the mailbox, not a second factor: a user with one is n
   assert.match(await step.text(), /name="code"/);
 });
 
+test("a reset link's way back to sign-in keeps the login's API (RFC 8707 resource): its token is for the API", async () => {
+  const s = await service();
+  const p = await projectAt(s.url);
+  const indicator = `https://api-${crypto.randomUUID().slice(0, 8)}.example.com/mcp`;
+  const made = await api(s.url, p.token, "POST", `/api/v1/projects/${p.projectId}/resources`, {
+    name: "Notes API",
+    code: "notes",
+    indicator,
+    permissions: [{ name: "Read", code: "read" }],
+  });
+  assert.equal(made.status, 201, await made.clone().text());
+  const resource = await made.json();
+  const roleRes = await api(s.url, p.token, "POST", `/api/v1/projects/${p.projectId}/roles`, {
+    code: "reader",
+    name: "Reader",
+    permission_ids: [resource.permissions[0].id],
+  });
+  assert.equal(roleRes.status, 201, await roleRes.clone().text());
+  const email = newEmail();
+  await userAt(p, { email, password: PASSWORD, role_id: (await roleRes.json()).id });
+  // A second factor, so that the link sets the password without signing in: the way on is "Back to sign-in".
+  const jar0 = new Jar(s.url);
+  const first = await openLogin(jar0, p.clientId);
+  const signedIn = await jar0.post("/authorize", { ...hiddenFields(first.html), email, password: PASSWORD });
+  assert.equal(signedIn.status, 303);
+  const { access_token } = await exchangeCodeAt(
+    s.url,
+    p.clientId,
+    new URL(signedIn.headers.get("location")!).searchParams.get("code")!,
+    first.verifier,
+  );
+  const started = await api(s.url, access_token, "POST", "/api/v1/users/current/totp", {
+    current_password: PASSWORD,
+  });
+  assert.equal(started.status, 200);
+  const { secret } = await started.json();
+  const confirmed = await api(s.url, access_token, "POST", "/api/v1/users/current/totp/confirm", {
+    code: await totp(secret),
+  });
+  assert.equal(confirmed.status, 200);
+  await confirmed.body?.cancel();
+
+  // A login begun for the API, then "Forgot your password?" and the mailed link.
+  const jar = new Jar(s.url);
+  const login = await openLogin(jar, p.clientId, { resource: indicator, scope: "openid email read" });
+  const asked = await askReset(jar, login.html, email);
+  assert.equal(asked.status, 200);
+  const sentBack = new URL(/href="([^"]+)" id="back-to-sign-in"/.exec(asked.html)![1].replace(/&amp;/g, "&"));
+  assert.equal(sentBack.searchParams.get("resource"), indicator, "the reset-sent page's way back");
+  const form = await jar.get(linkIn(await s.catcher.mailTo(email)));
+  const newPassword = "a new password 789";
+  const done = await jar.post("/authorize/password", {
+    ...hiddenFields(await form.text()),
+    password: newPassword,
+  });
+  assert.equal(done.status, 200);
+  const back = new URL(
+    /href="([^"]+)" id="back-to-sign-in"/.exec(await done.text())![1].replace(/&amp;/g, "&"),
+  );
+  assert.equal(back.pathname, "/authorize");
+  assert.equal(back.searchParams.get("resource"), indicator);
+  assert.equal(back.searchParams.get("scope"), "openid email read");
+  assert.equal(back.searchParams.get("state"), "st-1");
+
+  // The login asked again: password, code, and the token is for the API, with its permission.
+  const again = await jar.get(`${back.pathname}${back.search}`);
+  assert.equal(again.status, 200);
+  const step = await jar.post("/authorize", {
+    ...hiddenFields(await again.text()),
+    email,
+    password: newPassword,
+  });
+  assert.equal(step.status, 200);
+  const stepHtml = await step.text();
+  assert.match(stepHtml, /name="code"/);
+  const coded = await jar.post("/authorize/mfa", {
+    ...hiddenFields(stepHtml),
+    code: await totp(secret, Date.now() + 30_000),
+  });
+  assert.equal(coded.status, 303, await coded.clone().text());
+  const location = new URL(coded.headers.get("location")!);
+  assert.equal(location.searchParams.get("state"), "st-1");
+  const tokens = await exchangeCodeAt(s.url, p.clientId, location.searchParams.get("code")!, login.verifier);
+  const claims = JSON.parse(
+    atob(tokens.access_token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")),
+  );
+  assert.equal(claims.aud, indicator);
+  assert.equal(claims.scope, "read");
+});
+
 test("an accepted invitation (an unproven address) unlinks the identities linked meanwhile, and its event says which", async () => {
   const s = await mailService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: "true" });
   const up = await fakeUpstream();

@@ -26,7 +26,7 @@ import { requireCovered } from "../authz/coverage.ts";
 import type { Principal } from "../shared/principal.ts";
 import { newId } from "../shared/ids.ts";
 import { AppError } from "../shared/errors.ts";
-import { type AuthorizationRequestRow, consumeAuthorizationRequest } from "../../db/oauth/sessions.ts";
+import { consumeAuthorizationRequest } from "../../db/oauth/sessions.ts";
 
 /** A code was asked for a third-party client whose user has not (or not fully) consented yet. */
 export class ConsentRequired extends Error {
@@ -188,34 +188,6 @@ export async function denyConsent(
     });
     return true;
   });
-}
-
-/**
- * After consent to a login by single sign-on: the request is spent and the browser goes back to /authorize with
- * the same parameters, where the session (now with consent) gives the code as any single sign-on does. Null: the
- * request was already spent.
- */
-export async function reauthorizeUrl(
-  sql: Sql,
-  req: AuthorizationRequestRow,
-  publicUrl: string,
-): Promise<string | null> {
-  if (!(await consumeAuthorizationRequest(sql, req.id))) return null;
-  const q = new URLSearchParams({
-    client_id: req.client_id,
-    redirect_uri: req.redirect_uri,
-    response_type: "code",
-    code_challenge: req.code_challenge,
-    code_challenge_method: "S256",
-  });
-  // With `resource`, the request's own scope was kept as `resource_scope`; without, its OpenID scope.
-  const scope = req.resource ? req.resource_scope : req.scope;
-  if (scope) q.set("scope", scope);
-  if (req.state !== null) q.set("state", req.state);
-  if (req.nonce !== null) q.set("nonce", req.nonce);
-  if (req.acr !== null) q.set("acr_values", req.acr);
-  if (req.resource !== null) q.set("resource", req.resource);
-  return `${publicUrl}/authorize?${q}`;
 }
 
 export type Consent = ConsentRow;

@@ -244,6 +244,58 @@ export async function loginRequestFor(
   return { ...req, project_name: client.project_name };
 }
 
+/**
+ * The /authorize URL that asks a stored login request again, as the application asked it: the same client,
+ * registered redirect URI, PKCE challenge, state, scope, nonce, second-factor level (`acr_values`) and RFC 8707
+ * `resource`. Only the request's own, already checked values go into it (`prompt`, `max_age` and `login_hint`
+ * are not kept). With `resource`, the scope the request asked was kept whole as `resource_scope`; without, its
+ * OpenID scope.
+ */
+export function authorizeUrlOf(
+  req: Pick<
+    AuthorizationRequestRow,
+    | "client_id"
+    | "redirect_uri"
+    | "code_challenge"
+    | "state"
+    | "scope"
+    | "nonce"
+    | "acr"
+    | "resource"
+    | "resource_scope"
+  >,
+  publicUrl: string,
+): string {
+  const q = new URLSearchParams({
+    client_id: req.client_id,
+    redirect_uri: req.redirect_uri,
+    response_type: "code",
+    code_challenge: req.code_challenge,
+    code_challenge_method: "S256",
+  });
+  const scope = req.resource !== null ? req.resource_scope : req.scope;
+  if (scope) q.set("scope", scope);
+  if (req.state !== null) q.set("state", req.state);
+  if (req.nonce !== null) q.set("nonce", req.nonce);
+  if (req.acr !== null) q.set("acr_values", req.acr);
+  if (req.resource !== null) q.set("resource", req.resource);
+  return `${publicUrl}/authorize?${q}`;
+}
+
+/**
+ * After consent to a login by single sign-on: the request is spent and the browser goes back to /authorize with
+ * the same parameters, where the session (now with consent) gives the code as any single sign-on does. Null: the
+ * request was already spent.
+ */
+export async function reauthorizeUrl(
+  sql: Sql,
+  req: AuthorizationRequestRow,
+  publicUrl: string,
+): Promise<string | null> {
+  if (!(await consumeAuthorizationRequest(sql, req.id))) return null;
+  return authorizeUrlOf(req, publicUrl);
+}
+
 /** A hash to verify against when there is no user, so that unknown emails take as long as known ones. */
 let decoy: Promise<string> | undefined;
 

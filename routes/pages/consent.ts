@@ -7,7 +7,12 @@
 import { type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
-import { AuthorizePageError, loginRequestFor, redirectWith } from "../../domain/signin/login.ts";
+import {
+  AuthorizePageError,
+  loginRequestFor,
+  reauthorizeUrl,
+  redirectWith,
+} from "../../domain/signin/login.ts";
 import { resumableRequest } from "../../domain/accounts/account_links.ts";
 import { newCsrf } from "../../domain/federation/federation.ts";
 import {
@@ -16,7 +21,6 @@ import {
   consentHoldOf,
   denyConsent,
   grantConsent,
-  reauthorizeUrl,
 } from "../../domain/signin/consent.ts";
 import { userSource } from "../../domain/audit/audit.ts";
 import type { App, AppEnv } from "../env.ts";

@@ -33,7 +33,7 @@ import {
   verifyPage,
   verifySentPage,
 } from "./views/mail_links.ts";
-import { AuthorizePageError, loginRequestFor } from "../../domain/signin/login.ts";
+import { AuthorizePageError, authorizeUrlOf, loginRequestFor } from "../../domain/signin/login.ts";
 import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { ssoCookie } from "./kit/cookies.ts";
@@ -72,9 +72,8 @@ async function continuedRedirect(c: Context<AppEnv>, link: LinkRow): Promise<str
 }
 
 /**
- * "Back to sign-in": the login request this browser opened, asked again as the application asked it (same client,
- * registered redirect URI, state, PKCE challenge, scope, nonce and second-factor level), or null when there is
- * none still open for this browser. Only a request's own, already checked values go into the link.
+ * "Back to sign-in": the login request this browser opened, asked again as the application asked it (see
+ * `authorizeUrlOf`), or null when there is none still open for this browser.
  */
 async function signInAgainUrl(
   c: Context<AppEnv>,
@@ -84,19 +83,7 @@ async function signInAgainUrl(
   const { sql, config } = c.var.deps;
   const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
   const req = await resumableRequest(sql, requestId, browser, config.publicUrl);
-  if (!req) return null;
-  const q = new URLSearchParams({
-    client_id: req.client_id,
-    redirect_uri: req.redirect_uri,
-    response_type: "code",
-    code_challenge: req.code_challenge,
-    code_challenge_method: "S256",
-  });
-  if (req.state !== null) q.set("state", req.state);
-  if (req.scope !== null) q.set("scope", req.scope);
-  if (req.nonce !== null) q.set("nonce", req.nonce);
-  if (req.acr !== null) q.set("acr_values", req.acr);
-  return `${config.publicUrl}/authorize?${q}`;
+  return req ? authorizeUrlOf(req, config.publicUrl) : null;
 }
 
 const NOTHING_TO_CONFIRM = "There is nothing to confirm for this sign-in. Go back and sign in again.";
