@@ -231,7 +231,12 @@ export type Sdk = {
 
 /** SDK clients bound to a bearer token (or none). */
 export async function sdk(token?: string): Promise<Sdk> {
-  const config = new Configuration({ basePath: await baseUrl(), ...(token ? { authorization: token } : {}) });
+  return sdkAt(await baseUrl(), token);
+}
+
+/** SDK clients of the service at `url` (one a test started), bound to a bearer token (or none). */
+export function sdkAt(url: string, token?: string): Sdk {
+  const config = new Configuration({ basePath: url, ...(token ? { authorization: token } : {}) });
   return {
     projects: new ProjectsApi(config, undefined, checkedFetch),
     resources: new ResourcesApi(config, undefined, checkedFetch),

@@ -15,6 +15,13 @@ import {
 export class Browser {
   readonly jar = new Map<string, string>();
 
+  /** `base`: a service a test started, instead of the file's shared one. */
+  constructor(readonly base?: string) {}
+
+  #fetch(path: string, init: RequestInit): Promise<Response> {
+    return this.base === undefined ? http(path, init) : fetch(`${this.base}${path}`, init);
+  }
+
   header(): Record<string, string> {
     return this.jar.size ? { cookie: [...this.jar].map(([k, v]) => `${k}=${v}`).join("; ") } : {};
   }
@@ -31,12 +38,12 @@ export class Browser {
   }
 
   async get(path: string): Promise<Response> {
-    return this.take(await http(path, { redirect: "manual", headers: this.header() }));
+    return this.take(await this.#fetch(path, { redirect: "manual", headers: this.header() }));
   }
 
   async post(path: string, form: Record<string, string>): Promise<Response> {
     return this.take(
-      await http(path, {
+      await this.#fetch(path, {
         method: "POST",
         redirect: "manual",
         headers: { ...this.header(), "content-type": "application/x-www-form-urlencoded" },

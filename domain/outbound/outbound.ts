@@ -70,7 +70,7 @@ function send(url: string, opts: OutboundOptions): Promise<OutboundAnswer> {
   const timeoutMs = opts.timeoutMs ?? TIMEOUT_MS;
   const maxBytes = opts.maxBytes ?? MAX_BYTES;
   const late = () => new OutboundError(`${target.origin} did not answer within ${timeoutMs / 1000} s`);
-  return new Promise((resolve, reject) => {
+  return new Promise<OutboundAnswer>((resolve, reject) => {
     const lib = target.protocol === "https:" ? https : http;
     const req = lib.request({
       method: opts.method ?? "GET",
@@ -96,7 +96,7 @@ function send(url: string, opts: OutboundOptions): Promise<OutboundAnswer> {
       res.on("data", (chunk: Buffer) => {
         size += chunk.length;
         if (size > maxBytes) {
-          req.destroy(new OutboundError(`the answer is larger than ${sizeText(maxBytes)}`));
+          abort(new OutboundError(`the answer is larger than ${sizeText(maxBytes)}`));
         } else chunks.push(chunk);
       });
       res.on("end", () => {
@@ -122,10 +122,22 @@ function send(url: string, opts: OutboundOptions): Promise<OutboundAnswer> {
           : new OutboundError(`${target.origin} could not be reached: ${err.message.slice(0, 200)}`),
       );
     };
-    const deadline = setTimeout(() => req.destroy(late()), timeoutMs);
-    req.on("timeout", () => req.destroy(late()));
+    // Refused at once, whether or not the connection reports its end (Deno's node:http does not always).
+    const abort = (err: OutboundError) => {
+      fail(err);
+      req.destroy(err);
+    };
+    const deadline = setTimeout(() => abort(late()), timeoutMs);
+    req.on("timeout", () => abort(late()));
     req.on("error", fail);
     req.end(opts.method === "POST" ? body : undefined);
+  }).catch((err) => {
+    // Thrown by the request itself rather than sent as its error event (under `deno serve` without --allow-sys, a
+    // set NODE_EXTRA_CA_CERTS makes every https request throw NotCapable): a failure to reach, never a 500.
+    if (err instanceof OutboundError) throw err;
+    throw new OutboundError(
+      `${target.origin} could not be reached: ${String(err?.message ?? err).slice(0, 200)}`,
+    );
   });
 }
 
