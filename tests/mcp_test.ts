@@ -1,10 +1,12 @@
 /**
- * An agent as agents are: the unmodified MCP TypeScript SDK's client, with its own OAuth code, connects to an MCP
- * server built with the same SDK and protected by this service's SDK (createProtectedResource, RFC 9728). It
- * finds the authorization server from the server's 401 and its protected resource metadata, reads this service's
- * RFC 8414 metadata, sends the user through the login and the consent page of a third-party client in Chromium,
- * gets a token whose `aud` is the MCP server's URL (RFC 8707) with the permission the user allowed, calls a tool,
- * and refreshes when the server refuses the token it has. Without /usr/bin/chromium it is skipped.
+ * An agent as agents are: the unmodified MCP TypeScript SDK's client, with its own OAuth code and a client metadata
+ * URL, connects to an MCP server built with the same SDK and protected by this service's SDK
+ * (createProtectedResource, RFC 9728). It finds the authorization server from the server's 401 and its protected
+ * resource metadata, reads this service's RFC 8414 metadata (which admits URL client ids), names itself by the URL
+ * of its Client ID Metadata Document (served over HTTPS by this test, with a CA the service is started trusting:
+ * tests/client_metadata_support.ts), sends the user through the login and the consent page in Chromium, gets a
+ * token whose `aud` is the MCP server's URL (RFC 8707) with the permission the user allowed, calls a tool, and
+ * refreshes when the server refuses the token it has. Without /usr/bin/chromium or openssl it is skipped.
  */
 import assert from "node:assert/strict";
 import { hasChromium, launchChromium } from "./chromium.ts";
@@ -16,18 +18,21 @@ import {
   UnauthorizedError,
   WebStandardStreamableHTTPServerTransport,
 } from "./mcp_deps.ts";
-import { baseUrl, loginProject, REDIRECT_URI, test } from "./helpers.ts";
+import { REDIRECT_URI, sdkAt, systemTokenAt, test } from "./helpers.ts";
+import { documentServer, launchTrusting } from "./client_metadata_support.ts";
 import { payloadOf } from "./oidc_support.ts";
 import { createProtectedResource } from "../sdk/src/mod.ts";
 
 type Tokens = { access_token: string; refresh_token?: string; token_type: string; issuer?: string };
 
-/** The MCP client's storage, as an application keeps it: pre-registered client, PKCE verifier, tokens. */
-function provider(clientId: string, redirected: URL[]): OAuthClientProvider & { saved: Tokens[] } {
+/** The MCP client's storage, as an application keeps it: its client information, PKCE verifier, tokens. */
+function provider(clientMetadataUrl: string, redirected: URL[]): OAuthClientProvider & { saved: Tokens[] } {
   let verifier = "";
   const saved: Tokens[] = [];
+  let information: { client_id: string } | undefined;
   return {
     saved,
+    clientMetadataUrl,
     get redirectUrl() {
       return REDIRECT_URI;
     },
@@ -40,7 +45,10 @@ function provider(clientId: string, redirected: URL[]): OAuthClientProvider & { 
         token_endpoint_auth_method: "none",
       };
     },
-    clientInformation: () => ({ client_id: clientId }),
+    clientInformation: () => information,
+    saveClientInformation: (info: { client_id: string }) => {
+      information = info;
+    },
     tokens: () => saved.at(-1),
     saveTokens: (tokens: Tokens) => {
       saved.push(tokens);
@@ -56,10 +64,25 @@ function provider(clientId: string, redirected: URL[]): OAuthClientProvider & { 
 }
 
 test(
-  "the MCP SDK's client signs in by discovery, consent in Chromium and a resource indicator, calls a tool and refreshes",
+  "the MCP SDK's client names itself by its metadata URL, signs in by discovery, consent in Chromium and a resource indicator, calls a tool and refreshes",
   async () => {
-    const issuer = await baseUrl();
-    const p = await loginProject();
+    // This service, started trusting the test CA of the HTTPS server that publishes the agent's document.
+    const [svc, docs] = await Promise.all([launchTrusting(), documentServer()]);
+    if (!svc || !docs) return; // no openssl here
+    const issuer = svc.url;
+    const admin = sdkAt(issuer, await systemTokenAt(issuer));
+    // The project admits agents that name themselves by the URL of their metadata document.
+    const project = await admin.projects.createProject({
+      name: "Notes",
+      client_metadata_documents: "any" as never,
+    });
+    const p = {
+      api: admin,
+      project,
+      email: `ann-${crypto.randomUUID().slice(0, 8)}@example.com`,
+      password: "correct horse battery",
+      userId: "",
+    };
 
     // The MCP server: its URL is the API's resource indicator; the user's role may read notes.
     const refused = new Set<string>();
@@ -123,21 +146,28 @@ test(
       code: "reader",
       permission_ids: [read],
     });
-    await p.api.users.updateUser(p.project.id, p.userId, {
+    p.userId = (await p.api.users.createUser(p.project.id, {
       display_name: "Login User",
-      is_active: true,
       email: p.email,
+      password: p.password,
       role_id: role.id,
+    })).id;
+    // The agent is someone else's application, known to the service only by the document it publishes.
+    const clientMetadataUrl = docs.url("/notes-agent/client.json");
+    docs.route("/notes-agent/client.json", {
+      body: {
+        client_id: clientMetadataUrl,
+        client_name: "Notes agent",
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      },
+      headers: { "cache-control": "max-age=600" },
     });
-    // The agent is someone else's application: a public client marked third-party.
-    const agent = await p.api.clients.createClient(p.project.id, {
-      name: "Notes agent",
-      third_party: true,
-    });
-    assert.equal(agent.token_endpoint_auth_method, "none");
 
     const redirected: URL[] = [];
-    const storage = provider(agent.id, redirected);
+    const storage = provider(clientMetadataUrl, redirected);
     const client = new Client({ name: "notes-agent", version: "1.0.0" });
     const browser = await launchChromium();
     try {
@@ -151,7 +181,7 @@ test(
       assert.equal(authorize.origin + authorize.pathname, `${issuer}/authorize`);
       assert.equal(authorize.searchParams.get("resource"), mcpUrl);
       assert.equal(authorize.searchParams.get("code_challenge_method"), "S256");
-      assert.equal(authorize.searchParams.get("client_id"), agent.id);
+      assert.equal(authorize.searchParams.get("client_id"), clientMetadataUrl, "the document's URL (SEP-991)");
 
       // 2. The user signs in and allows the agent in a real browser; the callback is the agent's.
       const page = await browser.newPage({ viewport: { width: 390, height: 800 } });
@@ -169,6 +199,7 @@ test(
       await page.getByRole("button", { name: "Sign in", exact: true }).click();
       await page.waitForURL(/\/authorize\/consent/);
       assert.equal((await page.textContent("h1"))?.trim(), "Allow Notes agent?");
+      assert.equal(await page.textContent("#client-host"), new URL(clientMetadataUrl).host);
       assert.match((await page.textContent("#permissions"))!, /Read your notes/);
       await page.getByRole("button", { name: "Allow" }).click();
       await page.waitForURL((u) => u.href.startsWith(REDIRECT_URI));
@@ -202,9 +233,14 @@ test(
       assert.equal(redirected.length, 1, "no second sign-in");
       assert.equal(calls, 2);
       await client.close();
+      // The agent was recorded on its first use; admins see it by its URL.
+      const clients = await p.api.clients.listClients(p.project.id, 1, 100, undefined, undefined, undefined, undefined);
+      assert.deepEqual(clients.data.filter((c) => c.metadata_url).map((c) => c.metadata_url), [clientMetadataUrl]);
+      assert.equal(docs.hits("/notes-agent/client.json"), 1);
     } finally {
       await browser.close();
       await server.shutdown();
+      await svc.stop();
     }
   },
   { ignore: !hasChromium },
