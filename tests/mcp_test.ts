@@ -181,7 +181,11 @@ test(
       assert.equal(authorize.origin + authorize.pathname, `${issuer}/authorize`);
       assert.equal(authorize.searchParams.get("resource"), mcpUrl);
       assert.equal(authorize.searchParams.get("code_challenge_method"), "S256");
-      assert.equal(authorize.searchParams.get("client_id"), clientMetadataUrl, "the document's URL (SEP-991)");
+      assert.equal(
+        authorize.searchParams.get("client_id"),
+        clientMetadataUrl,
+        "the document's URL (SEP-991)",
+      );
 
       // 2. The user signs in and allows the agent in a real browser; the callback is the agent's.
       const page = await browser.newPage({ viewport: { width: 390, height: 800 } });
@@ -234,8 +238,18 @@ test(
       assert.equal(calls, 2);
       await client.close();
       // The agent was recorded on its first use; admins see it by its URL.
-      const clients = await p.api.clients.listClients(p.project.id, 1, 100, undefined, undefined, undefined, undefined);
-      assert.deepEqual(clients.data.filter((c) => c.metadata_url).map((c) => c.metadata_url), [clientMetadataUrl]);
+      const clients = await p.api.clients.listClients(
+        p.project.id,
+        1,
+        100,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      );
+      assert.deepEqual(clients.data.filter((c) => c.metadata_url).map((c) => c.metadata_url), [
+        clientMetadataUrl,
+      ]);
       assert.equal(docs.hits("/notes-agent/client.json"), 1);
     } finally {
       await browser.close();

@@ -86,8 +86,9 @@ function registerClientList(app: App) {
       <>
         <td>
           <a href={href}>{cl.name}</a> {cl.is_admin && <span class="badge">admin</span>}
+          {cl.metadata_url && <span class="badge">by URL</span>}
           <span class="sub">
-            <CopyId id={cl.id} label={`client id of ${cl.name}`} />
+            <CopyId id={cl.metadata_url ?? cl.id} label={`client id of ${cl.name}`} />
           </span>
         </td>
         <td>
@@ -107,8 +108,18 @@ function ClientFacts(p: { client: Client }) {
     <dl class="facts card">
       <dt>Client id</dt>
       <dd>
-        <CopyId id={client.id} label="client id" />
+        <CopyId id={client.metadata_url ?? client.id} label="client id" />
       </dd>
+      {client.metadata_url && (
+        <>
+          <dt>Known by</dt>
+          <dd>
+            the metadata document at its client id, which decides its name and redirect URIs; recorded on its
+            first use <Time at={client.created_at} />, last used{" "}
+            <Time at={client.last_used_at} />. Block it by making it inactive.
+          </dd>
+        </>
+      )}
       <dt>Type</dt>
       <dd>
         <ClientType method={client.token_endpoint_auth_method} />
@@ -269,7 +280,7 @@ function ClientPage(p: Form & { nonce: string; s: Scope; title: string; once?: O
       {p.once && <SecretNotice once={p.once} />}
       {client && <ClientFacts client={client} />}
       <ClientForm {...p} />
-      {client && !p.readonly && <RotateForm k={k} action={p.action} />}
+      {client && !p.readonly && !client.metadata_url && <RotateForm k={k} action={p.action} />}
       {client && <DeleteLink s={s} area="clients" id={client.id} show={!client.is_admin} />}
     </Layout>
   );
