@@ -407,32 +407,38 @@ test("admin mail operations: users:update, and covering the user (403 otherwise)
   assert.equal((await noEmail.json()).details[0].field, "user_id");
 });
 
+/** Signs the user in (password) and enrols an authenticator app; its secret. */
+async function enrolTotpAt(url: string, clientId: string, email: string): Promise<string> {
+  const jar = new Jar(url);
+  const first = await openLogin(jar, clientId);
+  const signedIn = await jar.post("/authorize", { ...hiddenFields(first.html), email, password: PASSWORD });
+  assert.equal(signedIn.status, 303);
+  const { access_token } = await exchangeCodeAt(
+    url,
+    clientId,
+    new URL(signedIn.headers.get("location")!).searchParams.get("code")!,
+    first.verifier,
+  );
+  const started = await api(url, access_token, "POST", "/api/v1/users/current/totp", {
+    current_password: PASSWORD,
+  });
+  assert.equal(started.status, 200);
+  const { secret } = await started.json();
+  const confirmed = await api(url, access_token, "POST", "/api/v1/users/current/totp/confirm", {
+    code: await totp(secret),
+  });
+  assert.equal(confirmed.status, 200);
+  await confirmed.body?.cancel();
+  return secret;
+}
+
 test("a reset link proves the mailbox, not a second factor: a user with one is not signed in by it", async () => {
   const s = await service();
   const p = await projectAt(s.url);
   const email = newEmail();
   await userAt(p, { email, password: PASSWORD });
   // Sign in, then enrol an authenticator.
-  const jar0 = new Jar(s.url);
-  const first = await openLogin(jar0, p.clientId);
-  const signedIn = await jar0.post("/authorize", { ...hiddenFields(first.html), email, password: PASSWORD });
-  assert.equal(signedIn.status, 303);
-  const { access_token } = await exchangeCodeAt(
-    s.url,
-    p.clientId,
-    new URL(signedIn.headers.get("location")!).searchParams.get("code")!,
-    first.verifier,
-  );
-  const started = await api(s.url, access_token, "POST", "/api/v1/users/current/totp", {
-    current_password: PASSWORD,
-  });
-  assert.equal(started.status, 200);
-  const { secret } = await started.json();
-  const confirmed = await api(s.url, access_token, "POST", "/api/v1/users/current/totp/confirm", {
-    code: await totp(secret),
-  });
-  assert.equal(confirmed.status, 200);
-  await confirmed.body?.cancel();
+  await enrolTotpAt(s.url, p.clientId, email);
 
   // The reset, from a login page: the password is set, but neither a code nor a session comes of it.
   const jar = new Jar(s.url);
@@ -487,26 +493,7 @@ test("a reset link's way back to sign-in keeps the login's API (RFC 8707 resourc
   const email = newEmail();
   await userAt(p, { email, password: PASSWORD, role_id: (await roleRes.json()).id });
   // A second factor, so that the link sets the password without signing in: the way on is "Back to sign-in".
-  const jar0 = new Jar(s.url);
-  const first = await openLogin(jar0, p.clientId);
-  const signedIn = await jar0.post("/authorize", { ...hiddenFields(first.html), email, password: PASSWORD });
-  assert.equal(signedIn.status, 303);
-  const { access_token } = await exchangeCodeAt(
-    s.url,
-    p.clientId,
-    new URL(signedIn.headers.get("location")!).searchParams.get("code")!,
-    first.verifier,
-  );
-  const started = await api(s.url, access_token, "POST", "/api/v1/users/current/totp", {
-    current_password: PASSWORD,
-  });
-  assert.equal(started.status, 200);
-  const { secret } = await started.json();
-  const confirmed = await api(s.url, access_token, "POST", "/api/v1/users/current/totp/confirm", {
-    code: await totp(secret),
-  });
-  assert.equal(confirmed.status, 200);
-  await confirmed.body?.cancel();
+  const secret = await enrolTotpAt(s.url, p.clientId, email);
 
   // A login begun for the API, then "Forgot your password?" and the mailed link.
   const jar = new Jar(s.url);

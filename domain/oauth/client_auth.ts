@@ -106,6 +106,26 @@ export async function authenticateClient(
   return client;
 }
 
+/**
+ * `authenticateClient` for a request that presents a code or token, read once by `read`: it tells apart the
+ * projects of a URL client when several recorded it, and the grant goes on with it.
+ */
+export async function authenticateWith<T extends { project_id: string }>(
+  sql: Sql,
+  presented: PresentedClient,
+  rule: AuthenticationRule,
+  read: () => Promise<T | undefined>,
+): Promise<{ client: ClientWithProjectRow; row: T | undefined }> {
+  let found: { row: T | undefined } | undefined;
+  const client = await authenticateClient(
+    sql,
+    presented,
+    rule,
+    async () => (found = { row: await read() }).row?.project_id,
+  );
+  return { client, row: found ? found.row : await read() };
+}
+
 const ENDPOINTS: Record<AuthenticationRule, string> = {
   token: "token",
   revocation: "revoke",

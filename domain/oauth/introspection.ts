@@ -4,7 +4,7 @@ import type { Introspection, TokenActionRequest } from "../../openapi/tokens.ts"
 import { permissionCodes } from "../../db/authz/principals.ts";
 import { findRefreshToken, revokeAccessToken, revokeSession } from "../../db/oauth/sessions.ts";
 import { clientSource, record } from "../audit/audit.ts";
-import { authenticateClient, type PresentedClient } from "./client_auth.ts";
+import { authenticateClient, authenticateWith, type PresentedClient } from "./client_auth.ts";
 import { liveToken, principalOf } from "../authz/gate.ts";
 import { findSessionAuth } from "../../db/oauth/oidc.ts";
 import { findIndicatorProject, findIndicatorTarget } from "../../db/oauth/resource_indicators.ts";
@@ -24,17 +24,14 @@ export async function revokeToken(
   req: TokenActionRequest,
   presented: PresentedClient,
 ): Promise<void> {
-  const read = () => retryRead(() => findRefreshToken(sql, hashSecret(req.token)));
-  let found: Awaited<ReturnType<typeof read>> | null = null;
-  const client = await authenticateClient(
+  const { client, row: refresh } = await authenticateWith(
     sql,
     presented,
     "revocation",
-    async () => (found = await read())?.project_id,
+    () => retryRead(() => findRefreshToken(sql, hashSecret(req.token))),
   );
   if (!client.is_active || !client.project_is_active) return;
   const source = clientSource(client.id, presented.request);
-  const refresh = found ?? await read();
   if (refresh) {
     if (refresh.project_id === client.project_id && refresh.client_id === client.id && refresh.session_live) {
       await transaction(sql, async (tx) => {

@@ -7,7 +7,7 @@ import {
   revokeSession,
 } from "../../../db/oauth/sessions.ts";
 import { clientSource, record } from "../../audit/audit.ts";
-import { authenticateClient } from "../client_auth.ts";
+import { authenticateWith } from "../client_auth.ts";
 import { AppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { hashSecret, secretMatches } from "../../shared/secrets.ts";
@@ -57,15 +57,12 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
     "code_verifier",
   ]);
   const codeHash = hashSecret(code!);
-  const read = () => retryRead(() => findAuthorizationCode(sql, codeHash));
-  let found: Awaited<ReturnType<typeof read>> | null = null;
-  const client = await authenticateClient(
+  const { client, row } = await authenticateWith(
     sql,
     ctx.client,
     "token",
-    async () => (found = await read())?.project_id,
+    () => retryRead(() => findAuthorizationCode(sql, codeHash)),
   );
-  const row = found ?? await read();
   if (!row || row.client_id !== client.id || row.project_id !== client.project_id) {
     throw new AppError("invalid_authorization_code");
   }

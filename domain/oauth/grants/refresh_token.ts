@@ -2,7 +2,7 @@
 import { retryRead, transaction } from "../../../db/connection.ts";
 import { consumeRefreshToken, findRefreshToken, revokeSession } from "../../../db/oauth/sessions.ts";
 import { clientSource, record } from "../../audit/audit.ts";
-import { authenticateClient } from "../client_auth.ts";
+import { authenticateWith } from "../client_auth.ts";
 import { AppError } from "../../shared/errors.ts";
 import { hashSecret } from "../../shared/secrets.ts";
 import { refreshReuse } from "../../../telemetry/families.ts";
@@ -13,15 +13,12 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
   const { sql, form } = ctx;
   required(ctx, "refresh_token", ["refresh_token"]);
   const tokenHash = hashSecret(form.refresh_token!);
-  const read = () => retryRead(() => findRefreshToken(sql, tokenHash));
-  let found: Awaited<ReturnType<typeof read>> | null = null;
-  const client = await authenticateClient(
+  const { client, row } = await authenticateWith(
     sql,
     ctx.client,
     "token",
-    async () => (found = await read())?.project_id,
+    () => retryRead(() => findRefreshToken(sql, tokenHash)),
   );
-  const row = found ?? await read();
   if (!row || row.client_id !== client.id || row.project_id !== client.project_id) {
     throw new AppError("invalid_refresh_token");
   }
