@@ -5,7 +5,8 @@
  * (`client_metadata_documents`: off, any, or some hosts). The document is fetched through the one address guard
  * (domain/outbound), at most 5 KiB within 5 s, kept as its HTTP caching headers allow (5 minutes to 24 hours),
  * and the client is recorded as a third-party client of the project on its first use: admins see it and can block
- * it (`is_active`). A refused document records nothing but an audit event saying why.
+ * it (`is_active`). A refused document records nothing but an audit event saying why. Fetches are throttled per
+ * client address (THROTTLE.metadataFetch), since anyone can send a browser to /authorize with any URL.
  */
 import { retryRead, type Sql, transaction } from "../../db/connection.ts";
 import {
@@ -25,6 +26,7 @@ import { AppError } from "../shared/errors.ts";
 import { newId, newSecret } from "../shared/ids.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 import { hashSecret } from "../shared/secrets.ts";
+import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
 import { oneIndicator } from "./resource_indicators.ts";
 
 /** The draft's advice: a document is small, and an authorization request does not wait long for it. */
@@ -280,6 +282,8 @@ export async function metadataClientOf(
     await touchMetadataClient(sql, known.id);
     return known.id;
   }
+  // Each fetch is a request this service makes on the word of whoever sent the browser: counted per address.
+  await attempt(sql, `metadata:${addressKey(opts.request?.ip ?? null)}`, THROTTLE.metadataFetch);
   let doc;
   try {
     doc = await fetchDocument(p.clientId, opts.allowPrivate);

@@ -12,6 +12,8 @@ export const THROTTLE = {
   client: { kind: "delay", free: 10, maxDelay: 300, window: 3_600 },
   /** Per client address: login pages opened (each is a stored row), 600 per 10 minutes. */
   loginPage: { kind: "limit", free: 600, window: 600 },
+  /** Per client address: client metadata documents fetched (each an outbound request), 60 per 10 minutes. */
+  metadataFetch: { kind: "limit", free: 60, window: 600 },
   /** Per client address: sign-up forms posted (each may hash a password and send a mail), 30 per 10 minutes. */
   signupAddress: { kind: "limit", free: 30, window: 600 },
   /** Per project and email: sign-ups of one address (each may send it a mail), 3 per hour. */
