@@ -57,6 +57,7 @@ test("checkAnswer refuses a field the schema lacks, at any depth", async () => {
     is_system: false,
     require_verified_email: false,
     signup: "off",
+    client_metadata_documents: "off",
     default_role_id: null,
     mfa: "optional",
     branding: { display_name: null, primary_color: null, terms_url: null, privacy_url: null, logo_url: null },
