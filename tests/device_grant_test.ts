@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { oauth } from "./deps.ts";
 import { Browser, payloadOf } from "./oidc_support.ts";
 import { hasChromium, launchChromium } from "./chromium.ts";
+import { ApiError, deviceAuthorization, pollDeviceToken } from "../sdk/src/mod.ts";
 import {
   Api,
   baseUrl,
@@ -194,6 +195,49 @@ test("oauth4webapi: a device approved by its user signing in at /device gets the
 
   // A code gives tokens once (RFC 8628 §3.5).
   await expectOAuthError(poll(p.cli, started.device_code), 400, "invalid_grant", "invalid_device_code");
+});
+
+test("the SDK: deviceAuthorization, then pollDeviceToken waits the interval, 5 s more after slow_down, until approved", async () => {
+  await clearCodeThrottle();
+  const p = await deviceProject();
+  const issuer = await baseUrl();
+  const started = await deviceAuthorization({ issuer, clientId: p.cli, scope: "openid" });
+  assert.equal(started.interval, 5);
+  const waits: number[] = [];
+  const tokens = await pollDeviceToken({
+    issuer,
+    clientId: p.cli,
+    deviceCode: started.device_code,
+    interval: started.interval,
+    // No real waiting: the first poll is pending, the second too soon (slow_down); the user approves before the third.
+    sleep: async (ms) => {
+      waits.push(ms);
+      if (waits.length === 3) {
+        const browser = new Browser();
+        const { form } = await signInAtPage(browser, p, started.user_code);
+        await decide(browser, form, "approve");
+      }
+    },
+  });
+  assert.deepEqual(waits, [5000, 5000, 10000]);
+  assert.equal(payloadOf(tokens.access_token).sub, p.userId);
+  assert.ok(tokens.id_token);
+  // Denied: the poller throws the ApiError.
+  const next = await deviceAuthorization({ issuer, clientId: p.cli });
+  const err = await pollDeviceToken({
+    issuer,
+    clientId: p.cli,
+    deviceCode: next.device_code,
+    sleep: async () => {
+      const browser = new Browser();
+      const { form } = await signInAtPage(browser, p, next.user_code);
+      await decide(browser, form, "deny");
+    },
+  }).catch((e) => e);
+  assert.ok(err instanceof ApiError, String(err));
+  assert.equal(err.error, "access_denied");
+  const refused = await deviceAuthorization({ issuer, clientId: p.clientId }).catch((e) => e);
+  assert.ok(refused instanceof ApiError && refused.error === "unauthorized_client", String(refused));
 });
 
 test("polling faster than the interval answers slow_down, and the interval grows by 5 seconds for that code", async () => {

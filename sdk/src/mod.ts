@@ -1,6 +1,6 @@
 /**
- * The Access-Control Service SDK: createAdminClient, createAccessClient, createProtectedResource and
- * ApiError, written by hand, and the client generated from the service's OpenAPI document (every API class
+ * The Access-Control Service SDK: createAdminClient, createAccessClient, createProtectedResource, the device
+ * grant's deviceAuthorization and pollDeviceToken, and ApiError, written by hand, and the client generated from the service's OpenAPI document (every API class
  * and model), in ./generated/. The Hono middleware is apart, in ./hono.ts (`@access-control/sdk/hono`).
  */
 export * from "./generated/index.ts";
@@ -11,7 +11,11 @@ export {
   type ApiErrorDetail,
   type OAuthErrorCode,
 } from "./errors.ts";
-export { type AdminClient, type AdminClientOptions, createAdminClient } from "./admin.ts";
+export {
+  type AdminClient,
+  type AdminClientOptions,
+  createAdminClient,
+} from "./admin.ts";
 export * from "./access.ts";
 export {
   createObjectsClient,
@@ -32,3 +36,10 @@ export {
   type ProtectedResourceMetadata,
   type ProtectedResourceOptions,
 } from "./resource_server.ts";
+export {
+  type DeviceAuthorization,
+  deviceAuthorization,
+  type DeviceClientOptions,
+  type DeviceTokens,
+  pollDeviceToken,
+} from "./device.ts";
