@@ -399,6 +399,45 @@ test("an unknown, expired or used code shows the same page; a stale CSRF changes
   assert.equal((await poll(p.cli, fresh.device_code)).status, 200);
 });
 
+test("a third-party device client goes through the consent page: denying it there denies the device", async () => {
+  await clearCodeThrottle();
+  const p = await loginProject();
+  const client = await p.api.clients.createClient(p.project.id, {
+    name: "Acme TV",
+    device_grant: true,
+    third_party: true,
+  });
+  const started = await startDevice(client.id, { scope: "openid" });
+  const browser = new Browser();
+  const entered = await enterCode(browser, started.user_code);
+  assert.equal(entered.status, 303);
+  const login = await browser.get(pathOf(entered.headers.get("location")!));
+  const form = hidden(await login.text());
+  const signedIn = await browser.post("/authorize", {
+    request_id: form.request_id,
+    csrf: form.csrf,
+    email: p.email,
+    password: p.password,
+  });
+  assert.equal(signedIn.status, 303);
+  const consentUrl = new URL(signedIn.headers.get("location")!);
+  assert.equal(consentUrl.pathname, "/authorize/consent");
+  const consent = await browser.get(pathOf(consentUrl.href));
+  const consentHtml = await consent.text();
+  assert.match(consentHtml, /Acme TV/);
+  const denied = await browser.post("/authorize/consent", { ...hidden(consentHtml), decision: "deny" });
+  assert.equal(denied.status, 303);
+  const callback = new URL(denied.headers.get("location")!);
+  assert.equal(callback.pathname, "/device/callback");
+  assert.equal(callback.searchParams.get("error"), "access_denied");
+  const end = await browser.get(pathOf(callback.href));
+  assert.equal(end.status, 200);
+  assert.match(await end.text(), /Device refused/);
+  await expectOAuthError(poll(client.id, started.device_code), 400, "access_denied", "access_denied");
+  assert.equal((await events(p, "consent.denied")).length, 1);
+  assert.equal((await events(p, "device.denied")).length, 1);
+});
+
 test("/authorize accepts the internal callback only for a login a device code started", async () => {
   const p = await deviceProject();
   const res = await http(
