@@ -102,8 +102,7 @@ export function createAccessClient(options: AccessClientOptions): AccessClient {
       )).evaluations;
     },
     searchSubjects: (req) => post<EntityPage>("/access/v1/search/subject", req),
-    searchResources: (req) =>
-      post<EntityPage>("/access/v1/search/resource", req),
+    searchResources: (req) => post<EntityPage>("/access/v1/search/resource", req),
     searchActions: (req) => post<ActionPage>("/access/v1/search/action", req),
     async *all(search, req) {
       let token: string | undefined;

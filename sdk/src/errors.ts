@@ -45,14 +45,8 @@ export class ApiError extends Error {
   /** The response's headers, e.g. `Retry-After` on 429 and 503. */
   readonly headers: Headers;
 
-  constructor(
-    status: number,
-    body: ApiErrorBody,
-    headers: Headers = new Headers(),
-  ) {
-    const shown = body.error_code === undefined
-      ? body.error
-      : `${body.error} (${body.error_code})`;
+  constructor(status: number, body: ApiErrorBody, headers: Headers = new Headers()) {
+    const shown = body.error_code === undefined ? body.error : `${body.error} (${body.error_code})`;
     super(`${status} ${shown}: ${body.error_description}`);
     this.status = status;
     this.error = body.error;
@@ -68,40 +62,24 @@ export class ApiError extends Error {
     const type = response.headers.get("content-type") ?? "";
     let body: unknown;
     try {
-      body = /json/i.test(type)
-        ? await response.json()
-        : (await response.body?.cancel(), undefined);
+      body = /json/i.test(type) ? await response.json() : (await response.body?.cancel(), undefined);
     } catch {
       body = undefined;
     }
     const shaped = body as
-      | {
-        error?: unknown;
-        error_code?: unknown;
-        error_description?: unknown;
-        details?: unknown;
-      }
+      | { error?: unknown; error_code?: unknown; error_description?: unknown; details?: unknown }
       | undefined;
-    if (
-      typeof shaped?.error === "string" &&
-      typeof shaped.error_description === "string"
-    ) {
+    if (typeof shaped?.error === "string" && typeof shaped.error_description === "string") {
       return new ApiError(response.status, {
         error: shaped.error as ApiErrorCode | OAuthErrorCode,
-        ...(typeof shaped.error_code === "string"
-          ? { error_code: shaped.error_code as ApiErrorCode }
-          : {}),
+        ...(typeof shaped.error_code === "string" ? { error_code: shaped.error_code as ApiErrorCode } : {}),
         error_description: shaped.error_description,
-        ...(Array.isArray(shaped.details)
-          ? { details: shaped.details as ApiErrorDetail[] }
-          : {}),
+        ...(Array.isArray(shaped.details) ? { details: shaped.details as ApiErrorDetail[] } : {}),
       }, response.headers);
     }
     return new ApiError(response.status, {
       error: "system_error",
-      error_description: `unexpected answer: HTTP ${response.status}${
-        type ? ` (${type})` : ""
-      }`,
+      error_description: `unexpected answer: HTTP ${response.status}${type ? ` (${type})` : ""}`,
     }, response.headers);
   }
 
@@ -110,8 +88,6 @@ export class ApiError extends Error {
    * `catch (e) { throw await ApiError.from(e) }` turns it into an ApiError and leaves anything else as it is.
    */
   static async from(thrown: unknown): Promise<unknown> {
-    return thrown instanceof Response
-      ? await ApiError.fromResponse(thrown)
-      : thrown;
+    return thrown instanceof Response ? await ApiError.fromResponse(thrown) : thrown;
   }
 }

@@ -2,10 +2,7 @@
  * protectedResource: createProtectedResource as a Hono middleware (`@access-control/sdk/hono`). Typed by the
  * few members of Hono's Context it uses, so the SDK does not depend on Hono (nor pin its version for you).
  */
-import type {
-  AccessTokenClaims,
-  ProtectedResource,
-} from "./resource_server.ts";
+import type { AccessTokenClaims, ProtectedResource } from "./resource_server.ts";
 
 /** The variables the middleware sets: `new Hono<{ Variables: ProtectedResourceVariables }>()`. */
 export type ProtectedResourceVariables = { accessToken: AccessTokenClaims };

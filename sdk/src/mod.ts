@@ -1,7 +1,7 @@
 /**
  * The Access-Control Service SDK: createAdminClient, createAccessClient, createProtectedResource, the device
- * grant's deviceAuthorization and pollDeviceToken, and ApiError, written by hand, and the client generated from the service's OpenAPI document (every API class
- * and model), in ./generated/. The Hono middleware is apart, in ./hono.ts (`@access-control/sdk/hono`).
+ * grant's deviceAuthorization and pollDeviceToken, and ApiError, written by hand, and the client generated from
+ * the service's OpenAPI document (every API class and model), in ./generated/. The Hono middleware is apart, in ./hono.ts (`@access-control/sdk/hono`).
  */
 export * from "./generated/index.ts";
 export {
@@ -11,11 +11,7 @@ export {
   type ApiErrorDetail,
   type OAuthErrorCode,
 } from "./errors.ts";
-export {
-  type AdminClient,
-  type AdminClientOptions,
-  createAdminClient,
-} from "./admin.ts";
+export { type AdminClient, type AdminClientOptions, createAdminClient } from "./admin.ts";
 export * from "./access.ts";
 export {
   createObjectsClient,
