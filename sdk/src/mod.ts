@@ -1,7 +1,8 @@
 /**
  * The Access-Control Service SDK: createAdminClient, createAccessClient, createProtectedResource, the device
  * grant's deviceAuthorization and pollDeviceToken, and ApiError, written by hand, and the client generated from
- * the service's OpenAPI document (every API class and model), in ./generated/. The Hono middleware is apart, in ./hono.ts (`@access-control/sdk/hono`).
+ * the service's OpenAPI document (every API class and model), in ./generated/. The Hono middleware is apart, in
+ * ./hono.ts (`@access-control/sdk/hono`).
  */
 export * from "./generated/index.ts";
 export {
