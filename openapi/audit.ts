@@ -119,6 +119,11 @@ export const EVENT_TYPES = {
   "consent.revoked":
     "A user's consent to a client was revoked, by the user (Connected apps on /account) or an " +
     "admin: the client's sessions and refresh tokens for that user ended (`details.client_id`, `details.resource_id`)",
+  "device.approved": "A user approved a device on the verification page (RFC 8628): its next poll gets the " +
+    "user's tokens (`details.client_id`, `details.device_id`)",
+  "device.denied":
+    "A user denied a device on the verification page, or at the consent page of its sign-in; " +
+    "its next poll answers `access_denied` (`details.client_id`, `details.device_id`)",
   "login.sso": "A user was signed in by their single sign-on session, without the login form",
   "sso_session.ended": "A single sign-on session ended by a logout, with the login sessions it created",
   "token.revoked": "An access token was revoked (RFC 7009)",

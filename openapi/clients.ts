@@ -38,6 +38,11 @@ const ClientPostLogoutRedirectUris = PostLogoutRedirectUris.openapi({
 const THIRD_PARTY = "Another party's application: before its first authorization code for a user, the user " +
   "sees a consent page (the client's name and host, the API, the permissions asked), and the decision is " +
   "kept (the user's `consents`). false (first-party): never a consent page.";
+const DEVICE_GRANT =
+  "The client may use the device authorization grant (RFC 8628): a device without a browser " +
+  "(a CLI, a TV) asks `POST /api/v1/tokens/device_authorization` for a code, the user enters it at `/device` " +
+  "and signs in there, and the device polls the token endpoint with " +
+  "`grant_type=urn:ietf:params:oauth:grant-type:device_code`. false: such requests answer `unauthorized_client`.";
 
 export const Client = z.object({
   id: z.string().openapi({ description: "The client_id" }),
@@ -58,6 +63,7 @@ export const Client = z.object({
     description: "The client's own post-logout redirect URIs; empty: the project's apply to it",
   }),
   third_party: z.boolean().openapi({ description: THIRD_PARTY }),
+  device_grant: z.boolean().openapi({ description: DEVICE_GRANT }),
   metadata_url: z.string().nullable().openapi({
     description:
       "For a client that identifies itself by the `https` URL of its metadata document (OAuth Client " +
@@ -93,6 +99,7 @@ export const CreateClientRequest = z.strictObject({
   redirect_uris: ClientRedirectUris.optional(),
   post_logout_redirect_uris: ClientPostLogoutRedirectUris.optional(),
   third_party: z.boolean().optional().openapi({ description: `${THIRD_PARTY} Default false.` }),
+  device_grant: z.boolean().optional().openapi({ description: `${DEVICE_GRANT} Default false.` }),
 }).openapi("CreateClientRequest");
 export type CreateClientRequest = z.infer<typeof CreateClientRequest>;
 
@@ -115,6 +122,7 @@ export const UpdateClientRequest = z.strictObject({
       "project's).",
   }),
   third_party: z.boolean().optional().openapi({ description: `${THIRD_PARTY} Omitted: unchanged.` }),
+  device_grant: z.boolean().optional().openapi({ description: `${DEVICE_GRANT} Omitted: unchanged.` }),
 }).openapi("UpdateClientRequest");
 export type UpdateClientRequest = z.infer<typeof UpdateClientRequest>;
 

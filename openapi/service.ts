@@ -25,6 +25,9 @@ export const AuthorizationServerMetadata = z.object({
   jwks_uri: z.string(),
   revocation_endpoint: z.string(),
   introspection_endpoint: z.string(),
+  device_authorization_endpoint: z.string().openapi({
+    description: "RFC 8628: where a client with `device_grant` asks for a device code",
+  }),
   response_types_supported: z.array(z.string()),
   grant_types_supported: z.array(z.string()),
   code_challenge_methods_supported: z.array(z.string()),

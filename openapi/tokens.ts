@@ -5,8 +5,14 @@ import { plain } from "./fields.ts";
 const field = (description: string) => plain(4096).optional().openapi({ description });
 
 export const TokenRequest = z.object({
-  grant_type: z.enum(["authorization_code", "refresh_token", "client_credentials"]).openapi({
-    description: "`client_credentials` for machine clients (HTTP Basic authentication required).",
+  grant_type: z.enum([
+    "authorization_code",
+    "refresh_token",
+    "client_credentials",
+    "urn:ietf:params:oauth:grant-type:device_code",
+  ]).openapi({
+    description: "`client_credentials` for machine clients (HTTP Basic authentication required); " +
+      "`urn:ietf:params:oauth:grant-type:device_code` for a device polling for its user's approval (RFC 8628).",
   }),
   client_id: field("Required without HTTP Basic in the user grants; with Basic, optional but must match."),
   client_secret: field("Not accepted: send client credentials with HTTP Basic."),
@@ -15,6 +21,9 @@ export const TokenRequest = z.object({
   redirect_uri: field("Required for `authorization_code`; must equal the authorize request's."),
   code_verifier: field("Required for `authorization_code` (PKCE, S256)."),
   refresh_token: field("Required for `refresh_token`."),
+  device_code: field(
+    "Required for the device grant: the `device_code` of the device authorization (RFC 8628).",
+  ),
   state: field("Optional; ignored."),
   resource: z.union([plain(2000), z.array(plain(2000)).max(10)]).optional().openapi({
     description: "RFC 8707: the resource indicator of the one API the access token is for (a resource's " +
@@ -89,3 +98,39 @@ export const Introspection = z.object({
   }),
 }).openapi("Introspection");
 export type Introspection = z.infer<typeof Introspection>;
+
+/** RFC 8628 §3.1: the device authorization request, form-encoded. */
+export const DeviceAuthorizationRequest = z.object({
+  client_id: field("Required without HTTP Basic (a public client); with Basic, optional but must match."),
+  client_secret: field("Not accepted: send client credentials with HTTP Basic."),
+  scope: field(
+    "Space-separated: `openid` (and `profile`, `email`) for an ID token; with `resource`, the permission codes " +
+      "of that API wanted.",
+  ),
+  resource: z.union([plain(2000), z.array(plain(2000)).max(10)]).optional().openapi({
+    description:
+      "RFC 8707: the indicator of the one API the tokens are for, as at `/authorize`. Unknown, of " +
+      "another project, not an absolute URI, with a fragment, or repeated: `invalid_target`.",
+  }),
+}).openapi("DeviceAuthorizationRequest");
+export type DeviceAuthorizationRequest = z.infer<typeof DeviceAuthorizationRequest>;
+
+/** RFC 8628 §3.2: the device authorization response. */
+export const DeviceAuthorizationResponse = z.object({
+  device_code: z.string().openapi({
+    description: "A secret for the device only: it polls the token endpoint with it",
+  }),
+  user_code: z.string().openapi({
+    description:
+      "What the user enters at `verification_uri`: eight letters shown as `XXXX-XXXX` (entered in " +
+      "any case, with or without the dash)",
+    example: "BDFG-HJKL",
+  }),
+  verification_uri: z.string().openapi({ description: "The verification page, `/device` of this service" }),
+  verification_uri_complete: z.string().openapi({
+    description: "The same with the user code filled in (for a QR code or a link)",
+  }),
+  expires_in: z.number().int().openapi({ description: "Seconds the codes live", example: 600 }),
+  interval: z.number().int().openapi({ description: "Seconds to wait between polls", example: 5 }),
+}).openapi("DeviceAuthorizationResponse");
+export type DeviceAuthorizationResponse = z.infer<typeof DeviceAuthorizationResponse>;

@@ -33,6 +33,8 @@ import { registerResourceRoutes } from "./api/authz/resources.ts";
 import { registerRoleRoutes } from "./api/authz/roles.ts";
 import { PROTECTED_RESOURCE_PATH, registerSystemRoutes } from "./api/system/system.ts";
 import { registerTokenRoutes } from "./api/oauth/tokens.ts";
+import { registerDeviceAuthorizationRoute } from "./api/oauth/device_authorization.ts";
+import { registerDevicePages } from "./pages/device.ts";
 import { registerUserRoutes } from "./api/accounts/users.ts";
 import { registerUserMailRoutes } from "./api/accounts/user_mail.ts";
 import { registerAccountPages } from "./pages/mail_links.ts";
@@ -79,6 +81,7 @@ export function createApp(deps: Deps): App {
   registerDocsRoutes(app);
   registerAuthorizeRoutes(app);
   registerConsentRoutes(app);
+  registerDevicePages(app);
   registerFederationRoutes(app);
   registerAccountPages(app);
   registerSignupPages(app);
@@ -88,6 +91,7 @@ export function createApp(deps: Deps): App {
   registerOidcRoutes(app);
   registerLogoutRoutes(app);
   registerTokenRoutes(app);
+  registerDeviceAuthorizationRoute(app);
   registerProjectRoutes(app);
   registerBrandingRoutes(app);
   registerResourceRoutes(app);

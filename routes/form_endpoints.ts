@@ -1,5 +1,5 @@
 /**
- * The endpoints that take form posts (RFC 6749 §3.2, RFC 7009, RFC 7662); every other body is JSON. Their
+ * The endpoints that take form posts (RFC 6749 §3.2, RFC 7009, RFC 7662, RFC 8628 §3.1); every other body is JSON. Their
  * paths, for the routes (routes/api/oauth/tokens.ts), the body rules (routes/middleware.ts) and the OAuth error shape
  * they answer with (routes/errors.ts).
  */
@@ -7,6 +7,7 @@ export const FORM_ENDPOINTS = {
   token: "/api/v1/tokens",
   revocation: "/api/v1/tokens/revoke",
   introspection: "/api/v1/tokens/introspect",
+  deviceAuthorization: "/api/v1/tokens/device_authorization",
 } as const;
 
 const FORM_PATHS = new Set<string>(Object.values(FORM_ENDPOINTS));

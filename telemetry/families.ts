@@ -34,7 +34,12 @@ export const inFlight = { value: 0 };
 const inFlightGauge = r.register(new Gauge("acs_http_requests_in_flight", "Requests being answered now."));
 r.collect(() => inFlightGauge.set(inFlight.value));
 
-export const GRANT_TYPES = ["client_credentials", "authorization_code", "refresh_token"] as const;
+export const GRANT_TYPES = [
+  "client_credentials",
+  "authorization_code",
+  "refresh_token",
+  "urn:ietf:params:oauth:grant-type:device_code",
+] as const;
 export const tokensIssued = r.register(
   new Counter("acs_tokens_issued_total", "Access tokens issued by the token endpoint, by grant type.", [
     "grant_type",

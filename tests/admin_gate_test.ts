@@ -30,6 +30,8 @@ type DocOp = {
 /** The operations anyone may call; any other operation must be behind the gate. */
 const PUBLIC_OPERATIONS = [
   "authorize",
+  "authorizeDevice",
+  "deviceCallback",
   "exchangeCredentials",
   "federatedLoginCallback",
   "getAuthorizationServerMetadata",
@@ -46,9 +48,12 @@ const PUBLIC_OPERATIONS = [
   "postUserInfo",
   "revokeToken",
   "showConsent",
+  "showDevicePage",
   "signup",
   "startFederatedLogin",
   "submitConsent",
+  "submitDeviceCode",
+  "submitDeviceDecision",
   "submitLogin",
   "submitLogout",
   "submitSecondFactor",

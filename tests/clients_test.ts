@@ -27,6 +27,7 @@ test("POST .../clients creates a client whose secret is shown once and gets toke
     "client_secret",
     "created_at",
     "description",
+    "device_grant",
     "id",
     "is_active",
     "is_admin",

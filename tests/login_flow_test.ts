@@ -132,7 +132,9 @@ test("GET /.well-known/oauth-authorization-server publishes the RFC 8414 metadat
     "authorization_code",
     "client_credentials",
     "refresh_token",
+    "urn:ietf:params:oauth:grant-type:device_code",
   ]);
+  assert.equal(m.device_authorization_endpoint, `${url}/api/v1/tokens/device_authorization`);
   assert.deepEqual(m.code_challenge_methods_supported, ["S256"]);
   assert.deepEqual(m.token_endpoint_auth_methods_supported, ["client_secret_basic", "none"]);
   assert.equal(m.authorization_response_iss_parameter_supported, true);

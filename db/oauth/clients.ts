@@ -10,7 +10,7 @@ import { type ThrottlePolicy, waitOfRowText } from "../shared/throttle.ts";
 
 const COLUMNS =
   `c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.token_endpoint_auth_method,
-      c.redirect_uris, c.post_logout_redirect_uris, c.third_party, c.metadata_url, ${
+      c.redirect_uris, c.post_logout_redirect_uris, c.third_party, c.device_grant, c.metadata_url, ${
     isoText("c.last_used_at")
   } as last_used_at,
       array(select cp.permission_id from client_permissions cp where cp.client_id = c.id order by cp.permission_id)
@@ -32,14 +32,15 @@ export async function insertClient(
     redirect_uris?: string[];
     post_logout_redirect_uris?: string[];
     third_party?: boolean;
+    device_grant?: boolean;
   },
 ): Promise<void> {
   await sql`
     insert into clients (project_id, id, name, description, secret_hash, is_active, is_admin, token_endpoint_auth_method,
-                         redirect_uris, post_logout_redirect_uris, third_party)
+                         redirect_uris, post_logout_redirect_uris, third_party, device_grant)
     values (${c.project_id}, ${c.id}, ${c.name}, ${c.description}, ${c.secret_hash}, ${c.is_active ?? true},
             ${c.is_admin ?? false}, ${c.token_endpoint_auth_method ?? "none"}, ${c.redirect_uris ?? []},
-            ${c.post_logout_redirect_uris ?? []}, ${c.third_party ?? false})`;
+            ${c.post_logout_redirect_uris ?? []}, ${c.third_party ?? false}, ${c.device_grant ?? false})`;
 }
 
 /** Grants every permission of the project's default resources (the project's admin client). */
@@ -96,6 +97,8 @@ export type ClientWithProjectRow = {
   name: string;
   /** Marked by an admin as another party's application: its users consent (domain/signin/consent.ts). */
   third_party: boolean;
+  /** May use the device authorization grant (RFC 8628; domain/oauth/device_authorization.ts). */
+  device_grant: boolean;
   /** A client identified by the URL of its metadata document (domain/oauth/client_metadata.ts): that URL. */
   metadata_url: string | null;
   /** What its project decides for such clients. */
@@ -162,7 +165,7 @@ function lookupStatement(policy: ThrottlePolicy | null) {
     from unnest($1::text[], $2::text[]) with ordinality as v (client_id, key, n)
     join lateral (
       select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method, c.name, c.third_party,
-             c.metadata_url, p.client_metadata_documents as project_client_metadata_documents,
+             c.device_grant, c.metadata_url, p.client_metadata_documents as project_client_metadata_documents,
              p.name as project_name, p.is_active as project_is_active,
              c.redirect_uris as client_redirect_uris, p.redirect_uris as project_redirect_uris,
              c.post_logout_redirect_uris as client_post_logout_redirect_uris,
@@ -192,12 +195,14 @@ export async function updateClientRow(
     redirect_uris: string[];
     post_logout_redirect_uris: string[];
     third_party: boolean;
+    device_grant: boolean;
   },
 ): Promise<boolean> {
   const rows = await sql`
     update clients set name = ${c.name}, description = ${c.description}, is_active = ${c.is_active},
       token_endpoint_auth_method = ${c.token_endpoint_auth_method}, redirect_uris = ${c.redirect_uris},
       post_logout_redirect_uris = ${c.post_logout_redirect_uris}, third_party = ${c.third_party},
+      device_grant = ${c.device_grant},
       tokens_valid_after = case when is_active and not ${c.is_active} then clock_timestamp() else tokens_valid_after end,
       updated_at = now()
     where project_id = ${projectId} and id = ${clientId} returning id`;

@@ -6,6 +6,7 @@ export async function purgeExpired(sql: Sql): Promise<number> {
   const counts = await Promise.all([
     sql`delete from authorization_requests where expires_at < now() - interval '1 hour'`,
     sql`delete from authorization_codes where expires_at < now() - interval '1 day'`,
+    sql`delete from device_codes where expires_at < now() - interval '1 day'`,
     sql`delete from revoked_access_tokens where expires_at < now()`,
     sql`delete from refresh_tokens where expires_at < now() - interval '1 day'`,
     sql`delete from sessions s where (s.expires_at < now() - interval '1 day' or s.revoked_at < now() - interval '1 day')

@@ -97,6 +97,7 @@ export async function createClient(
       is_active: input.is_active ?? true,
       token_endpoint_auth_method: input.token_endpoint_auth_method ?? "none",
       third_party: input.third_party ?? false,
+      device_grant: input.device_grant ?? false,
     });
     await setClientPermissions(tx, projectId, id, permissionIds);
     await record(tx, {
@@ -159,6 +160,7 @@ export async function updateClient(
       is_active: input.is_active,
       token_endpoint_auth_method: input.token_endpoint_auth_method ?? current.token_endpoint_auth_method,
       third_party: input.third_party ?? current.third_party,
+      device_grant: input.device_grant ?? current.device_grant,
     });
     if (permissionIds) await setClientPermissions(tx, projectId, clientId, permissionIds);
     if (current.is_active && !input.is_active) await endSessions(tx, { clientId });
@@ -203,6 +205,12 @@ function documentFieldsUnchanged(current: Client, input: UpdateClientRequest): v
   }
   if (input.permission_ids !== undefined && input.permission_ids.length > 0) {
     issues.push({ field: "permission_ids", issue: "a client of a metadata document never acts as itself" });
+  }
+  if (input.device_grant === true) {
+    issues.push({
+      field: "device_grant",
+      issue: "a client of a metadata document signs in with a browser only",
+    });
   }
   if (issues.length > 0) throw new AppError("invalid_params", { details: issues });
 }

@@ -13,7 +13,15 @@ export type RegisteredLists = {
   project_redirect_uris: string[];
   client_post_logout_redirect_uris: string[];
   project_post_logout_redirect_uris: string[];
+  /** A client allowed the device grant (RFC 8628) may also use the verification page's internal callback. */
+  device_grant?: boolean;
 };
+
+/**
+ * Where the verification page's login (domain/signin/device_flow.ts) comes back: a redirect URI of this service,
+ * accepted for a client allowed the device grant, and at /authorize only for a request tied to a device code.
+ */
+export const deviceCallbackUri = (publicUrl: string) => `${publicUrl}/device/callback`;
 
 export type UriKind = "redirect_uri" | "post_logout_redirect_uri";
 
@@ -32,7 +40,8 @@ export function effectiveUris(
 
 /**
  * Whether a redirect URI is allowed for a client: in the list that applies to it, byte for byte, or, for the
- * project's console client only, exactly the console's built-in callback.
+ * project's console client only, exactly the console's built-in callback, or, for a client allowed the device
+ * grant, exactly the verification page's callback.
  */
 export function redirectUriAllowed(
   client: RegisteredLists,
@@ -40,6 +49,11 @@ export function redirectUriAllowed(
   publicUrl: string | undefined,
 ): boolean {
   if (effectiveUris(client, "redirect_uri").uris.includes(redirectUri)) return true;
+  if (
+    publicUrl !== undefined && client.device_grant === true && redirectUri === deviceCallbackUri(publicUrl)
+  ) {
+    return true;
+  }
   return publicUrl !== undefined && client.id === consoleClientId(client.project_id) &&
     redirectUri === consoleRedirectUri(publicUrl);
 }

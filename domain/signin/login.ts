@@ -14,7 +14,13 @@ import {
 } from "../../db/oauth/sessions.ts";
 import { clearAttempts, uncountAttempt } from "../../db/shared/throttle.ts";
 import { findLoginUser } from "../../db/accounts/users.ts";
-import { redirectUriAllowed, type UnregisteredUri, unregisteredUri } from "../projects/redirect_uris.ts";
+import {
+  deviceCallbackUri,
+  redirectUriAllowed,
+  type UnregisteredUri,
+  unregisteredUri,
+} from "../projects/redirect_uris.ts";
+import { deviceLoginExists } from "../../db/oauth/device_codes.ts";
 import { deviceFor, deviceThrottleKey, trustDevice } from "./devices.ts";
 import { newSecret } from "../shared/ids.ts";
 import { hashPassword, verifyPassword } from "../accounts/passwords.ts";
@@ -135,6 +141,15 @@ export async function validateAuthorizeRequest(
       "The redirect_uri is not registered for this application.",
       unregisteredUri(client, "redirect_uri", redirectUri),
     );
+  }
+  // The verification page's own callback serves only the login it started for a device code (its PKCE challenge).
+  if (publicUrl !== undefined && redirectUri === deviceCallbackUri(publicUrl)) {
+    const challenge = single(params, "code_challenge");
+    if (!challenge || !(await deviceLoginExists(sql, client.id, challenge))) {
+      throw new AuthorizePageError(
+        "This sign-in is not tied to a device code. Enter the code at /device again.",
+      );
+    }
   }
   const rawState = single(params, "state");
   // An over-long state is refused and not echoed back.

@@ -40,6 +40,8 @@ type Values = {
   is_active: boolean;
   /** Another party's application: its users see a consent page (domain/signin/consent.ts). */
   third_party: boolean;
+  /** May use the device authorization grant (RFC 8628). */
+  device_grant: boolean;
   permission_ids: string[];
   /** As posted: the API refuses anything but a method it knows. */
   token_endpoint_auth_method: string;
@@ -230,6 +232,18 @@ function ClientForm(p: Form) {
           Third-party application (its users are asked for their consent before its first sign-in)
         </label>
       </p>
+      <p class="check">
+        <input
+          type="checkbox"
+          id="f-device_grant"
+          name="device_grant"
+          value="true"
+          checked={v.device_grant}
+        />{" "}
+        <label for="f-device_grant">
+          Device grant (a CLI or TV shows a code that its user enters at /device; RFC 8628)
+        </label>
+      </p>
       <RedirectFields v={v} problem={problem} />
       <PermissionChecklist
         resources={p.resources}
@@ -305,6 +319,7 @@ async function editPage(
     description: client?.description ?? "",
     is_active: client?.is_active ?? true,
     third_party: client?.third_party ?? false,
+    device_grant: client?.device_grant ?? false,
     permission_ids: client?.permission_ids ?? [],
     token_endpoint_auth_method: client?.token_endpoint_auth_method ?? "none",
     redirect_uris: (client?.redirect_uris ?? []).join("\n"),
@@ -323,6 +338,7 @@ const values = (k: Console): Values => ({
   description: k.field("description"),
   is_active: k.field("is_active") === "true",
   third_party: k.field("third_party") === "true",
+  device_grant: k.field("device_grant") === "true",
   permission_ids: k.list("permission_ids"),
   token_endpoint_auth_method: k.field("token_endpoint_auth_method") || "none",
   redirect_uris: k.field("redirect_uris"),

@@ -1,7 +1,8 @@
 /**
- * The Access-Control Service SDK: createAdminClient, createAccessClient, createProtectedResource and
- * ApiError, written by hand, and the client generated from the service's OpenAPI document (every API class
- * and model), in ./generated/. The Hono middleware is apart, in ./hono.ts (`@access-control/sdk/hono`).
+ * The Access-Control Service SDK: createAdminClient, createAccessClient, createProtectedResource, the device
+ * grant's deviceAuthorization and pollDeviceToken, and ApiError, written by hand, and the client generated from
+ * the service's OpenAPI document (every API class and model), in ./generated/. The Hono middleware is apart, in
+ * ./hono.ts (`@access-control/sdk/hono`).
  */
 export * from "./generated/index.ts";
 export {
@@ -32,3 +33,10 @@ export {
   type ProtectedResourceMetadata,
   type ProtectedResourceOptions,
 } from "./resource_server.ts";
+export {
+  type DeviceAuthorization,
+  deviceAuthorization,
+  type DeviceClientOptions,
+  type DeviceTokens,
+  pollDeviceToken,
+} from "./device.ts";

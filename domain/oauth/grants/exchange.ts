@@ -1,6 +1,7 @@
 /** The token endpoint's grants, each a list of small named checks in the order of the contract. */
 import { authorizationCode } from "./authorization_code.ts";
 import { clientCredentials } from "./client_credentials.ts";
+import { deviceCode } from "./device_code.ts";
 import type { TokenResponse } from "../../../openapi/tokens.ts";
 import type { GrantContext } from "./grant.ts";
 import { refreshToken } from "./refresh_token.ts";
@@ -13,5 +14,7 @@ export async function exchangeCredentials(ctx: GrantContext): Promise<TokenRespo
       return await authorizationCode(ctx);
     case "refresh_token":
       return await refreshToken(ctx);
+    case "urn:ietf:params:oauth:grant-type:device_code":
+      return await deviceCode(ctx);
   }
 }

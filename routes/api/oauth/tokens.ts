@@ -29,6 +29,14 @@ const SECRET_IN_BODY: OAuthCase = {
   when: "a `client_secret` in the form without HTTP Basic (client_secret_post is not supported)",
 };
 
+/** The device grant (RFC 8628 §3.4–3.5), polled by a device after `POST /api/v1/tokens/device_authorization`. */
+const DEVICE_GRANT = "**urn:ietf:params:oauth:grant-type:device_code** (RFC 8628): `device_code`, with " +
+  "`client_id` or HTTP Basic (the client that asked for it, whose `device_grant` is true, else " +
+  "`unauthorized_client`); answers `authorization_pending` until the user decided at `/device`, `slow_down` when " +
+  "polled sooner than the interval (which then grows by 5 seconds for that code), `access_denied` when the user " +
+  "denied, `expired_token` after `expires_in`, `invalid_grant` (`invalid_device_code`) for an unknown code, " +
+  "another client's or one already used; once approved, the user's tokens as the code grant gives them, once. ";
+
 export const exchangeCredentialsRoute = publicRoute({
   method: "post",
   path: FORM_ENDPOINTS.token,
@@ -56,7 +64,7 @@ export const exchangeCredentialsRoute = publicRoute({
     "`Authorization` header or had to, and 400 when a public client's `client_id` names no active client. " +
     "Tokens carry `aud` = the project id; permissions are evaluated live on every request. A login whose " +
     "authorization request had `openid` in its `scope` also gets an `id_token` (and `scope`) from the code and " +
-    "from every refresh. Answers carry `Cache-Control: no-store`. " + FORM_LIMITS,
+    "from every refresh. Answers carry `Cache-Control: no-store`. " + DEVICE_GRANT + FORM_LIMITS,
   security: [{ basicAuth: [] }],
   request: { body: formBody(TokenRequest) },
   responses: {

@@ -22,3 +22,18 @@ export const deviceCookie = (secure: boolean) => secure ? "__Host-acs_device" : 
 /** Both cookies are sent only to /authorize, except that a `__Host-` cookie must have Path=/. */
 export const cookieOptions = (secure: boolean, maxAge: number) =>
   ({ httpOnly: true, sameSite: "Lax", secure, path: secure ? "/" : "/authorize", maxAge }) as const;
+
+/**
+ * Binds the device grant's verification pages (/device) to the browser that entered the code: its forms, the
+ * login's callback and the confirmation. On https a `__Host-` cookie; else sent to /device only.
+ */
+export const verificationCookie = (secure: boolean) => ({
+  name: secure ? "__Host-acs_device_flow" : "acs_device_flow",
+  options: {
+    httpOnly: true,
+    sameSite: "Lax",
+    secure,
+    path: secure ? "/" : "/device",
+    maxAge: 3_600,
+  } as const,
+});

@@ -4542,6 +4542,57 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
+		 * <p>The internal redirect URI of the sign-in a device code started, accepted only for it and only in the browser that entered the code. The code is redeemed here; the page then shows which client asks, for which API and permissions, with Approve and Deny. <code>error=access_denied</code> (the user denied a third-party client&#39;s consent) denies the device.</p>
+		 * @summary The verification page's sign-in comes back
+		 * @param {string} [code]
+		 * @param {string} state
+		 * @param {string} [error]
+		 * @param {string} [iss]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deviceCallback(code: string | undefined, state: string, error: string | undefined, iss: string | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'state' is not null or undefined
+			if (state === null || state === undefined) {
+				throw new RequiredError('state', 'Required parameter state was null or undefined when calling deviceCallback.');
+			}
+			let localVarPath = `/device/callback`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			if (code !== undefined) {
+				localVarQueryParameter.append('code', String(code));
+			}
+
+			if (state !== undefined) {
+				localVarQueryParameter.append('state', String(state));
+			}
+
+			if (error !== undefined) {
+				localVarQueryParameter.append('error', String(error));
+			}
+
+			if (iss !== undefined) {
+				localVarQueryParameter.append('iss', String(iss));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Checks <code>state</code> (known, unspent, of this browser), trades <code>code</code> at the provider&#39;s token endpoint and validates its ID token (signature by the provider&#39;s JWKS, <code>iss</code>, <code>aud</code>, <code>exp</code>, <code>nonce</code>, <code>azp</code>). The user is the one linked to the upstream account, or the one with its email when both sides hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login then ends as a password login does. A callback of a re-authentication started on the account page (a user without a password proving themselves before changing sign-in methods) goes back to the account page instead, freshly proven for five minutes when the ID token names the user&#39;s linked identity with an <code>auth_time</code> no older than the request. Every failure (an upstream <code>error</code>, a forged or replayed callback, a token for another audience, an unreachable provider) is a <code>login.failed</code> event and a page, never a session.</p>
 		 * @summary The identity provider's redirect back (register it at the provider)
 		 * @param {string} providerId
@@ -4682,6 +4733,38 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
+		 * <p>Where the user enters the code a device shows (<code>verification_uri</code>); <code>user_code</code> pre-fills it (<code>verification_uri_complete</code>).</p>
+		 * @summary The device grant's verification page (RFC 8628)
+		 * @param {string} [userCode]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		showDevicePage(userCode: string | undefined, options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/device`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			if (userCode !== undefined) {
+				localVarQueryParameter.append('user_code', String(userCode));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Linked from the login page as &quot;Create an account&quot; when the project&#39;s <code>signup</code> is not <code>&quot;off&quot;</code>, with the login page&#39;s <code>request_id</code> and <code>csrf</code>, in the browser that opened it. A form for email, name and password (twice). docs/log-in-users.md, &quot;Sign-up&quot;.</p>
 		 * @summary The sign-up page of a login
 		 * @param {string} requestId <p>The login page&#39;s request</p>
@@ -4808,6 +4891,91 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 				}
 				if (request["request_id"] !== undefined) {
 					localVarFormParams.append('request_id', String(request["request_id"]));
+				}
+				if (request["csrf"] !== undefined) {
+					localVarFormParams.append('csrf', String(request["csrf"]));
+				}
+				localVarRequestOptions.body = localVarFormParams;
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>The code in any case, with or without its dash. A valid one redirects to <code>/authorize</code> for the device&#39;s client, whose login comes back to <code>/device/callback</code>. An unknown, expired, used or decided code shows the form again with the same words; wrong codes are limited per address (20 per 10 minutes, then 429 with <code>Retry-After</code>). A stale or foreign CSRF token changes nothing.</p>
+		 * @summary Enter a device's code
+		 * @param {Api.SubmitDeviceCodeRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitDeviceCode(request: Api.SubmitDeviceCodeRequest | undefined, options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/device`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarHeaderParameter.set('Content-Type', 'application/x-www-form-urlencoded');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				const localVarFormParams = new URLSearchParams();
+				if (request["user_code"] !== undefined) {
+					localVarFormParams.append('user_code', String(request["user_code"]));
+				}
+				if (request["csrf"] !== undefined) {
+					localVarFormParams.append('csrf', String(request["csrf"]));
+				}
+				localVarRequestOptions.body = localVarFormParams;
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Posted by the confirmation page with its CSRF token, bound to the browser&#39;s cookie: <code>decision=approve</code> gives the device&#39;s next poll the user&#39;s tokens (audit <code>device.approved</code>); anything else answers it <code>access_denied</code> (<code>device.denied</code>). A stale or foreign form changes nothing.</p>
+		 * @summary Approve or deny a device
+		 * @param {Api.SubmitDeviceDecisionRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitDeviceDecision(request: Api.SubmitDeviceDecisionRequest | undefined, options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/device/confirm`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarHeaderParameter.set('Content-Type', 'application/x-www-form-urlencoded');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				const localVarFormParams = new URLSearchParams();
+				if (request["decision"] !== undefined) {
+					localVarFormParams.append('decision', String(request["decision"]));
+				}
+				if (request["state"] !== undefined) {
+					localVarFormParams.append('state', String(request["state"]));
 				}
 				if (request["csrf"] !== undefined) {
 					localVarFormParams.append('csrf', String(request["csrf"]));
@@ -5079,6 +5247,33 @@ export const LoginApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>The internal redirect URI of the sign-in a device code started, accepted only for it and only in the browser that entered the code. The code is redeemed here; the page then shows which client asks, for which API and permissions, with Approve and Deny. <code>error=access_denied</code> (the user denied a third-party client&#39;s consent) denies the device.</p>
+		 * @summary The verification page's sign-in comes back
+		 * @param {string} [code]
+		 * @param {string} state
+		 * @param {string} [error]
+		 * @param {string} [iss]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deviceCallback(code: string | undefined, state: string, error: string | undefined, iss: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).deviceCallback(code, state, error, iss, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Checks <code>state</code> (known, unspent, of this browser), trades <code>code</code> at the provider&#39;s token endpoint and validates its ID token (signature by the provider&#39;s JWKS, <code>iss</code>, <code>aud</code>, <code>exp</code>, <code>nonce</code>, <code>azp</code>). The user is the one linked to the upstream account, or the one with its email when both sides hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login then ends as a password login does. A callback of a re-authentication started on the account page (a user without a password proving themselves before changing sign-in methods) goes back to the account page instead, freshly proven for five minutes when the ID token names the user&#39;s linked identity with an <code>auth_time</code> no older than the request. Every failure (an upstream <code>error</code>, a forged or replayed callback, a token for another audience, an unreachable provider) is a <code>login.failed</code> event and a page, never a session.</p>
 		 * @summary The identity provider's redirect back (register it at the provider)
 		 * @param {string} providerId
@@ -5164,6 +5359,27 @@ export const LoginApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Where the user enters the code a device shows (<code>verification_uri</code>); <code>user_code</code> pre-fills it (<code>verification_uri_complete</code>).</p>
+		 * @summary The device grant's verification page (RFC 8628)
+		 * @param {string} [userCode]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		showDevicePage(userCode: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).showDevicePage(userCode, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Linked from the login page as &quot;Create an account&quot; when the project&#39;s <code>signup</code> is not <code>&quot;off&quot;</code>, with the login page&#39;s <code>request_id</code> and <code>csrf</code>, in the browser that opened it. A form for email, name and password (twice). docs/log-in-users.md, &quot;Sign-up&quot;.</p>
 		 * @summary The sign-up page of a login
 		 * @param {string} requestId <p>The login page&#39;s request</p>
@@ -5232,6 +5448,63 @@ export const LoginApiFp = function(configuration?: Configuration) {
 					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
 
 					if (response.status === 303) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 413) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>The code in any case, with or without its dash. A valid one redirects to <code>/authorize</code> for the device&#39;s client, whose login comes back to <code>/device/callback</code>. An unknown, expired, used or decided code shows the form again with the same words; wrong codes are limited per address (20 per 10 minutes, then 429 with <code>Retry-After</code>). A stale or foreign CSRF token changes nothing.</p>
+		 * @summary Enter a device's code
+		 * @param {Api.SubmitDeviceCodeRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitDeviceCode(request: Api.SubmitDeviceCodeRequest | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).submitDeviceCode(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 303) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 413) {
+						return response;
+					}
+					if (response.status === 429) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Posted by the confirmation page with its CSRF token, bound to the browser&#39;s cookie: <code>decision=approve</code> gives the device&#39;s next poll the user&#39;s tokens (audit <code>device.approved</code>); anything else answers it <code>access_denied</code> (<code>device.denied</code>). A stale or foreign form changes nothing.</p>
+		 * @summary Approve or deny a device
+		 * @param {Api.SubmitDeviceDecisionRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		submitDeviceDecision(request: Api.SubmitDeviceDecisionRequest | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).submitDeviceDecision(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
 						return response;
 					}
 					if (response.status === 400) {
@@ -5421,6 +5694,20 @@ export class LoginApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>The internal redirect URI of the sign-in a device code started, accepted only for it and only in the browser that entered the code. The code is redeemed here; the page then shows which client asks, for which API and permissions, with Approve and Deny. <code>error=access_denied</code> (the user denied a third-party client&#39;s consent) denies the device.</p>
+	 * @summary The verification page's sign-in comes back
+	 * @param {string} [code]
+	 * @param {string} state
+	 * @param {string} [error]
+	 * @param {string} [iss]
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public deviceCallback(code: string | undefined, state: string, error: string | undefined, iss: string | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).deviceCallback(code, state, error, iss, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Checks <code>state</code> (known, unspent, of this browser), trades <code>code</code> at the provider&#39;s token endpoint and validates its ID token (signature by the provider&#39;s JWKS, <code>iss</code>, <code>aud</code>, <code>exp</code>, <code>nonce</code>, <code>azp</code>). The user is the one linked to the upstream account, or the one with its email when both sides hold it verified and the provider links by email, or a new user (just-in-time provisioning). The login then ends as a password login does. A callback of a re-authentication started on the account page (a user without a password proving themselves before changing sign-in methods) goes back to the account page instead, freshly proven for five minutes when the ID token names the user&#39;s linked identity with an <code>auth_time</code> no older than the request. Every failure (an upstream <code>error</code>, a forged or replayed callback, a token for another audience, an unreachable provider) is a <code>login.failed</code> event and a page, never a session.</p>
 	 * @summary The identity provider's redirect back (register it at the provider)
 	 * @param {string} providerId
@@ -5461,6 +5748,17 @@ export class LoginApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Where the user enters the code a device shows (<code>verification_uri</code>); <code>user_code</code> pre-fills it (<code>verification_uri_complete</code>).</p>
+	 * @summary The device grant's verification page (RFC 8628)
+	 * @param {string} [userCode]
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public showDevicePage(userCode: string | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).showDevicePage(userCode, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Linked from the login page as &quot;Create an account&quot; when the project&#39;s <code>signup</code> is not <code>&quot;off&quot;</code>, with the login page&#39;s <code>request_id</code> and <code>csrf</code>, in the browser that opened it. A form for email, name and password (twice). docs/log-in-users.md, &quot;Sign-up&quot;.</p>
 	 * @summary The sign-up page of a login
 	 * @param {string} requestId <p>The login page&#39;s request</p>
@@ -5494,6 +5792,28 @@ export class LoginApi extends BaseAPI {
 	 */
 	public submitConsent(request: Api.SubmitConsentRequest | undefined, options?: RequestInit) {
 		return LoginApiFp(this.configuration).submitConsent(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>The code in any case, with or without its dash. A valid one redirects to <code>/authorize</code> for the device&#39;s client, whose login comes back to <code>/device/callback</code>. An unknown, expired, used or decided code shows the form again with the same words; wrong codes are limited per address (20 per 10 minutes, then 429 with <code>Retry-After</code>). A stale or foreign CSRF token changes nothing.</p>
+	 * @summary Enter a device's code
+	 * @param {Api.SubmitDeviceCodeRequest} [request]
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public submitDeviceCode(request: Api.SubmitDeviceCodeRequest | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).submitDeviceCode(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Posted by the confirmation page with its CSRF token, bound to the browser&#39;s cookie: <code>decision=approve</code> gives the device&#39;s next poll the user&#39;s tokens (audit <code>device.approved</code>); anything else answers it <code>access_denied</code> (<code>device.denied</code>). A stale or foreign form changes nothing.</p>
+	 * @summary Approve or deny a device
+	 * @param {Api.SubmitDeviceDecisionRequest} [request]
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public submitDeviceDecision(request: Api.SubmitDeviceDecisionRequest | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).submitDeviceDecision(request, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -10758,7 +11078,72 @@ export class SessionsApi extends BaseAPI {
 export const TokensApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>, with <code>client_id</code> (a public client) or HTTP Basic (a confidential one; <code>client_id</code> may then be left out); answers an access and a refresh token. <strong>refresh_token</strong>: <code>refresh_token</code>, with <code>client_id</code> or HTTP Basic; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order (<code>error</code> / <code>error_code</code>): parameters (<code>invalid_request</code> / <code>invalid_params</code>; a <code>grant_type</code> the service does not offer, such as <code>password</code>, is <code>unsupported_grant_type</code>), client exists (<code>invalid_client</code> / <code>invalid_client</code>), Basic secret when sent (<code>invalid_client</code> / <code>invalid_client_credentials</code>, 401; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>temporarily_unavailable</code> / <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>invalid_client</code> / <code>client_not_active</code>), project active (<code>invalid_client</code> / <code>project_not_active</code>), then the code or the refresh token, each refusal <code>invalid_grant</code> (an OAuth client sends its user to sign in again): the code unknown or another client&#39;s (<code>invalid_authorization_code</code>), <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> (which also revokes what the code issued), <code>auth_code_expired</code>, <code>invalid_code_verifier</code>; the refresh token <code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>. <code>invalid_client</code> is 401 with <code>WWW-Authenticate: Basic</code> when the request sent an <code>Authorization</code> header or had to, and 400 when a public client&#39;s <code>client_id</code> names no active client. Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>. The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
+		 * <p>For a device without a browser, or where typing is hard (a CLI, a TV): a client whose <code>device_grant</code> is true authenticates as at the token endpoint (<code>client_id</code> for a public client, HTTP Basic for a confidential one) and gets a <code>device_code</code> (a secret it keeps) and a <code>user_code</code> (<code>XXXX-XXXX</code>) that its user enters at <code>verification_uri</code> (<code>/device</code> of this service; <code>verification_uri_complete</code> carries the code). The user signs in there as at <code>/authorize</code> (the project&#39;s policies, second factor, passkeys, providers and consent apply) and approves or denies the device. Meanwhile the device polls the token endpoint every <code>interval</code> seconds with <code>grant_type=urn:ietf:params:oauth:grant-type:device_code</code> and its <code>device_code</code>. <code>scope</code> and <code>resource</code> are those of an authorization request (<code>openid</code> for an ID token; RFC 8707 for one API). Refusals: <code>unauthorized_client</code> when the client&#39;s <code>device_grant</code> is false, <code>invalid_target</code> for a resource the project has not; the client errors of the token endpoint. Answers carry <code>Cache-Control: no-store</code>.</p>
+		 * @summary Start a device authorization (RFC 8628)
+		 * @param {Api.DeviceAuthorizationRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		authorizeDevice(request: Api.DeviceAuthorizationRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling authorizeDevice.');
+			}
+			let localVarPath = `/api/v1/tokens/device_authorization`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication basicAuth required
+			// http basic authentication required
+			if (configuration && (configuration.username || configuration.password)) {
+				localVarHeaderParameter.set("Authorization", "Basic " + btoa(configuration.username + ":" + configuration.password));
+			}
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('basicAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Basic " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/x-www-form-urlencoded');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				const localVarFormParams = new URLSearchParams();
+				if (request["client_id"] !== undefined) {
+					localVarFormParams.append('client_id', String(request["client_id"]));
+				}
+				if (request["client_secret"] !== undefined) {
+					localVarFormParams.append('client_secret', String(request["client_secret"]));
+				}
+				if (request["scope"] !== undefined) {
+					localVarFormParams.append('scope', String(request["scope"]));
+				}
+				if (request["resource"] !== undefined) {
+					localVarFormParams.append('resource', String(request["resource"]));
+				}
+				localVarRequestOptions.body = localVarFormParams;
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>, with <code>client_id</code> (a public client) or HTTP Basic (a confidential one; <code>client_id</code> may then be left out); answers an access and a refresh token. <strong>refresh_token</strong>: <code>refresh_token</code>, with <code>client_id</code> or HTTP Basic; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order (<code>error</code> / <code>error_code</code>): parameters (<code>invalid_request</code> / <code>invalid_params</code>; a <code>grant_type</code> the service does not offer, such as <code>password</code>, is <code>unsupported_grant_type</code>), client exists (<code>invalid_client</code> / <code>invalid_client</code>), Basic secret when sent (<code>invalid_client</code> / <code>invalid_client_credentials</code>, 401; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>temporarily_unavailable</code> / <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>invalid_client</code> / <code>client_not_active</code>), project active (<code>invalid_client</code> / <code>project_not_active</code>), then the code or the refresh token, each refusal <code>invalid_grant</code> (an OAuth client sends its user to sign in again): the code unknown or another client&#39;s (<code>invalid_authorization_code</code>), <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> (which also revokes what the code issued), <code>auth_code_expired</code>, <code>invalid_code_verifier</code>; the refresh token <code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>. <code>invalid_client</code> is 401 with <code>WWW-Authenticate: Basic</code> when the request sent an <code>Authorization</code> header or had to, and 400 when a public client&#39;s <code>client_id</code> names no active client. Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>. <strong>urn:ietf:params:oauth:grant-type:device_code</strong> (RFC 8628): <code>device_code</code>, with <code>client_id</code> or HTTP Basic (the client that asked for it, whose <code>device_grant</code> is true, else <code>unauthorized_client</code>); answers <code>authorization_pending</code> until the user decided at <code>/device</code>, <code>slow_down</code> when polled sooner than the interval (which then grows by 5 seconds for that code), <code>access_denied</code> when the user denied, <code>expired_token</code> after <code>expires_in</code>, <code>invalid_grant</code> (<code>invalid_device_code</code>) for an unknown code, another client&#39;s or one already used; once approved, the user&#39;s tokens as the code grant gives them, once. The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
 		 * @summary Exchange credentials for an access token
 		 * @param {Api.TokenRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -10821,6 +11206,9 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 				}
 				if (request["refresh_token"] !== undefined) {
 					localVarFormParams.append('refresh_token', String(request["refresh_token"]));
+				}
+				if (request["device_code"] !== undefined) {
+					localVarFormParams.append('device_code', String(request["device_code"]));
 				}
 				if (request["state"] !== undefined) {
 					localVarFormParams.append('state', String(request["state"]));
@@ -11138,7 +11526,67 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 export const TokensApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>, with <code>client_id</code> (a public client) or HTTP Basic (a confidential one; <code>client_id</code> may then be left out); answers an access and a refresh token. <strong>refresh_token</strong>: <code>refresh_token</code>, with <code>client_id</code> or HTTP Basic; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order (<code>error</code> / <code>error_code</code>): parameters (<code>invalid_request</code> / <code>invalid_params</code>; a <code>grant_type</code> the service does not offer, such as <code>password</code>, is <code>unsupported_grant_type</code>), client exists (<code>invalid_client</code> / <code>invalid_client</code>), Basic secret when sent (<code>invalid_client</code> / <code>invalid_client_credentials</code>, 401; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>temporarily_unavailable</code> / <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>invalid_client</code> / <code>client_not_active</code>), project active (<code>invalid_client</code> / <code>project_not_active</code>), then the code or the refresh token, each refusal <code>invalid_grant</code> (an OAuth client sends its user to sign in again): the code unknown or another client&#39;s (<code>invalid_authorization_code</code>), <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> (which also revokes what the code issued), <code>auth_code_expired</code>, <code>invalid_code_verifier</code>; the refresh token <code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>. <code>invalid_client</code> is 401 with <code>WWW-Authenticate: Basic</code> when the request sent an <code>Authorization</code> header or had to, and 400 when a public client&#39;s <code>client_id</code> names no active client. Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>. The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
+		 * <p>For a device without a browser, or where typing is hard (a CLI, a TV): a client whose <code>device_grant</code> is true authenticates as at the token endpoint (<code>client_id</code> for a public client, HTTP Basic for a confidential one) and gets a <code>device_code</code> (a secret it keeps) and a <code>user_code</code> (<code>XXXX-XXXX</code>) that its user enters at <code>verification_uri</code> (<code>/device</code> of this service; <code>verification_uri_complete</code> carries the code). The user signs in there as at <code>/authorize</code> (the project&#39;s policies, second factor, passkeys, providers and consent apply) and approves or denies the device. Meanwhile the device polls the token endpoint every <code>interval</code> seconds with <code>grant_type=urn:ietf:params:oauth:grant-type:device_code</code> and its <code>device_code</code>. <code>scope</code> and <code>resource</code> are those of an authorization request (<code>openid</code> for an ID token; RFC 8707 for one API). Refusals: <code>unauthorized_client</code> when the client&#39;s <code>device_grant</code> is false, <code>invalid_target</code> for a resource the project has not; the client errors of the token endpoint. Answers carry <code>Cache-Control: no-store</code>.</p>
+		 * @summary Start a device authorization (RFC 8628)
+		 * @param {Api.DeviceAuthorizationRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		authorizeDevice(request: Api.DeviceAuthorizationRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.DeviceAuthorizationResponse> {
+			const localVarFetchArgs = TokensApiFetchParamCreator(configuration).authorizeDevice(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 429) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>, with <code>client_id</code> (a public client) or HTTP Basic (a confidential one; <code>client_id</code> may then be left out); answers an access and a refresh token. <strong>refresh_token</strong>: <code>refresh_token</code>, with <code>client_id</code> or HTTP Basic; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order (<code>error</code> / <code>error_code</code>): parameters (<code>invalid_request</code> / <code>invalid_params</code>; a <code>grant_type</code> the service does not offer, such as <code>password</code>, is <code>unsupported_grant_type</code>), client exists (<code>invalid_client</code> / <code>invalid_client</code>), Basic secret when sent (<code>invalid_client</code> / <code>invalid_client_credentials</code>, 401; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>temporarily_unavailable</code> / <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>invalid_client</code> / <code>client_not_active</code>), project active (<code>invalid_client</code> / <code>project_not_active</code>), then the code or the refresh token, each refusal <code>invalid_grant</code> (an OAuth client sends its user to sign in again): the code unknown or another client&#39;s (<code>invalid_authorization_code</code>), <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> (which also revokes what the code issued), <code>auth_code_expired</code>, <code>invalid_code_verifier</code>; the refresh token <code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>. <code>invalid_client</code> is 401 with <code>WWW-Authenticate: Basic</code> when the request sent an <code>Authorization</code> header or had to, and 400 when a public client&#39;s <code>client_id</code> names no active client. Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>. <strong>urn:ietf:params:oauth:grant-type:device_code</strong> (RFC 8628): <code>device_code</code>, with <code>client_id</code> or HTTP Basic (the client that asked for it, whose <code>device_grant</code> is true, else <code>unauthorized_client</code>); answers <code>authorization_pending</code> until the user decided at <code>/device</code>, <code>slow_down</code> when polled sooner than the interval (which then grows by 5 seconds for that code), <code>access_denied</code> when the user denied, <code>expired_token</code> after <code>expires_in</code>, <code>invalid_grant</code> (<code>invalid_device_code</code>) for an unknown code, another client&#39;s or one already used; once approved, the user&#39;s tokens as the code grant gives them, once. The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
 		 * @summary Exchange credentials for an access token
 		 * @param {Api.TokenRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -11545,7 +11993,18 @@ export const TokensApiFactory: FactoryFunction<TokensApi> = function (configurat
  */
 export class TokensApi extends BaseAPI {
 	/**
-	 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>, with <code>client_id</code> (a public client) or HTTP Basic (a confidential one; <code>client_id</code> may then be left out); answers an access and a refresh token. <strong>refresh_token</strong>: <code>refresh_token</code>, with <code>client_id</code> or HTTP Basic; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order (<code>error</code> / <code>error_code</code>): parameters (<code>invalid_request</code> / <code>invalid_params</code>; a <code>grant_type</code> the service does not offer, such as <code>password</code>, is <code>unsupported_grant_type</code>), client exists (<code>invalid_client</code> / <code>invalid_client</code>), Basic secret when sent (<code>invalid_client</code> / <code>invalid_client_credentials</code>, 401; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>temporarily_unavailable</code> / <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>invalid_client</code> / <code>client_not_active</code>), project active (<code>invalid_client</code> / <code>project_not_active</code>), then the code or the refresh token, each refusal <code>invalid_grant</code> (an OAuth client sends its user to sign in again): the code unknown or another client&#39;s (<code>invalid_authorization_code</code>), <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> (which also revokes what the code issued), <code>auth_code_expired</code>, <code>invalid_code_verifier</code>; the refresh token <code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>. <code>invalid_client</code> is 401 with <code>WWW-Authenticate: Basic</code> when the request sent an <code>Authorization</code> header or had to, and 400 when a public client&#39;s <code>client_id</code> names no active client. Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>. The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
+	 * <p>For a device without a browser, or where typing is hard (a CLI, a TV): a client whose <code>device_grant</code> is true authenticates as at the token endpoint (<code>client_id</code> for a public client, HTTP Basic for a confidential one) and gets a <code>device_code</code> (a secret it keeps) and a <code>user_code</code> (<code>XXXX-XXXX</code>) that its user enters at <code>verification_uri</code> (<code>/device</code> of this service; <code>verification_uri_complete</code> carries the code). The user signs in there as at <code>/authorize</code> (the project&#39;s policies, second factor, passkeys, providers and consent apply) and approves or denies the device. Meanwhile the device polls the token endpoint every <code>interval</code> seconds with <code>grant_type=urn:ietf:params:oauth:grant-type:device_code</code> and its <code>device_code</code>. <code>scope</code> and <code>resource</code> are those of an authorization request (<code>openid</code> for an ID token; RFC 8707 for one API). Refusals: <code>unauthorized_client</code> when the client&#39;s <code>device_grant</code> is false, <code>invalid_target</code> for a resource the project has not; the client errors of the token endpoint. Answers carry <code>Cache-Control: no-store</code>.</p>
+	 * @summary Start a device authorization (RFC 8628)
+	 * @param {Api.DeviceAuthorizationRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public authorizeDevice(request: Api.DeviceAuthorizationRequest, options?: RequestInit) {
+		return TokensApiFp(this.configuration).authorizeDevice(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Three grants. <strong>client_credentials</strong> (machines): <code>Authorization: Basic base64(client_id:client_secret)</code>; no refresh token, authenticate again when the token expires. <strong>authorization_code</strong> (users, after <code>/authorize</code>): <code>authorization_code</code> (or <code>code</code>), <code>redirect_uri</code> and the PKCE <code>code_verifier</code>, with <code>client_id</code> (a public client) or HTTP Basic (a confidential one; <code>client_id</code> may then be left out); answers an access and a refresh token. <strong>refresh_token</strong>: <code>refresh_token</code>, with <code>client_id</code> or HTTP Basic; every refresh rotates both tokens, and a spent refresh token presented again ends the whole session. Checks, in order (<code>error</code> / <code>error_code</code>): parameters (<code>invalid_request</code> / <code>invalid_params</code>; a <code>grant_type</code> the service does not offer, such as <code>password</code>, is <code>unsupported_grant_type</code>), client exists (<code>invalid_client</code> / <code>invalid_client</code>), Basic secret when sent (<code>invalid_client</code> / <code>invalid_client_credentials</code>, 401; a client whose <code>token_endpoint_auth_method</code> is <code>client_secret_basic</code> must send it with every grant; failed secrets are throttled per client id and address, 429 <code>temporarily_unavailable</code> / <code>too_many_requests</code> with <code>Retry-After</code>), client active (<code>invalid_client</code> / <code>client_not_active</code>), project active (<code>invalid_client</code> / <code>project_not_active</code>), then the code or the refresh token, each refusal <code>invalid_grant</code> (an OAuth client sends its user to sign in again): the code unknown or another client&#39;s (<code>invalid_authorization_code</code>), <code>different_authorize_redirect_uri</code>, <code>auth_code_already_used</code> (which also revokes what the code issued), <code>auth_code_expired</code>, <code>invalid_code_verifier</code>; the refresh token <code>invalid_refresh_token</code>, <code>refresh_token_already_used</code>, <code>refresh_token_expired</code>. <code>invalid_client</code> is 401 with <code>WWW-Authenticate: Basic</code> when the request sent an <code>Authorization</code> header or had to, and 400 when a public client&#39;s <code>client_id</code> names no active client. Tokens carry <code>aud</code> = the project id; permissions are evaluated live on every request. A login whose authorization request had <code>openid</code> in its <code>scope</code> also gets an <code>id_token</code> (and <code>scope</code>) from the code and from every refresh. Answers carry <code>Cache-Control: no-store</code>. <strong>urn:ietf:params:oauth:grant-type:device_code</strong> (RFC 8628): <code>device_code</code>, with <code>client_id</code> or HTTP Basic (the client that asked for it, whose <code>device_grant</code> is true, else <code>unauthorized_client</code>); answers <code>authorization_pending</code> until the user decided at <code>/device</code>, <code>slow_down</code> when polled sooner than the interval (which then grows by 5 seconds for that code), <code>access_denied</code> when the user denied, <code>expired_token</code> after <code>expires_in</code>, <code>invalid_grant</code> (<code>invalid_device_code</code>) for an unknown code, another client&#39;s or one already used; once approved, the user&#39;s tokens as the code grant gives them, once. The form body is at most 64 KiB (413) and 64 fields (400 <code>invalid_request</code>). Errors carry the RFC 6749 §5.2 code in <code>error</code> (<code>invalid_request</code>, <code>invalid_client</code>, <code>invalid_grant</code>, <code>unsupported_grant_type</code>; <code>temporarily_unavailable</code> when throttled or when the database cannot be reached, <code>server_error</code> otherwise) and the service&#39;s own code in <code>error_code</code>; every <code>invalid_client</code> with 401 carries <code>WWW-Authenticate: Basic</code>.</p>
 	 * @summary Exchange credentials for an access token
 	 * @param {Api.TokenRequest} request
 	 * @param {RequestInit} [options] Override http request option.
