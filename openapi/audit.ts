@@ -127,6 +127,10 @@ export const EVENT_TYPES = {
   "login.sso": "A user was signed in by their single sign-on session, without the login form",
   "sso_session.ended": "A single sign-on session ended by a logout, with the login sessions it created",
   "token.revoked": "An access token was revoked (RFC 7009)",
+  "token.exchanged":
+    "A client with a delegation exchanged a subject's token for one naming it as the actor (RFC 8693): " +
+    "`details.subject` (`type`, `id`), `details.actor`, `details.actors` (the chain, the latest first), " +
+    "`details.permissions` granted, `details.resource` (an API's indicator, if any), `details.jti`",
   "password_reset.requested":
     "A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor)",
   "password_reset.completed":

@@ -44,6 +44,16 @@ const DEVICE_GRANT =
   "and signs in there, and the device polls the token endpoint with " +
   "`grant_type=urn:ietf:params:oauth:grant-type:device_code`. false: such requests answer `unauthorized_client`.";
 
+const DELEGATION =
+  "What the client may carry when it acts for the project's users and clients (RFC 8693 token " +
+  'exchange): null (the default) lets it act for nobody; `{"permission_ids": [...]}` names the permissions a ' +
+  "token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or " +
+  "changing it needs a caller that covers these permissions.";
+const Delegation = z.strictObject({ permission_ids: PermissionIds }).nullable();
+const DelegationAnswer = z.object({ permission_ids: z.array(z.string()) }).nullable().openapi({
+  description: DELEGATION,
+});
+
 export const Client = z.object({
   id: z.string().openapi({ description: "The client_id" }),
   project_id: z.string(),
@@ -75,6 +85,7 @@ export const Client = z.object({
   last_used_at: z.string().nullable().openapi({
     description: "For a client of a metadata document: its last authorization or token request; else null",
   }),
+  delegation: DelegationAnswer,
   ...Timestamps,
 }).openapi("Client");
 export type Client = z.infer<typeof Client>;
@@ -100,6 +111,7 @@ export const CreateClientRequest = z.strictObject({
   post_logout_redirect_uris: ClientPostLogoutRedirectUris.optional(),
   third_party: z.boolean().optional().openapi({ description: `${THIRD_PARTY} Default false.` }),
   device_grant: z.boolean().optional().openapi({ description: `${DEVICE_GRANT} Default false.` }),
+  delegation: Delegation.optional().openapi({ description: `${DELEGATION} Default null.` }),
 }).openapi("CreateClientRequest");
 export type CreateClientRequest = z.infer<typeof CreateClientRequest>;
 
@@ -123,6 +135,11 @@ export const UpdateClientRequest = z.strictObject({
   }),
   third_party: z.boolean().optional().openapi({ description: `${THIRD_PARTY} Omitted: unchanged.` }),
   device_grant: z.boolean().optional().openapi({ description: `${DEVICE_GRANT} Omitted: unchanged.` }),
+  delegation: Delegation.optional().openapi({
+    description:
+      `${DELEGATION} Omitted: unchanged. A change counts at once: the tokens the client exchanged ` +
+      "before carry no more than the new delegation allows.",
+  }),
 }).openapi("UpdateClientRequest");
 export type UpdateClientRequest = z.infer<typeof UpdateClientRequest>;
 

@@ -10,9 +10,12 @@ export const TokenRequest = z.object({
     "refresh_token",
     "client_credentials",
     "urn:ietf:params:oauth:grant-type:device_code",
+    "urn:ietf:params:oauth:grant-type:token-exchange",
   ]).openapi({
     description: "`client_credentials` for machine clients (HTTP Basic authentication required); " +
-      "`urn:ietf:params:oauth:grant-type:device_code` for a device polling for its user's approval (RFC 8628).",
+      "`urn:ietf:params:oauth:grant-type:device_code` for a device polling for its user's approval (RFC 8628); " +
+      "`urn:ietf:params:oauth:grant-type:token-exchange` for a client with a `delegation` acting for the " +
+      "subject of `subject_token` (RFC 8693; docs/agents.md).",
   }),
   client_id: field("Required without HTTP Basic in the user grants; with Basic, optional but must match."),
   client_secret: field("Not accepted: send client credentials with HTTP Basic."),
@@ -23,6 +26,27 @@ export const TokenRequest = z.object({
   refresh_token: field("Required for `refresh_token`."),
   device_code: field(
     "Required for the device grant: the `device_code` of the device authorization (RFC 8628).",
+  ),
+  subject_token: field(
+    "Token exchange: an access token of this service, of a user or a client of the exchanging client's project, " +
+      "live (not expired, not revoked, its session and subject active). Otherwise `invalid_grant`.",
+  ),
+  subject_token_type: field(
+    "Token exchange: `urn:ietf:params:oauth:token-type:access_token` (the only type taken: others are " +
+      "`invalid_request`).",
+  ),
+  actor_token: field(
+    "Token exchange, optional: a client-credentials access token of the exchanging client itself, which then is " +
+      "the actor as it is anyway (another party's token is `invalid_request`).",
+  ),
+  actor_token_type: field(
+    "Token exchange, with `actor_token`: `urn:ietf:params:oauth:token-type:access_token`.",
+  ),
+  requested_token_type: field(
+    "Token exchange, optional: `urn:ietf:params:oauth:token-type:access_token` (the only one issued).",
+  ),
+  audience: field(
+    "Token exchange: the same as `resource` (an API's indicator); with both, they must be equal.",
   ),
   state: field("Optional; ignored."),
   resource: z.union([plain(2000), z.array(plain(2000)).max(10)]).optional().openapi({
@@ -35,7 +59,9 @@ export const TokenRequest = z.object({
   }),
   scope: field(
     "With `resource`: the permission codes of that API wanted, space-separated (others are ignored). " +
-      "Without it: ignored.",
+      "Without it: ignored, except in token exchange, where it names `resource:permission` codes (or, with " +
+      "`resource`, that API's permission codes) the new token is asked for; one beyond what the subject holds " +
+      "and the client may carry is `invalid_scope`.",
   ),
 }).openapi("TokenRequest");
 export type TokenRequest = z.infer<typeof TokenRequest>;
@@ -55,7 +81,11 @@ export const TokenResponse = z.object({
   scope: z.string().optional().openapi({
     description:
       "With `resource`: the access token's scope, the granted permission codes of that API. Otherwise " +
-      "OpenID Connect: the granted scopes (`openid`, `profile`, `email`), space-separated",
+      "OpenID Connect: the granted scopes (`openid`, `profile`, `email`), space-separated. In token exchange " +
+      "without `resource`: the `resource:permission` codes granted.",
+  }),
+  issued_token_type: z.string().optional().openapi({
+    description: "Token exchange (RFC 8693 §2.2.1): `urn:ietf:params:oauth:token-type:access_token`",
   }),
 }).openapi("TokenResponse");
 export type TokenResponse = z.infer<typeof TokenResponse>;
@@ -68,6 +98,13 @@ export const TokenActionRequest = z.object({
   client_id: field("For revocation by a public client, without HTTP Basic"),
 });
 export type TokenActionRequest = z.infer<typeof TokenActionRequest>;
+
+/** RFC 8693 §4.1's `act`: an actor, with the actor it acts for nested (at most 5 deep). */
+type Act = { sub: string; act?: Act };
+const ActClaim: z.ZodType<Act> = z.object({
+  sub: z.string(),
+  act: z.lazy(() => ActClaim).optional(),
+}).openapi("Act");
 
 export const Introspection = z.object({
   active: z.boolean(),
@@ -94,7 +131,13 @@ export const Introspection = z.object({
   }),
   permissions: z.array(z.string()).optional().openapi({
     description:
-      "The subject's `resource:permission` codes now: a user's through the role, a client's directly",
+      "The subject's `resource:permission` codes now: a user's through the role, a client's directly; for a " +
+      "token of an exchange, only those every actor's delegation has and the exchange asked for",
+  }),
+  act: ActClaim.optional().openapi({
+    description:
+      "A token of an exchange (RFC 8693 §4.1): the client acting for the subject (`sub`), and the one " +
+      "it acts for in turn nested in `act`",
   }),
 }).openapi("Introspection");
 export type Introspection = z.infer<typeof Introspection>;

@@ -133,6 +133,7 @@ test("GET /.well-known/oauth-authorization-server publishes the RFC 8414 metadat
     "client_credentials",
     "refresh_token",
     "urn:ietf:params:oauth:grant-type:device_code",
+    "urn:ietf:params:oauth:grant-type:token-exchange",
   ]);
   assert.equal(m.device_authorization_endpoint, `${url}/api/v1/tokens/device_authorization`);
   assert.deepEqual(m.code_challenge_methods_supported, ["S256"]);

@@ -280,6 +280,7 @@ test("the OpenAPI document gives the three form endpoints the OAuthError schema,
     "slow_down",
     "expired_token",
     "access_denied",
+    "invalid_scope",
     "server_error",
     "temporarily_unavailable",
   ]);

@@ -60,7 +60,6 @@ test("checkAnswer refuses a field the schema lacks, at any depth", async () => {
     client_metadata_documents: "off",
     default_role_id: null,
     mfa: "optional",
-    client_metadata_documents: "off",
     branding: { display_name: null, primary_color: null, terms_url: null, privacy_url: null, logo_url: null },
     created_at: "2026-01-01T00:00:00Z",
     updated_at: "2026-01-01T00:00:00Z",

@@ -128,7 +128,7 @@ test("POST /api/v1/tokens refuses bad requests with invalid_request / invalid_pa
     assert.equal(res.headers.get("cache-control"), "no-store", name);
   }
   // RFC 6749 §5.2: a grant type the service does not offer has its own code.
-  for (const grant of ["password", "implicit", "urn:ietf:params:oauth:grant-type:device_code"]) {
+  for (const grant of ["password", "implicit", "urn:ietf:params:oauth:grant-type:jwt-bearer"]) {
     const err = await expectOAuthError(
       postToken({ grant_type: grant, username: "a@b.c", password: "secret" }, auth),
       400,

@@ -34,6 +34,8 @@ export type GateQuery = {
   pathProjectId: string | null;
   /** A default resource's permission, or null when a live token is all the operation needs. */
   permission: { resource: string; code: string } | null;
+  /** A token of an exchange (its `act` claim): its row in delegated_tokens decides (DELEGATED below). */
+  delegated?: boolean;
 };
 
 /**
@@ -88,10 +90,57 @@ const GATE = {
   }),
 };
 
+/**
+ * The gate's statement for a token of an exchange (RFC 8693), by its row in delegated_tokens: live while its
+ * subject is (a user's session and the user, or a client), while every actor of its chain is active with its
+ * delegation on, while neither it nor a token it derives from is revoked and the user has not revoked the agent;
+ * a permission is held when the subject holds it, every actor's delegation has it, and the exchange asked for it.
+ * Parameters: those of the others, then $10 the subject.
+ */
+const DELEGATED = `
+    select case when $1::text is null then null
+                else exists (select 1 from projects where id = $1::text) end as path_project_exists,
+           case when $2::text is null then true else exists (
+             select 1 from resources r
+             join permissions pe on pe.resource_id = r.id and lower(pe.code) = $3::text
+             where r.project_id = p.id and lower(r.code) = $2::text and r.is_default
+               and (dt.permission_ids is null or pe.id = any(dt.permission_ids))
+               and (dt.resource_id is null or pe.resource_id = dt.resource_id)
+               and case when dt.subject_type = 'user'
+                        then exists (select from role_permissions g where g.role_id = u.role_id and g.permission_id = pe.id)
+                        else exists (select from client_permissions g where g.client_id = dt.subject_id
+                                     and g.permission_id = pe.id) end
+               and not exists (select from unnest(dt.actors) a (id) where not exists (
+                     select from client_delegations d where d.client_id = a.id and d.permission_id = pe.id))
+           ) end as allowed,
+           false as is_admin
+    from delegated_tokens dt
+    join projects p on p.id = dt.project_id
+    join clients sc on sc.project_id = p.id and sc.id = dt.subject_client_id
+    left join sessions s on s.project_id = p.id and s.id = dt.session_id
+    left join users u on u.project_id = p.id and u.id = s.user_id
+    where dt.jti = $7::text and p.id = $5::text and dt.actors[1] = $4::text and dt.subject_id = $10::text
+      and dt.revoked_at is null and p.is_active and sc.is_active
+      and case when dt.subject_type = 'user'
+               then u.id = dt.subject_id and u.is_active and s.revoked_at is null and s.expires_at > now()
+               else dt.subject_id = dt.subject_client_id end
+      and (sc.tokens_valid_after is null or dt.subject_issued_at > sc.tokens_valid_after)
+      and not exists (select from unnest(dt.actors) a (id) join clients ac on ac.id = a.id
+                      where not ac.is_active or not ac.delegation
+                         or (ac.tokens_valid_after is not null and $9::timestamptz <= ac.tokens_valid_after))
+      and (select count(*) from clients ac where ac.id = any(dt.actors)) = cardinality(dt.actors)
+      and $6::bigint > extract(epoch from now())
+      and not exists (select 1 from revoked_access_tokens x where x.jti = $7::text or x.jti = any(dt.ancestors))
+      and exists (select 1 from signing_keys k where k.kid = $8::text and k.state in ('next', 'current', 'previous'))
+      and (p.tokens_valid_after is null or $9::timestamptz > p.tokens_valid_after)`;
+
 /** The gate's statement with a read attached after its own parameters, written once per gate and read. */
 const attached = new Map<string, string>();
 
-function withRead(kind: "client" | "user", offset: number, read: string): string {
+type Kind = "client" | "user" | "delegated";
+const STATEMENTS: Record<Kind, string> = { ...GATE, delegated: DELEGATED };
+
+function withRead(kind: Kind, offset: number, read: string): string {
   const key = `${kind}\0${read}`;
   let text = attached.get(key);
   if (text === undefined) {
@@ -99,7 +148,7 @@ function withRead(kind: "client" | "user", offset: number, read: string): string
     // Never for another project's token, unless the system project's (which the gate then checks further).
     // Materialized: inlined, the gate's row would be computed again for each use of its columns (the permission's
     // subquery and the path project's probe twice).
-    text = `with g as materialized (${GATE[kind]})
+    text = `with g as materialized (${STATEMENTS[kind]})
     select g.path_project_exists, g.allowed, g.is_admin,
            case when g.allowed and g.path_project_exists is not false
                  and ($1::text is null or $1::text = $5::text or $5::text = '${SYSTEM_PROJECT_ID}')
@@ -123,8 +172,8 @@ export function findLivePrincipal(
   read?: AttachedRead,
 ): Promise<GateRow | undefined> {
   const user = t.sessionId !== undefined;
-  // A client-credentials token: the client is the subject.
-  if (!user && t.subject !== t.clientId) return Promise.resolve(undefined);
+  // A client-credentials token: the client is the subject (a token of an exchange names its subject apart).
+  if (!t.delegated && !user && t.subject !== t.clientId) return Promise.resolve(undefined);
   const params: Param[] = [
     t.pathProjectId,
     t.permission?.resource ?? null,
@@ -135,10 +184,10 @@ export function findLivePrincipal(
     t.jti,
     t.kid,
     t.issuedAt,
-    ...(user ? [t.sessionId!, t.subject] : []),
+    ...(t.delegated ? [t.subject] : user ? [t.sessionId!, t.subject] : []),
   ];
-  const kind = user ? "user" : "client";
-  const text = read ? withRead(kind, params.length, read.text) : GATE[kind];
+  const kind: Kind = t.delegated ? "delegated" : user ? "user" : "client";
+  const text = read ? withRead(kind, params.length, read.text) : STATEMENTS[kind];
   const all = read ? [...params, ...read.params] : params;
   return gateOf(text, all.map(typeOf))(sql, all.map(textOf));
 }
@@ -245,7 +294,9 @@ export type Holder =
   | { roleId: string }
   | { permissionIds: string[] }
   | { codes: readonly string[] }
-  | { defaultResources: true };
+  | { defaultResources: true }
+  /** A token of an exchange: what its subject holds, every actor's delegation has, and the exchange asked. */
+  | { delegatedJti: string };
 
 function permissionIdsOf(sql: Sql, projectId: string, h: Holder) {
   if ("clientId" in h) {
@@ -260,6 +311,20 @@ function permissionIdsOf(sql: Sql, projectId: string, h: Holder) {
     return sql`select permission_id from role_permissions where project_id = ${projectId} and role_id = ${h.roleId}`;
   }
   if ("permissionIds" in h) return sql`select unnest(${h.permissionIds}::text[])`;
+  if ("delegatedJti" in h) {
+    return sql`select pe.id from delegated_tokens dt join permissions pe on pe.project_id = dt.project_id
+      where dt.jti = ${h.delegatedJti} and dt.project_id = ${projectId}
+        and (dt.permission_ids is null or pe.id = any(dt.permission_ids))
+        and (dt.resource_id is null or pe.resource_id = dt.resource_id)
+        and pe.id in (select rp.permission_id from role_permissions rp join users u
+                        on u.project_id = rp.project_id and u.role_id = rp.role_id
+                      where dt.subject_type = 'user' and u.id = dt.subject_id
+                      union all
+                      select cp.permission_id from client_permissions cp
+                      where dt.subject_type = 'client' and cp.client_id = dt.subject_id)
+        and not exists (select from unnest(dt.actors) a (id) where not exists (
+              select from client_delegations d where d.client_id = a.id and d.permission_id = pe.id))`;
+  }
   if ("codes" in h) {
     return sql`select pe.id from permissions pe join resources r on r.id = pe.resource_id
       where pe.project_id = ${projectId} and r.is_default and r.code || ':' || pe.code = any(${h.codes}::text[])`;

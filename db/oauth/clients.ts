@@ -15,6 +15,8 @@ const COLUMNS =
   } as last_used_at,
       array(select cp.permission_id from client_permissions cp where cp.client_id = c.id order by cp.permission_id)
         as permission_ids,
+      case when c.delegation then json_build_object('permission_ids', array(select d.permission_id
+        from client_delegations d where d.client_id = c.id order by d.permission_id)) end as delegation,
       ${timestampsText("c")}`;
 const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
@@ -103,6 +105,8 @@ export type ClientWithProjectRow = {
   metadata_url: string | null;
   /** What its project decides for such clients. */
   project_client_metadata_documents: ClientMetadataDocuments;
+  /** Whether it may act for others (token exchange, db/oauth/delegated_tokens.ts). */
+  delegation: boolean;
   project_name: string;
   project_is_active: boolean;
   /**
@@ -166,6 +170,7 @@ function lookupStatement(policy: ThrottlePolicy | null) {
     join lateral (
       select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method, c.name, c.third_party,
              c.device_grant, c.metadata_url, p.client_metadata_documents as project_client_metadata_documents,
+             c.delegation,
              p.name as project_name, p.is_active as project_is_active,
              c.redirect_uris as client_redirect_uris, p.redirect_uris as project_redirect_uris,
              c.post_logout_redirect_uris as client_post_logout_redirect_uris,
@@ -207,6 +212,23 @@ export async function updateClientRow(
       updated_at = now()
     where project_id = ${projectId} and id = ${clientId} returning id`;
   return rows.length === 1;
+}
+
+/** The client's delegation (token exchange): off (null), or on with exactly these permissions. */
+export async function setClientDelegation(
+  sql: Sql,
+  projectId: string,
+  clientId: string,
+  ids: string[] | null,
+): Promise<void> {
+  await sql`update clients set delegation = ${
+    ids !== null
+  } where project_id = ${projectId} and id = ${clientId}`;
+  await sql`delete from client_delegations where client_id = ${clientId}`;
+  if (ids === null || ids.length === 0) return;
+  await sql`insert into client_delegations ${
+    sql(ids.map((permission_id) => ({ project_id: projectId, client_id: clientId, permission_id })))
+  }`;
 }
 
 /** Replaces the client's direct grants with exactly these permissions. */

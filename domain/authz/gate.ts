@@ -67,6 +67,7 @@ export async function liveToken(
       expiresAt: claims.exp,
       pathProjectId: opts.pathProjectId,
       permission: opts.permission ? { resource, code } : null,
+      delegated: claims.act !== undefined,
     }, read)
   );
 }
@@ -80,6 +81,7 @@ export function principalOf(claims: VerifiedClaims, row: GateRow): Principal {
     jti: claims.jti,
     isSystem: claims.aud === SYSTEM_PROJECT_ID,
     isAdmin: row.is_admin,
+    ...(claims.act ? { act: claims.act } : {}),
   };
 }
 
@@ -132,7 +134,15 @@ export async function authorize(
   }
   const principal = principalOf(claims, row);
   const attached = read ? { read, record: row.record ?? null } : undefined;
-  if (need.scope === "token") return { principal, attached };
+  if (need.scope === "token") {
+    // The operations of a token's own user or client (its account, its second factors): never an agent's.
+    if (claims.act) {
+      throw new AppError("insufficient_permission", {
+        description: "a token of an exchange acts for its subject with permissions, not on its account",
+      });
+    }
+    return { principal, attached };
+  }
   if (req.pathProjectId !== null && !row.path_project_exists) throw new AppError("project_not_found");
   const projectAllowed = need.scope === "audience" ||
     (need.scope === "system"

@@ -44,7 +44,22 @@ export type AccessClaims = {
   exp: number;
   /** The session, on user tokens only. */
   sid?: string;
+  /** A token of an exchange (RFC 8693 §4.1): who acts for the subject, the former actors nested inside. */
+  act?: Actor;
 };
+
+/** RFC 8693 §4.1: the acting party (a client of the project), and the one it acts for in turn, if any. */
+export type Actor = { sub: string; act?: Actor };
+
+/** The `act` claim as this service writes it, or null: an object with a string `sub`, nested at most 5 deep. */
+export function actorOf(value: unknown, depth = 1): Actor | null {
+  if (depth > 5 || typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const { sub, act } = value as Record<string, unknown>;
+  if (typeof sub !== "string") return null;
+  if (act === undefined) return { sub };
+  const inner = actorOf(act, depth + 1);
+  return inner ? { sub, act: inner } : null;
+}
 
 /** A verified token's claims and the key that signed it. */
 export type VerifiedClaims = AccessClaims & { kid: string };
@@ -93,20 +108,25 @@ export class TokenService {
       kid: string;
       /** For one API (RFC 8707): `aud` is its indicator, `scope` what was granted of it. */
       target?: { indicator: string; scope: string };
+      /** A token of an exchange: who acts, what it was asked for (`scope`), and the subject token's end. */
+      exchange?: { act: Actor; scope: string; notAfter: number };
     },
   ): Promise<{ token: string; claims: AccessClaims }> {
     const signer = await this.#signer(c.kid);
     const ms = c.issuedAt.getTime();
     const iat = Math.floor(ms / 1000);
+    const scope = c.target?.scope ?? c.exchange?.scope;
     const claims: AccessClaims = {
       aud: c.target?.indicator ?? c.projectId,
-      ...(c.target?.scope ? { scope: c.target.scope } : {}),
+      ...(scope ? { scope } : {}),
       sub: c.subject,
       client_id: c.clientId,
       jti: newId(ms),
       iat,
-      exp: iat + this.accessTokenTtl,
+      // An exchanged token never outlives the token it was exchanged for (RFC 8693 §2.2.1's lifetime).
+      exp: Math.min(iat + this.accessTokenTtl, c.exchange?.notAfter ?? Infinity),
       ...(c.sessionId ? { sid: c.sessionId } : {}),
+      ...(c.exchange ? { act: c.exchange.act } : {}),
     };
     const token = signCompact(signer.key, signer.header, {
       iss: this.issuer,
@@ -115,6 +135,7 @@ export class TokenService {
       client_id: claims.client_id,
       ...(claims.scope ? { scope: claims.scope } : {}),
       ...(claims.sid ? { sid: claims.sid } : {}),
+      ...(claims.act ? { act: claims.act } : {}),
       iat: claims.iat,
       exp: claims.exp,
       jti: claims.jti,
@@ -302,13 +323,15 @@ function accessClaims(
 ): VerifiedClaims | null {
   const typ = typeof header.typ === "string" ? header.typ.toLowerCase() : "";
   if (typ !== "at+jwt" && typ !== "application/at+jwt") return null;
-  const { iss, aud, sub, jti, client_id, sid, iat, exp, nbf, scope } = p;
+  const { iss, aud, sub, jti, client_id, sid, iat, exp, nbf, scope, act } = p;
   if (iss !== issuer) return null;
   if (typeof exp !== "number" || exp <= now - CLOCK_LEEWAY_SECONDS || typeof iat !== "number") return null;
   if (nbf !== undefined && (typeof nbf !== "number" || nbf > now)) return null;
   if (typeof aud !== "string" || typeof sub !== "string" || typeof jti !== "string") return null;
   if (typeof client_id !== "string" || (sid !== undefined && typeof sid !== "string")) return null;
   if (scope !== undefined && typeof scope !== "string") return null;
+  const actor = act === undefined ? undefined : actorOf(act);
+  if (actor === null) return null;
   return {
     aud,
     ...(scope ? { scope: scope as string } : {}),
@@ -318,6 +341,7 @@ function accessClaims(
     iat,
     exp,
     ...(sid ? { sid: sid as string } : {}),
+    ...(actor ? { act: actor } : {}),
     kid: header.kid as string,
   };
 }

@@ -5,6 +5,7 @@ import {
   findClient,
   insertClient,
   restampClientCutoff,
+  setClientDelegation,
   setClientPermissions,
   updateClientRow,
   updateClientSecret,
@@ -87,6 +88,9 @@ export async function createClient(
       post_logout_redirect_uris: input.post_logout_redirect_uris ?? [],
     };
     await requireListsChangeable(tx, caller, projectId, NO_LISTS, lists);
+    const delegation = input.delegation
+      ? await grantablePermissionIds(tx, caller, projectId, input.delegation.permission_ids)
+      : null;
     await insertClient(tx, {
       ...lists,
       project_id: projectId,
@@ -100,6 +104,7 @@ export async function createClient(
       device_grant: input.device_grant ?? false,
     });
     await setClientPermissions(tx, projectId, id, permissionIds);
+    if (delegation) await setClientDelegation(tx, projectId, id, delegation);
     await record(tx, {
       projectId,
       type: "client.created",
@@ -148,6 +153,13 @@ export async function updateClient(
     }
     if (current.metadata_url !== null) documentFieldsUnchanged(current, input);
     if (permissionIds) await requireGrantable(tx, caller, projectId, permissionIds);
+    // What the client may carry for others: only a caller covering those permissions gives them.
+    const delegation = input.delegation === undefined
+      ? undefined
+      : input.delegation === null
+      ? null
+      : await checkPermissionIds(tx, projectId, input.delegation.permission_ids);
+    if (delegation) await requireGrantable(tx, caller, projectId, delegation);
     const lists = {
       redirect_uris: input.redirect_uris ?? current.redirect_uris,
       post_logout_redirect_uris: input.post_logout_redirect_uris ?? current.post_logout_redirect_uris,
@@ -163,6 +175,7 @@ export async function updateClient(
       device_grant: input.device_grant ?? current.device_grant,
     });
     if (permissionIds) await setClientPermissions(tx, projectId, clientId, permissionIds);
+    if (delegation !== undefined) await setClientDelegation(tx, projectId, clientId, delegation);
     if (current.is_active && !input.is_active) await endSessions(tx, { clientId });
     const after = (await findClient(tx, projectId, clientId))!;
     await record(tx, {
@@ -211,6 +224,9 @@ function documentFieldsUnchanged(current: Client, input: UpdateClientRequest): v
       field: "device_grant",
       issue: "a client of a metadata document signs in with a browser only",
     });
+  }
+  if (input.delegation) {
+    issues.push({ field: "delegation", issue: "a client of a metadata document acts for nobody" });
   }
   if (issues.length > 0) throw new AppError("invalid_params", { details: issues });
 }

@@ -4,6 +4,7 @@ import type { Introspection, TokenActionRequest } from "../../openapi/tokens.ts"
 import { permissionCodes } from "../../db/authz/principals.ts";
 import { findRefreshToken, revokeAccessToken, revokeSession } from "../../db/oauth/sessions.ts";
 import { clientSource, record } from "../audit/audit.ts";
+import { delegatedPermissions } from "../../db/oauth/delegated_tokens.ts";
 import { authenticateClient, authenticateWith, type PresentedClient } from "./client_auth.ts";
 import { liveToken, principalOf } from "../authz/gate.ts";
 import { findSessionAuth } from "../../db/oauth/oidc.ts";
@@ -88,14 +89,21 @@ export async function introspectToken(
     // A token for one of the project's APIs (RFC 8707) names it by its indicator, which must still be there;
     // the same read says what of the API its subject (a user's session, or the client itself) holds now.
     const forApi = verified.aud !== client.project_id;
-    const subject = verified.sid ? { userId: verified.sub } : { clientId: verified.client_id };
+    const subject = verified.sid ? { userId: verified.sub } : { clientId: verified.sub };
     const api = forApi ? await retryRead(() => findIndicatorTarget(sql, verified.aud, subject)) : undefined;
     if (forApi && api?.project_id !== client.project_id) return { active: false };
     const claims = { ...verified, aud: client.project_id };
     const live = await liveToken(sql, claims, { pathProjectId: null, permission: null });
     if (!live) return { active: false };
     const principal = principalOf(claims, live);
-    const permissions = await retryRead(() => permissionCodes(sql, subject));
+    // A token of an exchange holds what its subject holds within its actors' delegations and what it asked.
+    const delegated = verified.act
+      ? await retryRead(() => delegatedPermissions(sql, verified.jti))
+      : undefined;
+    const permissions = delegated
+      ? delegated.map((p) => p.code)
+      : await retryRead(() => permissionCodes(sql, subject));
+    const held = delegated ? delegated.map((p) => p.permission) : api?.held ?? [];
     return {
       active: true,
       token_type: "access_token",
@@ -106,7 +114,8 @@ export async function introspectToken(
       exp: claims.exp,
       iat: claims.iat,
       jti: claims.jti,
-      ...(api ? { scope: liveScope(verified.scope, api.held) } : {}),
+      ...(api ? { scope: liveScope(verified.scope, held) } : {}),
+      ...(verified.act ? { act: verified.act } : {}),
       ...(principal.sessionId ? { sid: principal.sessionId } : {}),
       ...(principal.sessionId ? await sessionAuth(sql, claims.aud, principal.sessionId) : {}),
       permissions,

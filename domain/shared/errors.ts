@@ -20,6 +20,10 @@ export const ERRORS = {
   refresh_token_expired: { message: "the refresh token has expired; the user signs in again" },
   refresh_token_already_used: { message: "the refresh token was already used" },
   invalid_device_code: { message: "the device code is invalid" },
+  invalid_subject_token: {
+    message: "the subject token is not a live access token of this project (expired, revoked or malformed)",
+  },
+  invalid_scope: { message: "the scope asks for more than the subject holds and the client may carry" },
   authorization_pending: { message: "the user has not yet approved the device" },
   slow_down: { message: "polling too fast: wait 5 seconds more between requests" },
   expired_token: { message: "the device code has expired; start again" },

@@ -22,12 +22,20 @@ export type Principal = {
   isAdmin: boolean;
   /** Where the request came from, for the audit trail. */
   request?: RequestInfo;
+  /** A token of an exchange (RFC 8693 `act`): the client acting for the subject, and its own actors nested. */
+  act?: { sub: string; act?: unknown };
 };
 
 export type UserPrincipal = Principal & { userId: string; sessionId: string };
 
-/** Whose permissions the principal's are: the user's (through the role) on a user token, else the client's. */
-export function subjectOf(p: Principal): { userId: string } | { clientId: string } {
+/**
+ * Whose permissions the principal's are: the user's (through the role) on a user token, else the client's; on a
+ * token of an exchange, what its subject holds within its actors' delegations and what it asked for.
+ */
+export function subjectOf(
+  p: Principal,
+): { userId: string } | { clientId: string } | { delegatedJti: string } {
+  if (p.act) return { delegatedJti: p.jti };
   return p.userId !== undefined ? { userId: p.userId } : { clientId: p.clientId };
 }
 

@@ -76,7 +76,7 @@ export function guardedRoute<const C extends Config>(
   }
   const need: Need = permission === null ? { permission: null, scope: "token" } : { permission, scope };
   const gateErrors: ErrorCode[] = need.scope === "token"
-    ? ["invalid_authorization_token"]
+    ? ["invalid_authorization_token", "insufficient_permission"]
     : need.scope === "system" || need.scope === "audience"
     ? ["invalid_authorization_token", "insufficient_permission"]
     : ["invalid_authorization_token", "insufficient_permission", "project_not_found"];
@@ -99,7 +99,8 @@ export function guardedRoute<const C extends Config>(
 function needs(need: Need): string {
   switch (need.scope) {
     case "token":
-      return "Needs only a valid token, and no permission.";
+      return "Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts " +
+        "for its subject with permissions, never on its account (403).";
     case "system":
       return `Needs \`${need.permission}\` on a system-project token.`;
     case "own-or-system":

@@ -5,6 +5,7 @@ import { deviceCode } from "./device_code.ts";
 import type { TokenResponse } from "../../../openapi/tokens.ts";
 import type { GrantContext } from "./grant.ts";
 import { refreshToken } from "./refresh_token.ts";
+import { tokenExchange } from "./token_exchange.ts";
 
 export async function exchangeCredentials(ctx: GrantContext): Promise<TokenResponse> {
   switch (ctx.form.grant_type) {
@@ -16,5 +17,7 @@ export async function exchangeCredentials(ctx: GrantContext): Promise<TokenRespo
       return await refreshToken(ctx);
     case "urn:ietf:params:oauth:grant-type:device_code":
       return await deviceCode(ctx);
+    case "urn:ietf:params:oauth:grant-type:token-exchange":
+      return await tokenExchange(ctx);
   }
 }

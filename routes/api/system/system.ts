@@ -108,6 +108,7 @@ export function authorizationServerMetadata(
       "refresh_token",
       "client_credentials",
       "urn:ietf:params:oauth:grant-type:device_code",
+      "urn:ietf:params:oauth:grant-type:token-exchange",
     ],
     code_challenge_methods_supported: ["S256"],
     token_endpoint_auth_methods_supported: ["client_secret_basic", "none"],

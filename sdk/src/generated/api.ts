@@ -2890,7 +2890,7 @@ export const IdentityProvidersApiFetchParamCreator = function (configuration?: C
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token: the identity providers the user signs in with.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token: the identity providers the user signs in with.</p>
 		 * @summary The current user's linked identities
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
@@ -3049,7 +3049,7 @@ export const IdentityProvidersApiFetchParamCreator = function (configuration?: C
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in.</p>
 		 * @summary Unlink one of the current user's identities
 		 * @param {string} providerId
 		 * @param {RequestInit} [options] Override http request option.
@@ -3488,7 +3488,7 @@ export const IdentityProvidersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token: the identity providers the user signs in with.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token: the identity providers the user signs in with.</p>
 		 * @summary The current user's linked identities
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
@@ -3513,6 +3513,12 @@ export const IdentityProvidersApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -3686,7 +3692,7 @@ export const IdentityProvidersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in.</p>
 		 * @summary Unlink one of the current user's identities
 		 * @param {string} providerId
 		 * @param {RequestInit} [options] Override http request option.
@@ -3709,6 +3715,12 @@ export const IdentityProvidersApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -3955,7 +3967,7 @@ export class IdentityProvidersApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. A user&#39;s token: the identity providers the user signs in with.</p>
+	 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token: the identity providers the user signs in with.</p>
 	 * @summary The current user's linked identities
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
@@ -3994,7 +4006,7 @@ export class IdentityProvidersApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. A user&#39;s token. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in.</p>
+	 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token. Refused with <code>last_sign_in_method</code> when it is the user&#39;s only way to sign in.</p>
 	 * @summary Unlink one of the current user's identities
 	 * @param {string} providerId
 	 * @param {RequestInit} [options] Override http request option.
@@ -9188,7 +9200,7 @@ export class RolesApi extends BaseAPI {
 export const SecondFactorsApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs only a valid token, and no permission. A code of the new key (within one 30-second step either side) completes the enrolment: from now on a sign-in asks for a code after the password. Answers ten recovery codes, once. A wrong code: 400 <code>invalid_params</code> on <code>code</code>.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A code of the new key (within one 30-second step either side) completes the enrolment: from now on a sign-in asks for a code after the password. Answers ten recovery codes, once. A wrong code: 400 <code>invalid_params</code> on <code>code</code>.</p>
 		 * @summary Confirm the authenticator with its current code
 		 * @param {Api.ConfirmTotpRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -9236,7 +9248,7 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token: whether an authenticator is enrolled, and how many recovery codes are left.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token: whether an authenticator is enrolled, and how many recovery codes are left.</p>
 		 * @summary The current user's second factors
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
@@ -9322,7 +9334,7 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). Ten new recovery codes; the old ones, spent or not, stop working. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 		 * @summary Replace the recovery codes
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -9370,7 +9382,7 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code> (the user&#39;s row is locked while that is checked: of two removals at once, at most one passes). Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code> (the user&#39;s row is locked while that is checked: of two removals at once, at most one passes). Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 		 * @summary Remove the authenticator
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -9522,7 +9534,7 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 		 * @summary Start enrolling an authenticator app
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -9579,7 +9591,7 @@ export const SecondFactorsApiFetchParamCreator = function (configuration?: Confi
 export const SecondFactorsApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs only a valid token, and no permission. A code of the new key (within one 30-second step either side) completes the enrolment: from now on a sign-in asks for a code after the password. Answers ten recovery codes, once. A wrong code: 400 <code>invalid_params</code> on <code>code</code>.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A code of the new key (within one 30-second step either side) completes the enrolment: from now on a sign-in asks for a code after the password. Answers ten recovery codes, once. A wrong code: 400 <code>invalid_params</code> on <code>code</code>.</p>
 		 * @summary Confirm the authenticator with its current code
 		 * @param {Api.ConfirmTotpRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -9605,6 +9617,12 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -9645,7 +9663,7 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token: whether an authenticator is enrolled, and how many recovery codes are left.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token: whether an authenticator is enrolled, and how many recovery codes are left.</p>
 		 * @summary The current user's second factors
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
@@ -9670,6 +9688,12 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -9771,7 +9795,7 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). Ten new recovery codes; the old ones, spent or not, stop working. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 		 * @summary Replace the recovery codes
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -9843,7 +9867,7 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code> (the user&#39;s row is locked while that is checked: of two removals at once, at most one passes). Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code> (the user&#39;s row is locked while that is checked: of two removals at once, at most one passes). Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 		 * @summary Remove the authenticator
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -10047,7 +10071,7 @@ export const SecondFactorsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 		 * @summary Start enrolling an authenticator app
 		 * @param {Api.CurrentPasswordRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -10143,7 +10167,7 @@ export const SecondFactorsApiFactory: FactoryFunction<SecondFactorsApi> = functi
  */
 export class SecondFactorsApi extends BaseAPI {
 	/**
-	 * <p>Needs only a valid token, and no permission. A code of the new key (within one 30-second step either side) completes the enrolment: from now on a sign-in asks for a code after the password. Answers ten recovery codes, once. A wrong code: 400 <code>invalid_params</code> on <code>code</code>.</p>
+	 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A code of the new key (within one 30-second step either side) completes the enrolment: from now on a sign-in asks for a code after the password. Answers ten recovery codes, once. A wrong code: 400 <code>invalid_params</code> on <code>code</code>.</p>
 	 * @summary Confirm the authenticator with its current code
 	 * @param {Api.ConfirmTotpRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -10154,7 +10178,7 @@ export class SecondFactorsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. A user&#39;s token: whether an authenticator is enrolled, and how many recovery codes are left.</p>
+	 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token: whether an authenticator is enrolled, and how many recovery codes are left.</p>
 	 * @summary The current user's second factors
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
@@ -10176,7 +10200,7 @@ export class SecondFactorsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. Ten new recovery codes; the old ones, spent or not, stop working. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
+	 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). Ten new recovery codes; the old ones, spent or not, stop working. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 	 * @summary Replace the recovery codes
 	 * @param {Api.CurrentPasswordRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -10187,7 +10211,7 @@ export class SecondFactorsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code> (the user&#39;s row is locked while that is checked: of two removals at once, at most one passes). Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
+	 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). Removes the authenticator and the recovery codes. In a project whose <code>mfa</code> policy is <code>required</code> it is the user&#39;s last factor: 409 <code>second_factor_required</code> (the user&#39;s row is locked while that is checked: of two removals at once, at most one passes). Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 	 * @summary Remove the authenticator
 	 * @param {Api.CurrentPasswordRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -10223,7 +10247,7 @@ export class SecondFactorsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
+	 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A new TOTP key (RFC 6238: SHA-1, 6 digits, 30 s) and its <code>otpauth://</code> URI for a QR code. It asks for nothing at sign-in until confirmed with <code>POST /api/v1/users/current/totp/confirm</code>; starting again replaces a key not yet confirmed. A user with an authenticator already: 409 <code>totp_already_enrolled</code>. Needs fresh proof: <code>current_password</code> when the user has a password (400 <code>invalid_params</code> on it when missing or wrong; wrong ones are throttled like logins, 429); for a user without one, <code>code</code>: the current code of their authenticator or a recovery code (spent then). An access token alone never changes factors: 403 <code>reauthentication_required</code> (a user without a password and without a factor signs in again at their provider on the account page, <code>/account</code>, to add the first). The user is mailed a notice of the change.</p>
 	 * @summary Start enrolling an authenticator app
 	 * @param {Api.CurrentPasswordRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -10413,7 +10437,7 @@ export class ServiceApi extends BaseAPI {
 export const SessionsApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token. A session is one login through one client (its refresh-token family): <code>id</code> (the <code>sid</code> of its access tokens), <code>client_id</code>, <code>created_at</code>, <code>last_used_at</code> (the last refresh), and the browser&#39;s <code>ip</code> and <code>user_agent</code> at the login.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token. A session is one login through one client (its refresh-token family): <code>id</code> (the <code>sid</code> of its access tokens), <code>client_id</code>, <code>created_at</code>, <code>last_used_at</code> (the last refresh), and the browser&#39;s <code>ip</code> and <code>user_agent</code> at the login.</p>
 		 * @summary List the current user's live sessions
 		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
@@ -10519,7 +10543,7 @@ export const SessionsApiFetchParamCreator = function (configuration?: Configurat
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token; the session may be this token&#39;s own.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token; the session may be this token&#39;s own.</p>
 		 * @summary End one of the current user's sessions
 		 * @param {string} sessionId
 		 * @param {RequestInit} [options] Override http request option.
@@ -10675,7 +10699,7 @@ export const SessionsApiFetchParamCreator = function (configuration?: Configurat
 export const SessionsApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token. A session is one login through one client (its refresh-token family): <code>id</code> (the <code>sid</code> of its access tokens), <code>client_id</code>, <code>created_at</code>, <code>last_used_at</code> (the last refresh), and the browser&#39;s <code>ip</code> and <code>user_agent</code> at the login.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token. A session is one login through one client (its refresh-token family): <code>id</code> (the <code>sid</code> of its access tokens), <code>client_id</code>, <code>created_at</code>, <code>last_used_at</code> (the last refresh), and the browser&#39;s <code>ip</code> and <code>user_agent</code> at the login.</p>
 		 * @summary List the current user's live sessions
 		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
@@ -10702,6 +10726,12 @@ export const SessionsApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -10805,7 +10835,7 @@ export const SessionsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token; the session may be this token&#39;s own.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token; the session may be this token&#39;s own.</p>
 		 * @summary End one of the current user's sessions
 		 * @param {string} sessionId
 		 * @param {RequestInit} [options] Override http request option.
@@ -10828,6 +10858,12 @@ export const SessionsApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -11009,7 +11045,7 @@ export const SessionsApiFactory: FactoryFunction<SessionsApi> = function (config
  */
 export class SessionsApi extends BaseAPI {
 	/**
-	 * <p>Needs only a valid token, and no permission. A user&#39;s token. A session is one login through one client (its refresh-token family): <code>id</code> (the <code>sid</code> of its access tokens), <code>client_id</code>, <code>created_at</code>, <code>last_used_at</code> (the last refresh), and the browser&#39;s <code>ip</code> and <code>user_agent</code> at the login.</p>
+	 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token. A session is one login through one client (its refresh-token family): <code>id</code> (the <code>sid</code> of its access tokens), <code>client_id</code>, <code>created_at</code>, <code>last_used_at</code> (the last refresh), and the browser&#39;s <code>ip</code> and <code>user_agent</code> at the login.</p>
 	 * @summary List the current user's live sessions
 	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
 	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
@@ -11035,7 +11071,7 @@ export class SessionsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. A user&#39;s token; the session may be this token&#39;s own.</p>
+	 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token; the session may be this token&#39;s own.</p>
 	 * @summary End one of the current user's sessions
 	 * @param {string} sessionId
 	 * @param {RequestInit} [options] Override http request option.
@@ -11209,6 +11245,24 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 				}
 				if (request["device_code"] !== undefined) {
 					localVarFormParams.append('device_code', String(request["device_code"]));
+				}
+				if (request["subject_token"] !== undefined) {
+					localVarFormParams.append('subject_token', String(request["subject_token"]));
+				}
+				if (request["subject_token_type"] !== undefined) {
+					localVarFormParams.append('subject_token_type', String(request["subject_token_type"]));
+				}
+				if (request["actor_token"] !== undefined) {
+					localVarFormParams.append('actor_token', String(request["actor_token"]));
+				}
+				if (request["actor_token_type"] !== undefined) {
+					localVarFormParams.append('actor_token_type', String(request["actor_token_type"]));
+				}
+				if (request["requested_token_type"] !== undefined) {
+					localVarFormParams.append('requested_token_type', String(request["requested_token_type"]));
+				}
+				if (request["audience"] !== undefined) {
+					localVarFormParams.append('audience', String(request["audience"]));
 				}
 				if (request["state"] !== undefined) {
 					localVarFormParams.append('state', String(request["state"]));
@@ -12206,7 +12260,7 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A client-credentials token has no user: <code>user_not_found</code>.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A client-credentials token has no user: <code>user_not_found</code>.</p>
 		 * @summary The user the token belongs to
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
@@ -12576,7 +12630,7 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs fresh proof: <code>current_password</code> when the user has a password (missing or wrong: 400 <code>invalid_params</code> on it, wrong attempts throttled like logins, 429); for a user without one, <code>code</code> (the current code of their authenticator or a recovery code), else 403 <code>reauthentication_required</code>: a token alone never takes the account over. A new password mails the user a notice.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs fresh proof: <code>current_password</code> when the user has a password (missing or wrong: 400 <code>invalid_params</code> on it, wrong attempts throttled like logins, 429); for a user without one, <code>code</code> (the current code of their authenticator or a recovery code), else 403 <code>reauthentication_required</code>: a token alone never takes the account over. A new password mails the user a notice.</p>
 		 * @summary Update the user the token belongs to
 		 * @param {Api.UpdateCurrentUserRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -12836,7 +12890,7 @@ export const UsersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A client-credentials token has no user: <code>user_not_found</code>.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A client-credentials token has no user: <code>user_not_found</code>.</p>
 		 * @summary The user the token belongs to
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
@@ -12861,6 +12915,12 @@ export const UsersApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -13305,7 +13365,7 @@ export const UsersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs only a valid token, and no permission. A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs fresh proof: <code>current_password</code> when the user has a password (missing or wrong: 400 <code>invalid_params</code> on it, wrong attempts throttled like logins, 429); for a user without one, <code>code</code> (the current code of their authenticator or a recovery code), else 403 <code>reauthentication_required</code>: a token alone never takes the account over. A new password mails the user a notice.</p>
+		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs fresh proof: <code>current_password</code> when the user has a password (missing or wrong: 400 <code>invalid_params</code> on it, wrong attempts throttled like logins, 429); for a user without one, <code>code</code> (the current code of their authenticator or a recovery code), else 403 <code>reauthentication_required</code>: a token alone never takes the account over. A new password mails the user a notice.</p>
 		 * @summary Update the user the token belongs to
 		 * @param {Api.UpdateCurrentUserRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -13499,7 +13559,7 @@ export class UsersApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. A client-credentials token has no user: <code>user_not_found</code>.</p>
+	 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A client-credentials token has no user: <code>user_not_found</code>.</p>
 	 * @summary The user the token belongs to
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
@@ -13589,7 +13649,7 @@ export class UsersApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs only a valid token, and no permission. A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs fresh proof: <code>current_password</code> when the user has a password (missing or wrong: 400 <code>invalid_params</code> on it, wrong attempts throttled like logins, 429); for a user without one, <code>code</code> (the current code of their authenticator or a recovery code), else 403 <code>reauthentication_required</code>: a token alone never takes the account over. A new password mails the user a notice.</p>
+	 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A user&#39;s token (from the login). <code>display_name</code> and <code>email</code> are required; <code>avatar_url</code> omitted keeps it and null or &quot;&quot; removes it; <code>password</code> empty or omitted keeps it. A new <code>password</code> or another <code>email</code> needs fresh proof: <code>current_password</code> when the user has a password (missing or wrong: 400 <code>invalid_params</code> on it, wrong attempts throttled like logins, 429); for a user without one, <code>code</code> (the current code of their authenticator or a recovery code), else 403 <code>reauthentication_required</code>: a token alone never takes the account over. A new password mails the user a notice.</p>
 	 * @summary Update the user the token belongs to
 	 * @param {Api.UpdateCurrentUserRequest} request
 	 * @param {RequestInit} [options] Override http request option.

@@ -1,0 +1,97 @@
+/** Tokens issued by token exchange (RFC 8693): one row each, which the gate reads to decide them live. */
+import type { Sql } from "../connection.ts";
+
+export type DelegatedRow = {
+  subject_type: "user" | "client";
+  subject_id: string;
+  subject_client_id: string;
+  session_id: string | null;
+  subject_issued_at: Date;
+  actors: string[];
+  ancestors: string[];
+};
+
+/** The row of a token of an exchange, by its jti. */
+export async function findDelegatedToken(sql: Sql, jti: string): Promise<DelegatedRow | undefined> {
+  const [row] = await sql<DelegatedRow[]>`
+    select subject_type, subject_id, subject_client_id, session_id, subject_issued_at, actors, ancestors
+    from delegated_tokens where jti = ${jti}`;
+  return row;
+}
+
+export async function insertDelegatedToken(
+  sql: Sql,
+  t: DelegatedRow & {
+    project_id: string;
+    jti: string;
+    permission_ids: string[] | null;
+    resource_id: string | null;
+    expires_at: number;
+  },
+): Promise<void> {
+  await sql`
+    insert into delegated_tokens (project_id, jti, subject_type, subject_id, subject_client_id, session_id,
+                                  subject_issued_at, actors, ancestors, permission_ids, resource_id, expires_at)
+    values (${t.project_id}, ${t.jti}, ${t.subject_type}, ${t.subject_id}, ${t.subject_client_id}, ${t.session_id},
+            ${t.subject_issued_at}, ${t.actors}, ${t.ancestors}, ${t.permission_ids}, ${t.resource_id},
+            to_timestamp(${t.expires_at}))`;
+}
+
+/** A permission of the project: its id, its resource, and its `resource:permission` code. */
+export type ExchangeablePermission = { id: string; resource_id: string; permission: string; code: string };
+
+/**
+ * The permissions a token of an exchange may hold, now: those the subject holds (a user through the role, a
+ * client directly) that every actor's delegation has. With `resourceId`, only that API's.
+ */
+export async function exchangeablePermissions(
+  sql: Sql,
+  projectId: string,
+  subject: { userId: string } | { clientId: string },
+  actors: string[],
+  resourceId: string | null,
+): Promise<ExchangeablePermission[]> {
+  const held = "userId" in subject
+    ? sql`select rp.permission_id from role_permissions rp join users u
+            on u.project_id = rp.project_id and u.role_id = rp.role_id
+          where u.project_id = ${projectId} and u.id = ${subject.userId}`
+    : sql`select permission_id from client_permissions where project_id = ${projectId} and client_id = ${subject.clientId}`;
+  return await sql<ExchangeablePermission[]>`
+    select pe.id, pe.resource_id, pe.code as permission, r.code || ':' || pe.code as code
+    from permissions pe join resources r on r.id = pe.resource_id
+    where pe.project_id = ${projectId} and pe.id in (${held})
+      ${resourceId === null ? sql`` : sql`and pe.resource_id = ${resourceId}`}
+      and not exists (select from unnest(${actors}::text[]) a (id) where not exists (
+            select from client_delegations d where d.client_id = a.id and d.permission_id = pe.id))
+    order by (r.code || ':' || pe.code) collate "C"`;
+}
+
+/**
+ * What a token of an exchange holds now (for introspection and coverage): its subject's holdings within every
+ * actor's delegation and what it asked for, as `resource:permission` codes with their resource.
+ */
+export async function delegatedPermissions(sql: Sql, jti: string): Promise<ExchangeablePermission[]> {
+  return await sql<ExchangeablePermission[]>`
+    select pe.id, pe.resource_id, pe.code as permission, r.code || ':' || pe.code as code
+    from delegated_tokens dt
+    join permissions pe on pe.project_id = dt.project_id
+    join resources r on r.id = pe.resource_id
+    where dt.jti = ${jti}
+      and (dt.permission_ids is null or pe.id = any(dt.permission_ids))
+      and (dt.resource_id is null or pe.resource_id = dt.resource_id)
+      and pe.id in (select rp.permission_id from role_permissions rp join users u
+                      on u.project_id = rp.project_id and u.role_id = rp.role_id
+                    where dt.subject_type = 'user' and u.id = dt.subject_id
+                    union all
+                    select cp.permission_id from client_permissions cp
+                    where dt.subject_type = 'client' and cp.client_id = dt.subject_id)
+      and not exists (select from unnest(dt.actors) a (id) where not exists (
+            select from client_delegations d where d.client_id = a.id and d.permission_id = pe.id))
+    order by (r.code || ':' || pe.code) collate "C"`;
+}
+
+/** Whether the client's delegation is on (token exchange). */
+export async function delegationOn(sql: Sql, clientId: string): Promise<boolean> {
+  const [row] = await sql<{ delegation: boolean }[]>`select delegation from clients where id = ${clientId}`;
+  return row?.delegation ?? false;
+}

@@ -1,0 +1,357 @@
+/**
+ * Token exchange (RFC 8693) with the unmodified oauth4webapi (its generic grant): an agent client with a
+ * delegation exchanges a user's token for one naming it as the actor (`act`), holding the intersection of what the
+ * user holds, what the delegation allows and what was asked; a chain of agents nests `act`; the token dies with
+ * every party (the subject token revoked, the session ended, the user or the agent deactivated, the delegation
+ * changed) on the next request; and every bad input answers the RFC's code.
+ */
+import assert from "node:assert/strict";
+import { oauth } from "./deps.ts";
+import {
+  Api,
+  baseUrl,
+  basic,
+  expectOAuthError,
+  http,
+  loginProject,
+  newProject,
+  permissionIds,
+  postToken,
+  test,
+  userTokens,
+} from "./helpers.ts";
+import { payloadOf } from "./oidc_support.ts";
+
+const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token";
+const options = { [oauth.allowInsecureRequests]: true };
+
+type Setup = Awaited<ReturnType<typeof setup>>;
+
+/**
+ * A project whose user holds users:read, roles:read and an API's read and write; an agent client (confidential)
+ * whose delegation is users:read and the API's read.
+ */
+async function setup() {
+  const p = await loginProject();
+  const indicator = `https://notes-${crypto.randomUUID().slice(0, 8)}.example/api`;
+  const resource = await p.api.resources.createResource(p.project.id, {
+    name: "Notes API",
+    code: "notes",
+    indicator,
+    permissions: [{ name: "Read", code: "read" }, { name: "Write", code: "write" }],
+  });
+  const ids = await permissionIds(p);
+  const role = await p.api.roles.createRole(p.project.id, {
+    name: "Member",
+    code: "member",
+    permission_ids: [ids["users:read"], ids["roles:read"], ids["notes:read"], ids["notes:write"]],
+  });
+  await p.api.users.updateUser(p.project.id, p.userId, {
+    display_name: "Login User",
+    is_active: true,
+    email: p.email,
+    role_id: role.id,
+  });
+  const agent = await p.api.clients.createClient(p.project.id, {
+    name: "Agent",
+    token_endpoint_auth_method: Api.TokenEndpointAuthMethod.ClientSecretBasic,
+    delegation: { permission_ids: [ids["users:read"], ids["notes:read"]] },
+  });
+  assert.deepEqual(agent.delegation?.permission_ids.sort(), [ids["users:read"], ids["notes:read"]].sort());
+  const issuer = new URL(await baseUrl());
+  const as = await oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...options }),
+  );
+  return { p, ids, indicator, resource, agent, as };
+}
+
+/** The agent's exchange through oauth4webapi's generic grant; the parsed answer, or the library's error. */
+async function exchange(
+  s: Setup,
+  subjectToken: string,
+  extra: Record<string, string> = {},
+  agent: { id: string; client_secret: string } = s.agent,
+) {
+  const response = await oauth.genericTokenEndpointRequest(
+    s.as,
+    { client_id: agent.id },
+    oauth.ClientSecretBasic(agent.client_secret),
+    TOKEN_EXCHANGE,
+    { subject_token: subjectToken, subject_token_type: ACCESS_TOKEN, ...extra },
+    options,
+  );
+  return await oauth.processGenericTokenEndpointResponse(s.as, { client_id: agent.id }, response);
+}
+
+/** The OAuth error of an exchange oauth4webapi refused. */
+async function refusal(call: Promise<unknown>): Promise<{ error: string; status: number }> {
+  const err = await call.then(() => assert.fail("accepted"), (e: unknown) => e);
+  assert.ok(err instanceof oauth.ResponseBodyError, String(err));
+  return { error: err.error, status: err.status };
+}
+
+/** A bearer request to the admin API. */
+const get = (path: string, token: string) => http(path, { headers: { authorization: `Bearer ${token}` } });
+
+async function introspect(s: Setup, token: string) {
+  const res = await http("/api/v1/tokens/introspect", {
+    method: "POST",
+    headers: {
+      authorization: basic(s.p.clientId, s.p.secret),
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({ token }).toString(),
+  });
+  assert.equal(res.status, 200);
+  return await res.json();
+}
+
+test("an agent exchanges a user's token: act names it, the permissions are the intersection, live at the gate", async () => {
+  const s = await setup();
+  const user = await userTokens({ clientId: s.p.clientId, email: s.p.email, password: s.p.password });
+  const got = await exchange(s, user.access_token);
+  assert.equal(got.issued_token_type, ACCESS_TOKEN);
+  assert.equal(got.token_type, "bearer");
+  assert.equal(got.scope, "notes:read users:read");
+  const claims = payloadOf(got.access_token);
+  const subject = payloadOf(user.access_token);
+  assert.equal(claims.sub, s.p.userId);
+  assert.equal(claims.client_id, s.agent.id);
+  assert.deepEqual(claims.act, { sub: s.agent.id });
+  assert.equal(claims.aud, s.p.project.id);
+  assert.equal(claims.sid, subject.sid);
+  assert.ok((claims.exp as number) <= (subject.exp as number), "never outlives the subject token");
+
+  // The gate: the user holds users:read and the agent may carry it; roles:read only the user holds.
+  const users = await get(`/api/v1/projects/${s.p.project.id}/users`, got.access_token);
+  assert.equal(users.status, 200);
+  await users.body?.cancel();
+  const roles = await get(`/api/v1/projects/${s.p.project.id}/roles`, got.access_token);
+  assert.equal(roles.status, 403);
+  await roles.body?.cancel();
+  // An agent acts with permissions for the user, never on the user's account.
+  const own = await get("/api/v1/users/current", got.access_token);
+  assert.equal(own.status, 403);
+  await own.body?.cancel();
+
+  const seen = await introspect(s, got.access_token);
+  assert.equal(seen.active, true);
+  assert.deepEqual(seen.act, { sub: s.agent.id });
+  assert.deepEqual(seen.permissions, ["notes:read", "users:read"]);
+
+  // Asked for less: only that; asked for more: invalid_scope.
+  const narrow = await exchange(s, user.access_token, { scope: "users:read" });
+  assert.equal(narrow.scope, "users:read");
+  assert.deepEqual((await introspect(s, narrow.access_token)).permissions, ["users:read"]);
+  assert.deepEqual(await refusal(exchange(s, user.access_token, { scope: "users:read roles:read" })), {
+    error: "invalid_scope",
+    status: 400,
+  });
+
+  // For the API (RFC 8707 resource, or RFC 8693 audience): aud is its indicator, scope its permission codes.
+  const api = await exchange(s, user.access_token, { resource: s.indicator });
+  assert.equal(payloadOf(api.access_token).aud, s.indicator);
+  assert.equal(api.scope, "read");
+  const byAudience = await exchange(s, user.access_token, { audience: s.indicator, scope: "read" });
+  assert.equal(byAudience.scope, "read");
+  assert.deepEqual(await refusal(exchange(s, user.access_token, { resource: s.indicator, scope: "write" })), {
+    error: "invalid_scope",
+    status: 400,
+  });
+
+  // A second agent acting for the first: act nests, and the permissions narrow to both delegations.
+  const second = await s.p.api.clients.createClient(s.p.project.id, {
+    name: "Sub-agent",
+    token_endpoint_auth_method: Api.TokenEndpointAuthMethod.ClientSecretBasic,
+    delegation: { permission_ids: [s.ids["users:read"], s.ids["roles:read"]] },
+  });
+  const chained = await exchange(s, got.access_token, {}, second);
+  assert.deepEqual(payloadOf(chained.access_token).act, { sub: second.id, act: { sub: s.agent.id } });
+  assert.equal(chained.scope, "users:read");
+  const chainSeen = await introspect(s, chained.access_token);
+  assert.deepEqual(chainSeen.permissions, ["users:read"]);
+
+  // The event names subject, actor and permissions.
+  const events = await get(`/api/v1/projects/${s.p.project.id}/audit-events?type=token.exchanged`, s.p.token);
+  const [last] = (await events.json()).data;
+  assert.deepEqual(last.details.subject, { type: "user", id: s.p.userId });
+  assert.equal(last.details.actor, second.id);
+  assert.deepEqual(last.details.actors, [second.id, s.agent.id]);
+  assert.deepEqual(last.details.permissions, ["users:read"]);
+});
+
+test("every party ends a delegated token on the next request: subject token, session, user, agent, delegation", async () => {
+  const s = await setup();
+  const usersPath = `/api/v1/projects/${s.p.project.id}/users`;
+  const status = async (token: string) => {
+    const res = await get(usersPath, token);
+    await res.body?.cancel();
+    return res.status;
+  };
+  const fresh = async () => {
+    const user = await userTokens({ clientId: s.p.clientId, email: s.p.email, password: s.p.password });
+    const got = await exchange(s, user.access_token);
+    assert.equal(await status(got.access_token), 200);
+    return { user, token: got.access_token };
+  };
+
+  // The subject token revoked (RFC 7009, by the client it was issued to).
+  const a = await fresh();
+  const revoke = await http("/api/v1/tokens/revoke", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ token: a.user.access_token, client_id: s.p.clientId }).toString(),
+  });
+  assert.equal(revoke.status, 200);
+  await revoke.body?.cancel();
+  assert.equal(await status(a.token), 401);
+
+  // The session ended (the user's refresh token revoked ends it).
+  const b = await fresh();
+  const end = await http("/api/v1/tokens/revoke", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ token: b.user.refresh_token, client_id: s.p.clientId }).toString(),
+  });
+  assert.equal(end.status, 200);
+  await end.body?.cancel();
+  assert.equal(await status(b.token), 401);
+
+  // The delegation changed: users:read taken out of it refuses the permission at once (the token lives on).
+  const c = await fresh();
+  await s.p.api.clients.updateClient(s.p.project.id, s.agent.id, {
+    name: "Agent",
+    is_active: true,
+    delegation: { permission_ids: [s.ids["notes:read"]] },
+  });
+  assert.equal(await status(c.token), 403);
+  assert.deepEqual((await introspect(s, c.token)).permissions, ["notes:read"]);
+  // Delegation off: the token is not live at all.
+  await s.p.api.clients.updateClient(s.p.project.id, s.agent.id, {
+    name: "Agent",
+    is_active: true,
+    delegation: null,
+  });
+  assert.equal(await status(c.token), 401);
+  assert.equal((await introspect(s, c.token)).active, false);
+  await s.p.api.clients.updateClient(s.p.project.id, s.agent.id, {
+    name: "Agent",
+    is_active: true,
+    delegation: { permission_ids: [s.ids["users:read"], s.ids["notes:read"]] },
+  });
+
+  // The agent deactivated.
+  const d = await fresh();
+  await s.p.api.clients.updateClient(s.p.project.id, s.agent.id, { name: "Agent", is_active: false });
+  assert.equal(await status(d.token), 401);
+  await s.p.api.clients.updateClient(s.p.project.id, s.agent.id, { name: "Agent", is_active: true });
+
+  // The user deactivated.
+  const e = await fresh();
+  await s.p.api.users.updateUser(s.p.project.id, s.p.userId, {
+    display_name: "Login User",
+    is_active: false,
+    email: s.p.email,
+  });
+  assert.equal(await status(e.token), 401);
+});
+
+test("refusals: a bad subject token is invalid_grant, an unsupported type invalid_request, no delegation unauthorized_client", async () => {
+  const s = await setup();
+  const user = await userTokens({ clientId: s.p.clientId, email: s.p.email, password: s.p.password });
+  const raw = (form: Record<string, string>, agent: { id: string; client_secret: string } = s.agent) =>
+    postToken({ grant_type: TOKEN_EXCHANGE, ...form }, {
+      authorization: basic(agent.id, agent.client_secret),
+    });
+  const base = { subject_token: user.access_token, subject_token_type: ACCESS_TOKEN };
+
+  await expectOAuthError(
+    raw({ ...base, subject_token: "not.a.jwt" }),
+    400,
+    "invalid_grant",
+    "invalid_subject_token",
+  );
+  const other = await loginProject();
+  const foreign = await userTokens({
+    clientId: other.clientId,
+    email: other.email,
+    password: other.password,
+  });
+  await expectOAuthError(
+    raw({ ...base, subject_token: foreign.access_token }),
+    400,
+    "invalid_grant",
+    "invalid_subject_token",
+  );
+  await expectOAuthError(
+    raw({ ...base, subject_token_type: "urn:ietf:params:oauth:token-type:id_token" }),
+    400,
+    "invalid_request",
+    "invalid_params",
+  );
+  await expectOAuthError(
+    raw({ ...base, requested_token_type: "urn:ietf:params:oauth:token-type:refresh_token" }),
+    400,
+    "invalid_request",
+    "invalid_params",
+  );
+  await expectOAuthError(raw({ subject_token_type: ACCESS_TOKEN }), 400, "invalid_request", "invalid_params");
+  // An actor token of another party.
+  await expectOAuthError(
+    raw({ ...base, actor_token: user.access_token, actor_token_type: ACCESS_TOKEN }),
+    400,
+    "invalid_request",
+    "invalid_params",
+  );
+
+  // A client without delegation.
+  const plain = await s.p.api.clients.createClient(s.p.project.id, {
+    name: "Plain",
+    token_endpoint_auth_method: Api.TokenEndpointAuthMethod.ClientSecretBasic,
+  });
+  assert.equal(plain.delegation, null);
+  await expectOAuthError(raw(base, plain), 400, "unauthorized_client", "unauthorized_client");
+
+  // A chain of more than 5 actors.
+  let token = user.access_token;
+  for (let i = 0; i < 5; i++) {
+    const agent = await s.p.api.clients.createClient(s.p.project.id, {
+      name: `Agent ${i}`,
+      token_endpoint_auth_method: Api.TokenEndpointAuthMethod.ClientSecretBasic,
+      delegation: { permission_ids: [s.ids["users:read"]] },
+    });
+    token = (await exchange(s, token, {}, agent)).access_token;
+  }
+  const sixth = await s.p.api.clients.createClient(s.p.project.id, {
+    name: "Agent 6",
+    token_endpoint_auth_method: Api.TokenEndpointAuthMethod.ClientSecretBasic,
+    delegation: { permission_ids: [s.ids["users:read"]] },
+  });
+  await expectOAuthError(
+    raw({ ...base, subject_token: token }, sixth),
+    400,
+    "invalid_request",
+    "invalid_params",
+  );
+
+  // Least privilege: a delegation is given only by a caller covering it.
+  const p2 = await newProject();
+  const ids2 = await permissionIds(p2);
+  const limited = await p2.api.clients.createClient(p2.project.id, {
+    name: "limited",
+    permission_ids: [ids2["clients:create"], ids2["clients:read"]],
+    token_endpoint_auth_method: Api.TokenEndpointAuthMethod.ClientSecretBasic,
+  });
+  const limitedToken = await (await postToken({ grant_type: "client_credentials" }, {
+    authorization: basic(limited.id, limited.client_secret),
+  })).json();
+  const refused = await http(`/api/v1/projects/${p2.project.id}/clients`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${limitedToken.access_token}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "x", delegation: { permission_ids: [ids2["users:delete"]] } }),
+  });
+  assert.equal(refused.status, 403);
+  await refused.body?.cancel();
+});
