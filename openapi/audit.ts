@@ -127,6 +127,9 @@ export const EVENT_TYPES = {
   "login.sso": "A user was signed in by their single sign-on session, without the login form",
   "sso_session.ended": "A single sign-on session ended by a logout, with the login sessions it created",
   "token.revoked": "An access token was revoked (RFC 7009)",
+  "delegation.revoked":
+    "A user removed an agent acting for them (on /account): every live token exchanged for them in whose chain " +
+    "the agent acts is refused from the next request on (`details.client_id`, `details.tokens`: how many)",
   "token.exchanged":
     "A client with a delegation exchanged a subject's token for one naming it as the actor (RFC 8693): " +
     "`details.subject` (`type`, `id`), `details.actor`, `details.actors` (the chain, the latest first), " +

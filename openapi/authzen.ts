@@ -18,7 +18,12 @@ const Properties = z.record(z.string(), z.unknown()).openapi({
 });
 
 export const Context = z.record(z.string(), z.unknown()).openapi("AuthzenContext", {
-  description: "The environment of the request. Accepted; it does not change a decision.",
+  description:
+    "The environment of the request. `act` (RFC 8693 §4.1, as a token of an exchange carries it: " +
+    '`{"sub": <client id>}`, nested for a chain) names the clients acting for the subject: the decision then ' +
+    "also needs every one of them to be an active client of the project whose delegation has the permission " +
+    "(else `actor_not_delegated`, naming the first that lacks it; a malformed `act` is `invalid_request`). " +
+    "Other members are accepted and change no decision.",
   example: { time: "1985-10-26T01:22-07:00" },
 });
 
@@ -125,6 +130,7 @@ export const REASON_CODES = [
   "unknown_resource_type",
   "unknown_action",
   "invalid_request",
+  "actor_not_delegated",
 ] as const;
 const ReasonCode = z.enum(REASON_CODES).openapi("AuthzenReasonCode", {
   description: "What decided it; a stable code (docs/authzen.md).",
@@ -136,7 +142,10 @@ const Reason = z.object({
     description: "`role_permission`: the user's role that holds the permission; `no_permission`: the " +
       "user's role, which does not (absent when the user has none)",
   }),
-  client_id: z.string().optional().openapi({ description: "`client_permission`: the client" }),
+  client_id: z.string().optional().openapi({
+    description: "`client_permission`: the client; `actor_not_delegated`: the actor of `context.act` whose " +
+      "delegation lacks the permission (or which is no active client of the project with a delegation)",
+  }),
   grant_id: z.string().optional().openapi({
     description: "`object_grant`: the live grant that allows it (the nearest to the object); " +
       "`grant_expired`: an expired grant that would have allowed it",

@@ -20,7 +20,7 @@ import {
   test,
   userTokens,
 } from "./helpers.ts";
-import { payloadOf } from "./oidc_support.ts";
+import { Browser, payloadOf, signIn } from "./oidc_support.ts";
 
 const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token";
@@ -354,4 +354,106 @@ test("refusals: a bad subject token is invalid_grant, an unsupported type invali
   });
   assert.equal(refused.status, 403);
   await refused.body?.cancel();
+});
+
+test("/account lists the agents acting for the user, and stopping one refuses its tokens at once", async () => {
+  const s = await setup();
+  const browser = new Browser();
+  const user = await signIn(browser, { clientId: s.p.clientId, email: s.p.email, password: s.p.password });
+  const got = await exchange(s, user.access_token);
+  const usersPath = `/api/v1/projects/${s.p.project.id}/users`;
+  const first = await get(usersPath, got.access_token);
+  assert.equal(first.status, 200);
+  await first.body?.cancel();
+
+  const page = await (await browser.get("/account")).text();
+  assert.match(page, /Agents acting for you/);
+  assert.match(page, /<strong>Agent<\/strong>/);
+  const form = {
+    project: /name="project" value="([^"]+)"/.exec(page)![1],
+    csrf: /name="csrf" value="([^"]+)"/.exec(page)![1],
+    client_id: s.agent.id,
+  };
+  const forged = await browser.post("/account/agents/revoke", { ...form, csrf: "x".repeat(43) });
+  assert.equal(forged.status, 403);
+  await forged.body?.cancel();
+  const stopped = await browser.post("/account/agents/revoke", form);
+  assert.equal(stopped.status, 303);
+  await stopped.body?.cancel();
+  const after = await (await browser.get(stopped.headers.get("location")!)).text();
+  assert.match(after, /No agent acts for you/);
+  const refused = await get(usersPath, got.access_token);
+  assert.equal(refused.status, 401);
+  await refused.body?.cancel();
+  const events = await get(
+    `/api/v1/projects/${s.p.project.id}/audit-events?type=delegation.revoked`,
+    s.p.token,
+  );
+  const [event] = (await events.json()).data;
+  assert.equal(event.details.client_id, s.agent.id);
+  assert.equal(event.details.tokens, 1);
+});
+
+test("AuthZEN: context.act names the actors; allowed only when the subject holds it and every actor's delegation has it", async () => {
+  const s = await setup();
+  const ask = async (path: string, body: unknown) => {
+    const res = await http(path, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.p.token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 200);
+    return await res.json();
+  };
+  const question = (action: string, act?: unknown) => ({
+    subject: { type: "user", id: s.p.userId },
+    action: { name: action },
+    resource: { type: "notes", id: "n1" },
+    ...(act === undefined ? {} : { context: { act } }),
+  });
+  const reason = (d: { context?: { reason_admin?: unknown } }) => d.context?.reason_admin;
+
+  // Without act: the user's own decision.
+  assert.equal((await ask("/access/v1/evaluation", question("write"))).decision, true);
+  // The agent may carry read, not write: read allowed, write denied naming the agent.
+  const read = await ask("/access/v1/evaluation", question("read", { sub: s.agent.id }));
+  assert.equal(read.decision, true);
+  assert.equal((reason(read) as { code: string }).code, "role_permission");
+  const write = await ask("/access/v1/evaluation", question("write", { sub: s.agent.id }));
+  assert.equal(write.decision, false);
+  assert.deepEqual(reason(write), { code: "actor_not_delegated", client_id: s.agent.id });
+  // A chain: an actor further in that lacks it is named.
+  const plain = await s.p.api.clients.createClient(s.p.project.id, { name: "No delegation" });
+  const chain = await ask(
+    "/access/v1/evaluation",
+    question("read", { sub: s.agent.id, act: { sub: plain.id } }),
+  );
+  assert.deepEqual(reason(chain), { code: "actor_not_delegated", client_id: plain.id });
+  // The subject's own refusal wins: the user lacks admin of notes (no such permission: unknown_action).
+  const subjectFails = await ask("/access/v1/evaluation", question("admin", { sub: s.agent.id }));
+  assert.equal(subjectFails.decision, false);
+  assert.equal((reason(subjectFails) as { code: string }).code, "unknown_action");
+  // A malformed act.
+  const malformed = await ask("/access/v1/evaluation", question("read", { id: s.agent.id }));
+  assert.deepEqual(reason(malformed), { code: "invalid_request", missing: ["/context/act"] });
+  // Live: the delegation changed, the next decision follows.
+  await s.p.api.clients.updateClient(s.p.project.id, s.agent.id, {
+    name: "Agent",
+    is_active: true,
+    delegation: { permission_ids: [s.ids["notes:read"], s.ids["notes:write"]] },
+  });
+  assert.equal((await ask("/access/v1/evaluation", question("write", { sub: s.agent.id }))).decision, true);
+
+  // A batch: the request's context.act applies to every item, an item's own context to itself.
+  const batch = await ask("/access/v1/evaluations", {
+    subject: { type: "user", id: s.p.userId },
+    resource: { type: "notes", id: "n1" },
+    context: { act: { sub: plain.id } },
+    evaluations: [{ action: { name: "read" } }, {
+      action: { name: "read" },
+      context: { act: { sub: s.agent.id } },
+    }],
+  });
+  assert.deepEqual(batch.evaluations.map((d: { decision: boolean }) => d.decision), [false, true]);
+  assert.deepEqual(reason(batch.evaluations[0]), { code: "actor_not_delegated", client_id: plain.id });
 });

@@ -231,3 +231,26 @@ const decideShared = batchedRead<Batch, Decided[]>(
   decideEach,
   ([project, questions, objects]) => `${project.length}:${project}${questions.length}:${questions}${objects}`,
 );
+
+/**
+ * The first of `actors` (a chain, the latest first) that may not carry the permission `action` of `resourceType`
+ * for others: not an active client of the project with its delegation on holding it. Null when all may.
+ */
+export async function actorLacking(
+  sql: Sql,
+  projectId: string,
+  actors: string[],
+  resourceType: string,
+  action: string,
+): Promise<string | null> {
+  const [row] = await sql<{ id: string }[]>`
+    select a.id from unnest(${actors}::text[]) with ordinality as a (id, n)
+    where not exists (
+      select from clients c
+      join resources r on r.project_id = c.project_id and lower(r.code) = lower(${resourceType})
+      join permissions pe on pe.resource_id = r.id and lower(pe.code) = lower(${action})
+      join client_delegations d on d.client_id = c.id and d.permission_id = pe.id
+      where c.project_id = ${projectId} and c.id = a.id and c.is_active and c.delegation)
+    order by a.n limit 1`;
+  return row?.id ?? null;
+}

@@ -95,3 +95,36 @@ export async function delegationOn(sql: Sql, clientId: string): Promise<boolean>
   const [row] = await sql<{ delegation: boolean }[]>`select delegation from clients where id = ${clientId}`;
   return row?.delegation ?? false;
 }
+
+/** An agent acting for a user now: a client first in the chain of live tokens exchanged for the user. */
+export type ActingAgent = { client_id: string; client_name: string; tokens: number; last_at: string };
+
+/** The agents holding live tokens of exchanges for the user, the latest first. */
+export async function listActingAgents(sql: Sql, projectId: string, userId: string): Promise<ActingAgent[]> {
+  return await sql<ActingAgent[]>`
+    select c.id as client_id, c.name as client_name, count(*)::int as tokens,
+           to_char(max(dt.created_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as last_at
+    from delegated_tokens dt join clients c on c.project_id = dt.project_id and c.id = dt.actors[1]
+    where dt.project_id = ${projectId} and dt.subject_type = 'user' and dt.subject_id = ${userId}
+      and dt.revoked_at is null and dt.expires_at > now()
+    group by c.id, c.name
+    order by max(dt.created_at) desc`;
+}
+
+/**
+ * Ends every live token exchanged for the user in whose chain the client acts (as the latest actor or an earlier
+ * one); how many it ended.
+ */
+export async function revokeActingAgent(
+  sql: Sql,
+  projectId: string,
+  userId: string,
+  clientId: string,
+): Promise<number> {
+  const rows = await sql`
+    update delegated_tokens set revoked_at = now()
+    where project_id = ${projectId} and subject_type = 'user' and subject_id = ${userId}
+      and ${clientId} = any(actors) and revoked_at is null and expires_at > now()
+    returning jti`;
+  return rows.length;
+}

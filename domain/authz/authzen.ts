@@ -5,7 +5,14 @@
  * statement, so one snapshot. The searches are in domain/authz/authzen_search.ts.
  */
 import { retryRead, type Sql } from "../../db/connection.ts";
-import { decideAll, type Decided, evaluate, evaluationRead, type Question } from "../../db/authz/authzen.ts";
+import {
+  actorLacking,
+  decideAll,
+  type Decided,
+  evaluate,
+  evaluationRead,
+  type Question,
+} from "../../db/authz/authzen.ts";
 import type {
   Action,
   Decision,
@@ -162,7 +169,49 @@ export async function evaluateOne(
 ): Promise<JsonText<Decision>> {
   const read = oneRead(projectId, req);
   const text = attachedRecord<string>(attached, read) ?? await retryRead(() => evaluate(sql, read));
-  return text as JsonText<Decision>;
+  const actors = actorsAsked(req.context);
+  if (actors === undefined || !text.startsWith('{"decision":true')) return text as JsonText<Decision>;
+  return await actorDecision(sql, projectId, actors, req.resource.type, req.action.name) ??
+    text as JsonText<Decision>;
+}
+
+/**
+ * The actors `context.act` names (RFC 8693 §4.1, the latest first): undefined without `act`, null when it is
+ * malformed (not `{"sub": string}` nested at most 5 deep).
+ */
+function actorsAsked(context: Record<string, unknown> | undefined): string[] | null | undefined {
+  if (context?.act === undefined) return undefined;
+  const out: string[] = [];
+  let a: unknown = context.act;
+  while (a !== undefined) {
+    if (out.length >= 5 || typeof a !== "object" || a === null || Array.isArray(a)) return null;
+    const { sub, act } = a as Record<string, unknown>;
+    if (typeof sub !== "string" || usable(sub) === null) return null;
+    out.push(sub);
+    a = act;
+  }
+  return out;
+}
+
+/**
+ * A subject's allowed decision checked against its actors: denied with `actor_not_delegated` (the first actor
+ * that may not carry the permission) or `invalid_request` (a malformed `act`); null when every actor may.
+ */
+async function actorDecision(
+  sql: Sql,
+  projectId: string,
+  actors: string[] | null,
+  resourceType: string,
+  action: string,
+): Promise<JsonText<Decision> | null> {
+  if (actors === null) return incomplete(["/context/act"]).obj as JsonText<Decision>;
+  const rt = usable(resourceType), an = usable(action);
+  const lacking = rt === null || an === null
+    ? actors[0]
+    : await retryRead(() => actorLacking(sql, projectId, actors, rt, an));
+  if (lacking === null) return null;
+  const reason = JSON.stringify({ code: "actor_not_delegated", client_id: lacking });
+  return `{"decision":false,"context":{"reason_admin":${reason}}}` as JsonText<Decision>;
 }
 
 /** An answer as JSON text, and how many of its decisions allow and deny (for the metrics). */
@@ -239,11 +288,22 @@ export async function evaluateMany(
   }
   const answers: string[] = [];
   let allowed = 0;
+  // Actors named in `context.act` (the request's, or an item's own): each distinct check asked once.
+  const actorChecks = new Map<string, JsonText<Decision> | null>();
   for (let i = 0; i < slots.length; i++) {
     const item = plan.items[i];
-    const d = "missing" in item
+    let d = "missing" in item
       ? incomplete(item.missing)
       : (item.ri !== null ? byObject.get(slots[i])?.get(item.ri) : undefined) ?? byQuestion[slots[i]];
+    const actors = actorsAsked(req.evaluations?.[i]?.context ?? req.context);
+    if (actors !== undefined && d.allowed && !("missing" in item)) {
+      const key = JSON.stringify([actors, item.rt, item.an]);
+      if (!actorChecks.has(key)) {
+        actorChecks.set(key, await actorDecision(sql, projectId, actors, item.rt ?? "", item.an ?? ""));
+      }
+      const refused = actorChecks.get(key);
+      if (refused) d = { allowed: false, obj: refused };
+    }
     answers.push(d.obj);
     if (d.allowed) allowed++;
     if (

@@ -4,6 +4,7 @@
  * what the page shows. Changes go through the same functions as the current user's API, as the user.
  */
 import { type ConsentRow, listUserConsents } from "../../db/signin/consents.ts";
+import { type ActingAgent, listActingAgents } from "../../db/oauth/delegated_tokens.ts";
 import { retryRead, type Sql, transaction } from "../../db/connection.ts";
 import {
   findBrowserSession,
@@ -90,6 +91,8 @@ export type AccountView = {
   identities: ExternalIdentity[];
   /** Connected apps: the third-party clients the user allowed (domain/signin/consent.ts). */
   consents: ConsentRow[];
+  /** Agents acting for the user: clients holding live tokens exchanged for them (domain/oauth/delegations.ts). */
+  agents: ActingAgent[];
   projects: { project_id: string; project_name: string }[];
   /** A user without a password who signed in again at their provider: until when that proves it is them. */
   freshUntil: string | null;
@@ -113,6 +116,7 @@ export async function accountView(sql: Sql, account: Account, browser: string): 
       factors: await factorsOf(sql, account.actor),
       identities: identities.data,
       consents: await listUserConsents(sql, account.projectId, account.userId),
+      agents: await listActingAgents(sql, account.projectId, account.userId),
       projects: await listBrowserProjects(sql, hashSecret(browser)),
       freshUntil: freshUntil(account.actor.reauthenticatedAt ?? null),
     };

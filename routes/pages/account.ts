@@ -27,6 +27,7 @@ import {
 } from "../../domain/factors/mfa.ts";
 import { revokeCurrentSession } from "../../domain/signin/sessions.ts";
 import { revokeOwnConsent } from "../../domain/signin/consent.ts";
+import { revokeAgent } from "../../domain/oauth/delegations.ts";
 import { removePasskey } from "../../domain/factors/passkeys.ts";
 import { updateCurrentUser } from "../../domain/signin/current_user.ts";
 import type { UpdateCurrentUserRequest } from "../../openapi/users.ts";
@@ -50,6 +51,7 @@ const NOTICES: Record<string, string> = {
   profile: "Your name was saved.",
   session: "That session was signed out.",
   consent: "The app's access was removed: its sessions ended.",
+  agent: "The agent no longer acts for you: its tokens are refused.",
   totp_removed: "The authenticator was removed: signing in asks only for your password.",
   identity: "The identity was unlinked.",
   passkey: "Your passkey was added.",
@@ -281,6 +283,23 @@ async function accountConsentsRevoke(r: Render, form: Form): Promise<Response> {
   return back(r.c, account, "consent");
 }
 
+/** POST /account/agents/revoke: an agent acting for the user stops: its tokens for them are refused at once. */
+async function accountAgentsRevoke(r: Render, form: Form): Promise<Response> {
+  const { account } = r;
+  try {
+    await revokeAgent(
+      r.c.var.deps.sql,
+      account.projectId,
+      account.userId,
+      form.client_id ?? "",
+      account.actor.source,
+    );
+  } catch (err) {
+    if (!(err instanceof AppError && err.code === "client_not_found")) throw err;
+  }
+  return back(r.c, account, "agent");
+}
+
 /** POST /account/sessions/end-all */
 async function accountSessionsEndAll(r: Render): Promise<Response> {
   await endAllOwnSessions(r.c.var.deps.sql, r.account);
@@ -461,6 +480,7 @@ export function registerAccountRoutes(app: App) {
     ["/account/sessions/end", accountSessionsEnd],
     ["/account/sessions/end-all", accountSessionsEndAll],
     ["/account/consents/revoke", accountConsentsRevoke],
+    ["/account/agents/revoke", accountAgentsRevoke],
     ["/account/totp/start", accountTotpStart],
     ["/account/totp/confirm", accountTotpConfirm],
     ["/account/totp/remove", accountTotpRemove],

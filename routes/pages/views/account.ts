@@ -339,6 +339,33 @@ function connectedAppsSection(p: Page) {
   `;
 }
 
+/** Agents acting for the user (token exchange): each one stoppable. */
+function agentsSection(p: Page) {
+  const v = p.view;
+  return html`
+    <section aria-labelledby="agents-title">
+      <h2 id="agents-title">Agents acting for you</h2>
+      <ul class="plain" id="acting-agents">
+        ${v.agents.map((a) =>
+          html`
+            <li>
+              <strong>${a.client_name}</strong>
+              <span class="muted">· ${a.tokens} live ${a.tokens === 1 ? "token" : "tokens"} · last ${when(
+                a.last_at,
+              )}</span>
+              <form method="post" action="/account/agents/revoke">
+                ${hidden(p)}<input type="hidden" name="client_id" value="${a.client_id}">
+                <button type="submit" class="small secondary" aria-label="Stop ${a.client_name}">Stop</button>
+              </form>
+            </li>
+          `
+        )}
+      </ul>
+      ${v.agents.length === 0 ? html`<p>No agent acts for you.</p>` : ""}
+    </section>
+  `;
+}
+
 /** Identities linked at upstream providers. */
 function identitiesSection(p: Page) {
   const e = p.errors ?? {};
@@ -383,7 +410,7 @@ export function accountPage(p: Page) {
       ${p.notice ? html`<p class="notice" role="status" id="notice">${p.notice}</p>` : ""}
 
       ${profileSection(p)} ${proofSection(p)} ${passwordSection(p)} ${factorsSection(p)} ${passkeysSection(p)}
-      ${sessionsSection(p)} ${connectedAppsSection(p)} ${identitiesSection(p)}
+      ${sessionsSection(p)} ${connectedAppsSection(p)} ${agentsSection(p)} ${identitiesSection(p)}
     `,
   );
 }
