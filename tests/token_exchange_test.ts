@@ -11,16 +11,20 @@ import {
   Api,
   baseUrl,
   basic,
+  DATABASE_ENV,
+  DATABASE_URL,
   expectOAuthError,
   http,
   loginProject,
   newProject,
   permissionIds,
   postToken,
+  startWith,
   test,
   userTokens,
 } from "./helpers.ts";
 import { Browser, payloadOf, signIn } from "./oidc_support.ts";
+import { ApiError, exchangeToken } from "../sdk/src/mod.ts";
 
 const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token";
@@ -149,6 +153,20 @@ test("an agent exchanges a user's token: act names it, the permissions are the i
     error: "invalid_scope",
     status: 400,
   });
+
+  // The SDK's helper: the same exchange, typed, and its refusal an ApiError with the RFC's code.
+  const sdkOptions = { issuer: await baseUrl(), clientId: s.agent.id, clientSecret: s.agent.client_secret };
+  const viaSdk = await exchangeToken({ ...sdkOptions, subjectToken: user.access_token, scope: "users:read" });
+  assert.equal(viaSdk.scope, "users:read");
+  assert.equal(viaSdk.issued_token_type, ACCESS_TOKEN);
+  const sdkRefusal = await exchangeToken({
+    ...sdkOptions,
+    subjectToken: user.access_token,
+    scope: "roles:read",
+  })
+    .then(() => assert.fail("accepted"), (e: unknown) => e);
+  assert.ok(sdkRefusal instanceof ApiError);
+  assert.equal(sdkRefusal.error, "invalid_scope");
 
   // For the API (RFC 8707 resource, or RFC 8693 audience): aud is its indicator, scope its permission codes.
   const api = await exchange(s, user.access_token, { resource: s.indicator });
@@ -457,3 +475,58 @@ test("AuthZEN: context.act names the actors; allowed only when the subject holds
   assert.deepEqual(batch.evaluations.map((d: { decision: boolean }) => d.decision), [false, true]);
   assert.deepEqual(reason(batch.evaluations[0]), { code: "actor_not_delegated", client_id: plain.id });
 });
+
+test(
+  "live across instances: a delegation changed and an agent deactivated through one refuse its token on another",
+  async () => {
+    const s = await setup();
+    const other = await startWith(DATABASE_ENV);
+    try {
+      // The subject: a client of the project holding users:read; its token and the exchange are the other's.
+      const subject = await s.p.api.clients.createClient(s.p.project.id, {
+        name: "Service",
+        token_endpoint_auth_method: Api.TokenEndpointAuthMethod.ClientSecretBasic,
+        permission_ids: [s.ids["users:read"]],
+      });
+      const form = (body: Record<string, string>, id: string, secret: string) =>
+        fetch(`${other.url}/api/v1/tokens`, {
+          method: "POST",
+          headers: { authorization: basic(id, secret), "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams(body).toString(),
+        }).then((r) => r.json());
+      const subjectToken =
+        (await form({ grant_type: "client_credentials" }, subject.id, subject.client_secret))
+          .access_token;
+      const acting = await form(
+        {
+          grant_type: TOKEN_EXCHANGE,
+          subject_token: subjectToken,
+          subject_token_type: ACCESS_TOKEN,
+        },
+        s.agent.id,
+        s.agent.client_secret,
+      );
+      assert.deepEqual(payloadOf(acting.access_token).act, { sub: s.agent.id });
+      const status = async () => {
+        const res = await fetch(`${other.url}/api/v1/projects/${s.p.project.id}/users`, {
+          headers: { authorization: `Bearer ${acting.access_token}` },
+        });
+        await res.body?.cancel();
+        return res.status;
+      };
+      assert.equal(await status(), 200);
+      // Through this instance: the delegation loses users:read, then the agent is deactivated.
+      await s.p.api.clients.updateClient(s.p.project.id, s.agent.id, {
+        name: "Agent",
+        is_active: true,
+        delegation: { permission_ids: [s.ids["notes:read"]] },
+      });
+      assert.equal(await status(), 403);
+      await s.p.api.clients.updateClient(s.p.project.id, s.agent.id, { name: "Agent", is_active: false });
+      assert.equal(await status(), 401);
+    } finally {
+      await other.close();
+    }
+  },
+  { ignore: !DATABASE_URL },
+);

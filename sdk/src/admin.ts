@@ -91,16 +91,25 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     const response = await send(`${baseUrl}/api/v1/tokens`, {
       method: "POST",
       headers: {
-        authorization: basicAuthorization(options.clientId, options.clientSecret),
+        authorization: basicAuthorization(
+          options.clientId,
+          options.clientSecret,
+        ),
         "content-type": "application/x-www-form-urlencoded",
         accept: "application/json",
       },
       body: "grant_type=client_credentials",
     });
     if (!response.ok) throw await ApiError.fromResponse(response);
-    const body = await response.json() as { access_token: string; expires_in: number };
+    const body = await response.json() as {
+      access_token: string;
+      expires_in: number;
+    };
     const margin = Math.min(renewBefore, body.expires_in / 2);
-    return { token: body.access_token, renewAt: Date.now() + (body.expires_in - margin) * 1000 };
+    return {
+      token: body.access_token,
+      renewAt: Date.now() + (body.expires_in - margin) * 1000,
+    };
   }
 
   async function accessToken(): Promise<string> {
@@ -123,7 +132,9 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     const headers = new Headers(init.headers);
     const ownCredentials = headers.has("authorization");
     let token: string | undefined;
-    if (!ownCredentials) headers.set("authorization", `Bearer ${token = await accessToken()}`);
+    if (!ownCredentials) {
+      headers.set("authorization", `Bearer ${token = await accessToken()}`);
+    }
     let response = await send(url, { ...init, headers });
     if (response.status === 401 && token !== undefined) {
       // The gate refused the token before doing anything (revoked by a secret rotation, say): get a new one and
@@ -151,10 +162,20 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     clients: new ClientsApi(bearer, baseUrl, authorizedFetch),
     objects: new ObjectsApi(bearer, baseUrl, authorizedFetch),
     grants: new GrantsApi(bearer, baseUrl, authorizedFetch),
-    project: (projectId) => createObjectsClient({ baseUrl, projectId, token: accessToken, fetch: send }),
+    project: (projectId) =>
+      createObjectsClient({
+        baseUrl,
+        projectId,
+        token: accessToken,
+        fetch: send,
+      }),
     sessions: new SessionsApi(bearer, baseUrl, authorizedFetch),
     webhooks: new WebhooksApi(bearer, baseUrl, authorizedFetch),
-    identityProviders: new IdentityProvidersApi(bearer, baseUrl, authorizedFetch),
+    identityProviders: new IdentityProvidersApi(
+      bearer,
+      baseUrl,
+      authorizedFetch,
+    ),
     audit: new AuditApi(bearer, baseUrl, authorizedFetch),
     keys: new KeysApi(bearer, baseUrl, authorizedFetch),
     tokens: new TokensApi(basic, baseUrl, checkedFetch),

@@ -6,52 +6,15 @@
 import type { Api } from "./generated/models.ts";
 import { ApiError } from "./errors.ts";
 import type { Wire } from "./wire.ts";
+import { postTokenForm, type TokenClientOptions } from "./token_forms.ts";
 
 export type DeviceAuthorization = Wire<Api.DeviceAuthorizationResponse>;
 export type DeviceTokens = Wire<Api.TokenResponse>;
 
-export type DeviceClientOptions = {
-  /** The service's URL (its `PUBLIC_URL`, the metadata's `issuer`). */
-  issuer: string;
-  /** A client whose `device_grant` is true. */
-  clientId: string;
-  /** For a confidential client (`client_secret_basic`): sent with HTTP Basic. */
-  clientSecret?: string;
-  /** The fetch to send requests with; the platform's by default. */
-  fetch?: (url: string, init: RequestInit) => Promise<Response>;
-};
+/** A client whose `device_grant` is true, and where the service is. */
+export type DeviceClientOptions = TokenClientOptions;
 
 const GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code";
-
-/** RFC 6749 §2.3.1: the id and secret form-urlencoded, then joined and base64-encoded. */
-function basic(clientId: string, secret: string): string {
-  const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, "+");
-  const bytes = new TextEncoder().encode(`${enc(clientId)}:${enc(secret)}`);
-  return `Basic ${btoa(String.fromCharCode(...bytes))}`;
-}
-
-async function postForm(
-  o: DeviceClientOptions,
-  path: string,
-  form: Record<string, string>,
-): Promise<Response> {
-  const send = o.fetch ??
-    ((url: string, init: RequestInit) => fetch(url, init));
-  const headers: Record<string, string> = {
-    "content-type": "application/x-www-form-urlencoded",
-    accept: "application/json",
-  };
-  const body = new URLSearchParams(form);
-  if (o.clientSecret !== undefined) {
-    headers.authorization = basic(o.clientId, o.clientSecret);
-  } else body.set("client_id", o.clientId);
-  return await send(`${o.issuer.replace(/\/+$/, "")}${path}`, {
-    method: "POST",
-    headers,
-    body: body.toString(),
-  });
-}
-
 /**
  * Asks for a device code and a user code (`POST /api/v1/tokens/device_authorization`). Show the user
  * `verification_uri` and `user_code` (or a QR code of `verification_uri_complete`), then `pollDeviceToken`.
@@ -63,7 +26,11 @@ export async function deviceAuthorization(
   const form: Record<string, string> = {};
   if (o.scope !== undefined) form.scope = o.scope;
   if (o.resource !== undefined) form.resource = o.resource;
-  const res = await postForm(o, "/api/v1/tokens/device_authorization", form);
+  const res = await postTokenForm(
+    o,
+    "/api/v1/tokens/device_authorization",
+    form,
+  );
   if (!res.ok) throw await ApiError.fromResponse(res);
   return await res.json();
 }
@@ -88,7 +55,7 @@ export async function pollDeviceToken(
   const sleep = o.sleep ?? wait;
   for (;;) {
     await sleep(interval * 1000, o.signal);
-    const res = await postForm(o, "/api/v1/tokens", {
+    const res = await postTokenForm(o, "/api/v1/tokens", {
       grant_type: GRANT_TYPE,
       device_code: o.deviceCode,
     });

@@ -45,7 +45,11 @@ export class ApiError extends Error {
   /** The response's headers, e.g. `Retry-After` on 429 and 503. */
   readonly headers: Headers;
 
-  constructor(status: number, body: ApiErrorBody, headers: Headers = new Headers()) {
+  constructor(
+    status: number,
+    body: ApiErrorBody,
+    headers: Headers = new Headers(),
+  ) {
     const shown = body.error_code === undefined ? body.error : `${body.error} (${body.error_code})`;
     super(`${status} ${shown}: ${body.error_description}`);
     this.status = status;
@@ -67,9 +71,17 @@ export class ApiError extends Error {
       body = undefined;
     }
     const shaped = body as
-      | { error?: unknown; error_code?: unknown; error_description?: unknown; details?: unknown }
+      | {
+        error?: unknown;
+        error_code?: unknown;
+        error_description?: unknown;
+        details?: unknown;
+      }
       | undefined;
-    if (typeof shaped?.error === "string" && typeof shaped.error_description === "string") {
+    if (
+      typeof shaped?.error === "string" &&
+      typeof shaped.error_description === "string"
+    ) {
       return new ApiError(response.status, {
         error: shaped.error as ApiErrorCode | OAuthErrorCode,
         ...(typeof shaped.error_code === "string" ? { error_code: shaped.error_code as ApiErrorCode } : {}),

@@ -1,6 +1,6 @@
 /**
  * The Access-Control Service SDK: createAdminClient, createAccessClient, createProtectedResource, the device
- * grant's deviceAuthorization and pollDeviceToken, and ApiError, written by hand, and the client generated from
+ * grant's deviceAuthorization and pollDeviceToken, token exchange's exchangeToken, and ApiError, written by hand, and the client generated from
  * the service's OpenAPI document (every API class and model), in ./generated/. The Hono middleware is apart, in
  * ./hono.ts (`@access-control/sdk/hono`).
  */
@@ -40,3 +40,5 @@ export {
   type DeviceTokens,
   pollDeviceToken,
 } from "./device.ts";
+export { type ExchangedToken, exchangeToken } from "./token_exchange.ts";
+export type { TokenClientOptions } from "./token_forms.ts";

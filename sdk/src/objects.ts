@@ -51,11 +51,22 @@ export type ObjectsClient = {
   get(resourceId: string, objectId: string): Promise<ObjectRecord>;
   list(resourceId: string, query?: ObjectQuery): Promise<Page<ObjectRecord>>;
   /** Every object the query matches, page after page. */
-  all(resourceId: string, query?: Omit<ObjectQuery, "page_num">): AsyncGenerator<ObjectRecord>;
+  all(
+    resourceId: string,
+    query?: Omit<ObjectQuery, "page_num">,
+  ): AsyncGenerator<ObjectRecord>;
   /** Renames it, or moves it (with its descendants) under another parent (`parent_id: null`: to the top). */
-  update(resourceId: string, objectId: string, change: ObjectChange): Promise<ObjectRecord>;
+  update(
+    resourceId: string,
+    objectId: string,
+    change: ObjectChange,
+  ): Promise<ObjectRecord>;
   /** Deletes it with its grants; `cascade` also its descendants (else 409 when it has children). */
-  delete(resourceId: string, objectId: string, opts?: { cascade?: boolean }): Promise<void>;
+  delete(
+    resourceId: string,
+    objectId: string,
+    opts?: { cascade?: boolean },
+  ): Promise<void>;
 };
 
 export type GrantsClient = {
@@ -82,7 +93,9 @@ export type ObjectsClientOptions = {
 
 function queryString(q: Record<string, unknown> = {}): string {
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== null) params.set(k, String(v));
+  for (const [k, v] of Object.entries(q)) {
+    if (v !== undefined && v !== null) params.set(k, String(v));
+  }
   const s = params.toString();
   return s ? `?${s}` : "";
 }
@@ -93,12 +106,17 @@ export function createObjectsClient(
   const base = `${options.baseUrl.replace(/\/+$/, "")}/api/v1/projects/${
     encodeURIComponent(options.projectId)
   }`;
-  const send = options.fetch ?? ((url: string, init: RequestInit) => fetch(url, init));
+  const send = options.fetch ??
+    ((url: string, init: RequestInit) => fetch(url, init));
   const token = typeof options.token === "string"
     ? () => Promise.resolve(options.token as string)
     : options.token;
 
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async function call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<T> {
     const response = await send(`${base}${path}`, {
       method,
       headers: {
@@ -116,11 +134,16 @@ export function createObjectsClient(
     return await response.json() as T;
   }
 
-  async function* pages<T>(list: (page: number) => Promise<Page<T>>): AsyncGenerator<T> {
+  async function* pages<T>(
+    list: (page: number) => Promise<Page<T>>,
+  ): AsyncGenerator<T> {
     for (let page = 1;; page++) {
       const answer = await list(page);
       yield* answer.data;
-      if (answer.data.length === 0 || page * answer.pagination.page_size >= answer.pagination.total) return;
+      if (
+        answer.data.length === 0 ||
+        page * answer.pagination.page_size >= answer.pagination.total
+      ) return;
     }
   }
 
@@ -131,7 +154,11 @@ export function createObjectsClient(
   const objects: ObjectsClient = {
     create: (resourceId, object) => call("POST", objectsOf(resourceId), object),
     createMany: async (resourceId, list) =>
-      (await call<{ data: ObjectRecord[] }>("POST", `${objectsOf(resourceId)}/batch`, { objects: list }))
+      (await call<{ data: ObjectRecord[] }>(
+        "POST",
+        `${objectsOf(resourceId)}/batch`,
+        { objects: list },
+      ))
         .data,
     get: (resourceId, objectId) => call("GET", objectPath(resourceId, objectId)),
     list: (resourceId, query) => call("GET", `${objectsOf(resourceId)}${queryString(query)}`),
@@ -139,7 +166,10 @@ export function createObjectsClient(
       pages((page_num) => objects.list(resourceId, { page_size: 100, ...query, page_num })),
     update: (resourceId, objectId, change) => call("PUT", objectPath(resourceId, objectId), change),
     delete: (resourceId, objectId, opts = {}) =>
-      call("DELETE", `${objectPath(resourceId, objectId)}${queryString({ cascade: opts.cascade })}`),
+      call(
+        "DELETE",
+        `${objectPath(resourceId, objectId)}${queryString({ cascade: opts.cascade })}`,
+      ),
   };
 
   const grants: GrantsClient = {

@@ -66,11 +66,18 @@ export type ProtectedResource = {
   /** The metadata for a GET on `metadataPath` or the plain well-known path; null for any other path. */
   handleMetadata(request: Request): Response | null;
   /** Checks the request's bearer token, and that it grants every one of `scopes`. */
-  authenticate(request: Request, options?: { scopes?: string[] }): Promise<Authentication>;
+  authenticate(
+    request: Request,
+    options?: { scopes?: string[] },
+  ): Promise<Authentication>;
   /** Asks the service whether the token's subject may do the action on the resource (needs `access`). */
   decide(
     claims: AccessTokenClaims,
-    request: { action: AccessAction; resource: AccessResource; context?: AccessContext },
+    request: {
+      action: AccessAction;
+      resource: AccessResource;
+      context?: AccessContext;
+    },
   ): Promise<AccessDecision>;
 };
 
@@ -91,18 +98,24 @@ const TOKEN_FAULTS: Record<string, string> = {
   ERR_JWT_INVALID: "the token is not a signed JWT",
 };
 
-export function createProtectedResource(options: ProtectedResourceOptions): ProtectedResource {
+export function createProtectedResource(
+  options: ProtectedResourceOptions,
+): ProtectedResource {
   const resource = new URL(options.resource);
   // RFC 8707 §2: no fragment; a query would have to survive in the well-known address, so none either.
   if (resource.hash || resource.search) {
-    throw new TypeError("the resource indicator must have no query and no fragment");
+    throw new TypeError(
+      "the resource indicator must have no query and no fragment",
+    );
   }
   const issuer = options.issuer;
   new URL(issuer); // throws for an address that is not absolute
   // RFC 9728 §3.1: the well-known segment goes between the host and the resource's path.
-  const metadataPath = WELL_KNOWN + (resource.pathname === "/" ? "" : resource.pathname);
+  const metadataPath = WELL_KNOWN +
+    (resource.pathname === "/" ? "" : resource.pathname);
   const metadataUrl = resource.origin + metadataPath;
-  const jwksUri = options.jwksUri ?? `${issuer.replace(/\/+$/, "")}/.well-known/jwks.json`;
+  const jwksUri = options.jwksUri ??
+    `${issuer.replace(/\/+$/, "")}/.well-known/jwks.json`;
   const send = options.fetch;
   // jose caches the keys and loads them again for a token of a key it does not know (at most every 30 s).
   const keys = createRemoteJWKSet(
@@ -122,17 +135,28 @@ export function createProtectedResource(options: ProtectedResourceOptions): Prot
    * An RFC 6750 §3 refusal, with `resource_metadata` in its challenge (RFC 9728 §5.1). `error` is null when
    * the request carried no token: §3.1 wants no error code in the challenge then (the body still has one).
    */
-  function refuse(status: 400 | 401 | 403, error: string | null, description: string, scope: string[] = []) {
+  function refuse(
+    status: 400 | 401 | 403,
+    error: string | null,
+    description: string,
+    scope: string[] = [],
+  ) {
     const params = [
       ...(error ? [`error="${error}"`, `error_description="${description}"`] : []),
       ...(scope.length ? [`scope="${scope.join(" ")}"`] : []),
       `resource_metadata="${metadataUrl}"`,
     ];
     const response = new Response(
-      JSON.stringify({ error: error ?? "invalid_token", error_description: description }),
+      JSON.stringify({
+        error: error ?? "invalid_token",
+        error_description: description,
+      }),
       {
         status,
-        headers: { "content-type": "application/json", "www-authenticate": `Bearer ${params.join(", ")}` },
+        headers: {
+          "content-type": "application/json",
+          "www-authenticate": `Bearer ${params.join(", ")}`,
+        },
       },
     );
     return { ok: false as const, response };
@@ -150,10 +174,15 @@ export function createProtectedResource(options: ProtectedResourceOptions): Prot
         requiredClaims: ["sub", "client_id", "jti", "iat", "exp"],
       });
       const { sub, client_id, jti, scope } = payload;
-      if (typeof sub !== "string" || typeof client_id !== "string" || typeof jti !== "string") {
+      if (
+        typeof sub !== "string" || typeof client_id !== "string" ||
+        typeof jti !== "string"
+      ) {
         return "the token's sub, client_id and jti must be strings";
       }
-      if (scope !== undefined && typeof scope !== "string") return "the token's scope must be a string";
+      if (scope !== undefined && typeof scope !== "string") {
+        return "the token's scope must be a string";
+      }
       return payload as AccessTokenClaims;
     } catch (err) {
       if (err instanceof errors.JWTClaimValidationFailed) {
@@ -161,7 +190,9 @@ export function createProtectedResource(options: ProtectedResourceOptions): Prot
           ? `the token has no ${err.claim}`
           : `the token's ${err.claim} is not accepted`;
       }
-      if (err instanceof errors.JOSEError && err.code in TOKEN_FAULTS) return TOKEN_FAULTS[err.code];
+      if (err instanceof errors.JOSEError && err.code in TOKEN_FAULTS) {
+        return TOKEN_FAULTS[err.code];
+      }
       throw err;
     }
   }
@@ -174,16 +205,22 @@ export function createProtectedResource(options: ProtectedResourceOptions): Prot
       const { pathname } = new URL(request.url);
       if (pathname !== metadataPath && pathname !== WELL_KNOWN) return null;
       if (request.method !== "GET" && request.method !== "HEAD") {
-        return new Response(null, { status: 405, headers: { allow: "GET, HEAD" } });
+        return new Response(null, {
+          status: 405,
+          headers: { allow: "GET, HEAD" },
+        });
       }
-      return new Response(request.method === "HEAD" ? null : JSON.stringify(metadata()), {
-        headers: {
-          "content-type": "application/json",
-          "cache-control": "public, max-age=3600",
-          // Public facts, read by browser-based clients (an MCP inspector) from another origin.
-          "access-control-allow-origin": "*",
+      return new Response(
+        request.method === "HEAD" ? null : JSON.stringify(metadata()),
+        {
+          headers: {
+            "content-type": "application/json",
+            "cache-control": "public, max-age=3600",
+            // Public facts, read by browser-based clients (an MCP inspector) from another origin.
+            "access-control-allow-origin": "*",
+          },
         },
-      });
+      );
     },
     async authenticate(request, { scopes = [] } = {}) {
       const header = request.headers.get("authorization");
@@ -192,23 +229,48 @@ export function createProtectedResource(options: ProtectedResourceOptions): Prot
         return refuse(401, null, "a bearer token is required", scopes);
       }
       const token = BEARER.exec(header)?.[1];
-      if (!token) return refuse(400, "invalid_request", "the Authorization header is not one bearer token");
+      if (!token) {
+        return refuse(
+          400,
+          "invalid_request",
+          "the Authorization header is not one bearer token",
+        );
+      }
       const claims = await verify(token);
-      if (typeof claims === "string") return refuse(401, "invalid_token", claims, scopes);
+      if (typeof claims === "string") {
+        return refuse(401, "invalid_token", claims, scopes);
+      }
       const granted = new Set((claims.scope ?? "").split(" "));
       const missing = scopes.filter((s) => !granted.has(s));
       if (missing.length > 0) {
-        return refuse(403, "insufficient_scope", `the token lacks ${missing.join(" ")}`, scopes);
+        return refuse(
+          403,
+          "insufficient_scope",
+          `the token lacks ${missing.join(" ")}`,
+          scopes,
+        );
       }
       return { ok: true, claims };
     },
     decide(claims, { action, resource, context }) {
       if (!options.access) {
-        return Promise.reject(new TypeError("decide needs the `access` option (createAccessClient)"));
+        return Promise.reject(
+          new TypeError(
+            "decide needs the `access` option (createAccessClient)",
+          ),
+        );
       }
       // The service's tokens: `sub` is the client's own id for the client-credentials grant, else the user's.
-      const subject = { type: claims.sub === claims.client_id ? "client" : "user", id: claims.sub };
-      return options.access.evaluate({ subject, action, resource, ...(context ? { context } : {}) });
+      const subject = {
+        type: claims.sub === claims.client_id ? "client" : "user",
+        id: claims.sub,
+      };
+      return options.access.evaluate({
+        subject,
+        action,
+        resource,
+        ...(context ? { context } : {}),
+      });
     },
   };
 }

@@ -7,5 +7,6 @@
  */
 export type Wire<T> = T extends string ? `${T}`
   : T extends readonly (infer U)[] ? Wire<U>[]
-  : T extends object ? string extends keyof T ? Record<string, unknown> : { [K in keyof T]: Wire<T[K]> }
+  : T extends object ? string extends keyof T ? Record<string, unknown>
+    : { [K in keyof T]: Wire<T[K]> }
   : T;
