@@ -54,6 +54,10 @@ const DelegationAnswer = z.object({ permission_ids: z.array(z.string()) }).nulla
   description: DELEGATION,
 });
 
+const MAY_ACT = "RFC 8693 `may_act`: the one client (of this project) that may exchange the access tokens " +
+  'issued to this client, its users\' and its own, which then carry `may_act: {"sub": <that client>}`; any ' +
+  "other client's exchange of them is `unauthorized_client`. null (the default): any client with a delegation.";
+
 export const Client = z.object({
   id: z.string().openapi({ description: "The client_id" }),
   project_id: z.string(),
@@ -86,6 +90,7 @@ export const Client = z.object({
     description: "For a client of a metadata document: its last authorization or token request; else null",
   }),
   delegation: DelegationAnswer,
+  may_act: z.string().nullable().openapi({ description: MAY_ACT }),
   ...Timestamps,
 }).openapi("Client");
 export type Client = z.infer<typeof Client>;
@@ -112,6 +117,7 @@ export const CreateClientRequest = z.strictObject({
   third_party: z.boolean().optional().openapi({ description: `${THIRD_PARTY} Default false.` }),
   device_grant: z.boolean().optional().openapi({ description: `${DEVICE_GRANT} Default false.` }),
   delegation: Delegation.optional().openapi({ description: `${DELEGATION} Default null.` }),
+  may_act: Id.nullable().optional().openapi({ description: `${MAY_ACT} Default null.` }),
 }).openapi("CreateClientRequest");
 export type CreateClientRequest = z.infer<typeof CreateClientRequest>;
 
@@ -139,6 +145,10 @@ export const UpdateClientRequest = z.strictObject({
     description:
       `${DELEGATION} Omitted: unchanged. A change counts at once: the tokens the client exchanged ` +
       "before carry no more than the new delegation allows.",
+  }),
+  may_act: Id.nullable().optional().openapi({
+    description:
+      `${MAY_ACT} Omitted: unchanged; null clears it. Tokens issued before keep the claim they carry.`,
   }),
 }).openapi("UpdateClientRequest");
 export type UpdateClientRequest = z.infer<typeof UpdateClientRequest>;

@@ -33,6 +33,7 @@ test("POST .../clients creates a client whose secret is shown once and gets toke
     "is_active",
     "is_admin",
     "last_used_at",
+    "may_act",
     "metadata_url",
     "name",
     "permission_ids",

@@ -530,3 +530,34 @@ test(
   },
   { ignore: !DATABASE_URL },
 );
+
+test("may_act (RFC 8693 §4.4): a client's tokens name the one agent that may exchange them; another is unauthorized_client", async () => {
+  const s = await setup();
+  const chosen = await s.p.api.clients.createClient(s.p.project.id, {
+    name: "Chosen agent",
+    token_endpoint_auth_method: Api.TokenEndpointAuthMethod.ClientSecretBasic,
+    delegation: { permission_ids: [s.ids["users:read"]] },
+  });
+  const app = await s.p.api.clients.getClient(s.p.project.id, s.p.clientId);
+  const unknown = await http(`/api/v1/projects/${s.p.project.id}/clients/${s.p.clientId}`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${s.p.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: app.name, is_active: true, may_act: "no-such-client" }),
+  });
+  assert.equal(unknown.status, 400);
+  assert.equal((await unknown.json()).details[0].field, "may_act");
+  const updated = await s.p.api.clients.updateClient(s.p.project.id, s.p.clientId, {
+    name: app.name,
+    is_active: true,
+    may_act: chosen.id,
+  });
+  assert.equal(updated.may_act, chosen.id);
+  const user = await userTokens({ clientId: s.p.clientId, email: s.p.email, password: s.p.password });
+  assert.deepEqual(payloadOf(user.access_token).may_act, { sub: chosen.id });
+  assert.deepEqual(await refusal(exchange(s, user.access_token)), {
+    error: "unauthorized_client",
+    status: 400,
+  });
+  const got = await exchange(s, user.access_token, {}, chosen);
+  assert.deepEqual(payloadOf(got.access_token).act, { sub: chosen.id });
+});

@@ -39,3 +39,9 @@ create table delegated_tokens (
 );
 -- The agents acting for a user (/account), and their revocation.
 create index delegated_tokens__subject on delegated_tokens (project_id, subject_id, expires_at);
+
+-- RFC 8693 §4.4 `may_act`: the one client that may exchange the tokens issued to this client (its users' and its
+-- own); null: any client with a delegation. The tokens carry it as their `may_act` claim.
+alter table clients add column may_act text;
+alter table clients add constraint clients__may_act_fkey foreign key (project_id, may_act)
+  references clients (project_id, id) on delete set null (may_act);

@@ -17,6 +17,7 @@ const COLUMNS =
         as permission_ids,
       case when c.delegation then json_build_object('permission_ids', array(select d.permission_id
         from client_delegations d where d.client_id = c.id order by d.permission_id)) end as delegation,
+      c.may_act,
       ${timestampsText("c")}`;
 const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
@@ -107,6 +108,8 @@ export type ClientWithProjectRow = {
   project_client_metadata_documents: ClientMetadataDocuments;
   /** Whether it may act for others (token exchange, db/oauth/delegated_tokens.ts). */
   delegation: boolean;
+  /** The one client that may exchange its tokens (RFC 8693 `may_act`), or null. */
+  may_act: string | null;
   project_name: string;
   project_is_active: boolean;
   /**
@@ -170,7 +173,7 @@ function lookupStatement(policy: ThrottlePolicy | null) {
     join lateral (
       select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method, c.name, c.third_party,
              c.device_grant, c.metadata_url, p.client_metadata_documents as project_client_metadata_documents,
-             c.delegation,
+             c.delegation, c.may_act,
              p.name as project_name, p.is_active as project_is_active,
              c.redirect_uris as client_redirect_uris, p.redirect_uris as project_redirect_uris,
              c.post_logout_redirect_uris as client_post_logout_redirect_uris,
@@ -212,6 +215,16 @@ export async function updateClientRow(
       updated_at = now()
     where project_id = ${projectId} and id = ${clientId} returning id`;
   return rows.length === 1;
+}
+
+/** The one client that may exchange the client's tokens (RFC 8693 `may_act`), or null. */
+export async function setClientMayAct(
+  sql: Sql,
+  projectId: string,
+  clientId: string,
+  mayAct: string | null,
+): Promise<void> {
+  await sql`update clients set may_act = ${mayAct} where project_id = ${projectId} and id = ${clientId}`;
 }
 
 /** The client's delegation (token exchange): off (null), or on with exactly these permissions. */

@@ -46,6 +46,8 @@ export type AccessClaims = {
   sid?: string;
   /** A token of an exchange (RFC 8693 §4.1): who acts for the subject, the former actors nested inside. */
   act?: Actor;
+  /** RFC 8693 §4.4: the one client that may exchange this token (its client's `may_act`). */
+  may_act?: { sub: string };
 };
 
 /** RFC 8693 §4.1: the acting party (a client of the project), and the one it acts for in turn, if any. */
@@ -110,6 +112,8 @@ export class TokenService {
       target?: { indicator: string; scope: string };
       /** A token of an exchange: who acts, what it was asked for (`scope`), and the subject token's end. */
       exchange?: { act: Actor; scope: string; notAfter: number };
+      /** The one client that may exchange it (RFC 8693 §4.4), from its client's `may_act`. */
+      mayAct?: string | null;
     },
   ): Promise<{ token: string; claims: AccessClaims }> {
     const signer = await this.#signer(c.kid);
@@ -127,6 +131,7 @@ export class TokenService {
       exp: Math.min(iat + this.accessTokenTtl, c.exchange?.notAfter ?? Infinity),
       ...(c.sessionId ? { sid: c.sessionId } : {}),
       ...(c.exchange ? { act: c.exchange.act } : {}),
+      ...(c.mayAct ? { may_act: { sub: c.mayAct } } : {}),
     };
     const token = signCompact(signer.key, signer.header, {
       iss: this.issuer,
@@ -136,6 +141,7 @@ export class TokenService {
       ...(claims.scope ? { scope: claims.scope } : {}),
       ...(claims.sid ? { sid: claims.sid } : {}),
       ...(claims.act ? { act: claims.act } : {}),
+      ...(claims.may_act ? { may_act: claims.may_act } : {}),
       iat: claims.iat,
       exp: claims.exp,
       jti: claims.jti,
@@ -323,7 +329,7 @@ function accessClaims(
 ): VerifiedClaims | null {
   const typ = typeof header.typ === "string" ? header.typ.toLowerCase() : "";
   if (typ !== "at+jwt" && typ !== "application/at+jwt") return null;
-  const { iss, aud, sub, jti, client_id, sid, iat, exp, nbf, scope, act } = p;
+  const { iss, aud, sub, jti, client_id, sid, iat, exp, nbf, scope, act, may_act } = p;
   if (iss !== issuer) return null;
   if (typeof exp !== "number" || exp <= now - CLOCK_LEEWAY_SECONDS || typeof iat !== "number") return null;
   if (nbf !== undefined && (typeof nbf !== "number" || nbf > now)) return null;
@@ -332,6 +338,8 @@ function accessClaims(
   if (scope !== undefined && typeof scope !== "string") return null;
   const actor = act === undefined ? undefined : actorOf(act);
   if (actor === null) return null;
+  const mayAct = may_act === undefined ? undefined : actorOf(may_act, 5);
+  if (mayAct === null) return null;
   return {
     aud,
     ...(scope ? { scope: scope as string } : {}),
@@ -342,6 +350,7 @@ function accessClaims(
     exp,
     ...(sid ? { sid: sid as string } : {}),
     ...(actor ? { act: actor } : {}),
+    ...(mayAct ? { may_act: { sub: mayAct.sub } } : {}),
     kid: header.kid as string,
   };
 }

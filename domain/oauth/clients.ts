@@ -6,6 +6,7 @@ import {
   insertClient,
   restampClientCutoff,
   setClientDelegation,
+  setClientMayAct,
   setClientPermissions,
   updateClientRow,
   updateClientSecret,
@@ -105,6 +106,7 @@ export async function createClient(
     });
     await setClientPermissions(tx, projectId, id, permissionIds);
     if (delegation) await setClientDelegation(tx, projectId, id, delegation);
+    if (input.may_act) await setClientMayAct(tx, projectId, id, await mayActOf(tx, projectId, input.may_act));
     await record(tx, {
       projectId,
       type: "client.created",
@@ -176,6 +178,10 @@ export async function updateClient(
     });
     if (permissionIds) await setClientPermissions(tx, projectId, clientId, permissionIds);
     if (delegation !== undefined) await setClientDelegation(tx, projectId, clientId, delegation);
+    if (input.may_act !== undefined) {
+      const mayAct = input.may_act === null ? null : await mayActOf(tx, projectId, input.may_act);
+      await setClientMayAct(tx, projectId, clientId, mayAct);
+    }
     if (current.is_active && !input.is_active) await endSessions(tx, { clientId });
     const after = (await findClient(tx, projectId, clientId))!;
     await record(tx, {
@@ -229,6 +235,16 @@ function documentFieldsUnchanged(current: Client, input: UpdateClientRequest): v
     issues.push({ field: "delegation", issue: "a client of a metadata document acts for nobody" });
   }
   if (issues.length > 0) throw new AppError("invalid_params", { details: issues });
+}
+
+/** `may_act` must name a client of the project (the built-in console client is none). */
+async function mayActOf(tx: Sql, projectId: string, clientId: string): Promise<string> {
+  if (!(await findClient(tx, projectId, clientId))) {
+    throw new AppError("invalid_params", {
+      details: [{ field: "may_act", issue: "no client of this project has this id" }],
+    });
+  }
+  return clientId;
 }
 
 /**

@@ -91,6 +91,7 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
       sessionId,
       userId: row.user_id,
       clientId: client.id,
+      mayAct: client.may_act,
       metadataUrl: client.metadata_url,
       fresh: true,
       spent,

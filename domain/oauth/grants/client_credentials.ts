@@ -25,6 +25,7 @@ export async function clientCredentials(ctx: GrantContext): Promise<TokenRespons
     issuedAt: client.now,
     kid: client.current_kid,
     target,
+    mayAct: client.may_act,
   });
   return {
     access_token: token,

@@ -55,7 +55,7 @@ export async function deviceCode(ctx: GrantContext): Promise<TokenResponse> {
 /** The user's tokens for an approved device code, as the code grant gives them: a new session of the user. */
 async function approvedTokens(
   ctx: GrantContext,
-  client: { id: string; third_party: boolean; current_kid: string },
+  client: { id: string; third_party: boolean; current_kid: string; may_act: string | null },
   row: DeviceCodeRow,
 ): Promise<TokenResponse> {
   const login = row.login!;
@@ -77,6 +77,7 @@ async function approvedTokens(
       sessionId: row.session_id!,
       userId,
       clientId: client.id,
+      mayAct: client.may_act,
       fresh: true,
       spent,
       login: {

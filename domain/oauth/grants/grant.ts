@@ -101,6 +101,8 @@ export async function issueUserTokens(
     login: SessionLogin;
     /** For one API (RFC 8707): the access token's `aud` and `scope`. */
     target?: Target;
+    /** The client's `may_act` (RFC 8693 §4.4), which the access token carries. */
+    mayAct?: string | null;
   },
 ): Promise<TokenResponse> {
   const refresh = newSecret();
@@ -136,6 +138,7 @@ export async function issueUserTokens(
     issuedAt: s.spent.now,
     kid: s.spent.kid,
     target: s.target,
+    mayAct: s.mayAct,
   });
   const response: TokenResponse = {
     access_token: token,

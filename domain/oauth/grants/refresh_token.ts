@@ -54,6 +54,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
       sessionId: row.session_id,
       userId: row.user_id,
       clientId: client.id,
+      mayAct: client.may_act,
       metadataUrl: client.metadata_url,
       fresh: false,
       spent,

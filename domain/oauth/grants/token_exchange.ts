@@ -154,6 +154,12 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
   await checkActorToken(ctx, client.project_id, client.id);
   const subject = await subjectOf(ctx, client.project_id);
   const s = subject.claims;
+  // RFC 8693 §4.4: a subject token that names who may act for it is exchanged by that client only.
+  if (s.may_act && s.may_act.sub !== client.id) {
+    throw new AppError("unauthorized_client", {
+      description: "the subject token's may_act names another client",
+    });
+  }
   const actors = [client.id, ...actorsOf(s.act)];
   if (actors.length > MAX_ACTORS) {
     throw invalidParams("subject_token", `a chain of actors is at most ${MAX_ACTORS} deep`);

@@ -15,4120 +15,4156 @@ Every error has the shape `{ error, error_description, details? }`; `error` is a
  */
 
 export namespace Api {
-  export interface AccessDecision {
-    decision: boolean;
-    context?: Api.AccessDecision.Context;
-  }
-
-  /**
-   * @export
-   * @namespace AccessDecision
-   */
-  export namespace AccessDecision {
-    export interface Context {
-      "reason_admin": Api.AuthzenReason;
-    }
-  }
-
-  /**
-   * <p>One question; an entity it omits is the request&#39;s top-level one (replaced whole, never merged).</p>
-   */
-  export interface AccessEvaluationItem {
-    subject?: Api.AccessEvaluationItem.Subject;
-    action?: Api.AccessEvaluationItem.Action;
-    resource?: Api.AccessEvaluationItem.Resource;
-    /**
-     * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
-     * @type {{ [name: string]: string }}
-     * @memberof AccessEvaluationItem
-     */
-    context?: { [name: string]: string };
-  }
-
-  /**
-   * @export
-   * @namespace AccessEvaluationItem
-   */
-  export namespace AccessEvaluationItem {
-    export interface Subject {
-      /**
-       * @description <p><code>user</code> (a user of the project) or <code>client</code> (a machine client of the project). Another type names nobody: the decision is false with <code>unknown_subject</code>.</p>
-       * @type {string}
-       * @memberof Subject
-       */
-      "type"?: string;
-      /**
-       * @description <p>For <code>user</code>: the user&#39;s id or, when no user of the project has that id, its <code>external_user_id</code> (the calling system&#39;s own id). For <code>client</code>: the client&#39;s id.</p>
-       * @type {string}
-       * @memberof Subject
-       */
-      id?: string;
-      /**
-       * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-       * @type {{ [name: string]: string }}
-       * @memberof Subject
-       */
-      properties?: { [name: string]: string };
-    }
-
-    export interface Action {
-      /**
-       * @description <p>A permission <code>code</code> of the resource (case-insensitive).</p>
-       * @type {string}
-       * @memberof Action
-       */
-      name?: string;
-      /**
-       * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-       * @type {{ [name: string]: string }}
-       * @memberof Action
-       */
-      properties?: { [name: string]: string };
-    }
-
-    export interface Resource {
-      /**
-       * @description <p>A resource <code>code</code> of the project (case-insensitive).</p>
-       * @type {string}
-       * @memberof Resource
-       */
-      "type"?: string;
-      /**
-       * @description <p>One object of that resource: any string; a registered object&#39;s id (the resource&#39;s objects) when grants on it or its ancestors are to count.</p>
-       * @type {string}
-       * @memberof Resource
-       */
-      id?: string;
-      /**
-       * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-       * @type {{ [name: string]: string }}
-       * @memberof Resource
-       */
-      properties?: { [name: string]: string };
-    }
-  }
-
-  export interface AccessEvaluationRequest {
-    subject: Api.AuthzenSubject;
-    action: Api.AuthzenAction;
-    resource: Api.AuthzenResource;
-    /**
-     * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
-     * @type {{ [name: string]: string }}
-     * @memberof AccessEvaluationRequest
-     */
-    context?: { [name: string]: string };
-  }
-
-  export interface AccessEvaluationsRequest {
-    subject?: Api.AccessEvaluationsRequest.Subject;
-    action?: Api.AccessEvaluationsRequest.Action;
-    resource?: Api.AccessEvaluationsRequest.Resource;
-    /**
-     * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
-     * @type {{ [name: string]: string }}
-     * @memberof AccessEvaluationsRequest
-     */
-    context?: { [name: string]: string };
-    /**
-     * @description <p>Up to 1000 questions, answered in order. Absent or empty: the request is one evaluation (its top-level <code>subject</code>, <code>action</code> and <code>resource</code> are then required).</p>
-     * @type {Api.AccessEvaluationItem[]}
-     * @memberof AccessEvaluationsRequest
-     */
-    evaluations?: Api.AccessEvaluationItem[];
-    options?: Api.AccessEvaluationsRequest.Options;
-  }
-
-  /**
-   * @export
-   * @namespace AccessEvaluationsRequest
-   */
-  export namespace AccessEvaluationsRequest {
-    export interface Subject {
-      /**
-       * @description <p><code>user</code> (a user of the project) or <code>client</code> (a machine client of the project). Another type names nobody: the decision is false with <code>unknown_subject</code>.</p>
-       * @type {string}
-       * @memberof Subject
-       */
-      "type"?: string;
-      /**
-       * @description <p>For <code>user</code>: the user&#39;s id or, when no user of the project has that id, its <code>external_user_id</code> (the calling system&#39;s own id). For <code>client</code>: the client&#39;s id.</p>
-       * @type {string}
-       * @memberof Subject
-       */
-      id?: string;
-      /**
-       * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-       * @type {{ [name: string]: string }}
-       * @memberof Subject
-       */
-      properties?: { [name: string]: string };
-    }
-
-    export interface Action {
-      /**
-       * @description <p>A permission <code>code</code> of the resource (case-insensitive).</p>
-       * @type {string}
-       * @memberof Action
-       */
-      name?: string;
-      /**
-       * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-       * @type {{ [name: string]: string }}
-       * @memberof Action
-       */
-      properties?: { [name: string]: string };
-    }
-
-    export interface Resource {
-      /**
-       * @description <p>A resource <code>code</code> of the project (case-insensitive).</p>
-       * @type {string}
-       * @memberof Resource
-       */
-      "type"?: string;
-      /**
-       * @description <p>One object of that resource: any string; a registered object&#39;s id (the resource&#39;s objects) when grants on it or its ancestors are to count.</p>
-       * @type {string}
-       * @memberof Resource
-       */
-      id?: string;
-      /**
-       * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-       * @type {{ [name: string]: string }}
-       * @memberof Resource
-       */
-      properties?: { [name: string]: string };
-    }
-
-    export interface Options {
-      /**
-       * @description <p><code>execute_all</code> (default): every answer. <code>deny_on_first_deny</code>: the answers up to and including the first deny. <code>permit_on_first_permit</code>: up to and including the first permit.</p>
-       * @type {Api.EvaluationsSemantic}
-       * @memberof Options
-       */
-      "evaluations_semantic"?: Api.EvaluationsSemantic;
-    }
-  }
-
-  export type AccessEvaluationsResponse =
-    | Api.AccessEvaluationsResponse.ObjectValue
-    | Api.AccessDecision;
-
-  /**
-   * @export
-   * @namespace AccessEvaluationsResponse
-   */
-  export namespace AccessEvaluationsResponse {
-    export interface ObjectValue {
-      evaluations: Api.AccessDecision[];
-    }
-  }
-
-  /**
-   * <p>A token of an exchange (RFC 8693 §4.1): the client acting for the subject (<code>sub</code>), and the one it acts for in turn nested in <code>act</code></p>
-   */
-  export interface Act {
-    sub: string;
-    /**
-     * @description <p>A token of an exchange (RFC 8693 §4.1): the client acting for the subject (<code>sub</code>), and the one it acts for in turn nested in <code>act</code></p>
-     * @type {Api.Act}
-     * @memberof Act
-     */
-    act?: Api.Act;
-  }
-
-  export interface ActionSearchRequest {
-    subject: Api.AuthzenSubject;
-    resource: Api.AuthzenResource;
-    /**
-     * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
-     * @type {{ [name: string]: string }}
-     * @memberof ActionSearchRequest
-     */
-    context?: { [name: string]: string };
-    /**
-     * @description <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
-     * @type {Api.AuthzenPageRequest}
-     * @memberof ActionSearchRequest
-     */
-    page?: Api.AuthzenPageRequest;
-  }
-
-  export interface ActionSearchResponse {
-    page: Api.AuthzenPage;
-    results: Api.AuthzenActionName[];
-  }
-
-  export type AuditChange =
-    | Api.AuditChange.ObjectValue
-    | Api.AuditChange.EnumValueEnum;
-
-  /**
-   * @export
-   * @namespace AuditChange
-   */
-  export namespace AuditChange {
-    export interface ObjectValue {
-      before?: unknown;
-      after?: unknown;
-    }
-
-    export enum EnumValueEnum {
-      Changed = "changed",
-    }
-  }
-
-  export interface AuditEvent {
-    /**
-     * @description <p>UUIDv7</p>
-     * @type {string}
-     * @memberof AuditEvent
-     */
-    id: string;
-    "project_id": string;
-    "occurred_at": string;
-    /**
-     * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created: by an admin, or on the sign-up page (<code>details.how</code>: <code>&quot;signup&quot;</code>); <code>signup.refused</code>: A sign-up on the login page created nothing: <code>details.reason</code> <code>honeypot</code> (the field humans leave empty was filled; the page answered as for a success) or <code>domain_not_allowed</code> (<code>details.domain</code> is not among the project&#39;s <code>signup.domains</code>); <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.recorded</code>: A client identified by the URL of its metadata document was recorded on its first use (<code>details.metadata_url</code>, <code>details.name</code>); block it by deactivating it; <code>client_metadata.refused</code>: An authorization request of a client identified by a URL was refused (<code>details.metadata_url</code>, <code>details.reason</code>: <code>not_admitted</code> (the project&#39;s <code>client_metadata_documents</code>), <code>unreachable</code>, <code>private_address</code>, <code>too_large</code>, <code>timeout</code>, <code>bad_status</code>, <code>not_json</code>, <code>client_id_mismatch</code>, <code>invalid_document</code>, <code>redirect_uri_not_listed</code>; <code>details.description</code>); nothing was recorded of the client. At most one per URL, reason and minute; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>), or right after creating their account (<code>details.how</code>: <code>&quot;signup&quot;</code>); then asked for a second factor&#39;s code or to enrol one (<code>details.second_factor</code>: <code>code</code>, <code>enrol</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>mfa.enrolled</code>: A user added a second factor (<code>details.factor</code>: <code>totp</code>), with new recovery codes; <code>mfa.removed</code>: A second factor was removed, by its user or an admin (<code>details.factor</code>); <code>mfa.failed</code>: A second-step code was wrong, spent or expired, or refused while throttled (<code>details.reason</code>: <code>wrong_code</code>, <code>throttled</code>); <code>recovery_code.used</code>: A recovery code was spent at sign-in, or as fresh proof for changing sign-in methods (<code>details.for</code>: <code>&quot;fresh_proof&quot;</code>); <code>details.remaining</code>: how many are left; <code>user.reauthenticated</code>: A user without a password signed in again at their identity provider from the account page (<code>prompt=login</code>, <code>max_age=0</code>), as fresh proof for changing sign-in methods (<code>details.provider_id</code>); <code>user.reauthentication_failed</code>: Signing in again at the identity provider from the account page failed (<code>details.provider_id</code>, <code>details.reason</code>: <code>state_mismatch</code>, <code>upstream_error</code>, <code>another_identity</code>, <code>stale_auth_time</code>, <code>invalid_id_token</code>, …); <code>recovery_codes.regenerated</code>: A user&#39;s recovery codes were replaced with ten new ones; <code>passkey.registered</code>: A user registered a passkey (<code>details.credential_id</code>, <code>details.name</code>, <code>details.backup_eligible</code>: a synced passkey); <code>passkey.removed</code>: A passkey was removed, by its user or an admin (<code>details.credential_id</code>); <code>passkey.refused</code>: A passkey registration or sign-in was refused (<code>details.reason</code>: <code>wrong_challenge</code>, <code>wrong_origin</code>, <code>wrong_rp_id</code>, <code>bad_signature</code>, <code>user_not_verified</code>, <code>counter_went_back</code> (a cloned authenticator), <code>unknown_credential</code>, <code>another_user</code>, …); <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>consent.granted</code>: A user allowed a third-party client on its consent page (<code>details.client_id</code>, <code>details.resource_id</code> (null: the project), <code>details.permissions</code>: the codes granted); <code>consent.denied</code>: A user denied a third-party client on its consent page; the login ended with <code>access_denied</code> (<code>details.client_id</code>, <code>details.resource</code>: the indicator asked, or null); <code>consent.revoked</code>: A user&#39;s consent to a client was revoked, by the user (Connected apps on /account) or an admin: the client&#39;s sessions and refresh tokens for that user ended (<code>details.client_id</code>, <code>details.resource_id</code>); <code>device.approved</code>: A user approved a device on the verification page (RFC 8628): its next poll gets the user&#39;s tokens (<code>details.client_id</code>, <code>details.device_id</code>); <code>device.denied</code>: A user denied a device on the verification page, or at the consent page of its sign-in; its next poll answers <code>access_denied</code> (<code>details.client_id</code>, <code>details.device_id</code>); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>delegation.revoked</code>: A user removed an agent acting for them (on /account): every live token exchanged for them in whose chain the agent acts is refused from the next request on (<code>details.client_id</code>, <code>details.tokens</code>: how many); <code>token.exchanged</code>: A client with a delegation exchanged a subject&#39;s token for one naming it as the actor (RFC 8693): <code>details.subject</code> (<code>type</code>, <code>id</code>), <code>details.actor</code>, <code>details.actors</code> (the chain, the latest first), <code>details.permissions</code> granted, <code>details.resource</code> (an API&#39;s indicator, if any), <code>details.jti</code>; <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
-     * @type {Api.AuditEventType}
-     * @memberof AuditEvent
-     */
-    "type": Api.AuditEventType;
-    actor: Api.AuditEvent.Actor;
-    /**
-     * @description <p>Null for background work</p>
-     * @type {Api.AuditEvent.Request | null}
-     * @memberof AuditEvent
-     */
-    request: Api.AuditEvent.Request | null;
-    target: Api.AuditEvent.Target | null;
-    /**
-     * @description <p>For updates: each changed field</p>
-     * @type {({ [name: string]: Api.AuditChange }) | null}
-     * @memberof AuditEvent
-     */
-    changes: ({ [name: string]: Api.AuditChange }) | null;
-    /**
-     * @description <p>For security facts: what identifies them (the email tried, the client, the reason)</p>
-     * @type {({ [name: string]: string }) | null}
-     * @memberof AuditEvent
-     */
-    details: ({ [name: string]: string }) | null;
-  }
-
-  /**
-   * @export
-   * @namespace AuditEvent
-   */
-  export namespace AuditEvent {
-    export interface Actor {
-      "type": Api.AuditEvent.Actor.TypeEnum;
-      /**
-       * @description <p>The client or user id; null for the system, or an unknown user</p>
-       * @type {string | null}
-       * @memberof Actor
-       */
-      id: string | null;
-      /**
-       * @description <p>The access token the actor used</p>
-       * @type {string | null}
-       * @memberof Actor
-       */
-      "token_jti": string | null;
-    }
-
-    /**
-     * @export
-     * @namespace Actor
-     */
-    export namespace Actor {
-      export enum TypeEnum {
-        Client = "client",
-        User = "user",
-        System = "system",
-      }
-    }
-
-    /**
-     * <p>Null for background work</p>
-     */
-    export interface Request {
-      id: string | null;
-      /**
-       * @description <p>The caller&#39;s address, after TRUST_PROXY_HOPS</p>
-       * @type {string | null}
-       * @memberof Request
-       */
-      ip: string | null;
-      "user_agent": string | null;
-    }
-
-    export interface Target {
-      "type": string;
-      id: string | null;
-    }
-  }
-
-  export interface AuditEventPage {
-    data: Api.AuditEvent[];
-    /**
-     * @description <p>Pass as <code>cursor</code> for the next (older) page; null at the end</p>
-     * @type {string | null}
-     * @memberof AuditEventPage
-     */
-    "next_cursor": string | null;
-  }
-
-  /**
-   * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created: by an admin, or on the sign-up page (<code>details.how</code>: <code>&quot;signup&quot;</code>); <code>signup.refused</code>: A sign-up on the login page created nothing: <code>details.reason</code> <code>honeypot</code> (the field humans leave empty was filled; the page answered as for a success) or <code>domain_not_allowed</code> (<code>details.domain</code> is not among the project&#39;s <code>signup.domains</code>); <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.recorded</code>: A client identified by the URL of its metadata document was recorded on its first use (<code>details.metadata_url</code>, <code>details.name</code>); block it by deactivating it; <code>client_metadata.refused</code>: An authorization request of a client identified by a URL was refused (<code>details.metadata_url</code>, <code>details.reason</code>: <code>not_admitted</code> (the project&#39;s <code>client_metadata_documents</code>), <code>unreachable</code>, <code>private_address</code>, <code>too_large</code>, <code>timeout</code>, <code>bad_status</code>, <code>not_json</code>, <code>client_id_mismatch</code>, <code>invalid_document</code>, <code>redirect_uri_not_listed</code>; <code>details.description</code>); nothing was recorded of the client. At most one per URL, reason and minute; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>), or right after creating their account (<code>details.how</code>: <code>&quot;signup&quot;</code>); then asked for a second factor&#39;s code or to enrol one (<code>details.second_factor</code>: <code>code</code>, <code>enrol</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>mfa.enrolled</code>: A user added a second factor (<code>details.factor</code>: <code>totp</code>), with new recovery codes; <code>mfa.removed</code>: A second factor was removed, by its user or an admin (<code>details.factor</code>); <code>mfa.failed</code>: A second-step code was wrong, spent or expired, or refused while throttled (<code>details.reason</code>: <code>wrong_code</code>, <code>throttled</code>); <code>recovery_code.used</code>: A recovery code was spent at sign-in, or as fresh proof for changing sign-in methods (<code>details.for</code>: <code>&quot;fresh_proof&quot;</code>); <code>details.remaining</code>: how many are left; <code>user.reauthenticated</code>: A user without a password signed in again at their identity provider from the account page (<code>prompt=login</code>, <code>max_age=0</code>), as fresh proof for changing sign-in methods (<code>details.provider_id</code>); <code>user.reauthentication_failed</code>: Signing in again at the identity provider from the account page failed (<code>details.provider_id</code>, <code>details.reason</code>: <code>state_mismatch</code>, <code>upstream_error</code>, <code>another_identity</code>, <code>stale_auth_time</code>, <code>invalid_id_token</code>, …); <code>recovery_codes.regenerated</code>: A user&#39;s recovery codes were replaced with ten new ones; <code>passkey.registered</code>: A user registered a passkey (<code>details.credential_id</code>, <code>details.name</code>, <code>details.backup_eligible</code>: a synced passkey); <code>passkey.removed</code>: A passkey was removed, by its user or an admin (<code>details.credential_id</code>); <code>passkey.refused</code>: A passkey registration or sign-in was refused (<code>details.reason</code>: <code>wrong_challenge</code>, <code>wrong_origin</code>, <code>wrong_rp_id</code>, <code>bad_signature</code>, <code>user_not_verified</code>, <code>counter_went_back</code> (a cloned authenticator), <code>unknown_credential</code>, <code>another_user</code>, …); <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>consent.granted</code>: A user allowed a third-party client on its consent page (<code>details.client_id</code>, <code>details.resource_id</code> (null: the project), <code>details.permissions</code>: the codes granted); <code>consent.denied</code>: A user denied a third-party client on its consent page; the login ended with <code>access_denied</code> (<code>details.client_id</code>, <code>details.resource</code>: the indicator asked, or null); <code>consent.revoked</code>: A user&#39;s consent to a client was revoked, by the user (Connected apps on /account) or an admin: the client&#39;s sessions and refresh tokens for that user ended (<code>details.client_id</code>, <code>details.resource_id</code>); <code>device.approved</code>: A user approved a device on the verification page (RFC 8628): its next poll gets the user&#39;s tokens (<code>details.client_id</code>, <code>details.device_id</code>); <code>device.denied</code>: A user denied a device on the verification page, or at the consent page of its sign-in; its next poll answers <code>access_denied</code> (<code>details.client_id</code>, <code>details.device_id</code>); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>delegation.revoked</code>: A user removed an agent acting for them (on /account): every live token exchanged for them in whose chain the agent acts is refused from the next request on (<code>details.client_id</code>, <code>details.tokens</code>: how many); <code>token.exchanged</code>: A client with a delegation exchanged a subject&#39;s token for one naming it as the actor (RFC 8693): <code>details.subject</code> (<code>type</code>, <code>id</code>), <code>details.actor</code>, <code>details.actors</code> (the chain, the latest first), <code>details.permissions</code> granted, <code>details.resource</code> (an API&#39;s indicator, if any), <code>details.jti</code>; <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
-   */
-  export enum AuditEventType {
-    ProjectCreated = "project.created",
-    ProjectUpdated = "project.updated",
-    ProjectActivated = "project.activated",
-    ProjectDeactivated = "project.deactivated",
-    ResourceCreated = "resource.created",
-    ResourceUpdated = "resource.updated",
-    ResourceDeleted = "resource.deleted",
-    RoleCreated = "role.created",
-    RoleUpdated = "role.updated",
-    RoleDeleted = "role.deleted",
-    UserCreated = "user.created",
-    SignupRefused = "signup.refused",
-    UserUpdated = "user.updated",
-    UserActivated = "user.activated",
-    UserDeactivated = "user.deactivated",
-    UserDeleted = "user.deleted",
-    ClientCreated = "client.created",
-    ClientUpdated = "client.updated",
-    ClientActivated = "client.activated",
-    ClientDeactivated = "client.deactivated",
-    ClientSecretRotated = "client.secret_rotated",
-    ClientRecorded = "client.recorded",
-    ClientMetadataRefused = "client_metadata.refused",
-    ClientDeleted = "client.deleted",
-    ObjectCreated = "object.created",
-    ObjectUpdated = "object.updated",
-    ObjectDeleted = "object.deleted",
-    GrantCreated = "grant.created",
-    GrantDeleted = "grant.deleted",
-    GrantExpired = "grant.expired",
-    WebhookCreated = "webhook.created",
-    WebhookUpdated = "webhook.updated",
-    WebhookDeleted = "webhook.deleted",
-    WebhookSecretRotated = "webhook.secret_rotated",
-    WebhookDeliveryRetried = "webhook.delivery_retried",
-    IdentityProviderCreated = "identity_provider.created",
-    IdentityProviderUpdated = "identity_provider.updated",
-    IdentityProviderActivated = "identity_provider.activated",
-    IdentityProviderDeactivated = "identity_provider.deactivated",
-    IdentityProviderDeleted = "identity_provider.deleted",
-    UserIdentityLinked = "user.identity_linked",
-    UserIdentityUnlinked = "user.identity_unlinked",
-    LoginSucceeded = "login.succeeded",
-    LoginFailed = "login.failed",
-    LoginThrottled = "login.throttled",
-    MfaEnrolled = "mfa.enrolled",
-    MfaRemoved = "mfa.removed",
-    MfaFailed = "mfa.failed",
-    RecoveryCodeUsed = "recovery_code.used",
-    UserReauthenticated = "user.reauthenticated",
-    UserReauthenticationFailed = "user.reauthentication_failed",
-    RecoveryCodesRegenerated = "recovery_codes.regenerated",
-    PasskeyRegistered = "passkey.registered",
-    PasskeyRemoved = "passkey.removed",
-    PasskeyRefused = "passkey.refused",
-    ClientAuthFailed = "client_auth.failed",
-    AuthorizationCodeReplayed = "authorization_code.replayed",
-    RefreshTokenReuseDetected = "refresh_token.reuse_detected",
-    SessionRevoked = "session.revoked",
-    UserSessionsEnded = "user.sessions_ended",
-    ConsentGranted = "consent.granted",
-    ConsentDenied = "consent.denied",
-    ConsentRevoked = "consent.revoked",
-    DeviceApproved = "device.approved",
-    DeviceDenied = "device.denied",
-    LoginSso = "login.sso",
-    SsoSessionEnded = "sso_session.ended",
-    TokenRevoked = "token.revoked",
-    DelegationRevoked = "delegation.revoked",
-    TokenExchanged = "token.exchanged",
-    PasswordResetRequested = "password_reset.requested",
-    PasswordResetCompleted = "password_reset.completed",
-    EmailVerificationSent = "email.verification_sent",
-    EmailVerified = "email.verified",
-    InvitationSent = "invitation.sent",
-    InvitationAccepted = "invitation.accepted",
-    MailFailed = "mail.failed",
-    KeyRotated = "key.rotated",
-    KeyRevoked = "key.revoked",
-  }
-
-  export interface AuthorizationServerMetadata {
-    issuer: string;
-    "authorization_endpoint": string;
-    "token_endpoint": string;
-    "jwks_uri": string;
-    "revocation_endpoint": string;
-    "introspection_endpoint": string;
-    /**
-     * @description <p>RFC 8628: where a client with <code>device_grant</code> asks for a device code</p>
-     * @type {string}
-     * @memberof AuthorizationServerMetadata
-     */
-    "device_authorization_endpoint": string;
-    "response_types_supported": string[];
-    "grant_types_supported": string[];
-    "code_challenge_methods_supported": string[];
-    "token_endpoint_auth_methods_supported": string[];
-    "revocation_endpoint_auth_methods_supported": string[];
-    "introspection_endpoint_auth_methods_supported": string[];
-    "authorization_response_iss_parameter_supported": boolean;
-    /**
-     * @description <p>true when some project admits clients identified by the URL of their metadata document (<code>client_metadata_documents</code>); MCP clients use such a <code>client_id</code> only then</p>
-     * @type {boolean}
-     * @memberof AuthorizationServerMetadata
-     */
-    "client_id_metadata_document_supported": boolean;
-    /**
-     * @description <p>The algorithms of the published signing keys, the current key&#39;s first</p>
-     * @type {string[]}
-     * @memberof AuthorizationServerMetadata
-     */
-    "id_token_signing_alg_values_supported": string[];
-  }
-
-  export enum AuthorizeCodeChallengeMethodEnum {
-    S256 = "S256",
-  }
-
-  /**
-   * <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>; a third-party client without the user&#39;s consent: <code>error=consent_required</code>). Other values: <code>invalid_request</code>.</p>
-   */
-  export enum AuthorizePromptEnum {
-    Login = "login",
-    None = "none",
-  }
-
-  export enum AuthorizeResponseTypeEnum {
-    Code = "code",
-  }
-
-  export interface AuthzenAction {
-    /**
-     * @description <p>A permission <code>code</code> of the resource (case-insensitive).</p>
-     * @type {string}
-     * @memberof AuthzenAction
-     */
-    name: string;
-    /**
-     * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-     * @type {{ [name: string]: string }}
-     * @memberof AuthzenAction
-     */
-    properties?: { [name: string]: string };
-  }
-
-  export interface AuthzenActionName {
-    name: string;
-  }
-
-  export interface AuthzenConfiguration {
-    /**
-     * @description <p>The service&#39;s PUBLIC_URL</p>
-     * @type {string}
-     * @memberof AuthzenConfiguration
-     */
-    "policy_decision_point": string;
-    "access_evaluation_endpoint": string;
-    "access_evaluations_endpoint": string;
-    "search_subject_endpoint": string;
-    "search_resource_endpoint": string;
-    "search_action_endpoint": string;
-  }
-
-  export interface AuthzenEntity {
-    "type": string;
-    id: string;
-  }
-
-  export interface AuthzenPage {
-    /**
-     * @description <p>Empty when this is the last page</p>
-     * @type {string}
-     * @memberof AuthzenPage
-     */
-    "next_token": string;
-    /**
-     * @description <p>Results in this page</p>
-     * @type {number}
-     * @memberof AuthzenPage
-     */
-    count: number;
-    /**
-     * @description <p>Results over all pages, now</p>
-     * @type {number}
-     * @memberof AuthzenPage
-     */
-    total: number;
-  }
-
-  /**
-   * <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
-   */
-  export interface AuthzenPageRequest {
-    /**
-     * @description <p>The <code>next_token</code> of the previous page</p>
-     * @type {string}
-     * @memberof AuthzenPageRequest
-     */
-    token?: string;
-    /**
-     * @description <p>1 to 1000 (default 100)</p>
-     * @type {number}
-     * @memberof AuthzenPageRequest
-     * minimum: 1
-     * maximum: 1000
-     */
-    limit?: number;
-    properties?: { [name: string]: string };
-  }
-
-  export interface AuthzenReason {
-    /**
-     * @description <p>What decided it; a stable code (docs/authzen.md).</p>
-     * @type {Api.AuthzenReasonCode}
-     * @memberof AuthzenReason
-     */
-    code: Api.AuthzenReasonCode;
-    /**
-     * @description <p><code>role_permission</code>: the user&#39;s role that holds the permission; <code>no_permission</code>: the user&#39;s role, which does not (absent when the user has none)</p>
-     * @type {string}
-     * @memberof AuthzenReason
-     */
-    "role_id"?: string;
-    /**
-     * @description <p><code>client_permission</code>: the client; <code>actor_not_delegated</code>: the actor of <code>context.act</code> whose delegation lacks the permission (or which is no active client of the project with a delegation)</p>
-     * @type {string}
-     * @memberof AuthzenReason
-     */
-    "client_id"?: string;
-    /**
-     * @description <p><code>object_grant</code>: the live grant that allows it (the nearest to the object); <code>grant_expired</code>: an expired grant that would have allowed it</p>
-     * @type {string}
-     * @memberof AuthzenReason
-     */
-    "grant_id"?: string;
-    /**
-     * @description <p>With <code>grant_id</code>: the object the grant is on (the object asked about, or an ancestor)</p>
-     * @type {string}
-     * @memberof AuthzenReason
-     */
-    "object_id"?: string;
-    /**
-     * @description <p><code>invalid_request</code>: JSON pointers of the entities the evaluation lacks once the defaults are applied</p>
-     * @type {string[]}
-     * @memberof AuthzenReason
-     */
-    missing?: string[];
-  }
-
-  /**
-   * <p>What decided it; a stable code (docs/authzen.md).</p>
-   */
-  export enum AuthzenReasonCode {
-    RolePermission = "role_permission",
-    ClientPermission = "client_permission",
-    ObjectGrant = "object_grant",
-    GrantExpired = "grant_expired",
-    NoPermission = "no_permission",
-    SubjectInactive = "subject_inactive",
-    ProjectInactive = "project_inactive",
-    UnknownSubject = "unknown_subject",
-    UnknownResourceType = "unknown_resource_type",
-    UnknownAction = "unknown_action",
-    InvalidRequest = "invalid_request",
-    ActorNotDelegated = "actor_not_delegated",
-  }
-
-  export interface AuthzenResource {
-    /**
-     * @description <p>A resource <code>code</code> of the project (case-insensitive).</p>
-     * @type {string}
-     * @memberof AuthzenResource
-     */
-    "type": string;
-    /**
-     * @description <p>One object of that resource: any string; a registered object&#39;s id (the resource&#39;s objects) when grants on it or its ancestors are to count.</p>
-     * @type {string}
-     * @memberof AuthzenResource
-     */
-    id: string;
-    /**
-     * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-     * @type {{ [name: string]: string }}
-     * @memberof AuthzenResource
-     */
-    properties?: { [name: string]: string };
-  }
-
-  export interface AuthzenSubject {
-    /**
-     * @description <p><code>user</code> (a user of the project) or <code>client</code> (a machine client of the project). Another type names nobody: the decision is false with <code>unknown_subject</code>.</p>
-     * @type {string}
-     * @memberof AuthzenSubject
-     */
-    "type": string;
-    /**
-     * @description <p>For <code>user</code>: the user&#39;s id or, when no user of the project has that id, its <code>external_user_id</code> (the calling system&#39;s own id). For <code>client</code>: the client&#39;s id.</p>
-     * @type {string}
-     * @memberof AuthzenSubject
-     */
-    id: string;
-    /**
-     * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-     * @type {{ [name: string]: string }}
-     * @memberof AuthzenSubject
-     */
-    properties?: { [name: string]: string };
-  }
-
-  export interface BearerError {
-    error: string;
-    "error_description": string;
-  }
-
-  /**
-   * <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy.</p>
-   */
-  export interface Branding {
-    /**
-     * @description <p>The name the pages show as their heading; null: the project&#39;s <code>name</code></p>
-     * @type {string | null}
-     * @memberof Branding
-     */
-    "display_name": string | null;
-    /**
-     * @description <p>The colour of buttons and links, <code>#rgb</code> or <code>#rrggbb</code>; null: the service&#39;s own</p>
-     * @type {string | null}
-     * @memberof Branding
-     */
-    "primary_color": string | null;
-    /**
-     * @description <p>The terms of service, linked in the pages&#39; footer</p>
-     * @type {string | null}
-     * @memberof Branding
-     */
-    "terms_url": string | null;
-    /**
-     * @description <p>The privacy policy, linked in the pages&#39; footer</p>
-     * @type {string | null}
-     * @memberof Branding
-     */
-    "privacy_url": string | null;
-    /**
-     * @description <p>The logo&#39;s URL, relative to this service&#39;s origin (<code>PUBLIC_URL</code>); it changes with the image. Set with <code>PUT /api/v1/projects/{project_id}/branding/logo</code>; null: none</p>
-     * @type {string | null}
-     * @memberof Branding
-     */
-    "logo_url": string | null;
-  }
-
-  /**
-   * <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy. On update: omitted keeps it; an object replaces it (a field it leaves out is cleared); the logo is kept either way.</p>
-   */
-  export interface BrandingRequest {
-    /**
-     * @description <p>At most 50 characters; null or omitted: the project&#39;s <code>name</code></p>
-     * @type {string | null}
-     * @memberof BrandingRequest
-     */
-    "display_name"?: string | null;
-    /**
-     * @description <p><code>#rgb</code> or <code>#rrggbb</code>; null or omitted: none</p>
-     * @type {string | null}
-     * @memberof BrandingRequest
-     */
-    "primary_color"?: string | null;
-    /**
-     * @description <p>Absolute <code>https</code> URL (<code>http</code> only on localhost, 127.0.0.1, [::1]); null or omitted: none</p>
-     * @type {string | null}
-     * @memberof BrandingRequest
-     */
-    "terms_url"?: string | null;
-    /**
-     * @description <p>Absolute <code>https</code> URL (<code>http</code> only on localhost, 127.0.0.1, [::1]); null or omitted: none</p>
-     * @type {string | null}
-     * @memberof BrandingRequest
-     */
-    "privacy_url"?: string | null;
-  }
-
-  export interface Client {
-    /**
-     * @description <p>The client_id</p>
-     * @type {string}
-     * @memberof Client
-     */
-    id: string;
-    "project_id": string;
-    name: string;
-    description: string | null;
-    "is_active": boolean;
-    /**
-     * @description <p>The project&#39;s admin client: it cannot be deactivated or lose permissions; rotate its secret instead</p>
-     * @type {boolean}
-     * @memberof Client
-     */
-    "is_admin": boolean;
-    /**
-     * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
-     * @type {Api.TokenEndpointAuthMethod}
-     * @memberof Client
-     */
-    "token_endpoint_auth_method": Api.TokenEndpointAuthMethod;
-    /**
-     * @description <p>Permissions granted directly to the client</p>
-     * @type {string[]}
-     * @memberof Client
-     */
-    "permission_ids": string[];
-    /**
-     * @description <p>The client&#39;s own redirect URIs; empty: the project&#39;s <code>redirect_uris</code> apply to it</p>
-     * @type {string[]}
-     * @memberof Client
-     */
-    "redirect_uris": string[];
-    /**
-     * @description <p>The client&#39;s own post-logout redirect URIs; empty: the project&#39;s apply to it</p>
-     * @type {string[]}
-     * @memberof Client
-     */
-    "post_logout_redirect_uris": string[];
-    /**
-     * @description <p>Another party&#39;s application: before its first authorization code for a user, the user sees a consent page (the client&#39;s name and host, the API, the permissions asked), and the decision is kept (the user&#39;s <code>consents</code>). false (first-party): never a consent page.</p>
-     * @type {boolean}
-     * @memberof Client
-     */
-    "third_party": boolean;
-    /**
-     * @description <p>The client may use the device authorization grant (RFC 8628): a device without a browser (a CLI, a TV) asks <code>POST /api/v1/tokens/device_authorization</code> for a code, the user enters it at <code>/device</code> and signs in there, and the device polls the token endpoint with <code>grant_type=urn:ietf:params:oauth:grant-type:device_code</code>. false: such requests answer <code>unauthorized_client</code>.</p>
-     * @type {boolean}
-     * @memberof Client
-     */
-    "device_grant": boolean;
-    /**
-     * @description <p>For a client that identifies itself by the <code>https</code> URL of its metadata document (OAuth Client ID Metadata Documents; the project&#39;s <code>client_metadata_documents</code>): that URL, which is its <code>client_id</code> at <code>/authorize</code> and the token endpoint. Recorded on its first use (<code>created_at</code>); its <code>name</code> and <code>redirect_uris</code> are the document&#39;s, refreshed as the document&#39;s caching allows, and only <code>is_active</code> (false blocks it) and <code>description</code> can be changed. null: a client registered through this API.</p>
-     * @type {string | null}
-     * @memberof Client
-     */
-    "metadata_url": string | null;
-    /**
-     * @description <p>For a client of a metadata document: its last authorization or token request; else null</p>
-     * @type {string | null}
-     * @memberof Client
-     */
-    "last_used_at": string | null;
-    /**
-     * @description <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions.</p>
-     * @type {Api.Client.Delegation | null}
-     * @memberof Client
-     */
-    delegation: Api.Client.Delegation | null;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Client
-     */
-    "created_at": string;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Client
-     */
-    "updated_at": string;
-  }
-
-  /**
-   * @export
-   * @namespace Client
-   */
-  export namespace Client {
-    /**
-     * <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions.</p>
-     */
-    export interface Delegation {
-      "permission_ids": string[];
-    }
-  }
-
-  export interface ClientList {
-    data: Api.Client[];
-    pagination: Api.Pagination;
-  }
-
-  export interface ClientWithSecret extends Api.Client {
-    /**
-     * @description <p>Shown only in this answer; store it now (the service keeps only its hash). It is the client&#39;s password for HTTP Basic: with <code>client_secret_basic</code>, at every grant and at revocation; for a public client (<code>none</code>), only for what it does as itself — the <code>client_credentials</code> grant, which always needs it — never at a user&#39;s login, which PKCE proves. A public client that never acts as itself (a single-page or mobile app) can ignore it.</p>
-     * @type {string}
-     * @memberof ClientWithSecret
-     */
-    "client_secret": string;
-  }
-
-  export interface ConfirmTotpRequest {
-    /**
-     * @description <p>The app&#39;s current code</p>
-     * @type {string}
-     * @memberof ConfirmTotpRequest
-     */
-    code: string;
-  }
-
-  export interface Consent {
-    id: string;
-    "project_id": string;
-    "user_id": string;
-    /**
-     * @description <p>The third-party client allowed</p>
-     * @type {string}
-     * @memberof Consent
-     */
-    "client_id": string;
-    "client_name": string;
-    /**
-     * @description <p>The API (a resource with an <code>indicator</code>) the consent is for; null: the project (a request without <code>resource</code>)</p>
-     * @type {string | null}
-     * @memberof Consent
-     */
-    "resource_id": string | null;
-    "resource_name": string | null;
-    /**
-     * @description <p>What was granted: the API&#39;s permission codes, or for the project the OpenID scopes (<code>openid</code>, <code>profile</code>, <code>email</code>). A request asking for one not here shows the consent page again.</p>
-     * @type {string[]}
-     * @memberof Consent
-     */
-    permissions: string[];
-    /**
-     * @description <p>The first decision (RFC 3339, UTC)</p>
-     * @type {string}
-     * @memberof Consent
-     */
-    "created_at": string;
-    /**
-     * @description <p>The last decision (RFC 3339, UTC)</p>
-     * @type {string}
-     * @memberof Consent
-     */
-    "updated_at": string;
-  }
-
-  export interface ConsentList {
-    data: Api.Consent[];
-  }
-
-  export interface CreateClientRequest {
-    name: string;
-    /**
-     * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
-     * @type {string | null}
-     * @memberof CreateClientRequest
-     */
-    description?: string | null;
-    /**
-     * @description <p>Ids of permissions of this project; unknown ids answer <code>some_permissions_not_found</code>.</p>
-     * @type {string[]}
-     * @memberof CreateClientRequest
-     */
-    "permission_ids"?: string[];
-    /**
-     * @description <p>Default true</p>
-     * @type {boolean}
-     * @memberof CreateClientRequest
-     */
-    "is_active"?: boolean;
-    /**
-     * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
-     * @type {Api.TokenEndpointAuthMethod}
-     * @memberof CreateClientRequest
-     */
-    "token_endpoint_auth_method"?: Api.TokenEndpointAuthMethod;
-    /**
-     * @description <p>The client&#39;s own redirect URIs, with the rules of the project&#39;s <code>redirect_uris</code> (absolute, <code>https</code> or <code>http</code> on localhost, 127.0.0.1 and [::1], no fragment, canonical form, at most 50), matched byte for byte. Non-empty: only these are accepted for this client, and the project&#39;s list no longer applies to it; empty: the project&#39;s list applies. Setting or changing them needs a caller that covers the whole project, as the project&#39;s list does. Default [].</p>
-     * @type {string[]}
-     * @memberof CreateClientRequest
-     */
-    "redirect_uris"?: string[];
-    /**
-     * @description <p>Where <code>/logout</code> may send the browser after this client&#39;s sign-out, with the rules of <code>redirect_uris</code>. Non-empty: only these, for this client; empty: the project&#39;s <code>post_logout_redirect_uris</code> apply. Setting or changing them needs a caller that covers the whole project. Default [].</p>
-     * @type {string[]}
-     * @memberof CreateClientRequest
-     */
-    "post_logout_redirect_uris"?: string[];
-    /**
-     * @description <p>Another party&#39;s application: before its first authorization code for a user, the user sees a consent page (the client&#39;s name and host, the API, the permissions asked), and the decision is kept (the user&#39;s <code>consents</code>). false (first-party): never a consent page. Default false.</p>
-     * @type {boolean}
-     * @memberof CreateClientRequest
-     */
-    "third_party"?: boolean;
-    /**
-     * @description <p>The client may use the device authorization grant (RFC 8628): a device without a browser (a CLI, a TV) asks <code>POST /api/v1/tokens/device_authorization</code> for a code, the user enters it at <code>/device</code> and signs in there, and the device polls the token endpoint with <code>grant_type=urn:ietf:params:oauth:grant-type:device_code</code>. false: such requests answer <code>unauthorized_client</code>. Default false.</p>
-     * @type {boolean}
-     * @memberof CreateClientRequest
-     */
-    "device_grant"?: boolean;
-    /**
-     * @description <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions. Default null.</p>
-     * @type {Api.CreateClientRequest.Delegation | null}
-     * @memberof CreateClientRequest
-     */
-    delegation?: Api.CreateClientRequest.Delegation | null;
-  }
-
-  /**
-   * @export
-   * @namespace CreateClientRequest
-   */
-  export namespace CreateClientRequest {
-    /**
-     * <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions. Default null.</p>
-     */
-    export interface Delegation {
-      /**
-       * @description <p>Ids of permissions of this project; unknown ids answer <code>some_permissions_not_found</code>.</p>
-       * @type {string[]}
-       * @memberof Delegation
-       */
-      "permission_ids": string[];
-    }
-  }
-
-  export interface CreatedObjects {
-    /**
-     * @description <p>The objects created, in the request&#39;s order</p>
-     * @type {Api.Object[]}
-     * @memberof CreatedObjects
-     */
-    data: Api.Object[];
-  }
-
-  export interface CreatedProject extends Api.Project {
-    /**
-     * @description <p>The project&#39;s admin client, granted every default permission of the project</p>
-     * @type {Api.CreatedProject.AdminClient}
-     * @memberof CreatedProject
-     */
-    "admin_client": Api.CreatedProject.AdminClient;
-  }
-
-  /**
-   * @export
-   * @namespace CreatedProject
-   */
-  export namespace CreatedProject {
-    /**
-     * <p>The project&#39;s admin client, granted every default permission of the project</p>
-     */
-    export interface AdminClient {
-      "client_id": string;
-      /**
-       * @description <p>Shown only here; store it now.</p>
-       * @type {string}
-       * @memberof AdminClient
-       */
-      "client_secret": string;
-    }
-  }
-
-  export interface CreateGrantRequest {
-    subject: Api.GrantSubject;
-    "role_id": string;
-    object: Api.GrantObject;
-    /**
-     * @description <p>RFC 3339; in the future by the database&#39;s clock. Omitted or null: never expires.</p>
-     * @type {string | null}
-     * @memberof CreateGrantRequest
-     */
-    "expires_at"?: string | null;
-  }
-
-  export interface CreateIdentityProviderRequest {
-    /**
-     * @description <p><code>oidc</code>: an OpenID Connect provider</p>
-     * @type {Api.CreateIdentityProviderRequest.KindEnum}
-     * @memberof CreateIdentityProviderRequest
-     */
-    kind: Api.CreateIdentityProviderRequest.KindEnum;
-    /**
-     * @description <p>Fills in the issuer (and the display name): <code>google</code>, or <code>microsoft_entra_id</code> with <code>tenant_id</code></p>
-     * @type {Api.CreateIdentityProviderRequest.PresetEnum}
-     * @memberof CreateIdentityProviderRequest
-     */
-    preset?: Api.CreateIdentityProviderRequest.PresetEnum;
-    /**
-     * @description <p>With the <code>microsoft_entra_id</code> preset: the directory (tenant) id</p>
-     * @type {string}
-     * @memberof CreateIdentityProviderRequest
-     */
-    "tenant_id"?: string;
-    /**
-     * @description <p>Required unless a preset gives it</p>
-     * @type {string}
-     * @memberof CreateIdentityProviderRequest
-     */
-    issuer?: string;
-    /**
-     * @description <p>The client secret registered at the provider (<code>client_secret_basic</code> or <code>_post</code>, as the provider supports); sealed with KEY_ENCRYPTION_KEY when set, and never returned. Without it the service is a public client (PKCE only).</p>
-     * @type {string}
-     * @memberof CreateIdentityProviderRequest
-     */
-    "client_secret"?: string;
-    /**
-     * @description <p>Required unless a preset names it</p>
-     * @type {string}
-     * @memberof CreateIdentityProviderRequest
-     */
-    "display_name"?: string;
-    "client_id": string;
-    /**
-     * @description <p>Scopes asked of the provider; must include <code>openid</code>. Default <code>openid email profile</code></p>
-     * @type {string[]}
-     * @memberof CreateIdentityProviderRequest
-     */
-    scopes?: string[];
-    /**
-     * @description <p>Which claims of the upstream ID token give the user&#39;s email, name and picture (<code>email_verified</code> is always read as it is named)</p>
-     * @type {Api.IdentityProviderClaims}
-     * @memberof CreateIdentityProviderRequest
-     */
-    claims?: Api.IdentityProviderClaims;
-    /**
-     * @description <p>Create a user at the first sign-in of an unknown upstream account (default false)</p>
-     * @type {boolean}
-     * @memberof CreateIdentityProviderRequest
-     */
-    "jit_provisioning"?: boolean;
-    /**
-     * @description <p>The role of users created at sign-in; the caller must hold its permissions</p>
-     * @type {string | null}
-     * @memberof CreateIdentityProviderRequest
-     */
-    "default_role_id"?: string | null;
-    /**
-     * @description <p>Link an upstream account to the user with the same email, only when the provider says the email is verified and so does this service (default false)</p>
-     * @type {boolean}
-     * @memberof CreateIdentityProviderRequest
-     */
-    "link_by_verified_email"?: boolean;
-    /**
-     * @description <p>Default true; inactive providers show no button</p>
-     * @type {boolean}
-     * @memberof CreateIdentityProviderRequest
-     */
-    "is_active"?: boolean;
-  }
-
-  /**
-   * @export
-   * @namespace CreateIdentityProviderRequest
-   */
-  export namespace CreateIdentityProviderRequest {
-    /**
-     * <p><code>oidc</code>: an OpenID Connect provider</p>
-     */
-    export enum KindEnum {
-      Oidc = "oidc",
-    }
-
-    /**
-     * <p>Fills in the issuer (and the display name): <code>google</code>, or <code>microsoft_entra_id</code> with <code>tenant_id</code></p>
-     */
-    export enum PresetEnum {
-      Google = "google",
-      MicrosoftEntraId = "microsoft_entra_id",
-    }
-  }
-
-  export interface CreateObjectRequest {
-    /**
-     * @description <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
-     * @type {string}
-     * @memberof CreateObjectRequest
-     */
-    id: string;
-    /**
-     * @description <p>At most 100 characters; omitted or null: none</p>
-     * @type {string | null}
-     * @memberof CreateObjectRequest
-     */
-    name?: string | null;
-    /**
-     * @description <p>An object of the same resource (in a batch, possibly one created before it in the batch)</p>
-     * @type {string | null}
-     * @memberof CreateObjectRequest
-     */
-    "parent_id"?: string | null;
-  }
-
-  export interface CreateObjectsRequest {
-    objects: Api.CreateObjectRequest[];
-  }
-
-  export interface CreateProjectRequest {
-    name: string;
-    description?: string | null;
-    /**
-     * @description <p>Registered redirect URIs, matched byte for byte: <code>https</code>, or <code>http</code> on localhost, 127.0.0.1 and [::1]; no fragment. At most 50.</p>
-     * @type {string[]}
-     * @memberof CreateProjectRequest
-     */
-    "redirect_uris"?: string[];
-    /**
-     * @description <p>Where <code>/logout</code> may send the browser afterwards (OpenID Connect <code>post_logout_redirect_uri</code>), matched byte for byte, with the rules of <code>redirect_uris</code>. At most 50.</p>
-     * @type {string[]}
-     * @memberof CreateProjectRequest
-     */
-    "post_logout_redirect_uris"?: string[];
-    /**
-     * @description <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Default <code>optional</code>.</p>
-     * @type {Api.CreateProjectRequest.MfaEnum}
-     * @memberof CreateProjectRequest
-     */
-    mfa?: Api.CreateProjectRequest.MfaEnum;
-    /**
-     * @description <p>Default true</p>
-     * @type {boolean}
-     * @memberof CreateProjectRequest
-     */
-    "is_active"?: boolean;
-    /**
-     * @description <p>Default false: users sign in whether or not their address is verified</p>
-     * @type {boolean}
-     * @memberof CreateProjectRequest
-     */
-    "require_verified_email"?: boolean;
-    /**
-     * @description <p>Self-service sign-up on the login page: <code>&quot;off&quot;</code> (no &quot;Create an account&quot; link; the sign-up page answers 404), <code>&quot;open&quot;</code> (anyone may create an account), or <code>{&quot;domains&quot;: [...]}</code> (only addresses whose domain part, after the last <code>@</code>, is exactly one of these, case-insensitively: <code>example.com</code> admits <code>ann@example.com</code>, not <code>ann@mail.example.com</code>). New accounts get no role. With <code>require_verified_email</code> the address is verified by a mailed link before the first code; otherwise the new user is signed in at once. An address already registered is mailed instead of refused (docs/log-in-users.md, &quot;Sign-up&quot;). Default <code>&quot;off&quot;</code>.</p>
-     * @type {Api.CreateProjectRequest.Signup.EnumValueEnum | Api.CreateProjectRequest.Signup.ObjectValue}
-     * @memberof CreateProjectRequest
-     */
-    signup?:
-      | Api.CreateProjectRequest.Signup.EnumValueEnum
-      | Api.CreateProjectRequest.Signup.ObjectValue;
-    /**
-     * @description <p>Whether clients may identify themselves by an <code>https</code> URL (OAuth Client ID Metadata Documents, as MCP clients do) when they ask for one of this project&#39;s APIs (<code>resource</code>): <code>&quot;off&quot;</code> (no), <code>&quot;any&quot;</code> (any host), or <code>{&quot;hosts&quot;: [...]}</code> (only documents on these hosts, exactly, case-insensitively). Such a client is recorded on first use and always shows the consent page (docs/agents.md). Default <code>&quot;off&quot;</code>.</p>
-     * @type {Api.CreateProjectRequest.ClientMetadataDocuments.EnumValueEnum | Api.CreateProjectRequest.ClientMetadataDocuments.ObjectValue}
-     * @memberof CreateProjectRequest
-     */
-    "client_metadata_documents"?:
-      | Api.CreateProjectRequest.ClientMetadataDocuments.EnumValueEnum
-      | Api.CreateProjectRequest.ClientMetadataDocuments.ObjectValue;
-    /**
-     * @description <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy. On update: omitted keeps it; an object replaces it (a field it leaves out is cleared); the logo is kept either way.</p>
-     * @type {Api.BrandingRequest}
-     * @memberof CreateProjectRequest
-     */
-    branding?: Api.BrandingRequest;
-  }
-
-  /**
-   * @export
-   * @namespace CreateProjectRequest
-   */
-  export namespace CreateProjectRequest {
-    /**
-     * <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Default <code>optional</code>.</p>
-     */
-    export enum MfaEnum {
-      Off = "off",
-      Optional = "optional",
-      Required = "required",
-    }
-
-    export type Signup =
-      | Api.CreateProjectRequest.Signup.EnumValueEnum
-      | Api.CreateProjectRequest.Signup.ObjectValue;
-
-    /**
-     * @export
-     * @namespace Signup
-     */
-    export namespace Signup {
-      export enum EnumValueEnum {
-        Off = "off",
-        Open = "open",
-      }
-
-      export interface ObjectValue {
-        domains: string[];
-      }
-    }
-
-    export type ClientMetadataDocuments =
-      | Api.CreateProjectRequest.ClientMetadataDocuments.EnumValueEnum
-      | Api.CreateProjectRequest.ClientMetadataDocuments.ObjectValue;
-
-    /**
-     * @export
-     * @namespace ClientMetadataDocuments
-     */
-    export namespace ClientMetadataDocuments {
-      export enum EnumValueEnum {
-        Off = "off",
-        Any = "any",
-      }
-
-      export interface ObjectValue {
-        hosts: string[];
-      }
-    }
-  }
-
-  export interface CreateResourceRequest {
-    name: string;
-    /**
-     * @description <p>Unique in the project (case-insensitively)</p>
-     * @type {string}
-     * @memberof CreateResourceRequest
-     */
-    code: string;
-    /**
-     * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
-     * @type {string | null}
-     * @memberof CreateResourceRequest
-     */
-    description?: string | null;
-    /**
-     * @description <p>The API&#39;s resource indicator (RFC 8707): an absolute <code>https</code> URI (<code>http</code> only on localhost or loopback), without fragment, unique across the service. A token asked for it (<code>resource</code>) has it as <code>aud</code> and the requested permission codes of this resource that its subject holds as <code>scope</code>. Default none.</p>
-     * @type {string | null}
-     * @memberof CreateResourceRequest
-     */
-    indicator?: string | null;
-    /**
-     * @description <p>Created with the resource; codes unique</p>
-     * @type {Api.PermissionInput[]}
-     * @memberof CreateResourceRequest
-     */
-    permissions?: Api.PermissionInput[];
-  }
-
-  export interface CreateRoleRequest {
-    /**
-     * @description <p>Letters, digits, dash, underscore; unique in the project (case-insensitively)</p>
-     * @type {string}
-     * @memberof CreateRoleRequest
-     */
-    code: string;
-    name: string;
-    /**
-     * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
-     * @type {string | null}
-     * @memberof CreateRoleRequest
-     */
-    description?: string | null;
-    /**
-     * @description <p>Ids of permissions of this project; unknown ids answer <code>some_permissions_not_found</code>.</p>
-     * @type {string[]}
-     * @memberof CreateRoleRequest
-     */
-    "permission_ids"?: string[];
-  }
-
-  export interface CreateUserRequest {
-    "display_name": string;
-    /**
-     * @description <p>URL of an image. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
-     * @type {string | null}
-     * @memberof CreateUserRequest
-     */
-    "avatar_url"?: string | null;
-    /**
-     * @description <p>The calling system&#39;s id for the user; unique in the project (exact match). Required when email is absent. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
-     * @type {string | null}
-     * @memberof CreateUserRequest
-     */
-    "external_user_id"?: string | null;
-    /**
-     * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it. A new address replaces a verified one only once it is verified too (it waits in <code>pending_email</code>); an unverified one is replaced at once. The new address is mailed a verification link, the old one a notice.</p>
-     * @type {string | null}
-     * @memberof CreateUserRequest
-     */
-    email?: string | null;
-    /**
-     * @description <p>At least 8 characters; required when email is given. Stored only as an argon2id hash.</p>
-     * @type {string | null}
-     * @memberof CreateUserRequest
-     */
-    password?: string | null;
-    /**
-     * @description <p>A role of this project. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
-     * @type {string | null}
-     * @memberof CreateUserRequest
-     */
-    "role_id"?: string | null;
-    /**
-     * @description <p>Default true</p>
-     * @type {boolean}
-     * @memberof CreateUserRequest
-     */
-    "is_active"?: boolean;
-    /**
-     * @description <p>Default false. true: the address is known to be the user&#39;s (e.g. imported from a system that verified it)</p>
-     * @type {boolean}
-     * @memberof CreateUserRequest
-     */
-    "email_verified"?: boolean;
-    /**
-     * @description <p>true: mails the user an invitation to choose their password (<code>email</code> required, no <code>password</code>); the link works once, for INVITATION_TTL (7 days), and following it verifies the address</p>
-     * @type {boolean}
-     * @memberof CreateUserRequest
-     */
-    "send_invitation"?: boolean;
-    /**
-     * @description <p>true: mails the user a link that verifies their address (<code>email</code> required)</p>
-     * @type {boolean}
-     * @memberof CreateUserRequest
-     */
-    "send_verification"?: boolean;
-  }
-
-  export interface CreateWebhookRequest {
-    /**
-     * @description <p>Where events are POSTed. <code>https</code>; <code>http</code> only to loopback with WEBHOOK_ALLOW_PRIVATE_TARGETS. Only global unicast addresses are reached: a host that is an address literal other than global unicast (loopback, private, CGNAT, link-local, multicast, broadcast, reserved, documentation, IPv6 unique or site local, and every IPv6 form embedding an IPv4 address) is refused here with <code>invalid_params</code>, and a name any of whose addresses is not global unicast is refused at delivery time, unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true; redirects are not followed.</p>
-     * @type {string}
-     * @memberof CreateWebhookRequest
-     */
-    url: string;
-    /**
-     * @description <p>Which events to deliver: <code>*</code>, exact types (<code>role.created</code>) or prefixes (<code>user.*</code>)</p>
-     * @type {string[]}
-     * @memberof CreateWebhookRequest
-     */
-    "event_types": string[];
-    /**
-     * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
-     * @type {string | null}
-     * @memberof CreateWebhookRequest
-     */
-    description?: string | null;
-    /**
-     * @description <p>Default true</p>
-     * @type {boolean}
-     * @memberof CreateWebhookRequest
-     */
-    "is_active"?: boolean;
-  }
-
-  /**
-   * <p>Fresh proof that the token&#39;s user is at the keyboard: <code>current_password</code>, or <code>code</code> for a user without a password</p>
-   */
-  export interface CurrentPasswordRequest {
-    /**
-     * @description <p>The user&#39;s password, required when the user has one: a token alone cannot change how the user signs in. Missing or wrong: 400 <code>invalid_params</code> on it (wrong ones are throttled like logins, 429).</p>
-     * @type {string | null}
-     * @memberof CurrentPasswordRequest
-     */
-    "current_password"?: string | null;
-    /**
-     * @description <p>For a user without a password (made through an identity provider): the current code of their authenticator app, or one of their recovery codes (spent then). Without it, and without a fresh sign-in at their provider on the account page: 403 <code>reauthentication_required</code>. Wrong: 400 <code>invalid_params</code> on it (throttled like second steps, 429).</p>
-     * @type {string | null}
-     * @memberof CurrentPasswordRequest
-     */
-    code?: string | null;
-  }
-
-  export interface CurrentUser extends Api.User {
-    /**
-     * @description <p>The user&#39;s <code>resource:permission</code> codes, evaluated now</p>
-     * @type {string[]}
-     * @memberof CurrentUser
-     */
-    permissions: string[];
-  }
-
-  export interface DeviceAuthorizationRequest {
-    /**
-     * @description <p>Required without HTTP Basic (a public client); with Basic, optional but must match.</p>
-     * @type {string}
-     * @memberof DeviceAuthorizationRequest
-     */
-    "client_id"?: string;
-    /**
-     * @description <p>Not accepted: send client credentials with HTTP Basic.</p>
-     * @type {string}
-     * @memberof DeviceAuthorizationRequest
-     */
-    "client_secret"?: string;
-    /**
-     * @description <p>Space-separated: <code>openid</code> (and <code>profile</code>, <code>email</code>) for an ID token; with <code>resource</code>, the permission codes of that API wanted.</p>
-     * @type {string}
-     * @memberof DeviceAuthorizationRequest
-     */
-    scope?: string;
-    /**
-     * @description <p>RFC 8707: the indicator of the one API the tokens are for, as at <code>/authorize</code>. Unknown, of another project, not an absolute URI, with a fragment, or repeated: <code>invalid_target</code>.</p>
-     * @type {string | string[]}
-     * @memberof DeviceAuthorizationRequest
-     */
-    resource?: string | string[];
-  }
-
-  export interface DeviceAuthorizationResponse {
-    /**
-     * @description <p>A secret for the device only: it polls the token endpoint with it</p>
-     * @type {string}
-     * @memberof DeviceAuthorizationResponse
-     */
-    "device_code": string;
-    /**
-     * @description <p>What the user enters at <code>verification_uri</code>: eight letters shown as <code>XXXX-XXXX</code> (entered in any case, with or without the dash)</p>
-     * @type {string}
-     * @memberof DeviceAuthorizationResponse
-     */
-    "user_code": string;
-    /**
-     * @description <p>The verification page, <code>/device</code> of this service</p>
-     * @type {string}
-     * @memberof DeviceAuthorizationResponse
-     */
-    "verification_uri": string;
-    /**
-     * @description <p>The same with the user code filled in (for a QR code or a link)</p>
-     * @type {string}
-     * @memberof DeviceAuthorizationResponse
-     */
-    "verification_uri_complete": string;
-    /**
-     * @description <p>Seconds the codes live</p>
-     * @type {number}
-     * @memberof DeviceAuthorizationResponse
-     */
-    "expires_in": number;
-    /**
-     * @description <p>Seconds to wait between polls</p>
-     * @type {number}
-     * @memberof DeviceAuthorizationResponse
-     */
-    interval: number;
-  }
-
-  export interface Empty {
-  }
-
-  export interface EntitySearchResponse {
-    page: Api.AuthzenPage;
-    results: Api.AuthzenEntity[];
-  }
-
-  /**
-   * <p>Every error on every endpoint has this shape (it is also the RFC 6749 §5.2 shape).</p>
-   */
-  export interface Error {
-    /**
-     * @description <p>A stable code from the error table; switch on it. Each operation lists the codes it answers.</p>
-     * @type {Api.ErrorCode}
-     * @memberof Error
-     */
-    error: Api.ErrorCode;
-    /**
-     * @description <p>A human-readable message.</p>
-     * @type {string}
-     * @memberof Error
-     */
-    "error_description": string;
-    /**
-     * @description <p>For <code>invalid_params</code>: each offending field.</p>
-     * @type {Api.Error.Detail[]}
-     * @memberof Error
-     */
-    details?: Api.Error.Detail[];
-  }
-
-  /**
-   * @export
-   * @namespace Error
-   */
-  export namespace Error {
-    export interface Detail {
-      field: string;
-      issue: string;
-    }
-  }
-
-  /**
-   * <p>A stable code from the error table; switch on it. Each operation lists the codes it answers.</p>
-   */
-  export enum ErrorCode {
-    InvalidParams = "invalid_params",
-    InvalidClient = "invalid_client",
-    ClientNotActive = "client_not_active",
-    ProjectNotActive = "project_not_active",
-    InvalidAuthorizationCode = "invalid_authorization_code",
-    DifferentAuthorizeRedirectUri = "different_authorize_redirect_uri",
-    AuthCodeAlreadyUsed = "auth_code_already_used",
-    AuthCodeExpired = "auth_code_expired",
-    InvalidCodeVerifier = "invalid_code_verifier",
-    InvalidTarget = "invalid_target",
-    UnauthorizedClient = "unauthorized_client",
-    InvalidRefreshToken = "invalid_refresh_token",
-    RefreshTokenExpired = "refresh_token_expired",
-    RefreshTokenAlreadyUsed = "refresh_token_already_used",
-    InvalidDeviceCode = "invalid_device_code",
-    InvalidSubjectToken = "invalid_subject_token",
-    InvalidScope = "invalid_scope",
-    AuthorizationPending = "authorization_pending",
-    SlowDown = "slow_down",
-    ExpiredToken = "expired_token",
-    AccessDenied = "access_denied",
-    InvalidClientCredentials = "invalid_client_credentials",
-    InvalidAuthorizationToken = "invalid_authorization_token",
-    InsufficientPermission = "insufficient_permission",
-    DefaultResourceImmutable = "default_resource_immutable",
-    NotFound = "not_found",
-    ProjectNotFound = "project_not_found",
-    ResourceNotFound = "resource_not_found",
-    RoleNotFound = "role_not_found",
-    UserNotFound = "user_not_found",
-    ClientNotFound = "client_not_found",
-    SomePermissionsNotFound = "some_permissions_not_found",
-    SigningKeyNotFound = "signing_key_not_found",
-    WebhookNotFound = "webhook_not_found",
-    WebhookDeliveryNotFound = "webhook_delivery_not_found",
-    SessionNotFound = "session_not_found",
-    ConsentNotFound = "consent_not_found",
-    IdentityProviderNotFound = "identity_provider_not_found",
-    IdentityNotFound = "identity_not_found",
-    ObjectNotFound = "object_not_found",
-    GrantNotFound = "grant_not_found",
-    ResourceCodeAlreadyUsed = "resource_code_already_used",
-    ResourceIndicatorAlreadyUsed = "resource_indicator_already_used",
-    RoleCodeAlreadyUsed = "role_code_already_used",
-    UserExternalIdAlreadyUsed = "user_external_id_already_used",
-    UserEmailAlreadyUsed = "user_email_already_used",
-    KeyRotationTooSoon = "key_rotation_too_soon",
-    OnlySigningKey = "only_signing_key",
-    RoleInUse = "role_in_use",
-    ObjectAlreadyExists = "object_already_exists",
-    ObjectHasChildren = "object_has_children",
-    ClientNotDeletable = "client_not_deletable",
-    IdentityAlreadyLinked = "identity_already_linked",
-    LastSignInMethod = "last_sign_in_method",
-    SecondFactorNotFound = "second_factor_not_found",
-    TotpEnrolmentNotFound = "totp_enrolment_not_found",
-    TotpAlreadyEnrolled = "totp_already_enrolled",
-    SecondFactorRequired = "second_factor_required",
-    ReauthenticationRequired = "reauthentication_required",
-    PasskeyRefused = "passkey_refused",
-    LastOperator = "last_operator",
-    TooManyRequests = "too_many_requests",
-    SystemError = "system_error",
-  }
-
-  /**
-   * <p><code>execute_all</code> (default): every answer. <code>deny_on_first_deny</code>: the answers up to and including the first deny. <code>permit_on_first_permit</code>: up to and including the first permit.</p>
-   */
-  export enum EvaluationsSemantic {
-    ExecuteAll = "execute_all",
-    DenyOnFirstDeny = "deny_on_first_deny",
-    PermitOnFirstPermit = "permit_on_first_permit",
-  }
-
-  export interface ExternalIdentity {
-    "provider_id": string;
-    "provider_display_name": string;
-    /**
-     * @description <p>The upstream <code>sub</code></p>
-     * @type {string}
-     * @memberof ExternalIdentity
-     */
-    subject: string;
-    /**
-     * @description <p>The upstream email when linked or last used</p>
-     * @type {string | null}
-     * @memberof ExternalIdentity
-     */
-    email: string | null;
-    "created_at": string;
-    "last_login_at": string | null;
-  }
-
-  export interface ExternalIdentityList {
-    data: Api.ExternalIdentity[];
-  }
-
-  export interface Grant {
-    id: string;
-    "project_id": string;
-    subject: Api.Grant.Subject;
-    "role_id": string;
-    object: Api.Grant.Object;
-    /**
-     * @description <p>RFC 3339, UTC; null: never</p>
-     * @type {string | null}
-     * @memberof Grant
-     */
-    "expires_at": string | null;
-    /**
-     * @description <p>Past <code>expires_at</code> now, by the database&#39;s clock</p>
-     * @type {boolean}
-     * @memberof Grant
-     */
-    "is_expired": boolean;
-    "created_at": string;
-    "created_by": Api.Grant.CreatedBy;
-  }
-
-  /**
-   * @export
-   * @namespace Grant
-   */
-  export namespace Grant {
-    export interface Subject {
-      "type": Api.Grant.Subject.TypeEnum;
-      id: string;
-    }
-
-    /**
-     * @export
-     * @namespace Subject
-     */
-    export namespace Subject {
-      export enum TypeEnum {
-        User = "user",
-        Client = "client",
-      }
-    }
-
-    export interface Object {
-      /**
-       * @description <p>The resource&#39;s code</p>
-       * @type {string}
-       * @memberof Object
-       */
-      "type": string;
-      id: string;
-      "resource_id": string;
-    }
-
-    export interface CreatedBy {
-      "type": Api.Grant.CreatedBy.TypeEnum;
-      id: string | null;
-    }
-
-    /**
-     * @export
-     * @namespace CreatedBy
-     */
-    export namespace CreatedBy {
-      export enum TypeEnum {
-        User = "user",
-        Client = "client",
-      }
-    }
-  }
-
-  export interface GrantList {
-    data: Api.Grant[];
-    pagination: Api.Pagination;
-  }
-
-  export interface GrantObject {
-    /**
-     * @description <p>The resource&#39;s code (case-insensitive)</p>
-     * @type {string}
-     * @memberof GrantObject
-     */
-    "type": string;
-    /**
-     * @description <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
-     * @type {string}
-     * @memberof GrantObject
-     */
-    id: string;
-  }
-
-  export interface GrantSubject {
-    "type": Api.GrantSubject.TypeEnum;
-    /**
-     * @description <p>A user&#39;s id (or, when no user has it, a user&#39;s <code>external_user_id</code>), or a client&#39;s id</p>
-     * @type {string}
-     * @memberof GrantSubject
-     */
-    id: string;
-  }
-
-  /**
-   * @export
-   * @namespace GrantSubject
-   */
-  export namespace GrantSubject {
-    export enum TypeEnum {
-      User = "user",
-      Client = "client",
-    }
-  }
-
-  export interface IdentityProvider {
-    id: string;
-    "project_id": string;
-    kind: Api.IdentityProvider.KindEnum;
-    /**
-     * @description <p>The preset the provider was made from, if any</p>
-     * @type {Api.IdentityProvider.PresetEnum | null}
-     * @memberof IdentityProvider
-     */
-    preset: Api.IdentityProvider.PresetEnum | null;
-    /**
-     * @description <p>The button&#39;s label on the login page</p>
-     * @type {string}
-     * @memberof IdentityProvider
-     */
-    "display_name": string;
-    issuer: string;
-    "client_id": string;
-    /**
-     * @description <p>Whether a client secret is set; the secret itself is never returned</p>
-     * @type {boolean}
-     * @memberof IdentityProvider
-     */
-    "has_client_secret": boolean;
-    scopes: string[];
-    claims: Api.IdentityProvider.Claims;
-    "jit_provisioning": boolean;
-    "default_role_id": string | null;
-    "link_by_verified_email": boolean;
-    "is_active": boolean;
-    /**
-     * @description <p>Read-only: the redirect URI to register at the upstream provider for this client</p>
-     * @type {string}
-     * @memberof IdentityProvider
-     */
-    "redirect_uri": string;
-    /**
-     * @description <p>When the discovery document was last fetched and validated</p>
-     * @type {string}
-     * @memberof IdentityProvider
-     */
-    "metadata_fetched_at": string;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof IdentityProvider
-     */
-    "created_at": string;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof IdentityProvider
-     */
-    "updated_at": string;
-  }
-
-  /**
-   * @export
-   * @namespace IdentityProvider
-   */
-  export namespace IdentityProvider {
-    export enum KindEnum {
-      Oidc = "oidc",
-    }
-
-    /**
-     * <p>The preset the provider was made from, if any</p>
-     */
-    export enum PresetEnum {
-      Google = "google",
-      MicrosoftEntraId = "microsoft_entra_id",
-      Null = "null",
-    }
-
-    export interface Claims {
-      email: string;
-      name: string;
-      picture: string;
-    }
-  }
-
-  /**
-   * <p>Which claims of the upstream ID token give the user&#39;s email, name and picture (<code>email_verified</code> is always read as it is named)</p>
-   */
-  export interface IdentityProviderClaims {
-    /**
-     * @description <p>Default <code>email</code></p>
-     * @type {string}
-     * @memberof IdentityProviderClaims
-     */
-    email?: string;
-    /**
-     * @description <p>Default <code>name</code></p>
-     * @type {string}
-     * @memberof IdentityProviderClaims
-     */
-    name?: string;
-    /**
-     * @description <p>Default <code>picture</code></p>
-     * @type {string}
-     * @memberof IdentityProviderClaims
-     */
-    picture?: string;
-  }
-
-  export interface IdentityProviderList {
-    data: Api.IdentityProvider[];
-    pagination: Api.Pagination;
-  }
-
-  export interface Introspection {
-    active: boolean;
-    "token_type"?: Api.Introspection.TokenTypeEnum;
-    iss?: string;
-    /**
-     * @description <p>The user id, or the client id for client credentials</p>
-     * @type {string}
-     * @memberof Introspection
-     */
-    sub?: string;
-    /**
-     * @description <p>The project id, or for a token asked for one API (RFC 8707 <code>resource</code>) that API&#39;s indicator</p>
-     * @type {string}
-     * @memberof Introspection
-     */
-    aud?: string;
-    /**
-     * @description <p>A token for one API: what of its granted permission codes the subject still holds</p>
-     * @type {string}
-     * @memberof Introspection
-     */
-    scope?: string;
-    "client_id"?: string;
-    /**
-     * @type {number}
-     * @memberof Introspection
-     */
-    exp?: number;
-    /**
-     * @type {number}
-     * @memberof Introspection
-     */
-    iat?: number;
-    jti?: string;
-    sid?: string;
-    /**
-     * @description <p>How the user authenticated at the login (RFC 8176): <code>pwd</code>, <code>otp</code>, <code>mfa</code>, <code>fed</code></p>
-     * @type {string[]}
-     * @memberof Introspection
-     */
-    amr?: string[];
-    /**
-     * @description <p>The level the login reached: <code>1</code> (one factor) or <code>2</code> (a second factor too)</p>
-     * @type {string}
-     * @memberof Introspection
-     */
-    acr?: string;
-    /**
-     * @description <p>The subject&#39;s <code>resource:permission</code> codes now: a user&#39;s through the role, a client&#39;s directly; for a token of an exchange, only those every actor&#39;s delegation has and the exchange asked for</p>
-     * @type {string[]}
-     * @memberof Introspection
-     */
-    permissions?: string[];
-    /**
-     * @description <p>A token of an exchange (RFC 8693 §4.1): the client acting for the subject (<code>sub</code>), and the one it acts for in turn nested in <code>act</code></p>
-     * @type {Api.Act}
-     * @memberof Introspection
-     */
-    act?: Api.Act;
-  }
-
-  /**
-   * @export
-   * @namespace Introspection
-   */
-  export namespace Introspection {
-    export enum TokenTypeEnum {
-      AccessToken = "access_token",
-      RefreshToken = "refresh_token",
-    }
-  }
-
-  export interface IntrospectTokenRequest {
-    /**
-     * @description <p>An access token or a refresh token</p>
-     * @type {string}
-     * @memberof IntrospectTokenRequest
-     */
-    token: string;
-    /**
-     * @description <p><code>access_token</code> or <code>refresh_token</code>: where to look first; other values are ignored</p>
-     * @type {string}
-     * @memberof IntrospectTokenRequest
-     */
-    "token_type_hint"?: string;
-    /**
-     * @description <p>For revocation by a public client, without HTTP Basic</p>
-     * @type {string}
-     * @memberof IntrospectTokenRequest
-     */
-    "client_id"?: string;
-  }
-
-  export interface Jwk {
-    /**
-     * @description <p><code>OKP</code> (Ed25519), <code>EC</code> (P-256) or <code>RSA</code></p>
-     * @type {string}
-     * @memberof Jwk
-     */
-    kty: string;
-    kid: string;
-    /**
-     * @description <p><code>EdDSA</code>, <code>ES256</code> or <code>RS256</code></p>
-     * @type {string}
-     * @memberof Jwk
-     */
-    alg: string;
-    use: string;
-    crv?: string;
-    x?: string;
-    y?: string;
-    n?: string;
-    e?: string;
-  }
-
-  export interface Jwks {
-    keys: Api.Jwk[];
-  }
-
-  export interface KeySet {
-    /**
-     * @description <p>Every key, current first, then next, previous, retired</p>
-     * @type {Api.SigningKey[]}
-     * @memberof KeySet
-     */
-    keys: Api.SigningKey[];
-    /**
-     * @description <p>What verifiers and clients will see after this change</p>
-     * @type {string}
-     * @memberof KeySet
-     */
-    notice?: string;
-  }
-
-  export interface LinkIdentityRequest {
-    "provider_id": string;
-    /**
-     * @description <p>The upstream <code>sub</code></p>
-     * @type {string}
-     * @memberof LinkIdentityRequest
-     */
-    subject: string;
-    email?: string;
-  }
-
-  /**
-   * <p>Default <code>created_at</code>; ties by id</p>
-   */
-  export enum ListClientsSortByEnum {
-    Name = "name",
-    IsActive = "is_active",
-    CreatedAt = "created_at",
-    UpdatedAt = "updated_at",
-  }
-
-  /**
-   * <p>Default <code>desc</code></p>
-   */
-  export enum ListClientsSortDirEnum {
-    Asc = "asc",
-    Desc = "desc",
-  }
-
-  /**
-   * <p>Default <code>created_at</code>; ties by id</p>
-   */
-  export enum ListGrantsSortByEnum {
-    CreatedAt = "created_at",
-    ExpiresAt = "expires_at",
-  }
-
-  /**
-   * <p>Default <code>desc</code></p>
-   */
-  export enum ListGrantsSortDirEnum {
-    Asc = "asc",
-    Desc = "desc",
-  }
-
-  /**
-   * <p>Only users&#39; or clients&#39; grants</p>
-   */
-  export enum ListGrantsSubjectTypeEnum {
-    User = "user",
-    Client = "client",
-  }
-
-  /**
-   * <p>Default <code>created_at</code>; ties by id</p>
-   */
-  export enum ListIdentityProvidersSortByEnum {
-    CreatedAt = "created_at",
-    UpdatedAt = "updated_at",
-    DisplayName = "display_name",
-  }
-
-  /**
-   * <p>Default <code>desc</code></p>
-   */
-  export enum ListIdentityProvidersSortDirEnum {
-    Asc = "asc",
-    Desc = "desc",
-  }
-
-  /**
-   * <p>Default <code>created_at</code>; ties by id</p>
-   */
-  export enum ListObjectsSortByEnum {
-    Id = "id",
-    Name = "name",
-    CreatedAt = "created_at",
-    UpdatedAt = "updated_at",
-  }
-
-  /**
-   * <p>Default <code>desc</code></p>
-   */
-  export enum ListObjectsSortDirEnum {
-    Asc = "asc",
-    Desc = "desc",
-  }
-
-  /**
-   * <p>Default <code>created_at</code>; ties by id</p>
-   */
-  export enum ListProjectsSortByEnum {
-    Name = "name",
-    CreatedAt = "created_at",
-    UpdatedAt = "updated_at",
-  }
-
-  /**
-   * <p>Default <code>desc</code></p>
-   */
-  export enum ListProjectsSortDirEnum {
-    Asc = "asc",
-    Desc = "desc",
-  }
-
-  /**
-   * <p>Default <code>created_at</code>; ties by id</p>
-   */
-  export enum ListResourcesSortByEnum {
-    Name = "name",
-    Code = "code",
-    CreatedAt = "created_at",
-    UpdatedAt = "updated_at",
-  }
-
-  /**
-   * <p>Default <code>desc</code></p>
-   */
-  export enum ListResourcesSortDirEnum {
-    Asc = "asc",
-    Desc = "desc",
-  }
-
-  /**
-   * <p>Default <code>created_at</code>; ties by id</p>
-   */
-  export enum ListRolesSortByEnum {
-    Name = "name",
-    Code = "code",
-    CreatedAt = "created_at",
-    UpdatedAt = "updated_at",
-  }
-
-  /**
-   * <p>Default <code>desc</code></p>
-   */
-  export enum ListRolesSortDirEnum {
-    Asc = "asc",
-    Desc = "desc",
-  }
-
-  /**
-   * <p>Default <code>created_at</code>; ties by id</p>
-   */
-  export enum ListUsersSortByEnum {
-    DisplayName = "display_name",
-    Email = "email",
-    ExternalUserId = "external_user_id",
-    IsActive = "is_active",
-    CreatedAt = "created_at",
-    UpdatedAt = "updated_at",
-  }
-
-  /**
-   * <p>Default <code>desc</code></p>
-   */
-  export enum ListUsersSortDirEnum {
-    Asc = "asc",
-    Desc = "desc",
-  }
-
-  /**
-   * <p>Default <code>created_at</code>; ties by id</p>
-   */
-  export enum ListWebhookDeliveriesSortByEnum {
-    CreatedAt = "created_at",
-  }
-
-  /**
-   * <p>Default <code>desc</code></p>
-   */
-  export enum ListWebhookDeliveriesSortDirEnum {
-    Asc = "asc",
-    Desc = "desc",
-  }
-
-  /**
-   * <p>Default <code>created_at</code>; ties by id</p>
-   */
-  export enum ListWebhooksSortByEnum {
-    CreatedAt = "created_at",
-    UpdatedAt = "updated_at",
-    Url = "url",
-  }
-
-  /**
-   * <p>Default <code>desc</code></p>
-   */
-  export enum ListWebhooksSortDirEnum {
-    Asc = "asc",
-    Desc = "desc",
-  }
-
-  export interface LogoSet {
-    /**
-     * @description <p>The logo&#39;s URL, relative to this service&#39;s origin; it changes with the image</p>
-     * @type {string}
-     * @memberof LogoSet
-     */
-    "logo_url": string;
-  }
-
-  export interface MailSent {
-    /**
-     * @description <p>The address the mail goes to</p>
-     * @type {string}
-     * @memberof MailSent
-     */
-    email: string;
-    /**
-     * @description <p>When the link in it stops working (RFC 3339)</p>
-     * @type {string}
-     * @memberof MailSent
-     */
-    "expires_at": string;
-  }
-
-  export interface NotReady {
-    error: Api.NotReady.ErrorEnum;
-    /**
-     * @description <p>The failing checks; why each fails only where <code>checks</code> is given</p>
-     * @type {string}
-     * @memberof NotReady
-     */
-    "error_description": string;
-    /**
-     * @description <p>Absent, as <code>failing</code> and <code>checks</code>, while the service is still starting (or, under <code>deno serve</code>, could not start: its log says why)</p>
-     * @type {Api.NotReady.StatusEnum}
-     * @memberof NotReady
-     */
-    status?: Api.NotReady.StatusEnum;
-    /**
-     * @description <p>The checks that fail</p>
-     * @type {Api.NotReady.FailingEnum[]}
-     * @memberof NotReady
-     */
-    failing?: Api.NotReady.FailingEnum[];
-    /**
-     * @description <p>Only for a bearer of <code>METRICS_TOKEN</code>, and on the <code>METRICS_PORT</code> listener</p>
-     * @type {Api.ReadinessChecks}
-     * @memberof NotReady
-     */
-    checks?: Api.ReadinessChecks;
-  }
-
-  /**
-   * @export
-   * @namespace NotReady
-   */
-  export namespace NotReady {
-    export enum ErrorEnum {
-      SystemError = "system_error",
-    }
-
-    /**
-     * <p>Absent, as <code>failing</code> and <code>checks</code>, while the service is still starting (or, under <code>deno serve</code>, could not start: its log says why)</p>
-     */
-    export enum StatusEnum {
-      NotReady = "not_ready",
-    }
-
-    export enum FailingEnum {
-      Database = "database",
-      Migrations = "migrations",
-      SigningKey = "signing_key",
-      Jobs = "jobs",
-    }
-  }
-
-  /**
-   * <p>Every error of the token, revocation and introspection endpoints (RFC 6749 §5.2, with <code>error_code</code>).</p>
-   */
-  export interface OAuthError {
-    /**
-     * @description <p>The RFC 6749 §5.2 code, which OAuth libraries act on (<code>invalid_grant</code>: sign the user in again).</p>
-     * @type {Api.OAuthErrorCode}
-     * @memberof OAuthError
-     */
-    error: Api.OAuthErrorCode;
-    /**
-     * @description <p>The service&#39;s own code, finer than <code>error</code>; switch on it. Each operation lists the pairs it answers.</p>
-     * @type {Api.OAuthError.ErrorCodeEnum}
-     * @memberof OAuthError
-     */
-    "error_code": Api.OAuthError.ErrorCodeEnum;
-    /**
-     * @description <p>A human-readable message.</p>
-     * @type {string}
-     * @memberof OAuthError
-     */
-    "error_description": string;
-    /**
-     * @description <p>For <code>invalid_params</code>: each offending field.</p>
-     * @type {Api.OAuthError.Detail[]}
-     * @memberof OAuthError
-     */
-    details?: Api.OAuthError.Detail[];
-  }
-
-  /**
-   * @export
-   * @namespace OAuthError
-   */
-  export namespace OAuthError {
-    /**
-     * <p>The service&#39;s own code, finer than <code>error</code>; switch on it. Each operation lists the pairs it answers.</p>
-     */
-    export enum ErrorCodeEnum {
-      InvalidParams = "invalid_params",
-      InvalidClient = "invalid_client",
-      InvalidClientCredentials = "invalid_client_credentials",
-      ClientNotActive = "client_not_active",
-      ProjectNotActive = "project_not_active",
-      InvalidAuthorizationCode = "invalid_authorization_code",
-      DifferentAuthorizeRedirectUri = "different_authorize_redirect_uri",
-      AuthCodeAlreadyUsed = "auth_code_already_used",
-      AuthCodeExpired = "auth_code_expired",
-      InvalidCodeVerifier = "invalid_code_verifier",
-      InvalidTarget = "invalid_target",
-      UnauthorizedClient = "unauthorized_client",
-      InvalidRefreshToken = "invalid_refresh_token",
-      RefreshTokenExpired = "refresh_token_expired",
-      RefreshTokenAlreadyUsed = "refresh_token_already_used",
-      InvalidDeviceCode = "invalid_device_code",
-      InvalidSubjectToken = "invalid_subject_token",
-      InvalidScope = "invalid_scope",
-      AuthorizationPending = "authorization_pending",
-      SlowDown = "slow_down",
-      ExpiredToken = "expired_token",
-      AccessDenied = "access_denied",
-      TooManyRequests = "too_many_requests",
-      SystemError = "system_error",
-    }
-
-    export interface Detail {
-      field: string;
-      issue: string;
-    }
-  }
-
-  /**
-   * <p>The RFC 6749 §5.2 code, which OAuth libraries act on (<code>invalid_grant</code>: sign the user in again).</p>
-   */
-  export enum OAuthErrorCode {
-    InvalidRequest = "invalid_request",
-    InvalidClient = "invalid_client",
-    InvalidGrant = "invalid_grant",
-    UnsupportedGrantType = "unsupported_grant_type",
-    InvalidTarget = "invalid_target",
-    UnauthorizedClient = "unauthorized_client",
-    AuthorizationPending = "authorization_pending",
-    SlowDown = "slow_down",
-    ExpiredToken = "expired_token",
-    AccessDenied = "access_denied",
-    InvalidScope = "invalid_scope",
-    ServerError = "server_error",
-    TemporarilyUnavailable = "temporarily_unavailable",
-  }
-
-  export interface Object {
-    id: string;
-    "project_id": string;
-    "resource_id": string;
-    name: string | null;
-    "parent_id": string | null;
-    /**
-     * @description <p>1 for an object without parent, at most 32</p>
-     * @type {number}
-     * @memberof Object
-     */
-    depth: number;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Object
-     */
-    "created_at": string;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Object
-     */
-    "updated_at": string;
-  }
-
-  export interface ObjectList {
-    data: Api.Object[];
-    pagination: Api.Pagination;
-  }
-
-  export interface OpenIdConfiguration extends Api.AuthorizationServerMetadata {
-    "userinfo_endpoint": string;
-    "end_session_endpoint": string;
-    "scopes_supported": string[];
-    "claims_supported": string[];
-    "subject_types_supported": string[];
-    "prompt_values_supported": string[];
-    /**
-     * @description <p><code>1</code>: one factor; <code>2</code>: a second factor too (ask for it with <code>acr_values=2</code>)</p>
-     * @type {string[]}
-     * @memberof OpenIdConfiguration
-     */
-    "acr_values_supported": string[];
-    "claims_parameter_supported": boolean;
-    "request_parameter_supported": boolean;
-    "request_uri_parameter_supported": boolean;
-  }
-
-  export interface Pagination {
-    /**
-     * @type {number}
-     * @memberof Pagination
-     */
-    "page_num": number;
-    /**
-     * @type {number}
-     * @memberof Pagination
-     */
-    "page_size": number;
-    /**
-     * @description <p>Items matching the filters, over all pages</p>
-     * @type {number}
-     * @memberof Pagination
-     */
-    total: number;
-  }
-
-  export interface Passkey {
-    /**
-     * @description <p>The credential id (base64url)</p>
-     * @type {string}
-     * @memberof Passkey
-     */
-    id: string;
-    name: string;
-    /**
-     * @description <p>Backup eligible: a passkey synced between devices (<code>amr</code> <code>swk</code>)</p>
-     * @type {boolean}
-     * @memberof Passkey
-     */
-    synced: boolean;
-    "created_at": string;
-    "last_used_at": string | null;
-  }
-
-  export interface Permission {
-    /**
-     * @description <p>Referenced by roles and clients through <code>permission_ids</code></p>
-     * @type {string}
-     * @memberof Permission
-     */
-    id: string;
-    name: string;
-    code: string;
-    description: string | null;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Permission
-     */
-    "created_at": string;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Permission
-     */
-    "updated_at": string;
-  }
-
-  export interface PermissionInput {
-    name: string;
-    code: string;
-    description?: string | null;
-  }
-
-  export interface Project {
-    id: string;
-    name: string;
-    description: string | null;
-    "redirect_uris": string[];
-    "post_logout_redirect_uris": string[];
-    /**
-     * @description <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password.</p>
-     * @type {Api.Project.MfaEnum}
-     * @memberof Project
-     */
-    mfa: Api.Project.MfaEnum;
-    "is_active": boolean;
-    /**
-     * @description <p>true: a user whose <code>email_verified</code> is false cannot sign in on the login page; the page offers to mail them a verification link (see docs/email.md)</p>
-     * @type {boolean}
-     * @memberof Project
-     */
-    "require_verified_email": boolean;
-    /**
-     * @description <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy.</p>
-     * @type {Api.Branding}
-     * @memberof Project
-     */
-    branding: Api.Branding;
-    /**
-     * @description <p>True for the system project, which administers the others</p>
-     * @type {boolean}
-     * @memberof Project
-     */
-    "is_system": boolean;
-    /**
-     * @description <p>Self-service sign-up on the login page: <code>&quot;off&quot;</code> (no &quot;Create an account&quot; link; the sign-up page answers 404), <code>&quot;open&quot;</code> (anyone may create an account), or <code>{&quot;domains&quot;: [...]}</code> (only addresses whose domain part, after the last <code>@</code>, is exactly one of these, case-insensitively: <code>example.com</code> admits <code>ann@example.com</code>, not <code>ann@mail.example.com</code>). New accounts get no role. With <code>require_verified_email</code> the address is verified by a mailed link before the first code; otherwise the new user is signed in at once. An address already registered is mailed instead of refused (docs/log-in-users.md, &quot;Sign-up&quot;).</p>
-     * @type {Api.Project.Signup.EnumValueEnum | Api.Project.Signup.ObjectValue}
-     * @memberof Project
-     */
-    signup: Api.Project.Signup.EnumValueEnum | Api.Project.Signup.ObjectValue;
-    /**
-     * @description <p>Whether clients may identify themselves by an <code>https</code> URL (OAuth Client ID Metadata Documents, as MCP clients do) when they ask for one of this project&#39;s APIs (<code>resource</code>): <code>&quot;off&quot;</code> (no), <code>&quot;any&quot;</code> (any host), or <code>{&quot;hosts&quot;: [...]}</code> (only documents on these hosts, exactly, case-insensitively). Such a client is recorded on first use and always shows the consent page (docs/agents.md).</p>
-     * @type {Api.Project.ClientMetadataDocuments.EnumValueEnum | Api.Project.ClientMetadataDocuments.ObjectValue}
-     * @memberof Project
-     */
-    "client_metadata_documents":
-      | Api.Project.ClientMetadataDocuments.EnumValueEnum
-      | Api.Project.ClientMetadataDocuments.ObjectValue;
-    /**
-     * @description <p>The role a user gets on creating an account through self-service sign-up (<code>signup</code>); null: none. One of the project&#39;s roles (a deleted role leaves none). Users created through an identity provider get that provider&#39;s <code>default_role_id</code> instead.</p>
-     * @type {string | null}
-     * @memberof Project
-     */
-    "default_role_id": string | null;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Project
-     */
-    "created_at": string;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Project
-     */
-    "updated_at": string;
-  }
-
-  /**
-   * @export
-   * @namespace Project
-   */
-  export namespace Project {
-    /**
-     * <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password.</p>
-     */
-    export enum MfaEnum {
-      Off = "off",
-      Optional = "optional",
-      Required = "required",
-    }
-
-    export type Signup =
-      | Api.Project.Signup.EnumValueEnum
-      | Api.Project.Signup.ObjectValue;
-
-    /**
-     * @export
-     * @namespace Signup
-     */
-    export namespace Signup {
-      export enum EnumValueEnum {
-        Off = "off",
-        Open = "open",
-      }
-
-      export interface ObjectValue {
-        domains: string[];
-      }
-    }
-
-    export type ClientMetadataDocuments =
-      | Api.Project.ClientMetadataDocuments.EnumValueEnum
-      | Api.Project.ClientMetadataDocuments.ObjectValue;
-
-    /**
-     * @export
-     * @namespace ClientMetadataDocuments
-     */
-    export namespace ClientMetadataDocuments {
-      export enum EnumValueEnum {
-        Off = "off",
-        Any = "any",
-      }
-
-      export interface ObjectValue {
-        hosts: string[];
-      }
-    }
-  }
-
-  export interface ProjectList {
-    data: Api.Project[];
-    pagination: Api.Pagination;
-  }
-
-  export interface ProtectedResourceMetadata {
-    /**
-     * @description <p>The service&#39;s URL (its issuer): every API under it</p>
-     * @type {string}
-     * @memberof ProtectedResourceMetadata
-     */
-    resource: string;
-    "authorization_servers": string[];
-    "bearer_methods_supported": string[];
-    "resource_name": string;
-    "resource_documentation": string;
-  }
-
-  export interface Readiness {
-    status: Api.Readiness.StatusEnum;
-    /**
-     * @description <p>Only for a bearer of <code>METRICS_TOKEN</code>, and on the <code>METRICS_PORT</code> listener</p>
-     * @type {Api.ReadinessChecks}
-     * @memberof Readiness
-     */
-    checks?: Api.ReadinessChecks;
-  }
-
-  /**
-   * @export
-   * @namespace Readiness
-   */
-  export namespace Readiness {
-    export enum StatusEnum {
-      Ready = "ready",
-    }
-  }
-
-  /**
-   * <p>Only for a bearer of <code>METRICS_TOKEN</code>, and on the <code>METRICS_PORT</code> listener</p>
-   */
-  export interface ReadinessChecks {
-    /**
-     * @description <p>The database answers a statement within 2 s</p>
-     * @type {Api.ReadinessChecks.Database}
-     * @memberof ReadinessChecks
-     */
-    database: Api.ReadinessChecks.Database;
-    /**
-     * @description <p>Every migration this build knows is applied</p>
-     * @type {Api.ReadinessChecks.Migrations}
-     * @memberof ReadinessChecks
-     */
-    migrations: Api.ReadinessChecks.Migrations;
-    /**
-     * @description <p>There is a current signing key and this instance can sign with it</p>
-     * @type {Api.ReadinessChecks.SigningKey}
-     * @memberof ReadinessChecks
-     */
-    "signing_key": Api.ReadinessChecks.SigningKey;
-    /**
-     * @description <p>The jobs every instance runs have succeeded within three of their periods (at least a minute)</p>
-     * @type {Api.ReadinessChecks.Jobs}
-     * @memberof ReadinessChecks
-     */
-    jobs: Api.ReadinessChecks.Jobs;
-  }
-
-  /**
-   * @export
-   * @namespace ReadinessChecks
-   */
-  export namespace ReadinessChecks {
-    /**
-     * <p>The database answers a statement within 2 s</p>
-     */
-    export interface Database {
-      /**
-       * @description <p><code>unknown</code>: not checked, because the database did not answer</p>
-       * @type {Api.ReadinessChecks.Database.StatusEnum}
-       * @memberof Database
-       */
-      status: Api.ReadinessChecks.Database.StatusEnum;
-      /**
-       * @description <p>Why it fails, when it does</p>
-       * @type {string}
-       * @memberof Database
-       */
-      detail?: string;
-    }
-
-    /**
-     * @export
-     * @namespace Database
-     */
-    export namespace Database {
-      /**
-       * <p><code>unknown</code>: not checked, because the database did not answer</p>
-       */
-      export enum StatusEnum {
-        Ok = "ok",
-        Failing = "failing",
-        Unknown = "unknown",
-      }
-    }
-
-    /**
-     * <p>Every migration this build knows is applied</p>
-     */
-    export interface Migrations {
-      /**
-       * @description <p><code>unknown</code>: not checked, because the database did not answer</p>
-       * @type {Api.ReadinessChecks.Migrations.StatusEnum}
-       * @memberof Migrations
-       */
-      status: Api.ReadinessChecks.Migrations.StatusEnum;
-      /**
-       * @description <p>Why it fails, when it does</p>
-       * @type {string}
-       * @memberof Migrations
-       */
-      detail?: string;
-      /**
-       * @description <p>The schema&#39;s version in the database</p>
-       * @type {number}
-       * @memberof Migrations
-       */
-      applied?: number;
-      /**
-       * @description <p>The last migration this build knows</p>
-       * @type {number}
-       * @memberof Migrations
-       */
-      expected: number;
-    }
-
-    /**
-     * @export
-     * @namespace Migrations
-     */
-    export namespace Migrations {
-      /**
-       * <p><code>unknown</code>: not checked, because the database did not answer</p>
-       */
-      export enum StatusEnum {
-        Ok = "ok",
-        Failing = "failing",
-        Unknown = "unknown",
-      }
-    }
-
-    /**
-     * <p>There is a current signing key and this instance can sign with it</p>
-     */
-    export interface SigningKey {
-      /**
-       * @description <p><code>unknown</code>: not checked, because the database did not answer</p>
-       * @type {Api.ReadinessChecks.SigningKey.StatusEnum}
-       * @memberof SigningKey
-       */
-      status: Api.ReadinessChecks.SigningKey.StatusEnum;
-      /**
-       * @description <p>Why it fails, when it does</p>
-       * @type {string}
-       * @memberof SigningKey
-       */
-      detail?: string;
-    }
-
-    /**
-     * @export
-     * @namespace SigningKey
-     */
-    export namespace SigningKey {
-      /**
-       * <p><code>unknown</code>: not checked, because the database did not answer</p>
-       */
-      export enum StatusEnum {
-        Ok = "ok",
-        Failing = "failing",
-        Unknown = "unknown",
-      }
-    }
-
-    /**
-     * <p>The jobs every instance runs have succeeded within three of their periods (at least a minute)</p>
-     */
-    export interface Jobs {
-      /**
-       * @description <p><code>unknown</code>: not checked, because the database did not answer</p>
-       * @type {Api.ReadinessChecks.Jobs.StatusEnum}
-       * @memberof Jobs
-       */
-      status: Api.ReadinessChecks.Jobs.StatusEnum;
-      /**
-       * @description <p>Why it fails, when it does</p>
-       * @type {string}
-       * @memberof Jobs
-       */
-      detail?: string;
-      jobs: Api.ReadinessChecks.Jobs.Job[];
-    }
-
-    /**
-     * @export
-     * @namespace Jobs
-     */
-    export namespace Jobs {
-      /**
-       * <p><code>unknown</code>: not checked, because the database did not answer</p>
-       */
-      export enum StatusEnum {
-        Ok = "ok",
-        Failing = "failing",
-        Unknown = "unknown",
-      }
-
-      export interface Job {
-        name: string;
-        /**
-         * @description <p>Runs in one instance at a time: shown, never failing here</p>
-         * @type {boolean}
-         * @memberof Job
-         */
-        leased: boolean;
-        /**
-         * @description <p>This instance&#39;s last run (ISO 8601)</p>
-         * @type {string | null}
-         * @memberof Job
-         */
-        "last_run": string | null;
-        "last_success": string | null;
-        /**
-         * @description <p><code>waiting</code>: not run here yet</p>
-         * @type {Api.ReadinessChecks.Jobs.Job.StatusEnum}
-         * @memberof Job
-         */
-        status: Api.ReadinessChecks.Jobs.Job.StatusEnum;
-      }
-
-      /**
-       * @export
-       * @namespace Job
-       */
-      export namespace Job {
-        /**
-         * <p><code>waiting</code>: not run here yet</p>
-         */
-        export enum StatusEnum {
-          Ok = "ok",
-          Failing = "failing",
-          Waiting = "waiting",
-        }
-      }
-    }
-  }
-
-  export interface RecoveryCodes {
-    /**
-     * @description <p>Ten codes, each good once in place of the app&#39;s code; shown only now</p>
-     * @type {string[]}
-     * @memberof RecoveryCodes
-     */
-    "recovery_codes": string[];
-  }
-
-  export interface Resource {
-    id: string;
-    "project_id": string;
-    name: string;
-    code: string;
-    description: string | null;
-    /**
-     * @description <p>The API&#39;s resource indicator (RFC 8707): an absolute <code>https</code> URI (<code>http</code> only on localhost or loopback), without fragment, unique across the service. A token asked for it (<code>resource</code>) has it as <code>aud</code> and the requested permission codes of this resource that its subject holds as <code>scope</code>. Null: not an API of its own.</p>
-     * @type {string | null}
-     * @memberof Resource
-     */
-    indicator: string | null;
-    /**
-     * @description <p>A default system resource: read-only</p>
-     * @type {boolean}
-     * @memberof Resource
-     */
-    "is_default": boolean;
-    /**
-     * @description <p>Sorted by code</p>
-     * @type {Api.Permission[]}
-     * @memberof Resource
-     */
-    permissions: Api.Permission[];
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Resource
-     */
-    "created_at": string;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Resource
-     */
-    "updated_at": string;
-  }
-
-  export interface ResourceList {
-    data: Api.Resource[];
-    pagination: Api.Pagination;
-  }
-
-  export interface ResourceSearchRequest {
-    subject: Api.AuthzenSubject;
-    action: Api.AuthzenAction;
-    resource: Api.ResourceSearchRequest.Resource;
-    /**
-     * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
-     * @type {{ [name: string]: string }}
-     * @memberof ResourceSearchRequest
-     */
-    context?: { [name: string]: string };
-    /**
-     * @description <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
-     * @type {Api.AuthzenPageRequest}
-     * @memberof ResourceSearchRequest
-     */
-    page?: Api.AuthzenPageRequest;
-  }
-
-  /**
-   * @export
-   * @namespace ResourceSearchRequest
-   */
-  export namespace ResourceSearchRequest {
-    export interface Resource {
-      /**
-       * @description <p>A resource <code>code</code> of the project (case-insensitive).</p>
-       * @type {string}
-       * @memberof Resource
-       */
-      "type": string;
-      /**
-       * @description <p>Ignored</p>
-       * @type {string}
-       * @memberof Resource
-       */
-      id?: string;
-      /**
-       * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-       * @type {{ [name: string]: string }}
-       * @memberof Resource
-       */
-      properties?: { [name: string]: string };
-    }
-  }
-
-  export interface RevokeTokenRequest {
-    /**
-     * @description <p>An access token or a refresh token</p>
-     * @type {string}
-     * @memberof RevokeTokenRequest
-     */
-    token: string;
-    /**
-     * @description <p><code>access_token</code> or <code>refresh_token</code>: where to look first; other values are ignored</p>
-     * @type {string}
-     * @memberof RevokeTokenRequest
-     */
-    "token_type_hint"?: string;
-    /**
-     * @description <p>For revocation by a public client, without HTTP Basic</p>
-     * @type {string}
-     * @memberof RevokeTokenRequest
-     */
-    "client_id"?: string;
-  }
-
-  export interface Role {
-    id: string;
-    "project_id": string;
-    code: string;
-    name: string;
-    description: string | null;
-    "permission_ids": string[];
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Role
-     */
-    "created_at": string;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Role
-     */
-    "updated_at": string;
-  }
-
-  export interface RoleList {
-    data: Api.Role[];
-    pagination: Api.Pagination;
-  }
-
-  export interface SecondFactors {
-    /**
-     * @description <p>An authenticator app is enrolled (and confirmed)</p>
-     * @type {boolean}
-     * @memberof SecondFactors
-     */
-    totp: boolean;
-    /**
-     * @description <p>When it was confirmed (RFC 3339)</p>
-     * @type {string | null}
-     * @memberof SecondFactors
-     */
-    "totp_enrolled_at": string | null;
-    /**
-     * @description <p>Unspent recovery codes</p>
-     * @type {number}
-     * @memberof SecondFactors
-     */
-    "recovery_codes_left": number;
-    /**
-     * @description <p>The user&#39;s passkeys, oldest first</p>
-     * @type {Api.Passkey[]}
-     * @memberof SecondFactors
-     */
-    passkeys: Api.Passkey[];
-  }
-
-  export interface Session {
-    /**
-     * @description <p>The session id (the <code>sid</code> of its access tokens)</p>
-     * @type {string}
-     * @memberof Session
-     */
-    id: string;
-    /**
-     * @description <p>The client the user signed in to</p>
-     * @type {string}
-     * @memberof Session
-     */
-    "client_id": string;
-    /**
-     * @description <p>When the user signed in (RFC 3339, UTC)</p>
-     * @type {string}
-     * @memberof Session
-     */
-    "created_at": string;
-    /**
-     * @description <p>The last refresh, or the login (RFC 3339, UTC)</p>
-     * @type {string}
-     * @memberof Session
-     */
-    "last_used_at": string;
-    /**
-     * @description <p>The browser&#39;s address at the login</p>
-     * @type {string | null}
-     * @memberof Session
-     */
-    ip: string | null;
-    /**
-     * @description <p>The browser&#39;s user agent at the login</p>
-     * @type {string | null}
-     * @memberof Session
-     */
-    "user_agent": string | null;
-  }
-
-  export interface SessionList {
-    data: Api.Session[];
-    pagination: Api.Pagination;
-  }
-
-  export interface SigningKey {
-    kid: string;
-    alg: Api.SigningKey.AlgEnum;
-    /**
-     * @description <p><code>next</code>: published in the JWKS, not signing yet. <code>current</code>: signs every new token. <code>previous</code>: published until every token it signed has expired. <code>retired</code>: gone from the JWKS. <code>revoked</code>: gone at once, every token it signed refused.</p>
-     * @type {Api.SigningKeyState}
-     * @memberof SigningKey
-     */
-    state: Api.SigningKeyState;
-    /**
-     * @description <p>When it was made and published</p>
-     * @type {string}
-     * @memberof SigningKey
-     */
-    "created_at": string;
-    /**
-     * @description <p>When it started signing</p>
-     * @type {string | null}
-     * @memberof SigningKey
-     */
-    "activated_at": string | null;
-    /**
-     * @description <p>For the next key: from when it may sign, once verifiers caching the JWKS know it</p>
-     * @type {string | null}
-     * @memberof SigningKey
-     */
-    "promotable_at": string | null;
-    /**
-     * @description <p>For a previous key: when it leaves the JWKS, after its last token has expired</p>
-     * @type {string | null}
-     * @memberof SigningKey
-     */
-    "retires_at": string | null;
-    /**
-     * @description <p>When it left the JWKS</p>
-     * @type {string | null}
-     * @memberof SigningKey
-     */
-    "retired_at": string | null;
-    /**
-     * @description <p>When it was revoked</p>
-     * @type {string | null}
-     * @memberof SigningKey
-     */
-    "revoked_at": string | null;
-    "public_jwk": Api.Jwk;
-  }
-
-  /**
-   * @export
-   * @namespace SigningKey
-   */
-  export namespace SigningKey {
-    export enum AlgEnum {
-      EdDSA = "EdDSA",
-      ES256 = "ES256",
-      RS256 = "RS256",
-    }
-  }
-
-  /**
-   * <p><code>next</code>: published in the JWKS, not signing yet. <code>current</code>: signs every new token. <code>previous</code>: published until every token it signed has expired. <code>retired</code>: gone from the JWKS. <code>revoked</code>: gone at once, every token it signed refused.</p>
-   */
-  export enum SigningKeyState {
-    Next = "next",
-    Current = "current",
-    Previous = "previous",
-    Retired = "retired",
-    Revoked = "revoked",
-  }
-
-  export interface Status {
-    status: string;
-  }
-
-  export interface SubjectSearchRequest {
-    subject: Api.SubjectSearchRequest.Subject;
-    action: Api.AuthzenAction;
-    resource: Api.AuthzenResource;
-    /**
-     * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
-     * @type {{ [name: string]: string }}
-     * @memberof SubjectSearchRequest
-     */
-    context?: { [name: string]: string };
-    /**
-     * @description <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
-     * @type {Api.AuthzenPageRequest}
-     * @memberof SubjectSearchRequest
-     */
-    page?: Api.AuthzenPageRequest;
-  }
-
-  /**
-   * @export
-   * @namespace SubjectSearchRequest
-   */
-  export namespace SubjectSearchRequest {
-    export interface Subject {
-      /**
-       * @description <p><code>user</code> (a user of the project) or <code>client</code> (a machine client of the project). Another type names nobody: the decision is false with <code>unknown_subject</code>.</p>
-       * @type {string}
-       * @memberof Subject
-       */
-      "type": string;
-      /**
-       * @description <p>Ignored</p>
-       * @type {string}
-       * @memberof Subject
-       */
-      id?: string;
-      /**
-       * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-       * @type {{ [name: string]: string }}
-       * @memberof Subject
-       */
-      properties?: { [name: string]: string };
-    }
-  }
-
-  export interface SubmitConsentRequest {
-    decision: Api.SubmitConsentRequest.DecisionEnum;
-    /**
-     * @description <p>The permission codes the page showed, space-separated: only these are granted</p>
-     * @type {string}
-     * @memberof SubmitConsentRequest
-     */
-    permissions: string;
-    "request_id": string;
-    csrf: string;
-  }
-
-  /**
-   * @export
-   * @namespace SubmitConsentRequest
-   */
-  export namespace SubmitConsentRequest {
-    export enum DecisionEnum {
-      Allow = "allow",
-      Deny = "deny",
-    }
-  }
-
-  export interface SubmitDeviceCodeRequest {
-    "user_code": string;
-    csrf: string;
-  }
-
-  export interface SubmitDeviceDecisionRequest {
-    decision: Api.SubmitDeviceDecisionRequest.DecisionEnum;
-    state: string;
-    csrf: string;
-  }
-
-  /**
-   * @export
-   * @namespace SubmitDeviceDecisionRequest
-   */
-  export namespace SubmitDeviceDecisionRequest {
-    export enum DecisionEnum {
-      Approve = "approve",
-      Deny = "deny",
-    }
-  }
-
-  export interface SubmitLoginRequest {
-    email: string;
-    password: string;
-    "request_id": string;
-    csrf: string;
-  }
-
-  export interface SubmitLogoutRequest {
-    /**
-     * @description <p>An ID token the service issued to the application (it may not be expired)</p>
-     * @type {string}
-     * @memberof SubmitLogoutRequest
-     */
-    "id_token_hint"?: string;
-    /**
-     * @description <p>The application; must be the hint&#39;s <code>aud</code></p>
-     * @type {string}
-     * @memberof SubmitLogoutRequest
-     */
-    "client_id"?: string;
-    /**
-     * @description <p>Registered for the client, matched byte for byte: in its own <code>post_logout_redirect_uris</code> when it has any, else in its project&#39;s</p>
-     * @type {string}
-     * @memberof SubmitLogoutRequest
-     */
-    "post_logout_redirect_uri"?: string;
-    /**
-     * @description <p>Returned unchanged with the redirect</p>
-     * @type {string}
-     * @memberof SubmitLogoutRequest
-     */
-    state?: string;
-    /**
-     * @description <p>Sent by the confirmation page&#39;s form: a token bound to the browser&#39;s cookie</p>
-     * @type {string}
-     * @memberof SubmitLogoutRequest
-     */
-    confirmation?: string;
-  }
-
-  export interface SubmitSecondFactorRequest {
-    code?: string;
-    "continue"?: Api.SubmitSecondFactorRequest.ContinueEnum;
-    "request_id": string;
-    csrf: string;
-  }
-
-  /**
-   * @export
-   * @namespace SubmitSecondFactorRequest
-   */
-  export namespace SubmitSecondFactorRequest {
-    export enum ContinueEnum {
-      _1 = "1",
-    }
-  }
-
-  export interface SubmitSignupRequest {
-    "request_id": string;
-    csrf: string;
-    email: string;
-    name: string;
-    /**
-     * @description <p>At least 8 characters, at most 1024</p>
-     * @type {string}
-     * @memberof SubmitSignupRequest
-     */
-    password: string;
-    "password_repeat": string;
-    /**
-     * @description <p>The honeypot: humans leave it empty</p>
-     * @type {string}
-     * @memberof SubmitSignupRequest
-     */
-    website?: string;
-  }
-
-  /**
-   * <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
-   */
-  export enum TokenEndpointAuthMethod {
-    None = "none",
-    ClientSecretBasic = "client_secret_basic",
-  }
-
-  export interface TokenRequest {
-    /**
-     * @description <p><code>client_credentials</code> for machine clients (HTTP Basic authentication required); <code>urn:ietf:params:oauth:grant-type:device_code</code> for a device polling for its user&#39;s approval (RFC 8628); <code>urn:ietf:params:oauth:grant-type:token-exchange</code> for a client with a <code>delegation</code> acting for the subject of <code>subject_token</code> (RFC 8693; docs/agents.md).</p>
-     * @type {Api.TokenRequest.GrantTypeEnum}
-     * @memberof TokenRequest
-     */
-    "grant_type": Api.TokenRequest.GrantTypeEnum;
-    /**
-     * @description <p>Required without HTTP Basic in the user grants; with Basic, optional but must match.</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    "client_id"?: string;
-    /**
-     * @description <p>Not accepted: send client credentials with HTTP Basic.</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    "client_secret"?: string;
-    /**
-     * @description <p>The code from the authorize redirect (<code>code</code> is accepted too).</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    "authorization_code"?: string;
-    /**
-     * @description <p>RFC 6749&#39;s name for <code>authorization_code</code>.</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    code?: string;
-    /**
-     * @description <p>Required for <code>authorization_code</code>; must equal the authorize request&#39;s.</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    "redirect_uri"?: string;
-    /**
-     * @description <p>Required for <code>authorization_code</code> (PKCE, S256).</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    "code_verifier"?: string;
-    /**
-     * @description <p>Required for <code>refresh_token</code>.</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    "refresh_token"?: string;
-    /**
-     * @description <p>Required for the device grant: the <code>device_code</code> of the device authorization (RFC 8628).</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    "device_code"?: string;
-    /**
-     * @description <p>Token exchange: an access token of this service, of a user or a client of the exchanging client&#39;s project, live (not expired, not revoked, its session and subject active). Otherwise <code>invalid_grant</code>.</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    "subject_token"?: string;
-    /**
-     * @description <p>Token exchange: <code>urn:ietf:params:oauth:token-type:access_token</code> (the only type taken: others are <code>invalid_request</code>).</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    "subject_token_type"?: string;
-    /**
-     * @description <p>Token exchange, optional: a client-credentials access token of the exchanging client itself, which then is the actor as it is anyway (another party&#39;s token is <code>invalid_request</code>).</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    "actor_token"?: string;
-    /**
-     * @description <p>Token exchange, with <code>actor_token</code>: <code>urn:ietf:params:oauth:token-type:access_token</code>.</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    "actor_token_type"?: string;
-    /**
-     * @description <p>Token exchange, optional: <code>urn:ietf:params:oauth:token-type:access_token</code> (the only one issued).</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    "requested_token_type"?: string;
-    /**
-     * @description <p>Token exchange: the same as <code>resource</code> (an API&#39;s indicator); with both, they must be equal.</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    audience?: string;
-    /**
-     * @description <p>Optional; ignored.</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    state?: string;
-    /**
-     * @description <p>RFC 8707: the resource indicator of the one API the access token is for (a resource&#39;s <code>indicator</code> in the client&#39;s project). The token&#39;s <code>aud</code> is then that indicator and its <code>scope</code> the permission codes of that resource asked in <code>scope</code> that the subject holds (all it holds when <code>scope</code> names none of them). In the code and refresh grants it must be the authorization request&#39;s <code>resource</code> (omitted: that one). Unknown, of another project, not an absolute URI, with a fragment, or repeated: <code>invalid_target</code>.</p>
-     * @type {string | string[]}
-     * @memberof TokenRequest
-     */
-    resource?: string | string[];
-    /**
-     * @description <p>With <code>resource</code>: the permission codes of that API wanted, space-separated (others are ignored). Without it: ignored, except in token exchange, where it names <code>resource:permission</code> codes (or, with <code>resource</code>, that API&#39;s permission codes) the new token is asked for; one beyond what the subject holds and the client may carry is <code>invalid_scope</code>.</p>
-     * @type {string}
-     * @memberof TokenRequest
-     */
-    scope?: string;
-  }
-
-  /**
-   * @export
-   * @namespace TokenRequest
-   */
-  export namespace TokenRequest {
-    /**
-     * <p><code>client_credentials</code> for machine clients (HTTP Basic authentication required); <code>urn:ietf:params:oauth:grant-type:device_code</code> for a device polling for its user&#39;s approval (RFC 8628); <code>urn:ietf:params:oauth:grant-type:token-exchange</code> for a client with a <code>delegation</code> acting for the subject of <code>subject_token</code> (RFC 8693; docs/agents.md).</p>
-     */
-    export enum GrantTypeEnum {
-      AuthorizationCode = "authorization_code",
-      RefreshToken = "refresh_token",
-      ClientCredentials = "client_credentials",
-      UrnIetfParamsOauthGrantTypeDeviceCode =
-        "urn:ietf:params:oauth:grant-type:device_code",
-      UrnIetfParamsOauthGrantTypeTokenExchange =
-        "urn:ietf:params:oauth:grant-type:token-exchange",
-    }
-  }
-
-  export interface TokenResponse {
-    /**
-     * @description <p>An RFC 9068 JWT; verify it with the JWKS.</p>
-     * @type {string}
-     * @memberof TokenResponse
-     */
-    "access_token": string;
-    "token_type": Api.TokenResponse.TokenTypeEnum;
-    /**
-     * @description <p>Seconds until the access token expires</p>
-     * @type {number}
-     * @memberof TokenResponse
-     */
-    "expires_in": number;
-    /**
-     * @description <p>User grants only</p>
-     * @type {string}
-     * @memberof TokenResponse
-     */
-    "refresh_token"?: string;
-    /**
-     * @description <p>User grants only</p>
-     * @type {number}
-     * @memberof TokenResponse
-     */
-    "refresh_token_expires_in"?: number;
-    /**
-     * @description <p>OpenID Connect: when the authorization request&#39;s <code>scope</code> had <code>openid</code> (also on refresh)</p>
-     * @type {string}
-     * @memberof TokenResponse
-     */
-    "id_token"?: string;
-    /**
-     * @description <p>With <code>resource</code>: the access token&#39;s scope, the granted permission codes of that API. Otherwise OpenID Connect: the granted scopes (<code>openid</code>, <code>profile</code>, <code>email</code>), space-separated. In token exchange without <code>resource</code>: the <code>resource:permission</code> codes granted.</p>
-     * @type {string}
-     * @memberof TokenResponse
-     */
-    scope?: string;
-    /**
-     * @description <p>Token exchange (RFC 8693 §2.2.1): <code>urn:ietf:params:oauth:token-type:access_token</code></p>
-     * @type {string}
-     * @memberof TokenResponse
-     */
-    "issued_token_type"?: string;
-  }
-
-  /**
-   * @export
-   * @namespace TokenResponse
-   */
-  export namespace TokenResponse {
-    export enum TokenTypeEnum {
-      Bearer = "Bearer",
-    }
-  }
-
-  export interface TotpEnrolment {
-    /**
-     * @description <p>The key, base32 (RFC 4648), for typing into an app by hand</p>
-     * @type {string}
-     * @memberof TotpEnrolment
-     */
-    secret: string;
-    /**
-     * @description <p><code>otpauth://totp/…</code> (SHA-1, 6 digits, 30 s): what the QR code carries</p>
-     * @type {string}
-     * @memberof TotpEnrolment
-     */
-    "otpauth_uri": string;
-  }
-
-  export interface UpdateClientRequest {
-    name: string;
-    /**
-     * @description <p>false refuses the client&#39;s tokens from the next request on</p>
-     * @type {boolean}
-     * @memberof UpdateClientRequest
-     */
-    "is_active": boolean;
-    /**
-     * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
-     * @type {string | null}
-     * @memberof UpdateClientRequest
-     */
-    description?: string | null;
-    /**
-     * @description <p>Omitted: unchanged. Given: replaces the client&#39;s permissions.</p>
-     * @type {string[]}
-     * @memberof UpdateClientRequest
-     */
-    "permission_ids"?: string[];
-    /**
-     * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
-     * @type {Api.TokenEndpointAuthMethod}
-     * @memberof UpdateClientRequest
-     */
-    "token_endpoint_auth_method"?: Api.TokenEndpointAuthMethod;
-    /**
-     * @description <p>The client&#39;s own redirect URIs, with the rules of the project&#39;s <code>redirect_uris</code> (absolute, <code>https</code> or <code>http</code> on localhost, 127.0.0.1 and [::1], no fragment, canonical form, at most 50), matched byte for byte. Non-empty: only these are accepted for this client, and the project&#39;s list no longer applies to it; empty: the project&#39;s list applies. Setting or changing them needs a caller that covers the whole project, as the project&#39;s list does. Omitted: unchanged; an array replaces them ([] falls back to the project&#39;s).</p>
-     * @type {string[]}
-     * @memberof UpdateClientRequest
-     */
-    "redirect_uris"?: string[];
-    /**
-     * @description <p>Where <code>/logout</code> may send the browser after this client&#39;s sign-out, with the rules of <code>redirect_uris</code>. Non-empty: only these, for this client; empty: the project&#39;s <code>post_logout_redirect_uris</code> apply. Setting or changing them needs a caller that covers the whole project. Omitted: unchanged; an array replaces them ([] falls back to the project&#39;s).</p>
-     * @type {string[]}
-     * @memberof UpdateClientRequest
-     */
-    "post_logout_redirect_uris"?: string[];
-    /**
-     * @description <p>Another party&#39;s application: before its first authorization code for a user, the user sees a consent page (the client&#39;s name and host, the API, the permissions asked), and the decision is kept (the user&#39;s <code>consents</code>). false (first-party): never a consent page. Omitted: unchanged.</p>
-     * @type {boolean}
-     * @memberof UpdateClientRequest
-     */
-    "third_party"?: boolean;
-    /**
-     * @description <p>The client may use the device authorization grant (RFC 8628): a device without a browser (a CLI, a TV) asks <code>POST /api/v1/tokens/device_authorization</code> for a code, the user enters it at <code>/device</code> and signs in there, and the device polls the token endpoint with <code>grant_type=urn:ietf:params:oauth:grant-type:device_code</code>. false: such requests answer <code>unauthorized_client</code>. Omitted: unchanged.</p>
-     * @type {boolean}
-     * @memberof UpdateClientRequest
-     */
-    "device_grant"?: boolean;
-    /**
-     * @description <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions. Omitted: unchanged. A change counts at once: the tokens the client exchanged before carry no more than the new delegation allows.</p>
-     * @type {Api.UpdateClientRequest.Delegation | null}
-     * @memberof UpdateClientRequest
-     */
-    delegation?: Api.UpdateClientRequest.Delegation | null;
-  }
-
-  /**
-   * @export
-   * @namespace UpdateClientRequest
-   */
-  export namespace UpdateClientRequest {
-    /**
-     * <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions. Omitted: unchanged. A change counts at once: the tokens the client exchanged before carry no more than the new delegation allows.</p>
-     */
-    export interface Delegation {
-      /**
-       * @description <p>Ids of permissions of this project; unknown ids answer <code>some_permissions_not_found</code>.</p>
-       * @type {string[]}
-       * @memberof Delegation
-       */
-      "permission_ids": string[];
-    }
-  }
-
-  /**
-   * <p>A new <code>password</code> or another <code>email</code> needs fresh proof: <code>current_password</code> when the user has one, else <code>code</code> (a token alone cannot take the account over)</p>
-   */
-  export interface UpdateCurrentUserRequest {
-    "display_name": string;
-    /**
-     * @description <p>Required; unique in the project, case-insensitively</p>
-     * @type {string}
-     * @memberof UpdateCurrentUserRequest
-     */
-    email: string;
-    /**
-     * @description <p>URL of an image. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
-     * @type {string | null}
-     * @memberof UpdateCurrentUserRequest
-     */
-    "avatar_url"?: string | null;
-    /**
-     * @description <p>Empty or omitted keeps the current password; a new one ends the user&#39;s other sessions.</p>
-     * @type {string | null}
-     * @memberof UpdateCurrentUserRequest
-     */
-    password?: string | null;
-    /**
-     * @description <p>The user&#39;s password, required when the user has one: a token alone cannot change how the user signs in. Missing or wrong: 400 <code>invalid_params</code> on it (wrong ones are throttled like logins, 429).</p>
-     * @type {string | null}
-     * @memberof UpdateCurrentUserRequest
-     */
-    "current_password"?: string | null;
-    /**
-     * @description <p>For a user without a password (made through an identity provider): the current code of their authenticator app, or one of their recovery codes (spent then). Without it, and without a fresh sign-in at their provider on the account page: 403 <code>reauthentication_required</code>. Wrong: 400 <code>invalid_params</code> on it (throttled like second steps, 429).</p>
-     * @type {string | null}
-     * @memberof UpdateCurrentUserRequest
-     */
-    code?: string | null;
-  }
-
-  /**
-   * <p>Replaces the provider; optional fields omitted keep their value</p>
-   */
-  export interface UpdateIdentityProviderRequest {
-    "display_name": string;
-    "client_id": string;
-    /**
-     * @description <p>Scopes asked of the provider; must include <code>openid</code>. Default <code>openid email profile</code></p>
-     * @type {string[]}
-     * @memberof UpdateIdentityProviderRequest
-     */
-    scopes?: string[];
-    /**
-     * @description <p>Which claims of the upstream ID token give the user&#39;s email, name and picture (<code>email_verified</code> is always read as it is named)</p>
-     * @type {Api.IdentityProviderClaims}
-     * @memberof UpdateIdentityProviderRequest
-     */
-    claims?: Api.IdentityProviderClaims;
-    /**
-     * @description <p>Create a user at the first sign-in of an unknown upstream account (default false)</p>
-     * @type {boolean}
-     * @memberof UpdateIdentityProviderRequest
-     */
-    "jit_provisioning"?: boolean;
-    /**
-     * @description <p>The role of users created at sign-in; the caller must hold its permissions</p>
-     * @type {string | null}
-     * @memberof UpdateIdentityProviderRequest
-     */
-    "default_role_id"?: string | null;
-    /**
-     * @description <p>Link an upstream account to the user with the same email, only when the provider says the email is verified and so does this service (default false)</p>
-     * @type {boolean}
-     * @memberof UpdateIdentityProviderRequest
-     */
-    "link_by_verified_email"?: boolean;
-    /**
-     * @description <p>Default true; inactive providers show no button</p>
-     * @type {boolean}
-     * @memberof UpdateIdentityProviderRequest
-     */
-    "is_active"?: boolean;
-    /**
-     * @description <p>The provider&#39;s issuer identifier. Its discovery document (<code>{issuer}/.well-known/openid-configuration</code>) is fetched when the provider is saved and must name exactly this issuer. <code>https</code>; <code>http</code> only to a loopback host. Only global unicast addresses are reached unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true (the one setting for every URL an admin gives the service).</p>
-     * @type {string}
-     * @memberof UpdateIdentityProviderRequest
-     */
-    issuer: string;
-    /**
-     * @description <p>Omitted: unchanged; null: removed; a value: replaced</p>
-     * @type {string | null}
-     * @memberof UpdateIdentityProviderRequest
-     */
-    "client_secret"?: string | null;
-  }
-
-  export interface UpdateObjectRequest {
-    /**
-     * @description <p>At most 100 characters; omitted or null: none</p>
-     * @type {string | null}
-     * @memberof UpdateObjectRequest
-     */
-    name?: string | null;
-    /**
-     * @description <p>Omitted: unchanged. null: no parent. Given: moves the object (and its descendants) under that object of the same resource, never under itself or a descendant, at most 32 levels deep.</p>
-     * @type {string | null}
-     * @memberof UpdateObjectRequest
-     */
-    "parent_id"?: string | null;
-  }
-
-  export interface UpdateProjectRequest {
-    name: string;
-    /**
-     * @description <p>Omitted keeps it; null or &quot;&quot; clears it</p>
-     * @type {string | null}
-     * @memberof UpdateProjectRequest
-     */
-    description?: string | null;
-    /**
-     * @description <p>Omitted keeps them; an array replaces them</p>
-     * @type {string[]}
-     * @memberof UpdateProjectRequest
-     */
-    "redirect_uris"?: string[];
-    /**
-     * @description <p>Omitted keeps them; an array replaces them. Only a caller covering the whole project may change them, as <code>redirect_uris</code>.</p>
-     * @type {string[]}
-     * @memberof UpdateProjectRequest
-     */
-    "post_logout_redirect_uris"?: string[];
-    /**
-     * @description <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
-     * @type {Api.UpdateProjectRequest.MfaEnum}
-     * @memberof UpdateProjectRequest
-     */
-    mfa?: Api.UpdateProjectRequest.MfaEnum;
-    /**
-     * @description <p>Omitted keeps it. Only a system-project token may change it; the system project stays active.</p>
-     * @type {boolean}
-     * @memberof UpdateProjectRequest
-     */
-    "is_active"?: boolean;
-    /**
-     * @description <p>Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
-     * @type {boolean}
-     * @memberof UpdateProjectRequest
-     */
-    "require_verified_email"?: boolean;
-    /**
-     * @description <p>Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
-     * @type {Api.UpdateProjectRequest.Signup.EnumValueEnum | Api.UpdateProjectRequest.Signup.ObjectValue}
-     * @memberof UpdateProjectRequest
-     */
-    signup?:
-      | Api.UpdateProjectRequest.Signup.EnumValueEnum
-      | Api.UpdateProjectRequest.Signup.ObjectValue;
-    /**
-     * @description <p>Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code> (it decides which applications may ask its users for access).</p>
-     * @type {Api.UpdateProjectRequest.ClientMetadataDocuments.EnumValueEnum | Api.UpdateProjectRequest.ClientMetadataDocuments.ObjectValue}
-     * @memberof UpdateProjectRequest
-     */
-    "client_metadata_documents"?:
-      | Api.UpdateProjectRequest.ClientMetadataDocuments.EnumValueEnum
-      | Api.UpdateProjectRequest.ClientMetadataDocuments.ObjectValue;
-    /**
-     * @description <p>The role a user gets on creating an account through self-service sign-up (<code>signup</code>); null: none. One of the project&#39;s roles (a deleted role leaves none). Users created through an identity provider get that provider&#39;s <code>default_role_id</code> instead. Omitted keeps it; null clears it. Only a caller covering the whole project may change it, as <code>signup</code> (it decides what anyone who signs up may do).</p>
-     * @type {string | null}
-     * @memberof UpdateProjectRequest
-     */
-    "default_role_id"?: string | null;
-    /**
-     * @description <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy. On update: omitted keeps it; an object replaces it (a field it leaves out is cleared); the logo is kept either way.</p>
-     * @type {Api.BrandingRequest}
-     * @memberof UpdateProjectRequest
-     */
-    branding?: Api.BrandingRequest;
-  }
-
-  /**
-   * @export
-   * @namespace UpdateProjectRequest
-   */
-  export namespace UpdateProjectRequest {
-    /**
-     * <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
-     */
-    export enum MfaEnum {
-      Off = "off",
-      Optional = "optional",
-      Required = "required",
-    }
-
-    export type Signup =
-      | Api.UpdateProjectRequest.Signup.EnumValueEnum
-      | Api.UpdateProjectRequest.Signup.ObjectValue;
-
-    /**
-     * @export
-     * @namespace Signup
-     */
-    export namespace Signup {
-      export enum EnumValueEnum {
-        Off = "off",
-        Open = "open",
-      }
-
-      export interface ObjectValue {
-        domains: string[];
-      }
-    }
-
-    export type ClientMetadataDocuments =
-      | Api.UpdateProjectRequest.ClientMetadataDocuments.EnumValueEnum
-      | Api.UpdateProjectRequest.ClientMetadataDocuments.ObjectValue;
-
-    /**
-     * @export
-     * @namespace ClientMetadataDocuments
-     */
-    export namespace ClientMetadataDocuments {
-      export enum EnumValueEnum {
-        Off = "off",
-        Any = "any",
-      }
-
-      export interface ObjectValue {
-        hosts: string[];
-      }
-    }
-  }
-
-  export interface UpdateResourceRequest {
-    name: string;
-    /**
-     * @description <p>At most 50 characters; unique in the project (case-insensitively)</p>
-     * @type {string}
-     * @memberof UpdateResourceRequest
-     */
-    code: string;
-    /**
-     * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
-     * @type {string | null}
-     * @memberof UpdateResourceRequest
-     */
-    description?: string | null;
-    /**
-     * @description <p>The API&#39;s resource indicator (RFC 8707): an absolute <code>https</code> URI (<code>http</code> only on localhost or loopback), without fragment, unique across the service. A token asked for it (<code>resource</code>) has it as <code>aud</code> and the requested permission codes of this resource that its subject holds as <code>scope</code>. Omitted keeps it; null clears it (tokens issued for it stop being accepted).</p>
-     * @type {string | null}
-     * @memberof UpdateResourceRequest
-     */
-    indicator?: string | null;
-    /**
-     * @description <p>Omitted: unchanged. Given: matched by code — a kept code keeps its id and its grants, a new code is created, a code left out is deleted together with its grants to roles and clients.</p>
-     * @type {Api.PermissionInput[]}
-     * @memberof UpdateResourceRequest
-     */
-    permissions?: Api.PermissionInput[];
-  }
-
-  export interface UpdateRoleRequest {
-    /**
-     * @description <p>Letters, digits, dash, underscore; unique in the project (case-insensitively)</p>
-     * @type {string}
-     * @memberof UpdateRoleRequest
-     */
-    code: string;
-    name: string;
-    /**
-     * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
-     * @type {string | null}
-     * @memberof UpdateRoleRequest
-     */
-    description?: string | null;
-    /**
-     * @description <p>Omitted: unchanged. Given: replaces the role&#39;s permissions.</p>
-     * @type {string[]}
-     * @memberof UpdateRoleRequest
-     */
-    "permission_ids"?: string[];
-  }
-
-  export interface UpdateUserRequest {
-    "display_name": string;
-    /**
-     * @description <p>false deactivates the user and ends their sessions at once</p>
-     * @type {boolean}
-     * @memberof UpdateUserRequest
-     */
-    "is_active": boolean;
-    /**
-     * @description <p>URL of an image. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
-     * @type {string | null}
-     * @memberof UpdateUserRequest
-     */
-    "avatar_url"?: string | null;
-    /**
-     * @description <p>The calling system&#39;s id for the user; unique in the project (exact match). Required when email is absent. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
-     * @type {string | null}
-     * @memberof UpdateUserRequest
-     */
-    "external_user_id"?: string | null;
-    /**
-     * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it. A new address replaces a verified one only once it is verified too (it waits in <code>pending_email</code>); an unverified one is replaced at once. The new address is mailed a verification link, the old one a notice.</p>
-     * @type {string | null}
-     * @memberof UpdateUserRequest
-     */
-    email?: string | null;
-    /**
-     * @description <p>Empty or omitted keeps the current password; a new one ends the user&#39;s sessions.</p>
-     * @type {string | null}
-     * @memberof UpdateUserRequest
-     */
-    password?: string | null;
-    /**
-     * @description <p>A role of this project. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
-     * @type {string | null}
-     * @memberof UpdateUserRequest
-     */
-    "role_id"?: string | null;
-    /**
-     * @description <p>Omitted keeps it, except that a changed email is unverified; true or false sets it</p>
-     * @type {boolean}
-     * @memberof UpdateUserRequest
-     */
-    "email_verified"?: boolean;
-  }
-
-  export interface UpdateWebhookRequest {
-    /**
-     * @description <p>Where events are POSTed. <code>https</code>; <code>http</code> only to loopback with WEBHOOK_ALLOW_PRIVATE_TARGETS. Only global unicast addresses are reached: a host that is an address literal other than global unicast (loopback, private, CGNAT, link-local, multicast, broadcast, reserved, documentation, IPv6 unique or site local, and every IPv6 form embedding an IPv4 address) is refused here with <code>invalid_params</code>, and a name any of whose addresses is not global unicast is refused at delivery time, unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true; redirects are not followed.</p>
-     * @type {string}
-     * @memberof UpdateWebhookRequest
-     */
-    url: string;
-    /**
-     * @description <p>Which events to deliver: <code>*</code>, exact types (<code>role.created</code>) or prefixes (<code>user.*</code>)</p>
-     * @type {string[]}
-     * @memberof UpdateWebhookRequest
-     */
-    "event_types": string[];
-    /**
-     * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
-     * @type {string | null}
-     * @memberof UpdateWebhookRequest
-     */
-    description?: string | null;
-    /**
-     * @description <p>Omitted: unchanged</p>
-     * @type {boolean}
-     * @memberof UpdateWebhookRequest
-     */
-    "is_active"?: boolean;
-  }
-
-  export interface User {
-    id: string;
-    "project_id": string;
-    "display_name": string;
-    "avatar_url": string | null;
-    "external_user_id": string | null;
-    /**
-     * @description <p>Stored trimmed and lower-cased</p>
-     * @type {string | null}
-     * @memberof User
-     */
-    email: string | null;
-    /**
-     * @description <p>Whether the user proved they receive mail at <code>email</code> (followed a link mailed there: verification, invitation or password reset), or an admin said so. A changed email is unverified.</p>
-     * @type {boolean}
-     * @memberof User
-     */
-    "email_verified": boolean;
-    /**
-     * @description <p>A new address that replaces a verified <code>email</code> once it is verified itself (its link was mailed to it); null when none waits</p>
-     * @type {string | null}
-     * @memberof User
-     */
-    "pending_email": string | null;
-    "role_id": string | null;
-    "is_active": boolean;
-    /**
-     * @description <p>Only with <code>include_permissions=true</code>: the sorted <code>resource:permission</code> codes of the user&#39;s role</p>
-     * @type {string[]}
-     * @memberof User
-     */
-    permissions?: string[];
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof User
-     */
-    "created_at": string;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof User
-     */
-    "updated_at": string;
-  }
-
-  /**
-   * <p>A claim without a value is left out, never null (OpenID Connect Core §5.3.2).</p>
-   */
-  export interface UserInfo {
-    /**
-     * @description <p>The user id</p>
-     * @type {string}
-     * @memberof UserInfo
-     */
-    sub: string;
-    /**
-     * @description <p>With <code>profile</code>: the display name</p>
-     * @type {string}
-     * @memberof UserInfo
-     */
-    name?: string;
-    /**
-     * @description <p>With <code>profile</code>, when the user has an avatar: its URL</p>
-     * @type {string}
-     * @memberof UserInfo
-     */
-    picture?: string;
-    /**
-     * @description <p>With <code>email</code>, when the user has one</p>
-     * @type {string}
-     * @memberof UserInfo
-     */
-    email?: string;
-    /**
-     * @description <p>With <code>email</code>, beside <code>email</code>: always false, the service does not verify email addresses</p>
-     * @type {boolean}
-     * @memberof UserInfo
-     */
-    "email_verified"?: boolean;
-  }
-
-  export interface UserList {
-    data: Api.User[];
-    pagination: Api.Pagination;
-  }
-
-  export interface Webhook {
-    id: string;
-    "project_id": string;
-    url: string;
-    description: string | null;
-    "event_types": string[];
-    "is_active": boolean;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Webhook
-     */
-    "created_at": string;
-    /**
-     * @description <p>RFC 3339, UTC</p>
-     * @type {string}
-     * @memberof Webhook
-     */
-    "updated_at": string;
-  }
-
-  export interface WebhookDelivery {
-    id: string;
-    "webhook_id": string;
-    /**
-     * @description <p>The event; also the <code>webhook-id</code> header of every attempt</p>
-     * @type {string}
-     * @memberof WebhookDelivery
-     */
-    "event_id": string;
-    "event_type": string;
-    /**
-     * @description <p><code>pending</code>: waiting for its next attempt. <code>sending</code>: being sent now. <code>delivered</code>: the receiver answered 2xx. <code>failed</code>: refused target, or no 2xx after about a day of retries.</p>
-     * @type {Api.WebhookDeliveryStatus}
-     * @memberof WebhookDelivery
-     */
-    status: Api.WebhookDeliveryStatus;
-    /**
-     * @type {number}
-     * @memberof WebhookDelivery
-     */
-    attempts: number;
-    "next_attempt_at": string | null;
-    "last_attempt_at": string | null;
-    /**
-     * @description <p>The receiver&#39;s last HTTP status</p>
-     * @type {number | null}
-     * @memberof WebhookDelivery
-     */
-    "last_status": number | null;
-    /**
-     * @description <p>Why the last attempt failed, when it did</p>
-     * @type {string | null}
-     * @memberof WebhookDelivery
-     */
-    "last_error": string | null;
-    "delivered_at": string | null;
-    "created_at": string;
-  }
-
-  export interface WebhookDeliveryList {
-    data: Api.WebhookDelivery[];
-    pagination: Api.Pagination;
-  }
-
-  /**
-   * <p><code>pending</code>: waiting for its next attempt. <code>sending</code>: being sent now. <code>delivered</code>: the receiver answered 2xx. <code>failed</code>: refused target, or no 2xx after about a day of retries.</p>
-   */
-  export enum WebhookDeliveryStatus {
-    Pending = "pending",
-    Sending = "sending",
-    Delivered = "delivered",
-    Failed = "failed",
-  }
-
-  export interface WebhookList {
-    data: Api.Webhook[];
-    pagination: Api.Pagination;
-  }
-
-  export interface WebhookWithSecret extends Api.Webhook {
-    /**
-     * @description <p>The Standard Webhooks signing secret (<code>whsec_</code> + base64), shown only in this answer</p>
-     * @type {string}
-     * @memberof WebhookWithSecret
-     */
-    secret: string;
-  }
+	export interface AccessDecision {
+		decision: boolean;
+		context?: Api.AccessDecision.Context;
+	}
+
+	/**
+	 * @export
+	 * @namespace AccessDecision
+	 */
+	export namespace AccessDecision {
+		export interface Context {
+			'reason_admin': Api.AuthzenReason;
+		}
+
+	}
+
+	/**
+	 * <p>One question; an entity it omits is the request&#39;s top-level one (replaced whole, never merged).</p>
+	 */
+	export interface AccessEvaluationItem {
+		subject?: Api.AccessEvaluationItem.Subject;
+		action?: Api.AccessEvaluationItem.Action;
+		resource?: Api.AccessEvaluationItem.Resource;
+		/**
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof AccessEvaluationItem
+		 */
+		context?: { [name: string]: string };
+	}
+
+	/**
+	 * @export
+	 * @namespace AccessEvaluationItem
+	 */
+	export namespace AccessEvaluationItem {
+		export interface Subject {
+			/**
+			 * @description <p><code>user</code> (a user of the project) or <code>client</code> (a machine client of the project). Another type names nobody: the decision is false with <code>unknown_subject</code>.</p>
+			 * @type {string}
+			 * @memberof Subject
+			 */
+			'type'?: string;
+			/**
+			 * @description <p>For <code>user</code>: the user&#39;s id or, when no user of the project has that id, its <code>external_user_id</code> (the calling system&#39;s own id). For <code>client</code>: the client&#39;s id.</p>
+			 * @type {string}
+			 * @memberof Subject
+			 */
+			id?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Subject
+			 */
+			properties?: { [name: string]: string };
+		}
+
+		export interface Action {
+			/**
+			 * @description <p>A permission <code>code</code> of the resource (case-insensitive).</p>
+			 * @type {string}
+			 * @memberof Action
+			 */
+			name?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Action
+			 */
+			properties?: { [name: string]: string };
+		}
+
+		export interface Resource {
+			/**
+			 * @description <p>A resource <code>code</code> of the project (case-insensitive).</p>
+			 * @type {string}
+			 * @memberof Resource
+			 */
+			'type'?: string;
+			/**
+			 * @description <p>One object of that resource: any string; a registered object&#39;s id (the resource&#39;s objects) when grants on it or its ancestors are to count.</p>
+			 * @type {string}
+			 * @memberof Resource
+			 */
+			id?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Resource
+			 */
+			properties?: { [name: string]: string };
+		}
+
+	}
+
+	export interface AccessEvaluationRequest {
+		subject: Api.AuthzenSubject;
+		action: Api.AuthzenAction;
+		resource: Api.AuthzenResource;
+		/**
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof AccessEvaluationRequest
+		 */
+		context?: { [name: string]: string };
+	}
+
+	export interface AccessEvaluationsRequest {
+		subject?: Api.AccessEvaluationsRequest.Subject;
+		action?: Api.AccessEvaluationsRequest.Action;
+		resource?: Api.AccessEvaluationsRequest.Resource;
+		/**
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof AccessEvaluationsRequest
+		 */
+		context?: { [name: string]: string };
+		/**
+		 * @description <p>Up to 1000 questions, answered in order. Absent or empty: the request is one evaluation (its top-level <code>subject</code>, <code>action</code> and <code>resource</code> are then required).</p>
+		 * @type {Api.AccessEvaluationItem[]}
+		 * @memberof AccessEvaluationsRequest
+		 */
+		evaluations?: Api.AccessEvaluationItem[];
+		options?: Api.AccessEvaluationsRequest.Options;
+	}
+
+	/**
+	 * @export
+	 * @namespace AccessEvaluationsRequest
+	 */
+	export namespace AccessEvaluationsRequest {
+		export interface Subject {
+			/**
+			 * @description <p><code>user</code> (a user of the project) or <code>client</code> (a machine client of the project). Another type names nobody: the decision is false with <code>unknown_subject</code>.</p>
+			 * @type {string}
+			 * @memberof Subject
+			 */
+			'type'?: string;
+			/**
+			 * @description <p>For <code>user</code>: the user&#39;s id or, when no user of the project has that id, its <code>external_user_id</code> (the calling system&#39;s own id). For <code>client</code>: the client&#39;s id.</p>
+			 * @type {string}
+			 * @memberof Subject
+			 */
+			id?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Subject
+			 */
+			properties?: { [name: string]: string };
+		}
+
+		export interface Action {
+			/**
+			 * @description <p>A permission <code>code</code> of the resource (case-insensitive).</p>
+			 * @type {string}
+			 * @memberof Action
+			 */
+			name?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Action
+			 */
+			properties?: { [name: string]: string };
+		}
+
+		export interface Resource {
+			/**
+			 * @description <p>A resource <code>code</code> of the project (case-insensitive).</p>
+			 * @type {string}
+			 * @memberof Resource
+			 */
+			'type'?: string;
+			/**
+			 * @description <p>One object of that resource: any string; a registered object&#39;s id (the resource&#39;s objects) when grants on it or its ancestors are to count.</p>
+			 * @type {string}
+			 * @memberof Resource
+			 */
+			id?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Resource
+			 */
+			properties?: { [name: string]: string };
+		}
+
+		export interface Options {
+			/**
+			 * @description <p><code>execute_all</code> (default): every answer. <code>deny_on_first_deny</code>: the answers up to and including the first deny. <code>permit_on_first_permit</code>: up to and including the first permit.</p>
+			 * @type {Api.EvaluationsSemantic}
+			 * @memberof Options
+			 */
+			'evaluations_semantic'?: Api.EvaluationsSemantic;
+		}
+
+	}
+
+	export type AccessEvaluationsResponse = Api.AccessEvaluationsResponse.ObjectValue | Api.AccessDecision;
+
+	/**
+	 * @export
+	 * @namespace AccessEvaluationsResponse
+	 */
+	export namespace AccessEvaluationsResponse {
+		export interface ObjectValue {
+			evaluations: Api.AccessDecision[];
+		}
+
+	}
+
+	/**
+	 * <p>A token of an exchange (RFC 8693 §4.1): the client acting for the subject (<code>sub</code>), and the one it acts for in turn nested in <code>act</code></p>
+	 */
+	export interface Act {
+		sub: string;
+		/**
+		 * @description <p>A token of an exchange (RFC 8693 §4.1): the client acting for the subject (<code>sub</code>), and the one it acts for in turn nested in <code>act</code></p>
+		 * @type {Api.Act}
+		 * @memberof Act
+		 */
+		act?: Api.Act;
+	}
+
+	export interface ActionSearchRequest {
+		subject: Api.AuthzenSubject;
+		resource: Api.AuthzenResource;
+		/**
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof ActionSearchRequest
+		 */
+		context?: { [name: string]: string };
+		/**
+		 * @description <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
+		 * @type {Api.AuthzenPageRequest}
+		 * @memberof ActionSearchRequest
+		 */
+		page?: Api.AuthzenPageRequest;
+	}
+
+	export interface ActionSearchResponse {
+		page: Api.AuthzenPage;
+		results: Api.AuthzenActionName[];
+	}
+
+	export type AuditChange = Api.AuditChange.ObjectValue | Api.AuditChange.EnumValueEnum;
+
+	/**
+	 * @export
+	 * @namespace AuditChange
+	 */
+	export namespace AuditChange {
+		export interface ObjectValue {
+			before?: unknown;
+			after?: unknown;
+		}
+
+		export enum EnumValueEnum {
+			Changed = 'changed'
+		}
+
+	}
+
+	export interface AuditEvent {
+		/**
+		 * @description <p>UUIDv7</p>
+		 * @type {string}
+		 * @memberof AuditEvent
+		 */
+		id: string;
+		'project_id': string;
+		'occurred_at': string;
+		/**
+		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created: by an admin, or on the sign-up page (<code>details.how</code>: <code>&quot;signup&quot;</code>); <code>signup.refused</code>: A sign-up on the login page created nothing: <code>details.reason</code> <code>honeypot</code> (the field humans leave empty was filled; the page answered as for a success) or <code>domain_not_allowed</code> (<code>details.domain</code> is not among the project&#39;s <code>signup.domains</code>); <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.recorded</code>: A client identified by the URL of its metadata document was recorded on its first use (<code>details.metadata_url</code>, <code>details.name</code>); block it by deactivating it; <code>client_metadata.refused</code>: An authorization request of a client identified by a URL was refused (<code>details.metadata_url</code>, <code>details.reason</code>: <code>not_admitted</code> (the project&#39;s <code>client_metadata_documents</code>), <code>unreachable</code>, <code>private_address</code>, <code>too_large</code>, <code>timeout</code>, <code>bad_status</code>, <code>not_json</code>, <code>client_id_mismatch</code>, <code>invalid_document</code>, <code>redirect_uri_not_listed</code>; <code>details.description</code>); nothing was recorded of the client. At most one per URL, reason and minute; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>), or right after creating their account (<code>details.how</code>: <code>&quot;signup&quot;</code>); then asked for a second factor&#39;s code or to enrol one (<code>details.second_factor</code>: <code>code</code>, <code>enrol</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>mfa.enrolled</code>: A user added a second factor (<code>details.factor</code>: <code>totp</code>), with new recovery codes; <code>mfa.removed</code>: A second factor was removed, by its user or an admin (<code>details.factor</code>); <code>mfa.failed</code>: A second-step code was wrong, spent or expired, or refused while throttled (<code>details.reason</code>: <code>wrong_code</code>, <code>throttled</code>); <code>recovery_code.used</code>: A recovery code was spent at sign-in, or as fresh proof for changing sign-in methods (<code>details.for</code>: <code>&quot;fresh_proof&quot;</code>); <code>details.remaining</code>: how many are left; <code>user.reauthenticated</code>: A user without a password signed in again at their identity provider from the account page (<code>prompt=login</code>, <code>max_age=0</code>), as fresh proof for changing sign-in methods (<code>details.provider_id</code>); <code>user.reauthentication_failed</code>: Signing in again at the identity provider from the account page failed (<code>details.provider_id</code>, <code>details.reason</code>: <code>state_mismatch</code>, <code>upstream_error</code>, <code>another_identity</code>, <code>stale_auth_time</code>, <code>invalid_id_token</code>, …); <code>recovery_codes.regenerated</code>: A user&#39;s recovery codes were replaced with ten new ones; <code>passkey.registered</code>: A user registered a passkey (<code>details.credential_id</code>, <code>details.name</code>, <code>details.backup_eligible</code>: a synced passkey); <code>passkey.removed</code>: A passkey was removed, by its user or an admin (<code>details.credential_id</code>); <code>passkey.refused</code>: A passkey registration or sign-in was refused (<code>details.reason</code>: <code>wrong_challenge</code>, <code>wrong_origin</code>, <code>wrong_rp_id</code>, <code>bad_signature</code>, <code>user_not_verified</code>, <code>counter_went_back</code> (a cloned authenticator), <code>unknown_credential</code>, <code>another_user</code>, …); <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>consent.granted</code>: A user allowed a third-party client on its consent page (<code>details.client_id</code>, <code>details.resource_id</code> (null: the project), <code>details.permissions</code>: the codes granted); <code>consent.denied</code>: A user denied a third-party client on its consent page; the login ended with <code>access_denied</code> (<code>details.client_id</code>, <code>details.resource</code>: the indicator asked, or null); <code>consent.revoked</code>: A user&#39;s consent to a client was revoked, by the user (Connected apps on /account) or an admin: the client&#39;s sessions and refresh tokens for that user ended (<code>details.client_id</code>, <code>details.resource_id</code>); <code>device.approved</code>: A user approved a device on the verification page (RFC 8628): its next poll gets the user&#39;s tokens (<code>details.client_id</code>, <code>details.device_id</code>); <code>device.denied</code>: A user denied a device on the verification page, or at the consent page of its sign-in; its next poll answers <code>access_denied</code> (<code>details.client_id</code>, <code>details.device_id</code>); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>delegation.revoked</code>: A user removed an agent acting for them (on /account): every live token exchanged for them in whose chain the agent acts is refused from the next request on (<code>details.client_id</code>, <code>details.tokens</code>: how many); <code>token.exchanged</code>: A client with a delegation exchanged a subject&#39;s token for one naming it as the actor (RFC 8693): <code>details.subject</code> (<code>type</code>, <code>id</code>), <code>details.actor</code>, <code>details.actors</code> (the chain, the latest first), <code>details.permissions</code> granted, <code>details.resource</code> (an API&#39;s indicator, if any), <code>details.jti</code>; <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+		 * @type {Api.AuditEventType}
+		 * @memberof AuditEvent
+		 */
+		'type': Api.AuditEventType;
+		actor: Api.AuditEvent.Actor;
+		/**
+		 * @description <p>Null for background work</p>
+		 * @type {Api.AuditEvent.Request | null}
+		 * @memberof AuditEvent
+		 */
+		request: Api.AuditEvent.Request | null;
+		target: Api.AuditEvent.Target | null;
+		/**
+		 * @description <p>For updates: each changed field</p>
+		 * @type {({ [name: string]: Api.AuditChange }) | null}
+		 * @memberof AuditEvent
+		 */
+		changes: ({ [name: string]: Api.AuditChange }) | null;
+		/**
+		 * @description <p>For security facts: what identifies them (the email tried, the client, the reason)</p>
+		 * @type {({ [name: string]: string }) | null}
+		 * @memberof AuditEvent
+		 */
+		details: ({ [name: string]: string }) | null;
+	}
+
+	/**
+	 * @export
+	 * @namespace AuditEvent
+	 */
+	export namespace AuditEvent {
+		export interface Actor {
+			'type': Api.AuditEvent.Actor.TypeEnum;
+			/**
+			 * @description <p>The client or user id; null for the system, or an unknown user</p>
+			 * @type {string | null}
+			 * @memberof Actor
+			 */
+			id: string | null;
+			/**
+			 * @description <p>The access token the actor used</p>
+			 * @type {string | null}
+			 * @memberof Actor
+			 */
+			'token_jti': string | null;
+		}
+
+		/**
+		 * @export
+		 * @namespace Actor
+		 */
+		export namespace Actor {
+			export enum TypeEnum {
+				Client = 'client',
+				User = 'user',
+				System = 'system'
+			}
+
+		}
+
+		/**
+		 * <p>Null for background work</p>
+		 */
+		export interface Request {
+			id: string | null;
+			/**
+			 * @description <p>The caller&#39;s address, after TRUST_PROXY_HOPS</p>
+			 * @type {string | null}
+			 * @memberof Request
+			 */
+			ip: string | null;
+			'user_agent': string | null;
+		}
+
+		export interface Target {
+			'type': string;
+			id: string | null;
+		}
+
+	}
+
+	export interface AuditEventPage {
+		data: Api.AuditEvent[];
+		/**
+		 * @description <p>Pass as <code>cursor</code> for the next (older) page; null at the end</p>
+		 * @type {string | null}
+		 * @memberof AuditEventPage
+		 */
+		'next_cursor': string | null;
+	}
+
+	/**
+	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created: by an admin, or on the sign-up page (<code>details.how</code>: <code>&quot;signup&quot;</code>); <code>signup.refused</code>: A sign-up on the login page created nothing: <code>details.reason</code> <code>honeypot</code> (the field humans leave empty was filled; the page answered as for a success) or <code>domain_not_allowed</code> (<code>details.domain</code> is not among the project&#39;s <code>signup.domains</code>); <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.recorded</code>: A client identified by the URL of its metadata document was recorded on its first use (<code>details.metadata_url</code>, <code>details.name</code>); block it by deactivating it; <code>client_metadata.refused</code>: An authorization request of a client identified by a URL was refused (<code>details.metadata_url</code>, <code>details.reason</code>: <code>not_admitted</code> (the project&#39;s <code>client_metadata_documents</code>), <code>unreachable</code>, <code>private_address</code>, <code>too_large</code>, <code>timeout</code>, <code>bad_status</code>, <code>not_json</code>, <code>client_id_mismatch</code>, <code>invalid_document</code>, <code>redirect_uri_not_listed</code>; <code>details.description</code>); nothing was recorded of the client. At most one per URL, reason and minute; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>), or right after creating their account (<code>details.how</code>: <code>&quot;signup&quot;</code>); then asked for a second factor&#39;s code or to enrol one (<code>details.second_factor</code>: <code>code</code>, <code>enrol</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>mfa.enrolled</code>: A user added a second factor (<code>details.factor</code>: <code>totp</code>), with new recovery codes; <code>mfa.removed</code>: A second factor was removed, by its user or an admin (<code>details.factor</code>); <code>mfa.failed</code>: A second-step code was wrong, spent or expired, or refused while throttled (<code>details.reason</code>: <code>wrong_code</code>, <code>throttled</code>); <code>recovery_code.used</code>: A recovery code was spent at sign-in, or as fresh proof for changing sign-in methods (<code>details.for</code>: <code>&quot;fresh_proof&quot;</code>); <code>details.remaining</code>: how many are left; <code>user.reauthenticated</code>: A user without a password signed in again at their identity provider from the account page (<code>prompt=login</code>, <code>max_age=0</code>), as fresh proof for changing sign-in methods (<code>details.provider_id</code>); <code>user.reauthentication_failed</code>: Signing in again at the identity provider from the account page failed (<code>details.provider_id</code>, <code>details.reason</code>: <code>state_mismatch</code>, <code>upstream_error</code>, <code>another_identity</code>, <code>stale_auth_time</code>, <code>invalid_id_token</code>, …); <code>recovery_codes.regenerated</code>: A user&#39;s recovery codes were replaced with ten new ones; <code>passkey.registered</code>: A user registered a passkey (<code>details.credential_id</code>, <code>details.name</code>, <code>details.backup_eligible</code>: a synced passkey); <code>passkey.removed</code>: A passkey was removed, by its user or an admin (<code>details.credential_id</code>); <code>passkey.refused</code>: A passkey registration or sign-in was refused (<code>details.reason</code>: <code>wrong_challenge</code>, <code>wrong_origin</code>, <code>wrong_rp_id</code>, <code>bad_signature</code>, <code>user_not_verified</code>, <code>counter_went_back</code> (a cloned authenticator), <code>unknown_credential</code>, <code>another_user</code>, …); <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>consent.granted</code>: A user allowed a third-party client on its consent page (<code>details.client_id</code>, <code>details.resource_id</code> (null: the project), <code>details.permissions</code>: the codes granted); <code>consent.denied</code>: A user denied a third-party client on its consent page; the login ended with <code>access_denied</code> (<code>details.client_id</code>, <code>details.resource</code>: the indicator asked, or null); <code>consent.revoked</code>: A user&#39;s consent to a client was revoked, by the user (Connected apps on /account) or an admin: the client&#39;s sessions and refresh tokens for that user ended (<code>details.client_id</code>, <code>details.resource_id</code>); <code>device.approved</code>: A user approved a device on the verification page (RFC 8628): its next poll gets the user&#39;s tokens (<code>details.client_id</code>, <code>details.device_id</code>); <code>device.denied</code>: A user denied a device on the verification page, or at the consent page of its sign-in; its next poll answers <code>access_denied</code> (<code>details.client_id</code>, <code>details.device_id</code>); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>delegation.revoked</code>: A user removed an agent acting for them (on /account): every live token exchanged for them in whose chain the agent acts is refused from the next request on (<code>details.client_id</code>, <code>details.tokens</code>: how many); <code>token.exchanged</code>: A client with a delegation exchanged a subject&#39;s token for one naming it as the actor (RFC 8693): <code>details.subject</code> (<code>type</code>, <code>id</code>), <code>details.actor</code>, <code>details.actors</code> (the chain, the latest first), <code>details.permissions</code> granted, <code>details.resource</code> (an API&#39;s indicator, if any), <code>details.jti</code>; <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+	 */
+	export enum AuditEventType {
+		ProjectCreated = 'project.created',
+		ProjectUpdated = 'project.updated',
+		ProjectActivated = 'project.activated',
+		ProjectDeactivated = 'project.deactivated',
+		ResourceCreated = 'resource.created',
+		ResourceUpdated = 'resource.updated',
+		ResourceDeleted = 'resource.deleted',
+		RoleCreated = 'role.created',
+		RoleUpdated = 'role.updated',
+		RoleDeleted = 'role.deleted',
+		UserCreated = 'user.created',
+		SignupRefused = 'signup.refused',
+		UserUpdated = 'user.updated',
+		UserActivated = 'user.activated',
+		UserDeactivated = 'user.deactivated',
+		UserDeleted = 'user.deleted',
+		ClientCreated = 'client.created',
+		ClientUpdated = 'client.updated',
+		ClientActivated = 'client.activated',
+		ClientDeactivated = 'client.deactivated',
+		ClientSecretRotated = 'client.secret_rotated',
+		ClientRecorded = 'client.recorded',
+		ClientMetadataRefused = 'client_metadata.refused',
+		ClientDeleted = 'client.deleted',
+		ObjectCreated = 'object.created',
+		ObjectUpdated = 'object.updated',
+		ObjectDeleted = 'object.deleted',
+		GrantCreated = 'grant.created',
+		GrantDeleted = 'grant.deleted',
+		GrantExpired = 'grant.expired',
+		WebhookCreated = 'webhook.created',
+		WebhookUpdated = 'webhook.updated',
+		WebhookDeleted = 'webhook.deleted',
+		WebhookSecretRotated = 'webhook.secret_rotated',
+		WebhookDeliveryRetried = 'webhook.delivery_retried',
+		IdentityProviderCreated = 'identity_provider.created',
+		IdentityProviderUpdated = 'identity_provider.updated',
+		IdentityProviderActivated = 'identity_provider.activated',
+		IdentityProviderDeactivated = 'identity_provider.deactivated',
+		IdentityProviderDeleted = 'identity_provider.deleted',
+		UserIdentityLinked = 'user.identity_linked',
+		UserIdentityUnlinked = 'user.identity_unlinked',
+		LoginSucceeded = 'login.succeeded',
+		LoginFailed = 'login.failed',
+		LoginThrottled = 'login.throttled',
+		MfaEnrolled = 'mfa.enrolled',
+		MfaRemoved = 'mfa.removed',
+		MfaFailed = 'mfa.failed',
+		RecoveryCodeUsed = 'recovery_code.used',
+		UserReauthenticated = 'user.reauthenticated',
+		UserReauthenticationFailed = 'user.reauthentication_failed',
+		RecoveryCodesRegenerated = 'recovery_codes.regenerated',
+		PasskeyRegistered = 'passkey.registered',
+		PasskeyRemoved = 'passkey.removed',
+		PasskeyRefused = 'passkey.refused',
+		ClientAuthFailed = 'client_auth.failed',
+		AuthorizationCodeReplayed = 'authorization_code.replayed',
+		RefreshTokenReuseDetected = 'refresh_token.reuse_detected',
+		SessionRevoked = 'session.revoked',
+		UserSessionsEnded = 'user.sessions_ended',
+		ConsentGranted = 'consent.granted',
+		ConsentDenied = 'consent.denied',
+		ConsentRevoked = 'consent.revoked',
+		DeviceApproved = 'device.approved',
+		DeviceDenied = 'device.denied',
+		LoginSso = 'login.sso',
+		SsoSessionEnded = 'sso_session.ended',
+		TokenRevoked = 'token.revoked',
+		DelegationRevoked = 'delegation.revoked',
+		TokenExchanged = 'token.exchanged',
+		PasswordResetRequested = 'password_reset.requested',
+		PasswordResetCompleted = 'password_reset.completed',
+		EmailVerificationSent = 'email.verification_sent',
+		EmailVerified = 'email.verified',
+		InvitationSent = 'invitation.sent',
+		InvitationAccepted = 'invitation.accepted',
+		MailFailed = 'mail.failed',
+		KeyRotated = 'key.rotated',
+		KeyRevoked = 'key.revoked'
+	}
+
+	export interface AuthorizationServerMetadata {
+		issuer: string;
+		'authorization_endpoint': string;
+		'token_endpoint': string;
+		'jwks_uri': string;
+		'revocation_endpoint': string;
+		'introspection_endpoint': string;
+		/**
+		 * @description <p>RFC 8628: where a client with <code>device_grant</code> asks for a device code</p>
+		 * @type {string}
+		 * @memberof AuthorizationServerMetadata
+		 */
+		'device_authorization_endpoint': string;
+		'response_types_supported': string[];
+		'grant_types_supported': string[];
+		'code_challenge_methods_supported': string[];
+		'token_endpoint_auth_methods_supported': string[];
+		'revocation_endpoint_auth_methods_supported': string[];
+		'introspection_endpoint_auth_methods_supported': string[];
+		'authorization_response_iss_parameter_supported': boolean;
+		/**
+		 * @description <p>true when some project admits clients identified by the URL of their metadata document (<code>client_metadata_documents</code>); MCP clients use such a <code>client_id</code> only then</p>
+		 * @type {boolean}
+		 * @memberof AuthorizationServerMetadata
+		 */
+		'client_id_metadata_document_supported': boolean;
+		/**
+		 * @description <p>The algorithms of the published signing keys, the current key&#39;s first</p>
+		 * @type {string[]}
+		 * @memberof AuthorizationServerMetadata
+		 */
+		'id_token_signing_alg_values_supported': string[];
+	}
+
+	export enum AuthorizeCodeChallengeMethodEnum {
+		S256 = 'S256'
+	}
+
+	/**
+	 * <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>; a third-party client without the user&#39;s consent: <code>error=consent_required</code>). Other values: <code>invalid_request</code>.</p>
+	 */
+	export enum AuthorizePromptEnum {
+		Login = 'login',
+		None = 'none'
+	}
+
+	export enum AuthorizeResponseTypeEnum {
+		Code = 'code'
+	}
+
+	export interface AuthzenAction {
+		/**
+		 * @description <p>A permission <code>code</code> of the resource (case-insensitive).</p>
+		 * @type {string}
+		 * @memberof AuthzenAction
+		 */
+		name: string;
+		/**
+		 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof AuthzenAction
+		 */
+		properties?: { [name: string]: string };
+	}
+
+	export interface AuthzenActionName {
+		name: string;
+	}
+
+	export interface AuthzenConfiguration {
+		/**
+		 * @description <p>The service&#39;s PUBLIC_URL</p>
+		 * @type {string}
+		 * @memberof AuthzenConfiguration
+		 */
+		'policy_decision_point': string;
+		'access_evaluation_endpoint': string;
+		'access_evaluations_endpoint': string;
+		'search_subject_endpoint': string;
+		'search_resource_endpoint': string;
+		'search_action_endpoint': string;
+	}
+
+	export interface AuthzenEntity {
+		'type': string;
+		id: string;
+	}
+
+	export interface AuthzenPage {
+		/**
+		 * @description <p>Empty when this is the last page</p>
+		 * @type {string}
+		 * @memberof AuthzenPage
+		 */
+		'next_token': string;
+		/**
+		 * @description <p>Results in this page</p>
+		 * @type {number}
+		 * @memberof AuthzenPage
+		 */
+		count: number;
+		/**
+		 * @description <p>Results over all pages, now</p>
+		 * @type {number}
+		 * @memberof AuthzenPage
+		 */
+		total: number;
+	}
+
+	/**
+	 * <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
+	 */
+	export interface AuthzenPageRequest {
+		/**
+		 * @description <p>The <code>next_token</code> of the previous page</p>
+		 * @type {string}
+		 * @memberof AuthzenPageRequest
+		 */
+		token?: string;
+		/**
+		 * @description <p>1 to 1000 (default 100)</p>
+		 * @type {number}
+		 * @memberof AuthzenPageRequest
+		 * minimum: 1
+		 * maximum: 1000
+		 */
+		limit?: number;
+		properties?: { [name: string]: string };
+	}
+
+	export interface AuthzenReason {
+		/**
+		 * @description <p>What decided it; a stable code (docs/authzen.md).</p>
+		 * @type {Api.AuthzenReasonCode}
+		 * @memberof AuthzenReason
+		 */
+		code: Api.AuthzenReasonCode;
+		/**
+		 * @description <p><code>role_permission</code>: the user&#39;s role that holds the permission; <code>no_permission</code>: the user&#39;s role, which does not (absent when the user has none)</p>
+		 * @type {string}
+		 * @memberof AuthzenReason
+		 */
+		'role_id'?: string;
+		/**
+		 * @description <p><code>client_permission</code>: the client; <code>actor_not_delegated</code>: the actor of <code>context.act</code> whose delegation lacks the permission (or which is no active client of the project with a delegation)</p>
+		 * @type {string}
+		 * @memberof AuthzenReason
+		 */
+		'client_id'?: string;
+		/**
+		 * @description <p><code>object_grant</code>: the live grant that allows it (the nearest to the object); <code>grant_expired</code>: an expired grant that would have allowed it</p>
+		 * @type {string}
+		 * @memberof AuthzenReason
+		 */
+		'grant_id'?: string;
+		/**
+		 * @description <p>With <code>grant_id</code>: the object the grant is on (the object asked about, or an ancestor)</p>
+		 * @type {string}
+		 * @memberof AuthzenReason
+		 */
+		'object_id'?: string;
+		/**
+		 * @description <p><code>invalid_request</code>: JSON pointers of the entities the evaluation lacks once the defaults are applied</p>
+		 * @type {string[]}
+		 * @memberof AuthzenReason
+		 */
+		missing?: string[];
+	}
+
+	/**
+	 * <p>What decided it; a stable code (docs/authzen.md).</p>
+	 */
+	export enum AuthzenReasonCode {
+		RolePermission = 'role_permission',
+		ClientPermission = 'client_permission',
+		ObjectGrant = 'object_grant',
+		GrantExpired = 'grant_expired',
+		NoPermission = 'no_permission',
+		SubjectInactive = 'subject_inactive',
+		ProjectInactive = 'project_inactive',
+		UnknownSubject = 'unknown_subject',
+		UnknownResourceType = 'unknown_resource_type',
+		UnknownAction = 'unknown_action',
+		InvalidRequest = 'invalid_request',
+		ActorNotDelegated = 'actor_not_delegated'
+	}
+
+	export interface AuthzenResource {
+		/**
+		 * @description <p>A resource <code>code</code> of the project (case-insensitive).</p>
+		 * @type {string}
+		 * @memberof AuthzenResource
+		 */
+		'type': string;
+		/**
+		 * @description <p>One object of that resource: any string; a registered object&#39;s id (the resource&#39;s objects) when grants on it or its ancestors are to count.</p>
+		 * @type {string}
+		 * @memberof AuthzenResource
+		 */
+		id: string;
+		/**
+		 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof AuthzenResource
+		 */
+		properties?: { [name: string]: string };
+	}
+
+	export interface AuthzenSubject {
+		/**
+		 * @description <p><code>user</code> (a user of the project) or <code>client</code> (a machine client of the project). Another type names nobody: the decision is false with <code>unknown_subject</code>.</p>
+		 * @type {string}
+		 * @memberof AuthzenSubject
+		 */
+		'type': string;
+		/**
+		 * @description <p>For <code>user</code>: the user&#39;s id or, when no user of the project has that id, its <code>external_user_id</code> (the calling system&#39;s own id). For <code>client</code>: the client&#39;s id.</p>
+		 * @type {string}
+		 * @memberof AuthzenSubject
+		 */
+		id: string;
+		/**
+		 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof AuthzenSubject
+		 */
+		properties?: { [name: string]: string };
+	}
+
+	export interface BearerError {
+		error: string;
+		'error_description': string;
+	}
+
+	/**
+	 * <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy.</p>
+	 */
+	export interface Branding {
+		/**
+		 * @description <p>The name the pages show as their heading; null: the project&#39;s <code>name</code></p>
+		 * @type {string | null}
+		 * @memberof Branding
+		 */
+		'display_name': string | null;
+		/**
+		 * @description <p>The colour of buttons and links, <code>#rgb</code> or <code>#rrggbb</code>; null: the service&#39;s own</p>
+		 * @type {string | null}
+		 * @memberof Branding
+		 */
+		'primary_color': string | null;
+		/**
+		 * @description <p>The terms of service, linked in the pages&#39; footer</p>
+		 * @type {string | null}
+		 * @memberof Branding
+		 */
+		'terms_url': string | null;
+		/**
+		 * @description <p>The privacy policy, linked in the pages&#39; footer</p>
+		 * @type {string | null}
+		 * @memberof Branding
+		 */
+		'privacy_url': string | null;
+		/**
+		 * @description <p>The logo&#39;s URL, relative to this service&#39;s origin (<code>PUBLIC_URL</code>); it changes with the image. Set with <code>PUT /api/v1/projects/{project_id}/branding/logo</code>; null: none</p>
+		 * @type {string | null}
+		 * @memberof Branding
+		 */
+		'logo_url': string | null;
+	}
+
+	/**
+	 * <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy. On update: omitted keeps it; an object replaces it (a field it leaves out is cleared); the logo is kept either way.</p>
+	 */
+	export interface BrandingRequest {
+		/**
+		 * @description <p>At most 50 characters; null or omitted: the project&#39;s <code>name</code></p>
+		 * @type {string | null}
+		 * @memberof BrandingRequest
+		 */
+		'display_name'?: string | null;
+		/**
+		 * @description <p><code>#rgb</code> or <code>#rrggbb</code>; null or omitted: none</p>
+		 * @type {string | null}
+		 * @memberof BrandingRequest
+		 */
+		'primary_color'?: string | null;
+		/**
+		 * @description <p>Absolute <code>https</code> URL (<code>http</code> only on localhost, 127.0.0.1, [::1]); null or omitted: none</p>
+		 * @type {string | null}
+		 * @memberof BrandingRequest
+		 */
+		'terms_url'?: string | null;
+		/**
+		 * @description <p>Absolute <code>https</code> URL (<code>http</code> only on localhost, 127.0.0.1, [::1]); null or omitted: none</p>
+		 * @type {string | null}
+		 * @memberof BrandingRequest
+		 */
+		'privacy_url'?: string | null;
+	}
+
+	export interface Client {
+		/**
+		 * @description <p>The client_id</p>
+		 * @type {string}
+		 * @memberof Client
+		 */
+		id: string;
+		'project_id': string;
+		name: string;
+		description: string | null;
+		'is_active': boolean;
+		/**
+		 * @description <p>The project&#39;s admin client: it cannot be deactivated or lose permissions; rotate its secret instead</p>
+		 * @type {boolean}
+		 * @memberof Client
+		 */
+		'is_admin': boolean;
+		/**
+		 * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
+		 * @type {Api.TokenEndpointAuthMethod}
+		 * @memberof Client
+		 */
+		'token_endpoint_auth_method': Api.TokenEndpointAuthMethod;
+		/**
+		 * @description <p>Permissions granted directly to the client</p>
+		 * @type {string[]}
+		 * @memberof Client
+		 */
+		'permission_ids': string[];
+		/**
+		 * @description <p>The client&#39;s own redirect URIs; empty: the project&#39;s <code>redirect_uris</code> apply to it</p>
+		 * @type {string[]}
+		 * @memberof Client
+		 */
+		'redirect_uris': string[];
+		/**
+		 * @description <p>The client&#39;s own post-logout redirect URIs; empty: the project&#39;s apply to it</p>
+		 * @type {string[]}
+		 * @memberof Client
+		 */
+		'post_logout_redirect_uris': string[];
+		/**
+		 * @description <p>Another party&#39;s application: before its first authorization code for a user, the user sees a consent page (the client&#39;s name and host, the API, the permissions asked), and the decision is kept (the user&#39;s <code>consents</code>). false (first-party): never a consent page.</p>
+		 * @type {boolean}
+		 * @memberof Client
+		 */
+		'third_party': boolean;
+		/**
+		 * @description <p>The client may use the device authorization grant (RFC 8628): a device without a browser (a CLI, a TV) asks <code>POST /api/v1/tokens/device_authorization</code> for a code, the user enters it at <code>/device</code> and signs in there, and the device polls the token endpoint with <code>grant_type=urn:ietf:params:oauth:grant-type:device_code</code>. false: such requests answer <code>unauthorized_client</code>.</p>
+		 * @type {boolean}
+		 * @memberof Client
+		 */
+		'device_grant': boolean;
+		/**
+		 * @description <p>For a client that identifies itself by the <code>https</code> URL of its metadata document (OAuth Client ID Metadata Documents; the project&#39;s <code>client_metadata_documents</code>): that URL, which is its <code>client_id</code> at <code>/authorize</code> and the token endpoint. Recorded on its first use (<code>created_at</code>); its <code>name</code> and <code>redirect_uris</code> are the document&#39;s, refreshed as the document&#39;s caching allows, and only <code>is_active</code> (false blocks it) and <code>description</code> can be changed. null: a client registered through this API.</p>
+		 * @type {string | null}
+		 * @memberof Client
+		 */
+		'metadata_url': string | null;
+		/**
+		 * @description <p>For a client of a metadata document: its last authorization or token request; else null</p>
+		 * @type {string | null}
+		 * @memberof Client
+		 */
+		'last_used_at': string | null;
+		/**
+		 * @description <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions.</p>
+		 * @type {Api.Client.Delegation | null}
+		 * @memberof Client
+		 */
+		delegation: Api.Client.Delegation | null;
+		/**
+		 * @description <p>RFC 8693 <code>may_act</code>: the one client (of this project) that may exchange the access tokens issued to this client, its users&#39; and its own, which then carry <code>may_act: {&quot;sub&quot;: &lt;that client&gt;}</code>; any other client&#39;s exchange of them is <code>unauthorized_client</code>. null (the default): any client with a delegation.</p>
+		 * @type {string | null}
+		 * @memberof Client
+		 */
+		'may_act': string | null;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Client
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Client
+		 */
+		'updated_at': string;
+	}
+
+	/**
+	 * @export
+	 * @namespace Client
+	 */
+	export namespace Client {
+		/**
+		 * <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions.</p>
+		 */
+		export interface Delegation {
+			'permission_ids': string[];
+		}
+
+	}
+
+	export interface ClientList {
+		data: Api.Client[];
+		pagination: Api.Pagination;
+	}
+
+	export interface ClientWithSecret extends Api.Client {
+		/**
+		 * @description <p>Shown only in this answer; store it now (the service keeps only its hash). It is the client&#39;s password for HTTP Basic: with <code>client_secret_basic</code>, at every grant and at revocation; for a public client (<code>none</code>), only for what it does as itself — the <code>client_credentials</code> grant, which always needs it — never at a user&#39;s login, which PKCE proves. A public client that never acts as itself (a single-page or mobile app) can ignore it.</p>
+		 * @type {string}
+		 * @memberof ClientWithSecret
+		 */
+		'client_secret': string;
+	}
+
+	export interface ConfirmTotpRequest {
+		/**
+		 * @description <p>The app&#39;s current code</p>
+		 * @type {string}
+		 * @memberof ConfirmTotpRequest
+		 */
+		code: string;
+	}
+
+	export interface Consent {
+		id: string;
+		'project_id': string;
+		'user_id': string;
+		/**
+		 * @description <p>The third-party client allowed</p>
+		 * @type {string}
+		 * @memberof Consent
+		 */
+		'client_id': string;
+		'client_name': string;
+		/**
+		 * @description <p>The API (a resource with an <code>indicator</code>) the consent is for; null: the project (a request without <code>resource</code>)</p>
+		 * @type {string | null}
+		 * @memberof Consent
+		 */
+		'resource_id': string | null;
+		'resource_name': string | null;
+		/**
+		 * @description <p>What was granted: the API&#39;s permission codes, or for the project the OpenID scopes (<code>openid</code>, <code>profile</code>, <code>email</code>). A request asking for one not here shows the consent page again.</p>
+		 * @type {string[]}
+		 * @memberof Consent
+		 */
+		permissions: string[];
+		/**
+		 * @description <p>The first decision (RFC 3339, UTC)</p>
+		 * @type {string}
+		 * @memberof Consent
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>The last decision (RFC 3339, UTC)</p>
+		 * @type {string}
+		 * @memberof Consent
+		 */
+		'updated_at': string;
+	}
+
+	export interface ConsentList {
+		data: Api.Consent[];
+	}
+
+	export interface CreateClientRequest {
+		name: string;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof CreateClientRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Ids of permissions of this project; unknown ids answer <code>some_permissions_not_found</code>.</p>
+		 * @type {string[]}
+		 * @memberof CreateClientRequest
+		 */
+		'permission_ids'?: string[];
+		/**
+		 * @description <p>Default true</p>
+		 * @type {boolean}
+		 * @memberof CreateClientRequest
+		 */
+		'is_active'?: boolean;
+		/**
+		 * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
+		 * @type {Api.TokenEndpointAuthMethod}
+		 * @memberof CreateClientRequest
+		 */
+		'token_endpoint_auth_method'?: Api.TokenEndpointAuthMethod;
+		/**
+		 * @description <p>The client&#39;s own redirect URIs, with the rules of the project&#39;s <code>redirect_uris</code> (absolute, <code>https</code> or <code>http</code> on localhost, 127.0.0.1 and [::1], no fragment, canonical form, at most 50), matched byte for byte. Non-empty: only these are accepted for this client, and the project&#39;s list no longer applies to it; empty: the project&#39;s list applies. Setting or changing them needs a caller that covers the whole project, as the project&#39;s list does. Default [].</p>
+		 * @type {string[]}
+		 * @memberof CreateClientRequest
+		 */
+		'redirect_uris'?: string[];
+		/**
+		 * @description <p>Where <code>/logout</code> may send the browser after this client&#39;s sign-out, with the rules of <code>redirect_uris</code>. Non-empty: only these, for this client; empty: the project&#39;s <code>post_logout_redirect_uris</code> apply. Setting or changing them needs a caller that covers the whole project. Default [].</p>
+		 * @type {string[]}
+		 * @memberof CreateClientRequest
+		 */
+		'post_logout_redirect_uris'?: string[];
+		/**
+		 * @description <p>Another party&#39;s application: before its first authorization code for a user, the user sees a consent page (the client&#39;s name and host, the API, the permissions asked), and the decision is kept (the user&#39;s <code>consents</code>). false (first-party): never a consent page. Default false.</p>
+		 * @type {boolean}
+		 * @memberof CreateClientRequest
+		 */
+		'third_party'?: boolean;
+		/**
+		 * @description <p>The client may use the device authorization grant (RFC 8628): a device without a browser (a CLI, a TV) asks <code>POST /api/v1/tokens/device_authorization</code> for a code, the user enters it at <code>/device</code> and signs in there, and the device polls the token endpoint with <code>grant_type=urn:ietf:params:oauth:grant-type:device_code</code>. false: such requests answer <code>unauthorized_client</code>. Default false.</p>
+		 * @type {boolean}
+		 * @memberof CreateClientRequest
+		 */
+		'device_grant'?: boolean;
+		/**
+		 * @description <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions. Default null.</p>
+		 * @type {Api.CreateClientRequest.Delegation | null}
+		 * @memberof CreateClientRequest
+		 */
+		delegation?: Api.CreateClientRequest.Delegation | null;
+		/**
+		 * @description <p>RFC 8693 <code>may_act</code>: the one client (of this project) that may exchange the access tokens issued to this client, its users&#39; and its own, which then carry <code>may_act: {&quot;sub&quot;: &lt;that client&gt;}</code>; any other client&#39;s exchange of them is <code>unauthorized_client</code>. null (the default): any client with a delegation. Default null.</p>
+		 * @type {string | null}
+		 * @memberof CreateClientRequest
+		 */
+		'may_act'?: string | null;
+	}
+
+	/**
+	 * @export
+	 * @namespace CreateClientRequest
+	 */
+	export namespace CreateClientRequest {
+		/**
+		 * <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions. Default null.</p>
+		 */
+		export interface Delegation {
+			/**
+			 * @description <p>Ids of permissions of this project; unknown ids answer <code>some_permissions_not_found</code>.</p>
+			 * @type {string[]}
+			 * @memberof Delegation
+			 */
+			'permission_ids': string[];
+		}
+
+	}
+
+	export interface CreatedObjects {
+		/**
+		 * @description <p>The objects created, in the request&#39;s order</p>
+		 * @type {Api.Object[]}
+		 * @memberof CreatedObjects
+		 */
+		data: Api.Object[];
+	}
+
+	export interface CreatedProject extends Api.Project {
+		/**
+		 * @description <p>The project&#39;s admin client, granted every default permission of the project</p>
+		 * @type {Api.CreatedProject.AdminClient}
+		 * @memberof CreatedProject
+		 */
+		'admin_client': Api.CreatedProject.AdminClient;
+	}
+
+	/**
+	 * @export
+	 * @namespace CreatedProject
+	 */
+	export namespace CreatedProject {
+		/**
+		 * <p>The project&#39;s admin client, granted every default permission of the project</p>
+		 */
+		export interface AdminClient {
+			'client_id': string;
+			/**
+			 * @description <p>Shown only here; store it now.</p>
+			 * @type {string}
+			 * @memberof AdminClient
+			 */
+			'client_secret': string;
+		}
+
+	}
+
+	export interface CreateGrantRequest {
+		subject: Api.GrantSubject;
+		'role_id': string;
+		object: Api.GrantObject;
+		/**
+		 * @description <p>RFC 3339; in the future by the database&#39;s clock. Omitted or null: never expires.</p>
+		 * @type {string | null}
+		 * @memberof CreateGrantRequest
+		 */
+		'expires_at'?: string | null;
+	}
+
+	export interface CreateIdentityProviderRequest {
+		/**
+		 * @description <p><code>oidc</code>: an OpenID Connect provider</p>
+		 * @type {Api.CreateIdentityProviderRequest.KindEnum}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		kind: Api.CreateIdentityProviderRequest.KindEnum;
+		/**
+		 * @description <p>Fills in the issuer (and the display name): <code>google</code>, or <code>microsoft_entra_id</code> with <code>tenant_id</code></p>
+		 * @type {Api.CreateIdentityProviderRequest.PresetEnum}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		preset?: Api.CreateIdentityProviderRequest.PresetEnum;
+		/**
+		 * @description <p>With the <code>microsoft_entra_id</code> preset: the directory (tenant) id</p>
+		 * @type {string}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'tenant_id'?: string;
+		/**
+		 * @description <p>Required unless a preset gives it</p>
+		 * @type {string}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		issuer?: string;
+		/**
+		 * @description <p>The client secret registered at the provider (<code>client_secret_basic</code> or <code>_post</code>, as the provider supports); sealed with KEY_ENCRYPTION_KEY when set, and never returned. Without it the service is a public client (PKCE only).</p>
+		 * @type {string}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'client_secret'?: string;
+		/**
+		 * @description <p>Required unless a preset names it</p>
+		 * @type {string}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'display_name'?: string;
+		'client_id': string;
+		/**
+		 * @description <p>Scopes asked of the provider; must include <code>openid</code>. Default <code>openid email profile</code></p>
+		 * @type {string[]}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		scopes?: string[];
+		/**
+		 * @description <p>Which claims of the upstream ID token give the user&#39;s email, name and picture (<code>email_verified</code> is always read as it is named)</p>
+		 * @type {Api.IdentityProviderClaims}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		claims?: Api.IdentityProviderClaims;
+		/**
+		 * @description <p>Create a user at the first sign-in of an unknown upstream account (default false)</p>
+		 * @type {boolean}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'jit_provisioning'?: boolean;
+		/**
+		 * @description <p>The role of users created at sign-in; the caller must hold its permissions</p>
+		 * @type {string | null}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'default_role_id'?: string | null;
+		/**
+		 * @description <p>Link an upstream account to the user with the same email, only when the provider says the email is verified and so does this service (default false)</p>
+		 * @type {boolean}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'link_by_verified_email'?: boolean;
+		/**
+		 * @description <p>Default true; inactive providers show no button</p>
+		 * @type {boolean}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'is_active'?: boolean;
+	}
+
+	/**
+	 * @export
+	 * @namespace CreateIdentityProviderRequest
+	 */
+	export namespace CreateIdentityProviderRequest {
+		/**
+		 * <p><code>oidc</code>: an OpenID Connect provider</p>
+		 */
+		export enum KindEnum {
+			Oidc = 'oidc'
+		}
+
+		/**
+		 * <p>Fills in the issuer (and the display name): <code>google</code>, or <code>microsoft_entra_id</code> with <code>tenant_id</code></p>
+		 */
+		export enum PresetEnum {
+			Google = 'google',
+			MicrosoftEntraId = 'microsoft_entra_id'
+		}
+
+	}
+
+	export interface CreateObjectRequest {
+		/**
+		 * @description <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+		 * @type {string}
+		 * @memberof CreateObjectRequest
+		 */
+		id: string;
+		/**
+		 * @description <p>At most 100 characters; omitted or null: none</p>
+		 * @type {string | null}
+		 * @memberof CreateObjectRequest
+		 */
+		name?: string | null;
+		/**
+		 * @description <p>An object of the same resource (in a batch, possibly one created before it in the batch)</p>
+		 * @type {string | null}
+		 * @memberof CreateObjectRequest
+		 */
+		'parent_id'?: string | null;
+	}
+
+	export interface CreateObjectsRequest {
+		objects: Api.CreateObjectRequest[];
+	}
+
+	export interface CreateProjectRequest {
+		name: string;
+		description?: string | null;
+		/**
+		 * @description <p>Registered redirect URIs, matched byte for byte: <code>https</code>, or <code>http</code> on localhost, 127.0.0.1 and [::1]; no fragment. At most 50.</p>
+		 * @type {string[]}
+		 * @memberof CreateProjectRequest
+		 */
+		'redirect_uris'?: string[];
+		/**
+		 * @description <p>Where <code>/logout</code> may send the browser afterwards (OpenID Connect <code>post_logout_redirect_uri</code>), matched byte for byte, with the rules of <code>redirect_uris</code>. At most 50.</p>
+		 * @type {string[]}
+		 * @memberof CreateProjectRequest
+		 */
+		'post_logout_redirect_uris'?: string[];
+		/**
+		 * @description <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Default <code>optional</code>.</p>
+		 * @type {Api.CreateProjectRequest.MfaEnum}
+		 * @memberof CreateProjectRequest
+		 */
+		mfa?: Api.CreateProjectRequest.MfaEnum;
+		/**
+		 * @description <p>Default true</p>
+		 * @type {boolean}
+		 * @memberof CreateProjectRequest
+		 */
+		'is_active'?: boolean;
+		/**
+		 * @description <p>Default false: users sign in whether or not their address is verified</p>
+		 * @type {boolean}
+		 * @memberof CreateProjectRequest
+		 */
+		'require_verified_email'?: boolean;
+		/**
+		 * @description <p>Self-service sign-up on the login page: <code>&quot;off&quot;</code> (no &quot;Create an account&quot; link; the sign-up page answers 404), <code>&quot;open&quot;</code> (anyone may create an account), or <code>{&quot;domains&quot;: [...]}</code> (only addresses whose domain part, after the last <code>@</code>, is exactly one of these, case-insensitively: <code>example.com</code> admits <code>ann@example.com</code>, not <code>ann@mail.example.com</code>). New accounts get no role. With <code>require_verified_email</code> the address is verified by a mailed link before the first code; otherwise the new user is signed in at once. An address already registered is mailed instead of refused (docs/log-in-users.md, &quot;Sign-up&quot;). Default <code>&quot;off&quot;</code>.</p>
+		 * @type {Api.CreateProjectRequest.Signup.EnumValueEnum | Api.CreateProjectRequest.Signup.ObjectValue}
+		 * @memberof CreateProjectRequest
+		 */
+		signup?: Api.CreateProjectRequest.Signup.EnumValueEnum | Api.CreateProjectRequest.Signup.ObjectValue;
+		/**
+		 * @description <p>Whether clients may identify themselves by an <code>https</code> URL (OAuth Client ID Metadata Documents, as MCP clients do) when they ask for one of this project&#39;s APIs (<code>resource</code>): <code>&quot;off&quot;</code> (no), <code>&quot;any&quot;</code> (any host), or <code>{&quot;hosts&quot;: [...]}</code> (only documents on these hosts, exactly, case-insensitively). Such a client is recorded on first use and always shows the consent page (docs/agents.md). Default <code>&quot;off&quot;</code>.</p>
+		 * @type {Api.CreateProjectRequest.ClientMetadataDocuments.EnumValueEnum | Api.CreateProjectRequest.ClientMetadataDocuments.ObjectValue}
+		 * @memberof CreateProjectRequest
+		 */
+		'client_metadata_documents'?: Api.CreateProjectRequest.ClientMetadataDocuments.EnumValueEnum | Api.CreateProjectRequest.ClientMetadataDocuments.ObjectValue;
+		/**
+		 * @description <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy. On update: omitted keeps it; an object replaces it (a field it leaves out is cleared); the logo is kept either way.</p>
+		 * @type {Api.BrandingRequest}
+		 * @memberof CreateProjectRequest
+		 */
+		branding?: Api.BrandingRequest;
+	}
+
+	/**
+	 * @export
+	 * @namespace CreateProjectRequest
+	 */
+	export namespace CreateProjectRequest {
+		/**
+		 * <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Default <code>optional</code>.</p>
+		 */
+		export enum MfaEnum {
+			Off = 'off',
+			Optional = 'optional',
+			Required = 'required'
+		}
+
+		export type Signup = Api.CreateProjectRequest.Signup.EnumValueEnum | Api.CreateProjectRequest.Signup.ObjectValue;
+
+		/**
+		 * @export
+		 * @namespace Signup
+		 */
+		export namespace Signup {
+			export enum EnumValueEnum {
+				Off = 'off',
+				Open = 'open'
+			}
+
+			export interface ObjectValue {
+				domains: string[];
+			}
+
+		}
+
+		export type ClientMetadataDocuments = Api.CreateProjectRequest.ClientMetadataDocuments.EnumValueEnum | Api.CreateProjectRequest.ClientMetadataDocuments.ObjectValue;
+
+		/**
+		 * @export
+		 * @namespace ClientMetadataDocuments
+		 */
+		export namespace ClientMetadataDocuments {
+			export enum EnumValueEnum {
+				Off = 'off',
+				Any = 'any'
+			}
+
+			export interface ObjectValue {
+				hosts: string[];
+			}
+
+		}
+
+	}
+
+	export interface CreateResourceRequest {
+		name: string;
+		/**
+		 * @description <p>Unique in the project (case-insensitively)</p>
+		 * @type {string}
+		 * @memberof CreateResourceRequest
+		 */
+		code: string;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof CreateResourceRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>The API&#39;s resource indicator (RFC 8707): an absolute <code>https</code> URI (<code>http</code> only on localhost or loopback), without fragment, unique across the service. A token asked for it (<code>resource</code>) has it as <code>aud</code> and the requested permission codes of this resource that its subject holds as <code>scope</code>. Default none.</p>
+		 * @type {string | null}
+		 * @memberof CreateResourceRequest
+		 */
+		indicator?: string | null;
+		/**
+		 * @description <p>Created with the resource; codes unique</p>
+		 * @type {Api.PermissionInput[]}
+		 * @memberof CreateResourceRequest
+		 */
+		permissions?: Api.PermissionInput[];
+	}
+
+	export interface CreateRoleRequest {
+		/**
+		 * @description <p>Letters, digits, dash, underscore; unique in the project (case-insensitively)</p>
+		 * @type {string}
+		 * @memberof CreateRoleRequest
+		 */
+		code: string;
+		name: string;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof CreateRoleRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Ids of permissions of this project; unknown ids answer <code>some_permissions_not_found</code>.</p>
+		 * @type {string[]}
+		 * @memberof CreateRoleRequest
+		 */
+		'permission_ids'?: string[];
+	}
+
+	export interface CreateUserRequest {
+		'display_name': string;
+		/**
+		 * @description <p>URL of an image. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof CreateUserRequest
+		 */
+		'avatar_url'?: string | null;
+		/**
+		 * @description <p>The calling system&#39;s id for the user; unique in the project (exact match). Required when email is absent. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof CreateUserRequest
+		 */
+		'external_user_id'?: string | null;
+		/**
+		 * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it. A new address replaces a verified one only once it is verified too (it waits in <code>pending_email</code>); an unverified one is replaced at once. The new address is mailed a verification link, the old one a notice.</p>
+		 * @type {string | null}
+		 * @memberof CreateUserRequest
+		 */
+		email?: string | null;
+		/**
+		 * @description <p>At least 8 characters; required when email is given. Stored only as an argon2id hash.</p>
+		 * @type {string | null}
+		 * @memberof CreateUserRequest
+		 */
+		password?: string | null;
+		/**
+		 * @description <p>A role of this project. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof CreateUserRequest
+		 */
+		'role_id'?: string | null;
+		/**
+		 * @description <p>Default true</p>
+		 * @type {boolean}
+		 * @memberof CreateUserRequest
+		 */
+		'is_active'?: boolean;
+		/**
+		 * @description <p>Default false. true: the address is known to be the user&#39;s (e.g. imported from a system that verified it)</p>
+		 * @type {boolean}
+		 * @memberof CreateUserRequest
+		 */
+		'email_verified'?: boolean;
+		/**
+		 * @description <p>true: mails the user an invitation to choose their password (<code>email</code> required, no <code>password</code>); the link works once, for INVITATION_TTL (7 days), and following it verifies the address</p>
+		 * @type {boolean}
+		 * @memberof CreateUserRequest
+		 */
+		'send_invitation'?: boolean;
+		/**
+		 * @description <p>true: mails the user a link that verifies their address (<code>email</code> required)</p>
+		 * @type {boolean}
+		 * @memberof CreateUserRequest
+		 */
+		'send_verification'?: boolean;
+	}
+
+	export interface CreateWebhookRequest {
+		/**
+		 * @description <p>Where events are POSTed. <code>https</code>; <code>http</code> only to loopback with WEBHOOK_ALLOW_PRIVATE_TARGETS. Only global unicast addresses are reached: a host that is an address literal other than global unicast (loopback, private, CGNAT, link-local, multicast, broadcast, reserved, documentation, IPv6 unique or site local, and every IPv6 form embedding an IPv4 address) is refused here with <code>invalid_params</code>, and a name any of whose addresses is not global unicast is refused at delivery time, unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true; redirects are not followed.</p>
+		 * @type {string}
+		 * @memberof CreateWebhookRequest
+		 */
+		url: string;
+		/**
+		 * @description <p>Which events to deliver: <code>*</code>, exact types (<code>role.created</code>) or prefixes (<code>user.*</code>)</p>
+		 * @type {string[]}
+		 * @memberof CreateWebhookRequest
+		 */
+		'event_types': string[];
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof CreateWebhookRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Default true</p>
+		 * @type {boolean}
+		 * @memberof CreateWebhookRequest
+		 */
+		'is_active'?: boolean;
+	}
+
+	/**
+	 * <p>Fresh proof that the token&#39;s user is at the keyboard: <code>current_password</code>, or <code>code</code> for a user without a password</p>
+	 */
+	export interface CurrentPasswordRequest {
+		/**
+		 * @description <p>The user&#39;s password, required when the user has one: a token alone cannot change how the user signs in. Missing or wrong: 400 <code>invalid_params</code> on it (wrong ones are throttled like logins, 429).</p>
+		 * @type {string | null}
+		 * @memberof CurrentPasswordRequest
+		 */
+		'current_password'?: string | null;
+		/**
+		 * @description <p>For a user without a password (made through an identity provider): the current code of their authenticator app, or one of their recovery codes (spent then). Without it, and without a fresh sign-in at their provider on the account page: 403 <code>reauthentication_required</code>. Wrong: 400 <code>invalid_params</code> on it (throttled like second steps, 429).</p>
+		 * @type {string | null}
+		 * @memberof CurrentPasswordRequest
+		 */
+		code?: string | null;
+	}
+
+	export interface CurrentUser extends Api.User {
+		/**
+		 * @description <p>The user&#39;s <code>resource:permission</code> codes, evaluated now</p>
+		 * @type {string[]}
+		 * @memberof CurrentUser
+		 */
+		permissions: string[];
+	}
+
+	export interface DeviceAuthorizationRequest {
+		/**
+		 * @description <p>Required without HTTP Basic (a public client); with Basic, optional but must match.</p>
+		 * @type {string}
+		 * @memberof DeviceAuthorizationRequest
+		 */
+		'client_id'?: string;
+		/**
+		 * @description <p>Not accepted: send client credentials with HTTP Basic.</p>
+		 * @type {string}
+		 * @memberof DeviceAuthorizationRequest
+		 */
+		'client_secret'?: string;
+		/**
+		 * @description <p>Space-separated: <code>openid</code> (and <code>profile</code>, <code>email</code>) for an ID token; with <code>resource</code>, the permission codes of that API wanted.</p>
+		 * @type {string}
+		 * @memberof DeviceAuthorizationRequest
+		 */
+		scope?: string;
+		/**
+		 * @description <p>RFC 8707: the indicator of the one API the tokens are for, as at <code>/authorize</code>. Unknown, of another project, not an absolute URI, with a fragment, or repeated: <code>invalid_target</code>.</p>
+		 * @type {string | string[]}
+		 * @memberof DeviceAuthorizationRequest
+		 */
+		resource?: string | string[];
+	}
+
+	export interface DeviceAuthorizationResponse {
+		/**
+		 * @description <p>A secret for the device only: it polls the token endpoint with it</p>
+		 * @type {string}
+		 * @memberof DeviceAuthorizationResponse
+		 */
+		'device_code': string;
+		/**
+		 * @description <p>What the user enters at <code>verification_uri</code>: eight letters shown as <code>XXXX-XXXX</code> (entered in any case, with or without the dash)</p>
+		 * @type {string}
+		 * @memberof DeviceAuthorizationResponse
+		 */
+		'user_code': string;
+		/**
+		 * @description <p>The verification page, <code>/device</code> of this service</p>
+		 * @type {string}
+		 * @memberof DeviceAuthorizationResponse
+		 */
+		'verification_uri': string;
+		/**
+		 * @description <p>The same with the user code filled in (for a QR code or a link)</p>
+		 * @type {string}
+		 * @memberof DeviceAuthorizationResponse
+		 */
+		'verification_uri_complete': string;
+		/**
+		 * @description <p>Seconds the codes live</p>
+		 * @type {number}
+		 * @memberof DeviceAuthorizationResponse
+		 */
+		'expires_in': number;
+		/**
+		 * @description <p>Seconds to wait between polls</p>
+		 * @type {number}
+		 * @memberof DeviceAuthorizationResponse
+		 */
+		interval: number;
+	}
+
+	export interface Empty {
+	}
+
+	export interface EntitySearchResponse {
+		page: Api.AuthzenPage;
+		results: Api.AuthzenEntity[];
+	}
+
+	/**
+	 * <p>Every error on every endpoint has this shape (it is also the RFC 6749 §5.2 shape).</p>
+	 */
+	export interface Error {
+		/**
+		 * @description <p>A stable code from the error table; switch on it. Each operation lists the codes it answers.</p>
+		 * @type {Api.ErrorCode}
+		 * @memberof Error
+		 */
+		error: Api.ErrorCode;
+		/**
+		 * @description <p>A human-readable message.</p>
+		 * @type {string}
+		 * @memberof Error
+		 */
+		'error_description': string;
+		/**
+		 * @description <p>For <code>invalid_params</code>: each offending field.</p>
+		 * @type {Api.Error.Detail[]}
+		 * @memberof Error
+		 */
+		details?: Api.Error.Detail[];
+	}
+
+	/**
+	 * @export
+	 * @namespace Error
+	 */
+	export namespace Error {
+		export interface Detail {
+			field: string;
+			issue: string;
+		}
+
+	}
+
+	/**
+	 * <p>A stable code from the error table; switch on it. Each operation lists the codes it answers.</p>
+	 */
+	export enum ErrorCode {
+		InvalidParams = 'invalid_params',
+		InvalidClient = 'invalid_client',
+		ClientNotActive = 'client_not_active',
+		ProjectNotActive = 'project_not_active',
+		InvalidAuthorizationCode = 'invalid_authorization_code',
+		DifferentAuthorizeRedirectUri = 'different_authorize_redirect_uri',
+		AuthCodeAlreadyUsed = 'auth_code_already_used',
+		AuthCodeExpired = 'auth_code_expired',
+		InvalidCodeVerifier = 'invalid_code_verifier',
+		InvalidTarget = 'invalid_target',
+		UnauthorizedClient = 'unauthorized_client',
+		InvalidRefreshToken = 'invalid_refresh_token',
+		RefreshTokenExpired = 'refresh_token_expired',
+		RefreshTokenAlreadyUsed = 'refresh_token_already_used',
+		InvalidDeviceCode = 'invalid_device_code',
+		InvalidSubjectToken = 'invalid_subject_token',
+		InvalidScope = 'invalid_scope',
+		AuthorizationPending = 'authorization_pending',
+		SlowDown = 'slow_down',
+		ExpiredToken = 'expired_token',
+		AccessDenied = 'access_denied',
+		InvalidClientCredentials = 'invalid_client_credentials',
+		InvalidAuthorizationToken = 'invalid_authorization_token',
+		InsufficientPermission = 'insufficient_permission',
+		DefaultResourceImmutable = 'default_resource_immutable',
+		NotFound = 'not_found',
+		ProjectNotFound = 'project_not_found',
+		ResourceNotFound = 'resource_not_found',
+		RoleNotFound = 'role_not_found',
+		UserNotFound = 'user_not_found',
+		ClientNotFound = 'client_not_found',
+		SomePermissionsNotFound = 'some_permissions_not_found',
+		SigningKeyNotFound = 'signing_key_not_found',
+		WebhookNotFound = 'webhook_not_found',
+		WebhookDeliveryNotFound = 'webhook_delivery_not_found',
+		SessionNotFound = 'session_not_found',
+		ConsentNotFound = 'consent_not_found',
+		IdentityProviderNotFound = 'identity_provider_not_found',
+		IdentityNotFound = 'identity_not_found',
+		ObjectNotFound = 'object_not_found',
+		GrantNotFound = 'grant_not_found',
+		ResourceCodeAlreadyUsed = 'resource_code_already_used',
+		ResourceIndicatorAlreadyUsed = 'resource_indicator_already_used',
+		RoleCodeAlreadyUsed = 'role_code_already_used',
+		UserExternalIdAlreadyUsed = 'user_external_id_already_used',
+		UserEmailAlreadyUsed = 'user_email_already_used',
+		KeyRotationTooSoon = 'key_rotation_too_soon',
+		OnlySigningKey = 'only_signing_key',
+		RoleInUse = 'role_in_use',
+		ObjectAlreadyExists = 'object_already_exists',
+		ObjectHasChildren = 'object_has_children',
+		ClientNotDeletable = 'client_not_deletable',
+		IdentityAlreadyLinked = 'identity_already_linked',
+		LastSignInMethod = 'last_sign_in_method',
+		SecondFactorNotFound = 'second_factor_not_found',
+		TotpEnrolmentNotFound = 'totp_enrolment_not_found',
+		TotpAlreadyEnrolled = 'totp_already_enrolled',
+		SecondFactorRequired = 'second_factor_required',
+		ReauthenticationRequired = 'reauthentication_required',
+		PasskeyRefused = 'passkey_refused',
+		LastOperator = 'last_operator',
+		TooManyRequests = 'too_many_requests',
+		SystemError = 'system_error'
+	}
+
+	/**
+	 * <p><code>execute_all</code> (default): every answer. <code>deny_on_first_deny</code>: the answers up to and including the first deny. <code>permit_on_first_permit</code>: up to and including the first permit.</p>
+	 */
+	export enum EvaluationsSemantic {
+		ExecuteAll = 'execute_all',
+		DenyOnFirstDeny = 'deny_on_first_deny',
+		PermitOnFirstPermit = 'permit_on_first_permit'
+	}
+
+	export interface ExternalIdentity {
+		'provider_id': string;
+		'provider_display_name': string;
+		/**
+		 * @description <p>The upstream <code>sub</code></p>
+		 * @type {string}
+		 * @memberof ExternalIdentity
+		 */
+		subject: string;
+		/**
+		 * @description <p>The upstream email when linked or last used</p>
+		 * @type {string | null}
+		 * @memberof ExternalIdentity
+		 */
+		email: string | null;
+		'created_at': string;
+		'last_login_at': string | null;
+	}
+
+	export interface ExternalIdentityList {
+		data: Api.ExternalIdentity[];
+	}
+
+	export interface Grant {
+		id: string;
+		'project_id': string;
+		subject: Api.Grant.Subject;
+		'role_id': string;
+		object: Api.Grant.Object;
+		/**
+		 * @description <p>RFC 3339, UTC; null: never</p>
+		 * @type {string | null}
+		 * @memberof Grant
+		 */
+		'expires_at': string | null;
+		/**
+		 * @description <p>Past <code>expires_at</code> now, by the database&#39;s clock</p>
+		 * @type {boolean}
+		 * @memberof Grant
+		 */
+		'is_expired': boolean;
+		'created_at': string;
+		'created_by': Api.Grant.CreatedBy;
+	}
+
+	/**
+	 * @export
+	 * @namespace Grant
+	 */
+	export namespace Grant {
+		export interface Subject {
+			'type': Api.Grant.Subject.TypeEnum;
+			id: string;
+		}
+
+		/**
+		 * @export
+		 * @namespace Subject
+		 */
+		export namespace Subject {
+			export enum TypeEnum {
+				User = 'user',
+				Client = 'client'
+			}
+
+		}
+
+		export interface Object {
+			/**
+			 * @description <p>The resource&#39;s code</p>
+			 * @type {string}
+			 * @memberof Object
+			 */
+			'type': string;
+			id: string;
+			'resource_id': string;
+		}
+
+		export interface CreatedBy {
+			'type': Api.Grant.CreatedBy.TypeEnum;
+			id: string | null;
+		}
+
+		/**
+		 * @export
+		 * @namespace CreatedBy
+		 */
+		export namespace CreatedBy {
+			export enum TypeEnum {
+				User = 'user',
+				Client = 'client'
+			}
+
+		}
+
+	}
+
+	export interface GrantList {
+		data: Api.Grant[];
+		pagination: Api.Pagination;
+	}
+
+	export interface GrantObject {
+		/**
+		 * @description <p>The resource&#39;s code (case-insensitive)</p>
+		 * @type {string}
+		 * @memberof GrantObject
+		 */
+		'type': string;
+		/**
+		 * @description <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
+		 * @type {string}
+		 * @memberof GrantObject
+		 */
+		id: string;
+	}
+
+	export interface GrantSubject {
+		'type': Api.GrantSubject.TypeEnum;
+		/**
+		 * @description <p>A user&#39;s id (or, when no user has it, a user&#39;s <code>external_user_id</code>), or a client&#39;s id</p>
+		 * @type {string}
+		 * @memberof GrantSubject
+		 */
+		id: string;
+	}
+
+	/**
+	 * @export
+	 * @namespace GrantSubject
+	 */
+	export namespace GrantSubject {
+		export enum TypeEnum {
+			User = 'user',
+			Client = 'client'
+		}
+
+	}
+
+	export interface IdentityProvider {
+		id: string;
+		'project_id': string;
+		kind: Api.IdentityProvider.KindEnum;
+		/**
+		 * @description <p>The preset the provider was made from, if any</p>
+		 * @type {Api.IdentityProvider.PresetEnum | null}
+		 * @memberof IdentityProvider
+		 */
+		preset: Api.IdentityProvider.PresetEnum | null;
+		/**
+		 * @description <p>The button&#39;s label on the login page</p>
+		 * @type {string}
+		 * @memberof IdentityProvider
+		 */
+		'display_name': string;
+		issuer: string;
+		'client_id': string;
+		/**
+		 * @description <p>Whether a client secret is set; the secret itself is never returned</p>
+		 * @type {boolean}
+		 * @memberof IdentityProvider
+		 */
+		'has_client_secret': boolean;
+		scopes: string[];
+		claims: Api.IdentityProvider.Claims;
+		'jit_provisioning': boolean;
+		'default_role_id': string | null;
+		'link_by_verified_email': boolean;
+		'is_active': boolean;
+		/**
+		 * @description <p>Read-only: the redirect URI to register at the upstream provider for this client</p>
+		 * @type {string}
+		 * @memberof IdentityProvider
+		 */
+		'redirect_uri': string;
+		/**
+		 * @description <p>When the discovery document was last fetched and validated</p>
+		 * @type {string}
+		 * @memberof IdentityProvider
+		 */
+		'metadata_fetched_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof IdentityProvider
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof IdentityProvider
+		 */
+		'updated_at': string;
+	}
+
+	/**
+	 * @export
+	 * @namespace IdentityProvider
+	 */
+	export namespace IdentityProvider {
+		export enum KindEnum {
+			Oidc = 'oidc'
+		}
+
+		/**
+		 * <p>The preset the provider was made from, if any</p>
+		 */
+		export enum PresetEnum {
+			Google = 'google',
+			MicrosoftEntraId = 'microsoft_entra_id',
+			Null = 'null'
+		}
+
+		export interface Claims {
+			email: string;
+			name: string;
+			picture: string;
+		}
+
+	}
+
+	/**
+	 * <p>Which claims of the upstream ID token give the user&#39;s email, name and picture (<code>email_verified</code> is always read as it is named)</p>
+	 */
+	export interface IdentityProviderClaims {
+		/**
+		 * @description <p>Default <code>email</code></p>
+		 * @type {string}
+		 * @memberof IdentityProviderClaims
+		 */
+		email?: string;
+		/**
+		 * @description <p>Default <code>name</code></p>
+		 * @type {string}
+		 * @memberof IdentityProviderClaims
+		 */
+		name?: string;
+		/**
+		 * @description <p>Default <code>picture</code></p>
+		 * @type {string}
+		 * @memberof IdentityProviderClaims
+		 */
+		picture?: string;
+	}
+
+	export interface IdentityProviderList {
+		data: Api.IdentityProvider[];
+		pagination: Api.Pagination;
+	}
+
+	export interface Introspection {
+		active: boolean;
+		'token_type'?: Api.Introspection.TokenTypeEnum;
+		iss?: string;
+		/**
+		 * @description <p>The user id, or the client id for client credentials</p>
+		 * @type {string}
+		 * @memberof Introspection
+		 */
+		sub?: string;
+		/**
+		 * @description <p>The project id, or for a token asked for one API (RFC 8707 <code>resource</code>) that API&#39;s indicator</p>
+		 * @type {string}
+		 * @memberof Introspection
+		 */
+		aud?: string;
+		/**
+		 * @description <p>A token for one API: what of its granted permission codes the subject still holds</p>
+		 * @type {string}
+		 * @memberof Introspection
+		 */
+		scope?: string;
+		'client_id'?: string;
+		/**
+		 * @type {number}
+		 * @memberof Introspection
+		 */
+		exp?: number;
+		/**
+		 * @type {number}
+		 * @memberof Introspection
+		 */
+		iat?: number;
+		jti?: string;
+		sid?: string;
+		/**
+		 * @description <p>How the user authenticated at the login (RFC 8176): <code>pwd</code>, <code>otp</code>, <code>mfa</code>, <code>fed</code></p>
+		 * @type {string[]}
+		 * @memberof Introspection
+		 */
+		amr?: string[];
+		/**
+		 * @description <p>The level the login reached: <code>1</code> (one factor) or <code>2</code> (a second factor too)</p>
+		 * @type {string}
+		 * @memberof Introspection
+		 */
+		acr?: string;
+		/**
+		 * @description <p>The subject&#39;s <code>resource:permission</code> codes now: a user&#39;s through the role, a client&#39;s directly; for a token of an exchange, only those every actor&#39;s delegation has and the exchange asked for</p>
+		 * @type {string[]}
+		 * @memberof Introspection
+		 */
+		permissions?: string[];
+		/**
+		 * @description <p>A token of an exchange (RFC 8693 §4.1): the client acting for the subject (<code>sub</code>), and the one it acts for in turn nested in <code>act</code></p>
+		 * @type {Api.Act}
+		 * @memberof Introspection
+		 */
+		act?: Api.Act;
+	}
+
+	/**
+	 * @export
+	 * @namespace Introspection
+	 */
+	export namespace Introspection {
+		export enum TokenTypeEnum {
+			AccessToken = 'access_token',
+			RefreshToken = 'refresh_token'
+		}
+
+	}
+
+	export interface IntrospectTokenRequest {
+		/**
+		 * @description <p>An access token or a refresh token</p>
+		 * @type {string}
+		 * @memberof IntrospectTokenRequest
+		 */
+		token: string;
+		/**
+		 * @description <p><code>access_token</code> or <code>refresh_token</code>: where to look first; other values are ignored</p>
+		 * @type {string}
+		 * @memberof IntrospectTokenRequest
+		 */
+		'token_type_hint'?: string;
+		/**
+		 * @description <p>For revocation by a public client, without HTTP Basic</p>
+		 * @type {string}
+		 * @memberof IntrospectTokenRequest
+		 */
+		'client_id'?: string;
+	}
+
+	export interface Jwk {
+		/**
+		 * @description <p><code>OKP</code> (Ed25519), <code>EC</code> (P-256) or <code>RSA</code></p>
+		 * @type {string}
+		 * @memberof Jwk
+		 */
+		kty: string;
+		kid: string;
+		/**
+		 * @description <p><code>EdDSA</code>, <code>ES256</code> or <code>RS256</code></p>
+		 * @type {string}
+		 * @memberof Jwk
+		 */
+		alg: string;
+		use: string;
+		crv?: string;
+		x?: string;
+		y?: string;
+		n?: string;
+		e?: string;
+	}
+
+	export interface Jwks {
+		keys: Api.Jwk[];
+	}
+
+	export interface KeySet {
+		/**
+		 * @description <p>Every key, current first, then next, previous, retired</p>
+		 * @type {Api.SigningKey[]}
+		 * @memberof KeySet
+		 */
+		keys: Api.SigningKey[];
+		/**
+		 * @description <p>What verifiers and clients will see after this change</p>
+		 * @type {string}
+		 * @memberof KeySet
+		 */
+		notice?: string;
+	}
+
+	export interface LinkIdentityRequest {
+		'provider_id': string;
+		/**
+		 * @description <p>The upstream <code>sub</code></p>
+		 * @type {string}
+		 * @memberof LinkIdentityRequest
+		 */
+		subject: string;
+		email?: string;
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListClientsSortByEnum {
+		Name = 'name',
+		IsActive = 'is_active',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListClientsSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListGrantsSortByEnum {
+		CreatedAt = 'created_at',
+		ExpiresAt = 'expires_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListGrantsSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Only users&#39; or clients&#39; grants</p>
+	 */
+	export enum ListGrantsSubjectTypeEnum {
+		User = 'user',
+		Client = 'client'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListIdentityProvidersSortByEnum {
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at',
+		DisplayName = 'display_name'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListIdentityProvidersSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListObjectsSortByEnum {
+		Id = 'id',
+		Name = 'name',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListObjectsSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListProjectsSortByEnum {
+		Name = 'name',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListProjectsSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListResourcesSortByEnum {
+		Name = 'name',
+		Code = 'code',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListResourcesSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListRolesSortByEnum {
+		Name = 'name',
+		Code = 'code',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListRolesSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListUsersSortByEnum {
+		DisplayName = 'display_name',
+		Email = 'email',
+		ExternalUserId = 'external_user_id',
+		IsActive = 'is_active',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListUsersSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListWebhookDeliveriesSortByEnum {
+		CreatedAt = 'created_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListWebhookDeliveriesSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListWebhooksSortByEnum {
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at',
+		Url = 'url'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListWebhooksSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	export interface LogoSet {
+		/**
+		 * @description <p>The logo&#39;s URL, relative to this service&#39;s origin; it changes with the image</p>
+		 * @type {string}
+		 * @memberof LogoSet
+		 */
+		'logo_url': string;
+	}
+
+	export interface MailSent {
+		/**
+		 * @description <p>The address the mail goes to</p>
+		 * @type {string}
+		 * @memberof MailSent
+		 */
+		email: string;
+		/**
+		 * @description <p>When the link in it stops working (RFC 3339)</p>
+		 * @type {string}
+		 * @memberof MailSent
+		 */
+		'expires_at': string;
+	}
+
+	export interface NotReady {
+		error: Api.NotReady.ErrorEnum;
+		/**
+		 * @description <p>The failing checks; why each fails only where <code>checks</code> is given</p>
+		 * @type {string}
+		 * @memberof NotReady
+		 */
+		'error_description': string;
+		/**
+		 * @description <p>Absent, as <code>failing</code> and <code>checks</code>, while the service is still starting (or, under <code>deno serve</code>, could not start: its log says why)</p>
+		 * @type {Api.NotReady.StatusEnum}
+		 * @memberof NotReady
+		 */
+		status?: Api.NotReady.StatusEnum;
+		/**
+		 * @description <p>The checks that fail</p>
+		 * @type {Api.NotReady.FailingEnum[]}
+		 * @memberof NotReady
+		 */
+		failing?: Api.NotReady.FailingEnum[];
+		/**
+		 * @description <p>Only for a bearer of <code>METRICS_TOKEN</code>, and on the <code>METRICS_PORT</code> listener</p>
+		 * @type {Api.ReadinessChecks}
+		 * @memberof NotReady
+		 */
+		checks?: Api.ReadinessChecks;
+	}
+
+	/**
+	 * @export
+	 * @namespace NotReady
+	 */
+	export namespace NotReady {
+		export enum ErrorEnum {
+			SystemError = 'system_error'
+		}
+
+		/**
+		 * <p>Absent, as <code>failing</code> and <code>checks</code>, while the service is still starting (or, under <code>deno serve</code>, could not start: its log says why)</p>
+		 */
+		export enum StatusEnum {
+			NotReady = 'not_ready'
+		}
+
+		export enum FailingEnum {
+			Database = 'database',
+			Migrations = 'migrations',
+			SigningKey = 'signing_key',
+			Jobs = 'jobs'
+		}
+
+	}
+
+	/**
+	 * <p>Every error of the token, revocation and introspection endpoints (RFC 6749 §5.2, with <code>error_code</code>).</p>
+	 */
+	export interface OAuthError {
+		/**
+		 * @description <p>The RFC 6749 §5.2 code, which OAuth libraries act on (<code>invalid_grant</code>: sign the user in again).</p>
+		 * @type {Api.OAuthErrorCode}
+		 * @memberof OAuthError
+		 */
+		error: Api.OAuthErrorCode;
+		/**
+		 * @description <p>The service&#39;s own code, finer than <code>error</code>; switch on it. Each operation lists the pairs it answers.</p>
+		 * @type {Api.OAuthError.ErrorCodeEnum}
+		 * @memberof OAuthError
+		 */
+		'error_code': Api.OAuthError.ErrorCodeEnum;
+		/**
+		 * @description <p>A human-readable message.</p>
+		 * @type {string}
+		 * @memberof OAuthError
+		 */
+		'error_description': string;
+		/**
+		 * @description <p>For <code>invalid_params</code>: each offending field.</p>
+		 * @type {Api.OAuthError.Detail[]}
+		 * @memberof OAuthError
+		 */
+		details?: Api.OAuthError.Detail[];
+	}
+
+	/**
+	 * @export
+	 * @namespace OAuthError
+	 */
+	export namespace OAuthError {
+		/**
+		 * <p>The service&#39;s own code, finer than <code>error</code>; switch on it. Each operation lists the pairs it answers.</p>
+		 */
+		export enum ErrorCodeEnum {
+			InvalidParams = 'invalid_params',
+			InvalidClient = 'invalid_client',
+			InvalidClientCredentials = 'invalid_client_credentials',
+			ClientNotActive = 'client_not_active',
+			ProjectNotActive = 'project_not_active',
+			InvalidAuthorizationCode = 'invalid_authorization_code',
+			DifferentAuthorizeRedirectUri = 'different_authorize_redirect_uri',
+			AuthCodeAlreadyUsed = 'auth_code_already_used',
+			AuthCodeExpired = 'auth_code_expired',
+			InvalidCodeVerifier = 'invalid_code_verifier',
+			InvalidTarget = 'invalid_target',
+			UnauthorizedClient = 'unauthorized_client',
+			InvalidRefreshToken = 'invalid_refresh_token',
+			RefreshTokenExpired = 'refresh_token_expired',
+			RefreshTokenAlreadyUsed = 'refresh_token_already_used',
+			InvalidDeviceCode = 'invalid_device_code',
+			InvalidSubjectToken = 'invalid_subject_token',
+			InvalidScope = 'invalid_scope',
+			AuthorizationPending = 'authorization_pending',
+			SlowDown = 'slow_down',
+			ExpiredToken = 'expired_token',
+			AccessDenied = 'access_denied',
+			TooManyRequests = 'too_many_requests',
+			SystemError = 'system_error'
+		}
+
+		export interface Detail {
+			field: string;
+			issue: string;
+		}
+
+	}
+
+	/**
+	 * <p>The RFC 6749 §5.2 code, which OAuth libraries act on (<code>invalid_grant</code>: sign the user in again).</p>
+	 */
+	export enum OAuthErrorCode {
+		InvalidRequest = 'invalid_request',
+		InvalidClient = 'invalid_client',
+		InvalidGrant = 'invalid_grant',
+		UnsupportedGrantType = 'unsupported_grant_type',
+		InvalidTarget = 'invalid_target',
+		UnauthorizedClient = 'unauthorized_client',
+		AuthorizationPending = 'authorization_pending',
+		SlowDown = 'slow_down',
+		ExpiredToken = 'expired_token',
+		AccessDenied = 'access_denied',
+		InvalidScope = 'invalid_scope',
+		ServerError = 'server_error',
+		TemporarilyUnavailable = 'temporarily_unavailable'
+	}
+
+	export interface Object {
+		id: string;
+		'project_id': string;
+		'resource_id': string;
+		name: string | null;
+		'parent_id': string | null;
+		/**
+		 * @description <p>1 for an object without parent, at most 32</p>
+		 * @type {number}
+		 * @memberof Object
+		 */
+		depth: number;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Object
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Object
+		 */
+		'updated_at': string;
+	}
+
+	export interface ObjectList {
+		data: Api.Object[];
+		pagination: Api.Pagination;
+	}
+
+	export interface OpenIdConfiguration extends Api.AuthorizationServerMetadata {
+		'userinfo_endpoint': string;
+		'end_session_endpoint': string;
+		'scopes_supported': string[];
+		'claims_supported': string[];
+		'subject_types_supported': string[];
+		'prompt_values_supported': string[];
+		/**
+		 * @description <p><code>1</code>: one factor; <code>2</code>: a second factor too (ask for it with <code>acr_values=2</code>)</p>
+		 * @type {string[]}
+		 * @memberof OpenIdConfiguration
+		 */
+		'acr_values_supported': string[];
+		'claims_parameter_supported': boolean;
+		'request_parameter_supported': boolean;
+		'request_uri_parameter_supported': boolean;
+	}
+
+	export interface Pagination {
+		/**
+		 * @type {number}
+		 * @memberof Pagination
+		 */
+		'page_num': number;
+		/**
+		 * @type {number}
+		 * @memberof Pagination
+		 */
+		'page_size': number;
+		/**
+		 * @description <p>Items matching the filters, over all pages</p>
+		 * @type {number}
+		 * @memberof Pagination
+		 */
+		total: number;
+	}
+
+	export interface Passkey {
+		/**
+		 * @description <p>The credential id (base64url)</p>
+		 * @type {string}
+		 * @memberof Passkey
+		 */
+		id: string;
+		name: string;
+		/**
+		 * @description <p>Backup eligible: a passkey synced between devices (<code>amr</code> <code>swk</code>)</p>
+		 * @type {boolean}
+		 * @memberof Passkey
+		 */
+		synced: boolean;
+		'created_at': string;
+		'last_used_at': string | null;
+	}
+
+	export interface Permission {
+		/**
+		 * @description <p>Referenced by roles and clients through <code>permission_ids</code></p>
+		 * @type {string}
+		 * @memberof Permission
+		 */
+		id: string;
+		name: string;
+		code: string;
+		description: string | null;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Permission
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Permission
+		 */
+		'updated_at': string;
+	}
+
+	export interface PermissionInput {
+		name: string;
+		code: string;
+		description?: string | null;
+	}
+
+	export interface Project {
+		id: string;
+		name: string;
+		description: string | null;
+		'redirect_uris': string[];
+		'post_logout_redirect_uris': string[];
+		/**
+		 * @description <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password.</p>
+		 * @type {Api.Project.MfaEnum}
+		 * @memberof Project
+		 */
+		mfa: Api.Project.MfaEnum;
+		'is_active': boolean;
+		/**
+		 * @description <p>true: a user whose <code>email_verified</code> is false cannot sign in on the login page; the page offers to mail them a verification link (see docs/email.md)</p>
+		 * @type {boolean}
+		 * @memberof Project
+		 */
+		'require_verified_email': boolean;
+		/**
+		 * @description <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy.</p>
+		 * @type {Api.Branding}
+		 * @memberof Project
+		 */
+		branding: Api.Branding;
+		/**
+		 * @description <p>True for the system project, which administers the others</p>
+		 * @type {boolean}
+		 * @memberof Project
+		 */
+		'is_system': boolean;
+		/**
+		 * @description <p>Self-service sign-up on the login page: <code>&quot;off&quot;</code> (no &quot;Create an account&quot; link; the sign-up page answers 404), <code>&quot;open&quot;</code> (anyone may create an account), or <code>{&quot;domains&quot;: [...]}</code> (only addresses whose domain part, after the last <code>@</code>, is exactly one of these, case-insensitively: <code>example.com</code> admits <code>ann@example.com</code>, not <code>ann@mail.example.com</code>). New accounts get no role. With <code>require_verified_email</code> the address is verified by a mailed link before the first code; otherwise the new user is signed in at once. An address already registered is mailed instead of refused (docs/log-in-users.md, &quot;Sign-up&quot;).</p>
+		 * @type {Api.Project.Signup.EnumValueEnum | Api.Project.Signup.ObjectValue}
+		 * @memberof Project
+		 */
+		signup: Api.Project.Signup.EnumValueEnum | Api.Project.Signup.ObjectValue;
+		/**
+		 * @description <p>Whether clients may identify themselves by an <code>https</code> URL (OAuth Client ID Metadata Documents, as MCP clients do) when they ask for one of this project&#39;s APIs (<code>resource</code>): <code>&quot;off&quot;</code> (no), <code>&quot;any&quot;</code> (any host), or <code>{&quot;hosts&quot;: [...]}</code> (only documents on these hosts, exactly, case-insensitively). Such a client is recorded on first use and always shows the consent page (docs/agents.md).</p>
+		 * @type {Api.Project.ClientMetadataDocuments.EnumValueEnum | Api.Project.ClientMetadataDocuments.ObjectValue}
+		 * @memberof Project
+		 */
+		'client_metadata_documents': Api.Project.ClientMetadataDocuments.EnumValueEnum | Api.Project.ClientMetadataDocuments.ObjectValue;
+		/**
+		 * @description <p>The role a user gets on creating an account through self-service sign-up (<code>signup</code>); null: none. One of the project&#39;s roles (a deleted role leaves none). Users created through an identity provider get that provider&#39;s <code>default_role_id</code> instead.</p>
+		 * @type {string | null}
+		 * @memberof Project
+		 */
+		'default_role_id': string | null;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Project
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Project
+		 */
+		'updated_at': string;
+	}
+
+	/**
+	 * @export
+	 * @namespace Project
+	 */
+	export namespace Project {
+		/**
+		 * <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password.</p>
+		 */
+		export enum MfaEnum {
+			Off = 'off',
+			Optional = 'optional',
+			Required = 'required'
+		}
+
+		export type Signup = Api.Project.Signup.EnumValueEnum | Api.Project.Signup.ObjectValue;
+
+		/**
+		 * @export
+		 * @namespace Signup
+		 */
+		export namespace Signup {
+			export enum EnumValueEnum {
+				Off = 'off',
+				Open = 'open'
+			}
+
+			export interface ObjectValue {
+				domains: string[];
+			}
+
+		}
+
+		export type ClientMetadataDocuments = Api.Project.ClientMetadataDocuments.EnumValueEnum | Api.Project.ClientMetadataDocuments.ObjectValue;
+
+		/**
+		 * @export
+		 * @namespace ClientMetadataDocuments
+		 */
+		export namespace ClientMetadataDocuments {
+			export enum EnumValueEnum {
+				Off = 'off',
+				Any = 'any'
+			}
+
+			export interface ObjectValue {
+				hosts: string[];
+			}
+
+		}
+
+	}
+
+	export interface ProjectList {
+		data: Api.Project[];
+		pagination: Api.Pagination;
+	}
+
+	export interface ProtectedResourceMetadata {
+		/**
+		 * @description <p>The service&#39;s URL (its issuer): every API under it</p>
+		 * @type {string}
+		 * @memberof ProtectedResourceMetadata
+		 */
+		resource: string;
+		'authorization_servers': string[];
+		'bearer_methods_supported': string[];
+		'resource_name': string;
+		'resource_documentation': string;
+	}
+
+	export interface Readiness {
+		status: Api.Readiness.StatusEnum;
+		/**
+		 * @description <p>Only for a bearer of <code>METRICS_TOKEN</code>, and on the <code>METRICS_PORT</code> listener</p>
+		 * @type {Api.ReadinessChecks}
+		 * @memberof Readiness
+		 */
+		checks?: Api.ReadinessChecks;
+	}
+
+	/**
+	 * @export
+	 * @namespace Readiness
+	 */
+	export namespace Readiness {
+		export enum StatusEnum {
+			Ready = 'ready'
+		}
+
+	}
+
+	/**
+	 * <p>Only for a bearer of <code>METRICS_TOKEN</code>, and on the <code>METRICS_PORT</code> listener</p>
+	 */
+	export interface ReadinessChecks {
+		/**
+		 * @description <p>The database answers a statement within 2 s</p>
+		 * @type {Api.ReadinessChecks.Database}
+		 * @memberof ReadinessChecks
+		 */
+		database: Api.ReadinessChecks.Database;
+		/**
+		 * @description <p>Every migration this build knows is applied</p>
+		 * @type {Api.ReadinessChecks.Migrations}
+		 * @memberof ReadinessChecks
+		 */
+		migrations: Api.ReadinessChecks.Migrations;
+		/**
+		 * @description <p>There is a current signing key and this instance can sign with it</p>
+		 * @type {Api.ReadinessChecks.SigningKey}
+		 * @memberof ReadinessChecks
+		 */
+		'signing_key': Api.ReadinessChecks.SigningKey;
+		/**
+		 * @description <p>The jobs every instance runs have succeeded within three of their periods (at least a minute)</p>
+		 * @type {Api.ReadinessChecks.Jobs}
+		 * @memberof ReadinessChecks
+		 */
+		jobs: Api.ReadinessChecks.Jobs;
+	}
+
+	/**
+	 * @export
+	 * @namespace ReadinessChecks
+	 */
+	export namespace ReadinessChecks {
+		/**
+		 * <p>The database answers a statement within 2 s</p>
+		 */
+		export interface Database {
+			/**
+			 * @description <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 * @type {Api.ReadinessChecks.Database.StatusEnum}
+			 * @memberof Database
+			 */
+			status: Api.ReadinessChecks.Database.StatusEnum;
+			/**
+			 * @description <p>Why it fails, when it does</p>
+			 * @type {string}
+			 * @memberof Database
+			 */
+			detail?: string;
+		}
+
+		/**
+		 * @export
+		 * @namespace Database
+		 */
+		export namespace Database {
+			/**
+			 * <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 */
+			export enum StatusEnum {
+				Ok = 'ok',
+				Failing = 'failing',
+				Unknown = 'unknown'
+			}
+
+		}
+
+		/**
+		 * <p>Every migration this build knows is applied</p>
+		 */
+		export interface Migrations {
+			/**
+			 * @description <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 * @type {Api.ReadinessChecks.Migrations.StatusEnum}
+			 * @memberof Migrations
+			 */
+			status: Api.ReadinessChecks.Migrations.StatusEnum;
+			/**
+			 * @description <p>Why it fails, when it does</p>
+			 * @type {string}
+			 * @memberof Migrations
+			 */
+			detail?: string;
+			/**
+			 * @description <p>The schema&#39;s version in the database</p>
+			 * @type {number}
+			 * @memberof Migrations
+			 */
+			applied?: number;
+			/**
+			 * @description <p>The last migration this build knows</p>
+			 * @type {number}
+			 * @memberof Migrations
+			 */
+			expected: number;
+		}
+
+		/**
+		 * @export
+		 * @namespace Migrations
+		 */
+		export namespace Migrations {
+			/**
+			 * <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 */
+			export enum StatusEnum {
+				Ok = 'ok',
+				Failing = 'failing',
+				Unknown = 'unknown'
+			}
+
+		}
+
+		/**
+		 * <p>There is a current signing key and this instance can sign with it</p>
+		 */
+		export interface SigningKey {
+			/**
+			 * @description <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 * @type {Api.ReadinessChecks.SigningKey.StatusEnum}
+			 * @memberof SigningKey
+			 */
+			status: Api.ReadinessChecks.SigningKey.StatusEnum;
+			/**
+			 * @description <p>Why it fails, when it does</p>
+			 * @type {string}
+			 * @memberof SigningKey
+			 */
+			detail?: string;
+		}
+
+		/**
+		 * @export
+		 * @namespace SigningKey
+		 */
+		export namespace SigningKey {
+			/**
+			 * <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 */
+			export enum StatusEnum {
+				Ok = 'ok',
+				Failing = 'failing',
+				Unknown = 'unknown'
+			}
+
+		}
+
+		/**
+		 * <p>The jobs every instance runs have succeeded within three of their periods (at least a minute)</p>
+		 */
+		export interface Jobs {
+			/**
+			 * @description <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 * @type {Api.ReadinessChecks.Jobs.StatusEnum}
+			 * @memberof Jobs
+			 */
+			status: Api.ReadinessChecks.Jobs.StatusEnum;
+			/**
+			 * @description <p>Why it fails, when it does</p>
+			 * @type {string}
+			 * @memberof Jobs
+			 */
+			detail?: string;
+			jobs: Api.ReadinessChecks.Jobs.Job[];
+		}
+
+		/**
+		 * @export
+		 * @namespace Jobs
+		 */
+		export namespace Jobs {
+			/**
+			 * <p><code>unknown</code>: not checked, because the database did not answer</p>
+			 */
+			export enum StatusEnum {
+				Ok = 'ok',
+				Failing = 'failing',
+				Unknown = 'unknown'
+			}
+
+			export interface Job {
+				name: string;
+				/**
+				 * @description <p>Runs in one instance at a time: shown, never failing here</p>
+				 * @type {boolean}
+				 * @memberof Job
+				 */
+				leased: boolean;
+				/**
+				 * @description <p>This instance&#39;s last run (ISO 8601)</p>
+				 * @type {string | null}
+				 * @memberof Job
+				 */
+				'last_run': string | null;
+				'last_success': string | null;
+				/**
+				 * @description <p><code>waiting</code>: not run here yet</p>
+				 * @type {Api.ReadinessChecks.Jobs.Job.StatusEnum}
+				 * @memberof Job
+				 */
+				status: Api.ReadinessChecks.Jobs.Job.StatusEnum;
+			}
+
+			/**
+			 * @export
+			 * @namespace Job
+			 */
+			export namespace Job {
+				/**
+				 * <p><code>waiting</code>: not run here yet</p>
+				 */
+				export enum StatusEnum {
+					Ok = 'ok',
+					Failing = 'failing',
+					Waiting = 'waiting'
+				}
+
+			}
+
+		}
+
+	}
+
+	export interface RecoveryCodes {
+		/**
+		 * @description <p>Ten codes, each good once in place of the app&#39;s code; shown only now</p>
+		 * @type {string[]}
+		 * @memberof RecoveryCodes
+		 */
+		'recovery_codes': string[];
+	}
+
+	export interface Resource {
+		id: string;
+		'project_id': string;
+		name: string;
+		code: string;
+		description: string | null;
+		/**
+		 * @description <p>The API&#39;s resource indicator (RFC 8707): an absolute <code>https</code> URI (<code>http</code> only on localhost or loopback), without fragment, unique across the service. A token asked for it (<code>resource</code>) has it as <code>aud</code> and the requested permission codes of this resource that its subject holds as <code>scope</code>. Null: not an API of its own.</p>
+		 * @type {string | null}
+		 * @memberof Resource
+		 */
+		indicator: string | null;
+		/**
+		 * @description <p>A default system resource: read-only</p>
+		 * @type {boolean}
+		 * @memberof Resource
+		 */
+		'is_default': boolean;
+		/**
+		 * @description <p>Sorted by code</p>
+		 * @type {Api.Permission[]}
+		 * @memberof Resource
+		 */
+		permissions: Api.Permission[];
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Resource
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Resource
+		 */
+		'updated_at': string;
+	}
+
+	export interface ResourceList {
+		data: Api.Resource[];
+		pagination: Api.Pagination;
+	}
+
+	export interface ResourceSearchRequest {
+		subject: Api.AuthzenSubject;
+		action: Api.AuthzenAction;
+		resource: Api.ResourceSearchRequest.Resource;
+		/**
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof ResourceSearchRequest
+		 */
+		context?: { [name: string]: string };
+		/**
+		 * @description <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
+		 * @type {Api.AuthzenPageRequest}
+		 * @memberof ResourceSearchRequest
+		 */
+		page?: Api.AuthzenPageRequest;
+	}
+
+	/**
+	 * @export
+	 * @namespace ResourceSearchRequest
+	 */
+	export namespace ResourceSearchRequest {
+		export interface Resource {
+			/**
+			 * @description <p>A resource <code>code</code> of the project (case-insensitive).</p>
+			 * @type {string}
+			 * @memberof Resource
+			 */
+			'type': string;
+			/**
+			 * @description <p>Ignored</p>
+			 * @type {string}
+			 * @memberof Resource
+			 */
+			id?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Resource
+			 */
+			properties?: { [name: string]: string };
+		}
+
+	}
+
+	export interface RevokeTokenRequest {
+		/**
+		 * @description <p>An access token or a refresh token</p>
+		 * @type {string}
+		 * @memberof RevokeTokenRequest
+		 */
+		token: string;
+		/**
+		 * @description <p><code>access_token</code> or <code>refresh_token</code>: where to look first; other values are ignored</p>
+		 * @type {string}
+		 * @memberof RevokeTokenRequest
+		 */
+		'token_type_hint'?: string;
+		/**
+		 * @description <p>For revocation by a public client, without HTTP Basic</p>
+		 * @type {string}
+		 * @memberof RevokeTokenRequest
+		 */
+		'client_id'?: string;
+	}
+
+	export interface Role {
+		id: string;
+		'project_id': string;
+		code: string;
+		name: string;
+		description: string | null;
+		'permission_ids': string[];
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Role
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Role
+		 */
+		'updated_at': string;
+	}
+
+	export interface RoleList {
+		data: Api.Role[];
+		pagination: Api.Pagination;
+	}
+
+	export interface SecondFactors {
+		/**
+		 * @description <p>An authenticator app is enrolled (and confirmed)</p>
+		 * @type {boolean}
+		 * @memberof SecondFactors
+		 */
+		totp: boolean;
+		/**
+		 * @description <p>When it was confirmed (RFC 3339)</p>
+		 * @type {string | null}
+		 * @memberof SecondFactors
+		 */
+		'totp_enrolled_at': string | null;
+		/**
+		 * @description <p>Unspent recovery codes</p>
+		 * @type {number}
+		 * @memberof SecondFactors
+		 */
+		'recovery_codes_left': number;
+		/**
+		 * @description <p>The user&#39;s passkeys, oldest first</p>
+		 * @type {Api.Passkey[]}
+		 * @memberof SecondFactors
+		 */
+		passkeys: Api.Passkey[];
+	}
+
+	export interface Session {
+		/**
+		 * @description <p>The session id (the <code>sid</code> of its access tokens)</p>
+		 * @type {string}
+		 * @memberof Session
+		 */
+		id: string;
+		/**
+		 * @description <p>The client the user signed in to</p>
+		 * @type {string}
+		 * @memberof Session
+		 */
+		'client_id': string;
+		/**
+		 * @description <p>When the user signed in (RFC 3339, UTC)</p>
+		 * @type {string}
+		 * @memberof Session
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>The last refresh, or the login (RFC 3339, UTC)</p>
+		 * @type {string}
+		 * @memberof Session
+		 */
+		'last_used_at': string;
+		/**
+		 * @description <p>The browser&#39;s address at the login</p>
+		 * @type {string | null}
+		 * @memberof Session
+		 */
+		ip: string | null;
+		/**
+		 * @description <p>The browser&#39;s user agent at the login</p>
+		 * @type {string | null}
+		 * @memberof Session
+		 */
+		'user_agent': string | null;
+	}
+
+	export interface SessionList {
+		data: Api.Session[];
+		pagination: Api.Pagination;
+	}
+
+	export interface SigningKey {
+		kid: string;
+		alg: Api.SigningKey.AlgEnum;
+		/**
+		 * @description <p><code>next</code>: published in the JWKS, not signing yet. <code>current</code>: signs every new token. <code>previous</code>: published until every token it signed has expired. <code>retired</code>: gone from the JWKS. <code>revoked</code>: gone at once, every token it signed refused.</p>
+		 * @type {Api.SigningKeyState}
+		 * @memberof SigningKey
+		 */
+		state: Api.SigningKeyState;
+		/**
+		 * @description <p>When it was made and published</p>
+		 * @type {string}
+		 * @memberof SigningKey
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>When it started signing</p>
+		 * @type {string | null}
+		 * @memberof SigningKey
+		 */
+		'activated_at': string | null;
+		/**
+		 * @description <p>For the next key: from when it may sign, once verifiers caching the JWKS know it</p>
+		 * @type {string | null}
+		 * @memberof SigningKey
+		 */
+		'promotable_at': string | null;
+		/**
+		 * @description <p>For a previous key: when it leaves the JWKS, after its last token has expired</p>
+		 * @type {string | null}
+		 * @memberof SigningKey
+		 */
+		'retires_at': string | null;
+		/**
+		 * @description <p>When it left the JWKS</p>
+		 * @type {string | null}
+		 * @memberof SigningKey
+		 */
+		'retired_at': string | null;
+		/**
+		 * @description <p>When it was revoked</p>
+		 * @type {string | null}
+		 * @memberof SigningKey
+		 */
+		'revoked_at': string | null;
+		'public_jwk': Api.Jwk;
+	}
+
+	/**
+	 * @export
+	 * @namespace SigningKey
+	 */
+	export namespace SigningKey {
+		export enum AlgEnum {
+			EdDSA = 'EdDSA',
+			ES256 = 'ES256',
+			RS256 = 'RS256'
+		}
+
+	}
+
+	/**
+	 * <p><code>next</code>: published in the JWKS, not signing yet. <code>current</code>: signs every new token. <code>previous</code>: published until every token it signed has expired. <code>retired</code>: gone from the JWKS. <code>revoked</code>: gone at once, every token it signed refused.</p>
+	 */
+	export enum SigningKeyState {
+		Next = 'next',
+		Current = 'current',
+		Previous = 'previous',
+		Retired = 'retired',
+		Revoked = 'revoked'
+	}
+
+	export interface Status {
+		status: string;
+	}
+
+	export interface SubjectSearchRequest {
+		subject: Api.SubjectSearchRequest.Subject;
+		action: Api.AuthzenAction;
+		resource: Api.AuthzenResource;
+		/**
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof SubjectSearchRequest
+		 */
+		context?: { [name: string]: string };
+		/**
+		 * @description <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
+		 * @type {Api.AuthzenPageRequest}
+		 * @memberof SubjectSearchRequest
+		 */
+		page?: Api.AuthzenPageRequest;
+	}
+
+	/**
+	 * @export
+	 * @namespace SubjectSearchRequest
+	 */
+	export namespace SubjectSearchRequest {
+		export interface Subject {
+			/**
+			 * @description <p><code>user</code> (a user of the project) or <code>client</code> (a machine client of the project). Another type names nobody: the decision is false with <code>unknown_subject</code>.</p>
+			 * @type {string}
+			 * @memberof Subject
+			 */
+			'type': string;
+			/**
+			 * @description <p>Ignored</p>
+			 * @type {string}
+			 * @memberof Subject
+			 */
+			id?: string;
+			/**
+			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @type {{ [name: string]: string }}
+			 * @memberof Subject
+			 */
+			properties?: { [name: string]: string };
+		}
+
+	}
+
+	export interface SubmitConsentRequest {
+		decision: Api.SubmitConsentRequest.DecisionEnum;
+		/**
+		 * @description <p>The permission codes the page showed, space-separated: only these are granted</p>
+		 * @type {string}
+		 * @memberof SubmitConsentRequest
+		 */
+		permissions: string;
+		'request_id': string;
+		csrf: string;
+	}
+
+	/**
+	 * @export
+	 * @namespace SubmitConsentRequest
+	 */
+	export namespace SubmitConsentRequest {
+		export enum DecisionEnum {
+			Allow = 'allow',
+			Deny = 'deny'
+		}
+
+	}
+
+	export interface SubmitDeviceCodeRequest {
+		'user_code': string;
+		csrf: string;
+	}
+
+	export interface SubmitDeviceDecisionRequest {
+		decision: Api.SubmitDeviceDecisionRequest.DecisionEnum;
+		state: string;
+		csrf: string;
+	}
+
+	/**
+	 * @export
+	 * @namespace SubmitDeviceDecisionRequest
+	 */
+	export namespace SubmitDeviceDecisionRequest {
+		export enum DecisionEnum {
+			Approve = 'approve',
+			Deny = 'deny'
+		}
+
+	}
+
+	export interface SubmitLoginRequest {
+		email: string;
+		password: string;
+		'request_id': string;
+		csrf: string;
+	}
+
+	export interface SubmitLogoutRequest {
+		/**
+		 * @description <p>An ID token the service issued to the application (it may not be expired)</p>
+		 * @type {string}
+		 * @memberof SubmitLogoutRequest
+		 */
+		'id_token_hint'?: string;
+		/**
+		 * @description <p>The application; must be the hint&#39;s <code>aud</code></p>
+		 * @type {string}
+		 * @memberof SubmitLogoutRequest
+		 */
+		'client_id'?: string;
+		/**
+		 * @description <p>Registered for the client, matched byte for byte: in its own <code>post_logout_redirect_uris</code> when it has any, else in its project&#39;s</p>
+		 * @type {string}
+		 * @memberof SubmitLogoutRequest
+		 */
+		'post_logout_redirect_uri'?: string;
+		/**
+		 * @description <p>Returned unchanged with the redirect</p>
+		 * @type {string}
+		 * @memberof SubmitLogoutRequest
+		 */
+		state?: string;
+		/**
+		 * @description <p>Sent by the confirmation page&#39;s form: a token bound to the browser&#39;s cookie</p>
+		 * @type {string}
+		 * @memberof SubmitLogoutRequest
+		 */
+		confirmation?: string;
+	}
+
+	export interface SubmitSecondFactorRequest {
+		code?: string;
+		'continue'?: Api.SubmitSecondFactorRequest.ContinueEnum;
+		'request_id': string;
+		csrf: string;
+	}
+
+	/**
+	 * @export
+	 * @namespace SubmitSecondFactorRequest
+	 */
+	export namespace SubmitSecondFactorRequest {
+		export enum ContinueEnum {
+			_1 = '1'
+		}
+
+	}
+
+	export interface SubmitSignupRequest {
+		'request_id': string;
+		csrf: string;
+		email: string;
+		name: string;
+		/**
+		 * @description <p>At least 8 characters, at most 1024</p>
+		 * @type {string}
+		 * @memberof SubmitSignupRequest
+		 */
+		password: string;
+		'password_repeat': string;
+		/**
+		 * @description <p>The honeypot: humans leave it empty</p>
+		 * @type {string}
+		 * @memberof SubmitSignupRequest
+		 */
+		website?: string;
+	}
+
+	/**
+	 * <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
+	 */
+	export enum TokenEndpointAuthMethod {
+		None = 'none',
+		ClientSecretBasic = 'client_secret_basic'
+	}
+
+	export interface TokenRequest {
+		/**
+		 * @description <p><code>client_credentials</code> for machine clients (HTTP Basic authentication required); <code>urn:ietf:params:oauth:grant-type:device_code</code> for a device polling for its user&#39;s approval (RFC 8628); <code>urn:ietf:params:oauth:grant-type:token-exchange</code> for a client with a <code>delegation</code> acting for the subject of <code>subject_token</code> (RFC 8693; docs/agents.md).</p>
+		 * @type {Api.TokenRequest.GrantTypeEnum}
+		 * @memberof TokenRequest
+		 */
+		'grant_type': Api.TokenRequest.GrantTypeEnum;
+		/**
+		 * @description <p>Required without HTTP Basic in the user grants; with Basic, optional but must match.</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		'client_id'?: string;
+		/**
+		 * @description <p>Not accepted: send client credentials with HTTP Basic.</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		'client_secret'?: string;
+		/**
+		 * @description <p>The code from the authorize redirect (<code>code</code> is accepted too).</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		'authorization_code'?: string;
+		/**
+		 * @description <p>RFC 6749&#39;s name for <code>authorization_code</code>.</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		code?: string;
+		/**
+		 * @description <p>Required for <code>authorization_code</code>; must equal the authorize request&#39;s.</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		'redirect_uri'?: string;
+		/**
+		 * @description <p>Required for <code>authorization_code</code> (PKCE, S256).</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		'code_verifier'?: string;
+		/**
+		 * @description <p>Required for <code>refresh_token</code>.</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		'refresh_token'?: string;
+		/**
+		 * @description <p>Required for the device grant: the <code>device_code</code> of the device authorization (RFC 8628).</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		'device_code'?: string;
+		/**
+		 * @description <p>Token exchange: an access token of this service, of a user or a client of the exchanging client&#39;s project, live (not expired, not revoked, its session and subject active). Otherwise <code>invalid_grant</code>.</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		'subject_token'?: string;
+		/**
+		 * @description <p>Token exchange: <code>urn:ietf:params:oauth:token-type:access_token</code> (the only type taken: others are <code>invalid_request</code>).</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		'subject_token_type'?: string;
+		/**
+		 * @description <p>Token exchange, optional: a client-credentials access token of the exchanging client itself, which then is the actor as it is anyway (another party&#39;s token is <code>invalid_request</code>).</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		'actor_token'?: string;
+		/**
+		 * @description <p>Token exchange, with <code>actor_token</code>: <code>urn:ietf:params:oauth:token-type:access_token</code>.</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		'actor_token_type'?: string;
+		/**
+		 * @description <p>Token exchange, optional: <code>urn:ietf:params:oauth:token-type:access_token</code> (the only one issued).</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		'requested_token_type'?: string;
+		/**
+		 * @description <p>Token exchange: the same as <code>resource</code> (an API&#39;s indicator); with both, they must be equal.</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		audience?: string;
+		/**
+		 * @description <p>Optional; ignored.</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		state?: string;
+		/**
+		 * @description <p>RFC 8707: the resource indicator of the one API the access token is for (a resource&#39;s <code>indicator</code> in the client&#39;s project). The token&#39;s <code>aud</code> is then that indicator and its <code>scope</code> the permission codes of that resource asked in <code>scope</code> that the subject holds (all it holds when <code>scope</code> names none of them). In the code and refresh grants it must be the authorization request&#39;s <code>resource</code> (omitted: that one). Unknown, of another project, not an absolute URI, with a fragment, or repeated: <code>invalid_target</code>.</p>
+		 * @type {string | string[]}
+		 * @memberof TokenRequest
+		 */
+		resource?: string | string[];
+		/**
+		 * @description <p>With <code>resource</code>: the permission codes of that API wanted, space-separated (others are ignored). Without it: ignored, except in token exchange, where it names <code>resource:permission</code> codes (or, with <code>resource</code>, that API&#39;s permission codes) the new token is asked for; one beyond what the subject holds and the client may carry is <code>invalid_scope</code>.</p>
+		 * @type {string}
+		 * @memberof TokenRequest
+		 */
+		scope?: string;
+	}
+
+	/**
+	 * @export
+	 * @namespace TokenRequest
+	 */
+	export namespace TokenRequest {
+		/**
+		 * <p><code>client_credentials</code> for machine clients (HTTP Basic authentication required); <code>urn:ietf:params:oauth:grant-type:device_code</code> for a device polling for its user&#39;s approval (RFC 8628); <code>urn:ietf:params:oauth:grant-type:token-exchange</code> for a client with a <code>delegation</code> acting for the subject of <code>subject_token</code> (RFC 8693; docs/agents.md).</p>
+		 */
+		export enum GrantTypeEnum {
+			AuthorizationCode = 'authorization_code',
+			RefreshToken = 'refresh_token',
+			ClientCredentials = 'client_credentials',
+			UrnIetfParamsOauthGrantTypeDeviceCode = 'urn:ietf:params:oauth:grant-type:device_code',
+			UrnIetfParamsOauthGrantTypeTokenExchange = 'urn:ietf:params:oauth:grant-type:token-exchange'
+		}
+
+	}
+
+	export interface TokenResponse {
+		/**
+		 * @description <p>An RFC 9068 JWT; verify it with the JWKS.</p>
+		 * @type {string}
+		 * @memberof TokenResponse
+		 */
+		'access_token': string;
+		'token_type': Api.TokenResponse.TokenTypeEnum;
+		/**
+		 * @description <p>Seconds until the access token expires</p>
+		 * @type {number}
+		 * @memberof TokenResponse
+		 */
+		'expires_in': number;
+		/**
+		 * @description <p>User grants only</p>
+		 * @type {string}
+		 * @memberof TokenResponse
+		 */
+		'refresh_token'?: string;
+		/**
+		 * @description <p>User grants only</p>
+		 * @type {number}
+		 * @memberof TokenResponse
+		 */
+		'refresh_token_expires_in'?: number;
+		/**
+		 * @description <p>OpenID Connect: when the authorization request&#39;s <code>scope</code> had <code>openid</code> (also on refresh)</p>
+		 * @type {string}
+		 * @memberof TokenResponse
+		 */
+		'id_token'?: string;
+		/**
+		 * @description <p>With <code>resource</code>: the access token&#39;s scope, the granted permission codes of that API. Otherwise OpenID Connect: the granted scopes (<code>openid</code>, <code>profile</code>, <code>email</code>), space-separated. In token exchange without <code>resource</code>: the <code>resource:permission</code> codes granted.</p>
+		 * @type {string}
+		 * @memberof TokenResponse
+		 */
+		scope?: string;
+		/**
+		 * @description <p>Token exchange (RFC 8693 §2.2.1): <code>urn:ietf:params:oauth:token-type:access_token</code></p>
+		 * @type {string}
+		 * @memberof TokenResponse
+		 */
+		'issued_token_type'?: string;
+	}
+
+	/**
+	 * @export
+	 * @namespace TokenResponse
+	 */
+	export namespace TokenResponse {
+		export enum TokenTypeEnum {
+			Bearer = 'Bearer'
+		}
+
+	}
+
+	export interface TotpEnrolment {
+		/**
+		 * @description <p>The key, base32 (RFC 4648), for typing into an app by hand</p>
+		 * @type {string}
+		 * @memberof TotpEnrolment
+		 */
+		secret: string;
+		/**
+		 * @description <p><code>otpauth://totp/…</code> (SHA-1, 6 digits, 30 s): what the QR code carries</p>
+		 * @type {string}
+		 * @memberof TotpEnrolment
+		 */
+		'otpauth_uri': string;
+	}
+
+	export interface UpdateClientRequest {
+		name: string;
+		/**
+		 * @description <p>false refuses the client&#39;s tokens from the next request on</p>
+		 * @type {boolean}
+		 * @memberof UpdateClientRequest
+		 */
+		'is_active': boolean;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateClientRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Omitted: unchanged. Given: replaces the client&#39;s permissions.</p>
+		 * @type {string[]}
+		 * @memberof UpdateClientRequest
+		 */
+		'permission_ids'?: string[];
+		/**
+		 * @description <p>How the client authenticates at the token endpoint (RFC 7591): <code>none</code>, a public client that names itself with <code>client_id</code> and proves the login with PKCE (the default), or <code>client_secret_basic</code>, a confidential client that sends HTTP Basic with every grant, and may then leave <code>client_id</code> out of the form (without Basic: 401 <code>invalid_client</code>, <code>error_code</code> <code>invalid_client_credentials</code>). Client credentials always need HTTP Basic. Default <code>none</code>; omitted on update: unchanged.</p>
+		 * @type {Api.TokenEndpointAuthMethod}
+		 * @memberof UpdateClientRequest
+		 */
+		'token_endpoint_auth_method'?: Api.TokenEndpointAuthMethod;
+		/**
+		 * @description <p>The client&#39;s own redirect URIs, with the rules of the project&#39;s <code>redirect_uris</code> (absolute, <code>https</code> or <code>http</code> on localhost, 127.0.0.1 and [::1], no fragment, canonical form, at most 50), matched byte for byte. Non-empty: only these are accepted for this client, and the project&#39;s list no longer applies to it; empty: the project&#39;s list applies. Setting or changing them needs a caller that covers the whole project, as the project&#39;s list does. Omitted: unchanged; an array replaces them ([] falls back to the project&#39;s).</p>
+		 * @type {string[]}
+		 * @memberof UpdateClientRequest
+		 */
+		'redirect_uris'?: string[];
+		/**
+		 * @description <p>Where <code>/logout</code> may send the browser after this client&#39;s sign-out, with the rules of <code>redirect_uris</code>. Non-empty: only these, for this client; empty: the project&#39;s <code>post_logout_redirect_uris</code> apply. Setting or changing them needs a caller that covers the whole project. Omitted: unchanged; an array replaces them ([] falls back to the project&#39;s).</p>
+		 * @type {string[]}
+		 * @memberof UpdateClientRequest
+		 */
+		'post_logout_redirect_uris'?: string[];
+		/**
+		 * @description <p>Another party&#39;s application: before its first authorization code for a user, the user sees a consent page (the client&#39;s name and host, the API, the permissions asked), and the decision is kept (the user&#39;s <code>consents</code>). false (first-party): never a consent page. Omitted: unchanged.</p>
+		 * @type {boolean}
+		 * @memberof UpdateClientRequest
+		 */
+		'third_party'?: boolean;
+		/**
+		 * @description <p>The client may use the device authorization grant (RFC 8628): a device without a browser (a CLI, a TV) asks <code>POST /api/v1/tokens/device_authorization</code> for a code, the user enters it at <code>/device</code> and signs in there, and the device polls the token endpoint with <code>grant_type=urn:ietf:params:oauth:grant-type:device_code</code>. false: such requests answer <code>unauthorized_client</code>. Omitted: unchanged.</p>
+		 * @type {boolean}
+		 * @memberof UpdateClientRequest
+		 */
+		'device_grant'?: boolean;
+		/**
+		 * @description <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions. Omitted: unchanged. A change counts at once: the tokens the client exchanged before carry no more than the new delegation allows.</p>
+		 * @type {Api.UpdateClientRequest.Delegation | null}
+		 * @memberof UpdateClientRequest
+		 */
+		delegation?: Api.UpdateClientRequest.Delegation | null;
+		/**
+		 * @description <p>RFC 8693 <code>may_act</code>: the one client (of this project) that may exchange the access tokens issued to this client, its users&#39; and its own, which then carry <code>may_act: {&quot;sub&quot;: &lt;that client&gt;}</code>; any other client&#39;s exchange of them is <code>unauthorized_client</code>. null (the default): any client with a delegation. Omitted: unchanged; null clears it. Tokens issued before keep the claim they carry.</p>
+		 * @type {string | null}
+		 * @memberof UpdateClientRequest
+		 */
+		'may_act'?: string | null;
+	}
+
+	/**
+	 * @export
+	 * @namespace UpdateClientRequest
+	 */
+	export namespace UpdateClientRequest {
+		/**
+		 * <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions. Omitted: unchanged. A change counts at once: the tokens the client exchanged before carry no more than the new delegation allows.</p>
+		 */
+		export interface Delegation {
+			/**
+			 * @description <p>Ids of permissions of this project; unknown ids answer <code>some_permissions_not_found</code>.</p>
+			 * @type {string[]}
+			 * @memberof Delegation
+			 */
+			'permission_ids': string[];
+		}
+
+	}
+
+	/**
+	 * <p>A new <code>password</code> or another <code>email</code> needs fresh proof: <code>current_password</code> when the user has one, else <code>code</code> (a token alone cannot take the account over)</p>
+	 */
+	export interface UpdateCurrentUserRequest {
+		'display_name': string;
+		/**
+		 * @description <p>Required; unique in the project, case-insensitively</p>
+		 * @type {string}
+		 * @memberof UpdateCurrentUserRequest
+		 */
+		email: string;
+		/**
+		 * @description <p>URL of an image. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateCurrentUserRequest
+		 */
+		'avatar_url'?: string | null;
+		/**
+		 * @description <p>Empty or omitted keeps the current password; a new one ends the user&#39;s other sessions.</p>
+		 * @type {string | null}
+		 * @memberof UpdateCurrentUserRequest
+		 */
+		password?: string | null;
+		/**
+		 * @description <p>The user&#39;s password, required when the user has one: a token alone cannot change how the user signs in. Missing or wrong: 400 <code>invalid_params</code> on it (wrong ones are throttled like logins, 429).</p>
+		 * @type {string | null}
+		 * @memberof UpdateCurrentUserRequest
+		 */
+		'current_password'?: string | null;
+		/**
+		 * @description <p>For a user without a password (made through an identity provider): the current code of their authenticator app, or one of their recovery codes (spent then). Without it, and without a fresh sign-in at their provider on the account page: 403 <code>reauthentication_required</code>. Wrong: 400 <code>invalid_params</code> on it (throttled like second steps, 429).</p>
+		 * @type {string | null}
+		 * @memberof UpdateCurrentUserRequest
+		 */
+		code?: string | null;
+	}
+
+	/**
+	 * <p>Replaces the provider; optional fields omitted keep their value</p>
+	 */
+	export interface UpdateIdentityProviderRequest {
+		'display_name': string;
+		'client_id': string;
+		/**
+		 * @description <p>Scopes asked of the provider; must include <code>openid</code>. Default <code>openid email profile</code></p>
+		 * @type {string[]}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		scopes?: string[];
+		/**
+		 * @description <p>Which claims of the upstream ID token give the user&#39;s email, name and picture (<code>email_verified</code> is always read as it is named)</p>
+		 * @type {Api.IdentityProviderClaims}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		claims?: Api.IdentityProviderClaims;
+		/**
+		 * @description <p>Create a user at the first sign-in of an unknown upstream account (default false)</p>
+		 * @type {boolean}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		'jit_provisioning'?: boolean;
+		/**
+		 * @description <p>The role of users created at sign-in; the caller must hold its permissions</p>
+		 * @type {string | null}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		'default_role_id'?: string | null;
+		/**
+		 * @description <p>Link an upstream account to the user with the same email, only when the provider says the email is verified and so does this service (default false)</p>
+		 * @type {boolean}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		'link_by_verified_email'?: boolean;
+		/**
+		 * @description <p>Default true; inactive providers show no button</p>
+		 * @type {boolean}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		'is_active'?: boolean;
+		/**
+		 * @description <p>The provider&#39;s issuer identifier. Its discovery document (<code>{issuer}/.well-known/openid-configuration</code>) is fetched when the provider is saved and must name exactly this issuer. <code>https</code>; <code>http</code> only to a loopback host. Only global unicast addresses are reached unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true (the one setting for every URL an admin gives the service).</p>
+		 * @type {string}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		issuer: string;
+		/**
+		 * @description <p>Omitted: unchanged; null: removed; a value: replaced</p>
+		 * @type {string | null}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		'client_secret'?: string | null;
+	}
+
+	export interface UpdateObjectRequest {
+		/**
+		 * @description <p>At most 100 characters; omitted or null: none</p>
+		 * @type {string | null}
+		 * @memberof UpdateObjectRequest
+		 */
+		name?: string | null;
+		/**
+		 * @description <p>Omitted: unchanged. null: no parent. Given: moves the object (and its descendants) under that object of the same resource, never under itself or a descendant, at most 32 levels deep.</p>
+		 * @type {string | null}
+		 * @memberof UpdateObjectRequest
+		 */
+		'parent_id'?: string | null;
+	}
+
+	export interface UpdateProjectRequest {
+		name: string;
+		/**
+		 * @description <p>Omitted keeps it; null or &quot;&quot; clears it</p>
+		 * @type {string | null}
+		 * @memberof UpdateProjectRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Omitted keeps them; an array replaces them</p>
+		 * @type {string[]}
+		 * @memberof UpdateProjectRequest
+		 */
+		'redirect_uris'?: string[];
+		/**
+		 * @description <p>Omitted keeps them; an array replaces them. Only a caller covering the whole project may change them, as <code>redirect_uris</code>.</p>
+		 * @type {string[]}
+		 * @memberof UpdateProjectRequest
+		 */
+		'post_logout_redirect_uris'?: string[];
+		/**
+		 * @description <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
+		 * @type {Api.UpdateProjectRequest.MfaEnum}
+		 * @memberof UpdateProjectRequest
+		 */
+		mfa?: Api.UpdateProjectRequest.MfaEnum;
+		/**
+		 * @description <p>Omitted keeps it. Only a system-project token may change it; the system project stays active.</p>
+		 * @type {boolean}
+		 * @memberof UpdateProjectRequest
+		 */
+		'is_active'?: boolean;
+		/**
+		 * @description <p>Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
+		 * @type {boolean}
+		 * @memberof UpdateProjectRequest
+		 */
+		'require_verified_email'?: boolean;
+		/**
+		 * @description <p>Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
+		 * @type {Api.UpdateProjectRequest.Signup.EnumValueEnum | Api.UpdateProjectRequest.Signup.ObjectValue}
+		 * @memberof UpdateProjectRequest
+		 */
+		signup?: Api.UpdateProjectRequest.Signup.EnumValueEnum | Api.UpdateProjectRequest.Signup.ObjectValue;
+		/**
+		 * @description <p>Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code> (it decides which applications may ask its users for access).</p>
+		 * @type {Api.UpdateProjectRequest.ClientMetadataDocuments.EnumValueEnum | Api.UpdateProjectRequest.ClientMetadataDocuments.ObjectValue}
+		 * @memberof UpdateProjectRequest
+		 */
+		'client_metadata_documents'?: Api.UpdateProjectRequest.ClientMetadataDocuments.EnumValueEnum | Api.UpdateProjectRequest.ClientMetadataDocuments.ObjectValue;
+		/**
+		 * @description <p>The role a user gets on creating an account through self-service sign-up (<code>signup</code>); null: none. One of the project&#39;s roles (a deleted role leaves none). Users created through an identity provider get that provider&#39;s <code>default_role_id</code> instead. Omitted keeps it; null clears it. Only a caller covering the whole project may change it, as <code>signup</code> (it decides what anyone who signs up may do).</p>
+		 * @type {string | null}
+		 * @memberof UpdateProjectRequest
+		 */
+		'default_role_id'?: string | null;
+		/**
+		 * @description <p>What the pages the project&#39;s users see carry (docs/branding.md): the heading, the colour of buttons and links, and the footer&#39;s links to terms and privacy. On update: omitted keeps it; an object replaces it (a field it leaves out is cleared); the logo is kept either way.</p>
+		 * @type {Api.BrandingRequest}
+		 * @memberof UpdateProjectRequest
+		 */
+		branding?: Api.BrandingRequest;
+	}
+
+	/**
+	 * @export
+	 * @namespace UpdateProjectRequest
+	 */
+	export namespace UpdateProjectRequest {
+		/**
+		 * <p>Second factors at sign-in: <code>off</code> never asks for one; <code>optional</code> (the default) asks users who enrolled one; <code>required</code> also makes users without one enrol right after their password. Omitted keeps it. Only a caller covering the whole project may change it, as <code>redirect_uris</code>.</p>
+		 */
+		export enum MfaEnum {
+			Off = 'off',
+			Optional = 'optional',
+			Required = 'required'
+		}
+
+		export type Signup = Api.UpdateProjectRequest.Signup.EnumValueEnum | Api.UpdateProjectRequest.Signup.ObjectValue;
+
+		/**
+		 * @export
+		 * @namespace Signup
+		 */
+		export namespace Signup {
+			export enum EnumValueEnum {
+				Off = 'off',
+				Open = 'open'
+			}
+
+			export interface ObjectValue {
+				domains: string[];
+			}
+
+		}
+
+		export type ClientMetadataDocuments = Api.UpdateProjectRequest.ClientMetadataDocuments.EnumValueEnum | Api.UpdateProjectRequest.ClientMetadataDocuments.ObjectValue;
+
+		/**
+		 * @export
+		 * @namespace ClientMetadataDocuments
+		 */
+		export namespace ClientMetadataDocuments {
+			export enum EnumValueEnum {
+				Off = 'off',
+				Any = 'any'
+			}
+
+			export interface ObjectValue {
+				hosts: string[];
+			}
+
+		}
+
+	}
+
+	export interface UpdateResourceRequest {
+		name: string;
+		/**
+		 * @description <p>At most 50 characters; unique in the project (case-insensitively)</p>
+		 * @type {string}
+		 * @memberof UpdateResourceRequest
+		 */
+		code: string;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateResourceRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>The API&#39;s resource indicator (RFC 8707): an absolute <code>https</code> URI (<code>http</code> only on localhost or loopback), without fragment, unique across the service. A token asked for it (<code>resource</code>) has it as <code>aud</code> and the requested permission codes of this resource that its subject holds as <code>scope</code>. Omitted keeps it; null clears it (tokens issued for it stop being accepted).</p>
+		 * @type {string | null}
+		 * @memberof UpdateResourceRequest
+		 */
+		indicator?: string | null;
+		/**
+		 * @description <p>Omitted: unchanged. Given: matched by code — a kept code keeps its id and its grants, a new code is created, a code left out is deleted together with its grants to roles and clients.</p>
+		 * @type {Api.PermissionInput[]}
+		 * @memberof UpdateResourceRequest
+		 */
+		permissions?: Api.PermissionInput[];
+	}
+
+	export interface UpdateRoleRequest {
+		/**
+		 * @description <p>Letters, digits, dash, underscore; unique in the project (case-insensitively)</p>
+		 * @type {string}
+		 * @memberof UpdateRoleRequest
+		 */
+		code: string;
+		name: string;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateRoleRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Omitted: unchanged. Given: replaces the role&#39;s permissions.</p>
+		 * @type {string[]}
+		 * @memberof UpdateRoleRequest
+		 */
+		'permission_ids'?: string[];
+	}
+
+	export interface UpdateUserRequest {
+		'display_name': string;
+		/**
+		 * @description <p>false deactivates the user and ends their sessions at once</p>
+		 * @type {boolean}
+		 * @memberof UpdateUserRequest
+		 */
+		'is_active': boolean;
+		/**
+		 * @description <p>URL of an image. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateUserRequest
+		 */
+		'avatar_url'?: string | null;
+		/**
+		 * @description <p>The calling system&#39;s id for the user; unique in the project (exact match). Required when email is absent. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateUserRequest
+		 */
+		'external_user_id'?: string | null;
+		/**
+		 * @description <p>Unique in the project, case-insensitively. On update: omitted keeps it; null or &quot;&quot; removes it. A new address replaces a verified one only once it is verified too (it waits in <code>pending_email</code>); an unverified one is replaced at once. The new address is mailed a verification link, the old one a notice.</p>
+		 * @type {string | null}
+		 * @memberof UpdateUserRequest
+		 */
+		email?: string | null;
+		/**
+		 * @description <p>Empty or omitted keeps the current password; a new one ends the user&#39;s sessions.</p>
+		 * @type {string | null}
+		 * @memberof UpdateUserRequest
+		 */
+		password?: string | null;
+		/**
+		 * @description <p>A role of this project. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateUserRequest
+		 */
+		'role_id'?: string | null;
+		/**
+		 * @description <p>Omitted keeps it, except that a changed email is unverified; true or false sets it</p>
+		 * @type {boolean}
+		 * @memberof UpdateUserRequest
+		 */
+		'email_verified'?: boolean;
+	}
+
+	export interface UpdateWebhookRequest {
+		/**
+		 * @description <p>Where events are POSTed. <code>https</code>; <code>http</code> only to loopback with WEBHOOK_ALLOW_PRIVATE_TARGETS. Only global unicast addresses are reached: a host that is an address literal other than global unicast (loopback, private, CGNAT, link-local, multicast, broadcast, reserved, documentation, IPv6 unique or site local, and every IPv6 form embedding an IPv4 address) is refused here with <code>invalid_params</code>, and a name any of whose addresses is not global unicast is refused at delivery time, unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true; redirects are not followed.</p>
+		 * @type {string}
+		 * @memberof UpdateWebhookRequest
+		 */
+		url: string;
+		/**
+		 * @description <p>Which events to deliver: <code>*</code>, exact types (<code>role.created</code>) or prefixes (<code>user.*</code>)</p>
+		 * @type {string[]}
+		 * @memberof UpdateWebhookRequest
+		 */
+		'event_types': string[];
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateWebhookRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Omitted: unchanged</p>
+		 * @type {boolean}
+		 * @memberof UpdateWebhookRequest
+		 */
+		'is_active'?: boolean;
+	}
+
+	export interface User {
+		id: string;
+		'project_id': string;
+		'display_name': string;
+		'avatar_url': string | null;
+		'external_user_id': string | null;
+		/**
+		 * @description <p>Stored trimmed and lower-cased</p>
+		 * @type {string | null}
+		 * @memberof User
+		 */
+		email: string | null;
+		/**
+		 * @description <p>Whether the user proved they receive mail at <code>email</code> (followed a link mailed there: verification, invitation or password reset), or an admin said so. A changed email is unverified.</p>
+		 * @type {boolean}
+		 * @memberof User
+		 */
+		'email_verified': boolean;
+		/**
+		 * @description <p>A new address that replaces a verified <code>email</code> once it is verified itself (its link was mailed to it); null when none waits</p>
+		 * @type {string | null}
+		 * @memberof User
+		 */
+		'pending_email': string | null;
+		'role_id': string | null;
+		'is_active': boolean;
+		/**
+		 * @description <p>Only with <code>include_permissions=true</code>: the sorted <code>resource:permission</code> codes of the user&#39;s role</p>
+		 * @type {string[]}
+		 * @memberof User
+		 */
+		permissions?: string[];
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof User
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof User
+		 */
+		'updated_at': string;
+	}
+
+	/**
+	 * <p>A claim without a value is left out, never null (OpenID Connect Core §5.3.2).</p>
+	 */
+	export interface UserInfo {
+		/**
+		 * @description <p>The user id</p>
+		 * @type {string}
+		 * @memberof UserInfo
+		 */
+		sub: string;
+		/**
+		 * @description <p>With <code>profile</code>: the display name</p>
+		 * @type {string}
+		 * @memberof UserInfo
+		 */
+		name?: string;
+		/**
+		 * @description <p>With <code>profile</code>, when the user has an avatar: its URL</p>
+		 * @type {string}
+		 * @memberof UserInfo
+		 */
+		picture?: string;
+		/**
+		 * @description <p>With <code>email</code>, when the user has one</p>
+		 * @type {string}
+		 * @memberof UserInfo
+		 */
+		email?: string;
+		/**
+		 * @description <p>With <code>email</code>, beside <code>email</code>: always false, the service does not verify email addresses</p>
+		 * @type {boolean}
+		 * @memberof UserInfo
+		 */
+		'email_verified'?: boolean;
+	}
+
+	export interface UserList {
+		data: Api.User[];
+		pagination: Api.Pagination;
+	}
+
+	export interface Webhook {
+		id: string;
+		'project_id': string;
+		url: string;
+		description: string | null;
+		'event_types': string[];
+		'is_active': boolean;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Webhook
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Webhook
+		 */
+		'updated_at': string;
+	}
+
+	export interface WebhookDelivery {
+		id: string;
+		'webhook_id': string;
+		/**
+		 * @description <p>The event; also the <code>webhook-id</code> header of every attempt</p>
+		 * @type {string}
+		 * @memberof WebhookDelivery
+		 */
+		'event_id': string;
+		'event_type': string;
+		/**
+		 * @description <p><code>pending</code>: waiting for its next attempt. <code>sending</code>: being sent now. <code>delivered</code>: the receiver answered 2xx. <code>failed</code>: refused target, or no 2xx after about a day of retries.</p>
+		 * @type {Api.WebhookDeliveryStatus}
+		 * @memberof WebhookDelivery
+		 */
+		status: Api.WebhookDeliveryStatus;
+		/**
+		 * @type {number}
+		 * @memberof WebhookDelivery
+		 */
+		attempts: number;
+		'next_attempt_at': string | null;
+		'last_attempt_at': string | null;
+		/**
+		 * @description <p>The receiver&#39;s last HTTP status</p>
+		 * @type {number | null}
+		 * @memberof WebhookDelivery
+		 */
+		'last_status': number | null;
+		/**
+		 * @description <p>Why the last attempt failed, when it did</p>
+		 * @type {string | null}
+		 * @memberof WebhookDelivery
+		 */
+		'last_error': string | null;
+		'delivered_at': string | null;
+		'created_at': string;
+	}
+
+	export interface WebhookDeliveryList {
+		data: Api.WebhookDelivery[];
+		pagination: Api.Pagination;
+	}
+
+	/**
+	 * <p><code>pending</code>: waiting for its next attempt. <code>sending</code>: being sent now. <code>delivered</code>: the receiver answered 2xx. <code>failed</code>: refused target, or no 2xx after about a day of retries.</p>
+	 */
+	export enum WebhookDeliveryStatus {
+		Pending = 'pending',
+		Sending = 'sending',
+		Delivered = 'delivered',
+		Failed = 'failed'
+	}
+
+	export interface WebhookList {
+		data: Api.Webhook[];
+		pagination: Api.Pagination;
+	}
+
+	export interface WebhookWithSecret extends Api.Webhook {
+		/**
+		 * @description <p>The Standard Webhooks signing secret (<code>whsec_</code> + base64), shown only in this answer</p>
+		 * @type {string}
+		 * @memberof WebhookWithSecret
+		 */
+		secret: string;
+	}
+
 }

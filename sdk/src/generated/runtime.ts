@@ -14,74 +14,73 @@ Every error has the shape `{ error, error_description, details? }`; `error` is a
  * Do not edit the class manually.
  */
 
-const MISSING_FETCH: FetchAPI = () => {
-  throw new Error("fetch is undefined");
-};
-export const defaultFetch: FetchAPI =
-  typeof window !== "undefined" && typeof window.fetch !== "undefined"
-    ? window.fetch.bind(window) as typeof window.fetch
-    : typeof fetch !== "undefined"
-    ? fetch
-    : MISSING_FETCH;
+const MISSING_FETCH: FetchAPI = () => { throw new Error('fetch is undefined'); };
+export const defaultFetch: FetchAPI = typeof window !== "undefined" && typeof window.fetch !== "undefined"
+	? window.fetch.bind(window) as typeof window.fetch
+	: typeof fetch !== "undefined"
+		? fetch
+		: MISSING_FETCH
+		;
 import { Configuration } from "./configuration.ts";
 
 export const BASE_PATH = "http://localhost:8000".replace(/\/+$/, "");
 
 /**
+ *
  * @export
  */
 export const COLLECTION_FORMATS = {
-  csv: ",",
-  ssv: " ",
-  tsv: "\t",
-  pipes: "|",
+	csv: ",",
+	ssv: " ",
+	tsv: "\t",
+	pipes: "|",
 };
 
 /**
+ *
  * @export
  * @type FetchAPI
  */
 export type FetchAPI = (url: string, init?: RequestInit) => Promise<Response>;
 
 /**
+ *
  * @export
  * @interface FetchArgs
  */
 export interface FetchArgs {
-  url: string;
-  options: RequestInit;
+	url: string;
+	options: RequestInit;
 }
 
 /**
+ *
  * @export
  * @class BaseAPI
  */
 export class BaseAPI {
-  protected configuration?: Configuration;
+	protected configuration?: Configuration;
 
-  constructor(
-    configuration?: Configuration,
-    protected basePath: string = BASE_PATH,
-    protected fetch: FetchAPI = defaultFetch,
-  ) {
-    if (configuration) {
-      this.configuration = configuration;
-      this.basePath = configuration.basePath || this.basePath;
-    }
-  }
-}
+	constructor(configuration?: Configuration, protected basePath: string = BASE_PATH, protected fetch: FetchAPI = defaultFetch) {
+		if (configuration) {
+			this.configuration = configuration;
+			this.basePath = configuration.basePath || this.basePath;
+		}
+	}
+};
 
 /**
+ *
  * @export
  * @class RequiredError
  * @extends {Error}
  */
 export class RequiredError extends Error {
-  constructor(public field: string, msg?: string) {
-    super(msg);
-    Object.setPrototypeOf(this, RequiredError.prototype);
-    this.name = "RequiredError";
-  }
+	constructor(public field: string, msg?: string) {
+		super(msg);
+		Object.setPrototypeOf(this, RequiredError.prototype);
+		this.name = "RequiredError";
+	}
 }
 
 /* The following characters are legal in URL path segments, but are encoded by `encodeURIComponent`
@@ -95,29 +94,26 @@ export class RequiredError extends Error {
 
 */
 const URL_PATH_SEGMENT_CHARS = [
-  /* -- sub-delims -- */
-  /*	'!',  - Not needed, as this is not encoded by `encodeURIComponent` */
-  "$",
-  "&",
-  /*	'\'', - Not needed, as this is not encoded by `encodeURIComponent` */
-  /*	'(',  - Not needed, as this is not encoded by `encodeURIComponent` */
-  /*	')',  - Not needed, as this is not encoded by `encodeURIComponent` */
-  /*	'*',  - Not needed, as this is not encoded by `encodeURIComponent` */
-  "+",
-  ",",
-  ";",
-  "=",
-  /* -- specific pchars -- */
-  ":",
-  "@",
-];
-const URL_PATH_SEGMENT_CHAR_MAP = URL_PATH_SEGMENT_CHARS.reduce(
-  (acc: Record<string, string>, char) => {
-    acc[encodeURIComponent(char)] = char;
-    return acc;
-  },
-  {},
-);
+/* -- sub-delims -- */
+/*	'!',  - Not needed, as this is not encoded by `encodeURIComponent` */
+	'$',
+	'&',
+/*	'\'', - Not needed, as this is not encoded by `encodeURIComponent` */
+/*	'(',  - Not needed, as this is not encoded by `encodeURIComponent` */
+/*	')',  - Not needed, as this is not encoded by `encodeURIComponent` */
+/*	'*',  - Not needed, as this is not encoded by `encodeURIComponent` */
+	'+',
+	',',
+	';',
+	'=',
+/* -- specific pchars -- */
+	':',
+	'@',
+]
+const URL_PATH_SEGMENT_CHAR_MAP = URL_PATH_SEGMENT_CHARS.reduce((acc: Record<string, string>, char) => {
+	acc[encodeURIComponent(char)] = char
+	return acc
+}, {})
 
 /**
  * Similar to `encodeURIComponent`, but does not encode certain characters that are specifically legal
@@ -128,10 +124,10 @@ const URL_PATH_SEGMENT_CHAR_MAP = URL_PATH_SEGMENT_CHARS.reduce(
  * @export
  */
 export function encodeURIPathSegment(segment: string) {
-  let result = encodeURIComponent(segment);
-  Object.entries(URL_PATH_SEGMENT_CHAR_MAP).forEach(([encoded, char]) => {
-    /* This is an alternative to using String.replaceAll, which isn't available in older environments */
-    result = result.split(encoded).join(char);
-  });
-  return result;
+	let result = encodeURIComponent(segment)
+	Object.entries(URL_PATH_SEGMENT_CHAR_MAP).forEach(([encoded, char]) => {
+		/* This is an alternative to using String.replaceAll, which isn't available in older environments */
+		result = result.split(encoded).join(char)
+	})
+	return result
 }
