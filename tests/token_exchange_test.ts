@@ -190,10 +190,27 @@ test("an agent exchanges a user's token: act names it, the permissions are the i
   assert.equal(chained.scope, "users:read");
   const chainSeen = await introspect(s, chained.access_token);
   assert.deepEqual(chainSeen.permissions, ["users:read"]);
+  // What an earlier exchange asked for binds the later ones: a narrowed token never widens down the chain.
+  const wide = await s.p.api.clients.createClient(s.p.project.id, {
+    name: "Wide agent",
+    token_endpoint_auth_method: Api.TokenEndpointAuthMethod.ClientSecretBasic,
+    delegation: { permission_ids: [s.ids["users:read"], s.ids["notes:read"]] },
+  });
+  const fromNarrow = await exchange(s, narrow.access_token, {}, wide);
+  assert.equal(fromNarrow.scope, "users:read");
+  assert.deepEqual((await introspect(s, fromNarrow.access_token)).permissions, ["users:read"]);
+  // An agent exchanging its own token again (to narrow it) gets a working token.
+  const again = await exchange(s, got.access_token, { scope: "users:read" });
+  assert.deepEqual(payloadOf(again.access_token).act, { sub: s.agent.id, act: { sub: s.agent.id } });
+  const againUsers = await get(`/api/v1/projects/${s.p.project.id}/users`, again.access_token);
+  assert.equal(againUsers.status, 200);
+  await againUsers.body?.cancel();
 
   // The event names subject, actor and permissions.
   const events = await get(`/api/v1/projects/${s.p.project.id}/audit-events?type=token.exchanged`, s.p.token);
-  const [last] = (await events.json()).data;
+  const last = (await events.json()).data.find((e: { details: { actor: string } }) =>
+    e.details.actor === second.id
+  );
   assert.deepEqual(last.details.subject, { type: "user", id: s.p.userId });
   assert.equal(last.details.actor, second.id);
   assert.deepEqual(last.details.actors, [second.id, s.agent.id]);
@@ -259,6 +276,7 @@ test("every party ends a delegated token on the next request: subject token, ses
     is_active: true,
     delegation: { permission_ids: [s.ids["users:read"], s.ids["notes:read"]] },
   });
+  assert.equal(await status(c.token), 401, "turning the delegation on again revives nothing");
 
   // The agent deactivated.
   const d = await fresh();
@@ -332,6 +350,33 @@ test("refusals: a bad subject token is invalid_grant, an unsupported type invali
   assert.equal(plain.delegation, null);
   await expectOAuthError(raw(base, plain), 400, "unauthorized_client", "unauthorized_client");
 
+  // A public client with a delegation proves nothing by its id: the exchange needs its secret (HTTP Basic).
+  const publicAgent = await s.p.api.clients.createClient(s.p.project.id, {
+    name: "Public agent",
+    delegation: { permission_ids: [s.ids["users:read"]] },
+  });
+  await expectOAuthError(
+    postToken({ grant_type: TOKEN_EXCHANGE, client_id: publicAgent.id, ...base }),
+    401,
+    "invalid_client",
+    "invalid_params",
+  );
+  // Acting on an agent needs covering its delegation too: a caller without users:read cannot take its secret.
+  const clientsAdmin = await s.p.api.clients.createClient(s.p.project.id, {
+    name: "Clients admin",
+    token_endpoint_auth_method: Api.TokenEndpointAuthMethod.ClientSecretBasic,
+    permission_ids: [s.ids["clients:read"], s.ids["clients:update"]],
+  });
+  const adminToken = (await (await postToken({ grant_type: "client_credentials" }, {
+    authorization: basic(clientsAdmin.id, clientsAdmin.client_secret),
+  })).json()).access_token;
+  const rotate = await http(`/api/v1/projects/${s.p.project.id}/clients/${s.agent.id}/secret`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}` },
+  });
+  assert.equal(rotate.status, 403);
+  await rotate.body?.cancel();
+
   // A chain of more than 5 actors.
   let token = user.access_token;
   for (let i = 0; i < 5; i++) {
@@ -403,6 +448,11 @@ test("/account lists the agents acting for the user, and stopping one refuses it
   const refused = await get(usersPath, got.access_token);
   assert.equal(refused.status, 401);
   await refused.body?.cancel();
+  // And it cannot exchange the user's token it still holds again.
+  assert.deepEqual(await refusal(exchange(s, user.access_token)), {
+    error: "unauthorized_client",
+    status: 400,
+  });
   const events = await get(
     `/api/v1/projects/${s.p.project.id}/audit-events?type=delegation.revoked`,
     s.p.token,
@@ -560,4 +610,27 @@ test("may_act (RFC 8693 §4.4): a client's tokens name the one agent that may ex
   });
   const got = await exchange(s, user.access_token, {}, chosen);
   assert.deepEqual(payloadOf(got.access_token).act, { sub: chosen.id });
+  // The exchanged token carries it on: another agent cannot take it further.
+  assert.deepEqual(payloadOf(got.access_token).may_act, { sub: chosen.id });
+  assert.deepEqual(await refusal(exchange(s, got.access_token)), {
+    error: "unauthorized_client",
+    status: 400,
+  });
+  // Live: a token issued before may_act was set is held to it too.
+  await s.p.api.clients.updateClient(s.p.project.id, s.p.clientId, {
+    name: app.name,
+    is_active: true,
+    may_act: null,
+  });
+  const before = await userTokens({ clientId: s.p.clientId, email: s.p.email, password: s.p.password });
+  assert.equal(payloadOf(before.access_token).may_act, undefined);
+  await s.p.api.clients.updateClient(s.p.project.id, s.p.clientId, {
+    name: app.name,
+    is_active: true,
+    may_act: chosen.id,
+  });
+  assert.deepEqual(await refusal(exchange(s, before.access_token)), {
+    error: "unauthorized_client",
+    status: 400,
+  });
 });

@@ -128,7 +128,8 @@ const DELEGATED = `
       and not exists (select from unnest(dt.actors) a (id) join clients ac on ac.id = a.id
                       where not ac.is_active or not ac.delegation
                          or (ac.tokens_valid_after is not null and $9::timestamptz <= ac.tokens_valid_after))
-      and (select count(*) from clients ac where ac.id = any(dt.actors)) = cardinality(dt.actors)
+      and (select count(*) from clients ac where ac.id = any(dt.actors))
+          = (select count(distinct a) from unnest(dt.actors) a)
       and $6::bigint > extract(epoch from now())
       and not exists (select 1 from revoked_access_tokens x where x.jti = $7::text or x.jti = any(dt.ancestors))
       and exists (select 1 from signing_keys k where k.kid = $8::text and k.state in ('next', 'current', 'previous'))

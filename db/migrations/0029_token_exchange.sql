@@ -45,3 +45,17 @@ create index delegated_tokens__subject on delegated_tokens (project_id, subject_
 alter table clients add column may_act text;
 alter table clients add constraint clients__may_act_fkey foreign key (project_id, may_act)
   references clients (project_id, id) on delete set null (may_act);
+
+-- A user who stopped an agent on /account: no token of theirs issued before `stopped_at` is exchanged by it again
+-- (the tokens it already held are revoked in delegated_tokens at the same time).
+create table delegation_stops (
+  project_id text not null,
+  user_id text not null,
+  client_id text not null,
+  stopped_at timestamptz not null default clock_timestamp(),
+  constraint delegation_stops__pkey primary key (project_id, user_id, client_id),
+  constraint delegation_stops__user_fkey foreign key (project_id, user_id)
+    references users (project_id, id) on delete cascade,
+  constraint delegation_stops__client_fkey foreign key (project_id, client_id)
+    references clients (project_id, id) on delete cascade
+);

@@ -11,12 +11,49 @@ export type DelegatedRow = {
   ancestors: string[];
 };
 
+/** A token of an exchange as its row says, with what it was asked for (null: all of the intersection). */
+export type DelegatedToken = DelegatedRow & { permission_ids: string[] | null; resource_id: string | null };
+
 /** The row of a token of an exchange, by its jti. */
-export async function findDelegatedToken(sql: Sql, jti: string): Promise<DelegatedRow | undefined> {
-  const [row] = await sql<DelegatedRow[]>`
-    select subject_type, subject_id, subject_client_id, session_id, subject_issued_at, actors, ancestors
+export async function findDelegatedToken(sql: Sql, jti: string): Promise<DelegatedToken | undefined> {
+  const [row] = await sql<DelegatedToken[]>`
+    select subject_type, subject_id, subject_client_id, session_id, subject_issued_at, actors, ancestors,
+           permission_ids, resource_id
     from delegated_tokens where jti = ${jti}`;
   return row;
+}
+
+/**
+ * Whether the exchange may go on: none of `actors` was stopped by the user for tokens issued up to
+ * `subjectIssuedAt` (a stop counts for the tokens the user had then), and the `may_act` the subject client names
+ * now, if any, is the exchanging client.
+ */
+export async function exchangeBlock(
+  sql: Sql,
+  t: {
+    projectId: string;
+    userId: string | null;
+    subjectClientId: string;
+    actors: string[];
+    subjectIssuedAt: Date;
+  },
+): Promise<{ stopped: string | null; may_act: string | null }> {
+  const [row] = await sql<{ stopped: string | null; may_act: string | null }[]>`
+    select (select s.client_id from delegation_stops s
+            where s.project_id = ${t.projectId} and s.user_id = ${t.userId} and s.client_id = any(${t.actors}::text[])
+              and s.stopped_at >= ${t.subjectIssuedAt} limit 1) as stopped,
+           (select c.may_act from clients c where c.project_id = ${t.projectId} and c.id = ${t.subjectClientId})
+             as may_act`;
+  return row;
+}
+
+/** Ends every live token exchanged in which the client acts (its delegation was turned off); how many. */
+export async function revokeTokensOfActor(sql: Sql, projectId: string, clientId: string): Promise<number> {
+  const rows = await sql`
+    update delegated_tokens set revoked_at = now()
+    where project_id = ${projectId} and ${clientId} = any(actors) and revoked_at is null and expires_at > now()
+    returning jti`;
+  return rows.length;
 }
 
 export async function insertDelegatedToken(
@@ -126,5 +163,9 @@ export async function revokeActingAgent(
     where project_id = ${projectId} and subject_type = 'user' and subject_id = ${userId}
       and ${clientId} = any(actors) and revoked_at is null and expires_at > now()
     returning jti`;
+  // And no token the user holds now is exchanged by it again (db/oauth/delegated_tokens.ts `exchangeBlock`).
+  await sql`
+    insert into delegation_stops (project_id, user_id, client_id) values (${projectId}, ${userId}, ${clientId})
+    on conflict (project_id, user_id, client_id) do update set stopped_at = clock_timestamp()`;
   return rows.length;
 }

@@ -7,6 +7,8 @@ export async function purgeExpired(sql: Sql): Promise<number> {
     sql`delete from authorization_requests where expires_at < now() - interval '1 hour'`,
     sql`delete from authorization_codes where expires_at < now() - interval '1 day'`,
     sql`delete from device_codes where expires_at < now() - interval '1 day'`,
+    sql`delete from delegated_tokens where expires_at < now() - interval '1 day'`,
+    sql`delete from delegation_stops where stopped_at < now() - interval '2 days'`,
     sql`delete from revoked_access_tokens where expires_at < now()`,
     sql`delete from refresh_tokens where expires_at < now() - interval '1 day'`,
     sql`delete from sessions s where (s.expires_at < now() - interval '1 day' or s.revoked_at < now() - interval '1 day')

@@ -29,6 +29,7 @@ import { AppError } from "../shared/errors.ts";
 import type { Attached, AttachedRead } from "../authz/gate.ts";
 import { type JsonText, listPage } from "../authz/lists.ts";
 import { newId, newSecret } from "../shared/ids.ts";
+import { revokeTokensOfActor } from "../../db/oauth/delegated_tokens.ts";
 import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "../authz/permissions.ts";
 import type { Principal } from "../shared/principal.ts";
 import { hashSecret } from "../shared/secrets.ts";
@@ -43,6 +44,18 @@ async function requireActOn(tx: Sql, caller: Principal, target: Client, what: st
   await requireCovered(tx, caller, target.project_id, { clientId: target.id }, "client_id", what, {
     nameCodes: false,
   });
+  // What it may carry for others counts too: acting on it (its secret, its type) reaches that.
+  if (target.delegation && target.delegation.permission_ids.length > 0) {
+    await requireCovered(
+      tx,
+      caller,
+      target.project_id,
+      { permissionIds: target.delegation.permission_ids },
+      "client_id",
+      what,
+      { nameCodes: false },
+    );
+  }
 }
 
 type Lists = { redirect_uris: string[]; post_logout_redirect_uris: string[] };
@@ -178,6 +191,10 @@ export async function updateClient(
     });
     if (permissionIds) await setClientPermissions(tx, projectId, clientId, permissionIds);
     if (delegation !== undefined) await setClientDelegation(tx, projectId, clientId, delegation);
+    // Turned off, the delegation's tokens end for good: turning it on again does not revive them.
+    if (delegation === null && current.delegation !== null) {
+      await revokeTokensOfActor(tx, projectId, clientId);
+    }
     if (input.may_act !== undefined) {
       const mayAct = input.may_act === null ? null : await mayActOf(tx, projectId, input.may_act);
       await setClientMayAct(tx, projectId, clientId, mayAct);

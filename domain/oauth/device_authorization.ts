@@ -2,6 +2,7 @@
  * The device authorization endpoint (RFC 8628 §3.1–3.2): a client allowed the grant (`device_grant`) gets a device
  * code to poll with and a user code for its user to enter at /device. Also the user code's alphabet and shape.
  */
+import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
 import { createHash, randomInt } from "node:crypto";
 import type { Sql } from "../../db/connection.ts";
 import { insertDeviceCode } from "../../db/oauth/device_codes.ts";
@@ -67,6 +68,12 @@ export async function authorizeDevice(
     });
   }
   if (indicator !== undefined) await indicatorOfProject(sql, client.project_id, indicator);
+  // Each authorization is a stored row that a public client's id alone can ask for: counted per client and address.
+  await attempt(
+    sql,
+    `device:${client.id}:${addressKey(presented.request.ip)}`,
+    THROTTLE.deviceAuthorization,
+  );
   const deviceCode = newSecret();
   for (let tries = 0; tries < 5; tries++) {
     const userCode = newUserCode();

@@ -20,6 +20,8 @@ export const THROTTLE = {
   signupEmail: { kind: "limit", free: 3, window: 3_600 },
   /** Per client address: wrong user codes entered at /device (RFC 8628 §5.1), 20 per 10 minutes. */
   deviceCode: { kind: "limit", free: 20, window: 600 },
+  /** Per client and address: device authorizations asked (each a stored row), 60 per 10 minutes. */
+  deviceAuthorization: { kind: "limit", free: 60, window: 600 },
 } as const satisfies Record<string, ThrottlePolicy>;
 
 /** The address a throttle counts: IPv4 as it is, IPv6 by its /64 prefix (the block one subscriber holds). */

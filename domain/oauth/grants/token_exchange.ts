@@ -10,9 +10,11 @@
 import { retryRead, transaction } from "../../../db/connection.ts";
 import {
   type DelegatedRow,
+  type DelegatedToken,
   delegationOn,
   type ExchangeablePermission,
   exchangeablePermissions,
+  exchangeBlock,
   findDelegatedToken,
   insertDelegatedToken,
 } from "../../../db/oauth/delegated_tokens.ts";
@@ -70,7 +72,7 @@ function checkTypes(ctx: GrantContext): void {
 async function subjectOf(
   ctx: GrantContext,
   projectId: string,
-): Promise<{ claims: VerifiedClaims; row: DelegatedRow | undefined; resourceId: string | null }> {
+): Promise<{ claims: VerifiedClaims; row: DelegatedToken | undefined; resourceId: string | null }> {
   const claims = await ctx.tokens.verifyAccessToken(ctx.form.subject_token!);
   if (!claims) throw badSubject("the subject token is malformed, expired or not this service's");
   let resourceId: string | null = null;
@@ -145,6 +147,13 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
   if (asked !== undefined && audience !== undefined && asked !== audience) {
     throw invalidParams("audience", "differs from resource");
   }
+  if (!ctx.client.basic) {
+    // Acting for others needs the client's own credentials: a public client's id alone proves nothing.
+    throw new AppError("invalid_params", {
+      details: [{ field: "Authorization", issue: `required for grant_type=${TOKEN_EXCHANGE}` }],
+      oauth: "invalid_client",
+    });
+  }
   const client = await authenticateClient(sql, ctx.client, "token");
   if (!client.delegation || !(await retryRead(() => delegationOn(sql, client.id)))) {
     throw new AppError("unauthorized_client", {
@@ -154,15 +163,41 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
   await checkActorToken(ctx, client.project_id, client.id);
   const subject = await subjectOf(ctx, client.project_id);
   const s = subject.claims;
-  // RFC 8693 §4.4: a subject token that names who may act for it is exchanged by that client only.
-  if (s.may_act && s.may_act.sub !== client.id) {
+  const actors = [client.id, ...actorsOf(s.act)];
+  if (actors.length > MAX_ACTORS) {
+    throw invalidParams("subject_token", `a chain of actors is at most ${MAX_ACTORS} deep`);
+  }
+  const row: DelegatedRow = subject.row
+    ? { ...subject.row, actors, ancestors: [s.jti, ...subject.row.ancestors] }
+    : {
+      subject_type: s.sid ? "user" : "client",
+      subject_id: s.sub,
+      subject_client_id: s.client_id,
+      session_id: s.sid ?? null,
+      subject_issued_at: new Date(uuidV7Time(s.jti) ?? s.iat * 1000),
+      actors,
+      ancestors: [s.jti],
+    };
+  const block = await retryRead(() =>
+    exchangeBlock(sql, {
+      projectId: client.project_id,
+      userId: row.subject_type === "user" ? row.subject_id : null,
+      subjectClientId: row.subject_client_id,
+      actors,
+      subjectIssuedAt: row.subject_issued_at,
+    })
+  );
+  // RFC 8693 §4.4: a subject token naming who may act for it (or whose client names one now) goes to that one.
+  const mayAct = s.may_act?.sub ?? block.may_act;
+  if ((s.may_act && s.may_act.sub !== client.id) || (block.may_act && block.may_act !== client.id)) {
     throw new AppError("unauthorized_client", {
       description: "the subject token's may_act names another client",
     });
   }
-  const actors = [client.id, ...actorsOf(s.act)];
-  if (actors.length > MAX_ACTORS) {
-    throw invalidParams("subject_token", `a chain of actors is at most ${MAX_ACTORS} deep`);
+  if (block.stopped !== null) {
+    throw new AppError("unauthorized_client", {
+      description: "the user stopped this agent from acting for them",
+    });
   }
   const indicator = asked ?? audience;
   let resourceId = subject.resourceId;
@@ -192,18 +227,15 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
     const scoped = new Set((s.scope ?? "").split(" "));
     possible = possible.filter((p) => scoped.has(p.permission));
   }
+  // A subject token that was itself exchanged holds what it asked for: the new one never more.
+  const narrowed = subject.row?.permission_ids;
+  if (narrowed) possible = possible.filter((p) => narrowed.includes(p.id));
+  if (subject.row?.resource_id && subject.row.resource_id !== resourceId) {
+    throw new AppError("invalid_target", { description: "the subject token is for another API" });
+  }
   const grant = granted(form.scope, possible, resourceId !== null);
-  const row: DelegatedRow = subject.row
-    ? { ...subject.row, actors, ancestors: [s.jti, ...subject.row.ancestors] }
-    : {
-      subject_type: s.sid ? "user" : "client",
-      subject_id: s.sub,
-      subject_client_id: s.client_id,
-      session_id: s.sid ?? null,
-      subject_issued_at: new Date(uuidV7Time(s.jti) ?? s.iat * 1000),
-      actors,
-      ancestors: [s.jti],
-    };
+  // In a chain, what was granted is kept as it is: a later exchange in it can only narrow.
+  const permissionIds = grant.ids ?? (subject.row ? possible.map((p) => p.id) : null);
   const scope = grant.codes.join(" ");
   return await transaction(sql, async (tx) => {
     const { token, claims } = await ctx.tokens.issueAccessToken({
@@ -215,12 +247,13 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
       kid: client.current_kid,
       ...(aud !== client.project_id ? { target: { indicator: aud, scope } } : {}),
       exchange: { act: actOf(actors), scope, notAfter: s.exp },
+      mayAct,
     });
     await insertDelegatedToken(tx, {
       ...row,
       project_id: client.project_id,
       jti: claims.jti,
-      permission_ids: grant.ids,
+      permission_ids: permissionIds,
       resource_id: resourceId,
       expires_at: claims.exp,
     });
