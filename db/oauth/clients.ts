@@ -172,7 +172,10 @@ function lookupStatement(policy: ThrottlePolicy | null) {
     from unnest($1::text[], $2::text[]) with ordinality as v (client_id, key, n)
     join lateral (
       select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method, c.name, c.third_party,
-             c.device_grant, c.metadata_url, p.client_metadata_documents as project_client_metadata_documents,
+             c.device_grant, c.metadata_url,
+             -- Read only for a client of a metadata document (no JSON to parse for any other).
+             case when c.metadata_url is not null then p.client_metadata_documents end
+               as project_client_metadata_documents,
              c.delegation, c.may_act,
              p.name as project_name, p.is_active as project_is_active,
              c.redirect_uris as client_redirect_uris, p.redirect_uris as project_redirect_uris,
