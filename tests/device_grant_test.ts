@@ -517,3 +517,16 @@ test("Chromium: a user approves one device and denies another at /device", async
   assert.equal(payloadOf((await tokens.json()).access_token).sub, p.userId);
   await expectOAuthError(poll(p.cli, denied.device_code), 400, "access_denied", "access_denied");
 }, { ignore: !hasChromium });
+
+test("signing out between approving and the device's poll ends the approval: the poll is invalid_grant", async () => {
+  await clearCodeThrottle();
+  const p = await deviceProject();
+  const started = await startDevice(p.cli, { scope: "openid" });
+  const browser = new Browser();
+  const { form } = await signInAtPage(browser, p, started.user_code);
+  assert.match(await decide(browser, form, "approve"), /Device connected/);
+  // The user signs out of this browser (OpenID RP-initiated logout, confirmed on its page).
+  const out = await browser.confirmLogout("/logout");
+  assert.equal(out.status, 200, await out.text());
+  await expectOAuthError(poll(p.cli, started.device_code), 400, "invalid_grant", "invalid_device_code");
+});

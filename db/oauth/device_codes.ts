@@ -25,12 +25,16 @@ export type DeviceCodeRow = {
   /** How the user signed in (the redeemed code's), kept for the session the tokens open. */
   login: (Omit<CodeLogin, "auth_time"> & { auth_time: string | null }) | null;
   user_active: boolean | null;
+  /** False once the browser session the user approved in has ended (a logout): the approval ends with it. */
+  sso_live: boolean;
 };
 
 const ROW = `d.project_id, d.id, d.client_id, d.scope, d.resource, d.interval_seconds, d.status,
   d.expires_at <= now() as expired, d.used_at is not null as used, d.browser_hash, d.code_verifier,
   d.confirm_csrf_hash, d.user_id, d.session_id, d.login,
-  (select u.is_active from users u where u.project_id = d.project_id and u.id = d.user_id) as user_active`;
+  (select u.is_active from users u where u.project_id = d.project_id and u.id = d.user_id) as user_active,
+  (d.login ->> 'sso_session_id' is null or exists (
+    select 1 from sso_sessions b where b.id = d.login ->> 'sso_session_id' and b.ended_at is null)) as sso_live`;
 
 /** Inserts a device authorization; false when its user code collides with another's (draw another). */
 export async function insertDeviceCode(
