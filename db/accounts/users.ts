@@ -51,9 +51,8 @@ export async function insertUser(
     properties?: Properties;
   },
 ): Promise<User> {
-  // The properties go as JSON text, which PostgreSQL reads as the column's jsonb.
   const { properties, ...fields } = u;
-  const values = properties === undefined ? fields : { ...fields, properties: JSON.stringify(properties) };
+  const values = properties === undefined ? fields : { ...fields, properties: sql.json(properties) };
   // postgres.js's insert helper needs `insert into users` right before it, so no alias here.
   const [row] = await sql<User[]>`insert into users ${sql(values)} returning ${columns(sql, "users")}`;
   return row;
@@ -66,7 +65,7 @@ export async function updateUserRow(
   userId: string,
   u: UserFields & { password_hash: string | null; properties?: Properties },
 ): Promise<User | undefined> {
-  const properties = u.properties === undefined ? null : JSON.stringify(u.properties);
+  const properties = u.properties === undefined ? null : sql.json(u.properties);
   const [row] = await sql<User[]>`
     update users as u set
       display_name = ${u.display_name}, avatar_url = ${u.avatar_url}, external_user_id = ${u.external_user_id},

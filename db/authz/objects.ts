@@ -232,7 +232,7 @@ export async function updateObjectRow(
 ): Promise<void> {
   await sql`
     update objects set name = ${r.name}, parent_id = ${r.parent_id},
-      properties = ${JSON.stringify(r.properties)}::jsonb, updated_at = now()
+      properties = ${sql.json(r.properties)}, updated_at = now()
     where resource_id = ${resourceId} and id = ${objectId}`;
 }
 

@@ -46,7 +46,7 @@ export async function insertClient(
     values (${c.project_id}, ${c.id}, ${c.name}, ${c.description}, ${c.secret_hash}, ${c.is_active ?? true},
             ${c.is_admin ?? false}, ${c.token_endpoint_auth_method ?? "none"}, ${c.redirect_uris ?? []},
             ${c.post_logout_redirect_uris ?? []}, ${c.third_party ?? false}, ${c.device_grant ?? false},
-            ${JSON.stringify(c.properties ?? {})}::jsonb)`;
+            ${sql.json(c.properties ?? {})})`;
 }
 
 /** Grants every permission of the project's default resources (the project's admin client). */
@@ -217,7 +217,7 @@ export async function updateClientRow(
     update clients set name = ${c.name}, description = ${c.description}, is_active = ${c.is_active},
       token_endpoint_auth_method = ${c.token_endpoint_auth_method}, redirect_uris = ${c.redirect_uris},
       post_logout_redirect_uris = ${c.post_logout_redirect_uris}, third_party = ${c.third_party},
-      device_grant = ${c.device_grant}, properties = ${JSON.stringify(c.properties)}::jsonb,
+      device_grant = ${c.device_grant}, properties = ${sql.json(c.properties)},
       tokens_valid_after = case when is_active and not ${c.is_active} then clock_timestamp() else tokens_valid_after end,
       updated_at = now()
     where project_id = ${projectId} and id = ${clientId} returning id`;
