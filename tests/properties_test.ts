@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { isDeepStrictEqual } from "node:util";
-import { clientWith, expectError, http, newProject, test, type TestProject } from "./helpers.ts";
+import { baseUrl, clientWith, expectError, http, newProject, test, type TestProject } from "./helpers.ts";
+import { hasChromium, launch, sharedOperator, signIn } from "./console_support.ts";
 
 // The generated SDK types a free-form object's values as strings; the API takes any JSON.
 type Props = { [name: string]: string };
@@ -209,3 +210,76 @@ test("least privilege: who may read but not update a record cannot set its prope
     assert.deepEqual((await res.json()).properties, { owner: "bob" });
   }
 });
+
+test(
+  "console: properties are shown and edited as JSON on the object, user and client pages; bad JSON is a 400 on the form",
+  async () => {
+    const url = await baseUrl();
+    const operator = await sharedOperator();
+    const p = await newProject();
+    const f = await folders(p);
+    await p.api.objects.createObject(p.project.id, f.id, {
+      id: "doc-1",
+      properties: props({ owner: "ann" }),
+    });
+    const user = await p.api.users.createUser(p.project.id, { display_name: "Ann", external_user_id: "ann" });
+    const client = await p.api.clients.createClient(p.project.id, { name: "Agent" });
+    const browser = await launch();
+    try {
+      const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      ctx.setDefaultTimeout(15_000);
+      const page = await ctx.newPage();
+      await page.goto(`${url}/console`);
+      await page.getByRole("button", { name: "Continue to sign-in" }).click();
+      await signIn(page, operator.email, operator.password);
+      await page.waitForURL(/\/console\/projects/);
+
+      // The object: its properties shown, bad JSON and a bad key refused next to the field, then saved.
+      await page.goto(`${url}/console/projects/${p.project.id}/resources/${f.id}/objects?at=doc-1`);
+      const box = page.getByLabel(/^Properties/);
+      assert.deepEqual(JSON.parse(await box.inputValue()), { owner: "ann" });
+      await box.fill("{owner: ann");
+      let answer = page.waitForResponse((r) => r.url().endsWith("/objects/properties"));
+      await page.getByRole("button", { name: "Save properties" }).click();
+      assert.equal((await answer).status(), 400);
+      assert.match((await page.locator("#f-properties-error").textContent())!, /not valid JSON/);
+      assert.equal(await page.getByLabel(/^Properties/).inputValue(), "{owner: ann");
+      await page.getByLabel(/^Properties/).fill('{"1a": 1}');
+      answer = page.waitForResponse((r) => r.url().endsWith("/objects/properties"));
+      await page.getByRole("button", { name: "Save properties" }).click();
+      assert.equal((await answer).status(), 400);
+      assert.match((await page.locator("#f-properties-error").textContent())!, /properties\.1a/);
+      await page.getByLabel(/^Properties/).fill('{"owner": "bob", "status": "draft"}');
+      await page.getByRole("button", { name: "Save properties" }).click();
+      assert.equal(await page.getByRole("status").textContent(), "The object's properties were saved.");
+      assert.deepEqual((await p.api.objects.getObject(p.project.id, f.id, "doc-1")).properties, {
+        owner: "bob",
+        status: "draft",
+      });
+
+      // The user and the client: the same textarea in their forms.
+      await page.goto(`${url}/console/projects/${p.project.id}/users/${user.id}`);
+      await page.getByLabel(/^Properties/).fill("[1, 2");
+      await page.getByRole("button", { name: "Save user" }).click();
+      assert.match((await page.locator("#f-properties-error").textContent())!, /not valid JSON/);
+      await page.getByLabel(/^Properties/).fill('{"region": "eu"}');
+      await page.getByRole("button", { name: "Save user" }).click();
+      await page.waitForURL(/\/users\?done=1/);
+      assert.deepEqual((await p.api.users.getUser(p.project.id, user.id, undefined)).properties, {
+        region: "eu",
+      });
+      await page.goto(`${url}/console/projects/${p.project.id}/clients/${client.id}`);
+      await page.getByLabel(/^Properties/).fill('["not", "an object"]');
+      await page.getByRole("button", { name: "Save client" }).click();
+      assert.ok(await page.locator("#f-properties-error").isVisible());
+      await page.getByLabel(/^Properties/).fill('{"tier": "gold"}');
+      await page.getByRole("button", { name: "Save client" }).click();
+      await page.waitForURL(/done=1/);
+      assert.deepEqual((await p.api.clients.getClient(p.project.id, client.id)).properties, { tier: "gold" });
+      await ctx.close();
+    } finally {
+      await browser.close();
+    }
+  },
+  { ignore: !hasChromium },
+);
