@@ -272,7 +272,14 @@ export const PROPERTY_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Any JSON value (what a parsed body holds), typed as hono's answers need it. */
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
-const JsonValue = z.unknown() as unknown as z.ZodType<Json>;
+/**
+ * A JSON object, taken as it was parsed (not copied key by key as `z.record` does, which would turn a
+ * `__proto__` key into the copy's prototype and drop it without a word).
+ */
+const JsonObject = z.custom<{ [key: string]: Json }>(
+  (v) => v !== null && typeof v === "object" && !Array.isArray(v),
+  "must be a JSON object (not an array or null)",
+);
 
 /** Whether a string inside the value holds a NUL character, which PostgreSQL's jsonb refuses. */
 function holdsNul(v: unknown): boolean {
@@ -289,10 +296,12 @@ function holdsNul(v: unknown): boolean {
  * at most 4 KB of JSON text; nested values may be any JSON. Checked here, at the edge; the table's check only
  * holds it to an object.
  */
-export const Properties = z.record(z.string(), JsonValue).superRefine((p, ctx) => {
+export const Properties = JsonObject.superRefine((p, ctx) => {
   for (const key of Object.keys(p)) {
     if (key === "") ctx.addIssue({ code: "custom", path: [], message: "a key must not be empty" });
-    else if (!PROPERTY_KEY.test(key)) {
+    else if (key === "__proto__") {
+      ctx.addIssue({ code: "custom", path: [key], message: "is reserved (JavaScript's prototype)" });
+    } else if (!PROPERTY_KEY.test(key)) {
       ctx.addIssue({
         code: "custom",
         path: [key],
@@ -311,6 +320,8 @@ export const Properties = z.record(z.string(), JsonValue).superRefine((p, ctx) =
     ctx.addIssue({ code: "custom", path: [], message: "must not contain a NUL character" });
   }
 }).openapi({
+  type: "object",
+  additionalProperties: {},
   description:
     "Attributes of the record that decisions' conditions will read (an owner, a region, a status): " +
     "a JSON object of at most 4096 bytes of JSON text, whose top-level keys match `^[A-Za-z_][A-Za-z0-9_]*$`; " +

@@ -143,6 +143,7 @@ const BAD: [string, unknown, string][] = [
   ["a key starting with a digit", { "1a": 1 }, "properties.1a"],
   ["a key with a dash", { "a-b": 1 }, "properties.a-b"],
   ["an empty key", { "": 1 }, "properties"],
+  ["a __proto__ key", JSON.parse('{"__proto__": {"owner": "x"}}'), "properties.__proto__"],
   ["over 4 KB", { big: "x".repeat(4090) }, "properties"],
   ["a NUL character", { a: "x\u0000y" }, "properties"],
 ];
