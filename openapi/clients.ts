@@ -2,12 +2,15 @@
 import { z } from "@hono/zod-openapi";
 import {
   booleanFilter,
+  ChangedProperties,
   Description,
   Id,
   listQuery,
   Name,
+  NewProperties,
   PermissionIds,
   ProjectIdParam,
+  Properties,
   Timestamps,
 } from "./fields.ts";
 import { PostLogoutRedirectUris, RedirectUris } from "./projects.ts";
@@ -84,13 +87,14 @@ export const Client = z.object({
       "ID Metadata Documents; the project's `client_metadata_documents`): that URL, which is its `client_id` at " +
       "`/authorize` and the token endpoint. Recorded on its first use (`created_at`); its `name` and " +
       "`redirect_uris` are the document's, refreshed as the document's caching allows, and only `is_active` " +
-      "(false blocks it) and `description` can be changed. null: a client registered through this API.",
+      "(false blocks it), `description` and `properties` can be changed. null: a client registered through this API.",
   }),
   last_used_at: z.string().nullable().openapi({
     description: "For a client of a metadata document: its last authorization or token request; else null",
   }),
   delegation: DelegationAnswer,
   may_act: z.string().nullable().openapi({ description: MAY_ACT }),
+  properties: Properties,
   ...Timestamps,
 }).openapi("Client");
 export type Client = z.infer<typeof Client>;
@@ -118,6 +122,7 @@ export const CreateClientRequest = z.strictObject({
   device_grant: z.boolean().optional().openapi({ description: `${DEVICE_GRANT} Default false.` }),
   delegation: Delegation.optional().openapi({ description: `${DELEGATION} Default null.` }),
   may_act: Id.nullable().optional().openapi({ description: `${MAY_ACT} Default null.` }),
+  properties: NewProperties,
 }).openapi("CreateClientRequest");
 export type CreateClientRequest = z.infer<typeof CreateClientRequest>;
 
@@ -150,6 +155,7 @@ export const UpdateClientRequest = z.strictObject({
     description:
       `${MAY_ACT} Omitted: unchanged; null clears it. Tokens issued before keep the claim they carry.`,
   }),
+  properties: ChangedProperties,
 }).openapi("UpdateClientRequest");
 export type UpdateClientRequest = z.infer<typeof UpdateClientRequest>;
 

@@ -264,3 +264,82 @@ export const PermissionIds = z.array(Id).max(500, "at most 500 permission ids").
 /** A list answer: `{ data, pagination }`. */
 export const listOf = <T extends z.ZodType>(item: T, name: string) =>
   z.object({ data: z.array(item), pagination: Pagination }).openapi(name);
+
+/** At most this many bytes in the JSON text of a record's `properties`. */
+export const MAX_PROPERTIES_BYTES = 4096;
+/** A top-level key of `properties`: an identifier, as a condition names it (`resource.properties.owner`). */
+export const PROPERTY_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Any JSON value (what a parsed body holds), typed as hono's answers need it. */
+type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+/**
+ * A JSON object, taken as it was parsed (not copied key by key as `z.record` does, which would turn a
+ * `__proto__` key into the copy's prototype and drop it without a word).
+ */
+const JsonObject = z.custom<{ [key: string]: Json }>(
+  (v) => v !== null && typeof v === "object" && !Array.isArray(v),
+  "must be a JSON object (not an array or null)",
+);
+
+/** Whether a string inside the value holds a NUL character, which PostgreSQL's jsonb refuses. */
+function holdsNul(v: unknown): boolean {
+  if (typeof v === "string") return v.includes("\u0000");
+  if (Array.isArray(v)) return v.some(holdsNul);
+  if (v !== null && typeof v === "object") {
+    return Object.entries(v).some(([k, x]) => k.includes("\u0000") || holdsNul(x));
+  }
+  return false;
+}
+
+/**
+ * Attributes of a user, a client or an object (issue 48): a JSON object whose top-level keys are identifiers,
+ * at most 4 KB of JSON text; nested values may be any JSON. Checked here, at the edge; the table's check only
+ * holds it to an object.
+ */
+export const Properties = JsonObject.superRefine((p, ctx) => {
+  for (const key of Object.keys(p)) {
+    if (key === "") ctx.addIssue({ code: "custom", path: [], message: "a key must not be empty" });
+    else if (key === "__proto__") {
+      ctx.addIssue({ code: "custom", path: [key], message: "is reserved (JavaScript's prototype)" });
+    } else if (!PROPERTY_KEY.test(key)) {
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: "a key starts with a letter or _ and holds only letters, digits and _",
+      });
+    }
+  }
+  const bytes = new TextEncoder().encode(JSON.stringify(p)).length;
+  if (bytes > MAX_PROPERTIES_BYTES) {
+    ctx.addIssue({
+      code: "custom",
+      path: [],
+      message: `at most ${MAX_PROPERTIES_BYTES} bytes of JSON (this is ${bytes})`,
+    });
+  } else if (holdsNul(p)) {
+    ctx.addIssue({ code: "custom", path: [], message: "must not contain a NUL character" });
+  }
+}).openapi({
+  type: "object",
+  additionalProperties: {},
+  description:
+    "Attributes of the record that decisions' conditions will read (an owner, a region, a status): " +
+    "a JSON object of at most 4096 bytes of JSON text, whose top-level keys match `^[A-Za-z_][A-Za-z0-9_]*$`; " +
+    "nested values may be any JSON. `{}` when none.",
+  example: { owner: "user-1", region: "eu" },
+});
+export type Properties = z.infer<typeof Properties>;
+
+/** `properties` in a create request: omitted is `{}`. */
+export const NewProperties = Properties.optional().openapi({
+  description:
+    "Attributes of the record that decisions' conditions will read (an owner, a region, a status): " +
+    "a JSON object of at most 4096 bytes of JSON text, whose top-level keys match `^[A-Za-z_][A-Za-z0-9_]*$`; " +
+    "nested values may be any JSON. Default {}.",
+});
+/** `properties` in an update request: omitted keeps them, an object replaces them whole. */
+export const ChangedProperties = Properties.optional().openapi({
+  description: "Attributes of the record that decisions' conditions will read, with the rules of the " +
+    "record's `properties` (a JSON object, at most 4096 bytes, identifier keys). Omitted: unchanged; an object " +
+    "replaces them whole ({} clears them). Whoever may update the record may set them.",
+});

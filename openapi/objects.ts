@@ -1,6 +1,15 @@
 /** Objects of a resource (the application's own ids, in a hierarchy) and roles granted on them. */
 import { z } from "@hono/zod-openapi";
-import { booleanFilter, Id, listQuery, ProjectIdParam, text } from "./fields.ts";
+import {
+  booleanFilter,
+  ChangedProperties,
+  Id,
+  listQuery,
+  NewProperties,
+  ProjectIdParam,
+  Properties,
+  text,
+} from "./fields.ts";
 import { ResourceIdParam } from "./resources.ts";
 
 /** How deep a hierarchy of objects may go: an object without parent is at depth 1. */
@@ -29,6 +38,7 @@ export const ObjectRecord = z.object({
   name: z.string().nullable(),
   parent_id: z.string().nullable(),
   depth: z.number().int().openapi({ description: "1 for an object without parent, at most 32" }),
+  properties: Properties,
   ...{
     created_at: z.string().openapi({ format: "date-time", description: "RFC 3339, UTC" }),
     updated_at: z.string().openapi({ format: "date-time", description: "RFC 3339, UTC" }),
@@ -42,6 +52,7 @@ export const CreateObjectRequest = z.strictObject({
   parent_id: ObjectId.nullable().optional().openapi({
     description: "An object of the same resource (in a batch, possibly one created before it in the batch)",
   }),
+  properties: NewProperties,
 }).openapi("CreateObjectRequest");
 export type CreateObjectRequest = z.infer<typeof CreateObjectRequest>;
 
@@ -62,6 +73,7 @@ export const UpdateObjectRequest = z.strictObject({
     description: "Omitted: unchanged. null: no parent. Given: moves the object (and its descendants) under " +
       "that object of the same resource, never under itself or a descendant, at most 32 levels deep.",
   }),
+  properties: ChangedProperties,
 }).openapi("UpdateObjectRequest");
 export type UpdateObjectRequest = z.infer<typeof UpdateObjectRequest>;
 

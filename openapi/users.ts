@@ -1,6 +1,16 @@
 /** A user of a project: fully managed (email and password) or identified by the calling system's external id. */
 import { z } from "@hono/zod-openapi";
-import { booleanFilter, Id, listQuery, Name, ProjectIdParam, Timestamps } from "./fields.ts";
+import {
+  booleanFilter,
+  ChangedProperties,
+  Id,
+  listQuery,
+  Name,
+  NewProperties,
+  ProjectIdParam,
+  Properties,
+  Timestamps,
+} from "./fields.ts";
 import { FreshProofFields } from "./mfa.ts";
 
 export const User = z.object({
@@ -20,6 +30,7 @@ export const User = z.object({
   }),
   role_id: z.string().nullable(),
   is_active: z.boolean(),
+  properties: Properties,
   permissions: z.array(z.string()).optional().openapi({
     description:
       "Only with `include_permissions=true`: the sorted `resource:permission` codes of the user's role",
@@ -80,6 +91,7 @@ export const CreateUserRequest = z.strictObject({
   send_verification: z.boolean().optional().openapi({
     description: "true: mails the user a link that verifies their address (`email` required)",
   }),
+  properties: NewProperties,
 }).superRefine((u, ctx) => {
   if (!u.email && !u.external_user_id) {
     ctx.addIssue({ code: "custom", path: ["external_user_id"], message: "required when email is absent" });
@@ -129,6 +141,7 @@ export const UpdateUserRequest = z.strictObject({
   email_verified: z.boolean().optional().openapi({
     description: "Omitted keeps it, except that a changed email is unverified; true or false sets it",
   }),
+  properties: ChangedProperties,
 }).superRefine((u, ctx) => {
   if (!u.email && !u.external_user_id) {
     ctx.addIssue({

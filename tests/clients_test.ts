@@ -39,6 +39,7 @@ test("POST .../clients creates a client whose secret is shown once and gets toke
     "permission_ids",
     "post_logout_redirect_uris",
     "project_id",
+    "properties",
     "redirect_uris",
     "third_party",
     "token_endpoint_auth_method",

@@ -31,6 +31,7 @@ test("objects: create, get, list (children, top level, search, sort), rename, mo
       name: "Root",
       parent_id: null,
       depth: 1,
+      properties: {},
       created_at: "",
       updated_at: "",
     },

@@ -21,9 +21,11 @@ test("POST .../users creates a fully managed user; the password is stored only a
     "is_active",
     "pending_email",
     "project_id",
+    "properties",
     "role_id",
     "updated_at",
   ]);
+  assert.deepEqual(u.properties, {});
   assert.equal(u.email, "ada@example.com");
   assert.equal(u.is_active, true);
   assert.equal(u.external_user_id, null);

@@ -2,6 +2,7 @@
  * Queries on users; a user row is the API's `User`. The password hash is read only by the functions that need
  * it, never by listings.
  */
+import type { Properties } from "../../openapi/fields.ts";
 import type { User, UserListQuery } from "../../openapi/users.ts";
 import { fixed, quoted, timestampsText } from "../columns.ts";
 import type { Sql } from "../connection.ts";
@@ -33,33 +34,44 @@ const columnText = (alias: string) =>
     "pending_email",
     "role_id",
     "is_active",
+    "properties",
   ]
     .map((c) => quoted(`${alias}.${c}`)).join(", ") + `, ${timestampsText(alias)}`;
 const COLUMNS = { u: columnText("u"), users: columnText("users") };
 
 const columns = (sql: Sql, alias: keyof typeof COLUMNS = "u") => fixed(sql, COLUMNS[alias]);
 
+/** Inserts the user; omitted `properties` are `{}`. */
 export async function insertUser(
   sql: Sql,
-  u: UserFields & { project_id: string; id: string; password_hash: string | null },
+  u: UserFields & {
+    project_id: string;
+    id: string;
+    password_hash: string | null;
+    properties?: Properties;
+  },
 ): Promise<User> {
+  const { properties, ...fields } = u;
+  const values = properties === undefined ? fields : { ...fields, properties: sql.json(properties) };
   // postgres.js's insert helper needs `insert into users` right before it, so no alias here.
-  const [row] = await sql<User[]>`insert into users ${sql(u)} returning ${columns(sql, "users")}`;
+  const [row] = await sql<User[]>`insert into users ${sql(values)} returning ${columns(sql, "users")}`;
   return row;
 }
 
-/** Updates the user; a null `password_hash` keeps the stored one. */
+/** Updates the user; a null `password_hash` keeps the stored one, omitted `properties` the stored ones. */
 export async function updateUserRow(
   sql: Sql,
   projectId: string,
   userId: string,
-  u: UserFields & { password_hash: string | null },
+  u: UserFields & { password_hash: string | null; properties?: Properties },
 ): Promise<User | undefined> {
+  const properties = u.properties === undefined ? null : sql.json(u.properties);
   const [row] = await sql<User[]>`
     update users as u set
       display_name = ${u.display_name}, avatar_url = ${u.avatar_url}, external_user_id = ${u.external_user_id},
       email = ${u.email}, email_verified = ${u.email_verified},
       pending_email = ${u.pending_email}, role_id = ${u.role_id}, is_active = ${u.is_active},
+      properties = coalesce(${properties}::jsonb, u.properties),
       password_hash = coalesce(${u.password_hash}, u.password_hash), updated_at = now()
     where u.project_id = ${projectId} and u.id = ${userId}
     returning ${columns(sql)}`;

@@ -1,10 +1,13 @@
 /** Queries on the objects of a resource and their closure table (`object_paths`, migration 0012). */
+import type { Properties } from "../../openapi/fields.ts";
 import type { ObjectListQuery, ObjectRecord } from "../../openapi/objects.ts";
 import { fixed, timestampsText } from "../columns.ts";
 import type { Sql } from "../connection.ts";
 import { containsPattern, type PageStatement, pageStatement, type Params } from "../lists.ts";
 
-const COLUMNS = `o.id, o.project_id, o.resource_id, o.name, o.parent_id, o.depth, ${timestampsText("o")}`;
+const COLUMNS = `o.id, o.project_id, o.resource_id, o.name, o.parent_id, o.depth, o.properties, ${
+  timestampsText("o")
+}`;
 const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
 export type ObjectsResource = { id: string; code: string; is_default: boolean };
@@ -55,7 +58,13 @@ export async function pathsOf(
   return out;
 }
 
-export type NewObject = { id: string; name: string | null; parent_id: string | null; depth: number };
+export type NewObject = {
+  id: string;
+  name: string | null;
+  parent_id: string | null;
+  depth: number;
+  properties: Properties;
+};
 export type NewPath = { object: string; ancestor: string; depth: number };
 
 /** Inserts objects (parents before children) and their paths: two statements, whatever their number. */
@@ -68,11 +77,12 @@ export async function insertObjects(
 ): Promise<ObjectRecord[]> {
   const rows = await sql<ObjectRecord[]>`
     with ins as (
-      insert into objects (project_id, resource_id, id, name, parent_id, depth)
-      select ${projectId}, ${resourceId}, x.id, x.name, x.parent_id, x.depth
+      insert into objects (project_id, resource_id, id, name, parent_id, depth, properties)
+      select ${projectId}, ${resourceId}, x.id, x.name, x.parent_id, x.depth, x.properties::jsonb
       from unnest(${objects.map((o) => o.id)}::text[], ${objects.map((o) => o.name)}::text[],
-                  ${objects.map((o) => o.parent_id)}::text[], ${objects.map((o) => o.depth)}::int[])
-        with ordinality as x (id, name, parent_id, depth, n)
+                  ${objects.map((o) => o.parent_id)}::text[], ${objects.map((o) => o.depth)}::int[],
+                  ${objects.map((o) => JSON.stringify(o.properties))}::text[])
+        with ordinality as x (id, name, parent_id, depth, properties, n)
       order by x.n
       returning *
     )
@@ -218,10 +228,11 @@ export async function updateObjectRow(
   sql: Sql,
   resourceId: string,
   objectId: string,
-  r: { name: string | null; parent_id: string | null },
+  r: { name: string | null; parent_id: string | null; properties: Properties },
 ): Promise<void> {
   await sql`
-    update objects set name = ${r.name}, parent_id = ${r.parent_id}, updated_at = now()
+    update objects set name = ${r.name}, parent_id = ${r.parent_id},
+      properties = ${sql.json(r.properties)}, updated_at = now()
     where resource_id = ${resourceId} and id = ${objectId}`;
 }
 

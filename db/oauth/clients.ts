@@ -1,5 +1,6 @@
 /** Queries on clients and their direct permission grants; a client row is the API's `Client`. */
 import type { Client, ClientListQuery, TokenEndpointAuthMethod } from "../../openapi/clients.ts";
+import type { Properties } from "../../openapi/fields.ts";
 import type { ClientMetadataDocuments } from "../../openapi/projects.ts";
 import { fixed, isoText, timestampsText } from "../columns.ts";
 import type { Sql } from "../connection.ts";
@@ -17,7 +18,7 @@ const COLUMNS =
         as permission_ids,
       case when c.delegation then json_build_object('permission_ids', array(select d.permission_id
         from client_delegations d where d.client_id = c.id order by d.permission_id)) end as delegation,
-      c.may_act,
+      c.may_act, c.properties,
       ${timestampsText("c")}`;
 const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
@@ -36,14 +37,16 @@ export async function insertClient(
     post_logout_redirect_uris?: string[];
     third_party?: boolean;
     device_grant?: boolean;
+    properties?: Properties;
   },
 ): Promise<void> {
   await sql`
     insert into clients (project_id, id, name, description, secret_hash, is_active, is_admin, token_endpoint_auth_method,
-                         redirect_uris, post_logout_redirect_uris, third_party, device_grant)
+                         redirect_uris, post_logout_redirect_uris, third_party, device_grant, properties)
     values (${c.project_id}, ${c.id}, ${c.name}, ${c.description}, ${c.secret_hash}, ${c.is_active ?? true},
             ${c.is_admin ?? false}, ${c.token_endpoint_auth_method ?? "none"}, ${c.redirect_uris ?? []},
-            ${c.post_logout_redirect_uris ?? []}, ${c.third_party ?? false}, ${c.device_grant ?? false})`;
+            ${c.post_logout_redirect_uris ?? []}, ${c.third_party ?? false}, ${c.device_grant ?? false},
+            ${sql.json(c.properties ?? {})})`;
 }
 
 /** Grants every permission of the project's default resources (the project's admin client). */
@@ -207,13 +210,14 @@ export async function updateClientRow(
     post_logout_redirect_uris: string[];
     third_party: boolean;
     device_grant: boolean;
+    properties: Properties;
   },
 ): Promise<boolean> {
   const rows = await sql`
     update clients set name = ${c.name}, description = ${c.description}, is_active = ${c.is_active},
       token_endpoint_auth_method = ${c.token_endpoint_auth_method}, redirect_uris = ${c.redirect_uris},
       post_logout_redirect_uris = ${c.post_logout_redirect_uris}, third_party = ${c.third_party},
-      device_grant = ${c.device_grant},
+      device_grant = ${c.device_grant}, properties = ${sql.json(c.properties)},
       tokens_valid_after = case when is_active and not ${c.is_active} then clock_timestamp() else tokens_valid_after end,
       updated_at = now()
     where project_id = ${projectId} and id = ${clientId} returning id`;

@@ -77,6 +77,7 @@ export async function createUser(
       role_id: roleId,
       is_active: input.is_active ?? true,
       password_hash: passwordHash,
+      properties: input.properties ?? {},
     });
     await record(tx, {
       projectId,
@@ -176,6 +177,7 @@ export async function updateUser(
       role_id: roleId,
       is_active: input.is_active,
       password_hash: passwordHash,
+      properties: input.properties,
     });
     await operatorsKept(input.is_active ? "role_id" : "is_active");
     if (!input.is_active || passwordHash) await endSessions(tx, { userId });

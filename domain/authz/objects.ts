@@ -134,7 +134,13 @@ async function planBatch(
   }
   const objects = order.map((j) => {
     const o = items[j];
-    return { id: o.id, name: o.name || null, parent_id: o.parent_id || null, depth: paths.get(o.id)!.length };
+    return {
+      id: o.id,
+      name: o.name || null,
+      parent_id: o.parent_id || null,
+      depth: paths.get(o.id)!.length,
+      properties: o.properties ?? {},
+    };
   });
   const newPaths = objects.flatMap((o) =>
     paths.get(o.id)!.map((p) => ({ object: o.id, ancestor: p.ancestor, depth: p.depth }))
@@ -194,7 +200,7 @@ export async function listObjects(
 }
 
 /**
- * Renames or moves the object. A move takes its descendants along: never under itself or one of them (a
+ * Renames or moves the object, or replaces its properties (omitted: kept). A move takes its descendants along: never under itself or one of them (a
  * cycle), never deeper than 32 levels for the deepest of them. A move never widens access silently: when grants
  * of the new ancestors would reach the subtree, the caller needs what creating them would need
  * (`requireMovable`), and the event lists them (`details.grants_now_reaching`).
@@ -243,17 +249,18 @@ export async function updateObject(
       await moveObject(tx, resourceId, objectId, parent, current.depth);
     }
     const name = input.name === undefined ? current.name : (input.name || null);
-    await updateObjectRow(tx, resourceId, objectId, { name, parent_id: parentId });
+    const properties = input.properties ?? current.properties;
+    await updateObjectRow(tx, resourceId, objectId, { name, parent_id: parentId, properties });
     const updated = (await findObject(tx, projectId, resourceId, objectId))!;
     await record(tx, {
       projectId,
       type: "object.updated",
       source: sourceOf(caller),
       target: { type: "object", id: objectId },
-      changes: diff({ name: current.name, parent_id: current.parent_id }, {
-        name: updated.name,
-        parent_id: updated.parent_id,
-      }),
+      changes: diff(
+        { name: current.name, parent_id: current.parent_id, properties: current.properties },
+        { name: updated.name, parent_id: updated.parent_id, properties: updated.properties },
+      ),
       details: {
         resource_id: resourceId,
         ...(reaching ? { grants_now_reaching: reaching.slice(0, MAX_LISTED) } : {}),
@@ -296,7 +303,7 @@ export async function deleteObject(
       type: "object.deleted",
       source: sourceOf(caller),
       target: { type: "object", id: objectId },
-      changes: diff({ name: current.name, parent_id: current.parent_id }, {}),
+      changes: diff({ name: current.name, parent_id: current.parent_id, properties: current.properties }, {}),
       details: {
         resource_id: resourceId,
         objects_deleted: gone.objects,

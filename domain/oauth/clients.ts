@@ -116,6 +116,7 @@ export async function createClient(
       token_endpoint_auth_method: input.token_endpoint_auth_method ?? "none",
       third_party: input.third_party ?? false,
       device_grant: input.device_grant ?? false,
+      properties: input.properties ?? {},
     });
     await setClientPermissions(tx, projectId, id, permissionIds);
     if (delegation) await setClientDelegation(tx, projectId, id, delegation);
@@ -188,6 +189,7 @@ export async function updateClient(
       token_endpoint_auth_method: input.token_endpoint_auth_method ?? current.token_endpoint_auth_method,
       third_party: input.third_party ?? current.third_party,
       device_grant: input.device_grant ?? current.device_grant,
+      properties: input.properties ?? current.properties,
     });
     if (permissionIds) await setClientPermissions(tx, projectId, clientId, permissionIds);
     if (delegation !== undefined) await setClientDelegation(tx, projectId, clientId, delegation);

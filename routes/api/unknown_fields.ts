@@ -4,6 +4,7 @@
  * schema refuses them at every level (`z.strictObject`), so that no body can forget to.
  */
 import type { z } from "@hono/zod-openapi";
+import { Properties } from "../../openapi/fields.ts";
 
 const UNKNOWN = "unknown field";
 
@@ -126,7 +127,8 @@ export function openPlaces(schema: z.ZodType): string[] {
   const seen = new Set<z.ZodType>();
   const at = (path: string, key: string) => path === "" ? key : `${path}.${key}`;
   const visit = (s: z.ZodType | null | undefined, path: string) => {
-    if (!s || seen.has(s)) return;
+    // A record's `properties` are open by design: any identifier is a key (openapi/fields.ts checks them).
+    if (!s || seen.has(s) || s === Properties) return;
     seen.add(s);
     const def = defOf(s);
     switch (def.type) {

@@ -10,8 +10,11 @@ import {
   Csrf,
   Field,
   Layout,
+  parsedProperties,
   type Problem,
   problemOf,
+  PropertiesField,
+  propertiesText,
   SecretOnce,
   SortTh,
   Time,
@@ -48,6 +51,8 @@ type Values = {
   /** One URI a line, as the textareas hold them. */
   redirect_uris: string;
   post_logout_redirect_uris: string;
+  /** The JSON textarea's text. */
+  properties: string;
 };
 
 /** A client's type as OAuth names it (RFC 6749 §2.1), from its authentication method at the token endpoint. */
@@ -245,6 +250,7 @@ function ClientForm(p: Form) {
         </label>
       </p>
       <RedirectFields v={v} problem={problem} />
+      <PropertiesField value={v.properties} problem={problem} />
       <PermissionChecklist
         resources={p.resources}
         checked={v.permission_ids}
@@ -324,6 +330,7 @@ async function editPage(
     token_endpoint_auth_method: client?.token_endpoint_auth_method ?? "none",
     redirect_uris: (client?.redirect_uris ?? []).join("\n"),
     post_logout_redirect_uris: (client?.post_logout_redirect_uris ?? []).join("\n"),
+    properties: propertiesText(client?.properties),
   };
   const base = `${projectPath(s.project.id)}/clients`;
   const action = client ? `${base}/${encodeURIComponent(client.id)}` : `${base}/new`;
@@ -343,12 +350,14 @@ const values = (k: Console): Values => ({
   token_endpoint_auth_method: k.field("token_endpoint_auth_method") || "none",
   redirect_uris: k.field("redirect_uris"),
   post_logout_redirect_uris: k.field("post_logout_redirect_uris"),
+  properties: k.field("properties"),
 });
-const body = (v: Values) => ({
+const body = (v: Values, properties: unknown) => ({
   ...v,
   description: v.description || null,
   redirect_uris: uriLines(v.redirect_uris),
   post_logout_redirect_uris: uriLines(v.post_logout_redirect_uris),
+  properties,
 });
 const cid = (k: Console) => k.c.req.param("cid")!;
 
@@ -356,7 +365,9 @@ const showNewClient = (k: Console) => editPage(k, null, null, null);
 
 async function createClient(k: Console) {
   const v = values(k);
-  const res = await k.api<Client & { client_secret: string }>("POST", api(k), body(v));
+  const properties = parsedProperties(v.properties);
+  if ("problem" in properties) return editPage(k, null, v, properties.problem);
+  const res = await k.api<Client & { client_secret: string }>("POST", api(k), body(v, properties.value));
   if (!res.ok) return editPage(k, null, v, problemOf(res));
   return await toSecret(k, res.body.id, res.body.client_secret);
 }
@@ -379,7 +390,11 @@ async function showClient(k: Console) {
 
 async function saveClient(k: Console) {
   const v = values(k);
-  const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(cid(k))}`, body(v));
+  const properties = parsedProperties(v.properties);
+  if ("problem" in properties) {
+    return editPage(k, await recordNow<Client>(k, api(k), cid(k)), v, properties.problem);
+  }
+  const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(cid(k))}`, body(v, properties.value));
   if (!res.ok) {
     const current = await recordNow<Client>(k, api(k), cid(k));
     return editPage(k, current, v, problemOf(res));

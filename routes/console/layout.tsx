@@ -414,3 +414,41 @@ export function SecretOnce(p: { label: string; id: string; secret: string }) {
     </section>
   );
 }
+
+/** A record's `properties` as the JSON textarea shows them. */
+export const propertiesText = (properties: Record<string, unknown> | undefined) =>
+  JSON.stringify(properties ?? {}, null, 2);
+
+/**
+ * The JSON textarea's text as the API's `properties` (empty: `{}`), or the problem to show on the form when it is
+ * not JSON at all; what JSON it holds the API checks (an object, identifier keys, at most 4 KB).
+ */
+export function parsedProperties(text: string): { value: unknown } | { problem: Problem } {
+  if (text.trim() === "") return { value: {} };
+  try {
+    return { value: JSON.parse(text) };
+  } catch (err) {
+    const issue = `not valid JSON (${err instanceof Error ? err.message : "unreadable"})`;
+    return {
+      problem: {
+        message: "Some fields need attention: properties is not valid JSON.",
+        fields: { properties: issue },
+      },
+    };
+  }
+}
+
+/** The `properties` textarea: attributes that decisions' conditions will read. */
+export function PropertiesField(p: { value: string; problem: Problem | null }) {
+  return (
+    <Field
+      name="properties"
+      label="Properties"
+      value={p.value}
+      problem={p.problem}
+      textarea
+      hint={'A JSON object of attributes that conditions will read, e.g. {"owner": "user-1", "region": "eu"}: ' +
+        "keys are letters, digits and _ (not starting with a digit), at most 4 KB. Saving replaces them whole."}
+    />
+  );
+}

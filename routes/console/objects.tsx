@@ -15,8 +15,11 @@ import {
   Layout,
   type Page,
   Pager,
+  parsedProperties,
   type Problem,
   problemOf,
+  PropertiesField,
+  propertiesText,
   Time,
 } from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
@@ -30,6 +33,7 @@ export const browserPath = (projectId: string, resourceId: string, at?: string |
 
 export const NOTICES: Record<string, string> = {
   added: "The object was added.",
+  saved: "The object's properties were saved.",
   deleted: "The object was deleted.",
   granted: "The role was granted.",
   revoked: "The grant was revoked.",
@@ -147,6 +151,8 @@ type Browser = Place & {
   self: string;
   problem: Problem | null;
   values?: { id: string; name: string };
+  /** The properties textarea's text as posted, when it was refused. */
+  properties?: string;
 };
 
 function AddForm(p: Browser) {
@@ -219,6 +225,20 @@ function ObjectGrants(p: Browser & Grants) {
   );
 }
 
+/** The object's properties, which conditions will read: a JSON textarea, saved whole. */
+function PropertiesForm(p: Browser & { current: ObjectRecord }) {
+  const editable = p.s.can("objects:update");
+  return (
+    <form method="post" action={`${browserPath(p.s.project.id, p.resource.id)}/properties`}>
+      <h2>Properties</h2>
+      <Csrf k={p.k} back={p.self} />
+      <input type="hidden" name="object" value={p.current.id} />
+      <PropertiesField value={p.properties ?? propertiesText(p.current.properties)} problem={p.problem} />
+      {editable && <button type="submit">Save properties</button>}
+    </form>
+  );
+}
+
 function DeleteForm(p: Browser & { current: ObjectRecord }) {
   return (
     <form method="post" action={`${browserPath(p.s.project.id, p.resource.id)}/delete`}>
@@ -268,13 +288,19 @@ function BrowserPage(p: BrowserPageProps) {
           <ObjectGrants {...p} />
         </>
       )}
+      {current && <PropertiesForm {...p} current={current} />}
       {current && s.can("objects:delete") && <DeleteForm {...p} current={current} />}
     </Layout>
   );
 }
 
 /** The resource's objects one level at a time: the path from the top to `at`, its children, its grants. */
-async function browser(k: Console, problem: Problem | null, values?: { id: string; name: string }) {
+async function browser(
+  k: Console,
+  problem: Problem | null,
+  values?: { id: string; name: string },
+  properties?: string,
+) {
   const url = new URL(k.c.req.url);
   const at = url.searchParams.get("at") || (k.field("parent") || null);
   const place = await placeOf(k, at);
@@ -291,7 +317,20 @@ async function browser(k: Console, problem: Problem | null, values?: { id: strin
   const self = browserPath(s.project.id, resource.id, at);
   const title = current ? `${resource.name}: ${current.name ?? current.id}` : `Objects of ${resource.name}`;
   const notice = NOTICES[url.searchParams.get("done") ?? ""] ?? null;
-  const props = { ...place, k, at, self, problem, values, grants, roles, inside: res.body, title, notice };
+  const props = {
+    ...place,
+    k,
+    at,
+    self,
+    problem,
+    values,
+    properties,
+    grants,
+    roles,
+    inside: res.body,
+    title,
+    notice,
+  };
   return html(k.c, (nonce) => <BrowserPage nonce={nonce} {...props} />, problem ? 400 : 200);
 }
 
@@ -322,10 +361,31 @@ async function deleteObject(k: Console) {
   return k.c.redirect(`${up}${current?.parent_id ? "&" : "?"}done=deleted`, 303);
 }
 
+/** Replaces the object's properties with the textarea's JSON (not JSON: refused on the form, 400). */
+async function saveProperties(k: Console) {
+  const id = k.field("object");
+  const text = k.field("properties");
+  const parsed = parsedProperties(text);
+  const res = "problem" in parsed
+    ? null
+    : await k.api("PUT", `${objectsApi(k)}/${enc(id)}`, { properties: parsed.value });
+  if (res === null || !res.ok) {
+    k.form.parent = id;
+    return browser(
+      k,
+      res === null ? (parsed as { problem: Problem }).problem : problemOf(res),
+      undefined,
+      text,
+    );
+  }
+  return k.c.redirect(`${browserPath(k.c.req.param("pid")!, rid(k), id)}&done=saved`, 303);
+}
+
 const showObjects = (k: Console) => browser(k, null);
 
 export function registerObjectPages(app: App) {
   app.get("/console/projects/:pid/resources/:rid/objects", signedIn(app, showObjects));
   app.post("/console/projects/:pid/resources/:rid/objects/new", signedIn(app, addObject));
   app.post("/console/projects/:pid/resources/:rid/objects/delete", signedIn(app, deleteObject));
+  app.post("/console/projects/:pid/resources/:rid/objects/properties", signedIn(app, saveProperties));
 }

@@ -2,13 +2,25 @@
 import type { Role } from "../../openapi/roles.ts";
 import type { User } from "../../openapi/users.ts";
 import { DeleteLink } from "./deletion.tsx";
-import { Active, Alert, CopyId, Csrf, Field, Layout, type Page, type Problem, Time } from "./layout.tsx";
+import {
+  Active,
+  Alert,
+  CopyId,
+  Csrf,
+  Field,
+  Layout,
+  type Page,
+  type Problem,
+  PropertiesField,
+  propertiesText,
+  Time,
+} from "./layout.tsx";
 import { projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { allResources } from "./resources.tsx";
 import { ApiRefusal, type Console, html } from "./session.ts";
 
 export type Values =
-  & Record<"display_name" | "email" | "external_user_id" | "role_id" | "password", string>
+  & Record<"display_name" | "email" | "external_user_id" | "role_id" | "password" | "properties", string>
   & {
     is_active: boolean;
   };
@@ -223,6 +235,7 @@ function ProfileForm(p: Form) {
           ? "Leave empty to keep the current one; a new one ends the user's sessions."
           : "At least 8 characters; required with an email."}
       />
+      <PropertiesField value={v.properties} problem={problem} />
       <p class="check">
         <input type="checkbox" id="f-is_active" name="is_active" value="true" checked={v.is_active} />{" "}
         <label for="f-is_active">
@@ -275,6 +288,7 @@ export async function editPage(
     role_id: user?.role_id ?? "",
     password: "",
     is_active: user?.is_active ?? true,
+    properties: propertiesText(user?.properties),
   };
   const base = `${projectPath(s.project.id)}/users`;
   const action = user ? `${base}/${encodeURIComponent(user.id)}` : `${base}/new`;

@@ -1,7 +1,7 @@
 /** Console pages of a project's users: create, edit, role, activate or deactivate, set a password. */
 import type { User } from "../../openapi/users.ts";
 import type { App } from "../env.ts";
-import { Active, CopyId, problemOf, SortTh } from "./layout.tsx";
+import { Active, CopyId, parsedProperties, problemOf, SortTh } from "./layout.tsx";
 import { areaApi, projectPath, recordNow, refusedPage } from "./projects.tsx";
 import { ApiRefusal, type Console, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
@@ -51,9 +51,11 @@ const values = (k: Console): Values => ({
   role_id: k.field("role_id"),
   password: k.list("password")[0] ?? "",
   is_active: k.field("is_active") === "true",
+  properties: k.field("properties"),
 });
 
-const body = (v: Values, create: boolean) => ({
+const body = (v: Values, create: boolean, properties: unknown) => ({
+  properties,
   display_name: v.display_name,
   email: v.email || null,
   external_user_id: v.external_user_id || null,
@@ -66,7 +68,9 @@ const showNewUser = (k: Console) => editPage(k, null, null, null);
 
 async function createUser(k: Console) {
   const v = values(k);
-  const res = await k.api("POST", api(k), body(v, true));
+  const properties = parsedProperties(v.properties);
+  if ("problem" in properties) return editPage(k, null, { ...v, password: "" }, properties.problem);
+  const res = await k.api("POST", api(k), body(v, true, properties.value));
   if (!res.ok) return editPage(k, null, { ...v, password: "" }, problemOf(res));
   return k.c.redirect(`${usersPath(k)}?done=1`, 303);
 }
@@ -91,7 +95,11 @@ async function mailUser(k: Console) {
 
 async function saveUser(k: Console) {
   const v = values(k);
-  const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(uid(k))}`, body(v, false));
+  const properties = parsedProperties(v.properties);
+  if ("problem" in properties) {
+    return editPage(k, await recordNow<User>(k, api(k), uid(k)), { ...v, password: "" }, properties.problem);
+  }
+  const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(uid(k))}`, body(v, false, properties.value));
   if (!res.ok) {
     const current = await recordNow<User>(k, api(k), uid(k));
     return editPage(k, current, { ...v, password: "" }, problemOf(res));

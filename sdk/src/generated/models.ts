@@ -821,7 +821,7 @@ export namespace Api {
 		 */
 		'device_grant': boolean;
 		/**
-		 * @description <p>For a client that identifies itself by the <code>https</code> URL of its metadata document (OAuth Client ID Metadata Documents; the project&#39;s <code>client_metadata_documents</code>): that URL, which is its <code>client_id</code> at <code>/authorize</code> and the token endpoint. Recorded on its first use (<code>created_at</code>); its <code>name</code> and <code>redirect_uris</code> are the document&#39;s, refreshed as the document&#39;s caching allows, and only <code>is_active</code> (false blocks it) and <code>description</code> can be changed. null: a client registered through this API.</p>
+		 * @description <p>For a client that identifies itself by the <code>https</code> URL of its metadata document (OAuth Client ID Metadata Documents; the project&#39;s <code>client_metadata_documents</code>): that URL, which is its <code>client_id</code> at <code>/authorize</code> and the token endpoint. Recorded on its first use (<code>created_at</code>); its <code>name</code> and <code>redirect_uris</code> are the document&#39;s, refreshed as the document&#39;s caching allows, and only <code>is_active</code> (false blocks it), <code>description</code> and <code>properties</code> can be changed. null: a client registered through this API.</p>
 		 * @type {string | null}
 		 * @memberof Client
 		 */
@@ -844,6 +844,12 @@ export namespace Api {
 		 * @memberof Client
 		 */
 		'may_act': string | null;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. <code>{}</code> when none.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof Client
+		 */
+		properties: { [name: string]: string };
 		/**
 		 * @description <p>RFC 3339, UTC</p>
 		 * @type {string}
@@ -999,6 +1005,12 @@ export namespace Api {
 		 * @memberof CreateClientRequest
 		 */
 		'may_act'?: string | null;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. Default {}.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof CreateClientRequest
+		 */
+		properties?: { [name: string]: string };
 	}
 
 	/**
@@ -1187,6 +1199,12 @@ export namespace Api {
 		 * @memberof CreateObjectRequest
 		 */
 		'parent_id'?: string | null;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. Default {}.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof CreateObjectRequest
+		 */
+		properties?: { [name: string]: string };
 	}
 
 	export interface CreateObjectsRequest {
@@ -1404,6 +1422,12 @@ export namespace Api {
 		 * @memberof CreateUserRequest
 		 */
 		'send_verification'?: boolean;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. Default {}.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof CreateUserRequest
+		 */
+		properties?: { [name: string]: string };
 	}
 
 	export interface CreateWebhookRequest {
@@ -2406,6 +2430,12 @@ export namespace Api {
 		 * @memberof Object
 		 */
 		depth: number;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. <code>{}</code> when none.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof Object
+		 */
+		properties: { [name: string]: string };
 		/**
 		 * @description <p>RFC 3339, UTC</p>
 		 * @type {string}
@@ -3623,6 +3653,12 @@ export namespace Api {
 		 * @memberof UpdateClientRequest
 		 */
 		'may_act'?: string | null;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read, with the rules of the record&#39;s <code>properties</code> (a JSON object, at most 4096 bytes, identifier keys). Omitted: unchanged; an object replaces them whole ({} clears them). Whoever may update the record may set them.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof UpdateClientRequest
+		 */
+		properties?: { [name: string]: string };
 	}
 
 	/**
@@ -3750,6 +3786,12 @@ export namespace Api {
 		 * @memberof UpdateObjectRequest
 		 */
 		'parent_id'?: string | null;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read, with the rules of the record&#39;s <code>properties</code> (a JSON object, at most 4096 bytes, identifier keys). Omitted: unchanged; an object replaces them whole ({} clears them). Whoever may update the record may set them.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof UpdateObjectRequest
+		 */
+		properties?: { [name: string]: string };
 	}
 
 	export interface UpdateProjectRequest {
@@ -3962,6 +4004,12 @@ export namespace Api {
 		 * @memberof UpdateUserRequest
 		 */
 		'email_verified'?: boolean;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read, with the rules of the record&#39;s <code>properties</code> (a JSON object, at most 4096 bytes, identifier keys). Omitted: unchanged; an object replaces them whole ({} clears them). Whoever may update the record may set them.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof UpdateUserRequest
+		 */
+		properties?: { [name: string]: string };
 	}
 
 	export interface UpdateWebhookRequest {
@@ -4017,6 +4065,12 @@ export namespace Api {
 		'pending_email': string | null;
 		'role_id': string | null;
 		'is_active': boolean;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. <code>{}</code> when none.</p>
+		 * @type {{ [name: string]: string }}
+		 * @memberof User
+		 */
+		properties: { [name: string]: string };
 		/**
 		 * @description <p>Only with <code>include_permissions=true</code>: the sorted <code>resource:permission</code> codes of the user&#39;s role</p>
 		 * @type {string[]}
