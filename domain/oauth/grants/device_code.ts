@@ -62,7 +62,9 @@ async function approvedTokens(
   if (!row.user_active) throw new AppError("invalid_device_code", { description: "the user is inactive" });
   // Signed out since approving (as a code of an OpenID login counts only while its browser session does).
   if (!row.sso_live) {
-    throw new AppError("invalid_device_code", { description: "the sign-in that approved the device has ended" });
+    throw new AppError("invalid_device_code", {
+      description: "the sign-in that approved the device has ended",
+    });
   }
   const userId = row.user_id!;
   const target = await userTarget(ctx, client, {
