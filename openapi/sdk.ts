@@ -2,8 +2,10 @@
  * `deno task sdk`: generates the TypeScript fetch client from openapi/openapi.json into sdk/src/generated/ (the
  * generator's folder; the package around it, sdk/, is written by hand) with
  * @openapi-generator-plus/typescript-fetch-client-generator, then gives its relative imports the `.ts`
- * extension that Deno needs (and that tsc rewrites to `.js` when it builds the package for Node), and drops
- * the generator's README (the package has its own). `--out DIR` writes elsewhere (the drift test compares).
+ * extension that Deno needs (and that tsc rewrites to `.js` when it builds the package for Node), types the
+ * document's free-form objects (`additionalProperties: {}`: `properties`, an AuthZEN `context`) as maps of
+ * `unknown` where the generator writes maps of `string` (their values are any JSON), and drops the generator's
+ * README (the package has its own). `--out DIR` writes elsewhere (the drift test compares).
  */
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -53,7 +55,13 @@ export async function generateSdk(outDir: string): Promise<void> {
     if (!entry.name.endsWith(".ts")) continue;
     const path = join(outDir, entry.name);
     const source = await Deno.readTextFile(path);
-    await Deno.writeTextFile(path, source.replace(/from "(\.\/[\w-]+)"/g, 'from "$1.ts"'));
+    await Deno.writeTextFile(
+      path,
+      source
+        .replace(/from "(\.\/[\w-]+)"/g, 'from "$1.ts"')
+        // Every map in the document is free-form but one (an audit event's `changes`, typed by its own schema).
+        .replaceAll("{ [name: string]: string }", "{ [name: string]: unknown }"),
+    );
   }
 }
 

@@ -40,10 +40,10 @@ export namespace Api {
 		resource?: Api.AccessEvaluationItem.Resource;
 		/**
 		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof AccessEvaluationItem
 		 */
-		context?: { [name: string]: string };
+		context?: { [name: string]: unknown };
 	}
 
 	/**
@@ -66,10 +66,10 @@ export namespace Api {
 			id?: string;
 			/**
 			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-			 * @type {{ [name: string]: string }}
+			 * @type {{ [name: string]: unknown }}
 			 * @memberof Subject
 			 */
-			properties?: { [name: string]: string };
+			properties?: { [name: string]: unknown };
 		}
 
 		export interface Action {
@@ -81,10 +81,10 @@ export namespace Api {
 			name?: string;
 			/**
 			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-			 * @type {{ [name: string]: string }}
+			 * @type {{ [name: string]: unknown }}
 			 * @memberof Action
 			 */
-			properties?: { [name: string]: string };
+			properties?: { [name: string]: unknown };
 		}
 
 		export interface Resource {
@@ -102,10 +102,10 @@ export namespace Api {
 			id?: string;
 			/**
 			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-			 * @type {{ [name: string]: string }}
+			 * @type {{ [name: string]: unknown }}
 			 * @memberof Resource
 			 */
-			properties?: { [name: string]: string };
+			properties?: { [name: string]: unknown };
 		}
 
 	}
@@ -116,10 +116,10 @@ export namespace Api {
 		resource: Api.AuthzenResource;
 		/**
 		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof AccessEvaluationRequest
 		 */
-		context?: { [name: string]: string };
+		context?: { [name: string]: unknown };
 	}
 
 	export interface AccessEvaluationsRequest {
@@ -128,10 +128,10 @@ export namespace Api {
 		resource?: Api.AccessEvaluationsRequest.Resource;
 		/**
 		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof AccessEvaluationsRequest
 		 */
-		context?: { [name: string]: string };
+		context?: { [name: string]: unknown };
 		/**
 		 * @description <p>Up to 1000 questions, answered in order. Absent or empty: the request is one evaluation (its top-level <code>subject</code>, <code>action</code> and <code>resource</code> are then required).</p>
 		 * @type {Api.AccessEvaluationItem[]}
@@ -161,10 +161,10 @@ export namespace Api {
 			id?: string;
 			/**
 			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-			 * @type {{ [name: string]: string }}
+			 * @type {{ [name: string]: unknown }}
 			 * @memberof Subject
 			 */
-			properties?: { [name: string]: string };
+			properties?: { [name: string]: unknown };
 		}
 
 		export interface Action {
@@ -176,10 +176,10 @@ export namespace Api {
 			name?: string;
 			/**
 			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-			 * @type {{ [name: string]: string }}
+			 * @type {{ [name: string]: unknown }}
 			 * @memberof Action
 			 */
-			properties?: { [name: string]: string };
+			properties?: { [name: string]: unknown };
 		}
 
 		export interface Resource {
@@ -197,10 +197,10 @@ export namespace Api {
 			id?: string;
 			/**
 			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-			 * @type {{ [name: string]: string }}
+			 * @type {{ [name: string]: unknown }}
 			 * @memberof Resource
 			 */
-			properties?: { [name: string]: string };
+			properties?: { [name: string]: unknown };
 		}
 
 		export interface Options {
@@ -245,10 +245,10 @@ export namespace Api {
 		resource: Api.AuthzenResource;
 		/**
 		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof ActionSearchRequest
 		 */
-		context?: { [name: string]: string };
+		context?: { [name: string]: unknown };
 		/**
 		 * @description <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
 		 * @type {Api.AuthzenPageRequest}
@@ -311,10 +311,10 @@ export namespace Api {
 		changes: ({ [name: string]: Api.AuditChange }) | null;
 		/**
 		 * @description <p>For security facts: what identifies them (the email tried, the client, the reason)</p>
-		 * @type {({ [name: string]: string }) | null}
+		 * @type {({ [name: string]: unknown }) | null}
 		 * @memberof AuditEvent
 		 */
-		details: ({ [name: string]: string }) | null;
+		details: ({ [name: string]: unknown }) | null;
 	}
 
 	/**
@@ -526,10 +526,10 @@ export namespace Api {
 		name: string;
 		/**
 		 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof AuthzenAction
 		 */
-		properties?: { [name: string]: string };
+		properties?: { [name: string]: unknown };
 	}
 
 	export interface AuthzenActionName {
@@ -594,7 +594,7 @@ export namespace Api {
 		 * maximum: 1000
 		 */
 		limit?: number;
-		properties?: { [name: string]: string };
+		properties?: { [name: string]: unknown };
 	}
 
 	export interface AuthzenReason {
@@ -669,10 +669,10 @@ export namespace Api {
 		id: string;
 		/**
 		 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof AuthzenResource
 		 */
-		properties?: { [name: string]: string };
+		properties?: { [name: string]: unknown };
 	}
 
 	export interface AuthzenSubject {
@@ -690,10 +690,10 @@ export namespace Api {
 		id: string;
 		/**
 		 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof AuthzenSubject
 		 */
-		properties?: { [name: string]: string };
+		properties?: { [name: string]: unknown };
 	}
 
 	export interface BearerError {
@@ -846,10 +846,10 @@ export namespace Api {
 		'may_act': string | null;
 		/**
 		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. <code>{}</code> when none.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof Client
 		 */
-		properties: { [name: string]: string };
+		properties: { [name: string]: unknown };
 		/**
 		 * @description <p>RFC 3339, UTC</p>
 		 * @type {string}
@@ -1007,10 +1007,10 @@ export namespace Api {
 		'may_act'?: string | null;
 		/**
 		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. Default {}.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof CreateClientRequest
 		 */
-		properties?: { [name: string]: string };
+		properties?: { [name: string]: unknown };
 	}
 
 	/**
@@ -1201,10 +1201,10 @@ export namespace Api {
 		'parent_id'?: string | null;
 		/**
 		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. Default {}.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof CreateObjectRequest
 		 */
-		properties?: { [name: string]: string };
+		properties?: { [name: string]: unknown };
 	}
 
 	export interface CreateObjectsRequest {
@@ -1424,10 +1424,10 @@ export namespace Api {
 		'send_verification'?: boolean;
 		/**
 		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. Default {}.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof CreateUserRequest
 		 */
-		properties?: { [name: string]: string };
+		properties?: { [name: string]: unknown };
 	}
 
 	export interface CreateWebhookRequest {
@@ -2432,10 +2432,10 @@ export namespace Api {
 		depth: number;
 		/**
 		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. <code>{}</code> when none.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof Object
 		 */
-		properties: { [name: string]: string };
+		properties: { [name: string]: unknown };
 		/**
 		 * @description <p>RFC 3339, UTC</p>
 		 * @type {string}
@@ -2977,10 +2977,10 @@ export namespace Api {
 		resource: Api.ResourceSearchRequest.Resource;
 		/**
 		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof ResourceSearchRequest
 		 */
-		context?: { [name: string]: string };
+		context?: { [name: string]: unknown };
 		/**
 		 * @description <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
 		 * @type {Api.AuthzenPageRequest}
@@ -3009,10 +3009,10 @@ export namespace Api {
 			id?: string;
 			/**
 			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-			 * @type {{ [name: string]: string }}
+			 * @type {{ [name: string]: unknown }}
 			 * @memberof Resource
 			 */
-			properties?: { [name: string]: string };
+			properties?: { [name: string]: unknown };
 		}
 
 	}
@@ -3217,10 +3217,10 @@ export namespace Api {
 		resource: Api.AuthzenResource;
 		/**
 		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof SubjectSearchRequest
 		 */
-		context?: { [name: string]: string };
+		context?: { [name: string]: unknown };
 		/**
 		 * @description <p>With a token, every entity, the context and the limit must be those of the first request: otherwise 400 <code>invalid_params</code> (<code>/page/token</code>).</p>
 		 * @type {Api.AuthzenPageRequest}
@@ -3249,10 +3249,10 @@ export namespace Api {
 			id?: string;
 			/**
 			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
-			 * @type {{ [name: string]: string }}
+			 * @type {{ [name: string]: unknown }}
 			 * @memberof Subject
 			 */
-			properties?: { [name: string]: string };
+			properties?: { [name: string]: unknown };
 		}
 
 	}
@@ -3655,10 +3655,10 @@ export namespace Api {
 		'may_act'?: string | null;
 		/**
 		 * @description <p>Attributes of the record that decisions&#39; conditions will read, with the rules of the record&#39;s <code>properties</code> (a JSON object, at most 4096 bytes, identifier keys). Omitted: unchanged; an object replaces them whole ({} clears them). Whoever may update the record may set them.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof UpdateClientRequest
 		 */
-		properties?: { [name: string]: string };
+		properties?: { [name: string]: unknown };
 	}
 
 	/**
@@ -3788,10 +3788,10 @@ export namespace Api {
 		'parent_id'?: string | null;
 		/**
 		 * @description <p>Attributes of the record that decisions&#39; conditions will read, with the rules of the record&#39;s <code>properties</code> (a JSON object, at most 4096 bytes, identifier keys). Omitted: unchanged; an object replaces them whole ({} clears them). Whoever may update the record may set them.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof UpdateObjectRequest
 		 */
-		properties?: { [name: string]: string };
+		properties?: { [name: string]: unknown };
 	}
 
 	export interface UpdateProjectRequest {
@@ -4006,10 +4006,10 @@ export namespace Api {
 		'email_verified'?: boolean;
 		/**
 		 * @description <p>Attributes of the record that decisions&#39; conditions will read, with the rules of the record&#39;s <code>properties</code> (a JSON object, at most 4096 bytes, identifier keys). Omitted: unchanged; an object replaces them whole ({} clears them). Whoever may update the record may set them.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof UpdateUserRequest
 		 */
-		properties?: { [name: string]: string };
+		properties?: { [name: string]: unknown };
 	}
 
 	export interface UpdateWebhookRequest {
@@ -4067,10 +4067,10 @@ export namespace Api {
 		'is_active': boolean;
 		/**
 		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. <code>{}</code> when none.</p>
-		 * @type {{ [name: string]: string }}
+		 * @type {{ [name: string]: unknown }}
 		 * @memberof User
 		 */
-		properties: { [name: string]: string };
+		properties: { [name: string]: unknown };
 		/**
 		 * @description <p>Only with <code>include_permissions=true</code>: the sorted <code>resource:permission</code> codes of the user&#39;s role</p>
 		 * @type {string[]}
