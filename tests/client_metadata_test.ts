@@ -472,3 +472,49 @@ test("least privilege: only a caller covering the whole project changes client_m
   );
   assert.ok(bad.details?.some((d) => d.field.startsWith("client_metadata_documents")), JSON.stringify(bad));
 });
+
+test("one URL recorded by two projects: its code, refresh and revocation each reach their own project's row", async () => {
+  const svc = await trusting();
+  const docs = await documentServer();
+  if (!svc || !docs) return;
+  const [one, two] = [await setup(svc.url), await setup(svc.url)];
+  const clientId = docs.url(`/shared/${crypto.randomUUID().slice(0, 8)}/client.json`);
+  docs.route(new URL(clientId).pathname, { body: documentOf(clientId) });
+  const signIn = async (s: Setup) => {
+    const browser = new Browser(svc.url);
+    const { res, html, verifier } = await authorize(browser, s, clientId);
+    assert.equal(res.status, 200, html);
+    const location = await signInAndAllow(browser, s, html, new URL(clientId).host);
+    const tokens = await postTokenAt(svc.url, {
+      grant_type: "authorization_code",
+      client_id: clientId,
+      code: location.searchParams.get("code")!,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: verifier,
+    });
+    assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+    return tokens.body as { access_token: string; refresh_token: string };
+  };
+  const a = await signIn(one);
+  const b = await signIn(two);
+  assert.equal(payloadOf(a.access_token).aud, one.indicator);
+  assert.equal(payloadOf(b.access_token).aud, two.indicator);
+  assert.equal((await urlClients(one)).length, 1);
+  assert.equal((await urlClients(two)).length, 1);
+  const refreshed = await postTokenAt(svc.url, {
+    grant_type: "refresh_token",
+    client_id: clientId,
+    refresh_token: b.refresh_token,
+  });
+  assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+  // Revoking an access token by the URL: the token's own project's row revokes it.
+  const revoked = await fetch(`${svc.url}/api/v1/tokens/revoke`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ token: a.access_token, client_id: clientId }).toString(),
+  });
+  assert.equal(revoked.status, 200, await revoked.clone().text());
+  await revoked.body?.cancel();
+  const [event] = await eventsOf(one, "token.revoked");
+  assert.equal(event?.target?.id, payloadOf(a.access_token).jti);
+});

@@ -115,14 +115,14 @@ export async function authenticateWith<T extends { project_id: string }>(
   presented: PresentedClient,
   rule: AuthenticationRule,
   read: () => Promise<T | undefined>,
+  /** When `read` finds nothing: another way to the project (revocation's access tokens). */
+  otherwise?: () => Promise<string | undefined>,
 ): Promise<{ client: ClientWithProjectRow; row: T | undefined }> {
   let found: { row: T | undefined } | undefined;
-  const client = await authenticateClient(
-    sql,
-    presented,
-    rule,
-    async () => (found = { row: await read() }).row?.project_id,
-  );
+  const client = await authenticateClient(sql, presented, rule, async () => {
+    found = { row: await read() };
+    return found.row?.project_id ?? await otherwise?.();
+  });
   return { client, row: found ? found.row : await read() };
 }
 

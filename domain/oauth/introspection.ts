@@ -30,6 +30,8 @@ export async function revokeToken(
     presented,
     "revocation",
     () => retryRead(() => findRefreshToken(sql, hashSecret(req.token))),
+    // A URL client recorded by several projects: an access token names its project by its `aud`.
+    () => accessTokenProject(sql, tokens, req.token),
   );
   if (!client.is_active || !client.project_is_active) return;
   const source = clientSource(client.id, presented.request);
@@ -65,6 +67,17 @@ export async function revokeToken(
       });
     });
   }
+}
+
+/** The project of an access token of this service (its `aud`: the project, or one of its APIs), or undefined. */
+async function accessTokenProject(
+  sql: Sql,
+  tokens: TokenService,
+  token: string,
+): Promise<string | undefined> {
+  const claims = await tokens.verifyAccessToken(token);
+  if (!claims) return undefined;
+  return await retryRead(() => findIndicatorProject(sql, claims.aud)) ?? claims.aud;
 }
 
 /**
