@@ -299,6 +299,26 @@ export type Holder =
   /** A token of an exchange: what its subject holds, every actor's delegation has, and the exchange asked. */
   | { delegatedJti: string };
 
+/**
+ * The ids of the permissions a token of an exchange holds now (`jti`, its row in delegated_tokens): what its
+ * subject holds (a user through the role, a client directly), within every actor's delegation, within what the
+ * exchange asked for (its permissions, its API). With `projectId`, only a token of that project.
+ */
+export function delegatedPermissionIds(sql: Sql, jti: string, projectId?: string) {
+  return sql`select pe.id from delegated_tokens dt join permissions pe on pe.project_id = dt.project_id
+    where dt.jti = ${jti} ${projectId === undefined ? sql`` : sql`and dt.project_id = ${projectId}`}
+      and (dt.permission_ids is null or pe.id = any(dt.permission_ids))
+      and (dt.resource_id is null or pe.resource_id = dt.resource_id)
+      and pe.id in (select rp.permission_id from role_permissions rp join users u
+                      on u.project_id = rp.project_id and u.role_id = rp.role_id
+                    where dt.subject_type = 'user' and u.id = dt.subject_id
+                    union all
+                    select cp.permission_id from client_permissions cp
+                    where dt.subject_type = 'client' and cp.client_id = dt.subject_id)
+      and not exists (select from unnest(dt.actors) a (id) where not exists (
+            select from client_delegations d where d.client_id = a.id and d.permission_id = pe.id))`;
+}
+
 function permissionIdsOf(sql: Sql, projectId: string, h: Holder) {
   if ("clientId" in h) {
     return sql`select permission_id from client_permissions where project_id = ${projectId} and client_id = ${h.clientId}`;
@@ -312,20 +332,7 @@ function permissionIdsOf(sql: Sql, projectId: string, h: Holder) {
     return sql`select permission_id from role_permissions where project_id = ${projectId} and role_id = ${h.roleId}`;
   }
   if ("permissionIds" in h) return sql`select unnest(${h.permissionIds}::text[])`;
-  if ("delegatedJti" in h) {
-    return sql`select pe.id from delegated_tokens dt join permissions pe on pe.project_id = dt.project_id
-      where dt.jti = ${h.delegatedJti} and dt.project_id = ${projectId}
-        and (dt.permission_ids is null or pe.id = any(dt.permission_ids))
-        and (dt.resource_id is null or pe.resource_id = dt.resource_id)
-        and pe.id in (select rp.permission_id from role_permissions rp join users u
-                        on u.project_id = rp.project_id and u.role_id = rp.role_id
-                      where dt.subject_type = 'user' and u.id = dt.subject_id
-                      union all
-                      select cp.permission_id from client_permissions cp
-                      where dt.subject_type = 'client' and cp.client_id = dt.subject_id)
-        and not exists (select from unnest(dt.actors) a (id) where not exists (
-              select from client_delegations d where d.client_id = a.id and d.permission_id = pe.id))`;
-  }
+  if ("delegatedJti" in h) return delegatedPermissionIds(sql, h.delegatedJti, projectId);
   if ("codes" in h) {
     return sql`select pe.id from permissions pe join resources r on r.id = pe.resource_id
       where pe.project_id = ${projectId} and r.is_default and r.code || ':' || pe.code = any(${h.codes}::text[])`;

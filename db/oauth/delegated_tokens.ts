@@ -1,5 +1,6 @@
 /** Tokens issued by token exchange (RFC 8693): one row each, which the gate reads to decide them live. */
 import type { Sql } from "../connection.ts";
+import { delegatedPermissionIds } from "../authz/principals.ts";
 
 export type DelegatedRow = {
   subject_type: "user" | "client";
@@ -110,20 +111,8 @@ export async function exchangeablePermissions(
 export async function delegatedPermissions(sql: Sql, jti: string): Promise<ExchangeablePermission[]> {
   return await sql<ExchangeablePermission[]>`
     select pe.id, pe.resource_id, pe.code as permission, r.code || ':' || pe.code as code
-    from delegated_tokens dt
-    join permissions pe on pe.project_id = dt.project_id
-    join resources r on r.id = pe.resource_id
-    where dt.jti = ${jti}
-      and (dt.permission_ids is null or pe.id = any(dt.permission_ids))
-      and (dt.resource_id is null or pe.resource_id = dt.resource_id)
-      and pe.id in (select rp.permission_id from role_permissions rp join users u
-                      on u.project_id = rp.project_id and u.role_id = rp.role_id
-                    where dt.subject_type = 'user' and u.id = dt.subject_id
-                    union all
-                    select cp.permission_id from client_permissions cp
-                    where dt.subject_type = 'client' and cp.client_id = dt.subject_id)
-      and not exists (select from unnest(dt.actors) a (id) where not exists (
-            select from client_delegations d where d.client_id = a.id and d.permission_id = pe.id))
+    from permissions pe join resources r on r.id = pe.resource_id
+    where pe.id in (${delegatedPermissionIds(sql, jti)})
     order by (r.code || ':' || pe.code) collate "C"`;
 }
 
