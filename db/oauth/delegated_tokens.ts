@@ -116,12 +116,6 @@ export async function delegatedPermissions(sql: Sql, jti: string): Promise<Excha
     order by (r.code || ':' || pe.code) collate "C"`;
 }
 
-/** Whether the client's delegation is on (token exchange). */
-export async function delegationOn(sql: Sql, clientId: string): Promise<boolean> {
-  const [row] = await sql<{ delegation: boolean }[]>`select delegation from clients where id = ${clientId}`;
-  return row?.delegation ?? false;
-}
-
 /** An agent acting for a user now: a client first in the chain of live tokens exchanged for the user. */
 export type ActingAgent = { client_id: string; client_name: string; tokens: number; last_at: string };
 

@@ -63,6 +63,10 @@ export function actorOf(value: unknown, depth = 1): Actor | null {
   return inner ? { sub, act: inner } : null;
 }
 
+/** Whose permissions an access token's are: its user's (a token of a session), else its client's (`sub`). */
+export const holderOf = (c: { sub: string; sid?: string }): { userId: string } | { clientId: string } =>
+  c.sid ? { userId: c.sub } : { clientId: c.sub };
+
 /** A verified token's claims and the key that signed it. */
 export type VerifiedClaims = AccessClaims & { kid: string };
 

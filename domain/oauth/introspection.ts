@@ -11,7 +11,7 @@ import { findSessionAuth } from "../../db/oauth/oidc.ts";
 import { findIndicatorProject, findIndicatorTarget } from "../../db/oauth/resource_indicators.ts";
 import { authContext } from "./oidc.ts";
 import { hashSecret } from "../shared/secrets.ts";
-import type { TokenService } from "../keys/tokens.ts";
+import { holderOf, type TokenService } from "../keys/tokens.ts";
 
 /**
  * RFC 7009. A confidential client authenticates with HTTP Basic; a public client (PKCE) names itself with
@@ -102,7 +102,7 @@ export async function introspectToken(
     // A token for one of the project's APIs (RFC 8707) names it by its indicator, which must still be there;
     // the same read says what of the API its subject (a user's session, or the client itself) holds now.
     const forApi = verified.aud !== client.project_id;
-    const subject = verified.sid ? { userId: verified.sub } : { clientId: verified.sub };
+    const subject = holderOf(verified);
     const api = forApi ? await retryRead(() => findIndicatorTarget(sql, verified.aud, subject)) : undefined;
     if (forApi && api?.project_id !== client.project_id) return { active: false };
     const claims = { ...verified, aud: client.project_id };

@@ -11,7 +11,6 @@ import { retryRead, transaction } from "../../../db/connection.ts";
 import {
   type DelegatedRow,
   type DelegatedToken,
-  delegationOn,
   type ExchangeablePermission,
   exchangeablePermissions,
   exchangeBlock,
@@ -22,7 +21,7 @@ import { findIndicatorTarget } from "../../../db/oauth/resource_indicators.ts";
 import type { TokenResponse } from "../../../openapi/tokens.ts";
 import { clientSource, record } from "../../audit/audit.ts";
 import { liveToken } from "../../authz/gate.ts";
-import type { Actor, VerifiedClaims } from "../../keys/tokens.ts";
+import { type Actor, holderOf, type VerifiedClaims } from "../../keys/tokens.ts";
 import { AppError } from "../../shared/errors.ts";
 import { uuidV7Time } from "../../shared/ids.ts";
 import { authenticateClient } from "../client_auth.ts";
@@ -78,8 +77,7 @@ async function subjectOf(
   let resourceId: string | null = null;
   if (claims.aud !== projectId) {
     // A token for one of the project's APIs (RFC 8707): the exchange stays within that API.
-    const subject = claims.sid ? { userId: claims.sub } : { clientId: claims.sub };
-    const api = await retryRead(() => findIndicatorTarget(ctx.sql, claims.aud, subject));
+    const api = await retryRead(() => findIndicatorTarget(ctx.sql, claims.aud, holderOf(claims)));
     if (api?.project_id !== projectId) throw badSubject("the subject token is of another project");
     resourceId = api.resource_id;
   }
@@ -155,7 +153,7 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
     });
   }
   const client = await authenticateClient(sql, ctx.client, "token");
-  if (!client.delegation || !(await retryRead(() => delegationOn(sql, client.id)))) {
+  if (!client.delegation) {
     throw new AppError("unauthorized_client", {
       description: "this client acts for nobody: its delegation is off",
     });
@@ -202,8 +200,8 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
   const indicator = asked ?? audience;
   let resourceId = subject.resourceId;
   let aud = client.project_id;
+  const who = holderOf(s);
   if (indicator !== undefined) {
-    const who = s.sid ? { userId: s.sub } : { clientId: s.sub };
     const api = await retryRead(() => findIndicatorTarget(sql, indicator, who));
     if (!api || api.project_id !== client.project_id) {
       throw new AppError("invalid_target", {
@@ -218,9 +216,8 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
   } else if (resourceId !== null) {
     aud = s.aud; // a token for an API exchanges for a token for the same API
   }
-  const subjectRef = s.sid ? { userId: s.sub } : { clientId: s.sub };
   let possible = await retryRead(() =>
-    exchangeablePermissions(sql, client.project_id, subjectRef, actors, resourceId)
+    exchangeablePermissions(sql, client.project_id, who, actors, resourceId)
   );
   // A subject token for an API carries what its scope says (what the user consented to): never more.
   if (subject.resourceId !== null) {
@@ -230,9 +227,6 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
   // A subject token that was itself exchanged holds what it asked for: the new one never more.
   const narrowed = subject.row?.permission_ids;
   if (narrowed) possible = possible.filter((p) => narrowed.includes(p.id));
-  if (subject.row?.resource_id && subject.row.resource_id !== resourceId) {
-    throw new AppError("invalid_target", { description: "the subject token is for another API" });
-  }
   const grant = granted(form.scope, possible, resourceId !== null);
   // In a chain, what was granted is kept as it is: a later exchange in it can only narrow.
   const permissionIds = grant.ids ?? (subject.row ? possible.map((p) => p.id) : null);
