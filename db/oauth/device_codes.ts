@@ -2,7 +2,7 @@
 import type { Sql } from "../connection.ts";
 import { currentKidSql } from "../keys/keys.ts";
 import { fixed } from "../columns.ts";
-import type { CodeLogin } from "./sessions.ts";
+import { type CodeLogin, ssoLiveText } from "./sessions.ts";
 
 export type DeviceStatus = "pending" | "approved" | "denied";
 
@@ -33,8 +33,7 @@ const ROW = `d.project_id, d.id, d.client_id, d.scope, d.resource, d.interval_se
   d.expires_at <= now() as expired, d.used_at is not null as used, d.browser_hash, d.code_verifier,
   d.confirm_csrf_hash, d.user_id, d.session_id, d.login,
   (select u.is_active from users u where u.project_id = d.project_id and u.id = d.user_id) as user_active,
-  (d.login ->> 'sso_session_id' is null or exists (
-    select 1 from sso_sessions b where b.id = d.login ->> 'sso_session_id' and b.ended_at is null)) as sso_live`;
+  ${ssoLiveText("(d.login ->> 'sso_session_id')")} as sso_live`;
 
 /** Inserts a device authorization; false when its user code collides with another's (draw another). */
 export async function insertDeviceCode(

@@ -1,5 +1,6 @@
 /** Queries of the user login: authorization requests and codes, sessions, refresh tokens, revocations, throttling. */
 import type { Sql } from "../connection.ts";
+import { fixed } from "../columns.ts";
 import { currentKidSql } from "../keys/keys.ts";
 import { endProjectSsoSessions, endUserSsoSessions } from "../signin/sso.ts";
 
@@ -111,10 +112,13 @@ export type CodeRow = {
   sso_live: boolean;
 } & CodeLogin;
 
-/** A code of an OpenID login counts only while the browser session it was issued in is live. */
-const ssoLive = (sql: Sql) =>
-  sql`(a.sso_session_id is null or exists (
-    select 1 from sso_sessions b where b.id = a.sso_session_id and b.ended_at is null))`;
+/**
+ * A login's code (or a device's approval) counts only while the browser session it was given in is live:
+ * the condition on the column (an SQL expression) holding that session's id, as text.
+ */
+export const ssoLiveText = (column: string) =>
+  `(${column} is null or exists (select 1 from sso_sessions b where b.id = ${column} and b.ended_at is null))`;
+const ssoLive = (sql: Sql) => fixed(sql, ssoLiveText("a.sso_session_id"));
 
 export async function findAuthorizationCode(sql: Sql, codeHash: Uint8Array): Promise<CodeRow | undefined> {
   const [row] = await sql<CodeRow[]>`
