@@ -440,30 +440,24 @@ test("a third-party device client goes through the consent page: denying it ther
 
 test("/authorize accepts the internal callback only for a login a device code started", async () => {
   const p = await deviceProject();
-  const res = await http(
-    `/authorize?${new URLSearchParams({
-      response_type: "code",
-      client_id: p.cli,
-      redirect_uri: `${await baseUrl()}/device/callback`,
-      code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
-      code_challenge_method: "S256",
-    })}`,
-    { redirect: "manual" },
-  );
+  // An authorization request naming the verification page's own callback, as no device code started it.
+  const callbackLogin = async (clientId: string) =>
+    await http(
+      `/authorize?${new URLSearchParams({
+        response_type: "code",
+        client_id: clientId,
+        redirect_uri: `${await baseUrl()}/device/callback`,
+        code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        code_challenge_method: "S256",
+      })}`,
+      { redirect: "manual" },
+    );
+  const res = await callbackLogin(p.cli);
   assert.equal(res.status, 400);
   assert.match(await res.text(), /not tied to a device code/);
   // A client without the grant: not registered at all.
   const plain = await p.api.clients.createClient(p.project.id, { name: "Web app" });
-  const refused = await http(
-    `/authorize?${new URLSearchParams({
-      response_type: "code",
-      client_id: plain.id,
-      redirect_uri: `${await baseUrl()}/device/callback`,
-      code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
-      code_challenge_method: "S256",
-    })}`,
-    { redirect: "manual" },
-  );
+  const refused = await callbackLogin(plain.id);
   assert.equal(refused.status, 400);
   assert.match(await refused.text(), /not registered/);
 });

@@ -18,7 +18,7 @@ import {
 } from "../../db/oauth/device_codes.ts";
 import { findClientWithProject } from "../../db/oauth/clients.ts";
 import { countAttempt } from "../../db/shared/throttle.ts";
-import { record, type Source } from "../audit/audit.ts";
+import { record, type Source, userSource } from "../audit/audit.ts";
 import { normalizeUserCode, s256, userCodeHash } from "../oauth/device_authorization.ts";
 import { deviceCallbackUri } from "../projects/redirect_uris.ts";
 import type { RequestInfo } from "../shared/principal.ts";
@@ -35,7 +35,8 @@ export class DeviceCodeNotValid extends AuthorizePageError {
   }
 }
 
-const STALE =
+/** A form or callback of another browser, or one whose step has passed: nothing changes. */
+export const STALE =
   "This page has expired or was not opened in this browser. Enter the code from your device again.";
 
 /** A live device authorization still waiting for its user: pending, unused, unexpired, nobody signed in. */
@@ -169,8 +170,7 @@ export async function decideDevice(
   if (!row.user_id || !row.confirm_csrf_hash || !p.csrf || !secretMatches(p.csrf, row.confirm_csrf_hash)) {
     throw new AuthorizePageError(STALE);
   }
-  const source: Source = { actor: { type: "user", id: row.user_id, token_jti: null }, request };
-  await decide(sql, row, p.approve, source);
+  await decide(sql, row, p.approve, userSource(row.user_id, request));
   return { projectId: row.project_id };
 }
 
@@ -184,7 +184,7 @@ export async function denyDeviceAtLogin(
   request: RequestInfo,
 ): Promise<void> {
   const row = await ownRow(sql, p.state, p.browserSecret);
-  await decide(sql, row, false, { actor: { type: "user", id: row.user_id, token_jti: null }, request });
+  await decide(sql, row, false, userSource(row.user_id, request));
 }
 
 async function decide(sql: Sql, row: DeviceCodeRow, approve: boolean, source: Source): Promise<void> {

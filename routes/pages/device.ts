@@ -8,7 +8,6 @@
 import { type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import { timingSafeEqual } from "node:crypto";
 import { AuthorizePageError } from "../../domain/signin/login.ts";
 import {
   decideDevice,
@@ -16,10 +15,11 @@ import {
   DeviceCodeNotValid,
   enterUserCode,
   redeemDeviceLogin,
+  STALE,
 } from "../../domain/signin/device_flow.ts";
 import { encodeBase64Url } from "../../domain/shared/base64.ts";
 import { newSecret } from "../../domain/shared/ids.ts";
-import { hashSecret } from "../../domain/shared/secrets.ts";
+import { hashSecret, isBrowserSecret, secretMatches } from "../../domain/shared/secrets.ts";
 import type { App, AppEnv } from "../env.ts";
 import { requestInfo } from "../request_info.ts";
 import { verificationCookie } from "./kit/cookies.ts";
@@ -29,8 +29,6 @@ import { startPage } from "./kit/headers.ts";
 import { pageErrors, PageRefusal, retryAfter, showError } from "./kit/errors.ts";
 import { deviceCodePage, deviceConfirmPage, deviceDonePage } from "./views/device.ts";
 
-const STALE =
-  "This page has expired or was not opened in this browser. Enter the code from your device again.";
 const NOT_FORM = "The form was not sent as a form.";
 
 const cookieOf = (c: Context<AppEnv>) => verificationCookie(c.var.deps.config.publicUrl.startsWith("https:"));
@@ -39,7 +37,7 @@ const cookieOf = (c: Context<AppEnv>) => verificationCookie(c.var.deps.config.pu
 function browserOf(c: Context<AppEnv>): string {
   const cookie = cookieOf(c);
   let browser = getCookie(c, cookie.name);
-  if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) {
+  if (!isBrowserSecret(browser)) {
     browser = newSecret();
     setCookie(c, cookie.name, browser, cookie.options);
   }
@@ -51,7 +49,7 @@ const csrfOf = (browser: string) => encodeBase64Url(hashSecret(`device-page:${br
 
 function csrfMatches(browser: string | undefined, presented: string | undefined): boolean {
   if (!browser || !presented) return false;
-  return timingSafeEqual(hashSecret(csrfOf(browser)), hashSecret(presented));
+  return secretMatches(presented, hashSecret(csrfOf(browser)));
 }
 
 const actionOf = (c: Context<AppEnv>) => `${c.var.deps.config.publicUrl}/device`;
