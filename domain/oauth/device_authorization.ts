@@ -3,7 +3,7 @@
  * code to poll with and a user code for its user to enter at /device. Also the user code's alphabet and shape.
  */
 import { addressKey, attempt, THROTTLE } from "../shared/throttle.ts";
-import { createHash, randomInt } from "node:crypto";
+import { randomInt } from "node:crypto";
 import type { Sql } from "../../db/connection.ts";
 import { insertDeviceCode } from "../../db/oauth/device_codes.ts";
 import type { DeviceAuthorizationRequest, DeviceAuthorizationResponse } from "../../openapi/tokens.ts";
@@ -46,9 +46,6 @@ function newUserCode(): string {
   for (let i = 0; i < LENGTH; i++) out += ALPHABET[randomInt(ALPHABET.length)];
   return out;
 }
-
-/** RFC 7636 §4.2 S256: the challenge of a verifier. */
-export const s256 = (verifier: string) => createHash("sha256").update(verifier, "ascii").digest("base64url");
 
 /**
  * Authenticates the client as the token endpoint does, checks it may use the grant and the API it names, and

@@ -19,7 +19,8 @@ import {
 import { findClientWithProject } from "../../db/oauth/clients.ts";
 import { countAttempt } from "../../db/shared/throttle.ts";
 import { record, type Source, userSource } from "../audit/audit.ts";
-import { normalizeUserCode, s256, userCodeHash } from "../oauth/device_authorization.ts";
+import { normalizeUserCode, userCodeHash } from "../oauth/device_authorization.ts";
+import { s256 } from "../oauth/grants/authorization_code.ts";
 import { deviceCallbackUri } from "../projects/redirect_uris.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 import { newId, newSecret } from "../shared/ids.ts";

@@ -14,11 +14,13 @@ import { hashSecret, secretMatches } from "../../shared/secrets.ts";
 import type { TokenResponse } from "../../../openapi/tokens.ts";
 import { type GrantContext, issueUserTokens, required, userTarget } from "./grant.ts";
 
-/** RFC 7636 §4.6: BASE64URL(SHA256(ASCII(code_verifier))) == code_challenge, compared in constant time. */
+/** RFC 7636 §4.2 S256: BASE64URL(SHA256(ASCII(code_verifier))), the challenge of a verifier. */
+export const s256 = (verifier: string) => createHash("sha256").update(verifier, "ascii").digest("base64url");
+
+/** RFC 7636 §4.6: the verifier's S256 == code_challenge, compared in constant time. */
 function verifierMatches(verifier: string, challenge: string): boolean {
   if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) return false;
-  const computed = createHash("sha256").update(verifier, "ascii").digest("base64url");
-  return secretMatches(computed, hashSecret(challenge));
+  return secretMatches(s256(verifier), hashSecret(challenge));
 }
 
 /** RFC 6749 §4.1.2: a code used twice revokes what was issued from it; the replay is an audit event. */
