@@ -72,3 +72,10 @@ export function presentedClient(
     return { clientId: form.client_id, basic: authorization !== undefined, error: err, request };
   }
 }
+
+/** The client the form presents, kept on the context so that the request log names it once authenticated. */
+export function presentedClientOf(c: Context<AppEnv>, form: { client_id?: string; client_secret?: string }) {
+  const client = presentedClient(c, form);
+  c.set("client", client);
+  return client;
+}

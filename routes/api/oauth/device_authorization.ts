@@ -1,7 +1,7 @@
 /** The device authorization endpoint (RFC 8628 §3.1), form-encoded like the token endpoint. */
 import { authorizeDevice } from "../../../domain/oauth/device_authorization.ts";
 import { DeviceAuthorizationRequest, DeviceAuthorizationResponse } from "../../../openapi/tokens.ts";
-import { presentedClient } from "./client_auth.ts";
+import { presentedClientOf } from "./client_auth.ts";
 import { FORM_ENDPOINTS } from "../../form_endpoints.ts";
 import type { App } from "../../env.ts";
 import { publicRoute } from "../operation.ts";
@@ -46,8 +46,7 @@ export function registerDeviceAuthorizationRoute(app: App) {
   app.openapi(authorizeDeviceRoute, async (c) => {
     const { sql, config } = c.var.deps;
     const form = c.req.valid("form");
-    const client = presentedClient(c, form);
-    c.set("client", client);
+    const client = presentedClientOf(c, form);
     const body = await authorizeDevice(sql, form, client, config.publicUrl);
     c.header("Pragma", "no-cache");
     return c.json(body, 200);

@@ -6,10 +6,9 @@ import { tokensIssued } from "../../../telemetry/families.ts";
 import { introspectToken, revokeToken } from "../../../domain/oauth/introspection.ts";
 import { Introspection, TokenActionRequest, TokenRequest, TokenResponse } from "../../../openapi/tokens.ts";
 import { OAUTH_ENDPOINT_CODES } from "../../../openapi/fields.ts";
-import { presentedClient } from "./client_auth.ts";
+import { presentedClientOf } from "./client_auth.ts";
 import { FORM_ENDPOINTS } from "../../form_endpoints.ts";
-import type { Context } from "hono";
-import type { App, AppEnv } from "../../env.ts";
+import type { App } from "../../env.ts";
 import { publicRoute } from "../operation.ts";
 import { zodDetails } from "../../errors.ts";
 import { formBody, jsonResponse, type OAuthCase, oauthErrorResponses } from "../responses.ts";
@@ -157,13 +156,6 @@ function tokenFormHook(
       }
       : {}),
   });
-}
-
-/** The client the form presents, kept on the context so that the request log names it once authenticated. */
-function presentedClientOf(c: Context<AppEnv>, form: { client_id?: string; client_secret?: string }) {
-  const client = presentedClient(c, form);
-  c.set("client", client);
-  return client;
 }
 
 export function registerTokenRoutes(app: App) {
