@@ -139,6 +139,15 @@ test("sign-in settings in the console: second factor, verified addresses, sign-u
       assert.equal(open.mfa, "off");
       assert.equal(open.default_role_id, member.id);
       assert.equal(await page.getByLabel("Role of new accounts").inputValue(), member.id);
+
+      // Applications identified by a URL: admitted from these hosts only.
+      await page.getByLabel("Only documents on these hosts").check();
+      await page.getByLabel("Allowed hosts").fill("Agents.Example.com\nmcp.example\n");
+      await page.getByRole("button", { name: "Save sign-in settings" }).click();
+      await page.getByRole("status").getByText("Saved.").waitFor();
+      assert.deepEqual((await admin("GET", api)).client_metadata_documents, {
+        hosts: ["agents.example.com", "mcp.example"],
+      });
       await page.context().close();
 
       // An operator who may read projects but not change them sees the settings, disabled, and no button.

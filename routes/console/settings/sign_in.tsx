@@ -41,9 +41,31 @@ const URL_CLIENTS: [string, string][] = [
 ];
 
 function urlClientsBody(v: Values) {
-  if (v.url_clients !== "hosts") return v.url_clients;
-  return { hosts: v.hosts.split(/[\r\n,]+/).map((d) => d.trim()).filter(Boolean) };
+  return v.url_clients === "hosts" ? { hosts: listOf(v.hosts) } : v.url_clients;
 }
+
+/** One radio button a choice, as the sign-in settings' choices show them. */
+function Radios(p: { name: string; options: [string, string][]; value: string }) {
+  return (
+    <>
+      {p.options.map(([value, label]) => (
+        <p class="check" key={value}>
+          <input
+            type="radio"
+            id={`f-${p.name}-${value}`}
+            name={p.name}
+            value={value}
+            checked={p.value === value}
+          />{" "}
+          <label for={`f-${p.name}-${value}`}>{label}</label>
+        </p>
+      ))}
+    </>
+  );
+}
+
+/** A textarea's entries: one a line (or comma-separated), trimmed, without empty ones. */
+const listOf = (text: string) => text.split(/[\r\n,]+/).map((d) => d.trim()).filter(Boolean);
 
 const valuesOf = (p: Project): Values => ({
   mfa: p.mfa,
@@ -75,18 +97,7 @@ function UrlClientsChoice(p: { v: Values; problem: Problem | null }) {
         this project's APIs. They always show the user the consent page; each is listed among the clients on
         its first use, where it can be blocked.
       </p>
-      {URL_CLIENTS.map(([value, label]) => (
-        <p class="check" key={value}>
-          <input
-            type="radio"
-            id={`f-url_clients-${value}`}
-            name="url_clients"
-            value={value}
-            checked={p.v.url_clients === value}
-          />{" "}
-          <label for={`f-url_clients-${value}`}>{label}</label>
-        </p>
-      ))}
+      <Radios name="url_clients" options={URL_CLIENTS} value={p.v.url_clients} />
       <Field
         name="hosts"
         label="Allowed hosts"
@@ -101,8 +112,7 @@ function UrlClientsChoice(p: { v: Values; problem: Problem | null }) {
 }
 
 function signupBody(v: Values) {
-  if (v.signup !== "domains") return v.signup;
-  return { domains: v.domains.split(/[\r\n,]+/).map((d) => d.trim()).filter(Boolean) };
+  return v.signup === "domains" ? { domains: listOf(v.domains) } : v.signup;
 }
 
 function SignupChoice(p: { v: Values; roles: Role[]; problem: Problem | null }) {
@@ -110,18 +120,7 @@ function SignupChoice(p: { v: Values; roles: Role[]; problem: Problem | null }) 
   return (
     <fieldset aria-describedby={error ? "f-signup-error" : undefined}>
       <legend>Self-service sign-up</legend>
-      {SIGNUP.map(([value, label]) => (
-        <p class="check" key={value}>
-          <input
-            type="radio"
-            id={`f-signup-${value}`}
-            name="signup"
-            value={value}
-            checked={p.v.signup === value}
-          />{" "}
-          <label for={`f-signup-${value}`}>{label}</label>
-        </p>
-      ))}
+      <Radios name="signup" options={SIGNUP} value={p.v.signup} />
       <Field
         name="domains"
         label="Allowed domains"
