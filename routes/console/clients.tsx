@@ -6,6 +6,7 @@ import { DeleteLink } from "./deletion.tsx";
 import {
   Active,
   Alert,
+  Check,
   CopyId,
   Csrf,
   Field,
@@ -224,31 +225,21 @@ function ClientForm(p: Form) {
       <Field name="name" label="Name" value={v.name} required problem={problem} />
       <Field name="description" label="Description" value={v.description} problem={problem} />
       <MethodSelect value={v.token_endpoint_auth_method} problem={problem} readonly={p.readonly} />
-      <p class="check">
-        <input type="checkbox" id="f-is_active" name="is_active" value="true" checked={v.is_active} />{" "}
-        <label for="f-is_active">
-          Active (unchecked: its tokens are refused from the next request on)
-        </label>
-      </p>
-      <p class="check">
-        <input type="checkbox" id="f-third_party" name="third_party" value="true" checked={v.third_party} />
-        {" "}
-        <label for="f-third_party">
-          Third-party application (its users are asked for their consent before its first sign-in)
-        </label>
-      </p>
-      <p class="check">
-        <input
-          type="checkbox"
-          id="f-device_grant"
-          name="device_grant"
-          value="true"
-          checked={v.device_grant}
-        />{" "}
-        <label for="f-device_grant">
-          Device grant (a CLI or TV shows a code that its user enters at /device; RFC 8628)
-        </label>
-      </p>
+      <Check
+        name="is_active"
+        label="Active (unchecked: its tokens are refused from the next request on)"
+        checked={v.is_active}
+      />
+      <Check
+        name="third_party"
+        label="Third-party application (its users are asked for their consent before its first sign-in)"
+        checked={v.third_party}
+      />
+      <Check
+        name="device_grant"
+        label="Device grant (a CLI or TV shows a code that its user enters at /device; RFC 8628)"
+        checked={v.device_grant}
+      />
       <RedirectFields v={v} problem={problem} />
       <PropertiesField value={v.properties} problem={problem} />
       <PermissionChecklist

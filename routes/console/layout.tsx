@@ -452,3 +452,13 @@ export function PropertiesField(p: { value: string; problem: Problem | null }) {
     />
   );
 }
+
+/** A checkbox sent as `name=true` when checked, with its label. */
+export function Check(p: { name: string; label: string; checked: boolean }) {
+  return (
+    <p class="check">
+      <input type="checkbox" id={`f-${p.name}`} name={p.name} value="true" checked={p.checked} />{" "}
+      <label for={`f-${p.name}`}>{p.label}</label>
+    </p>
+  );
+}

@@ -5,6 +5,7 @@ import { DeleteLink } from "./deletion.tsx";
 import {
   Active,
   Alert,
+  Check,
   CopyId,
   Csrf,
   Field,
@@ -236,12 +237,11 @@ function ProfileForm(p: Form) {
           : "At least 8 characters; required with an email."}
       />
       <PropertiesField value={v.properties} problem={problem} />
-      <p class="check">
-        <input type="checkbox" id="f-is_active" name="is_active" value="true" checked={v.is_active} />{" "}
-        <label for="f-is_active">
-          Active (unchecked: the user cannot sign in and their sessions end)
-        </label>
-      </p>
+      <Check
+        name="is_active"
+        label="Active (unchecked: the user cannot sign in and their sessions end)"
+        checked={v.is_active}
+      />
       {!p.readonly && <button type="submit">{user ? "Save user" : "Create user"}</button>}
     </form>
   );

@@ -10,6 +10,7 @@ import type { App } from "../../env.ts";
 import {
   Active,
   Alert,
+  Check,
   CopyId,
   Csrf,
   Field,
@@ -98,15 +99,6 @@ const updateBody = (v: Values) => ({
   client_secret: v.remove_secret ? null : v.client_secret || undefined,
   ...common(v),
 });
-
-function Check(p: { name: string; label: string; checked: boolean }) {
-  return (
-    <p class="check">
-      <input type="checkbox" id={`f-${p.name}`} name={p.name} value="true" checked={p.checked} />{" "}
-      <label for={`f-${p.name}`}>{p.label}</label>
-    </p>
-  );
-}
 
 function PresetFields(p: { v: Values; problem: Problem | null }) {
   const error = p.problem?.fields["preset"];
