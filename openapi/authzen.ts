@@ -1,8 +1,8 @@
 /**
  * The AuthZEN Authorization API 1.0 shapes (OpenID Foundation, `api/authorization-api-1_0.md` and
  * `api/schemas/`): subjects, resources, actions, context, decisions, searches and the PDP metadata. Unknown
- * fields are ignored (the specification's forward compatibility); the entities' `properties` and the `context`
- * are accepted and do not change a decision.
+ * fields are ignored (the specification's forward compatibility); conditions read the entities' `properties`
+ * and the `context` (domain/authz/decide.ts).
  */
 import { z } from "@hono/zod-openapi";
 
@@ -14,7 +14,9 @@ export const DEFAULT_PAGE_LIMIT = 100;
 
 const Properties = z.record(z.string(), z.unknown()).openapi({
   description:
-    "Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).",
+    "Attributes of the entity, which conditions read: `resource.properties` for an object that is " +
+    "not registered (a registered object's stored ones win), `action.properties` as sent. " +
+    "`subject.properties` are ignored: the subject's stored ones are read.",
 });
 
 export const Context = z.record(z.string(), z.unknown()).openapi("AuthzenContext", {
@@ -23,7 +25,7 @@ export const Context = z.record(z.string(), z.unknown()).openapi("AuthzenContext
     '`{"sub": <client id>}`, nested for a chain) names the clients acting for the subject: the decision then ' +
     "also needs every one of them to be an active client of the project whose delegation has the permission " +
     "(else `actor_not_delegated`, naming the first that lacks it; a malformed `act` is `invalid_request`). " +
-    "Other members are accepted and change no decision.",
+    "Conditions read it whole as `context` (docs/authzen.md § Conditions).",
   example: { time: "1985-10-26T01:22-07:00" },
 });
 
@@ -131,6 +133,8 @@ export const REASON_CODES = [
   "unknown_action",
   "invalid_request",
   "actor_not_delegated",
+  "condition_false",
+  "condition_error",
 ] as const;
 const ReasonCode = z.enum(REASON_CODES).openapi("AuthzenReasonCode", {
   description: "What decided it; a stable code (docs/authzen.md).",
@@ -140,7 +144,8 @@ const Reason = z.object({
   code: ReasonCode,
   role_id: z.string().optional().openapi({
     description: "`role_permission`: the user's role that holds the permission; `no_permission`: the " +
-      "user's role, which does not (absent when the user has none)",
+      "user's role, which does not (absent when the user has none); `condition_false`, `condition_error`: " +
+      "the role whose condition on the permission denied it",
   }),
   client_id: z.string().optional().openapi({
     description: "`client_permission`: the client; `actor_not_delegated`: the actor of `context.act` whose " +
@@ -148,10 +153,21 @@ const Reason = z.object({
   }),
   grant_id: z.string().optional().openapi({
     description: "`object_grant`: the live grant that allows it (the nearest to the object); " +
-      "`grant_expired`: an expired grant that would have allowed it",
+      "`grant_expired`: an expired grant that would have allowed it; `condition_false`, `condition_error`: " +
+      "the grant whose condition (or its role's) denied it",
   }),
   object_id: z.string().optional().openapi({
     description: "With `grant_id`: the object the grant is on (the object asked about, or an ancestor)",
+  }),
+  permission_id: z.string().optional().openapi({
+    description: "Through a condition (`conditional`, `condition_false`, `condition_error`): the permission",
+  }),
+  conditional: z.literal(true).optional().openapi({
+    description: "Allowed through a condition that was true (`role_permission` or `object_grant`)",
+  }),
+  message: z.string().optional().openapi({
+    description:
+      "`condition_error`: why the condition could not be evaluated (a missing key, a type mismatch)",
   }),
   missing: z.array(z.string()).optional().openapi({
     description: "`invalid_request`: JSON pointers of the entities the evaluation lacks once the defaults " +

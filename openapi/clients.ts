@@ -61,6 +61,11 @@ const MAY_ACT = "RFC 8693 `may_act`: the one client (of this project) that may e
   'issued to this client, its users\' and its own, which then carry `may_act: {"sub": <that client>}`; any ' +
   "other client's exchange of them is `unauthorized_client`. null (the default): any client with a delegation.";
 
+const DECISION_REASONS =
+  "Whether the decisions this client asks for (the AuthZEN endpoints, with its tokens) " +
+  'carry their reason (`context.reason_admin`): false answers bare `{"decision": …}` objects, for a policy ' +
+  "enforcement point that need not learn the model's ids (or a harness comparing answers exactly).";
+
 export const Client = z.object({
   id: z.string().openapi({ description: "The client_id" }),
   project_id: z.string(),
@@ -81,6 +86,7 @@ export const Client = z.object({
   }),
   third_party: z.boolean().openapi({ description: THIRD_PARTY }),
   device_grant: z.boolean().openapi({ description: DEVICE_GRANT }),
+  decision_reasons: z.boolean().openapi({ description: DECISION_REASONS }),
   metadata_url: z.string().nullable().openapi({
     description:
       "For a client that identifies itself by the `https` URL of its metadata document (OAuth Client " +
@@ -120,6 +126,7 @@ export const CreateClientRequest = z.strictObject({
   post_logout_redirect_uris: ClientPostLogoutRedirectUris.optional(),
   third_party: z.boolean().optional().openapi({ description: `${THIRD_PARTY} Default false.` }),
   device_grant: z.boolean().optional().openapi({ description: `${DEVICE_GRANT} Default false.` }),
+  decision_reasons: z.boolean().optional().openapi({ description: `${DECISION_REASONS} Default true.` }),
   delegation: Delegation.optional().openapi({ description: `${DELEGATION} Default null.` }),
   may_act: Id.nullable().optional().openapi({ description: `${MAY_ACT} Default null.` }),
   properties: NewProperties,
@@ -146,6 +153,9 @@ export const UpdateClientRequest = z.strictObject({
   }),
   third_party: z.boolean().optional().openapi({ description: `${THIRD_PARTY} Omitted: unchanged.` }),
   device_grant: z.boolean().optional().openapi({ description: `${DEVICE_GRANT} Omitted: unchanged.` }),
+  decision_reasons: z.boolean().optional().openapi({
+    description: `${DECISION_REASONS} Omitted: unchanged.`,
+  }),
   delegation: Delegation.optional().openapi({
     description:
       `${DELEGATION} Omitted: unchanged. A change counts at once: the tokens the client exchanged ` +

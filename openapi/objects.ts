@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import {
   booleanFilter,
   ChangedProperties,
+  ConditionExpression,
   Id,
   listQuery,
   NewProperties,
@@ -121,6 +122,9 @@ export const Grant = z.object({
     description: "RFC 3339, UTC; null: never",
   }),
   is_expired: z.boolean().openapi({ description: "Past `expires_at` now, by the database's clock" }),
+  condition: z.string().nullable().openapi({
+    description: "The grant's condition (a CEL expression) or null: it gives its permissions only when true",
+  }),
   created_at: z.string().openapi({ format: "date-time" }),
   created_by: z.object({ type: z.enum(["user", "client"]), id: z.string().nullable() }),
 }).openapi("Grant");
@@ -135,6 +139,10 @@ export const CreateGrantRequest = z.strictObject({
       format: "date-time",
       description: "RFC 3339; in the future by the database's clock. Omitted or null: never expires.",
     }),
+  condition: ConditionExpression.nullable().optional().openapi({
+    description: "A condition the grant's permissions need (a CEL expression, as a role's conditions; the " +
+      "role's own conditions apply too). Omitted or null: none.",
+  }),
 }).openapi("CreateGrantRequest");
 export type CreateGrantRequest = z.infer<typeof CreateGrantRequest>;
 

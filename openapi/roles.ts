@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import {
   Code,
+  ConditionExpression,
   Description,
   Id,
   listQuery,
@@ -18,9 +19,23 @@ export const Role = z.object({
   name: z.string(),
   description: z.string().nullable(),
   permission_ids: z.array(z.string()),
+  conditions: z.array(z.object({ permission_id: z.string(), expression: z.string() })).openapi({
+    description: "The conditions on some of `permission_ids`: such a permission is held only when its " +
+      "expression is true (docs/authzen.md § Conditions). By permission id.",
+  }),
   ...Timestamps,
 }).openapi("Role");
 export type Role = z.infer<typeof Role>;
+
+const RoleConditions = z.array(
+  z.strictObject({
+    permission_id: Id,
+    expression: ConditionExpression,
+  }).openapi("RoleCondition"),
+).max(500, "at most 500 conditions").openapi({
+  description: "Conditions on some of the role's permissions (each at most once): a user holds such a " +
+    "permission, through the role or a grant of it, only when the expression is true. Omitted: none.",
+});
 
 const RoleBody = z.strictObject({
   code: Code.openapi({
@@ -29,6 +44,7 @@ const RoleBody = z.strictObject({
   name: Name,
   description: Description,
   permission_ids: PermissionIds.optional(),
+  conditions: RoleConditions.optional(),
 });
 
 export const CreateRoleRequest = RoleBody.openapi("CreateRoleRequest");
@@ -37,6 +53,10 @@ export type CreateRoleRequest = z.infer<typeof CreateRoleRequest>;
 export const UpdateRoleRequest = RoleBody.extend({
   permission_ids: PermissionIds.optional().openapi({
     description: "Omitted: unchanged. Given: replaces the role's permissions.",
+  }),
+  conditions: RoleConditions.optional().openapi({
+    description: "Omitted: unchanged (the conditions of permissions the role keeps stay). Given: replaces " +
+      "them; each names one of the role's permissions (after this update).",
   }),
 }).openapi("UpdateRoleRequest");
 export type UpdateRoleRequest = z.infer<typeof UpdateRoleRequest>;

@@ -132,7 +132,13 @@ export const Introspection = z.object({
   permissions: z.array(z.string()).optional().openapi({
     description:
       "The subject's `resource:permission` codes now: a user's through the role, a client's directly; for a " +
-      "token of an exchange, only those every actor's delegation has and the exchange asked for",
+      "token of an exchange, only those every actor's delegation has and the exchange asked for. Only those " +
+      "held outright: a permission the role holds under a condition is in `conditional_permissions`.",
+  }),
+  conditional_permissions: z.array(z.string()).optional().openapi({
+    description: "The `resource:permission` codes the user's role holds only under a condition (CEL): held " +
+      "for a decision whose condition is true, so never reported in `permissions`; ask the decision " +
+      "endpoint (/access/v1/evaluation) with the resource. Omitted when there are none.",
   }),
   act: ActClaim.optional().openapi({
     description:

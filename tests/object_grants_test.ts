@@ -135,6 +135,7 @@ test("grants: create, get, list with filters, revoke", async () => {
       object: { type: "folder", id: "team", resource_id: t.folder.id },
       expires_at: null,
       is_expired: false,
+      condition: null,
       created_at: "",
       created_by: { type: "client", id: t.clientId },
     },

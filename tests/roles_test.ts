@@ -13,6 +13,7 @@ test("POST .../roles creates a role with permissions of the project", async () =
   });
   assert.deepEqual(Object.keys(role).sort(), [
     "code",
+    "conditions",
     "created_at",
     "description",
     "id",

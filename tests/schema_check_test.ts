@@ -10,6 +10,7 @@ const ROLE = {
   name: "Orders",
   description: null,
   permission_ids: [],
+  conditions: [],
   created_at: "2026-01-01T00:00:00.000Z",
   updated_at: "2026-01-01T00:00:00.000Z",
 };

@@ -187,7 +187,8 @@ export async function listOperators(sql: Sql, projectId: string, opts: { lock?: 
         select 1 from permissions pe join resources r on r.id = pe.resource_id
         where pe.project_id = ${projectId} and r.is_default
           and not exists (select 1 from role_permissions rp
-                          where rp.role_id = u.role_id and rp.permission_id = pe.id))
+                          where rp.role_id = u.role_id and rp.permission_id = pe.id
+                            and rp.condition is null))
     order by u.id
     ${opts.lock ? sql`for update of u` : sql``}`;
   return rows.map((r) => r.id);

@@ -22,26 +22,55 @@ export type Question = {
 /**
  * The grant that lets subject `s` (of type `st`) do permission `pe` of resource `r` on object `ri`: a grant on
  * the object or one of its ancestors (the object's closure table, at most 32, each probed by (resource, object,
- * subject)) whose role holds the permission; a live one first, then the nearest, so that `live` false means only
- * an expired one would have allowed it. Lateral, so that the probes start from the ancestors whatever the
- * planner guesses: from the subject's grants on the resource, a subject holding many would read them all.
+ * subject)) whose role holds the permission; a live one without condition first (`plain`: neither the grant nor
+ * its role's permission has one), then a live one with a condition, then the nearest, so that `live` false
+ * means only an expired one would have allowed it. Lateral, so that the probes start from the ancestors whatever
+ * the planner guesses: from the subject's grants on the resource, a subject holding many would read them all.
  * `when`: a condition on the outer row alone, which PostgreSQL checks once before any probe.
  */
 const grantOn = (st: string, s: string, r: string, pe: string, ri: string, when = "true") => `
-    select x.grant_id, x.object_id, x.live
+    select x.grant_id, x.object_id, x.live, x.plain
     from object_paths op
     cross join lateral (
-      select gr.id as grant_id, gr.object_id, (gr.expires_at is null or gr.expires_at > now()) as live
+      select gr.id as grant_id, gr.object_id, (gr.expires_at is null or gr.expires_at > now()) as live,
+        (gr.condition is null and rp.condition is null) as plain
       from object_grants gr
+      join role_permissions rp on rp.role_id = gr.role_id and rp.permission_id = ${pe}
       where gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id and gr.subject_id = ${s}
         and (gr.user_id is not null) = (${st} = 'user')
-        and exists (select 1 from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = ${pe})
-      order by (gr.expires_at is null or gr.expires_at > now()) desc, gr.id
+      order by (gr.expires_at is null or gr.expires_at > now()) desc, (gr.condition is null and rp.condition is null) desc,
+        gr.id
       limit 1
     ) x
     where ${when} and op.resource_id = ${r} and op.object_id = ${ri}
-    order by x.live desc, op.depth, x.grant_id
+    order by x.live desc, x.plain desc, op.depth, x.grant_id
     limit 1`;
+
+/**
+ * What a decision through conditions needs, read only when one is (`code` 'conditional'), as JSON text
+ * `{"pending": …}`: the role's condition on the permission (null when the role does not hold it), every live
+ * grant with a condition on the object or its ancestors (its condition and its role's), the subject's stored
+ * properties, the object's when it is registered, and the database's clock. domain/authz/decide.ts settles it.
+ * `d`: the decision's row (with `st`, `subject_id`, `resource_id`, `permission_id`, `role_id`, `cond`, `live`);
+ * `ri`: the object's id.
+ */
+const pendingObject = (d: string, ri: string) =>
+  `json_build_object('pending', json_build_object(
+      'role_id', ${d}.role_id, 'permission_id', ${d}.permission_id, 'role_condition', ${d}.cond,
+      'subject', ${d}.subject_properties,
+      'object', (select ob.properties from objects ob where ob.resource_id = ${d}.resource_id and ob.id = ${ri}),
+      'grants', case when ${d}.live then (
+        select json_agg(json_build_object('grant_id', gr.id, 'object_id', gr.object_id, 'role_id', gr.role_id,
+                                          'condition', gr.condition, 'role_condition', rp.condition)
+                        order by op.depth, gr.id)
+        from object_paths op
+        join object_grants gr on gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id
+          and gr.subject_id = ${d}.subject_id and (gr.user_id is not null) = (${d}.st = 'user')
+          and (gr.expires_at is null or gr.expires_at > now())
+        join role_permissions rp on rp.role_id = gr.role_id and rp.permission_id = ${d}.permission_id
+        where op.resource_id = ${d}.resource_id and op.object_id = ${ri}
+          and (gr.condition is not null or rp.condition is not null)) end,
+      'now', now()))::text`;
 
 /**
  * Resolves each item's subject (a user by id, else by external id; a client by id), resource (by code) and
@@ -54,21 +83,24 @@ const grantOn = (st: string, s: string, r: string, pe: string, ri: string, when 
  * decision costs what it did. The subject's, resource's and permission's ids are kept for the batch's grants.
  */
 const decisions = (items: string) => `
-  select i.n, c.allowed, c.code, i.st, s.id as subject_id, r.id as resource_id, pe.id as permission_id,
-    case when c.code in ('role_permission', 'no_permission') then s.role_id end as role_id,
+  select i.n, c.allowed, c.code, i.st, i.ri, s.id as subject_id, r.id as resource_id, pe.id as permission_id,
+    case when c.code in ('role_permission', 'no_permission', 'conditional') then s.role_id end as role_id,
     case when c.code = 'client_permission' then s.id end as client_id,
     case when c.code in ('object_grant', 'grant_expired') then og.grant_id end as grant_id,
-    case when c.code in ('object_grant', 'grant_expired') then og.object_id end as object_id
+    case when c.code in ('object_grant', 'grant_expired') then og.object_id end as object_id,
+    case when c.code = 'conditional' then g.cond end as cond,
+    case when c.code = 'conditional' then og.live is true end as live,
+    case when c.code in ('conditional', 'no_permission') then s.properties end as subject_properties
   from ${items}
   cross join (select coalesce((select is_active from projects where id = $1::text), false) as is_active offset 0) p
   left join lateral (
-    (select u.id, u.is_active as active, u.role_id from users u
+    (select u.id, u.is_active as active, u.role_id, u.properties from users u
      where i.st = 'user' and u.project_id = $1::text and u.id = i.si)
     union all
-    (select u.id, u.is_active, u.role_id from users u
+    (select u.id, u.is_active, u.role_id, u.properties from users u
      where i.st = 'user' and u.project_id = $1::text and u.external_user_id = i.si)
     union all
-    (select c.id, c.is_active, null from clients c
+    (select c.id, c.is_active, null, c.properties from clients c
      where i.st = 'client' and c.project_id = $1::text and c.id = i.si)
     limit 1
   ) s on true
@@ -79,10 +111,10 @@ const decisions = (items: string) => `
     select pe.id from permissions pe where pe.resource_id = r.id and lower(pe.code) = lower(i.an) limit 1
   ) pe on true
   left join lateral (
-    (select true as ok from role_permissions rp
+    (select true as ok, rp.condition as cond from role_permissions rp
      where i.st = 'user' and rp.role_id = s.role_id and rp.permission_id = pe.id)
     union all
-    (select true from client_permissions cp
+    (select true, null from client_permissions cp
      where i.st = 'client' and cp.client_id = s.id and cp.permission_id = pe.id)
     limit 1
   ) g on true
@@ -94,20 +126,21 @@ const decisions = (items: string) => `
     "r.id",
     "pe.id",
     "i.ri",
-    "g.ok is null and pe.id is not null and s.active and i.ri is not null",
+    "(g.ok is null or g.cond is not null) and pe.id is not null and s.active and i.ri is not null",
   )
 }
   ) og on true
   cross join lateral (
-    select (p.is_active and s.active and (g.ok or og.live)) is true as allowed,
+    select (p.is_active and s.active and ((g.ok and g.cond is null) or (og.live and og.plain))) is true as allowed,
       case when not p.is_active then 'project_inactive'
            when s.id is null then 'unknown_subject'
            when not s.active then 'subject_inactive'
            when r.id is null then 'unknown_resource_type'
            when pe.id is null then 'unknown_action'
-           when g.ok and i.st = 'user' then 'role_permission'
-           when g.ok then 'client_permission'
-           when og.live then 'object_grant'
+           when g.ok and g.cond is null and i.st = 'user' then 'role_permission'
+           when g.ok and g.cond is null then 'client_permission'
+           when og.live and og.plain then 'object_grant'
+           when g.ok or og.live then 'conditional'
            when og.grant_id is not null then 'grant_expired'
            else 'no_permission'
       end as code
@@ -132,7 +165,9 @@ const EVALUATE_ONE = `
   decisions(`(select $2::text as st, $3::text as si, $4::text as rt, $5::text as an, $6::text as ri,
     1::bigint as n) i`)
 })
-  select ${decisionObject("d")} as answer from d`;
+  select case when d.code = 'conditional' then ${pendingObject("d", "d.ri")} else ${decisionObject("d")} end
+    as answer
+  from d`;
 
 /**
  * A batch in two steps, in one statement (so in one snapshot): the distinct questions without their objects
@@ -148,17 +183,34 @@ const DECIDE = `
     with ordinality as i (st, si, rt, an, ri, n)`)
 }),
   o as (
-    select o.q, o.ri, og.live as allowed, case when og.live then 'object_grant' else 'grant_expired' end as code,
-           null::text as role_id, null::text as client_id, og.grant_id, og.object_id
+    select o.q, o.ri, x.allowed,
+      case when x.code = 'conditional' then ${pendingObject("x", "o.ri")} else ${
+  decisionObject("x")
+} end as obj
     from json_to_recordset($3::text::json) as o (q bigint, ri text)
-    join d on d.n = o.q and d.code = 'no_permission'
-    cross join lateral (${grantOn("d.st", "d.subject_id", "d.resource_id", "d.permission_id", "o.ri")}) og
-    -- The objects are not even read when no question needs a grant (a condition PostgreSQL checks once).
-    where exists (select from d where d.code = 'no_permission')
+    join d on d.n = o.q and d.code in ('no_permission', 'conditional')
+    left join lateral (${
+  grantOn("d.st", "d.subject_id", "d.resource_id", "d.permission_id", "o.ri")
+}) og on true
+    cross join lateral (
+      select (og.live and og.plain) is true as allowed, k.code,
+        case when k.code = 'conditional' then d.role_id end as role_id, null::text as client_id,
+        case when k.code <> 'conditional' then og.grant_id end as grant_id,
+        case when k.code <> 'conditional' then og.object_id end as object_id,
+        d.st, d.subject_id, d.resource_id, d.permission_id, d.cond, og.live is true as live, d.subject_properties
+      from (select case when og.live and og.plain then 'object_grant'
+                        when d.code = 'conditional' or og.live then 'conditional'
+                        else 'grant_expired' end as code) k
+    ) x
+    -- The objects are not even read when no question needs them (a condition PostgreSQL checks once).
+    where exists (select from d where d.code in ('no_permission', 'conditional'))
+      and (og.grant_id is not null or d.code = 'conditional')
   )
-  select d.n as q, null::text as ri, d.allowed, ${decisionObject("d")} as obj from d
+  select d.n as q, null::text as ri, d.allowed,
+    case when d.code = 'conditional' then ${pendingObject("d", "null")} else ${decisionObject("d")} end as obj
+  from d
   union all
-  select o.q, o.ri, o.allowed, ${decisionObject("o")} from o`;
+  select o.q, o.ri, o.allowed, o.obj from o`;
 
 /** The statement deciding one question in the project, as the read the gate attaches (or runs alone). */
 export function evaluationRead(projectId: string, q: Question): AttachedRead {

@@ -13,6 +13,7 @@ const JSON_ROW = `json_build_object(
     'object', json_build_object('type', r.code, 'id', g.object_id, 'resource_id', g.resource_id),
     'expires_at', ${isoText("g.expires_at")},
     'is_expired', coalesce(g.expires_at <= now(), false),
+    'condition', g.condition,
     'created_at', ${isoText("g.created_at")},
     'created_by', json_build_object('type', g.created_by_type, 'id', g.created_by_id))`;
 
@@ -67,15 +68,16 @@ export async function insertGrant(
     resource_id: string;
     object_id: string;
     expires_at: string | null;
+    condition: string | null;
     created_by_type: string;
     created_by_id: string | null;
   },
 ): Promise<boolean> {
   const rows = await sql`
     insert into object_grants (project_id, id, user_id, client_id, role_id, resource_id, object_id, expires_at,
-                               created_by_type, created_by_id)
+                               condition, created_by_type, created_by_id)
     select ${g.project_id}, ${g.id}, ${g.user_id}, ${g.client_id}, ${g.role_id}, ${g.resource_id},
-           ${g.object_id}, ${g.expires_at}::timestamptz, ${g.created_by_type}, ${g.created_by_id}
+           ${g.object_id}, ${g.expires_at}::timestamptz, ${g.condition}, ${g.created_by_type}, ${g.created_by_id}
     where ${g.expires_at}::timestamptz is null or ${g.expires_at}::timestamptz > now()
     returning id`;
   return rows.length === 1;

@@ -10,6 +10,8 @@ export type GateRow = {
   allowed: boolean;
   /** A client-credentials token of the project's admin client. */
   is_admin: boolean;
+  /** Whether the token's client wants its decisions' reasons (clients.decision_reasons; true for an exchange's). */
+  decision_reasons: boolean;
   /**
    * The attached read's one value: a record as JSON (parsed), or a page as the JSON text of the answer
    * (db/lists.ts). Null when it found nothing, and when the token lacks the permission or the path's project
@@ -61,7 +63,7 @@ function gateStatement(kind: { grants: string; isAdmin: string; joins: string; l
              where r.project_id = p.id and lower(r.code) = $2::text and r.is_default
                and exists (${kind.grants} offset 0)
            ) end as allowed,
-           ${kind.isAdmin} as is_admin
+           ${kind.isAdmin} as is_admin, c.decision_reasons
     from projects p
     join clients c on c.project_id = p.id and c.id = $4::text
     ${kind.joins}
@@ -82,7 +84,9 @@ const GATE = {
     live: "",
   }),
   user: gateStatement({
-    grants: "select from role_permissions g where g.role_id = u.role_id and g.permission_id = pe.id",
+    // A permission the role holds under a condition is not held here: the gate has no entities to read.
+    grants:
+      "select from role_permissions g where g.role_id = u.role_id and g.permission_id = pe.id and g.condition is null",
     isAdmin: "false",
     joins: `join sessions s on s.project_id = p.id and s.id = $10::text and s.client_id = c.id
     join users u on u.project_id = p.id and u.id = s.user_id and u.id = $11::text`,
@@ -107,13 +111,14 @@ const DELEGATED = `
                and (dt.permission_ids is null or pe.id = any(dt.permission_ids))
                and (dt.resource_id is null or pe.resource_id = dt.resource_id)
                and case when dt.subject_type = 'user'
-                        then exists (select from role_permissions g where g.role_id = u.role_id and g.permission_id = pe.id)
+                        then exists (select from role_permissions g where g.role_id = u.role_id and g.permission_id = pe.id
+                                     and g.condition is null)
                         else exists (select from client_permissions g where g.client_id = dt.subject_id
                                      and g.permission_id = pe.id) end
                and not exists (select from unnest(dt.actors) a (id) where not exists (
                      select from client_delegations d where d.client_id = a.id and d.permission_id = pe.id))
            ) end as allowed,
-           false as is_admin
+           false as is_admin, true as decision_reasons
     from delegated_tokens dt
     join projects p on p.id = dt.project_id
     join clients sc on sc.project_id = p.id and sc.id = dt.subject_client_id
@@ -150,7 +155,7 @@ function withRead(kind: Kind, offset: number, read: string): string {
     // Materialized: inlined, the gate's row would be computed again for each use of its columns (the permission's
     // subquery and the path project's probe twice).
     text = `with g as materialized (${STATEMENTS[kind]})
-    select g.path_project_exists, g.allowed, g.is_admin,
+    select g.path_project_exists, g.allowed, g.is_admin, g.decision_reasons,
            case when g.allowed and g.path_project_exists is not false
                  and ($1::text is null or $1::text = $5::text or $5::text = '${SYSTEM_PROJECT_ID}')
                 then (${renumbered}) end as record
@@ -267,22 +272,40 @@ function gateOf(text: string, types: string[]) {
   return gate;
 }
 
-/** The `resource:permission` codes a client (directly) or a user (through the role) holds now, sorted byte-wise. */
-export async function permissionCodes(
+/**
+ * The `resource:permission` codes a client (directly) or a user (through the role) holds now, sorted byte-wise:
+ * `plain` those held outright, `conditional` those the role holds only under a condition.
+ */
+export async function heldCodes(
   sql: Sql,
   subject: { clientId: string } | { userId: string },
-): Promise<string[]> {
-  const [table, owner] = "clientId" in subject
-    ? [sql`client_permissions`, sql`g.client_id = ${subject.clientId}`]
-    : [sql`role_permissions`, sql`g.role_id = (select role_id from users where id = ${subject.userId})`];
-  const rows = await sql<{ code: string }[]>`
-    select r.code || ':' || pe.code as code
+): Promise<{ plain: string[]; conditional: string[] }> {
+  const [table, owner, condition] = "clientId" in subject
+    ? [sql`client_permissions`, sql`g.client_id = ${subject.clientId}`, sql`false`]
+    : [
+      sql`role_permissions`,
+      sql`g.role_id = (select role_id from users where id = ${subject.userId})`,
+      sql`g.condition is not null`,
+    ];
+  const rows = await sql<{ code: string; conditional: boolean }[]>`
+    select r.code || ':' || pe.code as code, ${condition} as conditional
     from ${table} g
     join permissions pe on pe.id = g.permission_id
     join resources r on r.id = pe.resource_id
     where ${owner}
     order by (r.code || ':' || pe.code) collate "C"`;
-  return rows.map((r) => r.code);
+  return {
+    plain: rows.filter((r) => !r.conditional).map((r) => r.code),
+    conditional: rows.filter((r) => r.conditional).map((r) => r.code),
+  };
+}
+
+/** The `resource:permission` codes a client or a user holds outright now, sorted byte-wise. */
+export async function permissionCodes(
+  sql: Sql,
+  subject: { clientId: string } | { userId: string },
+): Promise<string[]> {
+  return (await heldCodes(sql, subject)).plain;
 }
 
 /**
@@ -311,7 +334,7 @@ export function delegatedPermissionIds(sql: Sql, jti: string, projectId?: string
       and (dt.resource_id is null or pe.resource_id = dt.resource_id)
       and pe.id in (select rp.permission_id from role_permissions rp join users u
                       on u.project_id = rp.project_id and u.role_id = rp.role_id
-                    where dt.subject_type = 'user' and u.id = dt.subject_id
+                    where dt.subject_type = 'user' and u.id = dt.subject_id and rp.condition is null
                     union all
                     select cp.permission_id from client_permissions cp
                     where dt.subject_type = 'client' and cp.client_id = dt.subject_id)
@@ -319,17 +342,23 @@ export function delegatedPermissionIds(sql: Sql, jti: string, projectId?: string
             select from client_delegations d where d.client_id = a.id and d.permission_id = pe.id))`;
 }
 
-function permissionIdsOf(sql: Sql, projectId: string, h: Holder) {
+/**
+ * The ids of the permissions `h` holds. `outright`: only those held without a condition (what a caller covers:
+ * a permission it holds only under a condition is one it may not give).
+ */
+function permissionIdsOf(sql: Sql, projectId: string, h: Holder, outright = false) {
   if ("clientId" in h) {
     return sql`select permission_id from client_permissions where project_id = ${projectId} and client_id = ${h.clientId}`;
   }
+  const plain = outright ? sql`and rp.condition is null` : sql``;
   if ("userId" in h) {
     return sql`select rp.permission_id from role_permissions rp
       join users u on u.project_id = rp.project_id and u.role_id = rp.role_id
-      where u.project_id = ${projectId} and u.id = ${h.userId}`;
+      where u.project_id = ${projectId} and u.id = ${h.userId} ${plain}`;
   }
   if ("roleId" in h) {
-    return sql`select permission_id from role_permissions where project_id = ${projectId} and role_id = ${h.roleId}`;
+    return sql`select rp.permission_id from role_permissions rp
+      where rp.project_id = ${projectId} and rp.role_id = ${h.roleId} ${plain}`;
   }
   if ("permissionIds" in h) return sql`select unnest(${h.permissionIds}::text[])`;
   if ("delegatedJti" in h) return delegatedPermissionIds(sql, h.delegatedJti, projectId);
@@ -356,7 +385,7 @@ export async function uncoveredCodes(
     from permissions pe join resources r on r.id = pe.resource_id
     where pe.project_id = ${projectId}
       and pe.id in (${permissionIdsOf(sql, projectId, wanted)})
-      and pe.id not in (${permissionIdsOf(sql, projectId, caller)})
+      and pe.id not in (${permissionIdsOf(sql, projectId, caller, true)})
     order by (r.code || ':' || pe.code) collate "C"`;
   return rows.map((r) => r.code);
 }

@@ -7,6 +7,9 @@ import { containsPattern, type PageStatement, pageStatement, type Params } from 
 const COLUMNS = `ro.id, ro.project_id, ro.code, ro.name, ro.description,
       array(select rp.permission_id from role_permissions rp where rp.role_id = ro.id order by rp.permission_id)
         as permission_ids,
+      coalesce((select json_agg(json_build_object('permission_id', rp.permission_id, 'expression', rp.condition)
+                                order by rp.permission_id)
+                from role_permissions rp where rp.role_id = ro.id and rp.condition is not null), '[]') as conditions,
       ${timestampsText("ro")}`;
 const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
@@ -29,17 +32,23 @@ export async function updateRoleRow(
   return rows.length === 1;
 }
 
-/** Replaces the role's grants with exactly these permissions. */
+/** Replaces the role's grants with exactly these permissions, each with its condition (by permission id) or none. */
 export async function setRolePermissions(
   sql: Sql,
   projectId: string,
   roleId: string,
   ids: string[],
+  conditions: ReadonlyMap<string, string>,
 ): Promise<void> {
   await sql`delete from role_permissions where role_id = ${roleId}`;
   if (ids.length === 0) return;
   await sql`insert into role_permissions ${
-    sql(ids.map((permission_id) => ({ project_id: projectId, role_id: roleId, permission_id })))
+    sql(ids.map((permission_id) => ({
+      project_id: projectId,
+      role_id: roleId,
+      permission_id,
+      condition: conditions.get(permission_id) ?? null,
+    })))
   }`;
 }
 

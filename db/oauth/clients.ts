@@ -11,9 +11,8 @@ import { type ThrottlePolicy, waitOfRowText } from "../shared/throttle.ts";
 
 const COLUMNS =
   `c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.token_endpoint_auth_method,
-      c.redirect_uris, c.post_logout_redirect_uris, c.third_party, c.device_grant, c.metadata_url, ${
-    isoText("c.last_used_at")
-  } as last_used_at,
+      c.redirect_uris, c.post_logout_redirect_uris, c.third_party, c.device_grant, c.decision_reasons,
+      c.metadata_url, ${isoText("c.last_used_at")} as last_used_at,
       array(select cp.permission_id from client_permissions cp where cp.client_id = c.id order by cp.permission_id)
         as permission_ids,
       case when c.delegation then json_build_object('permission_ids', array(select d.permission_id
@@ -37,16 +36,18 @@ export async function insertClient(
     post_logout_redirect_uris?: string[];
     third_party?: boolean;
     device_grant?: boolean;
+    decision_reasons?: boolean;
     properties?: Properties;
   },
 ): Promise<void> {
   await sql`
     insert into clients (project_id, id, name, description, secret_hash, is_active, is_admin, token_endpoint_auth_method,
-                         redirect_uris, post_logout_redirect_uris, third_party, device_grant, properties)
+                         redirect_uris, post_logout_redirect_uris, third_party, device_grant, decision_reasons,
+                         properties)
     values (${c.project_id}, ${c.id}, ${c.name}, ${c.description}, ${c.secret_hash}, ${c.is_active ?? true},
             ${c.is_admin ?? false}, ${c.token_endpoint_auth_method ?? "none"}, ${c.redirect_uris ?? []},
             ${c.post_logout_redirect_uris ?? []}, ${c.third_party ?? false}, ${c.device_grant ?? false},
-            ${sql.json(c.properties ?? {})})`;
+            ${c.decision_reasons ?? true}, ${sql.json(c.properties ?? {})})`;
 }
 
 /** Grants every permission of the project's default resources (the project's admin client). */
@@ -210,6 +211,7 @@ export async function updateClientRow(
     post_logout_redirect_uris: string[];
     third_party: boolean;
     device_grant: boolean;
+    decision_reasons: boolean;
     properties: Properties;
   },
 ): Promise<boolean> {
@@ -217,7 +219,8 @@ export async function updateClientRow(
     update clients set name = ${c.name}, description = ${c.description}, is_active = ${c.is_active},
       token_endpoint_auth_method = ${c.token_endpoint_auth_method}, redirect_uris = ${c.redirect_uris},
       post_logout_redirect_uris = ${c.post_logout_redirect_uris}, third_party = ${c.third_party},
-      device_grant = ${c.device_grant}, properties = ${sql.json(c.properties)},
+      device_grant = ${c.device_grant}, decision_reasons = ${c.decision_reasons},
+      properties = ${sql.json(c.properties)},
       tokens_valid_after = case when is_active and not ${c.is_active} then clock_timestamp() else tokens_valid_after end,
       updated_at = now()
     where project_id = ${projectId} and id = ${clientId} returning id`;

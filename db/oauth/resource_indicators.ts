@@ -32,6 +32,7 @@ export async function findIndicatorTarget(
           where g.client_id = ${subject.clientId} and pe.resource_id = r.id`
     : sql`select pe.code from role_permissions g join permissions pe on pe.id = g.permission_id
           where g.role_id = (select role_id from users where id = ${subject.userId}) and pe.resource_id = r.id
+            and g.condition is null
           ${consented}`;
   const [row] = await sql<IndicatorTarget[]>`
     select r.project_id, r.id as resource_id,

@@ -27,6 +27,7 @@ import type {
 import { AppError } from "../shared/errors.ts";
 import { type Attached, type AttachedRead, attachedRecord } from "./gate.ts";
 import type { JsonText } from "./lists.ts";
+import { isPending, settle } from "./decide.ts";
 
 /**
  * A string as the statement may carry it, or null when it can never name anything: PostgreSQL refuses a NUL
@@ -160,15 +161,34 @@ export function evaluationReadOf(projectId: string, body: unknown): AttachedRead
   return evaluationRead(projectId, question({ type: st, id: si }, { name: an }, { type: rt, id: ri }));
 }
 
-/** `{ "decision": … }` for one question; the gate's answer when it decided this very question. */
+/** A decision without its reason, for a client that wants none (`decision_reasons` false). */
+const bare = (allowed: boolean) =>
+  (allowed ? '{"decision":true}' : '{"decision":false}') as JsonText<Decision>;
+
+/**
+ * `{ "decision": … }` for one question; the gate's answer when it decided this very question. `reasons` false:
+ * without `context.reason_admin`.
+ */
 export async function evaluateOne(
+  sql: Sql,
+  projectId: string,
+  req: EvaluationRequest,
+  attached?: Attached,
+  reasons = true,
+): Promise<JsonText<Decision>> {
+  const text = await decideOne(sql, projectId, req, attached);
+  return reasons ? text : bare(text.startsWith('{"decision":true'));
+}
+
+async function decideOne(
   sql: Sql,
   projectId: string,
   req: EvaluationRequest,
   attached?: Attached,
 ): Promise<JsonText<Decision>> {
   const read = oneRead(projectId, req);
-  const text = attachedRecord<string>(attached, read) ?? await retryRead(() => evaluate(sql, read));
+  let text = attachedRecord<string>(attached, read) ?? await retryRead(() => evaluate(sql, read));
+  if (isPending(text)) text = settle(text, req).obj;
   const actors = actorsAsked(req.context);
   if (actors === undefined || !text.startsWith('{"decision":true')) return text as JsonText<Decision>;
   return await actorDecision(sql, projectId, actors, req.resource.type, req.action.name) ??
@@ -237,11 +257,14 @@ export async function evaluateMany(
   sql: Sql,
   projectId: string,
   req: EvaluationsRequest,
+  reasons = true,
 ): Promise<Answer<EvaluationsResponse | Decision>> {
   const plan = planEvaluations(req);
   if (plan.single) {
     const read = evaluationRead(projectId, plan.items[0] as Question);
-    return decisionAnswer(await retryRead(() => evaluate(sql, read)));
+    let text = await retryRead(() => evaluate(sql, read));
+    if (isPending(text)) text = settle(text, req as EvaluationRequest).obj;
+    return decisionAnswer(reasons ? text : bare(text.startsWith('{"decision":true')));
   }
   // Each distinct question (without its object) once, numbered from 1; each distinct object once per question.
   // A batch asks few questions (of many objects): the first ones are found by comparing, the rest by key.
@@ -295,7 +318,16 @@ export async function evaluateMany(
     let d = "missing" in item
       ? incomplete(item.missing)
       : (item.ri !== null ? byObject.get(slots[i])?.get(item.ri) : undefined) ?? byQuestion[slots[i]];
-    const actors = actorsAsked(req.evaluations?.[i]?.context ?? req.context);
+    const own = req.evaluations?.[i];
+    if (!("missing" in item) && isPending(d.obj)) {
+      d = settle(d.obj, {
+        subject: (own?.subject ?? req.subject) as Subject,
+        action: (own?.action ?? req.action) as Action,
+        resource: (own?.resource ?? req.resource) as Resource,
+        context: own?.context ?? req.context,
+      });
+    }
+    const actors = actorsAsked(own?.context ?? req.context);
     if (actors !== undefined && d.allowed && !("missing" in item)) {
       const key = JSON.stringify([actors, item.rt, item.an]);
       if (!actorChecks.has(key)) {
@@ -304,7 +336,7 @@ export async function evaluateMany(
       const refused = actorChecks.get(key);
       if (refused) d = { allowed: false, obj: refused };
     }
-    answers.push(d.obj);
+    answers.push(reasons ? d.obj : bare(d.allowed));
     if (d.allowed) allowed++;
     if (
       plan.semantic === "deny_on_first_deny"

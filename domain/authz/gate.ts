@@ -81,6 +81,7 @@ export function principalOf(claims: VerifiedClaims, row: GateRow): Principal {
     jti: claims.jti,
     isSystem: claims.aud === SYSTEM_PROJECT_ID,
     isAdmin: row.is_admin,
+    ...(row.decision_reasons ? {} : { decisionReasons: false }),
     ...(claims.act ? { act: claims.act } : {}),
   };
 }

@@ -24,6 +24,7 @@ import type { PageOf } from "../../openapi/fields.ts";
 import type { CreateGrantRequest, Grant, GrantListQuery } from "../../openapi/objects.ts";
 import { record, sourceOf, SYSTEM } from "../audit/audit.ts";
 import { requireCovered } from "./coverage.ts";
+import { conditionProblem, problemText } from "./conditions.ts";
 import { AppError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { type JsonText, listPage } from "./lists.ts";
@@ -89,6 +90,12 @@ export async function createGrant(
 ): Promise<Grant> {
   const id = newId();
   return await transaction(sql, async (tx) => {
+    const problem = input.condition ? conditionProblem(input.condition) : null;
+    if (problem) {
+      throw new AppError("invalid_params", {
+        details: [{ field: "condition", issue: problemText(input.condition!, problem) }],
+      });
+    }
     const resource = await findResourceByCode(tx, projectId, input.object.type);
     if (!resource) {
       throw new AppError("resource_not_found", {
@@ -122,6 +129,7 @@ export async function createGrant(
       resource_id: resource.id,
       object_id: input.object.id,
       expires_at: input.expires_at ?? null,
+      condition: input.condition ?? null,
       created_by_type: actor.type,
       created_by_id: actor.id,
     });

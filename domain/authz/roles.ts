@@ -25,6 +25,7 @@ import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "./
 import type { Principal } from "../shared/principal.ts";
 import { keepOrClear } from "../shared/updates.ts";
 import { guardOperators } from "./operators.ts";
+import { conditionProblem, problemText } from "./conditions.ts";
 
 /**
  * A role given by default (a provider's or the project's `default_role_id`) must be one of the project's: 400
@@ -41,6 +42,33 @@ export async function requireProjectRole(
   }
 }
 
+/**
+ * A role's conditions by permission id, each checked (400 `invalid_params` naming `conditions.<i>.<field>`): a
+ * permission of the role, at most once, with an expression CEL accepts (domain/authz/conditions.ts).
+ */
+function conditionsOf(
+  given: { permission_id: string; expression: string }[],
+  permissionIds: readonly string[],
+): Map<string, string> {
+  const held = new Set(permissionIds);
+  const out = new Map<string, string>();
+  const details: { field: string; issue: string }[] = [];
+  given.forEach((c, i) => {
+    if (!held.has(c.permission_id)) {
+      details.push({ field: `conditions.${i}.permission_id`, issue: "is not one of the role's permissions" });
+    } else if (out.has(c.permission_id)) {
+      details.push({ field: `conditions.${i}.permission_id`, issue: "has a condition already" });
+    }
+    const problem = conditionProblem(c.expression);
+    if (problem) {
+      details.push({ field: `conditions.${i}.expression`, issue: problemText(c.expression, problem) });
+    }
+    out.set(c.permission_id, c.expression);
+  });
+  if (details.length > 0) throw new AppError("invalid_params", { details });
+  return out;
+}
+
 /** Creates a role holding only permissions the caller covers. */
 export async function createRole(
   sql: Sql,
@@ -51,6 +79,7 @@ export async function createRole(
   const id = newId();
   return await transaction(sql, async (tx) => {
     const permissionIds = await grantablePermissionIds(tx, caller, projectId, input.permission_ids ?? []);
+    const conditions = conditionsOf(input.conditions ?? [], permissionIds);
     await insertRole(tx, {
       project_id: projectId,
       id,
@@ -58,7 +87,7 @@ export async function createRole(
       name: input.name,
       description: input.description || null,
     });
-    await setRolePermissions(tx, projectId, id, permissionIds);
+    await setRolePermissions(tx, projectId, id, permissionIds, conditions);
     const role = (await findRole(tx, projectId, id))!;
     await record(tx, {
       projectId,
@@ -87,9 +116,16 @@ export async function updateRole(
     const current = await findRole(tx, projectId, roleId, { lock: true });
     if (!current) throw new AppError("role_not_found");
     let permissionIds: string[] | undefined;
-    if (input.permission_ids !== undefined) {
+    let conditions: Map<string, string> | undefined;
+    if (input.permission_ids !== undefined || input.conditions !== undefined) {
       // Unknown ids are 404 before any 403.
-      permissionIds = await checkPermissionIds(tx, projectId, input.permission_ids);
+      permissionIds = input.permission_ids === undefined
+        ? current.permission_ids
+        : await checkPermissionIds(tx, projectId, input.permission_ids);
+      conditions = input.conditions === undefined
+        ? new Map(current.conditions.map((c) => [c.permission_id, c.expression]))
+        : conditionsOf(input.conditions, permissionIds);
+      // Changing the conditions changes what the role's users hold, as changing its permissions does.
       await requireCovered(tx, caller, projectId, { roleId }, "role_id", "changing this role's permissions", {
         nameCodes: false,
       });
@@ -100,8 +136,8 @@ export async function updateRole(
       name: input.name,
       description: keepOrClear(input.description, current.description),
     });
-    if (permissionIds) {
-      await setRolePermissions(tx, projectId, roleId, permissionIds);
+    if (permissionIds && conditions) {
+      await setRolePermissions(tx, projectId, roleId, permissionIds, conditions);
       await operatorsKept("permission_ids");
     }
     const role = (await findRole(tx, projectId, roleId))!;

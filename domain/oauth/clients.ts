@@ -116,6 +116,7 @@ export async function createClient(
       token_endpoint_auth_method: input.token_endpoint_auth_method ?? "none",
       third_party: input.third_party ?? false,
       device_grant: input.device_grant ?? false,
+      decision_reasons: input.decision_reasons ?? true,
       properties: input.properties ?? {},
     });
     await setClientPermissions(tx, projectId, id, permissionIds);
@@ -189,6 +190,7 @@ export async function updateClient(
       token_endpoint_auth_method: input.token_endpoint_auth_method ?? current.token_endpoint_auth_method,
       third_party: input.third_party ?? current.third_party,
       device_grant: input.device_grant ?? current.device_grant,
+      decision_reasons: input.decision_reasons ?? current.decision_reasons,
       properties: input.properties ?? current.properties,
     });
     if (permissionIds) await setClientPermissions(tx, projectId, clientId, permissionIds);

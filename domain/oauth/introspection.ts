@@ -1,7 +1,7 @@
 /** Token revocation (RFC 7009) and introspection (RFC 7662), for clients of the token's project. */
 import { retryRead, type Sql, transaction } from "../../db/connection.ts";
 import type { Introspection, TokenActionRequest } from "../../openapi/tokens.ts";
-import { permissionCodes } from "../../db/authz/principals.ts";
+import { heldCodes } from "../../db/authz/principals.ts";
 import { findRefreshToken, revokeAccessToken, revokeSession } from "../../db/oauth/sessions.ts";
 import { clientSource, record } from "../audit/audit.ts";
 import { delegatedPermissions } from "../../db/oauth/delegated_tokens.ts";
@@ -113,10 +113,10 @@ export async function introspectToken(
     const delegated = verified.act
       ? await retryRead(() => delegatedPermissions(sql, verified.jti))
       : undefined;
-    const permissions = delegated
-      ? delegated.map((p) => p.code)
-      : await retryRead(() => permissionCodes(sql, subject));
-    const held = delegated ? delegated.map((p) => p.permission) : api?.held ?? [];
+    const held = delegated
+      ? { plain: delegated.map((p) => p.code), conditional: [] }
+      : await retryRead(() => heldCodes(sql, subject));
+    const ofApi = delegated ? delegated.map((p) => p.permission) : api?.held ?? [];
     return {
       active: true,
       token_type: "access_token",
@@ -127,11 +127,12 @@ export async function introspectToken(
       exp: claims.exp,
       iat: claims.iat,
       jti: claims.jti,
-      ...(api ? { scope: liveScope(verified.scope, held) } : {}),
+      ...(api ? { scope: liveScope(verified.scope, ofApi) } : {}),
       ...(verified.act ? { act: verified.act } : {}),
       ...(principal.sessionId ? { sid: principal.sessionId } : {}),
       ...(principal.sessionId ? await sessionAuth(sql, claims.aud, principal.sessionId) : {}),
-      permissions,
+      permissions: held.plain,
+      ...(held.conditional.length > 0 ? { conditional_permissions: held.conditional } : {}),
     };
   }
   if (refreshFirst) return { active: false };
@@ -141,6 +142,15 @@ export async function introspectToken(
 /** What of a token's `scope` its subject still holds of the API (a role or grant changed since: live). */
 function liveScope(scope: string | undefined, held: string[]): string {
   return (scope ?? "").split(" ").filter((code) => held.includes(code)).join(" ");
+}
+
+/** A user's permissions as introspection shows them: outright, and (when any) under a condition. */
+async function heldOf(sql: Sql, userId: string) {
+  const held = await retryRead(() => heldCodes(sql, { userId }));
+  return {
+    permissions: held.plain,
+    ...(held.conditional.length > 0 ? { conditional_permissions: held.conditional } : {}),
+  };
 }
 
 /** The session's `amr` and `acr`, when its login recorded them. */
@@ -171,6 +181,6 @@ async function introspectRefresh(
     exp: refresh.exp,
     sid: refresh.session_id,
     ...await sessionAuth(sql, refresh.project_id, refresh.session_id),
-    permissions: await retryRead(() => permissionCodes(sql, { userId: refresh.user_id })),
+    ...await heldOf(sql, refresh.user_id),
   };
 }

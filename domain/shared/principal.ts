@@ -20,6 +20,8 @@ export type Principal = {
   isSystem: boolean;
   /** A client-credentials token of its project's admin client, which covers every permission of the project. */
   isAdmin: boolean;
+  /** False when the token's client wants decisions without their reasons (`decision_reasons`). */
+  decisionReasons?: false;
   /** Where the request came from, for the audit trail. */
   request?: RequestInfo;
   /** A token of an exchange (RFC 8693 `act`): the client acting for the subject, and its own actors nested. */

@@ -85,7 +85,13 @@ async function adminRole(tx: Tx): Promise<string> {
     name: "Admin",
     description: "Operators: every permission of the system project",
   });
-  await setRolePermissions(tx, SYSTEM_PROJECT_ID, roleId, await defaultPermissionIds(tx, SYSTEM_PROJECT_ID));
+  await setRolePermissions(
+    tx,
+    SYSTEM_PROJECT_ID,
+    roleId,
+    await defaultPermissionIds(tx, SYSTEM_PROJECT_ID),
+    new Map(),
+  );
   await record(tx, {
     projectId: SYSTEM_PROJECT_ID,
     type: "role.created",

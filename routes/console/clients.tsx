@@ -46,6 +46,7 @@ type Values = {
   third_party: boolean;
   /** May use the device authorization grant (RFC 8628). */
   device_grant: boolean;
+  decision_reasons: boolean;
   permission_ids: string[];
   /** As posted: the API refuses anything but a method it knows. */
   token_endpoint_auth_method: string;
@@ -240,6 +241,11 @@ function ClientForm(p: Form) {
         label="Device grant (a CLI or TV shows a code that its user enters at /device; RFC 8628)"
         checked={v.device_grant}
       />
+      <Check
+        name="decision_reasons"
+        label="Reasons in its decisions (context.reason_admin in the AuthZEN answers it asks for)"
+        checked={v.decision_reasons}
+      />
       <RedirectFields v={v} problem={problem} />
       <PropertiesField value={v.properties} problem={problem} />
       <PermissionChecklist
@@ -317,6 +323,7 @@ async function editPage(
     is_active: client?.is_active ?? true,
     third_party: client?.third_party ?? false,
     device_grant: client?.device_grant ?? false,
+    decision_reasons: client?.decision_reasons ?? true,
     permission_ids: client?.permission_ids ?? [],
     token_endpoint_auth_method: client?.token_endpoint_auth_method ?? "none",
     redirect_uris: (client?.redirect_uris ?? []).join("\n"),
@@ -337,6 +344,7 @@ const values = (k: Console): Values => ({
   is_active: k.field("is_active") === "true",
   third_party: k.field("third_party") === "true",
   device_grant: k.field("device_grant") === "true",
+  decision_reasons: k.field("decision_reasons") === "true",
   permission_ids: k.list("permission_ids"),
   token_endpoint_auth_method: k.field("token_endpoint_auth_method") || "none",
   redirect_uris: k.field("redirect_uris"),

@@ -38,15 +38,22 @@ const REASONS = "Every decision carries `context.reason_admin.code`: `role_permi
   "role on the object or an ancestor), `grant_expired` (only an expired grant would have allowed it), " +
   "`no_permission`, `subject_inactive`, `project_inactive`, " +
   "`unknown_subject`, `unknown_resource_type`, `unknown_action` (an unknown subject, type or action is a " +
-  "false decision, never an error).";
+  "false decision, never an error). Through a condition: allowed with `role_permission` or `object_grant` " +
+  "and `conditional: true` (and `permission_id`); denied with `condition_false` or `condition_error` (an " +
+  "evaluation error: a missing property, a type mismatch; with `message`), naming the role (`role_id`) or " +
+  "the grant (`grant_id`, `object_id`) and `permission_id`. A client with `decision_reasons` false gets bare " +
+  '`{"decision": …}` answers.';
 
 const MAPPING = "The token's project (its `aud`) is the one asked about. `subject.type` `user`: `id` is a " +
   "user's id or, when no user has it, an `external_user_id`; `client`: a client id. `resource.type` is a " +
   "resource code and `action.name` one of its permission codes. Allowed when the subject is active and " +
   "holds that permission now: project-wide (a user through their role, a client directly), or through a live " +
   "grant of a role holding it on the object `resource.id` or one of its ancestors (tried only when the " +
-  "project-wide permission is missing). `properties` and `context` " +
-  "are accepted and do not change the decision.";
+  "project-wide permission is missing). A permission a role holds under a condition, or a grant with one, " +
+  "allows only when its CEL expression is true (docs/authzen.md § Conditions): it reads the subject's " +
+  "stored `properties`, a registered object's stored `properties` (else the request's " +
+  "`resource.properties`), `action.properties`, `context` and the database's clock; a request never " +
+  "overrides a stored property.";
 
 const INPUT =
   "Bad input (malformed JSON, another media type, a missing entity or field, a wrong type, nesting " +
@@ -204,13 +211,15 @@ export function registerAuthzenRoutes(app: App) {
   app.openapi(evaluateAccessRoute, async (c) => {
     const { sql } = c.var.deps;
     const req = c.req.valid("json");
-    const answer = decisionAnswer(await evaluateOne(sql, c.var.principal.projectId, req, c.var.attached));
+    const { projectId, decisionReasons } = c.var.principal;
+    const answer = decisionAnswer(await evaluateOne(sql, projectId, req, c.var.attached, decisionReasons));
     countDecisions("evaluation", answer);
     return jsonText(c, answer.text, 200);
   }, pointerHook as never);
   app.openapi(evaluateAccessBatchRoute, async (c) => {
     const { sql } = c.var.deps;
-    const answer = await evaluateMany(sql, c.var.principal.projectId, c.req.valid("json"));
+    const { projectId, decisionReasons } = c.var.principal;
+    const answer = await evaluateMany(sql, projectId, c.req.valid("json"), decisionReasons);
     countDecisions("evaluations", answer);
     return jsonText(c, answer.text, 200);
   }, pointerHook as never);

@@ -39,7 +39,7 @@ export namespace Api {
 		action?: Api.AccessEvaluationItem.Action;
 		resource?: Api.AccessEvaluationItem.Resource;
 		/**
-		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof AccessEvaluationItem
 		 */
@@ -65,7 +65,7 @@ export namespace Api {
 			 */
 			id?: string;
 			/**
-			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @description <p>Attributes of the entity, which conditions read: <code>resource.properties</code> for an object that is not registered (a registered object&#39;s stored ones win), <code>action.properties</code> as sent. <code>subject.properties</code> are ignored: the subject&#39;s stored ones are read.</p>
 			 * @type {{ [name: string]: unknown }}
 			 * @memberof Subject
 			 */
@@ -80,7 +80,7 @@ export namespace Api {
 			 */
 			name?: string;
 			/**
-			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @description <p>Attributes of the entity, which conditions read: <code>resource.properties</code> for an object that is not registered (a registered object&#39;s stored ones win), <code>action.properties</code> as sent. <code>subject.properties</code> are ignored: the subject&#39;s stored ones are read.</p>
 			 * @type {{ [name: string]: unknown }}
 			 * @memberof Action
 			 */
@@ -101,7 +101,7 @@ export namespace Api {
 			 */
 			id?: string;
 			/**
-			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @description <p>Attributes of the entity, which conditions read: <code>resource.properties</code> for an object that is not registered (a registered object&#39;s stored ones win), <code>action.properties</code> as sent. <code>subject.properties</code> are ignored: the subject&#39;s stored ones are read.</p>
 			 * @type {{ [name: string]: unknown }}
 			 * @memberof Resource
 			 */
@@ -115,7 +115,7 @@ export namespace Api {
 		action: Api.AuthzenAction;
 		resource: Api.AuthzenResource;
 		/**
-		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof AccessEvaluationRequest
 		 */
@@ -127,7 +127,7 @@ export namespace Api {
 		action?: Api.AccessEvaluationsRequest.Action;
 		resource?: Api.AccessEvaluationsRequest.Resource;
 		/**
-		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof AccessEvaluationsRequest
 		 */
@@ -160,7 +160,7 @@ export namespace Api {
 			 */
 			id?: string;
 			/**
-			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @description <p>Attributes of the entity, which conditions read: <code>resource.properties</code> for an object that is not registered (a registered object&#39;s stored ones win), <code>action.properties</code> as sent. <code>subject.properties</code> are ignored: the subject&#39;s stored ones are read.</p>
 			 * @type {{ [name: string]: unknown }}
 			 * @memberof Subject
 			 */
@@ -175,7 +175,7 @@ export namespace Api {
 			 */
 			name?: string;
 			/**
-			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @description <p>Attributes of the entity, which conditions read: <code>resource.properties</code> for an object that is not registered (a registered object&#39;s stored ones win), <code>action.properties</code> as sent. <code>subject.properties</code> are ignored: the subject&#39;s stored ones are read.</p>
 			 * @type {{ [name: string]: unknown }}
 			 * @memberof Action
 			 */
@@ -196,7 +196,7 @@ export namespace Api {
 			 */
 			id?: string;
 			/**
-			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @description <p>Attributes of the entity, which conditions read: <code>resource.properties</code> for an object that is not registered (a registered object&#39;s stored ones win), <code>action.properties</code> as sent. <code>subject.properties</code> are ignored: the subject&#39;s stored ones are read.</p>
 			 * @type {{ [name: string]: unknown }}
 			 * @memberof Resource
 			 */
@@ -244,7 +244,7 @@ export namespace Api {
 		subject: Api.AuthzenSubject;
 		resource: Api.AuthzenResource;
 		/**
-		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof ActionSearchRequest
 		 */
@@ -525,7 +525,7 @@ export namespace Api {
 		 */
 		name: string;
 		/**
-		 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+		 * @description <p>Attributes of the entity, which conditions read: <code>resource.properties</code> for an object that is not registered (a registered object&#39;s stored ones win), <code>action.properties</code> as sent. <code>subject.properties</code> are ignored: the subject&#39;s stored ones are read.</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof AuthzenAction
 		 */
@@ -605,7 +605,7 @@ export namespace Api {
 		 */
 		code: Api.AuthzenReasonCode;
 		/**
-		 * @description <p><code>role_permission</code>: the user&#39;s role that holds the permission; <code>no_permission</code>: the user&#39;s role, which does not (absent when the user has none)</p>
+		 * @description <p><code>role_permission</code>: the user&#39;s role that holds the permission; <code>no_permission</code>: the user&#39;s role, which does not (absent when the user has none); <code>condition_false</code>, <code>condition_error</code>: the role whose condition on the permission denied it</p>
 		 * @type {string}
 		 * @memberof AuthzenReason
 		 */
@@ -617,7 +617,7 @@ export namespace Api {
 		 */
 		'client_id'?: string;
 		/**
-		 * @description <p><code>object_grant</code>: the live grant that allows it (the nearest to the object); <code>grant_expired</code>: an expired grant that would have allowed it</p>
+		 * @description <p><code>object_grant</code>: the live grant that allows it (the nearest to the object); <code>grant_expired</code>: an expired grant that would have allowed it; <code>condition_false</code>, <code>condition_error</code>: the grant whose condition (or its role&#39;s) denied it</p>
 		 * @type {string}
 		 * @memberof AuthzenReason
 		 */
@@ -628,6 +628,24 @@ export namespace Api {
 		 * @memberof AuthzenReason
 		 */
 		'object_id'?: string;
+		/**
+		 * @description <p>Through a condition (<code>conditional</code>, <code>condition_false</code>, <code>condition_error</code>): the permission</p>
+		 * @type {string}
+		 * @memberof AuthzenReason
+		 */
+		'permission_id'?: string;
+		/**
+		 * @description <p>Allowed through a condition that was true (<code>role_permission</code> or <code>object_grant</code>)</p>
+		 * @type {boolean}
+		 * @memberof AuthzenReason
+		 */
+		conditional?: boolean;
+		/**
+		 * @description <p><code>condition_error</code>: why the condition could not be evaluated (a missing key, a type mismatch)</p>
+		 * @type {string}
+		 * @memberof AuthzenReason
+		 */
+		message?: string;
 		/**
 		 * @description <p><code>invalid_request</code>: JSON pointers of the entities the evaluation lacks once the defaults are applied</p>
 		 * @type {string[]}
@@ -651,7 +669,9 @@ export namespace Api {
 		UnknownResourceType = 'unknown_resource_type',
 		UnknownAction = 'unknown_action',
 		InvalidRequest = 'invalid_request',
-		ActorNotDelegated = 'actor_not_delegated'
+		ActorNotDelegated = 'actor_not_delegated',
+		ConditionFalse = 'condition_false',
+		ConditionError = 'condition_error'
 	}
 
 	export interface AuthzenResource {
@@ -668,7 +688,7 @@ export namespace Api {
 		 */
 		id: string;
 		/**
-		 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+		 * @description <p>Attributes of the entity, which conditions read: <code>resource.properties</code> for an object that is not registered (a registered object&#39;s stored ones win), <code>action.properties</code> as sent. <code>subject.properties</code> are ignored: the subject&#39;s stored ones are read.</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof AuthzenResource
 		 */
@@ -689,7 +709,7 @@ export namespace Api {
 		 */
 		id: string;
 		/**
-		 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+		 * @description <p>Attributes of the entity, which conditions read: <code>resource.properties</code> for an object that is not registered (a registered object&#39;s stored ones win), <code>action.properties</code> as sent. <code>subject.properties</code> are ignored: the subject&#39;s stored ones are read.</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof AuthzenSubject
 		 */
@@ -820,6 +840,12 @@ export namespace Api {
 		 * @memberof Client
 		 */
 		'device_grant': boolean;
+		/**
+		 * @description <p>Whether the decisions this client asks for (the AuthZEN endpoints, with its tokens) carry their reason (<code>context.reason_admin</code>): false answers bare <code>{&quot;decision&quot;: …}</code> objects, for a policy enforcement point that need not learn the model&#39;s ids (or a harness comparing answers exactly).</p>
+		 * @type {boolean}
+		 * @memberof Client
+		 */
+		'decision_reasons': boolean;
 		/**
 		 * @description <p>For a client that identifies itself by the <code>https</code> URL of its metadata document (OAuth Client ID Metadata Documents; the project&#39;s <code>client_metadata_documents</code>): that URL, which is its <code>client_id</code> at <code>/authorize</code> and the token endpoint. Recorded on its first use (<code>created_at</code>); its <code>name</code> and <code>redirect_uris</code> are the document&#39;s, refreshed as the document&#39;s caching allows, and only <code>is_active</code> (false blocks it), <code>description</code> and <code>properties</code> can be changed. null: a client registered through this API.</p>
 		 * @type {string | null}
@@ -994,6 +1020,12 @@ export namespace Api {
 		 */
 		'device_grant'?: boolean;
 		/**
+		 * @description <p>Whether the decisions this client asks for (the AuthZEN endpoints, with its tokens) carry their reason (<code>context.reason_admin</code>): false answers bare <code>{&quot;decision&quot;: …}</code> objects, for a policy enforcement point that need not learn the model&#39;s ids (or a harness comparing answers exactly). Default true.</p>
+		 * @type {boolean}
+		 * @memberof CreateClientRequest
+		 */
+		'decision_reasons'?: boolean;
+		/**
 		 * @description <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions. Default null.</p>
 		 * @type {Api.CreateClientRequest.Delegation | null}
 		 * @memberof CreateClientRequest
@@ -1080,6 +1112,12 @@ export namespace Api {
 		 * @memberof CreateGrantRequest
 		 */
 		'expires_at'?: string | null;
+		/**
+		 * @description <p>A condition the grant&#39;s permissions need (a CEL expression, as a role&#39;s conditions; the role&#39;s own conditions apply too). Omitted or null: none.</p>
+		 * @type {string | null}
+		 * @memberof CreateGrantRequest
+		 */
+		condition?: string | null;
 	}
 
 	export interface CreateIdentityProviderRequest {
@@ -1364,6 +1402,12 @@ export namespace Api {
 		 * @memberof CreateRoleRequest
 		 */
 		'permission_ids'?: string[];
+		/**
+		 * @description <p>Conditions on some of the role&#39;s permissions (each at most once): a user holds such a permission, through the role or a grant of it, only when the expression is true. Omitted: none.</p>
+		 * @type {Api.RoleCondition[]}
+		 * @memberof CreateRoleRequest
+		 */
+		conditions?: Api.RoleCondition[];
 	}
 
 	export interface CreateUserRequest {
@@ -1713,6 +1757,12 @@ export namespace Api {
 		 * @memberof Grant
 		 */
 		'is_expired': boolean;
+		/**
+		 * @description <p>The grant&#39;s condition (a CEL expression) or null: it gives its permissions only when true</p>
+		 * @type {string | null}
+		 * @memberof Grant
+		 */
+		condition: string | null;
 		'created_at': string;
 		'created_by': Api.Grant.CreatedBy;
 	}
@@ -1970,11 +2020,17 @@ export namespace Api {
 		 */
 		acr?: string;
 		/**
-		 * @description <p>The subject&#39;s <code>resource:permission</code> codes now: a user&#39;s through the role, a client&#39;s directly; for a token of an exchange, only those every actor&#39;s delegation has and the exchange asked for</p>
+		 * @description <p>The subject&#39;s <code>resource:permission</code> codes now: a user&#39;s through the role, a client&#39;s directly; for a token of an exchange, only those every actor&#39;s delegation has and the exchange asked for. Only those held outright: a permission the role holds under a condition is in <code>conditional_permissions</code>.</p>
 		 * @type {string[]}
 		 * @memberof Introspection
 		 */
 		permissions?: string[];
+		/**
+		 * @description <p>The <code>resource:permission</code> codes the user&#39;s role holds only under a condition (CEL): held for a decision whose condition is true, so never reported in <code>permissions</code>; ask the decision endpoint (/access/v1/evaluation) with the resource. Omitted when there are none.</p>
+		 * @type {string[]}
+		 * @memberof Introspection
+		 */
+		'conditional_permissions'?: string[];
 		/**
 		 * @description <p>A token of an exchange (RFC 8693 §4.1): the client acting for the subject (<code>sub</code>), and the one it acts for in turn nested in <code>act</code></p>
 		 * @type {Api.Act}
@@ -2976,7 +3032,7 @@ export namespace Api {
 		action: Api.AuthzenAction;
 		resource: Api.ResourceSearchRequest.Resource;
 		/**
-		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof ResourceSearchRequest
 		 */
@@ -3008,7 +3064,7 @@ export namespace Api {
 			 */
 			id?: string;
 			/**
-			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @description <p>Attributes of the entity, which conditions read: <code>resource.properties</code> for an object that is not registered (a registered object&#39;s stored ones win), <code>action.properties</code> as sent. <code>subject.properties</code> are ignored: the subject&#39;s stored ones are read.</p>
 			 * @type {{ [name: string]: unknown }}
 			 * @memberof Resource
 			 */
@@ -3046,6 +3102,12 @@ export namespace Api {
 		description: string | null;
 		'permission_ids': string[];
 		/**
+		 * @description <p>The conditions on some of <code>permission_ids</code>: such a permission is held only when its expression is true (docs/authzen.md § Conditions). By permission id.</p>
+		 * @type {Api.Role.Condition[]}
+		 * @memberof Role
+		 */
+		conditions: Api.Role.Condition[];
+		/**
 		 * @description <p>RFC 3339, UTC</p>
 		 * @type {string}
 		 * @memberof Role
@@ -3057,6 +3119,28 @@ export namespace Api {
 		 * @memberof Role
 		 */
 		'updated_at': string;
+	}
+
+	/**
+	 * @export
+	 * @namespace Role
+	 */
+	export namespace Role {
+		export interface Condition {
+			'permission_id': string;
+			expression: string;
+		}
+
+	}
+
+	export interface RoleCondition {
+		'permission_id': string;
+		/**
+		 * @description <p>A CEL expression (at most 1,000 characters) over <code>subject</code> (<code>type</code>, <code>id</code>, <code>properties</code>), <code>resource</code> (<code>type</code>, <code>id</code>, <code>properties</code>), <code>action</code> (<code>name</code>, <code>properties</code>), <code>context</code> and <code>now</code> (a timestamp, the database&#39;s clock), with CEL&#39;s standard functions: it must be a boolean. Parsed and type-checked when written (400 <code>invalid_params</code> naming the position of an error); its cost is bounded (at most 200 nodes, no comprehension inside another, <code>matches</code> with a literal pattern without nested repetition). Example: <code>resource.properties.ownerID == subject.id</code>.</p>
+		 * @type {string}
+		 * @memberof RoleCondition
+		 */
+		expression: string;
 	}
 
 	export interface RoleList {
@@ -3216,7 +3300,7 @@ export namespace Api {
 		action: Api.AuthzenAction;
 		resource: Api.AuthzenResource;
 		/**
-		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Other members are accepted and change no decision.</p>
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof SubjectSearchRequest
 		 */
@@ -3248,7 +3332,7 @@ export namespace Api {
 			 */
 			id?: string;
 			/**
-			 * @description <p>Attributes of the entity. Accepted; they do not change a decision (conditions are a later step).</p>
+			 * @description <p>Attributes of the entity, which conditions read: <code>resource.properties</code> for an object that is not registered (a registered object&#39;s stored ones win), <code>action.properties</code> as sent. <code>subject.properties</code> are ignored: the subject&#39;s stored ones are read.</p>
 			 * @type {{ [name: string]: unknown }}
 			 * @memberof Subject
 			 */
@@ -3642,6 +3726,12 @@ export namespace Api {
 		 */
 		'device_grant'?: boolean;
 		/**
+		 * @description <p>Whether the decisions this client asks for (the AuthZEN endpoints, with its tokens) carry their reason (<code>context.reason_admin</code>): false answers bare <code>{&quot;decision&quot;: …}</code> objects, for a policy enforcement point that need not learn the model&#39;s ids (or a harness comparing answers exactly). Omitted: unchanged.</p>
+		 * @type {boolean}
+		 * @memberof UpdateClientRequest
+		 */
+		'decision_reasons'?: boolean;
+		/**
 		 * @description <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions. Omitted: unchanged. A change counts at once: the tokens the client exchanged before carry no more than the new delegation allows.</p>
 		 * @type {Api.UpdateClientRequest.Delegation | null}
 		 * @memberof UpdateClientRequest
@@ -3958,6 +4048,12 @@ export namespace Api {
 		 * @memberof UpdateRoleRequest
 		 */
 		'permission_ids'?: string[];
+		/**
+		 * @description <p>Omitted: unchanged (the conditions of permissions the role keeps stay). Given: replaces them; each names one of the role&#39;s permissions (after this update).</p>
+		 * @type {Api.RoleCondition[]}
+		 * @memberof UpdateRoleRequest
+		 */
+		conditions?: Api.RoleCondition[];
 	}
 
 	export interface UpdateUserRequest {

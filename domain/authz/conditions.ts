@@ -1,0 +1,196 @@
+/**
+ * Conditions: CEL expressions (the Common Expression Language, through @marcbachmann/cel-js) a role attaches to
+ * one of its permissions, or a grant carries, that a decision must find true (docs/authzen.md § Conditions).
+ * An expression reads only `subject`, `resource`, `action`, `context` and `now`, calls only CEL's standard
+ * functions, and is parsed and type-checked when written. Its cost is bounded when written, whatever it is
+ * later given: at most 1,000 characters and 200 nodes, no comprehension (`all`, `exists`, `map`, …) inside
+ * another, and a regular expression only as a literal without nested repetition or back-references. Compiled
+ * once per expression text (never per request); at decision time nothing makes it throw past the decision.
+ */
+import { Environment, type ParseResult } from "@marcbachmann/cel-js";
+
+/** The longest expression accepted. */
+export const MAX_CONDITION_LENGTH = 1000;
+const MAX_NODES = 200;
+
+const entity = (id: string) => ({ type: "string", [id]: "string", properties: "map<string, dyn>" });
+
+const ENV = new Environment({
+  limits: { maxAstNodes: MAX_NODES, maxDepth: 32, maxListElements: 100, maxMapEntries: 100 },
+})
+  .registerVariable({ name: "subject", schema: entity("id") })
+  .registerVariable({ name: "resource", schema: entity("id") })
+  .registerVariable({ name: "action", schema: { name: "string", properties: "map<string, dyn>" } })
+  .registerVariable("context", "map<string, dyn>")
+  .registerVariable("now", "google.protobuf.Timestamp");
+
+/** What a condition reads at decision time. */
+export type ConditionInput = {
+  subject: { type: string; id: string; properties: Record<string, unknown> };
+  resource: { type: string; id: string; properties: Record<string, unknown> };
+  action: { name: string; properties: Record<string, unknown> };
+  context: Record<string, unknown>;
+  now: Date;
+};
+
+/** Why an expression is refused: what is wrong, and where (0-based offset into it). */
+export type ConditionProblem = { issue: string; position: number };
+
+const COMPREHENSIONS = new Set(["all", "exists", "exists_one", "map", "filter"]);
+
+type Node = { op: string; args: unknown; range?: { start: number } };
+
+function isNode(x: unknown): x is Node {
+  return typeof x === "object" && x !== null && typeof (x as Node).op === "string";
+}
+
+/** The children of an AST node, whatever the shape of its arguments. */
+function* children(args: unknown): Generator<Node> {
+  if (isNode(args)) yield args;
+  else if (Array.isArray(args)) { for (const a of args) yield* children(a); }
+}
+
+/**
+ * A regular expression whose matching time could grow faster than its input (a repeated group that itself
+ * repeats, or a back-reference), which JavaScript's backtracking engine would take exponential time on.
+ */
+function riskyPattern(p: string): boolean {
+  if (/\\[1-9]|\\k</.test(p)) return true;
+  // For each open group, whether it holds a quantifier; a quantified group holding one is nested repetition.
+  const groups: boolean[] = [];
+  let last = false;
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i];
+    if (c === "\\") {
+      i++;
+      last = false;
+    } else if (c === "[") {
+      while (i < p.length && p[i] !== "]") i += p[i] === "\\" ? 2 : 1;
+      last = false;
+    } else if (c === "(") {
+      groups.push(false);
+      last = false;
+    } else if (c === ")") {
+      last = groups.pop() ?? false;
+      continue;
+    } else if ("*+?{".includes(c)) {
+      if (last) return true;
+      if (groups.length > 0) groups[groups.length - 1] = true;
+    }
+    if (c !== ")") last = false;
+  }
+  return false;
+}
+
+/** The first thing of the expression's AST that breaks the cost bound, or null. */
+function overBound(node: Node, inComprehension: boolean): ConditionProblem | null {
+  const at = node.range?.start ?? 0;
+  if (node.op === "rcall" && Array.isArray(node.args)) {
+    const [name, target, rest] = node.args as [string, unknown, unknown];
+    if (COMPREHENSIONS.has(name)) {
+      if (inComprehension) {
+        return {
+          issue: `a comprehension (${name}) inside another is not allowed (cost bound)`,
+          position: at,
+        };
+      }
+      const inTarget = isNode(target) ? overBound(target, inComprehension) : null;
+      if (inTarget) return inTarget;
+      for (const c of children(rest)) {
+        const p = overBound(c, true);
+        if (p) return p;
+      }
+      return null;
+    }
+    if (name === "matches") {
+      const [pattern] = [...children(rest)];
+      if (pattern?.op !== "value" || typeof pattern.args !== "string") {
+        return { issue: "matches takes a string literal as its pattern", position: at };
+      }
+      if (riskyPattern(pattern.args)) {
+        return {
+          issue: "the pattern repeats a repeated group or uses a back-reference (cost bound)",
+          position: pattern.range?.start ?? at,
+        };
+      }
+    }
+  }
+  if (node.op === "call" && Array.isArray(node.args) && node.args[0] === "matches") {
+    return { issue: 'call matches as a method: text.matches("pattern")', position: at };
+  }
+  for (const c of children(node.args)) {
+    const p = overBound(c, inComprehension);
+    if (p) return p;
+  }
+  return null;
+}
+
+/** The first line of a library error's message (the rest draws the source with a caret). */
+function summary(e: unknown): string {
+  const err = e as { summary?: string; message?: string };
+  return (err.summary ?? err.message ?? String(e)).split("\n")[0];
+}
+
+/**
+ * Why `expression` cannot be a condition, or null when it can: a syntax or type error, an unknown variable or
+ * function, a result that is not a boolean, or more than the cost bound allows.
+ */
+export function conditionProblem(expression: string): ConditionProblem | null {
+  if (expression.length > MAX_CONDITION_LENGTH) {
+    return { issue: `at most ${MAX_CONDITION_LENGTH} characters`, position: MAX_CONDITION_LENGTH };
+  }
+  if (expression.trim() === "") return { issue: "must not be empty", position: 0 };
+  let parsed: ParseResult;
+  try {
+    parsed = ENV.parse(expression);
+  } catch (e) {
+    return { issue: summary(e), position: (e as { range?: { start: number } }).range?.start ?? 0 };
+  }
+  const checked = ENV.check(expression);
+  if (!checked.valid) {
+    return { issue: summary(checked.error), position: checked.error?.range?.start ?? 0 };
+  }
+  if (checked.type !== "bool" && checked.type !== "dyn") {
+    return { issue: `must be a boolean, is ${checked.type}`, position: 0 };
+  }
+  return overBound(parsed.ast as unknown as Node, false);
+}
+
+/** A problem as an error's `issue`: what, and at which line and column. */
+export function problemText(expression: string, p: ConditionProblem): string {
+  const before = expression.slice(0, p.position).split("\n");
+  return `${p.issue} (at line ${before.length}, column ${before[before.length - 1].length + 1})`;
+}
+
+/** Compiled expressions by text: a compiled one never changes, so it is kept (at most this many). */
+const COMPILED_AT_MOST = 10_000;
+const compiled = new Map<string, ParseResult | ConditionProblem>();
+
+function compile(expression: string): ParseResult | ConditionProblem {
+  let c = compiled.get(expression);
+  if (c === undefined) {
+    const problem = conditionProblem(expression);
+    c = problem ?? ENV.parse(expression);
+    if (compiled.size >= COMPILED_AT_MOST) compiled.delete(compiled.keys().next().value!);
+    compiled.set(expression, c);
+  }
+  return c;
+}
+
+/** A condition's outcome: true or false, or the evaluation error that makes it deny. */
+export type Outcome = { value: boolean } | { error: string };
+
+/**
+ * Evaluates a stored condition. Never throws: an evaluation error (a missing key, a type mismatch, a result
+ * that is not a boolean, an expression a later version would refuse) is the outcome `error`.
+ */
+export function evaluateCondition(expression: string, input: ConditionInput): Outcome {
+  const c = compile(expression);
+  if (typeof c !== "function") return { error: c.issue };
+  try {
+    const v = c(input);
+    return typeof v === "boolean" ? { value: v } : { error: `the condition gave ${typeof v}, not a boolean` };
+  } catch (e) {
+    return { error: summary(e) };
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Decisions through conditions: the statement of db/authz/authzen.ts answers `{"pending": …}` when the subject
+ * holds the permission only through conditions (its role's on the permission, or live grants with one), with
+ * what they read from the model; this settles it with what the request says, in the order the statement found
+ * them: the role's condition, then each grant's (nearest object first; a grant needs its own condition and its
+ * role's). The first true one allows; else the decision is false with `condition_error` (the first that could
+ * not be evaluated) or `condition_false` (the first false one), naming the role or grant and the permission.
+ */
+import type { Action, Resource, Subject } from "../../openapi/authzen.ts";
+import { type ConditionInput, evaluateCondition, type Outcome } from "./conditions.ts";
+
+/** What the statement read for conditions (db/authz/authzen.ts `pendingObject`). */
+type Pending = {
+  role_id: string | null;
+  permission_id: string;
+  role_condition: string | null;
+  subject: Record<string, unknown> | null;
+  /** The registered object's stored properties; null when the object is not registered. */
+  object: Record<string, unknown> | null;
+  grants:
+    | {
+      grant_id: string;
+      object_id: string;
+      role_id: string;
+      condition: string | null;
+      role_condition: string | null;
+    }[]
+    | null;
+  now: string;
+};
+
+/** The request's side of a question: its entities and context as sent. */
+export type Asked = {
+  subject: Subject;
+  action: Action;
+  resource: Resource;
+  context?: Record<string, unknown>;
+};
+
+/** Whether a decision's JSON text is one to settle. */
+export function isPending(text: string): boolean {
+  return text.startsWith('{"pending"');
+}
+
+const object = (x: unknown): Record<string, unknown> =>
+  x !== null && typeof x === "object" && !Array.isArray(x) ? x as Record<string, unknown> : {};
+
+/**
+ * The decision for a pending one, as JSON text (`{"decision":…,"context":{"reason_admin":…}}`), and whether
+ * it allows. A registered object's properties are its stored ones; an unregistered object's are the request's
+ * `resource.properties`; the subject's are always its stored ones (a request never overrides them).
+ */
+export function settle(text: string, asked: Asked): { allowed: boolean; obj: string } {
+  const p = (JSON.parse(text) as { pending: Pending }).pending;
+  const input: ConditionInput = {
+    subject: { type: asked.subject.type, id: asked.subject.id, properties: p.subject ?? {} },
+    resource: {
+      type: asked.resource.type,
+      id: asked.resource.id,
+      properties: p.object ?? object(asked.resource.properties),
+    },
+    action: { name: asked.action.name, properties: object(asked.action.properties) },
+    context: object(asked.context),
+    now: new Date(p.now),
+  };
+  let failed: { by: Record<string, string>; outcome: Outcome } | undefined;
+  const fail = (by: Record<string, string>, outcome: Outcome) => {
+    if (!failed || ("error" in outcome && !("error" in failed.outcome))) failed = { by, outcome };
+  };
+  if (p.role_condition !== null && p.role_id !== null) {
+    const outcome = evaluateCondition(p.role_condition, input);
+    const by = { role_id: p.role_id };
+    if ("value" in outcome && outcome.value) return allow("role_permission", by, p.permission_id);
+    fail(by, outcome);
+  }
+  for (const g of p.grants ?? []) {
+    const by = { grant_id: g.grant_id, object_id: g.object_id };
+    let outcome: Outcome = { value: true };
+    for (const c of [g.role_condition, g.condition]) {
+      if (c === null) continue;
+      outcome = evaluateCondition(c, input);
+      if (!("value" in outcome && outcome.value)) break;
+    }
+    if ("value" in outcome && outcome.value) return allow("object_grant", by, p.permission_id);
+    fail(by, outcome);
+  }
+  const reason: Record<string, unknown> = failed === undefined
+    ? { code: "no_permission", ...(p.role_id === null ? {} : { role_id: p.role_id }) }
+    : "error" in failed.outcome
+    ? { code: "condition_error", ...failed.by, permission_id: p.permission_id, message: failed.outcome.error }
+    : { code: "condition_false", ...failed.by, permission_id: p.permission_id };
+  return { allowed: false, obj: JSON.stringify({ decision: false, context: { reason_admin: reason } }) };
+}
+
+function allow(code: string, by: Record<string, string>, permissionId: string) {
+  const reason = { code, ...by, permission_id: permissionId, conditional: true };
+  return { allowed: true, obj: JSON.stringify({ decision: true, context: { reason_admin: reason } }) };
+}
