@@ -117,8 +117,19 @@ test(
       for (const code of ["resources", "roles", "users", "clients"]) {
         await page.getByLabel(new RegExp(`^${code}:read`)).check();
       }
+      // A condition on orders:read (CEL): refused with its position next to it, then accepted.
+      const condition = page.getByLabel("Condition on orders:read (CEL, optional)");
+      await condition.fill("resource.owner ==");
+      await page.getByRole("button", { name: "Create role" }).click();
+      assert.match(await page.locator(".condition .field-error").innerText(), /line 1, column/);
+      assert.equal(await condition.getAttribute("aria-invalid"), "true");
+      assert.ok(await page.getByLabel(/^orders:read/).isChecked(), "the form kept what was entered");
+      await condition.fill("resource.properties.owner == subject.id");
       await page.getByRole("button", { name: "Create role" }).click();
       await page.waitForURL(/roles\?done=1/);
+      await page.getByRole("link", { name: "Reader", exact: true }).click();
+      assert.equal(await condition.inputValue(), "resource.properties.owner == subject.id");
+      await tab(page, "Roles");
 
       // A user with that role.
       await tab(page, "Users");

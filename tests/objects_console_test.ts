@@ -89,8 +89,16 @@ test(
         assert.equal(await page.locator("#f-object-error").textContent(), "no object of folder has this id");
         await page.getByLabel("Object id", { exact: true }).fill("root");
         await page.getByLabel(/^Expires/).fill("2099-01-31T12:00");
+        // A condition CEL refuses is shown next to its field with its position; then a good one.
+        await page.getByLabel(/^Condition/).fill("resource.status ==");
+        await page.getByRole("button", { name: "Grant" }).click();
+        assert.match((await page.locator("#f-condition-error").textContent())!, /line 1, column/);
+        await page.getByLabel(/^Condition/).fill("resource.properties.status != 'archived'");
         await page.getByRole("button", { name: "Grant" }).click();
         assert.equal(await page.getByRole("status").textContent(), "The role was granted.");
+        assert.ok(
+          await page.getByRole("cell", { name: "resource.properties.status != 'archived'" }).isVisible(),
+        );
         assert.ok(await page.locator('time[datetime="2099-01-31T12:00:00.000Z"]').isVisible());
         await noOverflow();
         const grants = await p.api.grants.listGrants(
@@ -108,6 +116,7 @@ test(
         );
         assert.equal(grants.data.length, 1);
         assert.equal(grants.data[0].expires_at, "2099-01-31T12:00:00.000Z");
+        assert.equal(grants.data[0].condition, "resource.properties.status != 'archived'");
         // The grant shows on the object's page too.
         await page.getByRole("link", { name: "root", exact: true }).click();
         assert.ok(await page.getByRole("cell", { name: /carol|Carol|[0-9a-f-]{36}/ }).first().isVisible());

@@ -13,7 +13,7 @@ import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projec
 import { allResources } from "./resources.tsx";
 import { ApiRefusal, type Console, findIn, html, signedIn } from "./session.ts";
 
-type GrantValues = { role_id: string; resource: string; object: string; expires: string };
+type GrantValues = { role_id: string; resource: string; object: string; expires: string; condition: string };
 
 type GrantsProps = {
   k: Console;
@@ -38,6 +38,7 @@ function GrantRow(p: GrantsProps & { g: Grant; byCode: Map<string, Resource> }) 
       <td>
         <Expiry grant={g} />
       </td>
+      <td>{g.condition ? <code>{g.condition}</code> : "—"}</td>
       {s.can("grants:delete") && (
         <td>
           <RevokeButton k={p.k} back={p.self} grant={g} label={`Revoke the grant on ${g.object.id}`} />
@@ -57,6 +58,7 @@ function GrantsTable(p: GrantsProps) {
             <th scope="col">Object</th>
             <th scope="col">Role</th>
             <th scope="col">Expires</th>
+            <th scope="col">Condition</th>
             {p.s.can("grants:delete") && <th scope="col">Action</th>}
           </tr>
         </thead>
@@ -109,6 +111,13 @@ function GrantForm(p: GrantsProps & { v: GrantValues; problem: Problem | null })
         value={v.expires}
         problem={problem}
         hint="Empty: never."
+      />
+      <Field
+        name="condition"
+        label="Condition (CEL)"
+        value={v.condition}
+        problem={problem}
+        hint="Empty: none. Else the grant gives its permissions only when this is true, for example resource.properties.status != 'archived' (docs/authzen.md § Conditions)."
       />
       <button type="submit">Grant</button>
     </form>
@@ -171,7 +180,8 @@ async function userGrants(k: Console, problem: Problem | null, values?: GrantVal
   const roles = await rolesById(k);
   const page = res.body;
   const self = `${projectPath(s.project.id)}/users/${enc(user.id)}/grants`;
-  const v = values ?? { role_id: "", resource: resources[0]?.code ?? "", object: "", expires: "" };
+  const v = values ??
+    { role_id: "", resource: resources[0]?.code ?? "", object: "", expires: "", condition: "" };
   const notice = NOTICES[url.searchParams.get("done") ?? ""] ?? null;
   const props = { k, s, user, page, grants: page.data, roles, resources, self, v, problem, notice };
   return html(k.c, (nonce) => <GrantsPage nonce={nonce} {...props} />, problem ? 400 : 200);
@@ -185,6 +195,7 @@ async function grant(k: Console) {
     resource: k.field("resource"),
     object: k.field("object"),
     expires: k.field("expires"),
+    condition: k.field("condition").trim(),
   };
   // A datetime-local value has no zone: the form says UTC.
   const expires = v.expires ? `${v.expires.length === 16 ? `${v.expires}:00` : v.expires}Z` : null;
@@ -193,6 +204,7 @@ async function grant(k: Console) {
     role_id: v.role_id,
     object: { type: v.resource, id: v.object },
     expires_at: expires,
+    condition: v.condition || null,
   });
   if (!res.ok) return userGrants(k, problemOf(res), v);
   return k.c.redirect(

@@ -90,6 +90,9 @@ td .sub { display: block; font-size: .85rem; color: var(--muted); }
 fieldset { border: 1px solid var(--line); border-radius: .4rem; margin: .75rem 0; max-width: 40rem; min-width: 0; }
 fieldset label, .check label { display: inline; font-weight: 400; margin: 0; }
 .check { display: block; margin: .3rem 0; }
+.check .condition { display: block; margin: .2rem 0 .4rem 1.6rem; }
+.check .condition label { display: block; font-size: .85rem; color: var(--muted); }
+.check .condition input { width: 100%; max-width: 34rem; font-family: ui-monospace, monospace; }
 .perm-row { display: grid; grid-template-columns: 1fr 1fr; gap: .5rem; max-width: 40rem; }
 .pager { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; margin: .75rem 0; }
 .badge { display: inline-block; font-size: .78rem; padding: .05rem .5rem; border-radius: .7rem; border: 1px solid var(--line); white-space: nowrap; }

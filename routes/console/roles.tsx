@@ -17,7 +17,13 @@ import { allResources } from "./resources.tsx";
 import { type Console, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 
-type PermissionProps = { resources: Resource[]; checked: string[]; readonly?: boolean };
+type PermissionProps = {
+  resources: Resource[];
+  checked: string[];
+  readonly?: boolean;
+  /** A role's page: each permission's condition (CEL) beside it, by permission id, and its error if refused. */
+  conditions?: { text: Record<string, string>; errors: Record<string, string> };
+};
 
 /** One fieldset of checkboxes per resource with permissions. */
 function ResourceChecks(p: PermissionProps) {
@@ -37,11 +43,35 @@ function ResourceChecks(p: PermissionProps) {
                 disabled={p.readonly}
               />{" "}
               <label for={`perm-${perm.id}`}>{`${r.code}:${perm.code}`} — {perm.name}</label>
+              {p.conditions && <ConditionInput id={perm.id} code={`${r.code}:${perm.code}`} {...p} />}
             </span>
           ))}
         </fieldset>
       ))}
     </>
+  );
+}
+
+/** A permission's condition on a role's page: a CEL expression, empty for none (docs/authzen.md § Conditions). */
+function ConditionInput(p: PermissionProps & { id: string; code: string }) {
+  const error = p.conditions!.errors[p.id];
+  const id = `cond-${p.id}`;
+  return (
+    <span class="condition">
+      <label for={id}>Condition on {p.code} (CEL, optional)</label>
+      <input
+        type="text"
+        id={id}
+        name={`condition.${p.id}`}
+        value={p.conditions!.text[p.id] ?? ""}
+        placeholder="resource.properties.owner == subject.id"
+        maxlength={1000}
+        disabled={p.readonly}
+        aria-invalid={error ? "true" : undefined}
+        aria-describedby={error ? `${id}-error` : undefined}
+      />
+      {error && <span class="field-error" id={`${id}-error`}>{error}</span>}
+    </span>
   );
 }
 
@@ -63,7 +93,14 @@ export function PermissionChecklist(
       <legend>Permissions</legend>
       {error && <p class="field-error" id="perm-error">{error}</p>}
       {own.some((r) => r.permissions.length > 0)
-        ? <ResourceChecks resources={own} checked={p.checked} readonly={p.readonly} />
+        ? (
+          <ResourceChecks
+            resources={own}
+            checked={p.checked}
+            readonly={p.readonly}
+            conditions={p.conditions}
+          />
+        )
         : <p class="hint">The application has no permissions of its own yet.</p>}
       {admin.length > 0 && (
         <details class="admin-permissions" open={adminChecked}>
@@ -71,7 +108,12 @@ export function PermissionChecklist(
             Admin API permissions ({plural(adminCount, "permission")}): to manage this project through the
             admin API, not for the application's own users
           </summary>
-          <ResourceChecks resources={admin} checked={p.checked} readonly={p.readonly} />
+          <ResourceChecks
+            resources={admin}
+            checked={p.checked}
+            readonly={p.readonly}
+            conditions={p.conditions}
+          />
         </details>
       )}
     </fieldset>
@@ -79,7 +121,14 @@ export function PermissionChecklist(
 }
 
 const api = (k: Console) => areaApi(k, "roles");
-type Values = { code: string; name: string; description: string; permission_ids: string[] };
+type Values = {
+  code: string;
+  name: string;
+  description: string;
+  permission_ids: string[];
+  /** Each checked permission's condition, by id (empty: none). */
+  conditions: Record<string, string>;
+};
 
 function registerRoleList(app: App) {
   registerAreaList<Role>(app, {
@@ -142,6 +191,7 @@ function RolePage(p: RolePageProps) {
           checked={v.permission_ids}
           problem={problem}
           readonly={p.readonly}
+          conditions={{ text: v.conditions, errors: conditionErrors(v, problem) }}
         />
         {!p.readonly && <button type="submit">{role ? "Save role" : "Create role"}</button>}
       </form>
@@ -165,8 +215,9 @@ async function editPage(k: Console, role: Role | null, values: Values | null, pr
         name: role.name,
         description: role.description ?? "",
         permission_ids: role.permission_ids,
+        conditions: Object.fromEntries(role.conditions.map((c) => [c.permission_id, c.expression])),
       }
-      : { code: "", name: "", description: "", permission_ids: [] });
+      : { code: "", name: "", description: "", permission_ids: [], conditions: {} });
   const base = `${projectPath(s.project.id)}/roles`;
   const action = role ? `${base}/${encodeURIComponent(role.id)}` : `${base}/new`;
   const readonly = !s.can(role ? "roles:update" : "roles:create");
@@ -175,13 +226,47 @@ async function editPage(k: Console, role: Role | null, values: Values | null, pr
   return html(k.c, (nonce) => <RolePage nonce={nonce} {...page} />, problem ? 400 : 200);
 }
 
-const values = (k: Console): Values => ({
-  code: k.field("code"),
-  name: k.field("name"),
-  description: k.field("description"),
-  permission_ids: k.list("permission_ids"),
+function values(k: Console): Values {
+  const permissionIds = k.list("permission_ids");
+  const conditions: Record<string, string> = {};
+  for (const id of permissionIds) {
+    const text = k.field(`condition.${id}`).trim();
+    if (text) conditions[id] = text;
+  }
+  return {
+    code: k.field("code"),
+    name: k.field("name"),
+    description: k.field("description"),
+    permission_ids: permissionIds,
+    conditions,
+  };
+}
+
+/** The API's `conditions`, in the order of the checked permissions (the order errors are named by). */
+const conditionList = (v: Values) =>
+  v.permission_ids.filter((id) => id in v.conditions).map((id) => ({
+    permission_id: id,
+    expression: v.conditions[id],
+  }));
+
+/** The API's errors on `conditions.<i>.…`, by the permission they are about. */
+function conditionErrors(v: Values, problem: Problem | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  conditionList(v).forEach((c, i) => {
+    const issue = problem?.fields[`conditions.${i}.expression`] ??
+      problem?.fields[`conditions.${i}.permission_id`];
+    if (issue) out[c.permission_id] = issue;
+  });
+  return out;
+}
+
+const body = (v: Values) => ({
+  code: v.code,
+  name: v.name,
+  description: v.description || null,
+  permission_ids: v.permission_ids,
+  conditions: conditionList(v),
 });
-const body = (v: Values) => ({ ...v, description: v.description || null });
 const rid = (k: Console) => k.c.req.param("rid")!;
 const rolesPath = (k: Console) => `${projectPath(k.c.req.param("pid")!)}/roles`;
 
