@@ -20,7 +20,7 @@
 import assert from "node:assert/strict";
 import decisions from "./fixtures/authzen/todo-1.1-decisions.json" with { type: "json" };
 import { EVALUATION, EVALUATIONS, ok, post } from "./authzen_support.ts";
-import { basic, http, newProject, permissionIds, test, type TestProject } from "./helpers.ts";
+import { basic, http, newProject, permissionIds, service, test, type TestProject } from "./helpers.ts";
 
 /** The editors' condition on can_update_todo and can_delete_todo. */
 export const OWNER = "resource.properties.ownerID == subject.properties.email";
@@ -247,3 +247,66 @@ test("Todo 1.1 with reasons: an editor on someone else's todo is condition_false
     role_id: s.roles.admin_evil_genius,
   });
 });
+
+/** Set (to anything): the harness itself runs too, built from npm; its output must be 43 PASS lines. */
+const HARNESS = Deno.env.get("AUTHZEN_TODO_HARNESS");
+
+async function run(cmd: string, args: string[], opts: Deno.CommandOptions = {}): Promise<string> {
+  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped", ...opts }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  assert.ok(out.success, `${cmd} ${args.join(" ")}: ${text}${new TextDecoder().decode(out.stderr)}`);
+  return text;
+}
+
+test(
+  "Todo 1.1: the interop harness itself (runner.ts, unmodified, on Node) passes every case",
+  async () => {
+    const s = await todoProject();
+    const key = `Bearer ${await tokenOf(s.pep.id, s.pep.secret)}`;
+    const dir = await Deno.makeTempDir({ prefix: "authzen-todo-harness-" });
+    try {
+      // As upstream builds it (`yarn build`, then `node build/test/runner.js`): the runner and its table side by
+      // side, compiled to CommonJS with the options of interop/authzen-todo-backend/tsconfig.json (`--noCheck`:
+      // its type-only import of the 1_0-01 table, which is not copied, is elided either way).
+      await Deno.mkdir(`${dir}/test`);
+      const here = new URL("./fixtures/authzen/", import.meta.url);
+      await Deno.copyFile(new URL("runner.ts", here), `${dir}/test/runner.ts`);
+      await Deno.copyFile(
+        new URL("todo-1.1-decisions.json", here),
+        `${dir}/test/decisions-authorization-api-1_0-02.json`,
+      );
+      await Deno.writeTextFile(`${dir}/package.json`, '{"private":true}');
+      await run("npm", [
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--ignore-scripts",
+        "cli-color@2.0.4",
+        "typescript@5.9.3",
+        "@types/node@20",
+      ], { cwd: dir });
+      await run("node", [
+        "node_modules/typescript/bin/tsc",
+        ...["--target", "esnext", "--module", "CommonJS", "--moduleResolution", "node", "--esModuleInterop"],
+        ...["--resolveJsonModule", "--skipLibCheck", "--noCheck", "--outDir", "build", "test/runner.ts"],
+      ], { cwd: dir });
+      // Upstream's tsconfig includes test/**/*.json, so the table lands beside the compiled runner.
+      await Deno.copyFile(
+        `${dir}/test/decisions-authorization-api-1_0-02.json`,
+        `${dir}/build/decisions-authorization-api-1_0-02.json`,
+      );
+      const out = await run(
+        "node",
+        ["build/runner.js", (await service()).url, "authorization-api-1_0-02", "console"],
+        { cwd: dir, env: { AUTHZEN_PDP_API_KEY: key, NO_COLOR: "1" } },
+      );
+      // deno-lint-ignore no-control-regex
+      const lines = out.replace(/\x1b\[[0-9;]*m/g, "").trim().split("\n");
+      assert.equal(lines.length, 43, out);
+      assert.deepEqual(lines.filter((l) => !l.startsWith("PASS ")), [], out);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+  { ignore: !HARNESS },
+);
