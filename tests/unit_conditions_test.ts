@@ -4,10 +4,12 @@
  */
 import assert from "node:assert/strict";
 import {
+  CONDITION_BUDGET_MS,
   type ConditionInput,
   conditionProblem,
   evaluateCondition,
   MAX_CONDITION_LENGTH,
+  newBudget,
   problemText,
 } from "../domain/authz/conditions.ts";
 import { isPending, settle } from "../domain/authz/decide.ts";
@@ -90,6 +92,17 @@ Deno.test("evaluation never throws: missing keys, type mismatches and non-boolea
   assert.deepEqual(evaluateCondition('context.channel == "web"', odd), { value: false });
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
   assert.deepEqual(evaluateCondition('now.getHours("UTC") == 10', input()), { value: true });
+});
+
+Deno.test("a request's time for conditions is bounded: past its budget, conditions are errors (they deny)", () => {
+  const budget = newBudget();
+  assert.equal(budget.leftMs, CONDITION_BUDGET_MS);
+  const long = input({ context: { list: Array.from({ length: 50_000 }, (_, i) => `item-${i}`) } });
+  assert.deepEqual(evaluateCondition('context.list.exists(x, x == "none")', long, budget), { value: false });
+  assert.ok(budget.leftMs < CONDITION_BUDGET_MS, "the evaluation's time was counted");
+  budget.leftMs = 0;
+  const refused = evaluateCondition("true", input(), budget);
+  assert.ok("error" in refused && /spent/.test(refused.error));
 });
 
 const pending = (p: Record<string, unknown>) =>

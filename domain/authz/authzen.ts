@@ -28,6 +28,7 @@ import { AppError } from "../shared/errors.ts";
 import { type Attached, type AttachedRead, attachedRecord } from "./gate.ts";
 import type { JsonText } from "./lists.ts";
 import { isPending, settle } from "./decide.ts";
+import { newBudget } from "./conditions.ts";
 
 /**
  * A string as the statement may carry it, or null when it can never name anything: PostgreSQL refuses a NUL
@@ -311,6 +312,8 @@ export async function evaluateMany(
   }
   const answers: string[] = [];
   let allowed = 0;
+  // One budget of time for the conditions of the whole batch (domain/authz/conditions.ts).
+  const budget = newBudget();
   // Actors named in `context.act` (the request's, or an item's own): each distinct check asked once.
   const actorChecks = new Map<string, JsonText<Decision> | null>();
   for (let i = 0; i < slots.length; i++) {
@@ -325,7 +328,7 @@ export async function evaluateMany(
         action: (own?.action ?? req.action) as Action,
         resource: (own?.resource ?? req.resource) as Resource,
         context: own?.context ?? req.context,
-      });
+      }, budget);
     }
     const actors = actorsAsked(own?.context ?? req.context);
     if (actors !== undefined && d.allowed && !("missing" in item)) {

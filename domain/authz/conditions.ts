@@ -181,16 +181,38 @@ function compile(expression: string): ParseResult | ConditionProblem {
 export type Outcome = { value: boolean } | { error: string };
 
 /**
- * Evaluates a stored condition. Never throws: an evaluation error (a missing key, a type mismatch, a result
- * that is not a boolean, an expression a later version would refuse) is the outcome `error`.
+ * The time one request may spend evaluating conditions, in milliseconds. An expression's size is bounded when
+ * written, but what it iterates comes from the request (a list in `context` as long as the body allows): one
+ * evaluation stays in the tens of milliseconds, a batch of a thousand of them would not. Past the budget, the
+ * request's remaining conditions are errors (they deny).
  */
-export function evaluateCondition(expression: string, input: ConditionInput): Outcome {
+export const CONDITION_BUDGET_MS = 1000;
+
+/** What is left of a request's time for conditions (CONDITION_BUDGET_MS to start with). */
+export type Budget = { leftMs: number };
+
+export const newBudget = (): Budget => ({ leftMs: CONDITION_BUDGET_MS });
+
+/**
+ * Evaluates a stored condition. Never throws: an evaluation error (a missing key, a type mismatch, a result
+ * that is not a boolean, an expression a later version would refuse, the request's budget spent) is the
+ * outcome `error`.
+ */
+export function evaluateCondition(expression: string, input: ConditionInput, budget = newBudget()): Outcome {
+  if (budget.leftMs <= 0) {
+    return {
+      error: `the request spent its ${CONDITION_BUDGET_MS} ms for conditions; this one is not evaluated`,
+    };
+  }
   const c = compile(expression);
   if (typeof c !== "function") return { error: c.issue };
+  const start = performance.now();
   try {
     const v = c(input);
     return typeof v === "boolean" ? { value: v } : { error: `the condition gave ${typeof v}, not a boolean` };
   } catch (e) {
     return { error: summary(e) };
+  } finally {
+    budget.leftMs -= performance.now() - start;
   }
 }

@@ -7,7 +7,13 @@
  * not be evaluated) or `condition_false` (the first false one), naming the role or grant and the permission.
  */
 import type { Action, Resource, Subject } from "../../openapi/authzen.ts";
-import { type ConditionInput, evaluateCondition, type Outcome } from "./conditions.ts";
+import {
+  type Budget,
+  type ConditionInput,
+  evaluateCondition,
+  newBudget,
+  type Outcome,
+} from "./conditions.ts";
 
 /** What the statement read for conditions (db/authz/authzen.ts `pendingObject`). */
 type Pending = {
@@ -50,7 +56,11 @@ const object = (x: unknown): Record<string, unknown> =>
  * it allows. A registered object's properties are its stored ones; an unregistered object's are the request's
  * `resource.properties`; the subject's are always its stored ones (a request never overrides them).
  */
-export function settle(text: string, asked: Asked): { allowed: boolean; obj: string } {
+export function settle(
+  text: string,
+  asked: Asked,
+  budget: Budget = newBudget(),
+): { allowed: boolean; obj: string } {
   const p = (JSON.parse(text) as { pending: Pending }).pending;
   const input: ConditionInput = {
     subject: { type: asked.subject.type, id: asked.subject.id, properties: p.subject ?? {} },
@@ -68,7 +78,7 @@ export function settle(text: string, asked: Asked): { allowed: boolean; obj: str
     if (!failed || ("error" in outcome && !("error" in failed.outcome))) failed = { by, outcome };
   };
   if (p.role_condition !== null && p.role_id !== null) {
-    const outcome = evaluateCondition(p.role_condition, input);
+    const outcome = evaluateCondition(p.role_condition, input, budget);
     const by = { role_id: p.role_id };
     if ("value" in outcome && outcome.value) return allow("role_permission", by, p.permission_id);
     fail(by, outcome);
@@ -78,7 +88,7 @@ export function settle(text: string, asked: Asked): { allowed: boolean; obj: str
     let outcome: Outcome = { value: true };
     for (const c of [g.role_condition, g.condition]) {
       if (c === null) continue;
-      outcome = evaluateCondition(c, input);
+      outcome = evaluateCondition(c, input, budget);
       if (!("value" in outcome && outcome.value)) break;
     }
     if ("value" in outcome && outcome.value) return allow("object_grant", by, p.permission_id);
