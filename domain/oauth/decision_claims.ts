@@ -47,7 +47,7 @@ export async function checkDecisionClaims(
     return { claim: c.claim, resource_type: resource.code, action };
   });
   if (details.length > 0) throw new AppError("invalid_params", { details });
-  if (list.length > 0 && JSON.stringify(list) !== JSON.stringify(before)) {
+  if (list.length > 0 && !sameClaims(list, before)) {
     await requireCovered(
       tx,
       caller,
@@ -59,6 +59,13 @@ export async function checkDecisionClaims(
   }
   return list;
 }
+
+/** Field by field: the stored list comes back from jsonb with its keys in another order. */
+const sameClaims = (a: DecisionClaim[], b: DecisionClaim[]) =>
+  a.length === b.length &&
+  a.every((c, i) =>
+    c.claim === b[i].claim && c.resource_type === b[i].resource_type && c.action === b[i].action
+  );
 
 /**
  * The claims of a user's tokens for a client with decision claims: each the ids the resource search answers for
