@@ -277,3 +277,40 @@ test("a change of decision_claims is in the client.updated event's diff", async 
   const [event] = (await res.json()).data;
   assert.deepEqual(event.changes, { decision_claims: { before: [], after: [CLAIMS[0]] } });
 });
+
+test("the AuthZEN IdP interop fixture: alice's token carries record [101, 107, 113, 119]", async () => {
+  // openid/authzen interop/authzen-idp (README_interop.md, test-harness/src/results.json): records 101 … 120,
+  // "a user can delete any record they own", alice owns 101, 107, 113 and 119; the claim is named `record`.
+  const p = await loginProject();
+  const record = await p.api.resources.createResource(p.project.id, {
+    name: "Record",
+    code: "record",
+    permissions: [{ name: "Delete", code: "delete" }],
+  });
+  const owner = await p.api.roles.createRole(p.project.id, {
+    code: "owner",
+    name: "Owner",
+    permission_ids: [record.permissions[0].id],
+  });
+  await p.api.objects.createObjects(p.project.id, record.id, {
+    objects: Array.from({ length: 20 }, (_, i) => ({ id: String(101 + i) })),
+  });
+  await p.api.users.updateUser(p.project.id, p.userId, {
+    display_name: "Alice",
+    email: p.email,
+    external_user_id: "alice",
+    is_active: true,
+  });
+  for (const id of ["119", "101", "113", "107"]) {
+    await p.api.grants.createGrant(p.project.id, {
+      subject: { type: "user", id: "alice" } as Api.GrantSubject,
+      role_id: owner.id,
+      object: { type: "record", id },
+    });
+  }
+  const client = await publicClient(p, [{ claim: "record", resource_type: "record", action: "delete" }]);
+  const tokens = await signIn(new Browser(), { clientId: client.id, email: p.email, password: p.password });
+  for (const token of [tokens.access_token, tokens.id_token]) {
+    assert.deepEqual(decodeJwt(token).record, ["101", "107", "113", "119"]);
+  }
+});
