@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import {
   booleanFilter,
   ChangedProperties,
+  Code,
   Description,
   Id,
   listQuery,
@@ -66,6 +67,61 @@ const DECISION_REASONS =
   'carry their reason (`context.reason_admin`): false answers bare `{"decision": …}` objects, for a policy ' +
   "enforcement point that need not learn the model's ids (or a harness comparing answers exactly).";
 
+/** At most this many decision claims per client, and ids per claim (the issue's caps; docs/authzen.md). */
+export const MAX_DECISION_CLAIMS = 3;
+export const MAX_DECISION_CLAIM_IDS = 100;
+
+/**
+ * The one list of claim names a decision claim may not take: JWT's registered claims (RFC 7519 §4.1), those of
+ * OpenID Connect Core (§2, §5.1), RFC 9068 and RFC 8693, and every name this service writes into a token or
+ * may (org_id, permissions, claims_truncated).
+ */
+// deno-fmt-ignore
+export const RESERVED_CLAIM_NAMES: readonly string[] = [
+  "iss", "sub", "aud", "exp", "nbf", "iat", "jti", "typ", "cty",
+  "scope", "client_id", "sid", "act", "may_act", "cnf", "azp", "nonce", "auth_time", "amr", "acr", "at_hash",
+  "c_hash", "s_hash", "idp", "events", "txn", "org_id", "tenant", "permissions", "roles", "groups",
+  "entitlements", "claims_truncated", "name", "given_name", "family_name", "middle_name", "nickname",
+  "preferred_username", "profile", "picture", "website", "email", "email_verified", "gender", "birthdate",
+  "zoneinfo", "locale", "phone_number", "phone_number_verified", "address", "updated_at",
+];
+
+const DECISION_CLAIMS = "Claims from decisions (the AuthZEN IdP scenario; docs/authzen.md): at most " +
+  `${MAX_DECISION_CLAIMS} searches whose answers go into the access token and ID token of this client's ` +
+  "users (authorization code, refresh and device code grants; never client credentials or an exchange). Each " +
+  "`claim` is the ids of the registered objects of `resource_type` the user may do `action` on when the token " +
+  "is issued, as the resource search (`POST /access/v1/search/resource`) answers them, sorted by id, at most " +
+  `${MAX_DECISION_CLAIM_IDS}; when more exist, the first ${MAX_DECISION_CLAIM_IDS} and the claim's name in ` +
+  "`claims_truncated` (absent when nothing was cut). A refresh computes them again. `claim`: lower case, " +
+  "digits and underscore, starting with a letter, at most 40 characters, unique in the list, never a name " +
+  "tokens already use (`sub`, `scope`, `email`, …); `resource_type` and `action`: codes of a resource and of " +
+  "one of its permissions in this project. Setting or changing them publishes search answers, so the caller " +
+  "must also hold `access:search` (403 `insufficient_permission`). Beware the token's size: 3 claims of 100 " +
+  "ids of up to 200 characters are some 60 kB.";
+
+const DecisionClaim = z.strictObject({
+  claim: z.string().regex(
+    /^[a-z][a-z0-9_]{0,39}$/,
+    "lower case letters, digits and _, from a letter, at most 40",
+  )
+    .refine((c) => !RESERVED_CLAIM_NAMES.includes(c), "a name tokens already use"),
+  resource_type: Code.openapi({
+    description: "The code of one of the project's resources",
+    example: "record",
+  }),
+  action: Code.openapi({ description: "The code of one of that resource's permissions", example: "delete" }),
+}).openapi("DecisionClaim");
+export type DecisionClaim = z.infer<typeof DecisionClaim>;
+
+const DecisionClaims = z.array(DecisionClaim).max(MAX_DECISION_CLAIMS, `at most ${MAX_DECISION_CLAIMS}`)
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((c, i) => {
+      if (seen.has(c.claim)) ctx.addIssue({ code: "custom", path: [i, "claim"], message: "named twice" });
+      seen.add(c.claim);
+    });
+  });
+
 export const Client = z.object({
   id: z.string().openapi({ description: "The client_id" }),
   project_id: z.string(),
@@ -87,6 +143,7 @@ export const Client = z.object({
   third_party: z.boolean().openapi({ description: THIRD_PARTY }),
   device_grant: z.boolean().openapi({ description: DEVICE_GRANT }),
   decision_reasons: z.boolean().openapi({ description: DECISION_REASONS }),
+  decision_claims: z.array(DecisionClaim).openapi({ description: DECISION_CLAIMS }),
   metadata_url: z.string().nullable().openapi({
     description:
       "For a client that identifies itself by the `https` URL of its metadata document (OAuth Client " +
@@ -127,6 +184,7 @@ export const CreateClientRequest = z.strictObject({
   third_party: z.boolean().optional().openapi({ description: `${THIRD_PARTY} Default false.` }),
   device_grant: z.boolean().optional().openapi({ description: `${DEVICE_GRANT} Default false.` }),
   decision_reasons: z.boolean().optional().openapi({ description: `${DECISION_REASONS} Default true.` }),
+  decision_claims: DecisionClaims.optional().openapi({ description: `${DECISION_CLAIMS} Default [].` }),
   delegation: Delegation.optional().openapi({ description: `${DELEGATION} Default null.` }),
   may_act: Id.nullable().optional().openapi({ description: `${MAY_ACT} Default null.` }),
   properties: NewProperties,
@@ -155,6 +213,10 @@ export const UpdateClientRequest = z.strictObject({
   device_grant: z.boolean().optional().openapi({ description: `${DEVICE_GRANT} Omitted: unchanged.` }),
   decision_reasons: z.boolean().optional().openapi({
     description: `${DECISION_REASONS} Omitted: unchanged.`,
+  }),
+  decision_claims: DecisionClaims.optional().openapi({
+    description: `${DECISION_CLAIMS} Omitted: unchanged; an array replaces them. Tokens issued before keep ` +
+      "what they carry.",
   }),
   delegation: Delegation.optional().openapi({
     description:

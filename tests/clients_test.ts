@@ -26,6 +26,7 @@ test("POST .../clients creates a client whose secret is shown once and gets toke
   assert.deepEqual(Object.keys(c).sort(), [
     "client_secret",
     "created_at",
+    "decision_claims",
     "decision_reasons",
     "delegation",
     "description",

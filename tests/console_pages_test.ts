@@ -334,6 +334,27 @@ test(
         await page.getByRole("button", { name: "Save client" }).click();
         await page.waitForURL(/done=1/);
         assert.deepEqual((await admin("GET", `${api}/clients/${backend.id}`)).redirect_uris, []);
+        // Claims from decisions, one "claim resource action" a line: a line of other words, or a code the project
+        // lacks, is shown next to the field and nothing is saved.
+        const claims = page.getByRole("textbox", { name: /^Claims from decisions/ });
+        await claims.fill("readable orders");
+        await page.getByRole("button", { name: "Save client" }).click();
+        assert.match((await page.locator("#f-decision_claims-error").textContent())!, /line 1 is not/);
+        await claims.fill("readable orders read\nshippable orders fly");
+        await page.getByRole("button", { name: "Save client" }).click();
+        assert.match(
+          (await page.locator("#f-decision_claims-error").textContent())!,
+          /decision_claims\.1\.action: no permission of orders/,
+        );
+        assert.deepEqual((await admin("GET", `${api}/clients/${backend.id}`)).decision_claims, []);
+        await claims.fill("  readable   orders read \n\nshippable orders ship");
+        await page.getByRole("button", { name: "Save client" }).click();
+        await page.waitForURL(/done=1/);
+        assert.deepEqual((await admin("GET", `${api}/clients/${backend.id}`)).decision_claims, [
+          { claim: "readable", action: "read", resource_type: "orders" },
+          { claim: "shippable", action: "ship", resource_type: "orders" },
+        ]);
+        assert.equal(await claims.inputValue(), "readable orders read\nshippable orders ship");
       });
       await visit("sessions", `${base}/sessions`);
       await visit("user-sessions", `${base}/users/${grace.id}/sessions`, async (page) => {

@@ -220,3 +220,16 @@ export async function fillResourceDocuments(sql: Sql, signal?: AbortSignal, batc
 export async function deleteResourceRow(sql: Sql, projectId: string, resourceId: string): Promise<void> {
   await sql`delete from resources where project_id = ${projectId} and id = ${resourceId}`;
 }
+
+/** The project's resources whose codes are among `codes` (case-insensitively), each with its permission codes. */
+export async function findResourceCodes(
+  sql: Sql,
+  projectId: string,
+  codes: string[],
+): Promise<{ code: string; permission_codes: string[] }[]> {
+  if (codes.length === 0) return [];
+  return await sql<{ code: string; permission_codes: string[] }[]>`
+    select r.code, array(select pe.code from permissions pe where pe.resource_id = r.id) as permission_codes
+    from resources r
+    where r.project_id = ${projectId} and lower(r.code) = any(${codes.map((c) => c.toLowerCase())}::text[])`;
+}

@@ -1,5 +1,10 @@
 /** Queries on clients and their direct permission grants; a client row is the API's `Client`. */
-import type { Client, ClientListQuery, TokenEndpointAuthMethod } from "../../openapi/clients.ts";
+import type {
+  Client,
+  ClientListQuery,
+  DecisionClaim,
+  TokenEndpointAuthMethod,
+} from "../../openapi/clients.ts";
 import type { Properties } from "../../openapi/fields.ts";
 import type { ClientMetadataDocuments } from "../../openapi/projects.ts";
 import { fixed, isoText, timestampsText } from "../columns.ts";
@@ -12,7 +17,7 @@ import { type ThrottlePolicy, waitOfRowText } from "../shared/throttle.ts";
 const COLUMNS =
   `c.id, c.project_id, c.name, c.description, c.is_active, c.is_admin, c.token_endpoint_auth_method,
       c.redirect_uris, c.post_logout_redirect_uris, c.third_party, c.device_grant, c.decision_reasons,
-      c.metadata_url, ${isoText("c.last_used_at")} as last_used_at,
+      c.decision_claims, c.metadata_url, ${isoText("c.last_used_at")} as last_used_at,
       array(select cp.permission_id from client_permissions cp where cp.client_id = c.id order by cp.permission_id)
         as permission_ids,
       case when c.delegation then json_build_object('permission_ids', array(select d.permission_id
@@ -37,17 +42,20 @@ export async function insertClient(
     third_party?: boolean;
     device_grant?: boolean;
     decision_reasons?: boolean;
+    decision_claims?: DecisionClaim[];
     properties?: Properties;
   },
 ): Promise<void> {
   await sql`
     insert into clients (project_id, id, name, description, secret_hash, is_active, is_admin, token_endpoint_auth_method,
                          redirect_uris, post_logout_redirect_uris, third_party, device_grant, decision_reasons,
-                         properties)
+                         decision_claims, properties)
     values (${c.project_id}, ${c.id}, ${c.name}, ${c.description}, ${c.secret_hash}, ${c.is_active ?? true},
             ${c.is_admin ?? false}, ${c.token_endpoint_auth_method ?? "none"}, ${c.redirect_uris ?? []},
             ${c.post_logout_redirect_uris ?? []}, ${c.third_party ?? false}, ${c.device_grant ?? false},
-            ${c.decision_reasons ?? true}, ${sql.json(c.properties ?? {})})`;
+            ${c.decision_reasons ?? true}, ${sql.json(c.decision_claims ?? [])}, ${
+    sql.json(c.properties ?? {})
+  })`;
 }
 
 /** Grants every permission of the project's default resources (the project's admin client). */
@@ -108,6 +116,8 @@ export type ClientWithProjectRow = {
   device_grant: boolean;
   /** A client identified by the URL of its metadata document (domain/oauth/client_metadata.ts): that URL. */
   metadata_url: string | null;
+  /** The searches whose answers its users' tokens carry (domain/oauth/decision_claims.ts). */
+  decision_claims: DecisionClaim[];
   /** What its project decides for such clients. */
   project_client_metadata_documents: ClientMetadataDocuments;
   /** Whether it may act for others (token exchange, db/oauth/delegated_tokens.ts). */
@@ -176,7 +186,7 @@ function lookupStatement(policy: ThrottlePolicy | null) {
     from unnest($1::text[], $2::text[]) with ordinality as v (client_id, key, n)
     join lateral (
       select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method, c.name, c.third_party,
-             c.device_grant, c.metadata_url,
+             c.device_grant, c.metadata_url, c.decision_claims,
              -- Read only for a client of a metadata document (no JSON to parse for any other).
              case when c.metadata_url is not null then p.client_metadata_documents end
                as project_client_metadata_documents,
@@ -212,6 +222,7 @@ export async function updateClientRow(
     third_party: boolean;
     device_grant: boolean;
     decision_reasons: boolean;
+    decision_claims: DecisionClaim[];
     properties: Properties;
   },
 ): Promise<boolean> {
@@ -220,7 +231,7 @@ export async function updateClientRow(
       token_endpoint_auth_method = ${c.token_endpoint_auth_method}, redirect_uris = ${c.redirect_uris},
       post_logout_redirect_uris = ${c.post_logout_redirect_uris}, third_party = ${c.third_party},
       device_grant = ${c.device_grant}, decision_reasons = ${c.decision_reasons},
-      properties = ${sql.json(c.properties)},
+      decision_claims = ${sql.json(c.decision_claims)}, properties = ${sql.json(c.properties)},
       tokens_valid_after = case when is_active and not ${c.is_active} then clock_timestamp() else tokens_valid_after end,
       updated_at = now()
     where project_id = ${projectId} and id = ${clientId} returning id`;

@@ -118,6 +118,8 @@ export class TokenService {
       exchange?: { act: Actor; scope: string; notAfter: number };
       /** The one client that may exchange it (RFC 8693 §4.4), from its client's `may_act`. */
       mayAct?: string | null;
+      /** Claims from decisions (domain/oauth/decision_claims.ts): named id lists, and `claims_truncated`. */
+      decisionClaims?: Record<string, string[]>;
     },
   ): Promise<{ token: string; claims: AccessClaims }> {
     const signer = await this.#signer(c.kid);
@@ -138,6 +140,8 @@ export class TokenService {
       ...(c.mayAct ? { may_act: { sub: c.mayAct } } : {}),
     };
     const token = signCompact(signer.key, signer.header, {
+      // First, so that no name can override ours (their names are never ours: RESERVED_CLAIM_NAMES).
+      ...c.decisionClaims,
       iss: this.issuer,
       sub: claims.sub,
       aud: claims.aud,

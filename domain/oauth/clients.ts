@@ -33,6 +33,7 @@ import { revokeTokensOfActor } from "../../db/oauth/delegated_tokens.ts";
 import { checkPermissionIds, grantablePermissionIds, requireGrantable } from "../authz/permissions.ts";
 import type { Principal } from "../shared/principal.ts";
 import { hashSecret } from "../shared/secrets.ts";
+import { checkDecisionClaims } from "./decision_claims.ts";
 import { keepOrClear } from "../shared/updates.ts";
 
 /**
@@ -105,6 +106,7 @@ export async function createClient(
     const delegation = input.delegation
       ? await grantablePermissionIds(tx, caller, projectId, input.delegation.permission_ids)
       : null;
+    const decisionClaims = await checkDecisionClaims(tx, caller, projectId, [], input.decision_claims ?? []);
     await insertClient(tx, {
       ...lists,
       project_id: projectId,
@@ -117,6 +119,7 @@ export async function createClient(
       third_party: input.third_party ?? false,
       device_grant: input.device_grant ?? false,
       decision_reasons: input.decision_reasons ?? true,
+      decision_claims: decisionClaims,
       properties: input.properties ?? {},
     });
     await setClientPermissions(tx, projectId, id, permissionIds);
@@ -182,6 +185,9 @@ export async function updateClient(
       post_logout_redirect_uris: input.post_logout_redirect_uris ?? current.post_logout_redirect_uris,
     };
     await requireListsChangeable(tx, caller, projectId, current, lists);
+    const decisionClaims = input.decision_claims === undefined
+      ? current.decision_claims
+      : await checkDecisionClaims(tx, caller, projectId, current.decision_claims, input.decision_claims);
     await updateClientRow(tx, projectId, clientId, {
       ...lists,
       name: input.name,
@@ -191,6 +197,7 @@ export async function updateClient(
       third_party: input.third_party ?? current.third_party,
       device_grant: input.device_grant ?? current.device_grant,
       decision_reasons: input.decision_reasons ?? current.decision_reasons,
+      decision_claims: decisionClaims,
       properties: input.properties ?? current.properties,
     });
     if (permissionIds) await setClientPermissions(tx, projectId, clientId, permissionIds);

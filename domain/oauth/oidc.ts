@@ -1,7 +1,8 @@
 /**
  * OpenID Connect on top of the login (OpenID Connect Core 1.0): the authorization request's OpenID parameters,
  * the ID token's claims, and userinfo. A request without `openid` in its scope is a plain OAuth request and is
- * answered exactly as before; permissions stay out of scopes and out of every token.
+ * answered exactly as before; permissions stay out of scopes and out of every token, but for a client's claims
+ * from decisions (domain/oauth/decision_claims.ts), which are search answers it asked for.
  */
 import { retryRead, type Sql } from "../../db/connection.ts";
 import { findSessionClaims } from "../../db/oauth/oidc.ts";
@@ -110,6 +111,8 @@ export async function issueIdToken(
     issuedAt: Date;
     kid: string;
     accessToken: string;
+    /** Claims from decisions (domain/oauth/decision_claims.ts), as the access token carries them. */
+    decisionClaims?: Record<string, string[]>;
   },
 ): Promise<string> {
   const user = await findSessionClaims(sql, t.projectId, t.sessionId, t.userId);
@@ -117,6 +120,8 @@ export async function issueIdToken(
   if (!user) throw new Error(`session ${t.sessionId} has no user ${t.userId}`);
   const iat = Math.floor(t.issuedAt.getTime() / 1000);
   return await tokens.signIdToken(t.kid, {
+    // First, so that no name can override ours (their names are never ours: RESERVED_CLAIM_NAMES).
+    ...t.decisionClaims,
     ...claimsOf(t.userId, t.scope, user),
     aud: t.clientId,
     exp: iat + tokens.accessTokenTtl,

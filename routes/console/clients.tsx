@@ -1,5 +1,5 @@
 /** Console pages of a project's clients: create and rotate (the secret shown once), activate or deactivate, permissions. */
-import type { Client } from "../../openapi/clients.ts";
+import type { Client, DecisionClaim } from "../../openapi/clients.ts";
 import type { Resource } from "../../openapi/resources.ts";
 import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
@@ -55,6 +55,8 @@ type Values = {
   post_logout_redirect_uris: string;
   /** The JSON textarea's text. */
   properties: string;
+  /** One decision claim a line, `claim resource_type action`, as the textarea holds them. */
+  decision_claims: string;
 };
 
 /** A client's type as OAuth names it (RFC 6749 §2.1), from its authentication method at the token endpoint. */
@@ -247,6 +249,16 @@ function ClientForm(p: Form) {
         checked={v.decision_reasons}
       />
       <RedirectFields v={v} problem={problem} />
+      <Field
+        name="decision_claims"
+        label="Claims from decisions"
+        value={v.decision_claims}
+        problem={problem}
+        textarea
+        hint={"Up to 3 lines of claim name, resource code and permission code, e.g. “deletable record delete”: " +
+          "its users' access and ID tokens then carry the ids of the objects they may do that on (at most 100, " +
+          "claims_truncated naming the claims cut). Setting them needs access:search."}
+      />
       <PropertiesField value={v.properties} problem={problem} />
       <PermissionChecklist
         resources={p.resources}
@@ -329,6 +341,7 @@ async function editPage(
     redirect_uris: (client?.redirect_uris ?? []).join("\n"),
     post_logout_redirect_uris: (client?.post_logout_redirect_uris ?? []).join("\n"),
     properties: propertiesText(client?.properties),
+    decision_claims: claimLines(client?.decision_claims ?? []),
   };
   const base = `${projectPath(s.project.id)}/clients`;
   const action = client ? `${base}/${encodeURIComponent(client.id)}` : `${base}/new`;
@@ -350,23 +363,54 @@ const values = (k: Console): Values => ({
   redirect_uris: k.field("redirect_uris"),
   post_logout_redirect_uris: k.field("post_logout_redirect_uris"),
   properties: k.field("properties"),
+  decision_claims: k.field("decision_claims"),
 });
-const body = (v: Values, properties: unknown) => ({
+const body = (v: Values, properties: unknown, decision_claims: DecisionClaim[]) => ({
   ...v,
   description: v.description || null,
   redirect_uris: uriLines(v.redirect_uris),
   post_logout_redirect_uris: uriLines(v.post_logout_redirect_uris),
   properties,
+  decision_claims,
 });
+
+const claimLines = (claims: DecisionClaim[]) =>
+  claims.map((c) => `${c.claim} ${c.resource_type} ${c.action}`).join("\n");
+
+/** The textarea's lines as decision claims (the API checks the rest), or the problem of a line not of 3 words. */
+function parsedClaims(text: string): { value: DecisionClaim[] } | { problem: Problem } {
+  const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
+  const value: DecisionClaim[] = [];
+  for (const [i, line] of lines.entries()) {
+    const words = line.split(/\s+/);
+    if (words.length !== 3) {
+      const issue = `line ${i + 1} is not “claim resource_type action” (three words)`;
+      return {
+        problem: { message: `Some fields need attention: ${issue}.`, fields: { decision_claims: issue } },
+      };
+    }
+    value.push({ claim: words[0], resource_type: words[1], action: words[2] });
+  }
+  return { value };
+}
+
+/** The form's JSON and lines as the API's values, or the first problem with them. */
+function parsedForm(v: Values): { value: ReturnType<typeof body> } | { problem: Problem } {
+  const properties = parsedProperties(v.properties);
+  if ("problem" in properties) return properties;
+  const claims = parsedClaims(v.decision_claims);
+  if ("problem" in claims) return claims;
+  return { value: body(v, properties.value, claims.value) };
+}
 const cid = (k: Console) => k.c.req.param("cid")!;
 
 const showNewClient = (k: Console) => editPage(k, null, null, null);
 
 async function createClient(k: Console) {
   const v = values(k);
-  const properties = parsedProperties(v.properties);
-  if ("problem" in properties) return editPage(k, null, v, properties.problem);
-  const res = await k.api<Client & { client_secret: string }>("POST", api(k), body(v, properties.value));
+  const parsed = parsedForm(v);
+  if ("problem" in parsed) return editPage(k, null, v, parsed.problem);
+  const res = await k.api<Client & { client_secret: string }>("POST", api(k), parsed.value);
   if (!res.ok) return editPage(k, null, v, problemOf(res));
   return await toSecret(k, res.body.id, res.body.client_secret);
 }
@@ -389,11 +433,9 @@ async function showClient(k: Console) {
 
 async function saveClient(k: Console) {
   const v = values(k);
-  const properties = parsedProperties(v.properties);
-  if ("problem" in properties) {
-    return editPage(k, await recordNow<Client>(k, api(k), cid(k)), v, properties.problem);
-  }
-  const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(cid(k))}`, body(v, properties.value));
+  const parsed = parsedForm(v);
+  if ("problem" in parsed) return editPage(k, await recordNow<Client>(k, api(k), cid(k)), v, parsed.problem);
+  const res = await k.api("PUT", `${api(k)}/${encodeURIComponent(cid(k))}`, parsed.value);
   if (!res.ok) {
     const current = await recordNow<Client>(k, api(k), cid(k));
     return editPage(k, current, v, problemOf(res));

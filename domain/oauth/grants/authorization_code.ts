@@ -12,6 +12,7 @@ import { AppError } from "../../shared/errors.ts";
 import { newId } from "../../shared/ids.ts";
 import { hashSecret, secretMatches } from "../../shared/secrets.ts";
 import type { TokenResponse } from "../../../openapi/tokens.ts";
+import { decisionClaimsOf } from "../decision_claims.ts";
 import { type GrantContext, issueUserTokens, required, userTarget } from "./grant.ts";
 
 /** RFC 7636 §4.2 S256: BASE64URL(SHA256(ASCII(code_verifier))), the challenge of a verifier. */
@@ -82,6 +83,7 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
   // Signed out (logout, a session ended by an admin, a new password) since the code was issued.
   if (!row.sso_live) throw endedBrowserSession();
   const target = await userTarget(ctx, client, { projectId: row.project_id, userId: row.user_id, ...row });
+  const decisionClaims = await decisionClaimsOf(sql, row.project_id, row.user_id, client.decision_claims);
   const sessionId = newId();
   await ctx.tokens.prepareSigner(client.current_kid);
   const issued = await transaction(sql, async (tx) => {
@@ -99,6 +101,7 @@ export async function authorizationCode(ctx: GrantContext): Promise<TokenRespons
       spent,
       login: row,
       target,
+      decisionClaims,
     });
   });
   if (issued === null) {

@@ -15,6 +15,8 @@ import { AppError } from "../../shared/errors.ts";
 import { hashSecret } from "../../shared/secrets.ts";
 import type { TokenResponse } from "../../../openapi/tokens.ts";
 import { DEVICE_GRANT_TYPE } from "../device_authorization.ts";
+import type { DecisionClaim } from "../../../openapi/clients.ts";
+import { decisionClaimsOf } from "../decision_claims.ts";
 import { type GrantContext, issueUserTokens, required, userTarget } from "./grant.ts";
 
 export async function deviceCode(ctx: GrantContext): Promise<TokenResponse> {
@@ -55,7 +57,13 @@ export async function deviceCode(ctx: GrantContext): Promise<TokenResponse> {
 /** The user's tokens for an approved device code, as the code grant gives them: a new session of the user. */
 async function approvedTokens(
   ctx: GrantContext,
-  client: { id: string; third_party: boolean; current_kid: string; may_act: string | null },
+  client: {
+    id: string;
+    third_party: boolean;
+    current_kid: string;
+    may_act: string | null;
+    decision_claims: DecisionClaim[];
+  },
   row: DeviceCodeRow,
 ): Promise<TokenResponse> {
   const login = row.login!;
@@ -73,6 +81,7 @@ async function approvedTokens(
     resource: login.resource,
     resource_scope: login.resource_scope,
   });
+  const decisionClaims = await decisionClaimsOf(ctx.sql, row.project_id, userId, client.decision_claims);
   await ctx.tokens.prepareSigner(client.current_kid);
   const issued = await transaction(ctx.sql, async (tx) => {
     // One statement decides which of concurrent polls wins.
@@ -92,6 +101,7 @@ async function approvedTokens(
         nonce: null,
       },
       target,
+      decisionClaims,
     });
   });
   if (issued === null) {

@@ -103,6 +103,8 @@ export async function issueUserTokens(
     target?: Target;
     /** The client's `may_act` (RFC 8693 §4.4), which the access token carries. */
     mayAct?: string | null;
+    /** The client's decision claims as answered for the user (domain/oauth/decision_claims.ts), in both tokens. */
+    decisionClaims?: Record<string, string[]>;
   },
 ): Promise<TokenResponse> {
   const refresh = newSecret();
@@ -139,6 +141,7 @@ export async function issueUserTokens(
     kid: s.spent.kid,
     target: s.target,
     mayAct: s.mayAct,
+    decisionClaims: s.decisionClaims,
   });
   const response: TokenResponse = {
     access_token: token,
@@ -162,6 +165,7 @@ export async function issueUserTokens(
       issuedAt: s.spent.now,
       kid: s.spent.kid,
       accessToken: token,
+      decisionClaims: s.decisionClaims,
     });
     response.scope = s.login.scope;
   }

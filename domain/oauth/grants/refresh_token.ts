@@ -7,6 +7,7 @@ import { AppError } from "../../shared/errors.ts";
 import { hashSecret } from "../../shared/secrets.ts";
 import { refreshReuse } from "../../../telemetry/families.ts";
 import type { TokenResponse } from "../../../openapi/tokens.ts";
+import { decisionClaimsOf } from "../decision_claims.ts";
 import { type GrantContext, issueUserTokens, required, userTarget } from "./grant.ts";
 
 export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
@@ -45,6 +46,8 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
   }
   if (!row.user_active) throw new AppError("invalid_refresh_token", { description: "the user is inactive" });
   const target = await userTarget(ctx, client, { projectId: row.project_id, userId: row.user_id, ...row });
+  // Answered again at every refresh: the token says what the user may do now.
+  const decisionClaims = await decisionClaimsOf(sql, row.project_id, row.user_id, client.decision_claims);
   await ctx.tokens.prepareSigner(client.current_kid);
   const issued = await transaction(sql, async (tx) => {
     const spent = await consumeRefreshToken(tx, tokenHash);
@@ -60,6 +63,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
       spent,
       login: { ...row, nonce: null },
       target,
+      decisionClaims,
     });
   });
   if (issued === null) throw await reused();

@@ -847,6 +847,12 @@ export namespace Api {
 		 */
 		'decision_reasons': boolean;
 		/**
+		 * @description <p>Claims from decisions (the AuthZEN IdP scenario; docs/authzen.md): at most 3 searches whose answers go into the access token and ID token of this client&#39;s users (authorization code, refresh and device code grants; never client credentials or an exchange). Each <code>claim</code> is the ids of the registered objects of <code>resource_type</code> the user may do <code>action</code> on when the token is issued, as the resource search (<code>POST /access/v1/search/resource</code>) answers them, sorted by id, at most 100; when more exist, the first 100 and the claim&#39;s name in <code>claims_truncated</code> (absent when nothing was cut). A refresh computes them again. <code>claim</code>: lower case, digits and underscore, starting with a letter, at most 40 characters, unique in the list, never a name tokens already use (<code>sub</code>, <code>scope</code>, <code>email</code>, …); <code>resource_type</code> and <code>action</code>: codes of a resource and of one of its permissions in this project. Setting or changing them publishes search answers, so the caller must also hold <code>access:search</code> (403 <code>insufficient_permission</code>). Beware the token&#39;s size: 3 claims of 100 ids of up to 200 characters are some 60 kB.</p>
+		 * @type {Api.DecisionClaim[]}
+		 * @memberof Client
+		 */
+		'decision_claims': Api.DecisionClaim[];
+		/**
 		 * @description <p>For a client that identifies itself by the <code>https</code> URL of its metadata document (OAuth Client ID Metadata Documents; the project&#39;s <code>client_metadata_documents</code>): that URL, which is its <code>client_id</code> at <code>/authorize</code> and the token endpoint. Recorded on its first use (<code>created_at</code>); its <code>name</code> and <code>redirect_uris</code> are the document&#39;s, refreshed as the document&#39;s caching allows, and only <code>is_active</code> (false blocks it), <code>description</code> and <code>properties</code> can be changed. null: a client registered through this API.</p>
 		 * @type {string | null}
 		 * @memberof Client
@@ -1025,6 +1031,12 @@ export namespace Api {
 		 * @memberof CreateClientRequest
 		 */
 		'decision_reasons'?: boolean;
+		/**
+		 * @description <p>Claims from decisions (the AuthZEN IdP scenario; docs/authzen.md): at most 3 searches whose answers go into the access token and ID token of this client&#39;s users (authorization code, refresh and device code grants; never client credentials or an exchange). Each <code>claim</code> is the ids of the registered objects of <code>resource_type</code> the user may do <code>action</code> on when the token is issued, as the resource search (<code>POST /access/v1/search/resource</code>) answers them, sorted by id, at most 100; when more exist, the first 100 and the claim&#39;s name in <code>claims_truncated</code> (absent when nothing was cut). A refresh computes them again. <code>claim</code>: lower case, digits and underscore, starting with a letter, at most 40 characters, unique in the list, never a name tokens already use (<code>sub</code>, <code>scope</code>, <code>email</code>, …); <code>resource_type</code> and <code>action</code>: codes of a resource and of one of its permissions in this project. Setting or changing them publishes search answers, so the caller must also hold <code>access:search</code> (403 <code>insufficient_permission</code>). Beware the token&#39;s size: 3 claims of 100 ids of up to 200 characters are some 60 kB. Default [].</p>
+		 * @type {Api.DecisionClaim[]}
+		 * @memberof CreateClientRequest
+		 */
+		'decision_claims'?: Api.DecisionClaim[];
 		/**
 		 * @description <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions. Default null.</p>
 		 * @type {Api.CreateClientRequest.Delegation | null}
@@ -1526,6 +1538,22 @@ export namespace Api {
 		 * @memberof CurrentUser
 		 */
 		permissions: string[];
+	}
+
+	export interface DecisionClaim {
+		claim: string;
+		/**
+		 * @description <p>The code of one of the project&#39;s resources</p>
+		 * @type {string}
+		 * @memberof DecisionClaim
+		 */
+		'resource_type': string;
+		/**
+		 * @description <p>The code of one of that resource&#39;s permissions</p>
+		 * @type {string}
+		 * @memberof DecisionClaim
+		 */
+		action: string;
 	}
 
 	export interface DeviceAuthorizationRequest {
@@ -3731,6 +3759,12 @@ export namespace Api {
 		 * @memberof UpdateClientRequest
 		 */
 		'decision_reasons'?: boolean;
+		/**
+		 * @description <p>Claims from decisions (the AuthZEN IdP scenario; docs/authzen.md): at most 3 searches whose answers go into the access token and ID token of this client&#39;s users (authorization code, refresh and device code grants; never client credentials or an exchange). Each <code>claim</code> is the ids of the registered objects of <code>resource_type</code> the user may do <code>action</code> on when the token is issued, as the resource search (<code>POST /access/v1/search/resource</code>) answers them, sorted by id, at most 100; when more exist, the first 100 and the claim&#39;s name in <code>claims_truncated</code> (absent when nothing was cut). A refresh computes them again. <code>claim</code>: lower case, digits and underscore, starting with a letter, at most 40 characters, unique in the list, never a name tokens already use (<code>sub</code>, <code>scope</code>, <code>email</code>, …); <code>resource_type</code> and <code>action</code>: codes of a resource and of one of its permissions in this project. Setting or changing them publishes search answers, so the caller must also hold <code>access:search</code> (403 <code>insufficient_permission</code>). Beware the token&#39;s size: 3 claims of 100 ids of up to 200 characters are some 60 kB. Omitted: unchanged; an array replaces them. Tokens issued before keep what they carry.</p>
+		 * @type {Api.DecisionClaim[]}
+		 * @memberof UpdateClientRequest
+		 */
+		'decision_claims'?: Api.DecisionClaim[];
 		/**
 		 * @description <p>What the client may carry when it acts for the project&#39;s users and clients (RFC 8693 token exchange): null (the default) lets it act for nobody; <code>{&quot;permission_ids&quot;: [...]}</code> names the permissions a token it exchanges may hold, besides what the subject holds and what it asks (docs/agents.md). Setting or changing it needs a caller that covers these permissions. Omitted: unchanged. A change counts at once: the tokens the client exchanged before carry no more than the new delegation allows.</p>
 		 * @type {Api.UpdateClientRequest.Delegation | null}
