@@ -332,6 +332,17 @@ test("the project decides: off and other hosts answer unauthorized_client, at /a
     "invalid_params",
   );
   assert.deepEqual(edit.details?.map((d) => d.field).sort(), ["name", "redirect_uris"]);
+  // Nor is publishing the model's answers to it.
+  const claims = await expectError(
+    s.api.clients.updateClient(s.projectId, recorded.id, {
+      name: recorded.name,
+      is_active: true,
+      decision_claims: [{ claim: "notes", resource_type: "notes", action: "read" }],
+    }),
+    400,
+    "invalid_params",
+  );
+  assert.deepEqual(claims.details?.map((d) => d.field), ["decision_claims"]);
   await expectError(s.api.clients.rotateClientSecret(s.projectId, recorded.id), 400, "invalid_params");
   const blocked = await s.api.clients.updateClient(s.projectId, recorded.id, {
     name: recorded.name,

@@ -262,6 +262,13 @@ function documentFieldsUnchanged(current: Client, input: UpdateClientRequest): v
   if (input.delegation) {
     issues.push({ field: "delegation", issue: "a client of a metadata document acts for nobody" });
   }
+  // Its identity is whatever host serves the document: the model's answers are not published to it.
+  if (input.decision_claims !== undefined && input.decision_claims.length > 0) {
+    issues.push({
+      field: "decision_claims",
+      issue: "a client of a metadata document gets no decision claims",
+    });
+  }
   if (issues.length > 0) throw new AppError("invalid_params", { details: issues });
 }
 
