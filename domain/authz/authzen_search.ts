@@ -19,6 +19,11 @@ import {
   type SubjectSearchRequest,
 } from "../../openapi/authzen.ts";
 import { usable } from "./authzen.ts";
+import {
+  actionsThroughConditions,
+  resourcesThroughConditions,
+  subjectsThroughConditions,
+} from "./search_conditions.ts";
 import { decodeBase64Strict, encodeBase64Url } from "../shared/base64.ts";
 import { AppError } from "../shared/errors.ts";
 
@@ -117,17 +122,27 @@ export async function searchSubjectsOf(
   if (type === null || code === null || name === null || (type !== "user" && type !== "client")) {
     return { page: pageOf(0, 0, undefined, start, false), results: [] };
   }
-  const found = await retryRead(() =>
-    searchSubjects(sql, {
-      projectId,
-      type,
-      resource: code,
-      action: name,
-      objectId: usable(resource.id),
-      after: start.after,
-      limit: start.limit + 1,
-    })
-  );
+  const q = {
+    projectId,
+    type,
+    resource: code,
+    action: name,
+    objectId: usable(resource.id),
+    after: start.after,
+    limit: start.limit + 1,
+  };
+  let found = await retryRead(() => searchSubjects(sql, q));
+  if ("pending" in found) {
+    const asked = {
+      subjectType: type,
+      resourceType: resource.type,
+      resourceId: resource.id,
+      resourceProperties: resource.properties,
+      action,
+      context,
+    };
+    found = await retryRead(() => subjectsThroughConditions(sql, q, asked));
+  }
   return pageFrom(found, start, (r) => ({ type, id: r.id }));
 }
 
@@ -143,16 +158,26 @@ export async function searchActionsOf(
   if (type === null || id === null || code === null) {
     return { page: pageOf(0, 0, undefined, start, false), results: [] };
   }
-  const found = await retryRead(() =>
-    searchActions(sql, {
-      projectId,
-      subjectType: type,
-      subjectId: id,
-      resource: code,
-      after: start.after,
-      limit: start.limit + 1,
-    })
-  );
+  const q = {
+    projectId,
+    subjectType: type,
+    subjectId: id,
+    resource: code,
+    objectId: usable(resource.id),
+    after: start.after,
+    limit: start.limit + 1,
+  };
+  let found = await retryRead(() => searchActions(sql, q));
+  if ("pending" in found) {
+    const asked = {
+      subjectType: subject.type,
+      resourceType: resource.type,
+      resourceId: resource.id,
+      resourceProperties: resource.properties,
+      context,
+    };
+    found = await retryRead(() => actionsThroughConditions(sql, q, asked));
+  }
   return pageFrom(found, start, (r) => ({ name: r.name }));
 }
 
@@ -177,16 +202,19 @@ export async function searchResourcesOf(
   if (type === null || id === null || code === null || name === null) {
     return { page: pageOf(0, 0, undefined, start, false), results: [] };
   }
-  const found = await retryRead(() =>
-    searchResources(sql, {
-      projectId,
-      subjectType: type,
-      subjectId: id,
-      resource: code,
-      action: name,
-      after: start.after,
-      limit: start.limit + 1,
-    })
-  );
+  const q = {
+    projectId,
+    subjectType: type,
+    subjectId: id,
+    resource: code,
+    action: name,
+    after: start.after,
+    limit: start.limit + 1,
+  };
+  let found = await retryRead(() => searchResources(sql, q));
+  if ("pending" in found) {
+    const asked = { subjectType: subject.type, resourceType: resource.type, action, context };
+    found = await retryRead(() => resourcesThroughConditions(sql, q, asked));
+  }
   return pageFrom(found, start, (r) => ({ type: resource.type, id: r.k }));
 }
