@@ -29,7 +29,7 @@ import type { Sql } from "../../db/connection.ts";
 import { type ConditionInput, evaluateCondition } from "./conditions.ts";
 
 /** How many candidates one statement reads. */
-const CHUNK = 500;
+const CHUNK = 200;
 
 /** What the request says that conditions read: the entities' types, names and sent properties, the context. */
 type Asked = {
