@@ -293,6 +293,33 @@ test("subject search: candidates held under a condition evaluated with their sto
   assert.deepEqual((await subjects("write", { id: "d-dave" })).seen, sorted([dave.id, "erin"], keys));
   // Read is held outright by every editor: the fast path, frank included.
   assert.equal((await subjects("read", { id: "d-eu" }, 100)).totals[0], 4);
+  // Clients through a grant with a condition: each evaluated with its own stored properties and its id.
+  const [gold, plain] = await Promise.all(
+    ["gold", "plain"].map((tier) =>
+      s.api.clients.createClient(s.project.id, { name: tier, properties: { tier } })
+    ),
+  );
+  const deleter = await s.api.roles.createRole(s.project.id, {
+    code: "deleter",
+    name: "Deleter",
+    permission_ids: [s.perm.delete],
+  });
+  for (const c of [gold, plain]) {
+    await s.api.grants.createGrant(s.project.id, {
+      subject: { type: "client", id: c.id } as Api.GrantSubject,
+      role_id: deleter.id,
+      object: { type: "doc", id: "d-eu" },
+      condition: `subject.properties.tier == "gold" && subject.id == "${gold.id}"`,
+    });
+  }
+  assert.deepEqual(
+    await all(s, SUBJECTS, {
+      subject: { type: "client" },
+      action: { name: "delete" },
+      resource: { type: "doc", id: "d-eu" },
+    }, 10),
+    { seen: [gold.id], totals: [1] },
+  );
 });
 
 test("action search lists a conditional action only when its condition (or a grant's) is true for the resource", async () => {
