@@ -1,6 +1,8 @@
 /**
  * The AuthZEN searches (docs/authzen.md): who may do an action, which actions a subject may do, on which
- * objects; each a page of a statement on the live model, with a page token bound to its query.
+ * objects; each a page of a statement on the live model, with a page token bound to its query. Where
+ * conditions are involved, the statement says so and the page is made by evaluating the candidates
+ * (domain/authz/search_conditions.ts).
  */
 import { retryRead, type Sql } from "../../db/connection.ts";
 import {
@@ -109,7 +111,8 @@ function pageFrom<T, R>(
 
 /**
  * Who may do the action on the resource now: users (named by their external id when they have one) or
- * clients, as `subject.type` asks. An unknown type, resource or action: no results.
+ * clients, as `subject.type` asks; one holding it only under conditions where they hold. An unknown type,
+ * resource or action: no results.
  */
 export async function searchSubjectsOf(
   sql: Sql,
@@ -146,7 +149,10 @@ export async function searchSubjectsOf(
   return pageFrom(found, start, (r) => ({ type, id: r.id }));
 }
 
-/** The permission codes the subject holds on the resource type now. Unknown subject or type: no results. */
+/**
+ * The permission codes the subject holds on the resource type now; one held under a condition where it holds
+ * for the resource. Unknown subject or type: no results.
+ */
 export async function searchActionsOf(
   sql: Sql,
   projectId: string,
@@ -183,8 +189,9 @@ export async function searchActionsOf(
 
 /**
  * The objects of the resource type the subject may do the action on: every registered object when it holds
- * the permission project-wide, else those under its live grants (with their descendants), by id. An unknown
- * subject, type or action, or an inactive subject: no results.
+ * the permission project-wide, else those under its live grants (with their descendants), by id; where it
+ * holds it only under conditions, the objects they hold on. An unknown subject, type or action, or an inactive
+ * subject: no results.
  */
 export async function searchResourcesOf(
   sql: Sql,

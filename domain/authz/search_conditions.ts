@@ -8,7 +8,9 @@
  * The candidates are read in key order, a chunk at a time, all in one snapshot, and every one is evaluated:
  * the page is the first `limit` results after its key, and `page.total` counts them all, exactly, so a search
  * through conditions costs one evaluation per candidate (and a statement per CHUNK of them), whichever page
- * it asks for. Only one chunk is held at a time.
+ * it asks for. Only one chunk is held at a time. The search's statement is asked again in that snapshot, so
+ * that what the conditions read (grants, properties, the clock) and the candidates agree; if it is no longer
+ * pending there, its answer is the search's.
  */
 import {
   actionCandidates,
