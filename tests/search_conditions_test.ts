@@ -145,6 +145,22 @@ test("resource search, a role's condition: every object evaluated with its store
   );
 });
 
+test("resource search through conditions over more candidates than one fetch, in pages of the most allowed", async () => {
+  const s = await setup();
+  const ids = Array.from({ length: 2500 }, (_, i) => `d-${String(i).padStart(4, "0")}`);
+  for (let i = 0; i < ids.length; i += 1000) {
+    await s.api.objects.createObjects(s.project.id, s.doc.id, {
+      objects: ids.slice(i, i + 1000).map((id, j) => ({
+        id,
+        properties: { owner: (i + j) % 2 ? "bob" : "alice" },
+      })),
+    });
+  }
+  const written = await resources(s, "alice", "write", {}, 1000);
+  assert.deepEqual(written.totals, [1250]);
+  assert.deepEqual(written.seen, ids.filter((_, i) => i % 2 === 0));
+});
+
 test("resource search through grants with conditions on a subtree, and an outright grant beside them", async () => {
   const s = await setup();
   const folder = await s.api.resources.createResource(s.project.id, {

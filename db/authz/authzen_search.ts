@@ -3,8 +3,10 @@
  * objects (resources), and which permissions of a resource a subject holds (actions), a page of each with its
  * total. When conditions are involved (a role's on the permission, a live grant's or its role's), the
  * statement answers `{pending}` instead, with what the conditions read from the model: the results can only
- * be known by evaluating them, so domain/authz/search_conditions.ts reads the candidates, in key order, a
- * chunk at a time (`…Candidates`, in one snapshot: `inOneSnapshot`), and evaluates each.
+ * be known by evaluating them, so domain/authz/search_conditions.ts reads every candidate, in key order, from
+ * one statement (`…Candidates`) a chunk at a time (a cursor, in one snapshot: `inOneSnapshot`), and evaluates
+ * each. One statement rather than a keyset range per chunk: a range's plan follows the planner's guess of the
+ * table's size, and a wrong guess (a top-N sort of everything after the key) made each chunk read the rest.
  */
 import type postgres from "postgres";
 import type { Sql } from "../connection.ts";
@@ -17,8 +19,11 @@ export type Searched<T, P> = SearchPage<T> | { pending: P };
 /** A condition and its role's condition on the permission, as a grant carries them (either may be null). */
 export type GrantConditions = { condition: string | null; role_condition: string | null };
 
-/** A candidate of a chunk: its key, and whether it is after the page's key (`past`: on or after the page). */
+/** A candidate: its key, and whether it is after the page's key (`past`: on the page or after it). */
 type Candidate = { k: string; past: boolean };
+
+/** Candidates, a chunk of them at a time, in key order. */
+export type Chunks<C> = AsyncIterable<C[]>;
 
 /**
  * Runs `fn` in one read-only snapshot (repeatable read): the chunks of a search through conditions, and what
@@ -123,14 +128,14 @@ export type SubjectCandidate = Candidate & {
 
 /**
  * The active users or clients (of an active project) that hold the permission outright or under conditions,
- * after the key `from`, `limit` of them by id (byte-wise), each with its stored properties and what it holds
- * the permission by; `past`: after the page's key `after`.
+ * by id (byte-wise), `chunk` at a time, each with its stored properties and what it holds the permission by;
+ * `past`: after the page's key `after`.
  */
-export async function subjectCandidates(
+export function subjectCandidates(
   sql: Sql,
-  q: SubjectSearch & { from: string | null; after: string | null; limit: number },
-): Promise<SubjectCandidate[]> {
-  return await sql<SubjectCandidate[]>`
+  q: SubjectSearch & { after: string | null; chunk: number },
+): Chunks<SubjectCandidate> {
+  return sql<SubjectCandidate[]>`
     with ${subjectSearchBasis(sql, q)},
     s as (
       select u.id as k, coalesce(u.external_user_id, u.id) as id, u.properties, rp.role_id is not null as held,
@@ -142,7 +147,6 @@ export async function subjectCandidates(
       ) rp on true
       where ${q.type} = 'user' and u.project_id = ${q.projectId} and u.is_active
         and (rp.role_id is not null or u.id in (select user_id from granted where user_id is not null))
-        and (${q.from}::text is null or u.id collate "C" > ${q.from}::text)
       union all
       select c.id, c.id, c.properties,
         exists (select 1 from client_permissions cp
@@ -152,21 +156,19 @@ export async function subjectCandidates(
         and (exists (select 1 from client_permissions cp
                      where cp.client_id = c.id and cp.permission_id in (select id from pe))
              or c.id in (select client_id from granted where client_id is not null))
-        and (${q.from}::text is null or c.id collate "C" > ${q.from}::text)
-    ),
-    page as (select s.* from s where exists (select 1 from projects where id = ${q.projectId} and is_active)
-             order by s.k collate "C" limit ${q.limit})
-    select page.k, page.id, page.properties,
-      (page.held and page.role_condition is null)
+    )
+    select s.k, s.id, s.properties,
+      (s.held and s.role_condition is null)
         or exists (select 1 from granted g
-                   where (case when page.by_user then g.user_id else g.client_id end) = page.k
+                   where (case when s.by_user then g.user_id else g.client_id end) = s.k
                      and g.condition is null and g.role_condition is null) as outright,
-      page.role_condition,
+      s.role_condition,
       (select json_agg(json_build_object('condition', g.condition, 'role_condition', g.role_condition))
-       from granted g where (case when page.by_user then g.user_id else g.client_id end) = page.k
+       from granted g where (case when s.by_user then g.user_id else g.client_id end) = s.k
          and (g.condition is not null or g.role_condition is not null)) as grants,
-      (${q.after}::text is null or page.k collate "C" > ${q.after}::text) as past
-    from page order by page.k collate "C"`;
+      (${q.after}::text is null or s.k collate "C" > ${q.after}::text) as past
+    from s where exists (select 1 from projects where id = ${q.projectId} and is_active)
+    order by s.k collate "C"`.cursor(q.chunk);
 }
 
 /** A page of what one subject (of the project) holds on a resource: after the key `after`, `limit` of it. */
@@ -304,61 +306,37 @@ export async function searchResources(
   return row.pending ? { pending: row.pending } : { total: row.total, rows: row.rows };
 }
 
-/** An object that the subject may hold the permission on, with what it would hold it by. */
+/** An object that the subject may hold the permission on, with the grants that may give it. */
 export type ResourceCandidate = Candidate & {
   properties: Record<string, unknown>;
-  /** Under a granted object whose grant has no condition (nor its role on the permission): held outright. */
-  outright: boolean;
-  /** The objects of grants with conditions among its ancestors (itself included). */
+  /** The granted objects among its ancestors (itself included). */
   under: string[];
 };
 
 /**
- * The candidates of a resource search through conditions, after the key `from`, `limit` of them by id
- * (byte-wise): every object of the resource (`all`: the subject's role holds the permission under a condition),
- * else the objects under the granted objects `granted` (an ordered range of the closure table per granted
- * object). Each with its stored properties, whether a grant without condition (on one of `outright`) reaches
- * it, and which of `conditional` (grants' objects) are among its ancestors; `past`: after the page's key.
+ * The candidates of a resource search through conditions, by id (byte-wise), `chunk` at a time: every object
+ * of the resource (`all`: the subject's role holds the permission under a condition), else the objects under
+ * the granted objects `granted`. Each with its stored properties and which of `granted` are among its
+ * ancestors (`g`: one pass over the granted objects' rows of the closure table gives both); `past`: after the
+ * page's key `after`.
  */
-export async function resourceCandidates(
+export function resourceCandidates(
   sql: Sql,
-  q: {
-    resourceId: string;
-    all: boolean;
-    granted: string[];
-    outright: string[];
-    conditional: string[];
-    from: string | null;
-    after: string | null;
-    limit: number;
-  },
-): Promise<ResourceCandidate[]> {
-  return await sql<ResourceCandidate[]>`
-    with c as (
-      (select o.id as k from objects o
-       where ${q.all} and o.resource_id = ${q.resourceId} and (${q.from}::text is null or o.id > ${q.from}::text)
-       order by o.resource_id, o.id limit ${q.limit})
-      union
-      (select x.k from (
-         select d.object_id as k from unnest(${q.granted}::text[]) g (object_id)
-         cross join lateral (
-           select op.object_id from object_paths op
-           where not ${q.all} and op.resource_id = ${q.resourceId} and op.ancestor_id = g.object_id
-             and (${q.from}::text is null or op.object_id > ${q.from}::text)
-           order by op.object_id limit ${q.limit}) d) x
-       order by x.k limit ${q.limit})
+  q: { resourceId: string; all: boolean; granted: string[]; after: string | null; chunk: number },
+): Chunks<ResourceCandidate> {
+  const candidates = q.all
+    ? sql`objects o left join g on g.k = o.id where o.resource_id = ${q.resourceId}`
+    : sql`g join objects o on o.resource_id = ${q.resourceId} and o.id = g.k`;
+  return sql<ResourceCandidate[]>`
+    with g as (
+      select op.object_id as k, array_agg(op.ancestor_id) as under from object_paths op
+      where op.resource_id = ${q.resourceId} and op.ancestor_id = any(${q.granted}::text[])
+      group by op.object_id
     )
-    select o.id as k, o.properties,
-      exists (select 1 from object_paths op
-              where op.resource_id = o.resource_id and op.object_id = o.id
-                and op.ancestor_id = any(${q.outright}::text[])) as outright,
-      array(select op.ancestor_id from object_paths op
-            where op.resource_id = o.resource_id and op.object_id = o.id
-              and op.ancestor_id = any(${q.conditional}::text[])) as under,
+    select o.id as k, o.properties, coalesce(g.under, '{}') as under,
       (${q.after}::text is null or o.id > ${q.after}::text) as past
-    from (select c.k from c order by c.k limit ${q.limit}) c
-    join objects o on o.resource_id = ${q.resourceId} and o.id = c.k
-    order by o.id`;
+    from ${candidates}
+    order by o.id`.cursor(q.chunk);
 }
 
 /** What an action search through conditions reads: the subject's and the object's stored properties. */
@@ -422,16 +400,16 @@ export type ActionCandidate = Candidate & {
 };
 
 /**
- * The permissions of the resource the subject holds project-wide, outright or under its role's condition,
- * after the key `from`, `limit` of them by code (lower case, byte-wise), each with what it holds it by: for one
- * held only under a condition, also the live grants on the object `objectId` or one of its ancestors whose role
- * holds it. `past`: after the page's key `after`.
+ * The permissions of the resource the subject holds project-wide, outright or under its role's condition, by
+ * code (lower case, byte-wise), `chunk` at a time, each with what it holds it by: for one held only under a
+ * condition, also the live grants on the object `objectId` or one of its ancestors whose role holds it.
+ * `past`: after the page's key `after`.
  */
-export async function actionCandidates(
+export function actionCandidates(
   sql: Sql,
-  q: SubjectPage & { objectId: string | null; from: string | null },
-): Promise<ActionCandidate[]> {
-  return await sql<ActionCandidate[]>`
+  q: SubjectPage & { objectId: string | null; chunk: number },
+): Chunks<ActionCandidate> {
+  return sql<ActionCandidate[]>`
     with s as (${subjectOf(sql, q)}),
     m as (
       select lower(pe.code) as k, pe.code as name, pe.id, r.id as resource_id, rp.condition as role_condition,
@@ -443,8 +421,6 @@ export async function actionCandidates(
       left join role_permissions rp on rp.role_id = s.role_id and rp.permission_id = pe.id
       left join client_permissions cp on cp.client_id = s.id and cp.permission_id = pe.id
       where s.is_active and (rp.role_id is not null or cp.client_id is not null)
-        and (${q.from}::text is null or lower(pe.code) collate "C" > ${q.from}::text)
-      order by lower(pe.code) collate "C" limit ${q.limit}
     )
     select m.k, m.name, m.role_condition, m.outright or coalesce(g.plain, false) as outright, g.grants,
       (${q.after}::text is null or m.k collate "C" > ${q.after}::text) as past
@@ -460,5 +436,5 @@ export async function actionCandidates(
       join role_permissions rp on rp.role_id = gr.role_id and rp.permission_id = m.id
       where not m.outright and op.resource_id = m.resource_id and op.object_id = ${q.objectId}::text
     ) g on true
-    order by m.k collate "C"`;
+    order by m.k collate "C"`.cursor(q.chunk);
 }

@@ -5,16 +5,17 @@
  * role's condition is true, or one of whose grants has its own condition and its role's true. A condition that
  * cannot be evaluated excludes the candidate; a search never fails because of one.
  *
- * The candidates are read in key order, a chunk at a time, all in one snapshot, and every one is evaluated:
- * the page is the first `limit` results after its key, and `page.total` counts them all, exactly, so a search
- * through conditions costs one evaluation per candidate (and a statement per CHUNK of them), whichever page
- * it asks for. Only one chunk is held at a time. The search's statement is asked again in that snapshot, so
+ * The candidates are read in key order from one statement, a chunk at a time, in one snapshot, and every one
+ * is evaluated: the page is the first `limit` results after its key, and `page.total` counts them all,
+ * exactly, so a search through conditions costs one evaluation per candidate, whichever page it asks for.
+ * Only one chunk is held at a time (with the page's results). The search's statement is asked again in that snapshot, so
  * that what the conditions read (grants, properties, the clock) and the candidates agree; if it is no longer
  * pending there, its answer is the search's.
  */
 import {
   actionCandidates,
   type ActionsPending,
+  type Chunks,
   type GrantConditions,
   inOneSnapshot,
   resourceCandidates,
@@ -30,8 +31,8 @@ import {
 import type { Sql } from "../../db/connection.ts";
 import { type ConditionInput, evaluateCondition } from "./conditions.ts";
 
-/** How many candidates one statement reads. */
-const CHUNK = 200;
+/** How many candidates are fetched at a time. */
+const CHUNK = 1000;
 
 /** What the request says that conditions read: the entities' types, names and sent properties, the context. */
 type Asked = {
@@ -62,26 +63,23 @@ function anyHolds(roleCondition: string | null, grants: GrantConditions[], input
 
 /**
  * The page (`limit` results after the page's key, one more if there is more) and the total of a search
- * through conditions: every candidate `read` gives (a chunk at a time, in key order, from the first) that
- * `allowed` keeps.
+ * through conditions: every candidate of `chunks` (in key order, from the first) that `allowed` keeps.
  */
 async function evaluatedPage<C extends { k: string; past: boolean }>(
-  read: (from: string | null, limit: number) => Promise<C[]>,
+  chunks: Chunks<C>,
   allowed: (c: C) => boolean,
   limit: number,
 ): Promise<SearchPage<C>> {
   const rows: C[] = [];
   let total = 0;
-  for (let from: string | null = null;;) {
-    const chunk = await read(from, CHUNK);
+  for await (const chunk of chunks) {
     for (const c of chunk) {
       if (!allowed(c)) continue;
       total++;
       if (c.past && rows.length < limit) rows.push(c);
     }
-    if (chunk.length < CHUNK) return { total, rows };
-    from = chunk[chunk.length - 1].k;
   }
+  return { total, rows };
 }
 
 /**
@@ -102,7 +100,7 @@ export async function subjectsThroughConditions(
     const resource = { id: asked.resourceId, properties: p.object ?? object(asked.resourceProperties) };
     const base = inputOf(asked, { id: "", properties: {} }, resource, p.now);
     return await evaluatedPage(
-      (from, limit) => subjectCandidates(tx, { ...q, from, limit }),
+      subjectCandidates(tx, { ...q, chunk: CHUNK }),
       (c) =>
         c.outright ||
         anyHolds(c.role_condition, c.grants ?? [], {
@@ -137,21 +135,17 @@ export async function resourcesThroughConditions(
     }
     const subject = { id: q.subjectId, properties: object(p.subject) };
     const base = inputOf(asked, subject, { id: "", properties: {} }, p.now);
-    const all = p.role_condition !== null;
+    const candidates = resourceCandidates(tx, {
+      resourceId: p.resource_id,
+      all: p.role_condition !== null,
+      granted: [...new Set(p.grants.map((g) => g.object_id))],
+      after: q.after,
+      chunk: CHUNK,
+    });
     return await evaluatedPage(
-      (from, limit) =>
-        resourceCandidates(tx, {
-          resourceId: p.resource_id,
-          all,
-          granted: all ? [] : [...new Set(p.grants.map((g) => g.object_id))],
-          outright: [...outright],
-          conditional: [...conditional.keys()],
-          from,
-          after: q.after,
-          limit,
-        }),
+      candidates,
       (c) =>
-        c.outright ||
+        c.under.some((o) => outright.has(o)) ||
         anyHolds(p.role_condition, c.under.flatMap((o) => conditional.get(o) ?? []), {
           ...base,
           resource: { type: asked.resourceType, id: c.k, properties: object(c.properties) },
@@ -182,7 +176,7 @@ export async function actionsThroughConditions(
       p.now,
     );
     return await evaluatedPage(
-      (from, limit) => actionCandidates(tx, { ...q, from, limit }),
+      actionCandidates(tx, { ...q, chunk: CHUNK }),
       (c) =>
         c.outright ||
         anyHolds(c.role_condition, c.grants ?? [], { ...base, action: { name: c.name, properties: {} } }),
