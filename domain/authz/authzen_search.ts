@@ -1,6 +1,8 @@
 /**
  * The AuthZEN searches (docs/authzen.md): who may do an action, which actions a subject may do, on which
- * objects; each a page of a statement on the live model, with a page token bound to its query.
+ * objects; each a page of a statement on the live model, with a page token bound to its query. Where
+ * conditions are involved, the statement says so and the page is made by evaluating the candidates
+ * (domain/authz/search_conditions.ts).
  */
 import { retryRead, type Sql } from "../../db/connection.ts";
 import {
@@ -19,6 +21,11 @@ import {
   type SubjectSearchRequest,
 } from "../../openapi/authzen.ts";
 import { usable } from "./authzen.ts";
+import {
+  actionsThroughConditions,
+  resourcesThroughConditions,
+  subjectsThroughConditions,
+} from "./search_conditions.ts";
 import { decodeBase64Strict, encodeBase64Url } from "../shared/base64.ts";
 import { AppError } from "../shared/errors.ts";
 
@@ -104,7 +111,8 @@ function pageFrom<T, R>(
 
 /**
  * Who may do the action on the resource now: users (named by their external id when they have one) or
- * clients, as `subject.type` asks. An unknown type, resource or action: no results.
+ * clients, as `subject.type` asks; one holding it only under conditions where they hold. An unknown type,
+ * resource or action: no results.
  */
 export async function searchSubjectsOf(
   sql: Sql,
@@ -117,21 +125,34 @@ export async function searchSubjectsOf(
   if (type === null || code === null || name === null || (type !== "user" && type !== "client")) {
     return { page: pageOf(0, 0, undefined, start, false), results: [] };
   }
-  const found = await retryRead(() =>
-    searchSubjects(sql, {
-      projectId,
-      type,
-      resource: code,
-      action: name,
-      objectId: usable(resource.id),
-      after: start.after,
-      limit: start.limit + 1,
-    })
-  );
+  const q = {
+    projectId,
+    type,
+    resource: code,
+    action: name,
+    objectId: usable(resource.id),
+    after: start.after,
+    limit: start.limit + 1,
+  };
+  let found = await retryRead(() => searchSubjects(sql, q));
+  if ("pending" in found) {
+    const asked = {
+      subjectType: type,
+      resourceType: resource.type,
+      resourceId: resource.id,
+      resourceProperties: resource.properties,
+      action,
+      context,
+    };
+    found = await retryRead(() => subjectsThroughConditions(sql, q, asked));
+  }
   return pageFrom(found, start, (r) => ({ type, id: r.id }));
 }
 
-/** The permission codes the subject holds on the resource type now. Unknown subject or type: no results. */
+/**
+ * The permission codes the subject holds on the resource type now; one held under a condition where it holds
+ * for the resource. Unknown subject or type: no results.
+ */
 export async function searchActionsOf(
   sql: Sql,
   projectId: string,
@@ -143,23 +164,34 @@ export async function searchActionsOf(
   if (type === null || id === null || code === null) {
     return { page: pageOf(0, 0, undefined, start, false), results: [] };
   }
-  const found = await retryRead(() =>
-    searchActions(sql, {
-      projectId,
-      subjectType: type,
-      subjectId: id,
-      resource: code,
-      after: start.after,
-      limit: start.limit + 1,
-    })
-  );
+  const q = {
+    projectId,
+    subjectType: type,
+    subjectId: id,
+    resource: code,
+    objectId: usable(resource.id),
+    after: start.after,
+    limit: start.limit + 1,
+  };
+  let found = await retryRead(() => searchActions(sql, q));
+  if ("pending" in found) {
+    const asked = {
+      subjectType: subject.type,
+      resourceType: resource.type,
+      resourceId: resource.id,
+      resourceProperties: resource.properties,
+      context,
+    };
+    found = await retryRead(() => actionsThroughConditions(sql, q, asked));
+  }
   return pageFrom(found, start, (r) => ({ name: r.name }));
 }
 
 /**
  * The objects of the resource type the subject may do the action on: every registered object when it holds
- * the permission project-wide, else those under its live grants (with their descendants), by id. An unknown
- * subject, type or action, or an inactive subject: no results.
+ * the permission project-wide, else those under its live grants (with their descendants), by id; where it
+ * holds it only under conditions, the objects they hold on. An unknown subject, type or action, or an inactive
+ * subject: no results.
  */
 export async function searchResourcesOf(
   sql: Sql,
@@ -177,16 +209,19 @@ export async function searchResourcesOf(
   if (type === null || id === null || code === null || name === null) {
     return { page: pageOf(0, 0, undefined, start, false), results: [] };
   }
-  const found = await retryRead(() =>
-    searchResources(sql, {
-      projectId,
-      subjectType: type,
-      subjectId: id,
-      resource: code,
-      action: name,
-      after: start.after,
-      limit: start.limit + 1,
-    })
-  );
+  const q = {
+    projectId,
+    subjectType: type,
+    subjectId: id,
+    resource: code,
+    action: name,
+    after: start.after,
+    limit: start.limit + 1,
+  };
+  let found = await retryRead(() => searchResources(sql, q));
+  if ("pending" in found) {
+    const asked = { subjectType: subject.type, resourceType: resource.type, action, context };
+    found = await retryRead(() => resourcesThroughConditions(sql, q, asked));
+  }
   return pageFrom(found, start, (r) => ({ type: resource.type, id: r.k }));
 }

@@ -96,6 +96,10 @@ export const evaluateAccessBatchRoute = guardedRoute({
   // batches asked in the same turn of the event loop (db/authz/authzen.ts).
 });
 
+const CONDITIONS =
+  "A condition that cannot be evaluated excludes its candidate (the search does not fail). " +
+  "Through conditions a search evaluates every candidate, whatever the page, so that `page.total` is exact.";
+
 const PAGING =
   "Pages of `page.limit` (1 to 1000, default 100); `page.next_token` is empty on the last page, " +
   "and a request with a token must repeat the first request exactly (else 400 `invalid_params`, " +
@@ -111,8 +115,12 @@ export const searchSubjectsRoute = guardedRoute({
   scope: "audience",
   description: "The active users (`subject.type` `user`, each named by its `external_user_id` when it has " +
     "one, else by its id) or clients (`client`) that hold `action.name` on `resource.type` now, by id: " +
-    "project-wide, or through a live grant on the object `resource.id` or one of its ancestors. " +
-    `\`subject.id\` is ignored; an unknown type, resource or action gives no results. ${PAGING} ${INPUT}`,
+    "project-wide, or through a live grant on the object `resource.id` or one of its ancestors. One that " +
+    "holds it only under conditions (its role's, a grant's or the grant's role's) is a result when one holds, " +
+    "evaluated with its stored properties and, as `subject.id`, the id it is answered with (the id a decision " +
+    "would name it by); `resource.properties` are the registered object's stored ones, else the request's. " +
+    `\`subject.id\` is ignored; an unknown type, resource or action gives no results. ${CONDITIONS} ${PAGING} ` +
+    INPUT,
   request: { body: extensibleJsonBody(SubjectSearchRequest) },
   responses: { 200: jsonResponse(EntitySearchResponse, "A page of subjects") },
 });
@@ -127,8 +135,11 @@ export const searchResourcesRoute = guardedRoute({
   scope: "audience",
   description: "The registered objects of `resource.type` the subject may do `action.name` on now, by id " +
     "(byte-wise): all of them when it holds the permission project-wide, else those its live grants reach " +
-    "(each grant's object and its descendants). An unknown or inactive subject, type or action gives no " +
-    `results. \`resource.id\` is ignored. ${PAGING} ${INPUT}`,
+    "(each grant's object and its descendants). Where it holds it only under conditions (its role's, or a " +
+    "grant's or the grant's role's), each object is evaluated with its stored properties, the subject's " +
+    "stored ones, `action.properties` and `context`; an object an unconditional grant reaches is a result " +
+    "without evaluation. An unknown or inactive subject, type or action gives no results. `resource.id` is " +
+    `ignored. ${CONDITIONS} ${PAGING} ${INPUT}`,
   request: { body: extensibleJsonBody(ResourceSearchRequest) },
   responses: { 200: jsonResponse(EntitySearchResponse, "A page of objects") },
 });
@@ -141,8 +152,11 @@ export const searchActionsRoute = guardedRoute({
   summary: "What may this subject do here (AuthZEN Action Search)",
   permission: "access:evaluate",
   scope: "audience",
-  description: "The permission codes of `resource.type` the subject holds now, by code. An unknown or " +
-    `inactive subject, or an unknown type, gives no results. ${PAGING} ${INPUT}`,
+  description: "The permission codes of `resource.type` the subject holds now, by code. One its role holds " +
+    "under a condition is listed when that condition, or that of a live grant on `resource.id` or an ancestor " +
+    "(with the grant's role's), holds for the resource (a registered object's stored properties, else " +
+    "`resource.properties`) and `context`. An unknown or inactive subject, or an unknown type, gives no " +
+    `results. ${CONDITIONS} ${PAGING} ${INPUT}`,
   request: { body: extensibleJsonBody(ActionSearchRequest) },
   responses: { 200: jsonResponse(ActionSearchResponse, "A page of actions") },
 });

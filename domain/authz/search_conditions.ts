@@ -1,0 +1,199 @@
+/**
+ * The AuthZEN searches through conditions (docs/authzen.md § Conditions): when a search's statement answers
+ * `{pending}` (db/authz/authzen_search.ts), which candidates are results can only be known by evaluating their
+ * conditions, as a decision would (domain/authz/decide.ts): a candidate held outright is one, else one whose
+ * role's condition is true, or one of whose grants has its own condition and its role's true. A condition that
+ * cannot be evaluated excludes the candidate; a search never fails because of one.
+ *
+ * The candidates are read in key order from one statement, a chunk at a time, in one snapshot, and every one
+ * is evaluated: the page is the first `limit` results after its key, and `page.total` counts them all,
+ * exactly, so a search through conditions costs one evaluation per candidate, whichever page it asks for.
+ * Only one chunk is held at a time (with the page's results). The search's statement is asked again in that snapshot, so
+ * that what the conditions read (grants, properties, the clock) and the candidates agree; if it is no longer
+ * pending there, its answer is the search's.
+ */
+import {
+  actionCandidates,
+  type ActionsPending,
+  type Chunks,
+  type GrantConditions,
+  inOneSnapshot,
+  resourceCandidates,
+  type ResourcesPending,
+  searchActions,
+  type SearchPage,
+  searchResources,
+  searchSubjects,
+  subjectCandidates,
+  type SubjectSearch,
+  type SubjectsPending,
+} from "../../db/authz/authzen_search.ts";
+import type { Sql } from "../../db/connection.ts";
+import { type ConditionInput, evaluateCondition } from "./conditions.ts";
+
+/** How many candidates are fetched at a time. */
+const CHUNK = 1000;
+
+/** What the request says that conditions read: the entities' types, names and sent properties, the context. */
+type Asked = {
+  subjectType: string;
+  resourceType: string;
+  action: { name: string; properties?: Record<string, unknown> };
+  context?: Record<string, unknown>;
+};
+
+const object = (x: unknown): Record<string, unknown> =>
+  x !== null && typeof x === "object" && !Array.isArray(x) ? x as Record<string, unknown> : {};
+
+/** Whether each of `conditions` (null: none) is true for `input`; an evaluation error is not true. */
+function allTrue(conditions: (string | null)[], input: ConditionInput): boolean {
+  for (const c of conditions) {
+    if (c === null) continue;
+    const outcome = evaluateCondition(c, input);
+    if (!("value" in outcome && outcome.value)) return false;
+  }
+  return true;
+}
+
+/** Whether the role's condition, or one of the grants' (its own and its role's), is true for `input`. */
+function anyHolds(roleCondition: string | null, grants: GrantConditions[], input: ConditionInput): boolean {
+  if (roleCondition !== null && allTrue([roleCondition], input)) return true;
+  return grants.some((g) => allTrue([g.role_condition, g.condition], input));
+}
+
+/**
+ * The page (`limit` results after the page's key, one more if there is more) and the total of a search
+ * through conditions: every candidate of `chunks` (in key order, from the first) that `allowed` keeps.
+ */
+async function evaluatedPage<C extends { k: string; past: boolean }>(
+  chunks: Chunks<C>,
+  allowed: (c: C) => boolean,
+  limit: number,
+): Promise<SearchPage<C>> {
+  const rows: C[] = [];
+  let total = 0;
+  for await (const chunk of chunks) {
+    for (const c of chunk) {
+      if (!allowed(c)) continue;
+      total++;
+      if (c.past && rows.length < limit) rows.push(c);
+    }
+  }
+  return { total, rows };
+}
+
+/**
+ * The subjects holding the permission (`q`, a page of them from `after`), when some hold it only through
+ * conditions. A candidate's `subject.id` in its conditions is the id the search answers with (a user's
+ * external id when it has one, else its id): the id a decision asked of that result would name it by.
+ * `resource.properties`: the registered object's stored ones, else the request's.
+ */
+export async function subjectsThroughConditions(
+  sql: Sql,
+  q: SubjectSearch & { after: string | null; limit: number },
+  asked: Asked & { resourceId: string; resourceProperties?: Record<string, unknown> },
+): Promise<SearchPage<{ id: string }>> {
+  return await inOneSnapshot(sql, async (tx) => {
+    const found = await searchSubjects(tx, q);
+    if (!("pending" in found)) return found;
+    const p: SubjectsPending = found.pending;
+    const resource = { id: asked.resourceId, properties: p.object ?? object(asked.resourceProperties) };
+    const base = inputOf(asked, { id: "", properties: {} }, resource, p.now);
+    return await evaluatedPage(
+      subjectCandidates(tx, { ...q, chunk: CHUNK }),
+      (c) =>
+        c.outright ||
+        anyHolds(c.role_condition, c.grants ?? [], {
+          ...base,
+          subject: { type: asked.subjectType, id: c.id, properties: object(c.properties) },
+        }),
+      q.limit,
+    );
+  });
+}
+
+/**
+ * The objects the subject may do the action on (`q`, a page of them from `after`), when it holds the
+ * permission only through conditions: each object evaluated with its stored properties, the subject named as
+ * the request names it, with its stored properties.
+ */
+export async function resourcesThroughConditions(
+  sql: Sql,
+  q: Parameters<typeof searchResources>[1],
+  asked: Asked,
+): Promise<SearchPage<Record<never, never>>> {
+  return await inOneSnapshot(sql, async (tx) => {
+    const found = await searchResources(tx, q);
+    if (!("pending" in found)) return found;
+    const p: ResourcesPending = found.pending;
+    // A grant's conditions by its object; the objects of grants without any reach theirs outright.
+    const conditional = new Map<string, GrantConditions[]>();
+    const outright = new Set<string>();
+    for (const g of p.grants) {
+      if (g.condition === null && g.role_condition === null) outright.add(g.object_id);
+      else conditional.set(g.object_id, [...conditional.get(g.object_id) ?? [], g]);
+    }
+    const subject = { id: q.subjectId, properties: object(p.subject) };
+    const base = inputOf(asked, subject, { id: "", properties: {} }, p.now);
+    const candidates = resourceCandidates(tx, {
+      resourceId: p.resource_id,
+      all: p.role_condition !== null,
+      granted: [...new Set(p.grants.map((g) => g.object_id))],
+      after: q.after,
+      chunk: CHUNK,
+    });
+    return await evaluatedPage(
+      candidates,
+      (c) =>
+        c.under.some((o) => outright.has(o)) ||
+        anyHolds(p.role_condition, c.under.flatMap((o) => conditional.get(o) ?? []), {
+          ...base,
+          resource: { type: asked.resourceType, id: c.k, properties: object(c.properties) },
+        }),
+      q.limit,
+    );
+  });
+}
+
+/**
+ * The permissions the subject holds (`q`, a page of them from `after`), when its role holds some under a
+ * condition: one of those is listed when its condition, or a grant's on the object `resource.id` (or an
+ * ancestor), is true for the request's resource (a registered object's stored properties, else the sent ones).
+ */
+export async function actionsThroughConditions(
+  sql: Sql,
+  q: Parameters<typeof searchActions>[1],
+  asked: Omit<Asked, "action"> & { resourceId: string; resourceProperties?: Record<string, unknown> },
+): Promise<SearchPage<{ name: string }>> {
+  return await inOneSnapshot(sql, async (tx) => {
+    const found = await searchActions(tx, q);
+    if (!("pending" in found)) return found;
+    const p: ActionsPending = found.pending;
+    const base = inputOf(
+      { ...asked, action: { name: "" } },
+      { id: q.subjectId, properties: object(p.subject) },
+      { id: asked.resourceId, properties: p.object ?? object(asked.resourceProperties) },
+      p.now,
+    );
+    return await evaluatedPage(
+      actionCandidates(tx, { ...q, chunk: CHUNK }),
+      (c) =>
+        c.outright ||
+        anyHolds(c.role_condition, c.grants ?? [], { ...base, action: { name: c.name, properties: {} } }),
+      q.limit,
+    );
+  });
+}
+
+type Named = { id: string; properties: Record<string, unknown> };
+
+/** A condition's input for a search; the entity the search iterates over is filled in per candidate. */
+function inputOf(asked: Asked, subject: Named, resource: Named, now: string): ConditionInput {
+  return {
+    subject: { type: asked.subjectType, ...subject },
+    resource: { type: asked.resourceType, ...resource },
+    action: { name: asked.action.name, properties: object(asked.action.properties) },
+    context: object(asked.context),
+    now: new Date(now),
+  };
+}
