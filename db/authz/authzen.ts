@@ -35,7 +35,10 @@ const grantOn = (st: string, s: string, r: string, pe: string, ri: string, when 
       select gr.id as grant_id, gr.object_id, (gr.expires_at is null or gr.expires_at > now()) as live,
         (gr.condition is null and rp.condition is null) as plain
       from object_grants gr
-      join role_permissions rp on rp.role_id = gr.role_id and rp.permission_id = ${pe}
+      -- By the primary key, per grant (a join let the planner read every role's grant of the permission).
+      cross join lateral (
+        select rp.condition from role_permissions rp where rp.role_id = gr.role_id and rp.permission_id = ${pe}
+      ) rp
       where gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id and gr.subject_id = ${s}
         and (gr.user_id is not null) = (${st} = 'user')
       order by (gr.expires_at is null or gr.expires_at > now()) desc, (gr.condition is null and rp.condition is null) desc,
@@ -50,27 +53,15 @@ const grantOn = (st: string, s: string, r: string, pe: string, ri: string, when 
  * What a decision through conditions needs, read only when one is (`code` 'conditional'), as JSON text
  * `{"pending": …}`: the role's condition on the permission (null when the role does not hold it), every live
  * grant with a condition on the object or its ancestors (its condition and its role's), the subject's stored
- * properties, the object's when it is registered, and the database's clock. domain/authz/decide.ts settles it.
+ * properties, the object's when it is registered, and the database's clock (the function `condition_inputs`,
+ * migration 0033: a call is one expression of the statement, where its subqueries inline were planned and set up
+ * by every decision). domain/authz/decide.ts settles it.
  * `d`: the decision's row (with `st`, `subject_id`, `resource_id`, `permission_id`, `role_id`, `cond`, `live`);
  * `ri`: the object's id.
  */
 const pendingObject = (d: string, ri: string) =>
-  `json_build_object('pending', json_build_object(
-      'role_id', ${d}.role_id, 'permission_id', ${d}.permission_id, 'role_condition', ${d}.cond,
-      'subject', ${d}.subject_properties,
-      'object', (select ob.properties from objects ob where ob.resource_id = ${d}.resource_id and ob.id = ${ri}),
-      'grants', case when ${d}.live then (
-        select json_agg(json_build_object('grant_id', gr.id, 'object_id', gr.object_id, 'role_id', gr.role_id,
-                                          'condition', gr.condition, 'role_condition', rp.condition)
-                        order by op.depth, gr.id)
-        from object_paths op
-        join object_grants gr on gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id
-          and gr.subject_id = ${d}.subject_id and (gr.user_id is not null) = (${d}.st = 'user')
-          and (gr.expires_at is null or gr.expires_at > now())
-        join role_permissions rp on rp.role_id = gr.role_id and rp.permission_id = ${d}.permission_id
-        where op.resource_id = ${d}.resource_id and op.object_id = ${ri}
-          and (gr.condition is not null or rp.condition is not null)) end,
-      'now', now()))::text`;
+  `condition_inputs(${d}.role_id, ${d}.permission_id, ${d}.cond, ${d}.subject_properties, ${d}.st = 'user',
+    ${d}.subject_id, ${d}.resource_id, ${ri}, ${d}.live)`;
 
 /**
  * Resolves each item's subject (a user by id, else by external id; a client by id), resource (by code) and
