@@ -29,10 +29,27 @@ import {
   type SubjectsPending,
 } from "../../db/authz/authzen_search.ts";
 import type { Sql } from "../../db/connection.ts";
-import { type ConditionInput, evaluateCondition } from "./conditions.ts";
+import { type Budget, type ConditionInput, evaluateCondition } from "./conditions.ts";
+import { AppError } from "../shared/errors.ts";
 
 /** How many candidates are fetched at a time. */
 const CHUNK = 1000;
+
+/**
+ * The time one search may spend evaluating conditions, in milliseconds: a million candidates of an ordinary
+ * condition take well under it. Past it the search is refused rather than answered short (a page is never
+ * truncated): only a condition iterating a long list the request sent gets there.
+ */
+export const SEARCH_CONDITION_BUDGET_MS = 5000;
+
+function spent(): never {
+  throw new AppError("invalid_params", {
+    description:
+      `the search's conditions took more than ${SEARCH_CONDITION_BUDGET_MS / 1000} s to evaluate: ` +
+      "narrow the request (a condition iterates a list it sends?)",
+    details: [{ field: "/context", issue: "the conditions' evaluation time was spent" }],
+  });
+}
 
 /** What the request says that conditions read: the entities' types, names and sent properties, the context. */
 type Asked = {
@@ -45,21 +62,32 @@ type Asked = {
 const object = (x: unknown): Record<string, unknown> =>
   x !== null && typeof x === "object" && !Array.isArray(x) ? x as Record<string, unknown> : {};
 
-/** Whether each of `conditions` (null: none) is true for `input`; an evaluation error is not true. */
-function allTrue(conditions: (string | null)[], input: ConditionInput): boolean {
+/**
+ * Whether each of `conditions` (null: none) is true for `input`; an evaluation error is not true. The search is
+ * refused once its `budget` is spent.
+ */
+function allTrue(conditions: (string | null)[], input: ConditionInput, budget: Budget): boolean {
   for (const c of conditions) {
     if (c === null) continue;
-    const outcome = evaluateCondition(c, input);
+    const outcome = evaluateCondition(c, input, budget);
+    if (budget.leftMs <= 0) spent();
     if (!("value" in outcome && outcome.value)) return false;
   }
   return true;
 }
 
 /** Whether the role's condition, or one of the grants' (its own and its role's), is true for `input`. */
-function anyHolds(roleCondition: string | null, grants: GrantConditions[], input: ConditionInput): boolean {
-  if (roleCondition !== null && allTrue([roleCondition], input)) return true;
-  return grants.some((g) => allTrue([g.role_condition, g.condition], input));
+function anyHolds(
+  roleCondition: string | null,
+  grants: GrantConditions[],
+  input: ConditionInput,
+  budget: Budget,
+): boolean {
+  if (roleCondition !== null && allTrue([roleCondition], input, budget)) return true;
+  return grants.some((g) => allTrue([g.role_condition, g.condition], input, budget));
 }
+
+const searchBudget = (): Budget => ({ leftMs: SEARCH_CONDITION_BUDGET_MS });
 
 /**
  * The page (`limit` results after the page's key, one more if there is more) and the total of a search
@@ -99,6 +127,7 @@ export async function subjectsThroughConditions(
     const p: SubjectsPending = found.pending;
     const resource = { id: asked.resourceId, properties: p.object ?? object(asked.resourceProperties) };
     const base = inputOf(asked, { id: "", properties: {} }, resource, p.now);
+    const budget = searchBudget();
     return await evaluatedPage(
       subjectCandidates(tx, { ...q, chunk: CHUNK }),
       (c) =>
@@ -106,7 +135,7 @@ export async function subjectsThroughConditions(
         anyHolds(c.role_condition, c.grants ?? [], {
           ...base,
           subject: { type: asked.subjectType, id: c.id, properties: object(c.properties) },
-        }),
+        }, budget),
       q.limit,
     );
   });
@@ -135,6 +164,7 @@ export async function resourcesThroughConditions(
     }
     const subject = { id: q.subjectId, properties: object(p.subject) };
     const base = inputOf(asked, subject, { id: "", properties: {} }, p.now);
+    const budget = searchBudget();
     const candidates = resourceCandidates(tx, {
       resourceId: p.resource_id,
       all: p.role_condition !== null,
@@ -149,7 +179,7 @@ export async function resourcesThroughConditions(
         anyHolds(p.role_condition, c.under.flatMap((o) => conditional.get(o) ?? []), {
           ...base,
           resource: { type: asked.resourceType, id: c.k, properties: object(c.properties) },
-        }),
+        }, budget),
       q.limit,
     );
   });
@@ -175,11 +205,17 @@ export async function actionsThroughConditions(
       { id: asked.resourceId, properties: p.object ?? object(asked.resourceProperties) },
       p.now,
     );
+    const budget = searchBudget();
     return await evaluatedPage(
       actionCandidates(tx, { ...q, chunk: CHUNK }),
       (c) =>
         c.outright ||
-        anyHolds(c.role_condition, c.grants ?? [], { ...base, action: { name: c.name, properties: {} } }),
+        anyHolds(
+          c.role_condition,
+          c.grants ?? [],
+          { ...base, action: { name: c.name, properties: {} } },
+          budget,
+        ),
       q.limit,
     );
   });
