@@ -265,15 +265,17 @@ export const PermissionIds = z.array(Id).max(500, "at most 500 permission ids").
  * A condition: a CEL expression over `subject`, `resource`, `action`, `context` and `now` (docs/authzen.md §
  * Conditions), parsed and type-checked when written.
  */
-export const ConditionExpression = z.string().max(1000, "at most 1000 characters").openapi({
-  description: "A CEL expression (at most 1,000 characters) over `subject` (`type`, `id`, `properties`), " +
-    "`resource` (`type`, `id`, `properties`), `action` (`name`, `properties`), `context` and `now` (a " +
-    "timestamp, the database's clock), with CEL's standard functions: it must be a boolean. Parsed and " +
-    "type-checked when written (400 `invalid_params` naming the position of an error); its cost is bounded " +
-    "(at most 200 nodes, no comprehension inside another, `matches` with a literal pattern without nested " +
-    "repetition). Example: `resource.properties.ownerID == subject.id`.",
-  example: "resource.properties.ownerID == subject.id",
-});
+export const ConditionExpression = z.string().max(1000, "at most 1000 characters")
+  .refine((s) => !s.includes("\0"), "must not contain a NUL character").openapi({
+    description: "A CEL expression (at most 1,000 characters) over `subject` (`type`, `id`, `properties`), " +
+      "`resource` (`type`, `id`, `properties`), `action` (`name`, `properties`), `context` and `now` (a " +
+      "timestamp, the database's clock), with CEL's standard functions: it must be a boolean. Parsed and " +
+      "type-checked when written (400 `invalid_params` naming the position of an error); its cost is bounded " +
+      "(at most 200 nodes, no comprehension inside another, no `cel.bind`, `matches` with a literal pattern " +
+      "of bounded backtracking), and it reads at most 4,096 bytes of each thing a request sends. Example: " +
+      "`resource.properties.ownerID == subject.id`.",
+    example: "resource.properties.ownerID == subject.id",
+  });
 
 /** A list answer: `{ data, pagination }`. */
 export const listOf = <T extends z.ZodType>(item: T, name: string) =>

@@ -174,6 +174,28 @@ test("stored properties win: a registered object's and the subject's; the reques
   assert.equal((await decide(s, "bob", "delete", { id: "d-1" })).decision, true);
 });
 
+test("what a request sends is read up to 4 KB: larger, its conditions deny (a search refuses)", async () => {
+  const s = await setup();
+  const big = { owners: Array.from({ length: 600 }, (_, i) => `user-${i}`) };
+  const denied = await decide(s, "alice", "write", { id: "n-1", properties: { owner: "alice" } }, {
+    context: big,
+  });
+  assert.equal(denied.decision, false);
+  assert.equal(reason(denied).code, "condition_error");
+  assert.match(reason(denied).message, /context is larger than the 4096 bytes/);
+  // An outright permission reads nothing: the size changes nothing there.
+  assert.equal((await decide(s, "alice", "read", { id: "n-1" }, { context: big })).decision, true);
+  const search = await post("/access/v1/search/resource", {
+    subject: { type: "user", id: "alice" },
+    action: { name: "write" },
+    resource: { type: "doc" },
+    context: big,
+  }, s.access);
+  const refused = await search.json();
+  assert.equal(search.status, 400, JSON.stringify(refused));
+  assert.equal(refused.details[0].field, "/context");
+});
+
 test("context, action properties and the database's clock", async () => {
   const s = await setup();
   const approve = await s.api.resources.createResource(s.project.id, {
@@ -375,6 +397,11 @@ test("bad conditions are refused when written, naming the field and the position
     [[{ permission_id: s.perm.write, expression: '1 + "a" == 2' }], "conditions.0.expression", /overload/],
     [[{ permission_id: s.perm.write, expression: "   " }], "conditions.0.expression", /empty/],
     [
+      [{ permission_id: s.perm.write, expression: 'subject.id == "a\u0000"' }],
+      "conditions.0.expression",
+      /NUL/,
+    ],
+    [
       [{ permission_id: s.perm.write, expression: "[1].all(x, [2].exists(y, y == x))" }],
       "conditions.0.expression",
       /cost/,
@@ -447,6 +474,23 @@ test("bad conditions are refused when written, naming the field and the position
   );
   assert.equal(grantErr.details?.[0].field, "condition");
   assert.match(grantErr.details![0].issue, /owner.*column 10/);
+  // An empty condition is no condition: refused, never stored as one that always denies.
+  const empty = await expectError(
+    http(`/api/v1/projects/${s.project.id}/grants`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        subject: { type: "user", id: s.alice.id },
+        role_id: s.editor.id,
+        object: { type: "doc", id: "d-1" },
+        condition: "",
+      }),
+    }),
+    400,
+    "invalid_params",
+  );
+  assert.equal(empty.details?.[0].field, "condition");
+  assert.match(empty.details![0].issue, /empty/);
   // Nothing was written.
   const [{ n }] = await (await service()).db.sql<{ n: number }[]>`
     select (select count(*) from object_grants where project_id = ${s.project.id})::int

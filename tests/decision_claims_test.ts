@@ -314,3 +314,52 @@ test("the AuthZEN IdP interop fixture: alice's token carries record [101, 107, 1
     assert.deepEqual(decodeJwt(token).record, ["101", "107", "113", "119"]);
   }
 });
+
+test("claims through a condition name the user as its application does (its external id), as decisions do", async () => {
+  const s = await setup();
+  // The user is known to the application as "ext-ann"; a role holds delete only on what that name owns.
+  await s.api.users.updateUser(s.project.id, s.userId, {
+    display_name: "Login User",
+    email: s.email,
+    is_active: true,
+    external_user_id: "ext-ann",
+  });
+  const owner = await s.api.roles.createRole(s.project.id, {
+    code: "owner",
+    name: "Owner",
+    permission_ids: [s.deleter.permission_ids.find((id) => !s.reader.permission_ids.includes(id))!],
+  });
+  const del = owner.permission_ids[0];
+  await s.api.roles.updateRole(s.project.id, owner.id, {
+    code: "owner",
+    name: "Owner",
+    conditions: [{ permission_id: del, expression: "resource.properties.owner == subject.id" }],
+  });
+  await s.api.users.updateUser(s.project.id, s.userId, {
+    display_name: "Login User",
+    email: s.email,
+    is_active: true,
+    external_user_id: "ext-ann",
+    role_id: owner.id,
+  });
+  await s.api.objects.createObjects(s.project.id, s.record.id, {
+    objects: [{ id: "r-10", properties: { owner: "ext-ann" } }, { id: "r-11", properties: { owner: "bob" } }],
+  });
+  const client = await publicClient(s, [{ claim: "deletable", resource_type: "record", action: "delete" }]);
+  const { access } = await signInAt(s, client.id);
+  // r-02 through the outright grant; r-10 through the condition on the name the application uses.
+  assert.deepEqual(access.deletable, ["r-02", "r-10"]);
+  const decided = await http("/access/v1/evaluation", {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${(await clientWith(s, ["access:evaluate"])).token}`,
+      "content-type": "application/json",
+    },
+    body: JSON.stringify({
+      subject: { type: "user", id: "ext-ann" },
+      action: { name: "delete" },
+      resource: { type: "record", id: "r-10" },
+    }),
+  });
+  assert.equal((await decided.json()).decision, true);
+});

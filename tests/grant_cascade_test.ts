@@ -97,6 +97,7 @@ test("deleting a user, client, role, object or resource records one grant.delete
       resource_id: folder.id,
       object_id: "d",
       expires_at: null,
+      condition: null,
       cause: { type: "user", id: ann.id },
     });
     // The object's deletion counts the grant it ended.

@@ -534,6 +534,7 @@ test("grants: audit events and webhooks' types; the purge removes expired grants
     resource_id: t.folder.id,
     object_id: "team",
     expires_at: null,
+    condition: null,
   });
   // Webhooks subscribe to these types like any other.
   const hook = await http(`/api/v1/projects/${t.project.id}/webhooks`, {

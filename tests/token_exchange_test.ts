@@ -634,3 +634,25 @@ test("may_act (RFC 8693 §4.4): a client's tokens name the one agent that may ex
     status: 400,
   });
 });
+
+test("a permission the subject holds only under a condition is never carried by an exchange (its scope)", async () => {
+  const s = await setup();
+  const role = (await s.p.api.users.getUser(s.p.project.id, s.p.userId, undefined)).role_id!;
+  const member = await s.p.api.roles.getRole(s.p.project.id, role);
+  const user = await userTokens({ clientId: s.p.clientId, email: s.p.email, password: s.p.password });
+  assert.equal((await exchange(s, user.access_token, { resource: s.indicator })).scope, "read");
+  await s.p.api.roles.updateRole(s.p.project.id, role, {
+    code: member.code,
+    name: member.name,
+    conditions: [{
+      permission_id: s.ids["notes:read"],
+      expression: "resource.properties.owner == subject.id",
+    }],
+  });
+  const after = await exchange(s, user.access_token, { resource: s.indicator }).then(
+    (t) => ({ scope: t.scope }),
+    (e: unknown) => ({ error: e instanceof oauth.ResponseBodyError ? e.error : String(e) }),
+  );
+  // Nothing of the API is held outright any more: refused, where before the fix the token said "read".
+  assert.deepEqual(after, { error: "invalid_scope" });
+});

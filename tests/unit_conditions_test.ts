@@ -35,6 +35,8 @@ Deno.test("accepted expressions: the five variables, CEL's standard functions an
       'action.name == "write" && size(resource.properties.tags) <= 10',
       'resource.id.matches("^d-[0-9]+$")',
       "context.flag", // dyn: checked to be a boolean when evaluated
+      'subject.id.matches("^(https?|ftp)://[a-z.]+$")',
+      'subject.id.matches("^a{2,4}(b|c)?$")',
     ]
   ) assert.equal(conditionProblem(e), null, e);
 });
@@ -52,6 +54,10 @@ Deno.test("refused expressions name what is wrong and where", () => {
     ['subject.id.matches("(a+)+$")', /nested|repeats/, 19],
     ['subject.id.matches("(a|b)\\\\1")', /back-reference/, 19],
     ["subject.id.matches(context.re)", /literal/, 0],
+    ['subject.id.matches("^(a|a)*$")', /alternation/, 19],
+    ['subject.id.matches("foo.*bar.*")', /more than one unbounded/, 19],
+    ['subject.id.matches("a{2,}b+")', /more than one unbounded/, 19],
+    ["cel.bind(x, context.xs, x + x) == []", /cel.bind/, 0],
     ["x".repeat(MAX_CONDITION_LENGTH + 1), /1000 characters/, MAX_CONDITION_LENGTH],
     [Array(150).fill("true").join(" && "), /./, 0],
   ];

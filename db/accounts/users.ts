@@ -178,6 +178,21 @@ export async function deleteUserRow(sql: Sql, projectId: string, user: { id: str
  * resources. `lock` takes the operators' lock (every change that could demote one takes it first, so such
  * changes take turns) and holds their rows for the rest of the transaction.
  */
+/**
+ * How a decision names the user when asked by its application, and how subject search answers it: its
+ * `external_user_id` when it has one that is no other user's id (a decision finds a user by id first), else
+ * its id. Conditions compare `subject.id` with what the application stores, so claims computed for the user's
+ * tokens name it the same way.
+ */
+export async function subjectNameOf(sql: Sql, projectId: string, userId: string): Promise<string> {
+  const [row] = await sql<{ name: string }[]>`
+    select case when u.external_user_id is not null and not exists (
+             select 1 from users o where o.project_id = u.project_id and o.id = u.external_user_id)
+           then u.external_user_id else u.id end as name
+    from users u where u.project_id = ${projectId} and u.id = ${userId}`;
+  return row?.name ?? userId;
+}
+
 export async function listOperators(sql: Sql, projectId: string, opts: { lock?: boolean } = {}) {
   if (opts.lock) await sql`select pg_advisory_xact_lock(hashtextextended(${"operators:" + projectId}, 0))`;
   const rows = await sql<{ id: string }[]>`

@@ -140,6 +140,7 @@ export type ExpiredGrant = {
   resource_id: string;
   object_id: string;
   expires_at: string;
+  condition: string | null;
 };
 
 /** Deletes up to `limit` grants that expired more than `retentionDays` ago (oldest first); what went. */
@@ -155,7 +156,7 @@ export async function deleteExpiredGrants(
                    order by expires_at limit ${limit} for update skip locked)
     returning g.project_id, g.id, case when g.user_id is null then 'client' else 'user' end as subject_type,
               g.subject_id, g.role_id, g.resource_id, g.object_id,
-              ${fixed(sql, isoText("g.expires_at"))} as expires_at`;
+              ${fixed(sql, isoText("g.expires_at"))} as expires_at, g.condition`;
 }
 
 export type ReachingGrant = {
@@ -196,6 +197,7 @@ export type EndedGrant = {
   resource_id: string;
   object_id: string;
   expires_at: string | null;
+  condition: string | null;
 };
 
 /** Whose grants end: a user's, a client's, a role's, a resource's, or those on an object's subtree. */
@@ -226,7 +228,7 @@ export async function deleteGrantsOf(sql: Sql, projectId: string, of: GrantsOf):
     returning g.id, json_build_object('type', case when g.user_id is null then 'client' else 'user' end,
                                       'id', g.subject_id) as subject,
               g.role_id, g.resource_id, g.object_id, ${fixed(sql, isoText("g.expires_at"))} as expires_at,
-              ${fixed(sql, isoText("g.created_at"))} as created_at`;
+              g.condition, ${fixed(sql, isoText("g.created_at"))} as created_at`;
   return rows.sort((a, b) =>
     a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1
   )

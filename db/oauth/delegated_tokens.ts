@@ -92,7 +92,7 @@ export async function exchangeablePermissions(
   const held = "userId" in subject
     ? sql`select rp.permission_id from role_permissions rp join users u
             on u.project_id = rp.project_id and u.role_id = rp.role_id
-          where u.project_id = ${projectId} and u.id = ${subject.userId}`
+          where u.project_id = ${projectId} and u.id = ${subject.userId} and rp.condition is null`
     : sql`select permission_id from client_permissions where project_id = ${projectId} and client_id = ${subject.clientId}`;
   return await sql<ExchangeablePermission[]>`
     select pe.id, pe.resource_id, pe.code as permission, r.code || ':' || pe.code as code

@@ -51,35 +51,45 @@ function* children(args: unknown): Generator<Node> {
 }
 
 /**
- * A regular expression whose matching time could grow faster than its input (a repeated group that itself
- * repeats, or a back-reference), which JavaScript's backtracking engine would take exponential time on.
+ * Why a regular expression's matching time could grow faster than its input, or null. JavaScript's engine
+ * backtracks (CEL specifies RE2, which does not), so only patterns whose backtracking stays bounded are taken:
+ * no back-reference, no repeated group that holds a repetition or an alternation (`(a+)+`, `(a|a)*`: exponential),
+ * and at most one unbounded repetition (`*`, `+`, `{n,}`): with two, an unanchored search over a few kilobytes
+ * already costs billions of steps. With the inputs conditions read capped (MAX_INPUT_BYTES), one stays within
+ * milliseconds.
  */
-function riskyPattern(p: string): boolean {
-  if (/\\[1-9]|\\k</.test(p)) return true;
-  // For each open group, whether it holds a quantifier; a quantified group holding one is nested repetition.
+function riskyPattern(p: string): string | null {
+  if (/\\[1-9]|\\k</.test(p)) return "uses a back-reference";
+  // For each open group: whether it holds a repetition or an alternation.
   const groups: boolean[] = [];
-  let last = false;
+  let last = false; // the previous item was a group holding one
+  let unbounded = 0;
   for (let i = 0; i < p.length; i++) {
     const c = p[i];
-    if (c === "\\") {
+    let closed = false;
+    if (c === "\\") i++;
+    else if (c === "[") {
       i++;
-      last = false;
-    } else if (c === "[") {
       while (i < p.length && p[i] !== "]") i += p[i] === "\\" ? 2 : 1;
-      last = false;
-    } else if (c === "(") {
-      groups.push(false);
-      last = false;
-    } else if (c === ")") {
-      last = groups.pop() ?? false;
-      continue;
-    } else if ("*+?{".includes(c)) {
-      if (last) return true;
+    } else if (c === "(") groups.push(false);
+    else if (c === ")") {
+      const held = groups.pop() ?? false;
+      if (held && groups.length > 0) groups[groups.length - 1] = true;
+      last = held;
+      closed = true;
+    } else if (c === "|") {
       if (groups.length > 0) groups[groups.length - 1] = true;
+    } else if ("*+?{".includes(c)) {
+      if (last && c !== "?") return "repeats a group that holds a repetition or an alternation";
+      const close = c === "{" ? p.indexOf("}", i) : -1;
+      if (c === "*" || c === "+" || (close > 0 && /^\{\d*,\}$/.test(p.slice(i, close + 1)))) unbounded++;
+      if (unbounded > 1) return "has more than one unbounded repetition (*, +, {n,})";
+      if (groups.length > 0) groups[groups.length - 1] = true;
+      if (close > 0) i = close;
     }
-    if (c !== ")") last = false;
+    if (!closed) last = false;
   }
-  return false;
+  return null;
 }
 
 /** The first thing of the expression's AST that breaks the cost bound, or null. */
@@ -87,6 +97,8 @@ function overBound(node: Node, inComprehension: boolean): ConditionProblem | nul
   const at = node.range?.start ?? 0;
   if (node.op === "rcall" && Array.isArray(node.args)) {
     const [name, target, rest] = node.args as [string, unknown, unknown];
+    // cel.bind names a value it may use twice: nested, it doubles what it holds at each level.
+    if (name === "bind") return { issue: "cel.bind is not allowed (cost bound)", position: at };
     if (COMPREHENSIONS.has(name)) {
       if (inComprehension) {
         return {
@@ -107,12 +119,8 @@ function overBound(node: Node, inComprehension: boolean): ConditionProblem | nul
       if (pattern?.op !== "value" || typeof pattern.args !== "string") {
         return { issue: "matches takes a string literal as its pattern", position: at };
       }
-      if (riskyPattern(pattern.args)) {
-        return {
-          issue: "the pattern repeats a repeated group or uses a back-reference (cost bound)",
-          position: pattern.range?.start ?? at,
-        };
-      }
+      const risk = riskyPattern(pattern.args);
+      if (risk) return { issue: `the pattern ${risk} (cost bound)`, position: pattern.range?.start ?? at };
     }
   }
   if (node.op === "call" && Array.isArray(node.args) && node.args[0] === "matches") {
@@ -176,6 +184,26 @@ function compile(expression: string): ParseResult | ConditionProblem {
   }
   return c;
 }
+
+/**
+ * The most a condition reads of what a request sends (`context`, `action.properties`, an unregistered object's
+ * `resource.properties`), in bytes of JSON: as much as a stored `properties` may hold. A request sending more
+ * gets `condition_error` for its conditions (a search: 400): the write-time bound limits what an expression
+ * does per element, this limits the elements.
+ */
+export const MAX_INPUT_BYTES = 4096;
+
+/** Whether a sent value is more than conditions read (MAX_INPUT_BYTES of JSON); each object measured once. */
+export function oversized(value: unknown): boolean {
+  if (value === undefined || value === null || typeof value !== "object") return false;
+  let size = sizes.get(value);
+  if (size === undefined) {
+    size = new TextEncoder().encode(JSON.stringify(value)).length;
+    sizes.set(value, size);
+  }
+  return size > MAX_INPUT_BYTES;
+}
+const sizes = new WeakMap<object, number>();
 
 /** A condition's outcome: true or false, or the evaluation error that makes it deny. */
 export type Outcome = { value: boolean } | { error: string };

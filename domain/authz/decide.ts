@@ -11,8 +11,10 @@ import {
   type Budget,
   type ConditionInput,
   evaluateCondition,
+  MAX_INPUT_BYTES,
   newBudget,
   type Outcome,
+  oversized,
 } from "./conditions.ts";
 
 /** What the statement read for conditions (db/authz/authzen.ts `pendingObject`). */
@@ -73,12 +75,24 @@ export function settle(
     context: object(asked.context),
     now: new Date(p.now),
   };
+  // What the request sends is read only up to a size (a long list would make one evaluation slow).
+  const large = oversized(asked.context)
+    ? "context"
+    : oversized(asked.action.properties)
+    ? "action.properties"
+    : p.object === null && oversized(asked.resource.properties)
+    ? "resource.properties"
+    : null;
+  const evaluate = (c: string): Outcome =>
+    large === null
+      ? evaluateCondition(c, input, budget)
+      : { error: `the request's ${large} is larger than the ${MAX_INPUT_BYTES} bytes conditions read` };
   let failed: { by: Record<string, string>; outcome: Outcome } | undefined;
   const fail = (by: Record<string, string>, outcome: Outcome) => {
     if (!failed || ("error" in outcome && !("error" in failed.outcome))) failed = { by, outcome };
   };
   if (p.role_condition !== null && p.role_id !== null) {
-    const outcome = evaluateCondition(p.role_condition, input, budget);
+    const outcome = evaluate(p.role_condition);
     const by = { role_id: p.role_id };
     if ("value" in outcome && outcome.value) return allow("role_permission", by, p.permission_id);
     fail(by, outcome);
@@ -88,7 +102,7 @@ export function settle(
     let outcome: Outcome = { value: true };
     for (const c of [g.role_condition, g.condition]) {
       if (c === null) continue;
-      outcome = evaluateCondition(c, input, budget);
+      outcome = evaluate(c);
       if (!("value" in outcome && outcome.value)) break;
     }
     if ("value" in outcome && outcome.value) return allow("object_grant", by, p.permission_id);

@@ -38,6 +38,7 @@ function detailsOf(g: Grant): Record<string, unknown> {
     resource_id: g.object.resource_id,
     object_id: g.object.id,
     expires_at: g.expires_at,
+    condition: g.condition,
   };
 }
 
@@ -70,6 +71,7 @@ export async function endGrantsOf(
         resource_id: g.resource_id,
         object_id: g.object_id,
         expires_at: g.expires_at,
+        condition: g.condition,
         cause,
       },
     });
@@ -90,7 +92,7 @@ export async function createGrant(
 ): Promise<Grant> {
   const id = newId();
   return await transaction(sql, async (tx) => {
-    const problem = input.condition ? conditionProblem(input.condition) : null;
+    const problem = input.condition != null ? conditionProblem(input.condition) : null;
     if (problem) {
       throw new AppError("invalid_params", {
         details: [{ field: "condition", issue: problemText(input.condition!, problem) }],
@@ -248,6 +250,7 @@ export async function purgeExpiredGrants(
             resource_id: g.resource_id,
             object_id: g.object_id,
             expires_at: g.expires_at,
+            condition: g.condition,
           },
         });
       }

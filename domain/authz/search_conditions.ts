@@ -29,7 +29,13 @@ import {
   type SubjectsPending,
 } from "../../db/authz/authzen_search.ts";
 import type { Sql } from "../../db/connection.ts";
-import { type Budget, type ConditionInput, evaluateCondition } from "./conditions.ts";
+import {
+  type Budget,
+  type ConditionInput,
+  evaluateCondition,
+  MAX_INPUT_BYTES,
+  oversized,
+} from "./conditions.ts";
 import { AppError } from "../shared/errors.ts";
 
 /** How many candidates are fetched at a time. */
@@ -90,6 +96,25 @@ function anyHolds(
 const searchBudget = (): Budget => ({ leftMs: SEARCH_CONDITION_BUDGET_MS });
 
 /**
+ * 400 `invalid_params` when what the request sends for conditions to read is larger than they read
+ * (MAX_INPUT_BYTES): a decision denies with `condition_error`, a search, which would exclude every candidate
+ * for it, says so. `pointer`: where each value is in the body.
+ */
+function refuseOversized(values: [unknown, string][]): void {
+  for (const [value, pointer] of values) {
+    if (oversized(value)) {
+      throw new AppError("invalid_params", {
+        description: `conditions read at most ${MAX_INPUT_BYTES} bytes of ${pointer}`,
+        details: [{
+          field: pointer,
+          issue: `at most ${MAX_INPUT_BYTES} bytes of JSON when conditions read it`,
+        }],
+      });
+    }
+  }
+}
+
+/**
  * The page (`limit` results after the page's key, one more if there is more) and the total of a search
  * through conditions: every candidate of `chunks` (in key order, from the first) that `allowed` keeps.
  */
@@ -125,6 +150,11 @@ export async function subjectsThroughConditions(
     const found = await searchSubjects(tx, q);
     if (!("pending" in found)) return found;
     const p: SubjectsPending = found.pending;
+    refuseOversized([
+      [asked.context, "/context"],
+      [asked.action.properties, "/action/properties"],
+      [p.object === null ? asked.resourceProperties : undefined, "/resource/properties"],
+    ]);
     const resource = { id: asked.resourceId, properties: p.object ?? object(asked.resourceProperties) };
     const base = inputOf(asked, { id: "", properties: {} }, resource, p.now);
     const budget = searchBudget();
@@ -155,6 +185,7 @@ export async function resourcesThroughConditions(
     const found = await searchResources(tx, q);
     if (!("pending" in found)) return found;
     const p: ResourcesPending = found.pending;
+    refuseOversized([[asked.context, "/context"], [asked.action.properties, "/action/properties"]]);
     // A grant's conditions by its object; the objects of grants without any reach theirs outright.
     const conditional = new Map<string, GrantConditions[]>();
     const outright = new Set<string>();
@@ -199,6 +230,10 @@ export async function actionsThroughConditions(
     const found = await searchActions(tx, q);
     if (!("pending" in found)) return found;
     const p: ActionsPending = found.pending;
+    refuseOversized([
+      [asked.context, "/context"],
+      [p.object === null ? asked.resourceProperties : undefined, "/resource/properties"],
+    ]);
     const base = inputOf(
       { ...asked, action: { name: "" } },
       { id: q.subjectId, properties: object(p.subject) },

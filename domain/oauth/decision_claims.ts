@@ -5,6 +5,7 @@
  */
 import type { Sql } from "../../db/connection.ts";
 import { findResourceCodes } from "../../db/authz/resources.ts";
+import { subjectNameOf } from "../../db/accounts/users.ts";
 import { type DecisionClaim, MAX_DECISION_CLAIM_IDS } from "../../openapi/clients.ts";
 import { searchResourcesOf } from "../authz/authzen_search.ts";
 import { requireCovered } from "../authz/coverage.ts";
@@ -79,18 +80,28 @@ export async function decisionClaimsOf(
   claims: DecisionClaim[],
 ): Promise<Record<string, string[]>> {
   if (claims.length === 0) return {};
-  const answers = await Promise.all(claims.map((c) =>
-    searchResourcesOf(sql, projectId, {
-      subject: { type: "user", id: userId },
-      action: { name: c.action },
-      resource: { type: c.resource_type },
-      page: { limit: MAX_DECISION_CLAIM_IDS },
-    })
-  ));
+  // Named as the application names the user, so that conditions comparing `subject.id` with its stored ids
+  // answer as its decisions do.
+  const name = await subjectNameOf(sql, projectId, userId);
+  const answers = await Promise.all(claims.map(async (c) => {
+    try {
+      return await searchResourcesOf(sql, projectId, {
+        subject: { type: "user", id: name },
+        action: { name: c.action },
+        resource: { type: c.resource_type },
+        page: { limit: MAX_DECISION_CLAIM_IDS },
+      });
+    } catch (err) {
+      // A search through conditions past its time: the claim is cut (empty), never the token refused.
+      if (err instanceof AppError && err.code === "invalid_params") return null;
+      throw err;
+    }
+  }));
   const out: Record<string, string[]> = {};
-  answers.forEach((a, i) => out[claims[i].claim] = a.results.map((r) => r.id));
+  answers.forEach((a, i) => out[claims[i].claim] = a?.results.map((r) => r.id) ?? []);
   // Cut when the search has a next page: its own "there is more", which stays exact even where its `total`
   // is read rather than counted.
-  const truncated = claims.filter((_, i) => answers[i].page.next_token !== "").map((c) => c.claim);
+  const truncated = claims.filter((_, i) => answers[i] === null || answers[i].page.next_token !== "")
+    .map((c) => c.claim);
   return truncated.length > 0 ? { ...out, claims_truncated: truncated } : out;
 }

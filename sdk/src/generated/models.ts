@@ -3164,7 +3164,7 @@ export namespace Api {
 	export interface RoleCondition {
 		'permission_id': string;
 		/**
-		 * @description <p>A CEL expression (at most 1,000 characters) over <code>subject</code> (<code>type</code>, <code>id</code>, <code>properties</code>), <code>resource</code> (<code>type</code>, <code>id</code>, <code>properties</code>), <code>action</code> (<code>name</code>, <code>properties</code>), <code>context</code> and <code>now</code> (a timestamp, the database&#39;s clock), with CEL&#39;s standard functions: it must be a boolean. Parsed and type-checked when written (400 <code>invalid_params</code> naming the position of an error); its cost is bounded (at most 200 nodes, no comprehension inside another, <code>matches</code> with a literal pattern without nested repetition). Example: <code>resource.properties.ownerID == subject.id</code>.</p>
+		 * @description <p>A CEL expression (at most 1,000 characters) over <code>subject</code> (<code>type</code>, <code>id</code>, <code>properties</code>), <code>resource</code> (<code>type</code>, <code>id</code>, <code>properties</code>), <code>action</code> (<code>name</code>, <code>properties</code>), <code>context</code> and <code>now</code> (a timestamp, the database&#39;s clock), with CEL&#39;s standard functions: it must be a boolean. Parsed and type-checked when written (400 <code>invalid_params</code> naming the position of an error); its cost is bounded (at most 200 nodes, no comprehension inside another, no <code>cel.bind</code>, <code>matches</code> with a literal pattern of bounded backtracking), and it reads at most 4,096 bytes of each thing a request sends. Example: <code>resource.properties.ownerID == subject.id</code>.</p>
 		 * @type {string}
 		 * @memberof RoleCondition
 		 */
