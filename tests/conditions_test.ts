@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { EVALUATION, EVALUATIONS, ok, post } from "./authzen_support.ts";
+import { type Editors, editors, folders, OWNER } from "./conditions_support.ts";
 import {
   Api,
   basic,
@@ -21,64 +22,18 @@ import {
   service,
   startWith,
   test,
-  type TestProject,
   userTokens,
 } from "./helpers.ts";
 
-const OWNER = "resource.properties.owner == subject.id";
+type Setup = Editors;
 
-type Setup = TestProject & {
-  doc: { id: string };
-  perm: Record<string, string>;
-  editor: Api.Role;
-  alice: Api.User;
-  bob: Api.User;
-  access: string;
-};
-
-/**
- * `doc` (read, write, delete); the editor role: read outright, write only on documents the subject owns,
- * delete only in the subject's region. Alice (`alice`, region eu) and Bob (`bob`, region us) are editors;
- * `d-1` is registered and owned by bob, in eu.
- */
+/** The editors (tests/conditions_support.ts), and `d-1`, a registered document owned by bob, in eu. */
 async function setup(): Promise<Setup> {
-  const p = await newProject();
-  const doc = await p.api.resources.createResource(p.project.id, {
-    name: "Document",
-    code: "doc",
-    permissions: [
-      { name: "Read", code: "read" },
-      { name: "Write", code: "write" },
-      { name: "Delete", code: "delete" },
-    ],
-  });
-  const perm = Object.fromEntries(doc.permissions.map((x) => [x.code, x.id]));
-  const editor = await p.api.roles.createRole(p.project.id, {
-    code: "editor",
-    name: "Editor",
-    permission_ids: [perm.read, perm.write, perm.delete],
-    conditions: [
-      { permission_id: perm.write, expression: OWNER },
-      { permission_id: perm.delete, expression: "resource.properties.region == subject.properties.region" },
-    ],
-  });
-  const alice = await p.api.users.createUser(p.project.id, {
-    display_name: "Alice",
-    external_user_id: "alice",
-    role_id: editor.id,
-    properties: { region: "eu" },
-  });
-  const bob = await p.api.users.createUser(p.project.id, {
-    display_name: "Bob",
-    external_user_id: "bob",
-    role_id: editor.id,
-    properties: { region: "us" },
-  });
-  await p.api.objects.createObjects(p.project.id, doc.id, {
+  const s = await editors();
+  await s.api.objects.createObjects(s.project.id, s.doc.id, {
     objects: [{ id: "d-1", properties: { owner: "bob", region: "eu" } }],
   });
-  const access = (await clientWith(p, ["access:evaluate", "access:search"])).token;
-  return { ...p, doc, perm, editor, alice, bob, access };
+  return s;
 }
 
 // deno-lint-ignore no-explicit-any
@@ -243,26 +198,7 @@ test("context, action properties and the database's clock", async () => {
 
 test("grants with conditions: the grant's and its role's, on the object's tree with its stored properties", async () => {
   const s = await setup();
-  const folder = await s.api.resources.createResource(s.project.id, {
-    name: "Folder",
-    code: "folder",
-    permissions: [{ name: "Read", code: "read" }, { name: "Write", code: "write" }],
-  });
-  const [read, write] = [folder.permissions[0].id, folder.permissions[1].id];
-  const member = await s.api.roles.createRole(s.project.id, {
-    code: "member",
-    name: "Member",
-    permission_ids: [read, write],
-    conditions: [{ permission_id: write, expression: 'resource.properties.status != "archived"' }],
-  });
-  await s.api.objects.createObjects(s.project.id, folder.id, {
-    objects: [
-      { id: "root" },
-      { id: "open", parent_id: "root", properties: { status: "open", hours: 9 } },
-      { id: "old", parent_id: "root", properties: { status: "archived", hours: 9 } },
-      { id: "late", parent_id: "root", properties: { status: "open", hours: 22 } },
-    ],
-  });
+  const { write, member } = await folders(s);
   const carol = await s.api.users.createUser(s.project.id, {
     display_name: "Carol",
     external_user_id: "carol",
@@ -458,37 +394,26 @@ test("bad conditions are refused when written, naming the field and the position
     assert.match(detail.issue, issue, JSON.stringify(conditions));
   }
   // A grant's condition likewise.
-  const grantErr = await expectError(
-    http(`/api/v1/projects/${s.project.id}/grants`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        subject: { type: "user", id: s.alice.id },
-        role_id: s.editor.id,
-        object: { type: "doc", id: "d-1" },
-        condition: "resource.owner == subject.id",
+  const grantWith = (condition: string) =>
+    expectError(
+      http(`/api/v1/projects/${s.project.id}/grants`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          subject: { type: "user", id: s.alice.id },
+          role_id: s.editor.id,
+          object: { type: "doc", id: "d-1" },
+          condition,
+        }),
       }),
-    }),
-    400,
-    "invalid_params",
-  );
+      400,
+      "invalid_params",
+    );
+  const grantErr = await grantWith("resource.owner == subject.id");
   assert.equal(grantErr.details?.[0].field, "condition");
   assert.match(grantErr.details![0].issue, /owner.*column 10/);
   // An empty condition is no condition: refused, never stored as one that always denies.
-  const empty = await expectError(
-    http(`/api/v1/projects/${s.project.id}/grants`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        subject: { type: "user", id: s.alice.id },
-        role_id: s.editor.id,
-        object: { type: "doc", id: "d-1" },
-        condition: "",
-      }),
-    }),
-    400,
-    "invalid_params",
-  );
+  const empty = await grantWith("");
   assert.equal(empty.details?.[0].field, "condition");
   assert.match(empty.details![0].issue, /empty/);
   // Nothing was written.

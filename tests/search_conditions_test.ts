@@ -7,60 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { ACTIONS, EVALUATION, ok, post, RESOURCES, SUBJECTS } from "./authzen_support.ts";
-import { type Api, clientWith, newProject, test, type TestProject } from "./helpers.ts";
+import { type Api, test } from "./helpers.ts";
+import { type Editors, editors, folders } from "./conditions_support.ts";
 
-const OWNER = "resource.properties.owner == subject.id";
-const REGION = "resource.properties.region == subject.properties.region";
-
-type Setup = TestProject & {
-  doc: Api.Resource;
-  perm: Record<string, string>;
-  editor: Api.Role;
-  alice: Api.User;
-  bob: Api.User;
-  access: string;
-};
-
-/**
- * `doc` (read, write, delete); the editor role: read outright, write on documents the subject owns, delete in
- * the subject's region. Alice (`alice`, eu) and Bob (`bob`, us) are editors.
- */
-async function setup(): Promise<Setup> {
-  const p = await newProject();
-  const doc = await p.api.resources.createResource(p.project.id, {
-    name: "Document",
-    code: "doc",
-    permissions: [
-      { name: "Read", code: "read" },
-      { name: "Write", code: "write" },
-      { name: "Delete", code: "delete" },
-    ],
-  });
-  const perm = Object.fromEntries(doc.permissions.map((x) => [x.code, x.id]));
-  const editor = await p.api.roles.createRole(p.project.id, {
-    code: "editor",
-    name: "Editor",
-    permission_ids: [perm.read, perm.write, perm.delete],
-    conditions: [
-      { permission_id: perm.write, expression: OWNER },
-      { permission_id: perm.delete, expression: REGION },
-    ],
-  });
-  const alice = await p.api.users.createUser(p.project.id, {
-    display_name: "Alice",
-    external_user_id: "alice",
-    role_id: editor.id,
-    properties: { region: "eu" },
-  });
-  const bob = await p.api.users.createUser(p.project.id, {
-    display_name: "Bob",
-    external_user_id: "bob",
-    role_id: editor.id,
-    properties: { region: "us" },
-  });
-  const access = (await clientWith(p, ["access:evaluate", "access:search"])).token;
-  return { ...p, doc, perm, editor, alice, bob, access };
-}
+type Setup = Editors;
+const setup = editors;
 
 const BYTES = new TextEncoder();
 
@@ -163,28 +114,10 @@ test("resource search through conditions over more candidates than one fetch, in
 
 test("resource search through grants with conditions on a subtree, and an outright grant beside them", async () => {
   const s = await setup();
-  const folder = await s.api.resources.createResource(s.project.id, {
-    name: "Folder",
-    code: "folder",
-    permissions: [{ name: "Read", code: "read" }, { name: "Write", code: "write" }],
-  });
-  const [read, write] = [folder.permissions[0].id, folder.permissions[1].id];
-  const member = await s.api.roles.createRole(s.project.id, {
-    code: "member",
-    name: "Member",
-    permission_ids: [read, write],
-    conditions: [{ permission_id: write, expression: 'resource.properties.status != "archived"' }],
-  });
-  await s.api.objects.createObjects(s.project.id, folder.id, {
-    objects: [
-      { id: "root" },
-      { id: "open", parent_id: "root", properties: { status: "open", hours: 9 } },
-      { id: "old", parent_id: "root", properties: { status: "archived", hours: 9 } },
-      { id: "late", parent_id: "root", properties: { status: "open", hours: 22 } },
-      { id: "late-child", parent_id: "late", properties: { status: "open", hours: 1 } },
-      { id: "elsewhere", properties: { status: "open", hours: 1 } },
-    ],
-  });
+  const { member } = await folders(s, [
+    { id: "late-child", parent_id: "late", properties: { status: "open", hours: 1 } },
+    { id: "elsewhere", properties: { status: "open", hours: 1 } },
+  ]);
   const carol = await s.api.users.createUser(s.project.id, {
     display_name: "Carol",
     external_user_id: "carol",
