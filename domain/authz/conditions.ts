@@ -244,3 +244,26 @@ export function evaluateCondition(expression: string, input: ConditionInput, bud
     budget.leftMs -= performance.now() - start;
   }
 }
+
+/** A JSON object as conditions read it: anything else sent where an object belongs reads as `{}`. */
+export const mapOf = (x: unknown): Record<string, unknown> =>
+  x !== null && typeof x === "object" && !Array.isArray(x) ? x as Record<string, unknown> : {};
+
+/** The label of the first of `sent` (a value and its label) that is more than conditions read, or null. */
+export function firstOversized(sent: [unknown, string][]): string | null {
+  for (const [value, label] of sent) if (oversized(value)) return label;
+  return null;
+}
+
+/**
+ * Conditions that must all hold (a grant's own and its role's; null: none): the first outcome that is not true,
+ * else `{ value: true }`. `evaluate` evaluates one.
+ */
+export function allHold(conditions: (string | null)[], evaluate: (c: string) => Outcome): Outcome {
+  for (const c of conditions) {
+    if (c === null) continue;
+    const outcome = evaluate(c);
+    if (!("value" in outcome && outcome.value)) return outcome;
+  }
+  return { value: true };
+}

@@ -8,13 +8,15 @@
  */
 import type { Action, Resource, Subject } from "../../openapi/authzen.ts";
 import {
+  allHold,
   type Budget,
   type ConditionInput,
   evaluateCondition,
+  firstOversized,
+  mapOf,
   MAX_INPUT_BYTES,
   newBudget,
   type Outcome,
-  oversized,
 } from "./conditions.ts";
 
 /** What the statement read for conditions (db/authz/authzen.ts `pendingObject`). */
@@ -50,9 +52,6 @@ export function isPending(text: string): boolean {
   return text.startsWith('{"pending"');
 }
 
-const object = (x: unknown): Record<string, unknown> =>
-  x !== null && typeof x === "object" && !Array.isArray(x) ? x as Record<string, unknown> : {};
-
 /**
  * The decision for a pending one, as JSON text (`{"decision":…,"context":{"reason_admin":…}}`), and whether
  * it allows. A registered object's properties are its stored ones; an unregistered object's are the request's
@@ -69,20 +68,18 @@ export function settle(
     resource: {
       type: asked.resource.type,
       id: asked.resource.id,
-      properties: p.object ?? object(asked.resource.properties),
+      properties: p.object ?? mapOf(asked.resource.properties),
     },
-    action: { name: asked.action.name, properties: object(asked.action.properties) },
-    context: object(asked.context),
+    action: { name: asked.action.name, properties: mapOf(asked.action.properties) },
+    context: mapOf(asked.context),
     now: new Date(p.now),
   };
   // What the request sends is read only up to a size (a long list would make one evaluation slow).
-  const large = oversized(asked.context)
-    ? "context"
-    : oversized(asked.action.properties)
-    ? "action.properties"
-    : p.object === null && oversized(asked.resource.properties)
-    ? "resource.properties"
-    : null;
+  const large = firstOversized([
+    [asked.context, "context"],
+    [asked.action.properties, "action.properties"],
+    [p.object === null ? asked.resource.properties : undefined, "resource.properties"],
+  ]);
   const evaluate = (c: string): Outcome =>
     large === null
       ? evaluateCondition(c, input, budget)
@@ -99,12 +96,7 @@ export function settle(
   }
   for (const g of p.grants ?? []) {
     const by = { grant_id: g.grant_id, object_id: g.object_id };
-    let outcome: Outcome = { value: true };
-    for (const c of [g.role_condition, g.condition]) {
-      if (c === null) continue;
-      outcome = evaluate(c);
-      if (!("value" in outcome && outcome.value)) break;
-    }
+    const outcome = allHold([g.role_condition, g.condition], evaluate);
     if ("value" in outcome && outcome.value) return allow("object_grant", by, p.permission_id);
     fail(by, outcome);
   }

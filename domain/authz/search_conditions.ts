@@ -30,11 +30,13 @@ import {
 } from "../../db/authz/authzen_search.ts";
 import type { Sql } from "../../db/connection.ts";
 import {
+  allHold,
   type Budget,
   type ConditionInput,
   evaluateCondition,
+  firstOversized,
+  mapOf,
   MAX_INPUT_BYTES,
-  oversized,
 } from "./conditions.ts";
 import { AppError } from "../shared/errors.ts";
 
@@ -65,21 +67,17 @@ type Asked = {
   context?: Record<string, unknown>;
 };
 
-const object = (x: unknown): Record<string, unknown> =>
-  x !== null && typeof x === "object" && !Array.isArray(x) ? x as Record<string, unknown> : {};
-
 /**
  * Whether each of `conditions` (null: none) is true for `input`; an evaluation error is not true. The search is
  * refused once its `budget` is spent.
  */
 function allTrue(conditions: (string | null)[], input: ConditionInput, budget: Budget): boolean {
-  for (const c of conditions) {
-    if (c === null) continue;
-    const outcome = evaluateCondition(c, input, budget);
+  const outcome = allHold(conditions, (c) => {
+    const one = evaluateCondition(c, input, budget);
     if (budget.leftMs <= 0) spent();
-    if (!("value" in outcome && outcome.value)) return false;
-  }
-  return true;
+    return one;
+  });
+  return "value" in outcome && outcome.value;
 }
 
 /** Whether the role's condition, or one of the grants' (its own and its role's), is true for `input`. */
@@ -101,17 +99,12 @@ const searchBudget = (): Budget => ({ leftMs: SEARCH_CONDITION_BUDGET_MS });
  * for it, says so. `pointer`: where each value is in the body.
  */
 function refuseOversized(values: [unknown, string][]): void {
-  for (const [value, pointer] of values) {
-    if (oversized(value)) {
-      throw new AppError("invalid_params", {
-        description: `conditions read at most ${MAX_INPUT_BYTES} bytes of ${pointer}`,
-        details: [{
-          field: pointer,
-          issue: `at most ${MAX_INPUT_BYTES} bytes of JSON when conditions read it`,
-        }],
-      });
-    }
-  }
+  const pointer = firstOversized(values);
+  if (pointer === null) return;
+  throw new AppError("invalid_params", {
+    description: `conditions read at most ${MAX_INPUT_BYTES} bytes of ${pointer}`,
+    details: [{ field: pointer, issue: `at most ${MAX_INPUT_BYTES} bytes of JSON when conditions read it` }],
+  });
 }
 
 /**
@@ -155,7 +148,7 @@ export async function subjectsThroughConditions(
       [asked.action.properties, "/action/properties"],
       [p.object === null ? asked.resourceProperties : undefined, "/resource/properties"],
     ]);
-    const resource = { id: asked.resourceId, properties: p.object ?? object(asked.resourceProperties) };
+    const resource = { id: asked.resourceId, properties: p.object ?? mapOf(asked.resourceProperties) };
     const base = inputOf(asked, { id: "", properties: {} }, resource, p.now);
     const budget = searchBudget();
     return await evaluatedPage(
@@ -164,7 +157,7 @@ export async function subjectsThroughConditions(
         c.outright ||
         anyHolds(c.role_condition, c.grants ?? [], {
           ...base,
-          subject: { type: asked.subjectType, id: c.id, properties: object(c.properties) },
+          subject: { type: asked.subjectType, id: c.id, properties: mapOf(c.properties) },
         }, budget),
       q.limit,
     );
@@ -193,7 +186,7 @@ export async function resourcesThroughConditions(
       if (g.condition === null && g.role_condition === null) outright.add(g.object_id);
       else conditional.set(g.object_id, [...conditional.get(g.object_id) ?? [], g]);
     }
-    const subject = { id: q.subjectId, properties: object(p.subject) };
+    const subject = { id: q.subjectId, properties: mapOf(p.subject) };
     const base = inputOf(asked, subject, { id: "", properties: {} }, p.now);
     const budget = searchBudget();
     const candidates = resourceCandidates(tx, {
@@ -209,7 +202,7 @@ export async function resourcesThroughConditions(
         c.under.some((o) => outright.has(o)) ||
         anyHolds(p.role_condition, c.under.flatMap((o) => conditional.get(o) ?? []), {
           ...base,
-          resource: { type: asked.resourceType, id: c.k, properties: object(c.properties) },
+          resource: { type: asked.resourceType, id: c.k, properties: mapOf(c.properties) },
         }, budget),
       q.limit,
     );
@@ -236,8 +229,8 @@ export async function actionsThroughConditions(
     ]);
     const base = inputOf(
       { ...asked, action: { name: "" } },
-      { id: q.subjectId, properties: object(p.subject) },
-      { id: asked.resourceId, properties: p.object ?? object(asked.resourceProperties) },
+      { id: q.subjectId, properties: mapOf(p.subject) },
+      { id: asked.resourceId, properties: p.object ?? mapOf(asked.resourceProperties) },
       p.now,
     );
     const budget = searchBudget();
@@ -263,8 +256,8 @@ function inputOf(asked: Asked, subject: Named, resource: Named, now: string): Co
   return {
     subject: { type: asked.subjectType, ...subject },
     resource: { type: asked.resourceType, ...resource },
-    action: { name: asked.action.name, properties: object(asked.action.properties) },
-    context: object(asked.context),
+    action: { name: asked.action.name, properties: mapOf(asked.action.properties) },
+    context: mapOf(asked.context),
     now: new Date(now),
   };
 }
