@@ -116,8 +116,8 @@ export type ClientWithProjectRow = {
   device_grant: boolean;
   /** A client identified by the URL of its metadata document (domain/oauth/client_metadata.ts): that URL. */
   metadata_url: string | null;
-  /** The searches whose answers its users' tokens carry (domain/oauth/decision_claims.ts). */
-  decision_claims: DecisionClaim[];
+  /** The searches whose answers its users' tokens carry (domain/oauth/decision_claims.ts); null: none. */
+  decision_claims: DecisionClaim[] | null;
   /** What its project decides for such clients. */
   project_client_metadata_documents: ClientMetadataDocuments;
   /** Whether it may act for others (token exchange, db/oauth/delegated_tokens.ts). */
@@ -186,7 +186,9 @@ function lookupStatement(policy: ThrottlePolicy | null) {
     from unnest($1::text[], $2::text[]) with ordinality as v (client_id, key, n)
     join lateral (
       select c.id, c.project_id, c.secret_hash, c.is_active, c.token_endpoint_auth_method, c.name, c.third_party,
-             c.device_grant, c.metadata_url, c.decision_claims,
+             c.device_grant, c.metadata_url,
+             -- No JSON to parse for a client without decision claims (every client-credentials request reads this).
+             nullif(c.decision_claims, '[]'::jsonb) as decision_claims,
              -- Read only for a client of a metadata document (no JSON to parse for any other).
              case when c.metadata_url is not null then p.client_metadata_documents end
                as project_client_metadata_documents,

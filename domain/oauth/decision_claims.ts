@@ -77,9 +77,9 @@ export async function decisionClaimsOf(
   sql: Sql,
   projectId: string,
   userId: string,
-  claims: DecisionClaim[],
+  claims: DecisionClaim[] | null,
 ): Promise<Record<string, string[]>> {
-  if (claims.length === 0) return {};
+  if (claims === null || claims.length === 0) return {};
   // Named as the application names the user, so that conditions comparing `subject.id` with its stored ids
   // answer as its decisions do.
   const name = await subjectNameOf(sql, projectId, userId);

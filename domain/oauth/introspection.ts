@@ -113,9 +113,7 @@ export async function introspectToken(
     const delegated = verified.act
       ? await retryRead(() => delegatedPermissions(sql, verified.jti))
       : undefined;
-    const held = delegated
-      ? { plain: delegated.map((p) => p.code), conditional: [] }
-      : await retryRead(() => heldCodes(sql, subject));
+    const held = delegated ? { permissions: delegated.map((p) => p.code) } : await heldOf(sql, subject);
     const ofApi = delegated ? delegated.map((p) => p.permission) : api?.held ?? [];
     return {
       active: true,
@@ -131,8 +129,7 @@ export async function introspectToken(
       ...(verified.act ? { act: verified.act } : {}),
       ...(principal.sessionId ? { sid: principal.sessionId } : {}),
       ...(principal.sessionId ? await sessionAuth(sql, claims.aud, principal.sessionId) : {}),
-      permissions: held.plain,
-      ...(held.conditional.length > 0 ? { conditional_permissions: held.conditional } : {}),
+      ...held,
     };
   }
   if (refreshFirst) return { active: false };
@@ -144,9 +141,9 @@ function liveScope(scope: string | undefined, held: string[]): string {
   return (scope ?? "").split(" ").filter((code) => held.includes(code)).join(" ");
 }
 
-/** A user's permissions as introspection shows them: outright, and (when any) under a condition. */
-async function heldOf(sql: Sql, userId: string) {
-  const held = await retryRead(() => heldCodes(sql, { userId }));
+/** A subject's permissions as introspection shows them: outright, and (when any) under a condition. */
+async function heldOf(sql: Sql, subject: { userId: string } | { clientId: string }) {
+  const held = await retryRead(() => heldCodes(sql, subject));
   return {
     permissions: held.plain,
     ...(held.conditional.length > 0 ? { conditional_permissions: held.conditional } : {}),
@@ -181,6 +178,6 @@ async function introspectRefresh(
     exp: refresh.exp,
     sid: refresh.session_id,
     ...await sessionAuth(sql, refresh.project_id, refresh.session_id),
-    ...await heldOf(sql, refresh.user_id),
+    ...await heldOf(sql, { userId: refresh.user_id }),
   };
 }

@@ -62,7 +62,7 @@ async function approvedTokens(
     third_party: boolean;
     current_kid: string;
     may_act: string | null;
-    decision_claims: DecisionClaim[];
+    decision_claims: DecisionClaim[] | null;
   },
   row: DeviceCodeRow,
 ): Promise<TokenResponse> {
