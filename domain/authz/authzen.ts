@@ -261,11 +261,9 @@ export async function evaluateMany(
   reasons = true,
 ): Promise<Answer<EvaluationsResponse | Decision>> {
   const plan = planEvaluations(req);
+  // Without items, the request is one evaluation (its top-level entities complete: planEvaluations checked).
   if (plan.single) {
-    const read = evaluationRead(projectId, plan.items[0] as Question);
-    let text = await retryRead(() => evaluate(sql, read));
-    if (isPending(text)) text = settle(text, req as EvaluationRequest).obj;
-    return decisionAnswer(reasons ? text : bare(text.startsWith('{"decision":true')));
+    return decisionAnswer(await evaluateOne(sql, projectId, req as EvaluationRequest, undefined, reasons));
   }
   // Each distinct question (without its object) once, numbered from 1; each distinct object once per question.
   // A batch asks few questions (of many objects): the first ones are found by comparing, the rest by key.
