@@ -26,7 +26,7 @@ import { registerConsentApiRoutes } from "./api/signin/consents.ts";
 import { registerMfaRoutes } from "./api/factors/mfa.ts";
 import type { App, AppEnv, Deps } from "./env.ts";
 import { errorResponse, toAppError, zodDetails } from "./errors.ts";
-import { apiBodyLimit, bodyType, formBodyLimit, noNulInUrl, noStore, requestContext } from "./middleware.ts";
+import { apiEdge, requestContext } from "./middleware.ts";
 import { registerProjectRoutes } from "./api/projects/projects.ts";
 import { registerBrandingRoutes } from "./api/projects/branding.ts";
 import { registerResourceRoutes } from "./api/authz/resources.ts";
@@ -72,8 +72,8 @@ export function createApp(deps: Deps): App {
   });
 
   app.use("*", requestContext(deps));
-  app.use("/api/*", noNulInUrl, noStore, apiBodyLimit, formBodyLimit, bodyType);
-  app.use("/access/*", noNulInUrl, noStore, apiBodyLimit, bodyType);
+  app.use("/api/*", apiEdge);
+  app.use("/access/*", apiEdge);
 
   registerSystemRoutes(app);
   registerMetricsRoute(app, deps.config.metricsToken);

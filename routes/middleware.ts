@@ -47,10 +47,10 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
         const span = startServerSpan(c.req.method, c.req.header("traceparent"));
         traceId = span.traceId;
         c.set("span", span);
-        await runInSpan(span, () => answerWith(c, next, "X-Request-Id", echo));
+        await runInSpan(span, () => tagged(c, next, echo));
         endRequestSpan(c, span, id);
       } else {
-        await answerWith(c, next, "X-Request-Id", echo);
+        await tagged(c, next, echo);
         if (logged) traceId = parseTraceparent(c.req.header("traceparent"))?.traceId;
       }
     } finally {
@@ -73,6 +73,19 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     series.time.observe(seconds);
     if (logged) logRequest(c, deps.log, id, seconds, traceId);
   };
+}
+
+/**
+ * Runs the rest of the chain; its answer carries `X-Request-Id` and `X-Content-Type-Options: nosniff`, set
+ * before the handler runs, and again after for an answer that is a Response of its own (see `answerWith`).
+ */
+async function tagged(c: Context, next: () => Promise<void>, id: string): Promise<void> {
+  c.header("X-Request-Id", id);
+  c.header("X-Content-Type-Options", "nosniff");
+  await next();
+  const headers = c.res.headers;
+  if (headers.get("x-request-id") !== id) c.header("X-Request-Id", id);
+  if (headers.get("x-content-type-options") !== "nosniff") c.header("X-Content-Type-Options", "nosniff");
 }
 
 /** Each route, method and status's series, found with one lookup (as many as the metric has series). */
@@ -103,8 +116,8 @@ const isAuthzen = (path: string) =>
  * `reason` (e.g. `redirect_uri_not_registered`), a fixed code, never the input that caused it.
  */
 function logRequest(c: Context<AppEnv>, log: Logger, id: string, seconds: number, traceId?: string): void {
-  const principal = c.var.principal;
-  const client = principal ? undefined : c.var.client?.authenticated;
+  const principal = c.get("principal");
+  const client = principal ? undefined : c.get("client")?.authenticated;
   log.request({
     request_id: id,
     method: c.req.method,
@@ -115,57 +128,71 @@ function logRequest(c: Context<AppEnv>, log: Logger, id: string, seconds: number
     project: principal?.projectId ?? client?.projectId,
     client: principal?.clientId ?? client?.clientId,
     user: principal?.userId,
-    reason: c.var.reason,
+    reason: c.get("reason"),
   });
 }
+
+/**
+ * The edge of the JSON API and the AuthZEN endpoints, one middleware (each layer of Hono's chain costs a request
+ * a dispatch and a closure): a NUL byte in the URL refused, `Cache-Control: no-store`, the body's size and its
+ * media type (below).
+ */
+export const apiEdge: MiddlewareHandler<AppEnv> = (c, next) => {
+  refuseNulInUrl(c.req.url);
+  return answerWith(c, () => bodyLimitOf(c)(c, () => bodyType(c, next)), "Cache-Control", "no-store");
+};
 
 /**
  * A NUL byte (`%00`) anywhere in the path or query is refused before any route sees it: no id, code or filter
  * holds one, and PostgreSQL refuses it in text, so it could only ever fail a statement (db/batch.ts shares
  * some statements between requests, which must never fail for another request's input).
  */
-export const noNulInUrl: MiddlewareHandler<AppEnv> = (c, next) => {
-  const url = c.req.url;
-  if (url.indexOf("%00") < 0 && url.indexOf("\0") < 0) return next();
+function refuseNulInUrl(url: string): void {
+  if (url.indexOf("%00") < 0 && url.indexOf("\0") < 0) return;
   throw new AppError("invalid_params", {
     details: [{ field: "url", issue: "must not contain a NUL byte (%00)" }],
   });
-};
-
-/** Responses of the API carry secrets and live authorization state; nothing may cache them. */
-export const noStore: MiddlewareHandler<AppEnv> = (c, next) =>
-  answerWith(c, next, "Cache-Control", "no-store");
+}
 
 /**
- * Runs the rest of the chain and makes sure its answer carries `name: value` (and `nosniff`, which every answer
- * carries). The headers are set before the handler runs, so that the answer it builds through the context
- * (`c.json`, `c.body`) is made with them: a header set on a finished answer makes Hono copy the whole Response,
- * once per header. An answer built as a Response object of its own, or one that overrode the header, gets it
- * set afterwards.
+ * Runs the rest of the chain and makes sure its answer carries `name: value` (responses of the API carry secrets
+ * and live authorization state: nothing may cache them). The header is set before the handler runs, so that the
+ * answer it builds through the context (`c.json`, `c.body`) is made with it: a header set on a finished answer
+ * makes Hono copy the whole Response, once per header. An answer built as a Response object of its own, or one
+ * that overrode the header, gets it set afterwards.
  */
-async function answerWith(c: Context, next: () => Promise<void>, name: string, value: string): Promise<void> {
+async function answerWith(
+  c: Context,
+  next: () => Promise<unknown>,
+  name: string,
+  value: string,
+): Promise<void> {
   c.header(name, value);
-  c.header("X-Content-Type-Options", "nosniff");
   await next();
-  const headers = c.res.headers;
-  if (headers.get(name) !== value) c.header(name, value);
-  if (headers.get("x-content-type-options") !== "nosniff") c.header("X-Content-Type-Options", "nosniff");
+  if (c.res.headers.get(name) !== value) c.header(name, value);
 }
 
-/** Hono's body limit (the declared length, or the bytes as they are read), answering 413 `invalid_params`. */
+/**
+ * A body of at most `size`, answering 413 `body_too_large`: by its declared length when it has one (Deno's
+ * server ends a body that does not match it), else by the bytes as Hono's limit reads them, which it does only
+ * then (asking for the body makes Deno build a stream for it).
+ */
 function limitBody(maxSize: number, size: string): MiddlewareHandler<AppEnv> {
-  return bodyLimit({
-    maxSize,
-    onError: () => {
-      throw new EdgeError("body_too_large", {
-        description: `the request body is larger than ${size}`,
-        details: [{ field: "body", issue: `at most ${size}` }],
-      });
-    },
-  });
+  const tooLarge = () => {
+    throw new EdgeError("body_too_large", {
+      description: `the request body is larger than ${size}`,
+      details: [{ field: "body", issue: `at most ${size}` }],
+    });
+  };
+  const streamed = bodyLimit({ maxSize, onError: tooLarge });
+  return (c, next) => {
+    const length = c.req.header("content-length");
+    if (length === undefined || c.req.header("transfer-encoding") !== undefined) return streamed(c, next);
+    return parseInt(length, 10) > maxSize ? tooLarge() : next();
+  };
 }
 
-export const apiBodyLimit: MiddlewareHandler<AppEnv> = limitBody(1024 * 1024, "1 MiB");
+const apiLimit = limitBody(1024 * 1024, "1 MiB");
 
 /**
  * The form endpoints' bodies are short (a token request is a few hundred bytes): at most 64 KiB, and 64 fields
@@ -174,18 +201,24 @@ export const apiBodyLimit: MiddlewareHandler<AppEnv> = limitBody(1024 * 1024, "1
  */
 const FORM_MAX_FIELDS = 64;
 const formLimit = limitBody(64 * 1024, "64 KiB");
-export const formBodyLimit: MiddlewareHandler<AppEnv> = (c, next) =>
-  isFormEndpoint(c.req.path) ? formLimit(c, next) : next();
 
 /** A project's logo is the body itself (an image the route checks), of at most 100 KiB. */
 const LOGO_PATH = /^\/api\/v1\/projects\/[^/]+\/branding\/logo$/;
 const logoLimit = limitBody(100 * 1024, "100 KiB");
 
+/** At most 1 MiB, less at the form endpoints and for a logo. */
+function bodyLimitOf(c: Context<AppEnv>): MiddlewareHandler<AppEnv> {
+  if (isFormEndpoint(c.req.path)) return formLimit;
+  return c.req.method === "PUT" && LOGO_PATH.test(c.req.path) ? logoLimit : apiLimit;
+}
+
 /** JSON bodies everywhere but the form endpoints and the logo; the same patterns the validators apply. */
-export const bodyType: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (c.req.method === "PUT" && LOGO_PATH.test(c.req.path)) return await logoLimit(c, next);
-  if (["POST", "PUT", "PATCH"].includes(c.req.method)) {
-    const form = isFormEndpoint(c.req.path);
+async function bodyType(c: Context<AppEnv>, next: () => Promise<void>): Promise<void> {
+  const method = c.req.method;
+  if (method === "POST" || method === "PUT" || method === "PATCH") {
+    const path = c.req.path;
+    if (method === "PUT" && LOGO_PATH.test(path)) return await next();
+    const form = isFormEndpoint(path);
     const contentType = c.req.header("content-type");
     const ok = contentType === undefined ? !hasBody(c) : (form ? FORM_TYPE : JSON_TYPE).test(contentType);
     if (!ok) {
@@ -198,7 +231,7 @@ export const bodyType: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (form && contentType !== undefined) await parseFormOnce(c);
   }
   await next();
-};
+}
 
 /**
  * An urlencoded body parsed once, for the route's form validator, which takes it from Hono's body cache:

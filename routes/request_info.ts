@@ -56,8 +56,8 @@ function spelling(raw: string): string {
 
 export function requestInfo(c: Context<AppEnv>): RequestInfo {
   return {
-    id: c.var.requestId,
-    ip: clientIp(c, c.var.deps.config.trustProxyHops),
+    id: c.get("requestId"),
+    ip: clientIp(c, c.get("deps").config.trustProxyHops),
     user_agent: c.req.header("user-agent")?.slice(0, 500) ?? null,
   };
 }

@@ -8,7 +8,7 @@ import type { AppEnv, Deps } from "./env.ts";
 
 /** Single sign-on's settings, from the configuration. */
 export function ssoSettings(c: Context<AppEnv>): SsoSettings {
-  const { config } = c.var.deps;
+  const { config } = c.get("deps");
   return {
     idleTtl: config.ssoIdleTtl,
     ttl: config.ssoTtl,
@@ -19,7 +19,7 @@ export function ssoSettings(c: Context<AppEnv>): SsoSettings {
 
 /** The second factors' settings: the key vault, and the issuer name authenticator apps show. */
 export function mfaSettings(c: Context<AppEnv>): MfaSettings {
-  const { deps } = c.var;
+  const deps = c.get("deps");
   return {
     vault: deps.keys.vault,
     issuer: new URL(deps.config.publicUrl).host,
@@ -29,7 +29,7 @@ export function mfaSettings(c: Context<AppEnv>): MfaSettings {
 
 /** The links' settings, from the configuration. */
 export function linkSettings(c: Context<AppEnv>): LinkSettings {
-  const { config, keys } = c.var.deps;
+  const { config, keys } = c.get("deps");
   return {
     publicUrl: config.publicUrl,
     vault: keys.vault,

@@ -52,8 +52,24 @@ test("malformed, mistyped or oversized JSON bodies answer invalid_params, never 
     "invalid_params",
   );
   assert.match(huge.error_description, /1 MiB/);
+  // Sent in chunks, without a Content-Length: the limit counts the bytes as they come.
+  const chunked = (text: string) =>
+    http(path, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${p.token}`, "content-type": "application/json" },
+      body: ReadableStream.from([new TextEncoder().encode(text)]),
+    });
+  const streamed = await expectError(
+    await chunked(JSON.stringify({ description: "y".repeat(1024 * 1024) })),
+    413,
+    "invalid_params",
+  );
+  assert.match(streamed.error_description, /1 MiB/);
   // Nothing changed.
   assert.equal((await p.api.projects.getProject(p.project.id)).name, p.project.name);
+  const small = await chunked(JSON.stringify({ name: "streamed" }));
+  assert.equal(small.status, 200);
+  assert.equal((await small.json()).name, "streamed");
 });
 
 test("the database's unique constraints carry the names the error model maps to 409 codes", async () => {

@@ -143,3 +143,12 @@ Deno.test("a page imports no other page: only the pages' kit, views, flow and th
   }
   assert.deepEqual(wrong, []);
 });
+
+Deno.test("the routes read a request's variables with c.get: Hono's c.var copies them all into a new object", () => {
+  const wrong: string[] = [];
+  for (const file of [...walk("routes"), "service.ts"]) {
+    const text = Deno.readTextFileSync(join(ROOT, file));
+    if (/\bc\.var\b/.test(text)) wrong.push(file);
+  }
+  assert.deepEqual(wrong, []);
+});

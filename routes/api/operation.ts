@@ -43,7 +43,7 @@ export function publicRoute<const C extends Config>(config: C & { security?: Rou
  * request is valid and its target found: they are not the gate's, but they are published with it.
  * `reads` names the read a read-only operation answers with, from its path and query parameters as its own
  * schemas parse them: the gate sends it in its own statement and hands its record to the handler
- * (`c.var.attached`) once every check has passed, so the operation costs one round trip. The handler still
+ * (`c.get("attached")`) once every check has passed, so the operation costs one round trip. The handler still
  * validates the request, and uses the record only when it would have made the same read (domain/authz/gate.ts,
  * `attachedRecord`). A request whose parameters do not parse, or hold a NUL byte, sends none.
  */
@@ -154,7 +154,7 @@ function gate(
   readsBody?: (body: unknown, principal: { projectId: string }) => AttachedRead | null,
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const { sql, tokens } = c.var.deps;
+    const { sql, tokens } = c.get("deps");
     const token = bearerToken(c.req.header("authorization"));
     // A question whose read rides in the gate (readsBody) has its body read here (not validated) once a token was
     // sent; the validator parses it after the gate, and answers a body that is not JSON.

@@ -44,7 +44,7 @@ async function challengeOf(verifier: string): Promise<string> {
 
 /** Starts the authorization code flow for a project's console client. */
 async function startSignIn(c: C, projectId: string, next: string, loginHint?: string) {
-  const { publicUrl } = c.var.deps.config;
+  const { publicUrl } = c.get("deps").config;
   const verifier = newSecret();
   const state = newSecret();
   putCookie(
@@ -157,7 +157,7 @@ function pendingOf(c: C): Pending | undefined {
 /** The authorization server's answer: the tokens, then a console session and back to the wanted page. */
 async function callback(app: App, c: C) {
   const url = new URL(c.req.url);
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const pending = pendingOf(c);
   const again = (error: string) =>
     html(
@@ -195,7 +195,7 @@ async function callback(app: App, c: C) {
 
 // Signing out revokes the refresh token, which ends the login session and its access tokens at once.
 async function signOut(app: App, c: C) {
-  const { sql } = c.var.deps;
+  const { sql } = c.get("deps");
   const session = await consoleSession(sql, getCookie(c, sessionCookie(c)));
   const form = await c.req.parseBody();
   if (session && csrfMatches(session.secret, form.csrf)) {
@@ -210,7 +210,7 @@ async function signOut(app: App, c: C) {
 
 async function showSetup(c: C) {
   const token = c.req.query("token") ?? "";
-  const link = await setupLinkOf(c.var.deps.sql, token);
+  const link = await setupLinkOf(c.get("deps").sql, token);
   return html(c, (nonce) => <SetupPage nonce={nonce} token={token} link={link} />, link ? 200 : 400);
 }
 
@@ -233,11 +233,11 @@ async function completeSetupForm(c: C) {
   const email = text("email");
   let operator: string | null;
   try {
-    operator = await completeSetup(c.var.deps.sql, token, text("password"), email);
+    operator = await completeSetup(c.get("deps").sql, token, text("password"), email);
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     const field = err.details?.[0];
-    const link = field?.field === "token" ? undefined : await setupLinkOf(c.var.deps.sql, token);
+    const link = field?.field === "token" ? undefined : await setupLinkOf(c.get("deps").sql, token);
     const error = setupError(field);
     return html(c, (nonce) => (
       <SetupPage

@@ -417,7 +417,7 @@ async function createClient(k: Console) {
 
 /** After a create or a rotation: the secret kept for this session, and the client's page to show it once. */
 async function toSecret(k: Console, id: string, secret: string) {
-  const { sql, keys } = k.c.var.deps;
+  const { sql, keys } = k.c.get("deps");
   const key = await keepOnce(sql, keys.vault, k.session.secret, { id, secret });
   const page = `${projectPath(k.c.req.param("pid")!)}/clients/${encodeURIComponent(id)}`;
   return k.c.redirect(`${page}?once=${encodeURIComponent(key)}`, 303);
@@ -425,7 +425,7 @@ async function toSecret(k: Console, id: string, secret: string) {
 
 async function showClient(k: Console) {
   const key = k.c.req.query("once");
-  const { sql, keys } = k.c.var.deps;
+  const { sql, keys } = k.c.get("deps");
   // Read before the page: the secret is spent by this read, whichever instance kept it.
   const once = key === undefined ? undefined : await takeOnce(sql, keys.vault, k.session.secret, key);
   return await showRecord<Client>(k, api(k), cid(k), (found) => editPage(k, found, null, null, once));

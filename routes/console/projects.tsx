@@ -298,7 +298,7 @@ async function createProject(k: Console) {
   const res = await k.api<Created>("POST", "/api/v1/projects", projectBody(values));
   if (!res.ok) return newProjectPage(k, values, problemOf(res));
   const { id, admin_client } = res.body;
-  const { sql, keys } = k.c.var.deps;
+  const { sql, keys } = k.c.get("deps");
   const key = await keepOnce(sql, keys.vault, k.session.secret, {
     id: admin_client.client_id,
     secret: admin_client.client_secret,
@@ -311,7 +311,7 @@ async function showCreated(k: Console) {
   const read = await k.api<Project>("GET", projectApi(id));
   if (!read.ok) return refusedPage(k, new ApiRefusal(read));
   await k.me().catch(() => null); // only for the header's name
-  const { sql, keys } = k.c.var.deps;
+  const { sql, keys } = k.c.get("deps");
   const once = await takeOnce(sql, keys.vault, k.session.secret, k.c.req.query("once"));
   const project = { id, name: read.body.name };
   return html(k.c, (nonce) => <CreatedPage nonce={nonce} k={k} project={project} once={once} />);

@@ -23,7 +23,7 @@ import { type ApiAnswer, Layout } from "./layout.tsx";
 export type C = Context<AppEnv>;
 
 /** `__Host-` cookies on https, which no sibling domain can plant; sent only to /console otherwise. */
-const secureOf = (c: C) => c.var.deps.config.publicUrl.startsWith("https:");
+const secureOf = (c: C) => c.get("deps").config.publicUrl.startsWith("https:");
 export const sessionCookie = (c: C) => secureOf(c) ? "__Host-acs_console" : "acs_console";
 export const pendingCookie = (c: C) => secureOf(c) ? "__Host-acs_console_login" : "acs_console_login";
 /** Not secret: which project's sign-in to go back to when a session ends. */
@@ -200,7 +200,7 @@ export class Console {
   }
 
   private async refreshNow() {
-    const { sql } = this.c.var.deps;
+    const { sql } = this.c.get("deps");
     const projectId = this.session.projectId;
     const fresh = await refreshConsoleSession(
       sql,
@@ -278,11 +278,11 @@ export function signedIn(app: App, handler: (k: Console) => Promise<Response>) {
       }
     }
     const back = post ? safeNext(typeof form.back === "string" ? form.back : null) : here(c);
-    const session = await consoleSession(c.var.deps.sql, getCookie(c, sessionCookie(c)));
+    const session = await consoleSession(c.get("deps").sql, getCookie(c, sessionCookie(c)));
     if (!session) return toSignIn(c, back);
     if (post) {
       const origin = c.req.header("origin");
-      const sameOrigin = !origin || origin === new URL(c.var.deps.config.publicUrl).origin ||
+      const sameOrigin = !origin || origin === new URL(c.get("deps").config.publicUrl).origin ||
         origin === new URL(c.req.url).origin;
       if (!sameOrigin || !csrfMatches(session.secret, form.csrf)) return toSignIn(c, back);
     }

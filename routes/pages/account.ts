@@ -62,7 +62,7 @@ const NOTICES: Record<string, string> = {
 const REAUTHENTICATE = "Changing how you sign in needs fresh proof that it is you: sign in again at your " +
   "identity provider (above), or give a code of your authenticator app.";
 
-const browserOf = (c: Context<AppEnv>) => getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
+const browserOf = (c: Context<AppEnv>) => getCookie(c, ssoCookie(c.get("deps").config.publicUrl).name);
 
 const NOT_SIGNED_IN =
   "You are not signed in here. Sign in from your application, then come back to this page.";
@@ -80,7 +80,7 @@ async function showAccount(
   extra: { notice?: string; errors?: Record<string, string>; values?: Record<string, string> } = {},
   status: 200 | 400 | 403 | 409 | 429 = 200,
 ) {
-  const view = await accountView(r.c.var.deps.sql, r.account, r.browser);
+  const view = await accountView(r.c.get("deps").sql, r.account, r.browser);
   if (!view) return r.c.html(signedOutAccountPage({ nonce: r.nonce, message: NOT_SIGNED_IN }), 200);
   return r.c.html(
     accountPage({
@@ -141,7 +141,7 @@ async function showAccountPage(c: Context<AppEnv>): Promise<Response> {
   const nonce = startPage(c);
   const browser = browserOf(c);
   const project = c.req.query("project") ?? null;
-  const account = await accountOf(c.var.deps.sql, browser, project, requestInfo(c));
+  const account = await accountOf(c.get("deps").sql, browser, project, requestInfo(c));
   if (!account || !browser) {
     return c.html(signedOutAccountPage({ nonce, message: NOT_SIGNED_IN }), 200);
   }
@@ -171,7 +171,7 @@ const accountAction = (handle: Action) =>
         403,
       );
     }
-    const account = await accountOf(c.var.deps.sql, browser, form.project || null, requestInfo(c));
+    const account = await accountOf(c.get("deps").sql, browser, form.project || null, requestInfo(c));
     if (!account || !browser) return c.html(signedOutAccountPage({ nonce, message: NOT_SIGNED_IN }), 200);
     return await handle({ c, account, browser, nonce }, form);
   });
@@ -193,7 +193,7 @@ const showEnrol = async (r: Render, t: { secret: string; otpauth_uri: string }, 
 
 /** POST /account/profile */
 async function accountProfile(r: Render, form: Form): Promise<Response> {
-  const { sql } = r.c.var.deps;
+  const { sql } = r.c.get("deps");
   const name = (form.display_name ?? "").trim();
   if (!name || name.length > 50) {
     return await showAccount(r, {
@@ -218,7 +218,7 @@ async function accountProfile(r: Render, form: Form): Promise<Response> {
 
 /** POST /account/password */
 async function accountPassword(r: Render, form: Form): Promise<Response> {
-  const { sql } = r.c.var.deps;
+  const { sql } = r.c.get("deps");
   const password = form.password ?? "";
   if (password.length < 8 || password.length > 1024) {
     return await showAccount(r, { errors: { new_password: "At least 8 characters (at most 1024)." } }, 400);
@@ -259,7 +259,7 @@ async function accountPassword(r: Render, form: Form): Promise<Response> {
 /** POST /account/sessions/end */
 async function accountSessionsEnd(r: Render, form: Form): Promise<Response> {
   try {
-    await revokeCurrentSession(r.c.var.deps.sql, r.account.principal, form.session_id ?? "");
+    await revokeCurrentSession(r.c.get("deps").sql, r.account.principal, form.session_id ?? "");
   } catch (err) {
     if (!(err instanceof AppError && err.code === "session_not_found")) throw err;
   }
@@ -271,7 +271,7 @@ async function accountConsentsRevoke(r: Render, form: Form): Promise<Response> {
   const { account } = r;
   try {
     await revokeOwnConsent(
-      r.c.var.deps.sql,
+      r.c.get("deps").sql,
       account.projectId,
       account.userId,
       form.consent_id ?? "",
@@ -288,7 +288,7 @@ async function accountAgentsRevoke(r: Render, form: Form): Promise<Response> {
   const { account } = r;
   try {
     await revokeAgent(
-      r.c.var.deps.sql,
+      r.c.get("deps").sql,
       account.projectId,
       account.userId,
       form.client_id ?? "",
@@ -302,7 +302,7 @@ async function accountAgentsRevoke(r: Render, form: Form): Promise<Response> {
 
 /** POST /account/sessions/end-all */
 async function accountSessionsEndAll(r: Render): Promise<Response> {
-  await endAllOwnSessions(r.c.var.deps.sql, r.account);
+  await endAllOwnSessions(r.c.get("deps").sql, r.account);
   return r.c.html(
     signedOutAccountPage({
       nonce: r.nonce,
@@ -314,7 +314,7 @@ async function accountSessionsEndAll(r: Render): Promise<Response> {
 
 /** POST /account/totp/start */
 async function accountTotpStart(r: Render, form: Form): Promise<Response> {
-  const { sql } = r.c.var.deps;
+  const { sql } = r.c.get("deps");
   const settings = mfaSettings(r.c);
   let started;
   try {
@@ -332,7 +332,7 @@ async function accountTotpStart(r: Render, form: Form): Promise<Response> {
 
 /** POST /account/totp/confirm */
 async function accountTotpConfirm(r: Render, form: Form): Promise<Response> {
-  const { sql } = r.c.var.deps;
+  const { sql } = r.c.get("deps");
   const settings = mfaSettings(r.c);
   const pending = await pendingTotp(sql, settings, r.account.actor);
   if (!pending) return back(r.c, r.account, "profile");
@@ -361,7 +361,7 @@ async function accountTotpConfirm(r: Render, form: Form): Promise<Response> {
 /** POST /account/totp/remove */
 async function accountTotpRemove(r: Render, form: Form): Promise<Response> {
   try {
-    await removeCurrentTotp(r.c.var.deps.sql, mfaSettings(r.c), r.account.actor, proofOf(form));
+    await removeCurrentTotp(r.c.get("deps").sql, mfaSettings(r.c), r.account.actor, proofOf(form));
   } catch (err) {
     if (err instanceof AppError && err.code === "second_factor_not_found") {
       return back(r.c, r.account, "profile");
@@ -384,7 +384,12 @@ async function accountTotpRemove(r: Render, form: Form): Promise<Response> {
 async function accountRecoveryCodes(r: Render, form: Form): Promise<Response> {
   let codes;
   try {
-    codes = await regenerateRecoveryCodes(r.c.var.deps.sql, mfaSettings(r.c), r.account.actor, proofOf(form));
+    codes = await regenerateRecoveryCodes(
+      r.c.get("deps").sql,
+      mfaSettings(r.c),
+      r.account.actor,
+      proofOf(form),
+    );
   } catch (err) {
     if (err instanceof AppError && err.code === "second_factor_not_found") {
       return back(r.c, r.account, "profile");
@@ -409,7 +414,7 @@ async function accountRecoveryCodes(r: Render, form: Form): Promise<Response> {
 async function accountPasskeysRemove(r: Render, form: Form): Promise<Response> {
   try {
     await removePasskey(
-      r.c.var.deps.sql,
+      r.c.get("deps").sql,
       mfaSettings(r.c),
       r.account.actor,
       form.passkey_id ?? "",
@@ -435,7 +440,7 @@ async function accountPasskeysRemove(r: Render, form: Form): Promise<Response> {
 async function accountReauthenticate(r: Render, form: Form): Promise<Response> {
   const { account } = r;
   try {
-    const location = await startReauthentication(r.c.var.deps.sql, providerSettings(r.c.var.deps), {
+    const location = await startReauthentication(r.c.get("deps").sql, providerSettings(r.c.get("deps")), {
       projectId: account.projectId,
       userId: account.userId,
       ssoSessionId: account.ssoSessionId,
@@ -453,7 +458,7 @@ async function accountReauthenticate(r: Render, form: Form): Promise<Response> {
 /** POST /account/identities/unlink */
 async function accountIdentitiesUnlink(r: Render, form: Form): Promise<Response> {
   try {
-    await unlinkCurrentIdentity(r.c.var.deps.sql, r.account.principal, form.provider_id ?? "");
+    await unlinkCurrentIdentity(r.c.get("deps").sql, r.account.principal, form.provider_id ?? "");
   } catch (err) {
     if (
       err instanceof AppError && (err.code === "last_sign_in_method" || err.code === "identity_not_found")

@@ -43,25 +43,25 @@ function queryParams(c: Context<AppEnv>): Record<string, string[]> {
 
 /** The "Forgot your password?" page of this login page. */
 const resetUrl = (c: Context<AppEnv>, requestId: string) =>
-  `${c.var.deps.config.publicUrl}/authorize/reset?${new URLSearchParams({ request_id: requestId })}`;
+  `${c.get("deps").config.publicUrl}/authorize/reset?${new URLSearchParams({ request_id: requestId })}`;
 
 /** "Create an account" of this login page, bound to it as its form is, when the project's sign-up is on. */
 async function signupUrl(c: Context<AppEnv>, projectId: string, requestId: string, csrf: string) {
-  if (!(await signupRule(c.var.deps.sql, projectId))) return undefined;
+  if (!(await signupRule(c.get("deps").sql, projectId))) return undefined;
   const query = new URLSearchParams({ request_id: requestId, csrf });
-  return `${c.var.deps.config.publicUrl}/authorize/signup?${query}`;
+  return `${c.get("deps").config.publicUrl}/authorize/signup?${query}`;
 }
 
 /** GET /authorize: a request checked, then single sign-on, a step-up's second step, or the login page. */
 async function showLogin(c: Context<AppEnv>): Promise<Response> {
-  const { sql } = c.var.deps;
+  const { sql } = c.get("deps");
   const { action, secure, cookieName } = formSettings(c);
-  const valid = await validateAuthorizeRequest(sql, queryParams(c), c.var.deps.config.publicUrl, {
-    allowPrivate: c.var.deps.config.webhookAllowPrivateTargets,
+  const valid = await validateAuthorizeRequest(sql, queryParams(c), c.get("deps").config.publicUrl, {
+    allowPrivate: c.get("deps").config.webhookAllowPrivateTargets,
     request: requestInfo(c),
   });
   // OpenID requests: a browser signed in to the project gets its code without the form.
-  const sso = getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
+  const sso = getCookie(c, ssoCookie(c.get("deps").config.publicUrl).name);
   let silent: Awaited<ReturnType<typeof signInSilently>> = null;
   let stopped: EmailNotVerified | null = null;
   try {
@@ -124,7 +124,7 @@ async function loginAgain(
   const { req, form } = p;
   return c.html(
     loginPage({
-      providers: await loginButtons(c.var.deps.sql, req.project_id),
+      providers: await loginButtons(c.get("deps").sql, req.project_id),
       nonce: p.nonce,
       action: formSettings(c).action,
       ...(await brandFor(c, req.project_id, req.project_name)),
@@ -142,7 +142,7 @@ async function loginAgain(
 
 /** POST /authorize: the password checked; then a verified address, a second step, or the code. */
 async function submitLogin(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const { secure, cookieName } = formSettings(c);
   const form = await readForm(c);
   const req = await loginRequestFor(sql, form, getCookie(c, cookieName), config.publicUrl);

@@ -40,7 +40,7 @@ const USED = "This login page was already used. Go back to the application and s
 
 /** GET /authorize/consent: the page, under a fresh CSRF token bound to the held request. */
 async function showConsent(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const { action, cookieName } = formSettings(c);
   const req = await resumableRequest(
     sql,
@@ -71,7 +71,7 @@ async function showConsent(c: Context<AppEnv>): Promise<Response> {
 
 /** POST /authorize/consent: allow (the code) or deny (`access_denied`). */
 async function submitConsent(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const { cookieName } = formSettings(c);
   const form = await readForm(c);
   // A stale or foreign CSRF token, or another browser: an error page, and nothing changes.

@@ -31,7 +31,8 @@ import { deviceCodePage, deviceConfirmPage, deviceDonePage } from "./views/devic
 
 const NOT_FORM = "The form was not sent as a form.";
 
-const cookieOf = (c: Context<AppEnv>) => verificationCookie(c.var.deps.config.publicUrl.startsWith("https:"));
+const cookieOf = (c: Context<AppEnv>) =>
+  verificationCookie(c.get("deps").config.publicUrl.startsWith("https:"));
 
 /** The browser's secret of the verification pages, set when missing. */
 function browserOf(c: Context<AppEnv>): string {
@@ -52,7 +53,7 @@ function csrfMatches(browser: string | undefined, presented: string | undefined)
   return secretMatches(presented, hashSecret(csrfOf(browser)));
 }
 
-const actionOf = (c: Context<AppEnv>) => `${c.var.deps.config.publicUrl}/device`;
+const actionOf = (c: Context<AppEnv>) => `${c.get("deps").config.publicUrl}/device`;
 
 /** GET /device: the code's form, pre-filled from `verification_uri_complete`. */
 function showDevicePage(c: Context<AppEnv>): Promise<Response> {
@@ -69,7 +70,7 @@ function showDevicePage(c: Context<AppEnv>): Promise<Response> {
 
 /** POST /device: a valid code starts the sign-in; any other shows the form again, with the same words for all. */
 async function submitDeviceCode(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const form = await readForm(c, NOT_FORM);
   const browser = getCookie(c, cookieOf(c).name);
   if (!csrfMatches(browser, form.csrf)) throw new AuthorizePageError(STALE);
@@ -98,7 +99,7 @@ async function submitDeviceCode(c: Context<AppEnv>): Promise<Response> {
 
 /** GET /device/callback: the login's answer; its code is redeemed for who signed in, then the confirmation page. */
 async function deviceCallback(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const browserSecret = getCookie(c, cookieOf(c).name);
   const state = c.req.query("state");
   const error = c.req.query("error");
@@ -135,7 +136,7 @@ async function deviceCallback(c: Context<AppEnv>): Promise<Response> {
 
 /** POST /device/confirm: Approve (the device's next poll gets the tokens) or Deny (`access_denied`). */
 async function submitDeviceDecision(c: Context<AppEnv>): Promise<Response> {
-  const { sql } = c.var.deps;
+  const { sql } = c.get("deps");
   const form = await readForm(c, NOT_FORM);
   const approve = form.decision === "approve";
   await decideDevice(

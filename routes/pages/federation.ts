@@ -41,7 +41,7 @@ async function showFailure(c: Context<AppEnv>, err: FederationFailure): Promise<
     pageHeaders(c, nonce);
     return c.html(errorPage({ nonce, message: err.message }), 400);
   }
-  const { sql } = c.var.deps;
+  const { sql } = c.get("deps");
   pageHeaders(c, nonce, req.redirect_uri);
   return c.html(
     loginPage({
@@ -69,12 +69,12 @@ function queryOf(c: Context<AppEnv>): Record<string, string> {
 
 /** GET /authorize/idp/:provider_id */
 async function startFederatedLogin(c: Context<AppEnv>): Promise<Response> {
-  const { sql } = c.var.deps;
+  const { sql } = c.get("deps");
   const q = queryOf(c);
   try {
     const location = await startFederation(
       sql,
-      providerSettings(c.var.deps),
+      providerSettings(c.get("deps")),
       c.req.param("provider_id") ?? "",
       { request_id: q.request_id, csrf: q.csrf },
       getCookie(c, formSettings(c).cookieName),
@@ -98,11 +98,11 @@ async function reauthenticationReturn(c: Context<AppEnv>): Promise<Response> {
   c.header("Referrer-Policy", "no-referrer");
   try {
     const { projectId } = await reauthenticationCallback(
-      c.var.deps.sql,
-      providerSettings(c.var.deps),
+      c.get("deps").sql,
+      providerSettings(c.get("deps")),
       c.req.param("provider_id") ?? "",
       queryOf(c),
-      getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name),
+      getCookie(c, ssoCookie(c.get("deps").config.publicUrl).name),
       requestInfo(c),
     );
     return c.redirect(
@@ -121,12 +121,12 @@ async function reauthenticationReturn(c: Context<AppEnv>): Promise<Response> {
 
 /** GET /authorize/idp/:provider_id/callback */
 async function federatedLoginCallback(c: Context<AppEnv>): Promise<Response> {
-  const { sql } = c.var.deps;
+  const { sql } = c.get("deps");
   if (await isReauthentication(sql, c.req.query("state"))) return await reauthenticationReturn(c);
   try {
     const login = await federationCallback(
       sql,
-      providerSettings(c.var.deps),
+      providerSettings(c.get("deps")),
       c.req.param("provider_id") ?? "",
       queryOf(c),
       getCookie(c, formSettings(c).cookieName),

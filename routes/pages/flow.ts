@@ -41,7 +41,7 @@ export async function showSecondStep(
     providerId?: string | null;
   },
 ): Promise<Response> {
-  const { sql } = c.var.deps;
+  const { sql } = c.get("deps");
   const { action } = formSettings(c);
   await startSecondStep(sql, p.req, p.userId, p.amr, p.providerId ?? null);
   const common = {
@@ -89,7 +89,7 @@ export async function verifyFirst(
     who: { userId: string; email: string | null };
   },
 ): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   await requireVerification(sql, p.req.id, p.who.userId);
   return c.html(
     verifyFirstPage({
@@ -126,7 +126,9 @@ export async function continueAfterPassword(
 
 /** Where the browser of a login held for a verified address sees its page (the passkey script goes there). */
 export const verifyFirstUrl = (c: Context<AppEnv>, requestId: string) =>
-  `${c.var.deps.config.publicUrl}/authorize/verify/first?${new URLSearchParams({ request_id: requestId })}`;
+  `${c.get("deps").config.publicUrl}/authorize/verify/first?${new URLSearchParams({
+    request_id: requestId,
+  })}`;
 
 /**
  * The end of a sign-in page: the code and the single sign-on cookie (domain/signin/sso.ts `completeLogin`), or,
@@ -143,7 +145,7 @@ export async function finishLogin(
     amr?: string[] | null;
   },
 ): Promise<{ location: string } | Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const sso = ssoCookie(config.publicUrl);
   try {
     const done = await completeLogin(
@@ -177,10 +179,10 @@ export async function askConsent(
   requestId: string,
   hold: { user_id: string; amr: string[] | null; provider_id: string | null; sso: boolean },
 ): Promise<string> {
-  await holdLoginForConsent(c.var.deps.sql, requestId, hold);
+  await holdLoginForConsent(c.get("deps").sql, requestId, hold);
   return consentUrl(c, requestId);
 }
 
 /** The consent page of a held login request. */
 export const consentUrl = (c: Context<AppEnv>, requestId: string) =>
-  `${c.var.deps.config.publicUrl}/authorize/consent?${new URLSearchParams({ request_id: requestId })}`;
+  `${c.get("deps").config.publicUrl}/authorize/consent?${new URLSearchParams({ request_id: requestId })}`;

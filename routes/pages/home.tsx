@@ -169,7 +169,7 @@ const ICON_CACHE = "public, max-age=2592000";
 
 export function registerHomeRoutes(app: App) {
   app.get("/", (c: Context<AppEnv>) => {
-    const links = linksOf(c.var.deps.config.publicUrl);
+    const links = linksOf(c.get("deps").config.publicUrl);
     c.header("Vary", "Accept");
     c.header("Cache-Control", "no-cache");
     if (wantsJson(c.req.header("accept"))) return c.json(links, 200);

@@ -25,7 +25,7 @@ function paramsOf(search: URLSearchParams): Record<string, string[]> {
 
 /** `confirmation`: the token a POST of the confirmation form carries (absent on GET). */
 async function answer(c: Context<AppEnv>, params: Record<string, string[]>, confirmation?: string[]) {
-  const { sql, tokens, config } = c.var.deps;
+  const { sql, tokens, config } = c.get("deps");
   const cookie = ssoCookie(config.publicUrl);
   const browser = getCookie(c, cookie.name);
   const state = confirmation === undefined

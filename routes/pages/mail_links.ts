@@ -65,7 +65,7 @@ async function formOf(c: Context<AppEnv>): Promise<Record<string, string> | null
  */
 async function continuedRedirect(c: Context<AppEnv>, link: LinkRow): Promise<string | undefined> {
   if (!link.authorization_request_id) return undefined;
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
   const req = await resumableRequest(sql, link.authorization_request_id, browser, config.publicUrl);
   return req && req.project_id === link.project_id ? req.redirect_uri : undefined;
@@ -80,7 +80,7 @@ async function signInAgainUrl(
   requestId: string | null | undefined,
 ): Promise<string | null> {
   if (!requestId) return null;
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
   const req = await resumableRequest(sql, requestId, browser, config.publicUrl);
   return req ? authorizeUrlOf(req, config.publicUrl) : null;
@@ -91,12 +91,12 @@ const EXPIRED_FORM = "This page has expired or was not opened in this browser. O
 
 /** A page for a link that does not work: a way to a new one when its project is known. */
 async function staleLink(c: Context<AppEnv>, token: string, verification: boolean) {
-  const state = await linkState(c.var.deps.sql, token, [
+  const state = await linkState(c.get("deps").sql, token, [
     "password_reset",
     "invitation",
     "email_verification",
   ]);
-  const { publicUrl } = c.var.deps.config;
+  const { publicUrl } = c.get("deps").config;
   const newLinkUrl = state.state === "unknown" ? null : `${publicUrl}/authorize/reset?${new URLSearchParams({
     project_id: state.state === "stale" ? state.projectId : state.link.project_id,
   })}`;
@@ -105,7 +105,7 @@ async function staleLink(c: Context<AppEnv>, token: string, verification: boolea
 
 /** GET /authorize/reset */
 async function showReset(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const browser = browserOf(c);
   const ctx = await resetContext(
     sql,
@@ -135,7 +135,7 @@ async function showReset(c: Context<AppEnv>): Promise<Response> {
 
 /** POST /authorize/reset */
 async function submitReset(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const form = await formOf(c);
   if (!form) return problem(c, EXPIRED_FORM, 403);
   const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
@@ -189,7 +189,7 @@ async function submitReset(c: Context<AppEnv>): Promise<Response> {
 
 /** GET /authorize/password */
 async function showPassword(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const token = c.req.query("token") ?? "";
   const state = await linkState(sql, token, ["password_reset", "invitation"]);
   if (state.state !== "usable") return await staleLink(c, token, false);
@@ -214,7 +214,7 @@ async function showPassword(c: Context<AppEnv>): Promise<Response> {
 
 /** POST /authorize/password */
 async function submitPassword(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const form = await formOf(c);
   if (!form) return problem(c, EXPIRED_FORM, 403);
   const token = form.token ?? "";
@@ -243,7 +243,7 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
   }
   let link;
   try {
-    link = await setPasswordWithLink(sql, token, password, requestInfo(c), c.var.deps.config.publicUrl);
+    link = await setPasswordWithLink(sql, token, password, requestInfo(c), c.get("deps").config.publicUrl);
   } catch (err) {
     if (err instanceof LinkUnusable) return await staleLink(c, token, false);
     throw err;
@@ -282,7 +282,7 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
 
 /** POST /authorize/verify/resend: From the login page's "confirm your address first": the login form's CSRF token, bound to its request. */
 async function submitVerifyResend(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   if (!/^application\/x-www-form-urlencoded(;|$)/i.test(c.req.header("content-type") ?? "")) {
     return problem(c, EXPIRED_FORM, 403);
   }
@@ -311,7 +311,7 @@ async function submitVerifyResend(c: Context<AppEnv>): Promise<Response> {
 
 /** GET /authorize/verify/first: a login held for a verified address (where the passkey script goes). */
 async function showVerifyFirst(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const browser = getCookie(c, browserCookie(config.publicUrl.startsWith("https:")));
   const req = await resumableRequest(sql, c.req.query("request_id") ?? "", browser, config.publicUrl);
   const held = req ? await heldForVerification(sql, req.id) : null;
@@ -321,7 +321,7 @@ async function showVerifyFirst(c: Context<AppEnv>): Promise<Response> {
 
 /** GET /authorize/verify */
 async function showVerify(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const token = c.req.query("token") ?? "";
   const state = await linkState(sql, token, ["email_verification"]);
   if (state.state !== "usable") return await staleLink(c, token, true);
@@ -344,7 +344,7 @@ async function submitVerify(c: Context<AppEnv>): Promise<Response> {
   if (!form) return problem(c, EXPIRED_FORM, 403);
   const token = form.token ?? "";
   try {
-    const link = await verifyWithLink(c.var.deps.sql, token, requestInfo(c));
+    const link = await verifyWithLink(c.get("deps").sql, token, requestInfo(c));
     const brand = await brandFor(c, link.project_id, link.project_name);
     return page(c, (nonce) => verifiedPage({ nonce, ...brand, email: link.email }));
   } catch (err) {

@@ -99,25 +99,25 @@ function endpoint(
 
 /** The login request a passkey endpoint of the login page answers for, bound to this browser. */
 async function loginRequest(c: Context<AppEnv>, body: Record<string, unknown>) {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const form = { request_id: text(body.request_id), csrf: text(body.csrf) };
   return await loginRequestFor(sql, form, getCookie(c, formSettings(c).cookieName), config.publicUrl);
 }
 
 /** The signed-in account a passkey endpoint of the account page acts for (its CSRF token checked). */
 async function accountFor(c: Context<AppEnv>, body: Record<string, unknown>) {
-  const browser = getCookie(c, ssoCookie(c.var.deps.config.publicUrl).name);
+  const browser = getCookie(c, ssoCookie(c.get("deps").config.publicUrl).name);
   if (!csrfMatches(browser, text(body.csrf))) {
     throw new AuthorizePageError("This page has expired. Open your account page again.");
   }
-  const found = await accountOf(c.var.deps.sql, browser, text(body.project) ?? null, requestInfo(c));
+  const found = await accountOf(c.get("deps").sql, browser, text(body.project) ?? null, requestInfo(c));
   if (!found) throw new AuthorizePageError("You are not signed in here.");
   return found;
 }
 
 /** POST /authorize/passkey/options */
 async function loginPasskeyOptions(c: Context<AppEnv>, body: Record<string, unknown>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const req = await loginRequest(c, body);
   const pending = await awaitedLogin(sql, req.id);
   return c.json(
@@ -128,7 +128,7 @@ async function loginPasskeyOptions(c: Context<AppEnv>, body: Record<string, unkn
 
 /** POST /authorize/passkey */
 async function loginWithPasskey(c: Context<AppEnv>, body: Record<string, unknown>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const req = await loginRequest(c, body);
   const awaited = (await awaitedLogin(sql, req.id)) ?? null;
   // The passkey as the second step of this login (its first factor, and any upstream provider, carried on).
@@ -175,10 +175,13 @@ async function loginWithPasskey(c: Context<AppEnv>, body: Record<string, unknown
 /** POST /account/passkeys/options */
 async function accountPasskeyOptions(c: Context<AppEnv>, body: Record<string, unknown>): Promise<Response> {
   const a = await accountFor(c, body);
-  const settings = passkeySettings(c.var.deps.config.publicUrl);
+  const settings = passkeySettings(c.get("deps").config.publicUrl);
   try {
     const input = { current_password: text(body.current_password), code: text(body.code) };
-    return c.json(await registrationOptions(c.var.deps.sql, settings, mfaSettings(c), a.actor, input), 200);
+    return c.json(
+      await registrationOptions(c.get("deps").sql, settings, mfaSettings(c), a.actor, input),
+      200,
+    );
   } catch (err) {
     if (err instanceof AppError && err.code === "invalid_params") {
       return problem(
@@ -199,7 +202,7 @@ async function accountPasskeyOptions(c: Context<AppEnv>, body: Record<string, un
 /** POST /account/passkeys */
 async function addPasskey(c: Context<AppEnv>, body: Record<string, unknown>): Promise<Response> {
   const a = await accountFor(c, body);
-  await registerPasskey(c.var.deps.sql, passkeySettings(c.var.deps.config.publicUrl), a.actor, body);
+  await registerPasskey(c.get("deps").sql, passkeySettings(c.get("deps").config.publicUrl), a.actor, body);
   return c.json(
     { location: `/account?${new URLSearchParams({ project: a.projectId, done: "passkey" })}` },
     200,

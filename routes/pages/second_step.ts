@@ -81,7 +81,7 @@ type Step = {
 
 /** POST /authorize/mfa: a code of the user's factor, or the first code of a factor enrolled at sign-in. */
 async function submitSecondFactor(c: Context<AppEnv>): Promise<Response> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const form = await readForm(c);
   const req = await loginRequestFor(sql, form, getCookie(c, formSettings(c).cookieName), config.publicUrl);
   const pending = await awaitedLogin(sql, req.id);
@@ -132,7 +132,7 @@ async function checkCode(
   if (!code.trim() || code.length > 40) return again("Enter the code from your authenticator app.", 400);
   let amr: string[] | null;
   try {
-    amr = await checkSecondFactor(c.var.deps.sql, mfaSettings(c), {
+    amr = await checkSecondFactor(c.get("deps").sql, mfaSettings(c), {
       projectId: req.project_id,
       userId: pending.user_id,
       clientId: req.client_id,
@@ -157,7 +157,7 @@ async function confirmEnrolment(
   pending: Pending,
   code: string,
 ): Promise<Response> {
-  const { sql } = c.var.deps;
+  const { sql } = c.get("deps");
   const settings = mfaSettings(c);
   const userId = pending.user_id;
   const enrolment = await pendingTotp(sql, settings, { projectId: req.project_id, userId });

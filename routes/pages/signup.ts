@@ -22,14 +22,14 @@ const OFF = "This application does not let you create an account here. Ask its t
 
 /** The login request of the page (400 page when stale) and the project's sign-up rule (404 page when off). */
 async function signupContext(c: Context<AppEnv>, bound: { request_id?: string; csrf?: string }) {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   const req = await loginRequestFor(sql, bound, getCookie(c, formSettings(c).cookieName), config.publicUrl);
   const rule = await signupRule(sql, req.project_id);
   if (!rule) throw new PageRefusal(OFF, 404);
   return { req, rule };
 }
 
-const actionOf = (c: Context<AppEnv>) => `${c.var.deps.config.publicUrl}/authorize/signup`;
+const actionOf = (c: Context<AppEnv>) => `${c.get("deps").config.publicUrl}/authorize/signup`;
 
 /** GET /authorize/signup?request_id=…&csrf=… */
 async function showSignup(c: Context<AppEnv>): Promise<Response> {
@@ -79,7 +79,7 @@ async function submitSignup(c: Context<AppEnv>): Promise<Response> {
     );
   let outcome;
   try {
-    outcome = await signUp(c.var.deps.sql, linkSettings(c), {
+    outcome = await signUp(c.get("deps").sql, linkSettings(c), {
       rule,
       req,
       form: fields,

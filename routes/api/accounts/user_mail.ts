@@ -68,8 +68,8 @@ export function registerUserMailRoutes(app: App) {
     app.openapi(route, async (c) => {
       const { project_id, user_id } = c.req.valid("param");
       const sent = await mailUser(
-        c.var.deps.sql,
-        c.var.principal,
+        c.get("deps").sql,
+        c.get("principal"),
         project_id,
         user_id,
         purpose,

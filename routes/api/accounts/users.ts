@@ -169,19 +169,19 @@ export function registerUserRoutes(app: App) {
   app.openapi(getUserRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
     const { include_permissions } = c.req.valid("query");
-    return c.json(await getUser(c.var.deps.sql, project_id, user_id, include_permissions ?? false), 200);
+    return c.json(await getUser(c.get("deps").sql, project_id, user_id, include_permissions ?? false), 200);
   });
   app.openapi(deleteUserRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
-    await deleteUser(c.var.deps.sql, c.var.principal, project_id, user_id);
+    await deleteUser(c.get("deps").sql, c.get("principal"), project_id, user_id);
     return c.body(null, 204) as never;
   });
   app.openapi(getCurrentUserRoute, async (c) => {
-    return c.json(await getCurrentUser(c.var.deps.sql, c.var.principal), 200);
+    return c.json(await getCurrentUser(c.get("deps").sql, c.get("principal")), 200);
   });
   app.openapi(updateCurrentUserRoute, async (c) => {
     return c.json(
-      await updateCurrentUser(c.var.deps.sql, c.var.principal, c.req.valid("json"), {
+      await updateCurrentUser(c.get("deps").sql, c.get("principal"), c.req.valid("json"), {
         mfa: mfaSettings(c),
         mail: linkSettings(c),
       }),
@@ -191,7 +191,13 @@ export function registerUserRoutes(app: App) {
   app.openapi(createUserRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     return c.json(
-      await createUser(c.var.deps.sql, c.var.principal, project_id, c.req.valid("json"), linkSettings(c)),
+      await createUser(
+        c.get("deps").sql,
+        c.get("principal"),
+        project_id,
+        c.req.valid("json"),
+        linkSettings(c),
+      ),
       201,
     );
   });
@@ -199,8 +205,8 @@ export function registerUserRoutes(app: App) {
     const { project_id, user_id } = c.req.valid("param");
     return c.json(
       await updateUser(
-        c.var.deps.sql,
-        c.var.principal,
+        c.get("deps").sql,
+        c.get("principal"),
         project_id,
         user_id,
         c.req.valid("json"),
@@ -212,13 +218,18 @@ export function registerUserRoutes(app: App) {
   app.openapi(listUsersRoute, async (c) => {
     return jsonText(
       c,
-      await listUsers(c.var.deps.sql, c.req.valid("param").project_id, c.req.valid("query"), c.var.attached),
+      await listUsers(
+        c.get("deps").sql,
+        c.req.valid("param").project_id,
+        c.req.valid("query"),
+        c.get("attached"),
+      ),
       200,
     );
   });
   app.openapi(getExternalUserRoute, async (c) => {
     const { project_id, external_user_id } = c.req.valid("param");
     const include = c.req.valid("query").include_permissions ?? false;
-    return c.json(await getExternalUser(c.var.deps.sql, project_id, external_user_id, include), 200);
+    return c.json(await getExternalUser(c.get("deps").sql, project_id, external_user_id, include), 200);
   });
 }

@@ -34,7 +34,7 @@ export function registerAuditRoutes(app: App) {
   app.openapi(listAuditEventsRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     const q = c.req.valid("query");
-    const sql = c.var.deps.sql;
+    const sql = c.get("deps").sql;
     if (/application\/x-ndjson/i.test(c.req.header("accept") ?? "")) {
       const events = exportEvents(sql, project_id, q);
       const encoder = new TextEncoder();

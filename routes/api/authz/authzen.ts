@@ -223,40 +223,40 @@ function refuseDeepBody(req: Body): void {
 
 export function registerAuthzenRoutes(app: App) {
   app.openapi(evaluateAccessRoute, async (c) => {
-    const { sql } = c.var.deps;
+    const { sql } = c.get("deps");
     const req = c.req.valid("json");
-    const { projectId, decisionReasons } = c.var.principal;
-    const answer = decisionAnswer(await evaluateOne(sql, projectId, req, c.var.attached, decisionReasons));
+    const { projectId, decisionReasons } = c.get("principal");
+    const answer = decisionAnswer(await evaluateOne(sql, projectId, req, c.get("attached"), decisionReasons));
     countDecisions("evaluation", answer);
     return jsonText(c, answer.text, 200);
   }, pointerHook as never);
   app.openapi(evaluateAccessBatchRoute, async (c) => {
-    const { sql } = c.var.deps;
-    const { projectId, decisionReasons } = c.var.principal;
+    const { sql } = c.get("deps");
+    const { projectId, decisionReasons } = c.get("principal");
     const answer = await evaluateMany(sql, projectId, c.req.valid("json"), decisionReasons);
     countDecisions("evaluations", answer);
     return jsonText(c, answer.text, 200);
   }, pointerHook as never);
   app.openapi(searchSubjectsRoute, async (c) => {
     return c.json(
-      await searchSubjectsOf(c.var.deps.sql, c.var.principal.projectId, c.req.valid("json")),
+      await searchSubjectsOf(c.get("deps").sql, c.get("principal").projectId, c.req.valid("json")),
       200,
     );
   }, pointerHook as never);
   app.openapi(searchResourcesRoute, async (c) => {
     return c.json(
-      await searchResourcesOf(c.var.deps.sql, c.var.principal.projectId, c.req.valid("json")),
+      await searchResourcesOf(c.get("deps").sql, c.get("principal").projectId, c.req.valid("json")),
       200,
     );
   }, pointerHook as never);
   app.openapi(searchActionsRoute, async (c) => {
     return c.json(
-      await searchActionsOf(c.var.deps.sql, c.var.principal.projectId, c.req.valid("json")),
+      await searchActionsOf(c.get("deps").sql, c.get("principal").projectId, c.req.valid("json")),
       200,
     );
   }, pointerHook as never);
   app.openapi(getAuthzenConfigurationRoute, (c) => {
-    const base = c.var.deps.config.publicUrl;
+    const base = c.get("deps").config.publicUrl;
     c.header("Cache-Control", "public, max-age=3600");
     return c.json({
       policy_decision_point: base,

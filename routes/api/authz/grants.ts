@@ -69,19 +69,22 @@ export const deleteGrantRoute = guardedRoute({
 export function registerGrantRoutes(app: App) {
   app.openapi(createGrantRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    return c.json(await createGrant(c.var.deps.sql, c.var.principal, project_id, c.req.valid("json")), 201);
+    return c.json(
+      await createGrant(c.get("deps").sql, c.get("principal"), project_id, c.req.valid("json")),
+      201,
+    );
   });
   app.openapi(listGrantsRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    return jsonText(c, await listGrants(c.var.deps.sql, project_id, c.req.valid("query")), 200);
+    return jsonText(c, await listGrants(c.get("deps").sql, project_id, c.req.valid("query")), 200);
   });
   app.openapi(getGrantRoute, async (c) => {
     const { project_id, grant_id } = c.req.valid("param");
-    return c.json(await getGrant(c.var.deps.sql, project_id, grant_id), 200);
+    return c.json(await getGrant(c.get("deps").sql, project_id, grant_id), 200);
   });
   app.openapi(deleteGrantRoute, async (c) => {
     const { project_id, grant_id } = c.req.valid("param");
-    await deleteGrant(c.var.deps.sql, c.var.principal, project_id, grant_id);
+    await deleteGrant(c.get("deps").sql, c.get("principal"), project_id, grant_id);
     return c.body(null, 204) as never;
   });
 }

@@ -123,8 +123,8 @@ export function registerObjectRoutes(app: App) {
   app.openapi(createObjectsRoute, async (c) => {
     const { project_id, resource_id } = c.req.valid("param");
     const data = await createObjects(
-      c.var.deps.sql,
-      c.var.principal,
+      c.get("deps").sql,
+      c.get("principal"),
       project_id,
       resource_id,
       c.req.valid("json").objects,
@@ -135,8 +135,8 @@ export function registerObjectRoutes(app: App) {
   app.openapi(createObjectRoute, async (c) => {
     const { project_id, resource_id } = c.req.valid("param");
     const [created] = await createObjects(
-      c.var.deps.sql,
-      c.var.principal,
+      c.get("deps").sql,
+      c.get("principal"),
       project_id,
       resource_id,
       [c.req.valid("json")],
@@ -146,18 +146,22 @@ export function registerObjectRoutes(app: App) {
   });
   app.openapi(listObjectsRoute, async (c) => {
     const { project_id, resource_id } = c.req.valid("param");
-    return jsonText(c, await listObjects(c.var.deps.sql, project_id, resource_id, c.req.valid("query")), 200);
+    return jsonText(
+      c,
+      await listObjects(c.get("deps").sql, project_id, resource_id, c.req.valid("query")),
+      200,
+    );
   });
   app.openapi(getObjectRoute, async (c) => {
     const { project_id, resource_id, object_id } = c.req.valid("param");
-    return c.json(await getObject(c.var.deps.sql, project_id, resource_id, object_id), 200);
+    return c.json(await getObject(c.get("deps").sql, project_id, resource_id, object_id), 200);
   });
   app.openapi(updateObjectRoute, async (c) => {
     const { project_id, resource_id, object_id } = c.req.valid("param");
     return c.json(
       await updateObject(
-        c.var.deps.sql,
-        c.var.principal,
+        c.get("deps").sql,
+        c.get("principal"),
         project_id,
         resource_id,
         object_id,
@@ -169,7 +173,14 @@ export function registerObjectRoutes(app: App) {
   app.openapi(deleteObjectRoute, async (c) => {
     const { project_id, resource_id, object_id } = c.req.valid("param");
     const { cascade } = c.req.valid("query");
-    await deleteObject(c.var.deps.sql, c.var.principal, project_id, resource_id, object_id, cascade ?? false);
+    await deleteObject(
+      c.get("deps").sql,
+      c.get("principal"),
+      project_id,
+      resource_id,
+      object_id,
+      cascade ?? false,
+    );
     return c.body(null, 204) as never;
   });
 }

@@ -101,24 +101,30 @@ export const deleteResourceRoute = guardedRoute({
 export function registerResourceRoutes(app: App) {
   app.openapi(getResourceRoute, async (c) => {
     const { project_id, resource_id } = c.req.valid("param");
-    return c.json(await getResource(c.var.deps.sql, project_id, resource_id), 200);
+    return c.json(await getResource(c.get("deps").sql, project_id, resource_id), 200);
   });
   app.openapi(deleteResourceRoute, async (c) => {
     const { project_id, resource_id } = c.req.valid("param");
-    await deleteResource(c.var.deps.sql, c.var.principal, project_id, resource_id);
+    await deleteResource(c.get("deps").sql, c.get("principal"), project_id, resource_id);
     return c.body(null, 204) as never;
   });
   app.openapi(createResourceRoute, async (c) => {
     const { project_id } = c.req.valid("param");
     return c.json(
-      await createResource(c.var.deps.sql, c.var.principal, project_id, c.req.valid("json")),
+      await createResource(c.get("deps").sql, c.get("principal"), project_id, c.req.valid("json")),
       201,
     );
   });
   app.openapi(updateResourceRoute, async (c) => {
     const { project_id, resource_id } = c.req.valid("param");
     return c.json(
-      await updateResource(c.var.deps.sql, c.var.principal, project_id, resource_id, c.req.valid("json")),
+      await updateResource(
+        c.get("deps").sql,
+        c.get("principal"),
+        project_id,
+        resource_id,
+        c.req.valid("json"),
+      ),
       200,
     );
   });
@@ -126,7 +132,7 @@ export function registerResourceRoutes(app: App) {
     const { project_id } = c.req.valid("param");
     return jsonText(
       c,
-      await listResources(c.var.deps.sql, project_id, c.req.valid("query"), c.var.attached),
+      await listResources(c.get("deps").sql, project_id, c.req.valid("query"), c.get("attached")),
       200,
     );
   });

@@ -101,29 +101,37 @@ export const deleteRoleRoute = guardedRoute({
 export function registerRoleRoutes(app: App) {
   app.openapi(getRoleRoute, async (c) => {
     const { project_id, role_id } = c.req.valid("param");
-    return c.json(await getRole(c.var.deps.sql, project_id, role_id), 200);
+    return c.json(await getRole(c.get("deps").sql, project_id, role_id), 200);
   });
   app.openapi(deleteRoleRoute, async (c) => {
     const { project_id, role_id } = c.req.valid("param");
     const { reassign_role_id } = c.req.valid("query");
-    await deleteRole(c.var.deps.sql, c.var.principal, project_id, role_id, reassign_role_id);
+    await deleteRole(c.get("deps").sql, c.get("principal"), project_id, role_id, reassign_role_id);
     return c.body(null, 204) as never;
   });
   app.openapi(createRoleRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    return c.json(await createRole(c.var.deps.sql, c.var.principal, project_id, c.req.valid("json")), 201);
+    return c.json(
+      await createRole(c.get("deps").sql, c.get("principal"), project_id, c.req.valid("json")),
+      201,
+    );
   });
   app.openapi(updateRoleRoute, async (c) => {
     const { project_id, role_id } = c.req.valid("param");
     return c.json(
-      await updateRole(c.var.deps.sql, c.var.principal, project_id, role_id, c.req.valid("json")),
+      await updateRole(c.get("deps").sql, c.get("principal"), project_id, role_id, c.req.valid("json")),
       200,
     );
   });
   app.openapi(listRolesRoute, async (c) => {
     return jsonText(
       c,
-      await listRoles(c.var.deps.sql, c.req.valid("param").project_id, c.req.valid("query"), c.var.attached),
+      await listRoles(
+        c.get("deps").sql,
+        c.req.valid("param").project_id,
+        c.req.valid("query"),
+        c.get("attached"),
+      ),
       200,
     );
   });

@@ -148,53 +148,62 @@ const settingsOf = (deps: Deps): WebhookSettings => ({
 export function registerWebhookRoutes(app: App) {
   app.openapi(createWebhookRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    const { sql } = c.var.deps;
+    const { sql } = c.get("deps");
     return c.json(
-      await createWebhook(sql, settingsOf(c.var.deps), c.var.principal, project_id, c.req.valid("json")),
+      await createWebhook(
+        sql,
+        settingsOf(c.get("deps")),
+        c.get("principal"),
+        project_id,
+        c.req.valid("json"),
+      ),
       201,
     );
   });
   app.openapi(listWebhooksRoute, async (c) => {
     return c.json(
-      await listWebhooks(c.var.deps.sql, c.req.valid("param").project_id, c.req.valid("query")),
+      await listWebhooks(c.get("deps").sql, c.req.valid("param").project_id, c.req.valid("query")),
       200,
     );
   });
   app.openapi(getWebhookRoute, async (c) => {
     const { project_id, webhook_id } = c.req.valid("param");
-    return c.json(await getWebhook(c.var.deps.sql, project_id, webhook_id), 200);
+    return c.json(await getWebhook(c.get("deps").sql, project_id, webhook_id), 200);
   });
   app.openapi(updateWebhookRoute, async (c) => {
     const { project_id, webhook_id } = c.req.valid("param");
-    const { sql } = c.var.deps;
+    const { sql } = c.get("deps");
     const body = c.req.valid("json");
     return c.json(
-      await updateWebhook(sql, settingsOf(c.var.deps), c.var.principal, project_id, webhook_id, body),
+      await updateWebhook(sql, settingsOf(c.get("deps")), c.get("principal"), project_id, webhook_id, body),
       200,
     );
   });
   app.openapi(deleteWebhookRoute, async (c) => {
     const { project_id, webhook_id } = c.req.valid("param");
-    await deleteWebhook(c.var.deps.sql, c.var.principal, project_id, webhook_id);
+    await deleteWebhook(c.get("deps").sql, c.get("principal"), project_id, webhook_id);
     return c.body(null, 204) as never;
   });
   app.openapi(rotateWebhookSecretRoute, async (c) => {
     const { project_id, webhook_id } = c.req.valid("param");
-    const { sql } = c.var.deps;
+    const { sql } = c.get("deps");
     return c.json(
-      await rotateWebhookSecret(sql, settingsOf(c.var.deps), c.var.principal, project_id, webhook_id),
+      await rotateWebhookSecret(sql, settingsOf(c.get("deps")), c.get("principal"), project_id, webhook_id),
       200,
     );
   });
   app.openapi(listDeliveriesRoute, async (c) => {
     const { project_id, webhook_id } = c.req.valid("param");
     const q = c.req.valid("query");
-    return c.json(await listDeliveries(c.var.deps.sql, c.var.principal, project_id, webhook_id, q), 200);
+    return c.json(
+      await listDeliveries(c.get("deps").sql, c.get("principal"), project_id, webhook_id, q),
+      200,
+    );
   });
   app.openapi(retryDeliveryRoute, async (c) => {
     const { project_id, webhook_id, delivery_id } = c.req.valid("param");
     return c.json(
-      await retryDelivery(c.var.deps.sql, c.var.principal, project_id, webhook_id, delivery_id),
+      await retryDelivery(c.get("deps").sql, c.get("principal"), project_id, webhook_id, delivery_id),
       200,
     );
   });

@@ -183,9 +183,9 @@ export function registerMfaRoutes(app: App) {
   app.openapi(removeUserPasskeyRoute, async (c) => {
     const { project_id, user_id, credential_id } = c.req.valid("param");
     await removeUserPasskey(
-      c.var.deps.sql,
+      c.get("deps").sql,
       mfaSettings(c),
-      c.var.principal,
+      c.get("principal"),
       project_id,
       user_id,
       credential_id,
@@ -194,40 +194,45 @@ export function registerMfaRoutes(app: App) {
   });
   app.openapi(getUserSecondFactorsRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
-    return c.json(await userFactors(c.var.deps.sql, project_id, user_id), 200);
+    return c.json(await userFactors(c.get("deps").sql, project_id, user_id), 200);
   });
   app.openapi(removeUserTotpRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
-    await removeUserTotp(c.var.deps.sql, mfaSettings(c), c.var.principal, project_id, user_id);
+    await removeUserTotp(c.get("deps").sql, mfaSettings(c), c.get("principal"), project_id, user_id);
     return c.body(null, 204) as never;
   });
   app.openapi(getCurrentSecondFactorsRoute, async (c) => {
-    return c.json(await factorsOf(c.var.deps.sql, tokenActor(c.var.principal)), 200);
+    return c.json(await factorsOf(c.get("deps").sql, tokenActor(c.get("principal"))), 200);
   });
   app.openapi(startTotpEnrolmentRoute, async (c) => {
     const body = c.req.valid("json");
     return c.json(
-      await startTotpEnrolment(c.var.deps.sql, mfaSettings(c), tokenActor(c.var.principal), body),
+      await startTotpEnrolment(c.get("deps").sql, mfaSettings(c), tokenActor(c.get("principal")), body),
       200,
     );
   });
   app.openapi(confirmTotpEnrolmentRoute, async (c) => {
     const body = c.req.valid("json");
     return c.json(
-      await confirmTotpEnrolment(c.var.deps.sql, mfaSettings(c), tokenActor(c.var.principal), body),
+      await confirmTotpEnrolment(c.get("deps").sql, mfaSettings(c), tokenActor(c.get("principal")), body),
       200,
     );
   });
   app.openapi(removeCurrentTotpRoute, async (c) => {
-    await removeCurrentTotp(c.var.deps.sql, mfaSettings(c), tokenActor(c.var.principal), c.req.valid("json"));
+    await removeCurrentTotp(
+      c.get("deps").sql,
+      mfaSettings(c),
+      tokenActor(c.get("principal")),
+      c.req.valid("json"),
+    );
     return c.body(null, 204) as never;
   });
   app.openapi(regenerateRecoveryCodesRoute, async (c) => {
     return c.json(
       await regenerateRecoveryCodes(
-        c.var.deps.sql,
+        c.get("deps").sql,
         mfaSettings(c),
-        tokenActor(c.var.principal),
+        tokenActor(c.get("principal")),
         c.req.valid("json"),
       ),
       200,

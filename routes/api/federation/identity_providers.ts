@@ -178,58 +178,58 @@ export const unlinkCurrentUserIdentityRoute = guardedRoute({
 
 export function registerIdentityProviderRoutes(app: App) {
   app.openapi(listCurrentUserIdentitiesRoute, async (c) => {
-    return c.json(await listCurrentIdentities(c.var.deps.sql, c.var.principal), 200);
+    return c.json(await listCurrentIdentities(c.get("deps").sql, c.get("principal")), 200);
   });
   app.openapi(unlinkCurrentUserIdentityRoute, async (c) => {
-    await unlinkCurrentIdentity(c.var.deps.sql, c.var.principal, c.req.valid("param").provider_id);
+    await unlinkCurrentIdentity(c.get("deps").sql, c.get("principal"), c.req.valid("param").provider_id);
     return c.body(null, 204) as never;
   });
   app.openapi(createIdentityProviderRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    const s = providerSettings(c.var.deps);
+    const s = providerSettings(c.get("deps"));
     return c.json(
-      await createProvider(c.var.deps.sql, s, c.var.principal, project_id, c.req.valid("json")),
+      await createProvider(c.get("deps").sql, s, c.get("principal"), project_id, c.req.valid("json")),
       201,
     );
   });
   app.openapi(listIdentityProvidersRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    const s = providerSettings(c.var.deps);
-    return c.json(await listProviders(c.var.deps.sql, s, project_id, c.req.valid("query")), 200);
+    const s = providerSettings(c.get("deps"));
+    return c.json(await listProviders(c.get("deps").sql, s, project_id, c.req.valid("query")), 200);
   });
   app.openapi(getIdentityProviderRoute, async (c) => {
     const { project_id, provider_id } = c.req.valid("param");
     return c.json(
-      await getProvider(c.var.deps.sql, providerSettings(c.var.deps), project_id, provider_id),
+      await getProvider(c.get("deps").sql, providerSettings(c.get("deps")), project_id, provider_id),
       200,
     );
   });
   app.openapi(updateIdentityProviderRoute, async (c) => {
     const { project_id, provider_id } = c.req.valid("param");
-    const s = providerSettings(c.var.deps);
+    const s = providerSettings(c.get("deps"));
     const body = c.req.valid("json");
     return c.json(
-      await updateProvider(c.var.deps.sql, s, c.var.principal, project_id, provider_id, body),
+      await updateProvider(c.get("deps").sql, s, c.get("principal"), project_id, provider_id, body),
       200,
     );
   });
   app.openapi(deleteIdentityProviderRoute, async (c) => {
     const { project_id, provider_id } = c.req.valid("param");
-    await deleteProvider(c.var.deps.sql, c.var.principal, project_id, provider_id);
+    await deleteProvider(c.get("deps").sql, c.get("principal"), project_id, provider_id);
     return c.body(null, 204) as never;
   });
   app.openapi(listUserIdentitiesRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
-    return c.json(await listUserIdentities(c.var.deps.sql, project_id, user_id), 200);
+    return c.json(await listUserIdentities(c.get("deps").sql, project_id, user_id), 200);
   });
   app.openapi(linkUserIdentityRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    return c.json(await linkIdentity(c.var.deps.sql, c.var.principal, project_id, user_id, body), 201);
+    return c.json(await linkIdentity(c.get("deps").sql, c.get("principal"), project_id, user_id, body), 201);
   });
   app.openapi(unlinkUserIdentityRoute, async (c) => {
     const { project_id, user_id, provider_id } = c.req.valid("param");
-    await unlinkIdentity(c.var.deps.sql, c.var.principal, project_id, user_id, provider_id);
+    await unlinkIdentity(c.get("deps").sql, c.get("principal"), project_id, user_id, provider_id);
     return c.body(null, 204) as never;
   });
 }

@@ -61,16 +61,16 @@ export const revokeKeyRoute = guardedRoute({
 });
 
 export function registerKeyRoutes(app: App) {
-  app.openapi(listKeysRoute, async (c) => c.json(await getKeys(c.var.deps.sql, c.var.deps.keys), 200));
+  app.openapi(listKeysRoute, async (c) => c.json(await getKeys(c.get("deps").sql, c.get("deps").keys), 200));
   app.openapi(rotateKeysRoute, async (c) => {
-    const { sql, keys } = c.var.deps;
-    return c.json(await rotateKeys(sql, keys, c.req.valid("query").force, sourceOf(c.var.principal)), 200);
+    const { sql, keys } = c.get("deps");
+    return c.json(await rotateKeys(sql, keys, c.req.valid("query").force, sourceOf(c.get("principal"))), 200);
   });
   app.openapi(revokeKeyRoute, async (c) => {
-    const { sql, keys } = c.var.deps;
+    const { sql, keys } = c.get("deps");
     const { kid } = c.req.valid("param");
     return c.json(
-      await revokeKey(sql, keys, kid, c.req.valid("query").force, sourceOf(c.var.principal)),
+      await revokeKey(sql, keys, kid, c.req.valid("query").force, sourceOf(c.get("principal"))),
       200,
     );
   });

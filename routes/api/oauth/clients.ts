@@ -126,21 +126,24 @@ export const deleteClientRoute = guardedRoute({
 export function registerClientRoutes(app: App) {
   app.openapi(getClientRoute, async (c) => {
     const { project_id, client_id } = c.req.valid("param");
-    return c.json(await getClient(c.var.deps.sql, project_id, client_id), 200);
+    return c.json(await getClient(c.get("deps").sql, project_id, client_id), 200);
   });
   app.openapi(deleteClientRoute, async (c) => {
     const { project_id, client_id } = c.req.valid("param");
-    await deleteClient(c.var.deps.sql, c.var.principal, project_id, client_id);
+    await deleteClient(c.get("deps").sql, c.get("principal"), project_id, client_id);
     return c.body(null, 204) as never;
   });
   app.openapi(createClientRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    return c.json(await createClient(c.var.deps.sql, c.var.principal, project_id, c.req.valid("json")), 201);
+    return c.json(
+      await createClient(c.get("deps").sql, c.get("principal"), project_id, c.req.valid("json")),
+      201,
+    );
   });
   app.openapi(updateClientRoute, async (c) => {
     const { project_id, client_id } = c.req.valid("param");
     return c.json(
-      await updateClient(c.var.deps.sql, c.var.principal, project_id, client_id, c.req.valid("json")),
+      await updateClient(c.get("deps").sql, c.get("principal"), project_id, client_id, c.req.valid("json")),
       200,
     );
   });
@@ -148,16 +151,19 @@ export function registerClientRoutes(app: App) {
     return jsonText(
       c,
       await listClients(
-        c.var.deps.sql,
+        c.get("deps").sql,
         c.req.valid("param").project_id,
         c.req.valid("query"),
-        c.var.attached,
+        c.get("attached"),
       ),
       200,
     );
   });
   app.openapi(rotateClientSecretRoute, async (c) => {
     const { project_id, client_id } = c.req.valid("param");
-    return c.json(await rotateClientSecret(c.var.deps.sql, c.var.principal, project_id, client_id), 200);
+    return c.json(
+      await rotateClientSecret(c.get("deps").sql, c.get("principal"), project_id, client_id),
+      200,
+    );
   });
 }

@@ -44,7 +44,7 @@ export const authorizeDeviceRoute = publicRoute({
 
 export function registerDeviceAuthorizationRoute(app: App) {
   app.openapi(authorizeDeviceRoute, async (c) => {
-    const { sql, config } = c.var.deps;
+    const { sql, config } = c.get("deps");
     const form = c.req.valid("form");
     const client = presentedClientOf(c, form);
     const body = await authorizeDevice(sql, form, client, config.publicUrl);

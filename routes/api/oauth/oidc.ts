@@ -64,7 +64,7 @@ function bearerOf(header: string | undefined): string | undefined {
 }
 
 async function answerUserInfo(c: Context<AppEnv>) {
-  const { sql, tokens } = c.var.deps;
+  const { sql, tokens } = c.get("deps");
   c.header("Cache-Control", "no-store");
   c.header("Pragma", "no-cache");
   try {
@@ -85,12 +85,12 @@ async function answerUserInfo(c: Context<AppEnv>) {
 
 export function registerOidcRoutes(app: App) {
   app.openapi(getOpenIdConfiguration, async (c) => {
-    const base = c.var.deps.config.publicUrl;
+    const base = c.get("deps").config.publicUrl;
     const [algorithms, documents] = await Promise.all([
-      signingAlgorithms(c.var.deps.sql),
-      metadataDocumentsAdmitted(c.var.deps.sql),
+      signingAlgorithms(c.get("deps").sql),
+      metadataDocumentsAdmitted(c.get("deps").sql),
     ]);
-    c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.var.deps.config.accessTokenTtl)}`);
+    c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.get("deps").config.accessTokenTtl)}`);
     return c.json({
       ...authorizationServerMetadata(base, algorithms, documents),
       userinfo_endpoint: `${base}/userinfo`,

@@ -160,7 +160,7 @@ function tokenFormHook(
 
 export function registerTokenRoutes(app: App) {
   app.openapi(exchangeCredentialsRoute, async (c) => {
-    const { sql, tokens, config } = c.var.deps;
+    const { sql, tokens, config } = c.get("deps");
     const form = c.req.valid("form");
     const body = await exchangeCredentials({
       sql,
@@ -174,13 +174,13 @@ export function registerTokenRoutes(app: App) {
     return c.json(body, 200);
   }, tokenFormHook);
   app.openapi(revokeTokenRoute, async (c) => {
-    const { sql, tokens } = c.var.deps;
+    const { sql, tokens } = c.get("deps");
     const form = c.req.valid("form");
     await revokeToken(sql, tokens, form, presentedClientOf(c, form));
     return c.json({}, 200);
   });
   app.openapi(introspectTokenRoute, async (c) => {
-    const { sql, tokens } = c.var.deps;
+    const { sql, tokens } = c.get("deps");
     const form = c.req.valid("form");
     const result = await introspectToken(sql, tokens, form, presentedClientOf(c, form));
     c.header("Pragma", "no-cache");

@@ -104,15 +104,15 @@ export function registerBrandingRoutes(app: App) {
       });
     }
     const type = c.req.header("content-type");
-    const set = await setLogo(c.var.deps.sql, c.var.principal, project_id, type, new Uint8Array(image));
+    const set = await setLogo(c.get("deps").sql, c.get("principal"), project_id, type, new Uint8Array(image));
     return c.json(set, 200);
   });
   app.openapi(deleteProjectLogoRoute, async (c) => {
-    await removeLogo(c.var.deps.sql, c.var.principal, c.req.valid("param").project_id);
+    await removeLogo(c.get("deps").sql, c.get("principal"), c.req.valid("param").project_id);
     return c.body(null, 204) as never;
   });
   app.openapi(getProjectLogoRoute, async (c) => {
-    const logo = await getLogo(c.var.deps.sql, c.req.valid("param").project_id);
+    const logo = await getLogo(c.get("deps").sql, c.req.valid("param").project_id);
     if (!logo) throw new AppError("not_found", { description: "the project has no logo" });
     c.header("Content-Type", logo.content_type);
     c.header("Cache-Control", "public, max-age=31536000, immutable");

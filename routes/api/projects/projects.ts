@@ -86,17 +86,27 @@ export const updateProjectRoute = guardedRoute({
 
 export function registerProjectRoutes(app: App) {
   app.openapi(createProjectRoute, async (c) => {
-    return c.json(await createProject(c.var.deps.sql, sourceOf(c.var.principal), c.req.valid("json")), 201);
+    return c.json(
+      await createProject(c.get("deps").sql, sourceOf(c.get("principal")), c.req.valid("json")),
+      201,
+    );
   });
   app.openapi(
     listProjectsRoute,
-    async (c) => jsonText(c, await listProjects(c.var.deps.sql, c.req.valid("query"), c.var.attached), 200),
+    async (c) =>
+      jsonText(c, await listProjects(c.get("deps").sql, c.req.valid("query"), c.get("attached")), 200),
   );
   app.openapi(getProjectRoute, async (c) => {
-    return c.json(await getProject(c.var.deps.sql, c.req.valid("param").project_id, c.var.attached), 200);
+    return c.json(
+      await getProject(c.get("deps").sql, c.req.valid("param").project_id, c.get("attached")),
+      200,
+    );
   });
   app.openapi(updateProjectRoute, async (c) => {
     const { project_id } = c.req.valid("param");
-    return c.json(await updateProject(c.var.deps.sql, c.var.principal, project_id, c.req.valid("json")), 200);
+    return c.json(
+      await updateProject(c.get("deps").sql, c.get("principal"), project_id, c.req.valid("json")),
+      200,
+    );
   });
 }

@@ -41,11 +41,11 @@ export const revokeUserConsentRoute = guardedRoute({
 export function registerConsentApiRoutes(app: App) {
   app.openapi(listUserConsentsRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
-    return c.json({ data: await listUserConsents(c.var.deps.sql, project_id, user_id) }, 200);
+    return c.json({ data: await listUserConsents(c.get("deps").sql, project_id, user_id) }, 200);
   });
   app.openapi(revokeUserConsentRoute, async (c) => {
     const { project_id, user_id, consent_id } = c.req.valid("param");
-    await revokeUserConsent(c.var.deps.sql, c.var.principal, project_id, user_id, consent_id);
+    await revokeUserConsent(c.get("deps").sql, c.get("principal"), project_id, user_id, consent_id);
     return c.body(null, 204) as never;
   });
 }

@@ -91,24 +91,27 @@ export const revokeCurrentUserSessionRoute = guardedRoute({
 
 export function registerSessionRoutes(app: App) {
   app.openapi(listCurrentUserSessionsRoute, async (c) => {
-    return c.json(await listCurrentSessions(c.var.deps.sql, c.var.principal, c.req.valid("query")), 200);
+    return c.json(
+      await listCurrentSessions(c.get("deps").sql, c.get("principal"), c.req.valid("query")),
+      200,
+    );
   });
   app.openapi(revokeCurrentUserSessionRoute, async (c) => {
-    await revokeCurrentSession(c.var.deps.sql, c.var.principal, c.req.valid("param").session_id);
+    await revokeCurrentSession(c.get("deps").sql, c.get("principal"), c.req.valid("param").session_id);
     return c.body(null, 204) as never;
   });
   app.openapi(listUserSessionsRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
-    return c.json(await listSessions(c.var.deps.sql, project_id, user_id, c.req.valid("query")), 200);
+    return c.json(await listSessions(c.get("deps").sql, project_id, user_id, c.req.valid("query")), 200);
   });
   app.openapi(revokeUserSessionRoute, async (c) => {
     const { project_id, user_id, session_id } = c.req.valid("param");
-    await revokeSession(c.var.deps.sql, c.var.principal, project_id, user_id, session_id);
+    await revokeSession(c.get("deps").sql, c.get("principal"), project_id, user_id, session_id);
     return c.body(null, 204) as never;
   });
   app.openapi(revokeUserSessionsRoute, async (c) => {
     const { project_id, user_id } = c.req.valid("param");
-    await revokeAllSessions(c.var.deps.sql, c.var.principal, project_id, user_id);
+    await revokeAllSessions(c.get("deps").sql, c.get("principal"), project_id, user_id);
     return c.body(null, 204) as never;
   });
 }

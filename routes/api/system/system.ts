@@ -125,9 +125,9 @@ export function registerSystemRoutes(app: App) {
 
   app.openapi(getReadiness, async (c) => {
     c.header("Cache-Control", "no-store");
-    const token = c.var.deps.config.metricsToken;
+    const token = c.get("deps").config.metricsToken;
     const detailed = token !== undefined && bearerMatches(c.req.header("authorization"), token);
-    const answer = readinessAnswer(await readiness(c.var.deps), detailed);
+    const answer = readinessAnswer(await readiness(c.get("deps")), detailed);
     if (answer.ready) return c.json(answer.body, 200);
     c.header("Retry-After", "1");
     return c.json(answer.body, 503);
@@ -135,12 +135,12 @@ export function registerSystemRoutes(app: App) {
 
   app.openapi(getJwks, async (c) => {
     // Short enough that a next key, published ACCESS_TOKEN_TTL before it signs, is known to every cache.
-    c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.var.deps.config.accessTokenTtl)}`);
-    return c.json(await c.var.deps.tokens.jwks() as Jwks, 200);
+    c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.get("deps").config.accessTokenTtl)}`);
+    return c.json(await c.get("deps").tokens.jwks() as Jwks, 200);
   });
 
   app.openapi(getProtectedResourceMetadata, (c) => {
-    const base = c.var.deps.config.publicUrl;
+    const base = c.get("deps").config.publicUrl;
     c.header("Cache-Control", "public, max-age=3600");
     return c.json({
       resource: base,
@@ -152,12 +152,12 @@ export function registerSystemRoutes(app: App) {
   });
 
   app.openapi(getMetadata, async (c) => {
-    const base = c.var.deps.config.publicUrl;
+    const base = c.get("deps").config.publicUrl;
     const [algorithms, documents] = await Promise.all([
-      signingAlgorithms(c.var.deps.sql),
-      metadataDocumentsAdmitted(c.var.deps.sql),
+      signingAlgorithms(c.get("deps").sql),
+      metadataDocumentsAdmitted(c.get("deps").sql),
     ]);
-    c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.var.deps.config.accessTokenTtl)}`);
+    c.header("Cache-Control", `public, max-age=${jwksMaxAge(c.get("deps").config.accessTokenTtl)}`);
     return c.json(authorizationServerMetadata(base, algorithms, documents), 200);
   });
 }

@@ -12,7 +12,7 @@ export type Brand = PageBranding;
 
 /** The project's branding for this page, read live (one read, no cache); null for an unknown project. */
 export async function brandOf(c: Context<AppEnv>, projectId: string): Promise<Brand | null> {
-  const { sql, config } = c.var.deps;
+  const { sql, config } = c.get("deps");
   return await pageBranding(sql, projectId, config.publicUrl);
 }
 

@@ -9,7 +9,7 @@ import type { AppEnv } from "../../env.ts";
 import { browserCookie, cookieOptions } from "./cookies.ts";
 /** The browser's cookie (set when missing) that the forms' CSRF tokens are derived from. */
 export function browserOf(c: Context<AppEnv>): string {
-  const secure = c.var.deps.config.publicUrl.startsWith("https:");
+  const secure = c.get("deps").config.publicUrl.startsWith("https:");
   const name = browserCookie(secure);
   let browser = getCookie(c, name);
   if (!browser || !/^[A-Za-z0-9_-]{43}$/.test(browser)) {
@@ -24,7 +24,7 @@ export const csrfOf = (browser: string) => encodeBase64Url(hashSecret(`account-p
 
 /** Whether a form's CSRF token is this browser's (compared in constant time). */
 export function csrfMatches(c: Context<AppEnv>, presented: string | undefined): boolean {
-  const secure = c.var.deps.config.publicUrl.startsWith("https:");
+  const secure = c.get("deps").config.publicUrl.startsWith("https:");
   const browser = getCookie(c, browserCookie(secure));
   if (!browser || !presented) return false;
   const a = hashSecret(csrfOf(browser));

@@ -32,7 +32,7 @@ export function showError(c: Context<AppEnv>, err: AuthorizePageError) {
   const nonce = startPage(c);
   if (err.reason) c.set("reason", err.reason);
   const help = err instanceof RedirectUriNotRegistered
-    ? unregisteredHelp(c.var.deps.config.publicUrl, err.unregistered)
+    ? unregisteredHelp(c.get("deps").config.publicUrl, err.unregistered)
     : undefined;
   return c.html(
     errorPage({ nonce, message: err.message, help }),
@@ -101,7 +101,7 @@ export function pageErrors(handler: (c: Context<AppEnv>) => Promise<Response>) {
         c.header("Cache-Control", "no-store");
         const params = { error: err.code, error_description: err.message, state: err.state };
         return c.redirect(
-          redirectWith(err.redirectUri, { ...params, iss: c.var.deps.config.publicUrl }),
+          redirectWith(err.redirectUri, { ...params, iss: c.get("deps").config.publicUrl }),
           302,
         );
       }

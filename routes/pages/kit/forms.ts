@@ -11,7 +11,7 @@ export const LOGIN_FORM_LIMIT = 16 * 1024;
 
 /** The login form's page and the cookie it is bound to, for the service's public URL. */
 export function formSettings(c: Context<AppEnv>) {
-  const { publicUrl } = c.var.deps.config;
+  const { publicUrl } = c.get("deps").config;
   const secure = publicUrl.startsWith("https:");
   return { action: `${publicUrl}/authorize`, secure, cookieName: browserCookie(secure) };
 }
