@@ -158,29 +158,14 @@ export function registerObjectRoutes(app: App) {
   });
   app.openapi(updateObjectRoute, async (c) => {
     const { project_id, resource_id, object_id } = c.req.valid("param");
-    return c.json(
-      await updateObject(
-        c.get("deps").sql,
-        c.get("principal"),
-        project_id,
-        resource_id,
-        object_id,
-        c.req.valid("json"),
-      ),
-      200,
-    );
+    const [{ sql }, principal, body] = [c.get("deps"), c.get("principal"), c.req.valid("json")];
+    return c.json(await updateObject(sql, principal, project_id, resource_id, object_id, body), 200);
   });
   app.openapi(deleteObjectRoute, async (c) => {
     const { project_id, resource_id, object_id } = c.req.valid("param");
     const { cascade } = c.req.valid("query");
-    await deleteObject(
-      c.get("deps").sql,
-      c.get("principal"),
-      project_id,
-      resource_id,
-      object_id,
-      cascade ?? false,
-    );
+    const [{ sql }, principal] = [c.get("deps"), c.get("principal")];
+    await deleteObject(sql, principal, project_id, resource_id, object_id, cascade ?? false);
     return c.body(null, 204) as never;
   });
 }

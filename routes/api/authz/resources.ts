@@ -117,16 +117,8 @@ export function registerResourceRoutes(app: App) {
   });
   app.openapi(updateResourceRoute, async (c) => {
     const { project_id, resource_id } = c.req.valid("param");
-    return c.json(
-      await updateResource(
-        c.get("deps").sql,
-        c.get("principal"),
-        project_id,
-        resource_id,
-        c.req.valid("json"),
-      ),
-      200,
-    );
+    const [{ sql }, principal, body] = [c.get("deps"), c.get("principal"), c.req.valid("json")];
+    return c.json(await updateResource(sql, principal, project_id, resource_id, body), 200);
   });
   app.openapi(listResourcesRoute, async (c) => {
     const { project_id } = c.req.valid("param");
