@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { CONSTRAINT_ERRORS, FOREIGN_KEY_ERRORS } from "../domain/shared/errors.ts";
 import {
   ADMIN_SECRET,
+  baseUrl,
   basic,
   expectError,
   expectOAuthError,
@@ -149,6 +150,41 @@ test("with its database gone the service fails closed: 503 system_error, never a
   } finally {
     await svc.close().catch(() => {});
   }
+});
+
+/** The status of a request sent as raw bytes (fetch sends no body with GET or HEAD), its body written alongside. */
+async function rawStatus(head: string, body: Uint8Array): Promise<number> {
+  const url = new URL(await baseUrl());
+  const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
+  try {
+    const writing = (async () => {
+      await conn.write(new TextEncoder().encode(head));
+      for (let at = 0; at < body.length;) at += await conn.write(body.subarray(at));
+    })().catch(() => {}); // the server may answer and close before it has read the body
+    const reader = conn.readable.getReader();
+    let text = "";
+    while (!text.includes("\r\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    reader.releaseLock();
+    await writing;
+    return Number(text.split(" ")[1]);
+  } finally {
+    try {
+      conn.close();
+    } catch { /* closed */ }
+  }
+}
+
+test("a GET or HEAD is answered as without its body, whatever the body's declared length", async () => {
+  const big = new Uint8Array(70_000).fill(0x61);
+  const head = (method: string, path: string) =>
+    `${method} ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${big.length}\r\nConnection: close\r\n\r\n`;
+  // Over the form endpoints' 64 KiB, at the token endpoint's path: no GET route there.
+  assert.equal(await rawStatus(head("GET", "/api/v1/tokens"), big), 404);
+  assert.equal(await rawStatus(head("HEAD", "/api/v1/projects"), big), 401);
 });
 
 test("POST /api/v1/tokens with an oversized body answers 413 invalid_request / invalid_params", async () => {
