@@ -271,8 +271,10 @@ export const ConditionExpression = z.string().max(1000, "at most 1000 characters
       "`resource` (`type`, `id`, `properties`), `action` (`name`, `properties`), `context` and `now` (a " +
       "timestamp, the database's clock), with CEL's standard functions: it must be a boolean. Parsed and " +
       "type-checked when written (400 `invalid_params` naming the position of an error); its cost is bounded " +
-      "(at most 200 nodes, no comprehension inside another, no `cel.bind`, `matches` with a literal pattern " +
-      "of bounded backtracking), and it reads at most 4,096 bytes of each thing a request sends. Example: " +
+      "(at most 200 nodes, no `cel.bind`, `join` or `split`, a comprehension only over a value as given and " +
+      "never inside another, `matches` only on a value as given with a literal pattern of bounded " +
+      "backtracking: docs/authzen.md § Conditions), and it reads at most 4,096 bytes of each thing a request " +
+      "sends (4,096 characters of `resource.id`). Example: " +
       "`resource.properties.ownerID == subject.id`.",
     example: "resource.properties.ownerID == subject.id",
   });

@@ -149,6 +149,14 @@ test("what a request sends is read up to 4 KB: larger, its conditions deny (a se
   const refused = await search.json();
   assert.equal(search.status, 400, JSON.stringify(refused));
   assert.equal(refused.details[0].field, "/context");
+  // So is an unregistered object's id, which conditions read as resource.id.
+  const longId = await decide(s, "alice", "write", { id: "n".repeat(4097), properties: { owner: "alice" } });
+  assert.equal(longId.decision, false);
+  assert.match(reason(longId).message, /resource.id is larger than the 4096 bytes/);
+  assert.equal(
+    (await decide(s, "alice", "write", { id: "n".repeat(4096), properties: { owner: "alice" } })).decision,
+    true,
+  );
 });
 
 test("context, action properties and the database's clock", async () => {

@@ -9,7 +9,9 @@ import {
   conditionProblem,
   evaluateCondition,
   MAX_CONDITION_LENGTH,
+  MAX_INPUT_BYTES,
   newBudget,
+  oversized,
   problemText,
 } from "../domain/authz/conditions.ts";
 import { isPending, settle } from "../domain/authz/decide.ts";
@@ -37,6 +39,9 @@ Deno.test("accepted expressions: the five variables, CEL's standard functions an
       "context.flag", // dyn: checked to be a boolean when evaluated
       'subject.id.matches("^(https?|ftp)://[a-z.]+$")',
       'subject.id.matches("^a{2,4}(b|c)?$")',
+      'subject.id.matches("^(?:ab|cd)(?<tail>[0-9]+?)$")',
+      'resource.properties.tags.exists(t, t.matches("^a[0-9]*$"))',
+      '["x", "y"].exists(t, t == resource.id)',
     ]
   ) assert.equal(conditionProblem(e), null, e);
 });
@@ -58,6 +63,18 @@ Deno.test("refused expressions name what is wrong and where", () => {
     ['subject.id.matches("foo.*bar.*")', /more than one unbounded/, 19],
     ['subject.id.matches("a{2,}b+")', /more than one unbounded/, 19],
     ["cel.bind(x, context.xs, x + x) == []", /cel.bind/, 0],
+    // What a review found could run for minutes or exhaust the heap from 4 KB of input.
+    ["context.l.join(context.l.join(context.s)).size() > 0", /join is not allowed/, 0],
+    ['size(context.s.split("")) > 0', /split is not allowed/, 5],
+    ['(context.s + context.s).matches("a*b")', /computed text/, 1],
+    ['context.l.map(x, context.s + context.s).exists(y, y.matches("a*b"))', /computed one/, 0],
+    [
+      'subject.id.matches("a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?aaaaaaaaaaaaaaaaaaaa")',
+      /too many choices/,
+      19,
+    ],
+    ['subject.id.matches("a{0,1000}a{0,1000}c")', /too many choices/, 19],
+    ['subject.id.matches("^(a|b|c)?x?[a-z]+$")', /too many choices/, 19],
     ["x".repeat(MAX_CONDITION_LENGTH + 1), /1000 characters/, MAX_CONDITION_LENGTH],
     [Array(150).fill("true").join(" && "), /./, 0],
   ];
@@ -71,6 +88,12 @@ Deno.test("refused expressions name what is wrong and where", () => {
     problemText("subject.id &&\n  nope", conditionProblem("subject.id &&\n  nope")!),
     "Unknown variable: nope (at line 2, column 3)",
   );
+});
+
+Deno.test("a request's resource.id longer than conditions read is a condition_error, as an oversized context", () => {
+  assert.deepEqual(evaluateCondition('resource.id.startsWith("d-")', input()), { value: true });
+  assert.equal(oversized("d".repeat(MAX_INPUT_BYTES)), false);
+  assert.equal(oversized("d".repeat(MAX_INPUT_BYTES + 1)), true);
 });
 
 Deno.test("evaluation never throws: missing keys, type mismatches and non-boolean results are errors", () => {

@@ -76,6 +76,7 @@ export function settle(
   };
   // What the request sends is read only up to a size (a long list would make one evaluation slow).
   const large = firstOversized([
+    [asked.resource.id, "resource.id"],
     [asked.context, "context"],
     [asked.action.properties, "action.properties"],
     [p.object === null ? asked.resource.properties : undefined, "resource.properties"],

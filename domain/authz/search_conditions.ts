@@ -144,6 +144,7 @@ export async function subjectsThroughConditions(
     if (!("pending" in found)) return found;
     const p: SubjectsPending = found.pending;
     refuseOversized([
+      [asked.resourceId, "/resource/id"],
       [asked.context, "/context"],
       [asked.action.properties, "/action/properties"],
       [p.object === null ? asked.resourceProperties : undefined, "/resource/properties"],
@@ -224,6 +225,7 @@ export async function actionsThroughConditions(
     if (!("pending" in found)) return found;
     const p: ActionsPending = found.pending;
     refuseOversized([
+      [asked.resourceId, "/resource/id"],
       [asked.context, "/context"],
       [p.object === null ? asked.resourceProperties : undefined, "/resource/properties"],
     ]);
