@@ -229,6 +229,8 @@ test(
         const logoUrl = (await admin("GET", api)).branding.logo_url;
         assert.ok(logoUrl);
         assert.equal(await page.locator("#logo-preview").getAttribute("src"), logoUrl);
+        // The image loads after the page shows it: its size is known once it is complete.
+        await page.waitForFunction("document.getElementById('logo-preview')?.complete === true");
         assert.equal(
           await page.evaluate("document.getElementById('logo-preview').naturalWidth"),
           1,
