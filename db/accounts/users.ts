@@ -174,15 +174,9 @@ export async function deleteUserRow(sql: Sql, projectId: string, user: { id: str
 }
 
 /**
- * Operators of the system project: its active users whose role holds every permission of its default
- * resources. `lock` takes the operators' lock (every change that could demote one takes it first, so such
- * changes take turns) and holds their rows for the rest of the transaction.
- */
-/**
- * How a decision names the user when asked by its application, and how subject search answers it: its
- * `external_user_id` when it has one that is no other user's id (a decision finds a user by id first), else
- * its id. Conditions compare `subject.id` with what the application stores, so claims computed for the user's
- * tokens name it the same way.
+ * How the user's application names it to a decision: its `external_user_id` when it has one that is no other
+ * user's id (a decision finds a user by id first), else its id. Conditions compare `subject.id` with what the
+ * application stores, so claims computed for the user's tokens name it the same way.
  */
 export async function subjectNameOf(sql: Sql, projectId: string, userId: string): Promise<string> {
   const [row] = await sql<{ name: string }[]>`
@@ -193,6 +187,11 @@ export async function subjectNameOf(sql: Sql, projectId: string, userId: string)
   return row?.name ?? userId;
 }
 
+/**
+ * Operators of the system project: its active users whose role holds every permission of its default
+ * resources. `lock` takes the operators' lock (every change that could demote one takes it first, so such
+ * changes take turns) and holds their rows for the rest of the transaction.
+ */
 export async function listOperators(sql: Sql, projectId: string, opts: { lock?: boolean } = {}) {
   if (opts.lock) await sql`select pg_advisory_xact_lock(hashtextextended(${"operators:" + projectId}, 0))`;
   const rows = await sql<{ id: string }[]>`

@@ -102,10 +102,8 @@ function riskyPattern(p: string): string | null {
         groups[groups.length - 1].branches++;
       } else topBranches++;
     } else if ("*+?{".includes(c)) {
-      if (!atom) {
-        // A ? right after a quantifier makes it lazy: no new choice.
-        if (c === "?") continue;
-      }
+      // A ? right after a quantifier makes it lazy: no new choice.
+      if (!atom && c === "?") continue;
       quantifier = true;
       if (last && c !== "?") return "repeats a group that holds a repetition or an alternation";
       const close = c === "{" ? p.indexOf("}", i) : -1;
@@ -120,14 +118,9 @@ function riskyPattern(p: string): string | null {
       if (close > 0) i = close;
     }
     if (!closed) last = false;
-    atom = !quantifier && c !== "|" && c !== "^";
-    if (closed) atom = true;
-    if (choices * topBranches > (unbounded > 0 ? 4 : 16)) {
-      return "has too many choices: its ?, {n,m} and alternations (at most 16 ways, 4 beside * or +)";
-    }
+    atom = closed || (!quantifier && c !== "|" && c !== "^");
   }
-  choices *= topBranches;
-  if (choices > (unbounded > 0 ? 4 : 16)) {
+  if (choices * topBranches > (unbounded > 0 ? 4 : 16)) {
     return "has too many choices: its ?, {n,m} and alternations (at most 16 ways, 4 beside * or +)";
   }
   return null;
