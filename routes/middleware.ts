@@ -47,10 +47,10 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
         const span = startServerSpan(c.req.method, c.req.header("traceparent"));
         traceId = span.traceId;
         c.set("span", span);
-        await runInSpan(span, () => tagged(c, next, echo));
+        await runInSpan(span, () => answerWith(c, next, [["X-Request-Id", echo], NOSNIFF]));
         endRequestSpan(c, span, id);
       } else {
-        await tagged(c, next, echo);
+        await answerWith(c, next, [["X-Request-Id", echo], NOSNIFF]);
         if (logged) traceId = parseTraceparent(c.req.header("traceparent"))?.traceId;
       }
     } finally {
@@ -73,19 +73,6 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     series.time.observe(seconds);
     if (logged) logRequest(c, deps.log, id, seconds, traceId);
   };
-}
-
-/**
- * Runs the rest of the chain; its answer carries `X-Request-Id` and `X-Content-Type-Options: nosniff`, set
- * before the handler runs, and again after for an answer that is a Response of its own (see `answerWith`).
- */
-async function tagged(c: Context, next: () => Promise<void>, id: string): Promise<void> {
-  c.header("X-Request-Id", id);
-  c.header("X-Content-Type-Options", "nosniff");
-  await next();
-  const headers = c.res.headers;
-  if (headers.get("x-request-id") !== id) c.header("X-Request-Id", id);
-  if (headers.get("x-content-type-options") !== "nosniff") c.header("X-Content-Type-Options", "nosniff");
 }
 
 /** Each route, method and status's series, found with one lookup (as many as the metric has series). */
@@ -134,12 +121,13 @@ function logRequest(c: Context<AppEnv>, log: Logger, id: string, seconds: number
 
 /**
  * The edge of the JSON API and the AuthZEN endpoints, one middleware (each layer of Hono's chain costs a request
- * a dispatch and a closure): a NUL byte in the URL refused, `Cache-Control: no-store`, the body's size and its
- * media type (below).
+ * a dispatch and a closure): a NUL byte in the URL refused, `Cache-Control: no-store` (responses of the API carry
+ * secrets and live authorization state: nothing may cache them), the body's size and its media type (below).
  */
 export const apiEdge: MiddlewareHandler<AppEnv> = (c, next) => {
   refuseNulInUrl(c.req.url);
-  return answerWith(c, () => bodyLimitOf(c)(c, () => bodyType(c, next)), "Cache-Control", "no-store");
+  const body = bodyKind(c);
+  return answerWith(c, () => LIMITS[body](c, () => bodyType(c, body, next)), NO_STORE);
 };
 
 /**
@@ -155,22 +143,23 @@ function refuseNulInUrl(url: string): void {
 }
 
 /**
- * Runs the rest of the chain and makes sure its answer carries `name: value` (responses of the API carry secrets
- * and live authorization state: nothing may cache them). The header is set before the handler runs, so that the
- * answer it builds through the context (`c.json`, `c.body`) is made with it: a header set on a finished answer
- * makes Hono copy the whole Response, once per header. An answer built as a Response object of its own, or one
- * that overrode the header, gets it set afterwards.
+ * Runs the rest of the chain and makes sure its answer carries `headers`. They are set before the handler runs,
+ * so that the answer it builds through the context (`c.json`, `c.body`) is made with them: a header set on a
+ * finished answer makes Hono copy the whole Response, once per header. An answer built as a Response object of
+ * its own, or one that overrode a header, gets it set afterwards.
  */
-async function answerWith(
-  c: Context,
-  next: () => Promise<unknown>,
-  name: string,
-  value: string,
-): Promise<void> {
-  c.header(name, value);
+async function answerWith(c: Context, next: () => Promise<unknown>, headers: Header[]): Promise<void> {
+  for (const [name, value] of headers) c.header(name, value);
   await next();
-  if (c.res.headers.get(name) !== value) c.header(name, value);
+  const sent = c.res.headers;
+  for (const [name, value] of headers) if (sent.get(name) !== value) c.header(name, value);
 }
+
+type Header = [name: string, value: string];
+
+/** Every answer carries it (requestContext); the API's carry NO_STORE too (apiEdge). */
+const NOSNIFF: Header = ["X-Content-Type-Options", "nosniff"];
+const NO_STORE: Header[] = [["Cache-Control", "no-store"]];
 
 /**
  * A body of at most `size`, answering 413 `body_too_large`: by its declared length when it has one (Deno's
@@ -208,19 +197,27 @@ const formLimit = limitBody(64 * 1024, "64 KiB");
 const LOGO_PATH = /^\/api\/v1\/projects\/[^/]+\/branding\/logo$/;
 const logoLimit = limitBody(100 * 1024, "100 KiB");
 
-/** At most 1 MiB, less at the form endpoints and for a logo. */
-function bodyLimitOf(c: Context<AppEnv>): MiddlewareHandler<AppEnv> {
-  if (isFormEndpoint(c.req.path)) return formLimit;
-  return c.req.method === "PUT" && LOGO_PATH.test(c.req.path) ? logoLimit : apiLimit;
+/** What a request's body is: a form (the form endpoints), a logo (its image), or JSON (every other). */
+type BodyKind = "form" | "logo" | "json";
+
+function bodyKind(c: Context<AppEnv>): BodyKind {
+  if (isFormEndpoint(c.req.path)) return "form";
+  return c.req.method === "PUT" && LOGO_PATH.test(c.req.path) ? "logo" : "json";
 }
 
+/** At most 1 MiB, less at the form endpoints and for a logo. */
+const LIMITS: Record<BodyKind, MiddlewareHandler<AppEnv>> = {
+  form: formLimit,
+  logo: logoLimit,
+  json: apiLimit,
+};
+
 /** JSON bodies everywhere but the form endpoints and the logo; the same patterns the validators apply. */
-async function bodyType(c: Context<AppEnv>, next: () => Promise<void>): Promise<void> {
+async function bodyType(c: Context<AppEnv>, kind: BodyKind, next: () => Promise<void>): Promise<void> {
   const method = c.req.method;
   if (method === "POST" || method === "PUT" || method === "PATCH") {
-    const path = c.req.path;
-    if (method === "PUT" && LOGO_PATH.test(path)) return await next();
-    const form = isFormEndpoint(path);
+    if (kind === "logo") return await next();
+    const form = kind === "form";
     const contentType = c.req.header("content-type");
     const ok = contentType === undefined ? !hasBody(c) : (form ? FORM_TYPE : JSON_TYPE).test(contentType);
     if (!ok) {
