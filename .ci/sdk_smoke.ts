@@ -94,6 +94,7 @@ const roles = await shop.roles.listRoles(
   Api.ListRolesSortByEnum.Code,
   undefined,
   undefined,
+  undefined,
 );
 check(roles.pagination.total === 1 && roles.data[0].code === "clerk", "listRoles");
 check(counter.tokenRequests() === 1, `one cached token for all calls (${counter.tokenRequests()} requests)`);
@@ -118,7 +119,9 @@ check(missing.status === 404 && missing.error === "user_not_found", `404 user_no
 const foreign = await failure(shop.projects.getProject("system"));
 check(foreign.status === 403 && foreign.error === "insufficient_permission", `403: ${foreign}`);
 const wrong = createAdminClient({ baseUrl, clientId: job.id, clientSecret: "not-the-secret" });
-const refused = await failure(wrong.roles.listRoles(projectId, 1, 10, undefined, undefined, undefined));
+const refused = await failure(
+  wrong.roles.listRoles(projectId, 1, 10, undefined, undefined, undefined, undefined),
+);
 // The token endpoint answers the RFC 6749 §5.2 code in `error` and the service's in `error_code` (and `code`).
 check(
   refused.status === 401 && refused.error === "invalid_client" &&
@@ -142,11 +145,15 @@ const jobClient = createAdminClient({
   clientSecret: job.client_secret,
   fetch: jobCounter.fetch,
 });
-const readable = await failure(jobClient.roles.listRoles(projectId, 1, 10, undefined, undefined, undefined));
+const readable = await failure(
+  jobClient.roles.listRoles(projectId, 1, 10, undefined, undefined, undefined, undefined),
+);
 check(readable.status === 403 && readable.error === "insufficient_permission", "the job may not read roles");
 await shop.clients.updateClient(projectId, job.id, { name: "nightly report", is_active: false });
 await shop.clients.updateClient(projectId, job.id, { name: "nightly report", is_active: true });
-const again = await failure(jobClient.roles.listRoles(projectId, 1, 10, undefined, undefined, undefined));
+const again = await failure(
+  jobClient.roles.listRoles(projectId, 1, 10, undefined, undefined, undefined, undefined),
+);
 check(again.status === 403, `after renewal the call reaches the permission check: ${again}`);
 check(jobCounter.tokenRequests() === 2, `the refused token was renewed once (${jobCounter.tokenRequests()})`);
 

@@ -47,13 +47,28 @@ export const EVENT_TYPES = {
   "object.created":
     "Objects of a resource were created (`details.resource_id`; a batch: one event, target the resource, " +
     "`details.count`)",
-  "object.updated": "An object was renamed or moved under another parent",
+  "object.updated":
+    "An object was renamed, moved under another parent, given other properties or another organization",
   "object.deleted":
     "An object was deleted with its grants (with `cascade`, its descendants and theirs: `details` counts them)",
   "grant.created": "A role was granted on an object (`details`: subject, role, object, expiry)",
   "grant.deleted": "A grant on an object was revoked",
   "grant.expired":
     "An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at `expires_at`)",
+  "organization.created": "An organization was created (with its domains)",
+  "organization.updated":
+    "An organization's name, description, properties, domains or second-factor policy (`mfa`) changed",
+  "organization.deleted":
+    "An organization was deleted with its members (their users stay), its objects left to the project; " +
+    "`changes` holds its last state, `details.members_removed` and `details.objects_released` count them",
+  "organization.member_added":
+    "A user was added to an organization (the target) with organization roles (`details.user_id`, " +
+    "`details.role_ids`)",
+  "organization.member_updated":
+    "A member's organization roles were replaced (`details.user_id`; `changes.role_ids`)",
+  "organization.member_removed":
+    "A member was removed from an organization: their roles there ended (`details.user_id`, " +
+    "`details.role_ids`)",
   "webhook.created": "A webhook subscription was created",
   "webhook.updated": "A webhook subscription changed",
   "webhook.deleted": "A webhook subscription was deleted",

@@ -86,7 +86,8 @@ const ProviderFields = {
     description: "Create a user at the first sign-in of an unknown upstream account (default false)",
   }),
   default_role_id: Id.nullable().optional().openapi({
-    description: "The role of users created at sign-in; the caller must hold its permissions",
+    description: "The role of users created at sign-in: a project role (an organization role is 400 " +
+      "`invalid_params`); the caller must hold its permissions",
   }),
   link_by_verified_email: z.boolean().optional().openapi({
     description:

@@ -28,6 +28,9 @@ export const ObjectId = z.string().min(1, "must not be empty").max(200, "at most
     pattern: "^[A-Za-z0-9._:/@-]{1,200}$",
   });
 
+const ORGANIZATION = "An organization of the project (else 400 `invalid_params` naming the field): its " +
+  "members' organization roles act on the object.";
+
 const ObjectName = text(100).trim().nullable().optional().openapi({
   description: "At most 100 characters; omitted or null: none",
 });
@@ -40,6 +43,10 @@ export const ObjectRecord = z.object({
   parent_id: z.string().nullable(),
   depth: z.number().int().openapi({ description: "1 for an object without parent, at most 32" }),
   properties: Properties,
+  organization_id: z.string().nullable().openapi({
+    description:
+      "The organization it belongs to, or null: the project's (deleting the organization sets null)",
+  }),
   ...{
     created_at: z.string().openapi({ format: "date-time", description: "RFC 3339, UTC" }),
     updated_at: z.string().openapi({ format: "date-time", description: "RFC 3339, UTC" }),
@@ -54,6 +61,9 @@ export const CreateObjectRequest = z.strictObject({
     description: "An object of the same resource (in a batch, possibly one created before it in the batch)",
   }),
   properties: NewProperties,
+  organization_id: Id.nullable().optional().openapi({
+    description: `The organization the object belongs to; omitted or null: none. ${ORGANIZATION}`,
+  }),
 }).openapi("CreateObjectRequest");
 export type CreateObjectRequest = z.infer<typeof CreateObjectRequest>;
 
@@ -75,6 +85,9 @@ export const UpdateObjectRequest = z.strictObject({
       "that object of the same resource, never under itself or a descendant, at most 32 levels deep.",
   }),
   properties: ChangedProperties,
+  organization_id: Id.nullable().optional().openapi({
+    description: `Omitted: unchanged. null: none (the project's). ${ORGANIZATION}`,
+  }),
 }).openapi("UpdateObjectRequest");
 export type UpdateObjectRequest = z.infer<typeof UpdateObjectRequest>;
 
@@ -92,6 +105,7 @@ export const DeleteObjectQuery = z.object({
 export const ObjectListQuery = listQuery(["id", "name", "created_at", "updated_at"] as const).extend({
   parent_id: ObjectId.optional().openapi({ description: "Only the children of this object" }),
   top_level: booleanFilter("`true`: only objects without parent"),
+  organization_id: Id.optional().openapi({ description: "Only the objects of this organization" }),
 });
 export type ObjectListQuery = z.infer<typeof ObjectListQuery>;
 

@@ -4,7 +4,8 @@ import { booleanFilter, clearableText, Id, listOf, listQuery, Name, Timestamps }
 
 const DEFAULT_ROLE =
   "The role a user gets on creating an account through self-service sign-up (`signup`); null: " +
-  "none. One of the project's roles (a deleted role leaves none). Users created through an identity provider get " +
+  "none. One of the project's roles, a project role (an organization role is 400 `invalid_params`; a deleted " +
+  "role leaves none). Users created through an identity provider get " +
   "that provider's `default_role_id` instead.";
 
 /** The system project, created at first start, administers the others through its admin client. */

@@ -65,7 +65,8 @@ const Email = z.string().trim().max(100, "at most 100 characters")
       "unverified one is replaced at once. The new address is mailed a verification link, the old one a notice.",
   });
 const RoleId = z.string().max(100).nullable().optional().openapi({
-  description: 'A role of this project. On update: omitted keeps it; null or "" removes it.',
+  description: "A project role of this project (an organization role is 400 `invalid_params`). On update: " +
+    'omitted keeps it; null or "" removes it.',
 });
 
 export const CreateUserRequest = z.strictObject({

@@ -40,6 +40,8 @@ import { registerUserMailRoutes } from "./api/accounts/user_mail.ts";
 import { registerAccountPages } from "./pages/mail_links.ts";
 import { registerSignupPages } from "./pages/signup.ts";
 import { registerWebhookRoutes } from "./api/events/webhooks.ts";
+import { registerOrganizationRoutes } from "./api/organizations/organizations.ts";
+import { registerMemberRoutes } from "./api/organizations/members.ts";
 
 export const OPENAPI_INFO = {
   openapi: "3.1.0",
@@ -103,6 +105,8 @@ export function createApp(deps: Deps): App {
   registerMfaRoutes(app);
   registerUserRoutes(app);
   registerUserMailRoutes(app);
+  registerOrganizationRoutes(app);
+  registerMemberRoutes(app);
   registerClientRoutes(app);
   registerKeyRoutes(app);
   registerAuditRoutes(app);

@@ -129,7 +129,7 @@ test("every operation is public by name or states its permission and scope in th
     "searchResources",
     "searchSubjects",
   ]);
-  assert.equal(byScope("own").length, 60, names("own").join(", "));
+  assert.equal(byScope("own").length, 71, names("own").join(", "));
 });
 
 test("the permissions an operation checks beyond the gate's are published with it", () => {
@@ -169,7 +169,7 @@ async function assertPastGate(op: Op, res: Response): Promise<void> {
   if (res.status === 404) {
     assert.match(
       JSON.parse(body).error,
-      /^(resource|role|user|client|webhook|webhook_delivery|signing_key|session|identity_provider|identity|object|grant)_not_found$/,
+      /^(resource|role|user|client|webhook|webhook_delivery|signing_key|session|identity_provider|identity|object|grant|organization|member)_not_found$/,
       op.operationId,
     );
   }

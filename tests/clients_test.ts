@@ -59,7 +59,7 @@ test("POST .../clients creates a client whose secret is shown once and gets toke
     0,
   );
   await expectError(
-    api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined),
+    api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined),
     403,
     "insufficient_permission",
   );
@@ -114,13 +114,14 @@ test("a client deactivated through the API is refused at once, at the gate and a
   const p = await newProject();
   const c = await clientWith(p, ["roles:read"]);
   assert.equal(
-    (await c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined)).data.length,
+    (await c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined)).data
+      .length,
     0,
   );
   const off = await p.api.clients.updateClient(p.project.id, c.id, { name: "limited", is_active: false });
   assert.equal(off.is_active, false);
   await expectError(
-    c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined),
+    c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined),
     401,
     "invalid_authorization_token",
   );
@@ -133,13 +134,14 @@ test("a client deactivated through the API is refused at once, at the gate and a
   await p.api.clients.updateClient(p.project.id, c.id, { name: "limited", is_active: true });
   // A token issued before the deactivation stays dead; a new one works.
   await expectError(
-    c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined),
+    c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined),
     401,
     "invalid_authorization_token",
   );
   const again = await sdk(await clientToken(c.id, c.secret));
   assert.equal(
-    (await again.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined)).data.length,
+    (await again.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined)).data
+      .length,
     0,
   );
 });
@@ -149,13 +151,14 @@ test("rotating a client's secret also ends the access tokens issued before", asy
   const c = await clientWith(p, ["roles:read"]);
   const rotated = await p.api.clients.rotateClientSecret(p.project.id, c.id);
   await expectError(
-    c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined),
+    c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined),
     401,
     "invalid_authorization_token",
   );
   const fresh = await sdk(await clientToken(c.id, rotated.client_secret));
   assert.equal(
-    (await fresh.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined)).data.length,
+    (await fresh.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined)).data
+      .length,
     0,
   );
 });
@@ -186,7 +189,7 @@ test("a project's admin client can be neither deactivated nor stripped of its pe
     is_active: true,
   });
   assert.equal(renamed.name, "Ops");
-  assert.equal(renamed.permission_ids.length, 36);
+  assert.equal(renamed.permission_ids.length, 40);
   const other = await p.api.clients.createClient(p.project.id, { name: "not admin", is_active: false });
   assert.equal(other.is_admin, false);
   assert.equal(other.is_active, false, "is_active is accepted on create");
@@ -208,7 +211,7 @@ test("a client's permissions changed through the API apply on its very next requ
   });
   assert.equal((await c.api.roles.createRole(p.project.id, { code: "x", name: "x" })).code, "x");
   await expectError(
-    c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined),
+    c.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined),
     403,
     "insufficient_permission",
   );

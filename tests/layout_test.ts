@@ -22,6 +22,7 @@ export const CAPABILITIES = [
   "events",
   "projects",
   "accounts",
+  "organizations",
   "oauth",
   "factors",
   "signin",

@@ -109,7 +109,7 @@ test("updates check what exists (404) before who may touch it (403): clients, ro
     undefined,
   );
   assert.deepEqual(clients.data.find((c) => c.id === target.id)?.permission_ids, [ids["users:read"]]);
-  const roles = await p.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined);
+  const roles = await p.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined);
   assert.deepEqual(roles.data.find((r) => r.id === role.id)?.permission_ids, [ids["users:read"]]);
 });
 

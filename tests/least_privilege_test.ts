@@ -130,7 +130,7 @@ test("a client grants only the permissions it holds, to clients and roles; nothi
     }),
     ["users:update"],
   );
-  const roles = await p.api.roles.listRoles(p.project.id, 1, 100, undefined, undefined, "boss");
+  const roles = await p.api.roles.listRoles(p.project.id, 1, 100, undefined, undefined, "boss", undefined);
   assert.equal(roles.pagination.total, 0, "no role was created");
   assert.ok(
     await creator.api.roles.createRole(p.project.id, {
@@ -166,7 +166,8 @@ test("roles:update touches a role's permissions only when it holds them all: a r
     );
   }
   assert.deepEqual(
-    (await p.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, "ops")).data[0].permission_ids
+    (await p.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, "ops", undefined)).data[0]
+      .permission_ids
       .sort(),
     [ids["users:update"], ids["roles:read"]].sort(),
     "nothing was written",

@@ -164,7 +164,7 @@ test("a user's token acts on the admin API with the permissions of the user's ro
   );
   const { expectError } = await import("./helpers.ts");
   await expectError(
-    user.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined),
+    user.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined),
     403,
     "insufficient_permission",
   );
@@ -174,7 +174,8 @@ test("a user's token acts on the admin API with the permissions of the user's ro
     permission_ids: [ids["roles:read"]],
   });
   assert.equal(
-    (await user.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined)).pagination.total,
+    (await user.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined)).pagination
+      .total,
     1,
   );
   await expectError(

@@ -32,6 +32,7 @@ test("objects: create, get, list (children, top level, search, sort), rename, mo
       parent_id: null,
       depth: 1,
       properties: {},
+      organization_id: null,
       created_at: "",
       updated_at: "",
     },
@@ -52,6 +53,7 @@ test("objects: create, get, list (children, top level, search, sort), rename, mo
     undefined,
     "root",
     undefined,
+    undefined,
   );
   assert.deepEqual(children.data.map((o) => o.id), ["team/a@x.org:1"]);
   const top = await api.listObjects(
@@ -64,6 +66,7 @@ test("objects: create, get, list (children, top level, search, sort), rename, mo
     undefined,
     undefined,
     true,
+    undefined,
   );
   assert.deepEqual(top.data.map((o) => o.id), ["root"]);
   const all = await api.listObjects(
@@ -73,6 +76,7 @@ test("objects: create, get, list (children, top level, search, sort), rename, mo
     2,
     Api.ListObjectsSortByEnum.Id,
     Api.ListObjectsSortDirEnum.Desc,
+    undefined,
     undefined,
     undefined,
     undefined,
@@ -87,6 +91,7 @@ test("objects: create, get, list (children, top level, search, sort), rename, mo
     undefined,
     undefined,
     "bee",
+    undefined,
     undefined,
     undefined,
   );
@@ -108,7 +113,18 @@ test("objects: create, get, list (children, top level, search, sort), rename, mo
   await api.deleteObject(p.project.id, f.id, "root", undefined);
   await api.deleteObject(p.project.id, f.id, "team/a@x.org:1", true);
   assert.equal(
-    (await api.listObjects(p.project.id, f.id, 1, 10, undefined, undefined, undefined, undefined, undefined))
+    (await api.listObjects(
+      p.project.id,
+      f.id,
+      1,
+      10,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ))
       .pagination.total,
     0,
   );
@@ -180,6 +196,7 @@ test("objects: a batch of 1000 with parents in any order; all or nothing", async
       f.id,
       1,
       1,
+      undefined,
       undefined,
       undefined,
       undefined,
@@ -300,6 +317,7 @@ test("objects: bad input, unknown resource or object, default resources, another
       undefined,
       undefined,
       undefined,
+      undefined,
     ),
     404,
     "resource_not_found",
@@ -352,7 +370,18 @@ test("objects: each operation needs its permission (403 insufficient_permission)
     "insufficient_permission",
   );
   await expectError(
-    o.listObjects(p.project.id, f.id, 1, 10, undefined, undefined, undefined, undefined, undefined),
+    o.listObjects(
+      p.project.id,
+      f.id,
+      1,
+      10,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ),
     403,
     "insufficient_permission",
   );

@@ -83,6 +83,7 @@ test("a new project has the default resources, and its admin client holds every 
     ["grants", true, ["create", "delete", "read"]],
     ["identity_providers", true, ["create", "delete", "read", "update"]],
     ["objects", true, ["create", "delete", "read", "update"]],
+    ["organizations", true, ["create", "delete", "read", "update"]],
     ["projects", true, ["read", "update"]],
     ["resources", true, ["create", "delete", "read", "update"]],
     ["roles", true, ["create", "delete", "read", "update"]],
@@ -91,7 +92,7 @@ test("a new project has the default resources, and its admin client holds every 
   ]);
   const [{ granted }] = await db.sql<{ granted: number }[]>`
     select count(*)::int as granted from client_permissions where client_id = ${p.clientId}`;
-  assert.equal(granted, 36);
+  assert.equal(granted, 40);
   const [{ system }] = await db.sql<{ system: string[] }[]>`
     select array(select pe.code from permissions pe join resources r on r.id = pe.resource_id
       where r.project_id = 'system' and r.code = 'projects' order by pe.code) as system`;
@@ -320,7 +321,7 @@ test("POST .../clients/{client_id}/secret rotates the secret: the old one stops 
   const rotated = await p.api.clients.rotateClientSecret(p.project.id, p.clientId);
   assert.equal(rotated.id, p.clientId);
   assert.equal(rotated.project_id, p.project.id);
-  assert.equal(rotated.permission_ids.length, 36);
+  assert.equal(rotated.permission_ids.length, 40);
   assert.notEqual(rotated.client_secret, p.secret);
   await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, p.secret) }),

@@ -156,7 +156,8 @@ test("PUT .../resources/{id} matches permissions by code: kept ids and grants st
   assert.equal(byCode.read.description, "renamed");
   assert.notEqual(byCode.cancel.id, refund.id);
   // The dropped permission's grant is gone from the role; the kept one remains.
-  const [after] = (await p.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, "clerk")).data;
+  const [after] =
+    (await p.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, "clerk", undefined)).data;
   assert.equal(after.id, role.id);
   assert.deepEqual(after.permission_ids, [read.id]);
   // Omitted permissions stay as they are; null clears the description.
@@ -216,8 +217,8 @@ test("PUT .../resources/{id}: errors and the update rules of the code", async ()
     undefined,
     true,
   );
-  assert.equal(defaults.pagination.total, 11);
-  assert.equal(defaults.data.length, 11);
+  assert.equal(defaults.pagination.total, 12);
+  assert.equal(defaults.data.length, 12);
   const users = defaults.data.find((r) => r.code === "users")!;
   await expectError(
     p.api.resources.updateResource(p.project.id, users.id, { name: "Users", code: "users", permissions: [] }),
@@ -269,8 +270,8 @@ test("GET .../resources pages, sorts, filters by is_default and searches resourc
     undefined,
     undefined,
   );
-  assert.equal(all.pagination.total, 14);
-  assert.equal(all.data.length, 14);
+  assert.equal(all.pagination.total, 15);
+  assert.equal(all.data.length, 15);
   assert.ok(
     all.data.find((r) => r.code === "users")!.permissions.length === 4,
     "each resource carries its permissions",

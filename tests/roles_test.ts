@@ -20,6 +20,7 @@ test("POST .../roles creates a role with permissions of the project", async () =
     "name",
     "permission_ids",
     "project_id",
+    "scope",
     "updated_at",
   ]);
   assert.deepEqual(
@@ -52,7 +53,8 @@ test("roles refuse permission ids that are not permissions of the project, namin
     [`no permission ${theirs["roles:read"]} in this project`, "no permission nope in this project"].sort(),
   );
   assert.equal(
-    (await p.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined)).pagination.total,
+    (await p.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined)).pagination
+      .total,
     0,
   );
   const role = await p.api.roles.createRole(p.project.id, { code: "r", name: "R" });
@@ -170,12 +172,15 @@ test("GET .../roles pages without overlap, sorts and searches code, name and des
       Api.ListRolesSortByEnum.Name,
       Api.ListRolesSortDirEnum.Desc,
       undefined,
+      undefined,
     );
   const [one, two] = [await page(1), await page(2)];
   assert.deepEqual([...one.data, ...two.data].map((r) => r.code), ["d", "c", "b", "a"]);
   assert.equal(one.pagination.total, 4);
   const search = async (q: string) =>
-    (await p.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, q)).data.map((r) => r.code)
+    (await p.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, q, undefined)).data.map((r) =>
+      r.code
+    )
       .sort();
   assert.deepEqual(await search("ANT"), ["a"]);
   assert.deepEqual(await search("B"), ["b"]);

@@ -9,6 +9,7 @@ const ROLE = {
   code: "orders",
   name: "Orders",
   description: null,
+  scope: "project",
   permission_ids: [],
   conditions: [],
   created_at: "2026-01-01T00:00:00.000Z",

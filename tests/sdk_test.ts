@@ -110,7 +110,7 @@ test("createAdminClient renews a token the service stopped accepting, once, and 
   const refusals = await Promise.all(
     Array.from(
       { length: 10 },
-      () => failure(client.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined)),
+      () => failure(client.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined)),
     ),
   );
   assert.ok(refusals.every((e) => e.status === 403 && e.error === "insufficient_permission"));
@@ -118,12 +118,16 @@ test("createAdminClient renews a token the service stopped accepting, once, and 
   // Deactivation ends the client's earlier tokens for good; reactivated, it gets a new one on the next call.
   await p.api.clients.updateClient(p.project.id, limited.id, { name: "limited", is_active: false });
   await p.api.clients.updateClient(p.project.id, limited.id, { name: "limited", is_active: true });
-  const again = await failure(client.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined));
+  const again = await failure(
+    client.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined),
+  );
   assert.equal(again.status, 403, "the renewed token reached the permission check");
   assert.equal(counter.tokenRequests(), 2);
   // Deactivated for good: the renewal itself fails, with the token endpoint's error.
   await p.api.clients.updateClient(p.project.id, limited.id, { name: "limited", is_active: false });
-  const off = await failure(client.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined));
+  const off = await failure(
+    client.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined),
+  );
   assert.deepEqual([off.status, off.error, off.code], [401, "invalid_client", "client_not_active"]);
 });
 

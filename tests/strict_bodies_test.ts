@@ -76,7 +76,7 @@ test("a role sent with permissions instead of permission_ids is refused, naming 
     }, p.token),
     [{ field: "permissions", issue: meant("permission_ids") }],
   );
-  const roles = await p.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined);
+  const roles = await p.api.roles.listRoles(p.project.id, 1, 10, undefined, undefined, undefined, undefined);
   assert.equal(roles.pagination.total, 0, "no empty role was created");
   // On update too, each unknown field with its own suggestion.
   const role = await p.api.roles.createRole(p.project.id, { code: "support", name: "Support" });

@@ -103,6 +103,16 @@ export function userListStatement(projectId: string, q: UserListQuery): PageStat
   return pageStatement({ table: "users", alias: "u" }, { columns: COLUMNS.u }, where, params, q);
 }
 
+/**
+ * Whether the user is one of the project's, holding the user (`for key share`) for the rest of the transaction so
+ * that it is not deleted before a row that names it (a membership) is written.
+ */
+export async function lockUserShared(sql: Sql, projectId: string, userId: string): Promise<boolean> {
+  const rows =
+    await sql`select 1 from users where project_id = ${projectId} and id = ${userId} for key share`;
+  return rows.length === 1;
+}
+
 /** The user; `lock` holds the row for the rest of the transaction, `withPasswordHash` adds the hash. */
 export async function findUser(
   sql: Sql,

@@ -5,9 +5,10 @@ import { fixed, timestampsText } from "../columns.ts";
 import type { Sql } from "../connection.ts";
 import { containsPattern, type PageStatement, pageStatement, type Params } from "../lists.ts";
 
-const COLUMNS = `o.id, o.project_id, o.resource_id, o.name, o.parent_id, o.depth, o.properties, ${
-  timestampsText("o")
-}`;
+const COLUMNS =
+  `o.id, o.project_id, o.resource_id, o.name, o.parent_id, o.depth, o.properties, o.organization_id, ${
+    timestampsText("o")
+  }`;
 const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
 export type ObjectsResource = { id: string; code: string; is_default: boolean };
@@ -64,6 +65,7 @@ export type NewObject = {
   parent_id: string | null;
   depth: number;
   properties: Properties;
+  organization_id: string | null;
 };
 export type NewPath = { object: string; ancestor: string; depth: number };
 
@@ -77,12 +79,13 @@ export async function insertObjects(
 ): Promise<ObjectRecord[]> {
   const rows = await sql<ObjectRecord[]>`
     with ins as (
-      insert into objects (project_id, resource_id, id, name, parent_id, depth, properties)
-      select ${projectId}, ${resourceId}, x.id, x.name, x.parent_id, x.depth, x.properties::jsonb
+      insert into objects (project_id, resource_id, id, name, parent_id, depth, properties, organization_id)
+      select ${projectId}, ${resourceId}, x.id, x.name, x.parent_id, x.depth, x.properties::jsonb, x.organization_id
       from unnest(${objects.map((o) => o.id)}::text[], ${objects.map((o) => o.name)}::text[],
                   ${objects.map((o) => o.parent_id)}::text[], ${objects.map((o) => o.depth)}::int[],
-                  ${objects.map((o) => JSON.stringify(o.properties))}::text[])
-        with ordinality as x (id, name, parent_id, depth, properties, n)
+                  ${objects.map((o) => JSON.stringify(o.properties))}::text[],
+                  ${objects.map((o) => o.organization_id)}::text[])
+        with ordinality as x (id, name, parent_id, depth, properties, organization_id, n)
       order by x.n
       returning *
     )
@@ -129,6 +132,22 @@ async function sizeOf(sql: Sql, resourceId: string, objectId: string): Promise<n
   return row?.size ?? 0;
 }
 
+/**
+ * Which of these ids are organizations of the project, each held (`for key share`) for the rest of the
+ * transaction so that none is deleted before the write that names it.
+ */
+export async function lockOrganizationsShared(
+  sql: Sql,
+  projectId: string,
+  ids: string[],
+): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await sql<{ id: string }[]>`
+    select id from organizations where project_id = ${projectId} and id = any(${ids}::text[])
+    order by id for key share`;
+  return new Set(rows.map((r) => r.id));
+}
+
 /** One object; `lock` holds it for the rest of the transaction. */
 export async function findObject(
   sql: Sql,
@@ -154,6 +173,7 @@ export function objectListStatement(
   let where = "where o.project_id = $1 and o.resource_id = $2";
   if (q.parent_id !== undefined) where += ` and o.parent_id = $${params.push(q.parent_id)}`;
   if (q.top_level) where += " and o.parent_id is null";
+  if (q.organization_id !== undefined) where += ` and o.organization_id = $${params.push(q.organization_id)}`;
   if (q.search) {
     const like = `$${params.push(containsPattern(q.search))}`;
     where += ` and (o.id ilike ${like} or o.name ilike ${like})`;
@@ -228,11 +248,16 @@ export async function updateObjectRow(
   sql: Sql,
   resourceId: string,
   objectId: string,
-  r: { name: string | null; parent_id: string | null; properties: Properties },
+  r: {
+    name: string | null;
+    parent_id: string | null;
+    properties: Properties;
+    organization_id: string | null;
+  },
 ): Promise<void> {
   await sql`
     update objects set name = ${r.name}, parent_id = ${r.parent_id},
-      properties = ${sql.json(r.properties)}, updated_at = now()
+      properties = ${sql.json(r.properties)}, organization_id = ${r.organization_id}, updated_at = now()
     where resource_id = ${resourceId} and id = ${objectId}`;
 }
 

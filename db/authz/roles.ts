@@ -1,10 +1,10 @@
 /** Queries on roles and their permission grants; a role row is the API's `Role`. */
-import type { Role, RoleListQuery } from "../../openapi/roles.ts";
+import type { Role, RoleListQuery, RoleScope } from "../../openapi/roles.ts";
 import { fixed, timestampsText } from "../columns.ts";
 import type { Sql } from "../connection.ts";
 import { containsPattern, type PageStatement, pageStatement, type Params } from "../lists.ts";
 
-const COLUMNS = `ro.id, ro.project_id, ro.code, ro.name, ro.description,
+const COLUMNS = `ro.id, ro.project_id, ro.code, ro.name, ro.description, ro.scope,
       array(select rp.permission_id from role_permissions rp where rp.role_id = ro.id order by rp.permission_id)
         as permission_ids,
       coalesce((select json_agg(json_build_object('permission_id', rp.permission_id, 'expression', rp.condition)
@@ -15,7 +15,15 @@ const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
 export async function insertRole(
   sql: Sql,
-  r: { project_id: string; id: string; code: string; name: string; description: string | null },
+  r: {
+    project_id: string;
+    id: string;
+    code: string;
+    name: string;
+    description: string | null;
+    /** Default `project`. */
+    scope?: RoleScope;
+  },
 ): Promise<void> {
   await sql`insert into roles ${sql(r)}`;
 }
@@ -52,10 +60,15 @@ export async function setRolePermissions(
   }`;
 }
 
-/** Whether the role is one of the project's. */
-export async function roleExists(sql: Sql, projectId: string, roleId: string): Promise<boolean> {
-  const rows = await sql`select 1 from roles where project_id = ${projectId} and id = ${roleId}`;
-  return rows.length === 1;
+/** The role's scope, or undefined when it is not one of the project's. */
+export async function roleScopeOf(
+  sql: Sql,
+  projectId: string,
+  roleId: string,
+): Promise<RoleScope | undefined> {
+  const [row] = await sql<{ scope: RoleScope }[]>`
+    select scope from roles where project_id = ${projectId} and id = ${roleId}`;
+  return row?.scope;
 }
 
 /** The role; `lock` holds it for the rest of the transaction. */
@@ -72,12 +85,31 @@ export async function findRole(
 }
 
 /**
- * Whether the role exists, holding it (`for share`) for the rest of the transaction: its permissions cannot
- * change (an update locks the role `for update`) between a coverage check and the write that relies on it.
+ * The role's scope (undefined: no such role in the project), holding the role (`for share`) for the rest of the
+ * transaction: its permissions cannot change (an update locks the role `for update`) between a coverage check
+ * and the write that relies on it.
  */
-export async function lockRoleShared(sql: Sql, projectId: string, roleId: string): Promise<boolean> {
-  const rows = await sql`select 1 from roles where project_id = ${projectId} and id = ${roleId} for share`;
-  return rows.length === 1;
+export async function lockRoleShared(
+  sql: Sql,
+  projectId: string,
+  roleId: string,
+): Promise<RoleScope | undefined> {
+  const [row] = await sql<{ scope: RoleScope }[]>`
+    select scope from roles where project_id = ${projectId} and id = ${roleId} for share`;
+  return row?.scope;
+}
+
+/** The scope of each of these roles of the project (absent: not a role of the project), held `for share`. */
+export async function lockRolesShared(
+  sql: Sql,
+  projectId: string,
+  roleIds: string[],
+): Promise<Map<string, RoleScope>> {
+  if (roleIds.length === 0) return new Map();
+  const rows = await sql<{ id: string; scope: RoleScope }[]>`
+    select id, scope from roles where project_id = ${projectId} and id = any(${roleIds}::text[])
+    order by id for share`;
+  return new Map(rows.map((r) => [r.id, r.scope]));
 }
 
 /** The list's statement: one source for the list and for the read the gate attaches. */
@@ -88,6 +120,7 @@ export function roleListStatement(projectId: string, q: RoleListQuery): PageStat
     const like = `$${params.push(containsPattern(q.search))}`;
     where += ` and (ro.code ilike ${like} or ro.name ilike ${like} or ro.description ilike ${like})`;
   }
+  if (q.scope !== undefined) where += ` and ro.scope = $${params.push(q.scope)}`;
   return pageStatement({ table: "roles", alias: "ro" }, { columns: COLUMNS }, where, params, q);
 }
 

@@ -23,6 +23,7 @@ import type {
 import { diff, record, sourceOf, updateType } from "../audit/audit.ts";
 import { requireCovered } from "../authz/coverage.ts";
 import { endGrantsOf } from "../authz/object_grants.ts";
+import { refuseOrganizationRole } from "../authz/role_scopes.ts";
 import { AppError } from "../shared/errors.ts";
 import type { Attached, AttachedRead } from "../authz/gate.ts";
 import { type JsonText, listPage } from "../authz/lists.ts";
@@ -38,11 +39,15 @@ import { normalizeEmail } from "./emails.ts";
 import type { LinkPurpose } from "../../db/events/mail.ts";
 import { findMailUser } from "../../db/events/mail.ts";
 
-/** A role to give a user must exist (404); it is held until the transaction ends, so its permissions stay put. */
+/**
+ * A role to give a user must exist (404) and be a project role (an organization role is 400); it is held until
+ * the transaction ends, so its permissions stay put.
+ */
 async function requireRole(sql: Sql, projectId: string, roleId: string | null): Promise<void> {
-  if (roleId !== null && !(await lockRoleShared(sql, projectId, roleId))) {
-    throw new AppError("role_not_found");
-  }
+  if (roleId === null) return;
+  const scope = await lockRoleShared(sql, projectId, roleId);
+  if (scope === undefined) throw new AppError("role_not_found");
+  refuseOrganizationRole(scope, "role_id");
 }
 
 /** The caller must cover the permissions of a role it gives (403 naming the codes it lacks). */

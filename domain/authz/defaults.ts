@@ -63,6 +63,12 @@ export const DEFAULTS = [
   },
   { code: "grants", name: "Grants", noun: "roles granted on objects", actions: ["read", "create", "delete"] },
   {
+    code: "organizations",
+    name: "Organizations",
+    noun: "organizations and their members",
+    actions: ["read", "create", "update", "delete"],
+  },
+  {
     code: "access",
     name: "Access",
     noun: "the project's access decisions (AuthZEN)",

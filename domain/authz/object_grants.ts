@@ -25,6 +25,7 @@ import type { CreateGrantRequest, Grant, GrantListQuery } from "../../openapi/ob
 import { record, sourceOf, SYSTEM } from "../audit/audit.ts";
 import { requireCovered } from "./coverage.ts";
 import { conditionProblem, problemText } from "./conditions.ts";
+import { refuseOrganizationRole } from "./role_scopes.ts";
 import { AppError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import { type JsonText, listPage } from "./lists.ts";
@@ -109,9 +110,11 @@ export async function createGrant(
         details: [{ field: "object.id", issue: `no object of ${resource.code} has this id` }],
       });
     }
-    if (!(await lockRoleShared(tx, projectId, input.role_id))) {
+    const scope = await lockRoleShared(tx, projectId, input.role_id);
+    if (scope === undefined) {
       throw new AppError("role_not_found", { details: [{ field: "role_id", issue: "no such role" }] });
     }
+    refuseOrganizationRole(scope, "role_id");
     const subjectId = await findSubject(tx, projectId, input.subject.type, input.subject.id);
     if (subjectId === undefined) {
       throw new AppError("invalid_params", {

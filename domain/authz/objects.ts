@@ -13,6 +13,7 @@ import {
   insertObjects,
   isInSubtree,
   lockHierarchy,
+  lockOrganizationsShared,
   moveObject,
   type NewObject,
   type NewPath,
@@ -59,6 +60,30 @@ async function readableResource(sql: Sql, projectId: string, resourceId: string)
 
 function invalid(details: ErrorDetail[], description?: string): AppError {
   return new AppError("invalid_params", { description, details });
+}
+
+/**
+ * Each item's `organization_id`, when it names one, must be an organization of the project (400 naming
+ * `at(i)`); they are held until the transaction ends, so none is deleted before the objects name it.
+ */
+async function requireOrganizations(
+  tx: Sql,
+  projectId: string,
+  items: { organization_id?: string | null }[],
+  at: (i: number) => string,
+): Promise<void> {
+  const named = [...new Set(items.map((o) => o.organization_id).filter((id): id is string => !!id))];
+  if (named.length === 0) return;
+  const found = await lockOrganizationsShared(tx, projectId, named);
+  const bad: ErrorDetail[] = [];
+  items.forEach((o, i) => {
+    if (o.organization_id && !found.has(o.organization_id)) {
+      bad.push({ field: at(i), issue: "is not an organization of this project" });
+    }
+  });
+  if (bad.length > 0) {
+    throw invalid(bad.slice(0, 100), "an organization_id is not an organization of this project");
+  }
 }
 
 /**
@@ -140,6 +165,7 @@ async function planBatch(
       parent_id: o.parent_id || null,
       depth: paths.get(o.id)!.length,
       properties: o.properties ?? {},
+      organization_id: o.organization_id || null,
     };
   });
   const newPaths = objects.flatMap((o) =>
@@ -162,6 +188,7 @@ export async function createObjects(
     await writableResource(tx, projectId, resourceId);
     await lockHierarchy(tx, resourceId);
     const plan = await planBatch(tx, resourceId, items, at);
+    await requireOrganizations(tx, projectId, items, (i) => at(i, "organization_id"));
     const created = await insertObjects(tx, projectId, resourceId, plan.objects, plan.paths);
     const byId = new Map(created.map((o) => [o.id, o]));
     await record(tx, {
@@ -250,7 +277,23 @@ export async function updateObject(
     }
     const name = input.name === undefined ? current.name : (input.name || null);
     const properties = input.properties ?? current.properties;
-    await updateObjectRow(tx, resourceId, objectId, { name, parent_id: parentId, properties });
+    const organizationId = input.organization_id === undefined
+      ? current.organization_id
+      : (input.organization_id || null);
+    if (organizationId !== current.organization_id) {
+      await requireOrganizations(
+        tx,
+        projectId,
+        [{ organization_id: organizationId }],
+        () => "organization_id",
+      );
+    }
+    await updateObjectRow(tx, resourceId, objectId, {
+      name,
+      parent_id: parentId,
+      properties,
+      organization_id: organizationId,
+    });
     const updated = (await findObject(tx, projectId, resourceId, objectId))!;
     await record(tx, {
       projectId,
@@ -258,8 +301,18 @@ export async function updateObject(
       source: sourceOf(caller),
       target: { type: "object", id: objectId },
       changes: diff(
-        { name: current.name, parent_id: current.parent_id, properties: current.properties },
-        { name: updated.name, parent_id: updated.parent_id, properties: updated.properties },
+        {
+          name: current.name,
+          parent_id: current.parent_id,
+          properties: current.properties,
+          organization_id: current.organization_id,
+        },
+        {
+          name: updated.name,
+          parent_id: updated.parent_id,
+          properties: updated.properties,
+          organization_id: updated.organization_id,
+        },
       ),
       details: {
         resource_id: resourceId,
@@ -303,7 +356,12 @@ export async function deleteObject(
       type: "object.deleted",
       source: sourceOf(caller),
       target: { type: "object", id: objectId },
-      changes: diff({ name: current.name, parent_id: current.parent_id, properties: current.properties }, {}),
+      changes: diff({
+        name: current.name,
+        parent_id: current.parent_id,
+        properties: current.properties,
+        organization_id: current.organization_id,
+      }, {}),
       details: {
         resource_id: resourceId,
         objects_deleted: gone.objects,

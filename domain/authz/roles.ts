@@ -7,8 +7,8 @@ import {
   insertRole,
   lockRoleShared,
   moveRoleUsers,
-  roleExists,
   roleListStatement,
+  roleScopeOf,
   setRolePermissions,
   updateRoleRow,
 } from "../../db/authz/roles.ts";
@@ -26,10 +26,12 @@ import type { Principal } from "../shared/principal.ts";
 import { keepOrClear } from "../shared/updates.ts";
 import { guardOperators } from "./operators.ts";
 import { conditionProblem, problemText } from "./conditions.ts";
+import { refuseOrganizationRole } from "./role_scopes.ts";
 
 /**
- * A role given by default (a provider's or the project's `default_role_id`) must be one of the project's: 400
- * `invalid_params` naming `field` otherwise. Who may give it is the caller's rule to check.
+ * A role given by default (a provider's or the project's `default_role_id`) must be one of the project's, and a
+ * project role (not an organization's): 400 `invalid_params` naming `field` otherwise. Who may give it is the
+ * caller's rule to check.
  */
 export async function requireProjectRole(
   sql: Sql,
@@ -37,9 +39,11 @@ export async function requireProjectRole(
   roleId: string,
   field: string,
 ): Promise<void> {
-  if (!(await roleExists(sql, projectId, roleId))) {
+  const scope = await roleScopeOf(sql, projectId, roleId);
+  if (scope === undefined) {
     throw new AppError("invalid_params", { details: [{ field, issue: "is not a role of this project" }] });
   }
+  refuseOrganizationRole(scope, field);
 }
 
 /**
@@ -86,6 +90,7 @@ export async function createRole(
       code: input.code,
       name: input.name,
       description: input.description || null,
+      scope: input.scope ?? "project",
     });
     await setRolePermissions(tx, projectId, id, permissionIds, conditions);
     const role = (await findRole(tx, projectId, id))!;
@@ -198,11 +203,15 @@ export async function deleteRole(
       });
     }
     // What exists before who may touch it (404 before 403).
-    if (reassignRoleId !== undefined && !(await lockRoleShared(tx, projectId, reassignRoleId))) {
-      throw new AppError("role_not_found", {
-        description: "the role to reassign the users to does not exist",
-        details: [{ field: "reassign_role_id", issue: "no such role in this project" }],
-      });
+    if (reassignRoleId !== undefined) {
+      const scope = await lockRoleShared(tx, projectId, reassignRoleId);
+      if (scope === undefined) {
+        throw new AppError("role_not_found", {
+          description: "the role to reassign the users to does not exist",
+          details: [{ field: "reassign_role_id", issue: "no such role in this project" }],
+        });
+      }
+      refuseOrganizationRole(scope, "reassign_role_id");
     }
     await requireCovered(tx, caller, projectId, { roleId }, "role_id", "deleting this role", {
       nameCodes: false,

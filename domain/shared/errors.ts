@@ -48,6 +48,8 @@ export const ERRORS = {
   identity_not_found: { message: "the user has no identity linked at this provider" },
   object_not_found: { message: "the resource has no such object" },
   grant_not_found: { message: "the grant does not exist" },
+  organization_not_found: { message: "the organization does not exist" },
+  member_not_found: { message: "the user is not a member of this organization" },
   resource_code_already_used: { message: "a resource with this code exists in the project" },
   resource_indicator_already_used: { message: "a resource of this service already has this indicator" },
   role_code_already_used: { message: "a role with this code exists in the project" },
@@ -59,6 +61,11 @@ export const ERRORS = {
   only_signing_key: { message: "this is the only key that can sign" },
   object_already_exists: { message: "an object with this id exists in the resource" },
   object_has_children: { message: "the object has children: delete them first, or delete with cascade=true" },
+  organization_name_already_used: { message: "an organization with this name exists in the project" },
+  organization_domain_already_used: {
+    message: "another organization of the project already has this domain",
+  },
+  member_already_exists: { message: "the user is already a member of this organization" },
   role_in_use: { message: "users still have this role: reassign them with reassign_role_id" },
   client_not_deletable: { message: "the project's admin client and the console client cannot be deleted" },
   identity_already_linked: {
@@ -137,6 +144,10 @@ export const CONSTRAINT_ERRORS: Record<string, ErrorCode> = {
   external_identities__pkey: "identity_already_linked",
   external_identities__provider_id_user_id: "identity_already_linked",
   objects__pkey: "object_already_exists",
+  organizations__project_id_name: "organization_name_already_used",
+  organization_domains__project_id_domain: "organization_domain_already_used",
+  organization_members__pkey: "member_already_exists",
+  organization_members__project_id_organization_id_user_id: "member_already_exists",
 };
 
 /** ...and foreign-key violations, when a referenced row is deleted between the check and the write. */
@@ -149,4 +160,10 @@ export const FOREIGN_KEY_ERRORS: Record<string, ErrorCode> = {
   object_grants__role_fkey: "role_not_found",
   object_grants__object_fkey: "object_not_found",
   objects__resource_fkey: "resource_not_found",
+  objects__organization_fkey: "organization_not_found",
+  organization_domains__organization_fkey: "organization_not_found",
+  organization_members__organization_fkey: "organization_not_found",
+  organization_members__user_fkey: "user_not_found",
+  organization_member_roles__member_fkey: "member_not_found",
+  organization_member_roles__role_fkey: "role_not_found",
 };

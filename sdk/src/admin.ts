@@ -10,6 +10,7 @@ import {
   IdentityProvidersApi,
   KeysApi,
   ObjectsApi,
+  OrganizationsApi,
   ProjectsApi,
   ResourcesApi,
   RolesApi,
@@ -48,6 +49,8 @@ export type AdminClient = {
   grants: GrantsApi;
   /** The typed objects and grants clients of one project (docs/objects-and-grants.md). */
   project(projectId: string): { objects: ObjectsClient; grants: GrantsClient };
+  /** Organizations of a project, their members and the organization roles each holds (docs/organizations.md). */
+  organizations: OrganizationsApi;
   /** Users' login sessions: list them, end one, sign a user out everywhere. */
   sessions: SessionsApi;
   /** Webhook subscriptions of a project, their deliveries and signing secrets. */
@@ -169,6 +172,7 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
         token: accessToken,
         fetch: send,
       }),
+    organizations: new OrganizationsApi(bearer, baseUrl, authorizedFetch),
     sessions: new SessionsApi(bearer, baseUrl, authorizedFetch),
     webhooks: new WebhooksApi(bearer, baseUrl, authorizedFetch),
     identityProviders: new IdentityProvidersApi(

@@ -24,6 +24,8 @@ export type ObjectQuery = {
   parent_id?: string;
   /** Only the objects without parent. */
   top_level?: boolean;
+  /** Only the objects of this organization. */
+  organization_id?: string;
 };
 
 export type NewGrant = Omit<Wire<Api.CreateGrantRequest>, "expires_at"> & {

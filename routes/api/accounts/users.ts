@@ -37,8 +37,9 @@ export const createUserRoute = guardedRoute({
   description:
     "Either fully managed (`email` with `password`, or `send_invitation: true` to mail them a link " +
     "to choose one; logs in on the login page) or identified by " +
-    "`external_user_id` (supplied by the calling system). A `role_id` whose permissions the caller does not " +
-    "all hold is refused with 403 `insufficient_permission`, naming the codes.",
+    "`external_user_id` (supplied by the calling system). A `role_id` that is an organization role is 400 " +
+    "`invalid_params` (members hold those, in their organization). A `role_id` whose permissions the caller " +
+    "does not all hold is refused with 403 `insufficient_permission`, naming the codes.",
   request: { params: ProjectIdParam, body: jsonBody(CreateUserRequest) },
   responses: { 201: jsonResponse(User, "The user") },
   errors: ["role_not_found", "user_external_id_already_used", "user_email_already_used"],
@@ -52,8 +53,8 @@ export const updateUserRoute = guardedRoute({
   summary: "Update a user",
   permission: "users:update",
   description: "`external_user_id` is required when `email` is not provided. A changed role applies on the " +
-    "user's next request. Changing a user's password, email, external id, active state or role needs every " +
-    "permission the user holds (the caller cannot act on users above it), and a new role's permissions must " +
+    "user's next request; an organization role is 400 `invalid_params`. Changing a user's password, email, " +
+    "external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role's permissions must " +
     "all be held by the caller: 403 `insufficient_permission` otherwise. The display name and avatar change " +
     "freely. The system project keeps an operator: deactivating, or giving a role short of every system " +
     "permission to, its last active user whose role holds them all is refused with 409 `last_operator`.",

@@ -16,8 +16,9 @@ export const createGrantRoute = guardedRoute({
   description: "Gives `subject` the role's permissions of the object's resource on that object and every " +
     "descendant, until `expires_at` (decided on the service's database clock), in the AuthZEN decisions and " +
     "searches. An unknown `object.type`, `object.id` or `role_id` is 404 (`resource_not_found`, " +
-    "`object_not_found`, `role_not_found`); a subject that is not a user or client of the project, or an " +
-    "`expires_at` not in the future, is 400 `invalid_params`. The caller must hold the role's permissions of " +
+    "`object_not_found`, `role_not_found`); a subject that is not a user or client of the project, an " +
+    'organization role (`scope: "organization"`), or an `expires_at` not in the future, is 400 ' +
+    "`invalid_params`. The caller must hold the role's permissions of " +
     "that resource (403 `insufficient_permission` naming the codes it lacks). One transaction with its " +
     "`grant.created` event.",
   request: { params: ProjectIdParam, body: jsonBody(CreateGrantRequest) },

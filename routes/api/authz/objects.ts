@@ -24,8 +24,8 @@ import { guardedRoute } from "../operation.ts";
 import { jsonBody, jsonResponse, jsonText } from "../responses.ts";
 
 const HIERARCHY = "`parent_id` names an object of the same resource (another resource's, or none, is 400 " +
-  "`invalid_params`); no cycles, at most 32 levels. Default resources have no objects (403 " +
-  "`default_resource_immutable`).";
+  "`invalid_params`); no cycles, at most 32 levels. `organization_id` names an organization of the project " +
+  "(else 400 `invalid_params`). Default resources have no objects (403 `default_resource_immutable`).";
 
 export const createObjectRoute = guardedRoute({
   method: "post",
@@ -65,7 +65,8 @@ export const listObjectsRoute = guardedRoute({
   summary: "List a resource's objects",
   permission: "objects:read",
   description: "`search` matches the id and the name; `parent_id` lists one object's children, " +
-    "`top_level=true` the objects without parent (the roots of the tree).",
+    "`top_level=true` the objects without parent (the roots of the tree), `organization_id` the objects of " +
+    "one organization.",
   request: { params: ResourceIdParam, query: ObjectListQuery },
   responses: { 200: jsonResponse(listOf(ObjectRecord, "ObjectList"), "A page of objects") },
   errors: ["resource_not_found"],
@@ -89,7 +90,7 @@ export const updateObjectRoute = guardedRoute({
   path: "/api/v1/projects/{project_id}/resources/{resource_id}/objects/{object_id}",
   operationId: "updateObject",
   tags: ["Objects"],
-  summary: "Rename or move an object",
+  summary: "Rename, move or reassign an object",
   permission: "objects:update",
   description: "A move takes the object's descendants (and what grants on it give) along; never under " +
     `itself or a descendant (400), never deeper than 32 levels for any of them (400). ${HIERARCHY} ` +

@@ -27,9 +27,10 @@ export const createRoleRoute = guardedRoute({
   tags: ["Roles"],
   summary: "Create a role",
   permission: "roles:create",
-  description: "The caller grants only permissions it holds itself (the project's admin client holds them " +
-    "all): otherwise 403 `insufficient_permission`, `details` naming the codes it lacks, and nothing is " +
-    "written. Unknown ids are checked first (`some_permissions_not_found`).",
+  description: "`scope` (default `project`) is fixed at creation: an organization role is held by " +
+    "organizations' members, never as a user's role, a default role or on an object grant. The caller grants " +
+    "only permissions it holds itself (the project's admin client holds them all): otherwise 403 " +
+    "`insufficient_permission`, `details` naming the codes it lacks, and nothing is written. Unknown ids are checked first (`some_permissions_not_found`).",
   request: { params: ProjectIdParam, body: jsonBody(CreateRoleRequest) },
   responses: { 201: jsonResponse(Role, "The role") },
   errors: ["some_permissions_not_found", "role_code_already_used"],
@@ -42,7 +43,8 @@ export const updateRoleRoute = guardedRoute({
   tags: ["Roles"],
   summary: "Update a role",
   permission: "roles:update",
-  description: "A change of permissions applies to every user with the role on their next request. Every " +
+  description: "A change of permissions applies to every user (or member) with the role on their next " +
+    "request; `scope` cannot change (sending it is 400 `invalid_params`). Every " +
     "permission added must be held by the caller (403 `insufficient_permission` otherwise, naming the " +
     "codes); permissions the role keeps or loses need not be. In the system project, taking from a role " +
     "a permission that leaves no active user holding every system permission is refused with 409 " +
@@ -59,7 +61,8 @@ export const listRolesRoute = guardedRoute({
   tags: ["Roles"],
   summary: "List roles",
   permission: "roles:read",
-  description: "`search` matches the code, name and description.",
+  description: "`search` matches the code, name and description; `scope` keeps the project's or the " +
+    "organization roles.",
   request: { params: ProjectIdParam, query: RoleListQuery },
   responses: { 200: jsonResponse(listOf(Role, "RoleList"), "A page of roles") },
   reads: ({ param, query }) => roleListRead(param.project_id as string, query as RoleListQuery),
@@ -89,7 +92,8 @@ export const deleteRoleRoute = guardedRoute({
     "`insufficient_permission` otherwise). A role that users still have is refused with 409 `role_in_use` " +
     "(`details` says how many) unless `reassign_role_id` names another role of the project, which the caller " +
     "must be able to give: its users move to that role in the same transaction (an unknown one is " +
-    "`role_not_found`). Its grants on objects end, each with a `grant.deleted` event (`details.cause`). " +
+    "`role_not_found`, an organization role 400 `invalid_params`). Members holding an organization role lose " +
+    "it. Its grants on objects end, each with a `grant.deleted` event (`details.cause`). " +
     "One transaction with its `role.deleted` audit event; answers 204. In the system project, moving the " +
     "last active operator (a user whose role holds every system permission) to a role short of them is " +
     "refused with 409 `last_operator`.",

@@ -2068,7 +2068,7 @@ export class ConsentsApi extends BaseAPI {
 export const GrantsApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>grants:create</code>. Gives <code>subject</code> the role&#39;s permissions of the object&#39;s resource on that object and every descendant, until <code>expires_at</code> (decided on the service&#39;s database clock), in the AuthZEN decisions and searches. An unknown <code>object.type</code>, <code>object.id</code> or <code>role_id</code> is 404 (<code>resource_not_found</code>, <code>object_not_found</code>, <code>role_not_found</code>); a subject that is not a user or client of the project, or an <code>expires_at</code> not in the future, is 400 <code>invalid_params</code>. The caller must hold the role&#39;s permissions of that resource (403 <code>insufficient_permission</code> naming the codes it lacks). One transaction with its <code>grant.created</code> event.</p>
+		 * <p>Needs <code>grants:create</code>. Gives <code>subject</code> the role&#39;s permissions of the object&#39;s resource on that object and every descendant, until <code>expires_at</code> (decided on the service&#39;s database clock), in the AuthZEN decisions and searches. An unknown <code>object.type</code>, <code>object.id</code> or <code>role_id</code> is 404 (<code>resource_not_found</code>, <code>object_not_found</code>, <code>role_not_found</code>); a subject that is not a user or client of the project, an organization role (<code>scope: &quot;organization&quot;</code>), or an <code>expires_at</code> not in the future, is 400 <code>invalid_params</code>. The caller must hold the role&#39;s permissions of that resource (403 <code>insufficient_permission</code> naming the codes it lacks). One transaction with its <code>grant.created</code> event.</p>
 		 * @summary Grant a role on an object
 		 * @param {string} projectId
 		 * @param {Api.CreateGrantRequest} request
@@ -2322,7 +2322,7 @@ export const GrantsApiFetchParamCreator = function (configuration?: Configuratio
 export const GrantsApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>grants:create</code>. Gives <code>subject</code> the role&#39;s permissions of the object&#39;s resource on that object and every descendant, until <code>expires_at</code> (decided on the service&#39;s database clock), in the AuthZEN decisions and searches. An unknown <code>object.type</code>, <code>object.id</code> or <code>role_id</code> is 404 (<code>resource_not_found</code>, <code>object_not_found</code>, <code>role_not_found</code>); a subject that is not a user or client of the project, or an <code>expires_at</code> not in the future, is 400 <code>invalid_params</code>. The caller must hold the role&#39;s permissions of that resource (403 <code>insufficient_permission</code> naming the codes it lacks). One transaction with its <code>grant.created</code> event.</p>
+		 * <p>Needs <code>grants:create</code>. Gives <code>subject</code> the role&#39;s permissions of the object&#39;s resource on that object and every descendant, until <code>expires_at</code> (decided on the service&#39;s database clock), in the AuthZEN decisions and searches. An unknown <code>object.type</code>, <code>object.id</code> or <code>role_id</code> is 404 (<code>resource_not_found</code>, <code>object_not_found</code>, <code>role_not_found</code>); a subject that is not a user or client of the project, an organization role (<code>scope: &quot;organization&quot;</code>), or an <code>expires_at</code> not in the future, is 400 <code>invalid_params</code>. The caller must hold the role&#39;s permissions of that resource (403 <code>insufficient_permission</code> naming the codes it lacks). One transaction with its <code>grant.created</code> event.</p>
 		 * @summary Grant a role on an object
 		 * @param {string} projectId
 		 * @param {Api.CreateGrantRequest} request
@@ -2614,7 +2614,7 @@ export const GrantsApiFactory: FactoryFunction<GrantsApi> = function (configurat
  */
 export class GrantsApi extends BaseAPI {
 	/**
-	 * <p>Needs <code>grants:create</code>. Gives <code>subject</code> the role&#39;s permissions of the object&#39;s resource on that object and every descendant, until <code>expires_at</code> (decided on the service&#39;s database clock), in the AuthZEN decisions and searches. An unknown <code>object.type</code>, <code>object.id</code> or <code>role_id</code> is 404 (<code>resource_not_found</code>, <code>object_not_found</code>, <code>role_not_found</code>); a subject that is not a user or client of the project, or an <code>expires_at</code> not in the future, is 400 <code>invalid_params</code>. The caller must hold the role&#39;s permissions of that resource (403 <code>insufficient_permission</code> naming the codes it lacks). One transaction with its <code>grant.created</code> event.</p>
+	 * <p>Needs <code>grants:create</code>. Gives <code>subject</code> the role&#39;s permissions of the object&#39;s resource on that object and every descendant, until <code>expires_at</code> (decided on the service&#39;s database clock), in the AuthZEN decisions and searches. An unknown <code>object.type</code>, <code>object.id</code> or <code>role_id</code> is 404 (<code>resource_not_found</code>, <code>object_not_found</code>, <code>role_not_found</code>); a subject that is not a user or client of the project, an organization role (<code>scope: &quot;organization&quot;</code>), or an <code>expires_at</code> not in the future, is 400 <code>invalid_params</code>. The caller must hold the role&#39;s permissions of that resource (403 <code>insufficient_permission</code> naming the codes it lacks). One transaction with its <code>grant.created</code> event.</p>
 	 * @summary Grant a role on an object
 	 * @param {string} projectId
 	 * @param {Api.CreateGrantRequest} request
@@ -5880,7 +5880,7 @@ export class LoginApi extends BaseAPI {
 export const ObjectsApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>objects:create</code>. The application&#39;s own id, unique in the resource (409 <code>object_already_exists</code>). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with its <code>object.created</code> event.</p>
+		 * <p>Needs <code>objects:create</code>. The application&#39;s own id, unique in the resource (409 <code>object_already_exists</code>). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. <code>organization_id</code> names an organization of the project (else 400 <code>invalid_params</code>). Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with its <code>object.created</code> event.</p>
 		 * @summary Register an object of a resource
 		 * @param {string} projectId
 		 * @param {string} resourceId
@@ -5940,7 +5940,7 @@ export const ObjectsApiFetchParamCreator = function (configuration?: Configurati
 			};
 		},
 		/**
-		 * <p>Needs <code>objects:create</code>. 1 to 1000 objects, all or none: any bad item refuses the whole batch, <code>details</code> naming the items (<code>objects.&lt;index&gt;.&lt;field&gt;</code>). A parent may be an existing object or one of the batch, in any order. <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with one <code>object.created</code> event (<code>details.count</code>).</p>
+		 * <p>Needs <code>objects:create</code>. 1 to 1000 objects, all or none: any bad item refuses the whole batch, <code>details</code> naming the items (<code>objects.&lt;index&gt;.&lt;field&gt;</code>). A parent may be an existing object or one of the batch, in any order. <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. <code>organization_id</code> names an organization of the project (else 400 <code>invalid_params</code>). Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with one <code>object.created</code> event (<code>details.count</code>).</p>
 		 * @summary Register many objects at once
 		 * @param {string} projectId
 		 * @param {string} resourceId
@@ -6115,7 +6115,7 @@ export const ObjectsApiFetchParamCreator = function (configuration?: Configurati
 			};
 		},
 		/**
-		 * <p>Needs <code>objects:read</code>. <code>search</code> matches the id and the name; <code>parent_id</code> lists one object&#39;s children, <code>top_level=true</code> the objects without parent (the roots of the tree).</p>
+		 * <p>Needs <code>objects:read</code>. <code>search</code> matches the id and the name; <code>parent_id</code> lists one object&#39;s children, <code>top_level=true</code> the objects without parent (the roots of the tree), <code>organization_id</code> the objects of one organization.</p>
 		 * @summary List a resource's objects
 		 * @param {string} projectId
 		 * @param {string} resourceId
@@ -6126,10 +6126,11 @@ export const ObjectsApiFetchParamCreator = function (configuration?: Configurati
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
 		 * @param {string} [parentId] <p>Only the children of this object</p>
 		 * @param {boolean} [topLevel] <p><code>true</code>: only objects without parent</p>
+		 * @param {string} [organizationId] <p>Only the objects of this organization</p>
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		listObjects(projectId: string, resourceId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListObjectsSortByEnum | undefined, sortDir: Api.ListObjectsSortDirEnum | undefined, search: string | undefined, parentId: string | undefined, topLevel: boolean | undefined, options: RequestInit = {}): FetchArgs {
+		listObjects(projectId: string, resourceId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListObjectsSortByEnum | undefined, sortDir: Api.ListObjectsSortDirEnum | undefined, search: string | undefined, parentId: string | undefined, topLevel: boolean | undefined, organizationId: string | undefined, options: RequestInit = {}): FetchArgs {
 			// verify required parameter 'projectId' is not null or undefined
 			if (projectId === null || projectId === undefined) {
 				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listObjects.');
@@ -6187,6 +6188,10 @@ export const ObjectsApiFetchParamCreator = function (configuration?: Configurati
 				localVarQueryParameter.append('top_level', String(topLevel));
 			}
 
+			if (organizationId !== undefined) {
+				localVarQueryParameter.append('organization_id', String(organizationId));
+			}
+
 			localVarRequestOptions.headers = localVarHeaderParameter;
 
 			const localVarQueryParameterString = localVarQueryParameter.toString();
@@ -6199,8 +6204,8 @@ export const ObjectsApiFetchParamCreator = function (configuration?: Configurati
 			};
 		},
 		/**
-		 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). A move never widens access silently: when grants on the new parent or its ancestors would reach the object (and its descendants) that did not before, the caller needs what creating them would need, <code>grants:create</code> and every permission each such grant&#39;s role holds on the resource; otherwise 403 <code>insufficient_permission</code>, <code>details</code> on <code>parent_id</code> naming what it lacks. One transaction with its <code>object.updated</code> event, whose <code>details.grants_now_reaching</code> lists those grants (<code>id</code>, <code>subject</code>, <code>role_id</code>, <code>object_id</code>; up to 1,000, <code>grants_now_reaching_count</code> when more).</p>
-		 * @summary Rename or move an object
+		 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. <code>organization_id</code> names an organization of the project (else 400 <code>invalid_params</code>). Default resources have no objects (403 <code>default_resource_immutable</code>). A move never widens access silently: when grants on the new parent or its ancestors would reach the object (and its descendants) that did not before, the caller needs what creating them would need, <code>grants:create</code> and every permission each such grant&#39;s role holds on the resource; otherwise 403 <code>insufficient_permission</code>, <code>details</code> on <code>parent_id</code> naming what it lacks. One transaction with its <code>object.updated</code> event, whose <code>details.grants_now_reaching</code> lists those grants (<code>id</code>, <code>subject</code>, <code>role_id</code>, <code>object_id</code>; up to 1,000, <code>grants_now_reaching_count</code> when more).</p>
+		 * @summary Rename, move or reassign an object
 		 * @param {string} projectId
 		 * @param {string} resourceId
 		 * @param {string} objectId <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
@@ -6274,7 +6279,7 @@ export const ObjectsApiFetchParamCreator = function (configuration?: Configurati
 export const ObjectsApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>objects:create</code>. The application&#39;s own id, unique in the resource (409 <code>object_already_exists</code>). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with its <code>object.created</code> event.</p>
+		 * <p>Needs <code>objects:create</code>. The application&#39;s own id, unique in the resource (409 <code>object_already_exists</code>). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. <code>organization_id</code> names an organization of the project (else 400 <code>invalid_params</code>). Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with its <code>object.created</code> event.</p>
 		 * @summary Register an object of a resource
 		 * @param {string} projectId
 		 * @param {string} resourceId
@@ -6348,7 +6353,7 @@ export const ObjectsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>objects:create</code>. 1 to 1000 objects, all or none: any bad item refuses the whole batch, <code>details</code> naming the items (<code>objects.&lt;index&gt;.&lt;field&gt;</code>). A parent may be an existing object or one of the batch, in any order. <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with one <code>object.created</code> event (<code>details.count</code>).</p>
+		 * <p>Needs <code>objects:create</code>. 1 to 1000 objects, all or none: any bad item refuses the whole batch, <code>details</code> naming the items (<code>objects.&lt;index&gt;.&lt;field&gt;</code>). A parent may be an existing object or one of the batch, in any order. <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. <code>organization_id</code> names an organization of the project (else 400 <code>invalid_params</code>). Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with one <code>object.created</code> event (<code>details.count</code>).</p>
 		 * @summary Register many objects at once
 		 * @param {string} projectId
 		 * @param {string} resourceId
@@ -6562,7 +6567,7 @@ export const ObjectsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>objects:read</code>. <code>search</code> matches the id and the name; <code>parent_id</code> lists one object&#39;s children, <code>top_level=true</code> the objects without parent (the roots of the tree).</p>
+		 * <p>Needs <code>objects:read</code>. <code>search</code> matches the id and the name; <code>parent_id</code> lists one object&#39;s children, <code>top_level=true</code> the objects without parent (the roots of the tree), <code>organization_id</code> the objects of one organization.</p>
 		 * @summary List a resource's objects
 		 * @param {string} projectId
 		 * @param {string} resourceId
@@ -6573,11 +6578,12 @@ export const ObjectsApiFp = function(configuration?: Configuration) {
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
 		 * @param {string} [parentId] <p>Only the children of this object</p>
 		 * @param {boolean} [topLevel] <p><code>true</code>: only objects without parent</p>
+		 * @param {string} [organizationId] <p>Only the objects of this organization</p>
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		listObjects(projectId: string, resourceId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListObjectsSortByEnum | undefined, sortDir: Api.ListObjectsSortDirEnum | undefined, search: string | undefined, parentId: string | undefined, topLevel: boolean | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ObjectList> {
-			const localVarFetchArgs = ObjectsApiFetchParamCreator(configuration).listObjects(projectId, resourceId, pageNum, pageSize, sortBy, sortDir, search, parentId, topLevel, options);
+		listObjects(projectId: string, resourceId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListObjectsSortByEnum | undefined, sortDir: Api.ListObjectsSortDirEnum | undefined, search: string | undefined, parentId: string | undefined, topLevel: boolean | undefined, organizationId: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ObjectList> {
+			const localVarFetchArgs = ObjectsApiFetchParamCreator(configuration).listObjects(projectId, resourceId, pageNum, pageSize, sortBy, sortDir, search, parentId, topLevel, organizationId, options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
 					const contentType = response.headers.get('Content-Type');
@@ -6636,8 +6642,8 @@ export const ObjectsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). A move never widens access silently: when grants on the new parent or its ancestors would reach the object (and its descendants) that did not before, the caller needs what creating them would need, <code>grants:create</code> and every permission each such grant&#39;s role holds on the resource; otherwise 403 <code>insufficient_permission</code>, <code>details</code> on <code>parent_id</code> naming what it lacks. One transaction with its <code>object.updated</code> event, whose <code>details.grants_now_reaching</code> lists those grants (<code>id</code>, <code>subject</code>, <code>role_id</code>, <code>object_id</code>; up to 1,000, <code>grants_now_reaching_count</code> when more).</p>
-		 * @summary Rename or move an object
+		 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. <code>organization_id</code> names an organization of the project (else 400 <code>invalid_params</code>). Default resources have no objects (403 <code>default_resource_immutable</code>). A move never widens access silently: when grants on the new parent or its ancestors would reach the object (and its descendants) that did not before, the caller needs what creating them would need, <code>grants:create</code> and every permission each such grant&#39;s role holds on the resource; otherwise 403 <code>insufficient_permission</code>, <code>details</code> on <code>parent_id</code> naming what it lacks. One transaction with its <code>object.updated</code> event, whose <code>details.grants_now_reaching</code> lists those grants (<code>id</code>, <code>subject</code>, <code>role_id</code>, <code>object_id</code>; up to 1,000, <code>grants_now_reaching_count</code> when more).</p>
+		 * @summary Rename, move or reassign an object
 		 * @param {string} projectId
 		 * @param {string} resourceId
 		 * @param {string} objectId <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
@@ -6723,7 +6729,7 @@ export const ObjectsApiFactory: FactoryFunction<ObjectsApi> = function (configur
  */
 export class ObjectsApi extends BaseAPI {
 	/**
-	 * <p>Needs <code>objects:create</code>. The application&#39;s own id, unique in the resource (409 <code>object_already_exists</code>). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with its <code>object.created</code> event.</p>
+	 * <p>Needs <code>objects:create</code>. The application&#39;s own id, unique in the resource (409 <code>object_already_exists</code>). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. <code>organization_id</code> names an organization of the project (else 400 <code>invalid_params</code>). Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with its <code>object.created</code> event.</p>
 	 * @summary Register an object of a resource
 	 * @param {string} projectId
 	 * @param {string} resourceId
@@ -6736,7 +6742,7 @@ export class ObjectsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>objects:create</code>. 1 to 1000 objects, all or none: any bad item refuses the whole batch, <code>details</code> naming the items (<code>objects.&lt;index&gt;.&lt;field&gt;</code>). A parent may be an existing object or one of the batch, in any order. <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with one <code>object.created</code> event (<code>details.count</code>).</p>
+	 * <p>Needs <code>objects:create</code>. 1 to 1000 objects, all or none: any bad item refuses the whole batch, <code>details</code> naming the items (<code>objects.&lt;index&gt;.&lt;field&gt;</code>). A parent may be an existing object or one of the batch, in any order. <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. <code>organization_id</code> names an organization of the project (else 400 <code>invalid_params</code>). Default resources have no objects (403 <code>default_resource_immutable</code>). One transaction with one <code>object.created</code> event (<code>details.count</code>).</p>
 	 * @summary Register many objects at once
 	 * @param {string} projectId
 	 * @param {string} resourceId
@@ -6776,7 +6782,7 @@ export class ObjectsApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>objects:read</code>. <code>search</code> matches the id and the name; <code>parent_id</code> lists one object&#39;s children, <code>top_level=true</code> the objects without parent (the roots of the tree).</p>
+	 * <p>Needs <code>objects:read</code>. <code>search</code> matches the id and the name; <code>parent_id</code> lists one object&#39;s children, <code>top_level=true</code> the objects without parent (the roots of the tree), <code>organization_id</code> the objects of one organization.</p>
 	 * @summary List a resource's objects
 	 * @param {string} projectId
 	 * @param {string} resourceId
@@ -6787,16 +6793,17 @@ export class ObjectsApi extends BaseAPI {
 	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
 	 * @param {string} [parentId] <p>Only the children of this object</p>
 	 * @param {boolean} [topLevel] <p><code>true</code>: only objects without parent</p>
+	 * @param {string} [organizationId] <p>Only the objects of this organization</p>
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
 	 */
-	public listObjects(projectId: string, resourceId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListObjectsSortByEnum | undefined, sortDir: Api.ListObjectsSortDirEnum | undefined, search: string | undefined, parentId: string | undefined, topLevel: boolean | undefined, options?: RequestInit) {
-		return ObjectsApiFp(this.configuration).listObjects(projectId, resourceId, pageNum, pageSize, sortBy, sortDir, search, parentId, topLevel, options)(this.fetch, this.basePath);
+	public listObjects(projectId: string, resourceId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListObjectsSortByEnum | undefined, sortDir: Api.ListObjectsSortDirEnum | undefined, search: string | undefined, parentId: string | undefined, topLevel: boolean | undefined, organizationId: string | undefined, options?: RequestInit) {
+		return ObjectsApiFp(this.configuration).listObjects(projectId, resourceId, pageNum, pageSize, sortBy, sortDir, search, parentId, topLevel, organizationId, options)(this.fetch, this.basePath);
 	}
 
 	/**
-	 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. Default resources have no objects (403 <code>default_resource_immutable</code>). A move never widens access silently: when grants on the new parent or its ancestors would reach the object (and its descendants) that did not before, the caller needs what creating them would need, <code>grants:create</code> and every permission each such grant&#39;s role holds on the resource; otherwise 403 <code>insufficient_permission</code>, <code>details</code> on <code>parent_id</code> naming what it lacks. One transaction with its <code>object.updated</code> event, whose <code>details.grants_now_reaching</code> lists those grants (<code>id</code>, <code>subject</code>, <code>role_id</code>, <code>object_id</code>; up to 1,000, <code>grants_now_reaching_count</code> when more).</p>
-	 * @summary Rename or move an object
+	 * <p>Needs <code>objects:update</code>. A move takes the object&#39;s descendants (and what grants on it give) along; never under itself or a descendant (400), never deeper than 32 levels for any of them (400). <code>parent_id</code> names an object of the same resource (another resource&#39;s, or none, is 400 <code>invalid_params</code>); no cycles, at most 32 levels. <code>organization_id</code> names an organization of the project (else 400 <code>invalid_params</code>). Default resources have no objects (403 <code>default_resource_immutable</code>). A move never widens access silently: when grants on the new parent or its ancestors would reach the object (and its descendants) that did not before, the caller needs what creating them would need, <code>grants:create</code> and every permission each such grant&#39;s role holds on the resource; otherwise 403 <code>insufficient_permission</code>, <code>details</code> on <code>parent_id</code> naming what it lacks. One transaction with its <code>object.updated</code> event, whose <code>details.grants_now_reaching</code> lists those grants (<code>id</code>, <code>subject</code>, <code>role_id</code>, <code>object_id</code>; up to 1,000, <code>grants_now_reaching_count</code> when more).</p>
+	 * @summary Rename, move or reassign an object
 	 * @param {string} projectId
 	 * @param {string} resourceId
 	 * @param {string} objectId <p>The application&#39;s own id: 1 to 200 characters of <code>A-Za-z0-9._:/@-</code>, unique in the resource (compared byte for byte)</p>
@@ -6810,13 +6817,1639 @@ export class ObjectsApi extends BaseAPI {
 
 }
 /**
+ * OrganizationsApi - fetch parameter creator
+ * @export
+ */
+export const OrganizationsApiFetchParamCreator = function (configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>organizations:update</code>. Adds a user of the project (another project&#39;s, or none, is 400 <code>invalid_params</code> naming <code>user_id</code>) with organization roles; a user may belong to any number of organizations. A user who is a member already is 409 <code>member_already_exists</code>. Each of <code>role_ids</code> must be an organization role of the project (<code>scope: &quot;organization&quot;</code>): a project role, or no role of the project, is 400 <code>invalid_params</code> naming <code>role_ids.&lt;index&gt;</code>. Least privilege: the caller must hold every permission of each role it gives (403 <code>insufficient_permission</code>, naming the codes it lacks) and of each role it takes away (403). One transaction with its <code>organization.member_added</code> event.</p>
+		 * @summary Add a member
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {Api.AddOrganizationMemberRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		addOrganizationMember(projectId: string, organizationId: string, request: Api.AddOrganizationMemberRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling addOrganizationMember.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling addOrganizationMember.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling addOrganizationMember.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}/members`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:create</code>. A customer company of the project&#39;s application: its members hold organization roles in it (<code>…/organizations/{organization_id}/members</code>). The name is unique in the project, case-insensitively (409 <code>organization_name_already_used</code>). A public mail domain is refused with 400 <code>invalid_params</code> naming <code>domains.&lt;index&gt;</code>; a domain another organization of the project holds with 409 <code>organization_domain_already_used</code>, naming it. Setting <code>mfa</code> (other than <code>inherit</code> on creation) needs every permission of the project: the project&#39;s admin client or an operator; otherwise 403 <code>insufficient_permission</code> on <code>mfa</code>. One transaction with its <code>organization.created</code> event.</p>
+		 * @summary Create an organization
+		 * @param {string} projectId
+		 * @param {Api.CreateOrganizationRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createOrganization(projectId: string, request: Api.CreateOrganizationRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling createOrganization.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling createOrganization.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:delete</code>. Its members go with it (their users stay), so the caller must hold every permission of each role its members hold there (403 <code>insufficient_permission</code> otherwise). Its objects stay, the project&#39;s (<code>organization_id</code> null). One transaction with its <code>organization.deleted</code> event (<code>details</code>: <code>members_removed</code>, <code>objects_released</code>); answers 204.</p>
+		 * @summary Delete an organization
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteOrganization(projectId: string, organizationId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling deleteOrganization.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling deleteOrganization.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:read</code>. An unknown id, or another project&#39;s, is <code>organization_not_found</code>.</p>
+		 * @summary Get an organization
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getOrganization(projectId: string, organizationId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getOrganization.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling getOrganization.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:read</code>. A user who is not a member (or no user) is <code>member_not_found</code>.</p>
+		 * @summary Get a member
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getOrganizationMember(projectId: string, organizationId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getOrganizationMember.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling getOrganizationMember.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling getOrganizationMember.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}/members/{user_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:read</code>. Each member with their organization roles there, their display name and email. <code>search</code> matches the display name and the email; <code>role_id</code> keeps the members holding that role.</p>
+		 * @summary List an organization's members
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListOrganizationMembersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListOrganizationMembersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {string} [roleId] <p>Only members holding this role</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listOrganizationMembers(projectId: string, organizationId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListOrganizationMembersSortByEnum | undefined, sortDir: Api.ListOrganizationMembersSortDirEnum | undefined, search: string | undefined, roleId: string | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listOrganizationMembers.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling listOrganizationMembers.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}/members`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			if (sortBy !== undefined) {
+				localVarQueryParameter.append('sort_by', String(sortBy));
+			}
+
+			if (sortDir !== undefined) {
+				localVarQueryParameter.append('sort_dir', String(sortDir));
+			}
+
+			if (search !== undefined) {
+				localVarQueryParameter.append('search', String(search));
+			}
+
+			if (roleId !== undefined) {
+				localVarQueryParameter.append('role_id', String(roleId));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:read</code>. <code>search</code> matches the name, the description and the domains.</p>
+		 * @summary List organizations
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListOrganizationsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListOrganizationsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listOrganizations(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListOrganizationsSortByEnum | undefined, sortDir: Api.ListOrganizationsSortDirEnum | undefined, search: string | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listOrganizations.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			if (sortBy !== undefined) {
+				localVarQueryParameter.append('sort_by', String(sortBy));
+			}
+
+			if (sortDir !== undefined) {
+				localVarQueryParameter.append('sort_dir', String(sortDir));
+			}
+
+			if (search !== undefined) {
+				localVarQueryParameter.append('search', String(search));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:read</code>. The organizations the user belongs to, each with the user&#39;s organization roles there. <code>search</code> matches the organization&#39;s name. An unknown user, or another project&#39;s, is <code>user_not_found</code>.</p>
+		 * @summary A user's organizations
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListUserOrganizationsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListUserOrganizationsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listUserOrganizations(projectId: string, userId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListUserOrganizationsSortByEnum | undefined, sortDir: Api.ListUserOrganizationsSortDirEnum | undefined, search: string | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listUserOrganizations.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling listUserOrganizations.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/{user_id}/organizations`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			if (sortBy !== undefined) {
+				localVarQueryParameter.append('sort_by', String(sortBy));
+			}
+
+			if (sortDir !== undefined) {
+				localVarQueryParameter.append('sort_dir', String(sortDir));
+			}
+
+			if (search !== undefined) {
+				localVarQueryParameter.append('search', String(search));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:update</code>. The member loses their roles in the organization (the user stays), so the caller must hold every permission of each of them (403 <code>insufficient_permission</code> otherwise). One transaction with its <code>organization.member_removed</code> event; answers 204.</p>
+		 * @summary Remove a member
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		removeOrganizationMember(projectId: string, organizationId: string, userId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling removeOrganizationMember.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling removeOrganizationMember.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling removeOrganizationMember.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}/members/{user_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:update</code>. Changes the fields given; an omitted field keeps its value, <code>description</code> null or &quot;&quot; clears it, <code>properties</code> and <code>domains</code> replace the stored ones whole. A public mail domain is refused with 400 <code>invalid_params</code> naming <code>domains.&lt;index&gt;</code>; a domain another organization of the project holds with 409 <code>organization_domain_already_used</code>, naming it. Setting <code>mfa</code> (other than <code>inherit</code> on creation) needs every permission of the project: the project&#39;s admin client or an operator; otherwise 403 <code>insufficient_permission</code> on <code>mfa</code>. One transaction with its <code>organization.updated</code> event (none when nothing changed).</p>
+		 * @summary Update an organization
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {Api.UpdateOrganizationRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateOrganization(projectId: string, organizationId: string, request: Api.UpdateOrganizationRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling updateOrganization.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling updateOrganization.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling updateOrganization.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'PATCH' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:update</code>. <code>role_ids</code> replaces the member&#39;s roles in the organization. Each of <code>role_ids</code> must be an organization role of the project (<code>scope: &quot;organization&quot;</code>): a project role, or no role of the project, is 400 <code>invalid_params</code> naming <code>role_ids.&lt;index&gt;</code>. Least privilege: the caller must hold every permission of each role it gives (403 <code>insufficient_permission</code>, naming the codes it lacks) and of each role it takes away (403). The roles the member keeps need nothing. One transaction with its <code>organization.member_updated</code> event (none when nothing changed).</p>
+		 * @summary Replace a member's roles
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {string} userId
+		 * @param {Api.UpdateOrganizationMemberRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateOrganizationMember(projectId: string, organizationId: string, userId: string, request: Api.UpdateOrganizationMemberRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling updateOrganizationMember.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling updateOrganizationMember.');
+			}
+			// verify required parameter 'userId' is not null or undefined
+			if (userId === null || userId === undefined) {
+				throw new RequiredError('userId', 'Required parameter userId was null or undefined when calling updateOrganizationMember.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling updateOrganizationMember.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}/members/{user_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)))
+				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'PUT' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+	}
+};
+
+/**
+ * OrganizationsApi - functional programming interface
+ * @export
+ */
+export const OrganizationsApiFp = function(configuration?: Configuration) {
+	return {
+		/**
+		 * <p>Needs <code>organizations:update</code>. Adds a user of the project (another project&#39;s, or none, is 400 <code>invalid_params</code> naming <code>user_id</code>) with organization roles; a user may belong to any number of organizations. A user who is a member already is 409 <code>member_already_exists</code>. Each of <code>role_ids</code> must be an organization role of the project (<code>scope: &quot;organization&quot;</code>): a project role, or no role of the project, is 400 <code>invalid_params</code> naming <code>role_ids.&lt;index&gt;</code>. Least privilege: the caller must hold every permission of each role it gives (403 <code>insufficient_permission</code>, naming the codes it lacks) and of each role it takes away (403). One transaction with its <code>organization.member_added</code> event.</p>
+		 * @summary Add a member
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {Api.AddOrganizationMemberRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		addOrganizationMember(projectId: string, organizationId: string, request: Api.AddOrganizationMemberRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.OrganizationMember> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).addOrganizationMember(projectId, organizationId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:create</code>. A customer company of the project&#39;s application: its members hold organization roles in it (<code>…/organizations/{organization_id}/members</code>). The name is unique in the project, case-insensitively (409 <code>organization_name_already_used</code>). A public mail domain is refused with 400 <code>invalid_params</code> naming <code>domains.&lt;index&gt;</code>; a domain another organization of the project holds with 409 <code>organization_domain_already_used</code>, naming it. Setting <code>mfa</code> (other than <code>inherit</code> on creation) needs every permission of the project: the project&#39;s admin client or an operator; otherwise 403 <code>insufficient_permission</code> on <code>mfa</code>. One transaction with its <code>organization.created</code> event.</p>
+		 * @summary Create an organization
+		 * @param {string} projectId
+		 * @param {Api.CreateOrganizationRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createOrganization(projectId: string, request: Api.CreateOrganizationRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Organization> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).createOrganization(projectId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:delete</code>. Its members go with it (their users stay), so the caller must hold every permission of each role its members hold there (403 <code>insufficient_permission</code> otherwise). Its objects stay, the project&#39;s (<code>organization_id</code> null). One transaction with its <code>organization.deleted</code> event (<code>details</code>: <code>members_removed</code>, <code>objects_released</code>); answers 204.</p>
+		 * @summary Delete an organization
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		deleteOrganization(projectId: string, organizationId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).deleteOrganization(projectId, organizationId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:read</code>. An unknown id, or another project&#39;s, is <code>organization_not_found</code>.</p>
+		 * @summary Get an organization
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getOrganization(projectId: string, organizationId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Organization> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).getOrganization(projectId, organizationId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:read</code>. A user who is not a member (or no user) is <code>member_not_found</code>.</p>
+		 * @summary Get a member
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getOrganizationMember(projectId: string, organizationId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.OrganizationMember> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).getOrganizationMember(projectId, organizationId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:read</code>. Each member with their organization roles there, their display name and email. <code>search</code> matches the display name and the email; <code>role_id</code> keeps the members holding that role.</p>
+		 * @summary List an organization's members
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListOrganizationMembersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListOrganizationMembersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {string} [roleId] <p>Only members holding this role</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listOrganizationMembers(projectId: string, organizationId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListOrganizationMembersSortByEnum | undefined, sortDir: Api.ListOrganizationMembersSortDirEnum | undefined, search: string | undefined, roleId: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.OrganizationMemberList> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).listOrganizationMembers(projectId, organizationId, pageNum, pageSize, sortBy, sortDir, search, roleId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:read</code>. <code>search</code> matches the name, the description and the domains.</p>
+		 * @summary List organizations
+		 * @param {string} projectId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListOrganizationsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListOrganizationsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listOrganizations(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListOrganizationsSortByEnum | undefined, sortDir: Api.ListOrganizationsSortDirEnum | undefined, search: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.OrganizationList> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).listOrganizations(projectId, pageNum, pageSize, sortBy, sortDir, search, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:read</code>. The organizations the user belongs to, each with the user&#39;s organization roles there. <code>search</code> matches the organization&#39;s name. An unknown user, or another project&#39;s, is <code>user_not_found</code>.</p>
+		 * @summary A user's organizations
+		 * @param {string} projectId
+		 * @param {string} userId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListUserOrganizationsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListUserOrganizationsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listUserOrganizations(projectId: string, userId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListUserOrganizationsSortByEnum | undefined, sortDir: Api.ListUserOrganizationsSortDirEnum | undefined, search: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.UserOrganizationList> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).listUserOrganizations(projectId, userId, pageNum, pageSize, sortBy, sortDir, search, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:update</code>. The member loses their roles in the organization (the user stays), so the caller must hold every permission of each of them (403 <code>insufficient_permission</code> otherwise). One transaction with its <code>organization.member_removed</code> event; answers 204.</p>
+		 * @summary Remove a member
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {string} userId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		removeOrganizationMember(projectId: string, organizationId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).removeOrganizationMember(projectId, organizationId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:update</code>. Changes the fields given; an omitted field keeps its value, <code>description</code> null or &quot;&quot; clears it, <code>properties</code> and <code>domains</code> replace the stored ones whole. A public mail domain is refused with 400 <code>invalid_params</code> naming <code>domains.&lt;index&gt;</code>; a domain another organization of the project holds with 409 <code>organization_domain_already_used</code>, naming it. Setting <code>mfa</code> (other than <code>inherit</code> on creation) needs every permission of the project: the project&#39;s admin client or an operator; otherwise 403 <code>insufficient_permission</code> on <code>mfa</code>. One transaction with its <code>organization.updated</code> event (none when nothing changed).</p>
+		 * @summary Update an organization
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {Api.UpdateOrganizationRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateOrganization(projectId: string, organizationId: string, request: Api.UpdateOrganizationRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.Organization> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).updateOrganization(projectId, organizationId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:update</code>. <code>role_ids</code> replaces the member&#39;s roles in the organization. Each of <code>role_ids</code> must be an organization role of the project (<code>scope: &quot;organization&quot;</code>): a project role, or no role of the project, is 400 <code>invalid_params</code> naming <code>role_ids.&lt;index&gt;</code>. Least privilege: the caller must hold every permission of each role it gives (403 <code>insufficient_permission</code>, naming the codes it lacks) and of each role it takes away (403). The roles the member keeps need nothing. One transaction with its <code>organization.member_updated</code> event (none when nothing changed).</p>
+		 * @summary Replace a member's roles
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {string} userId
+		 * @param {Api.UpdateOrganizationMemberRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		updateOrganizationMember(projectId: string, organizationId: string, userId: string, request: Api.UpdateOrganizationMemberRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.OrganizationMember> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).updateOrganizationMember(projectId, organizationId, userId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+	}
+};
+
+/**
+ * OrganizationsApi - factory interface
+ * @export
+ */
+export const OrganizationsApiFactory: FactoryFunction<OrganizationsApi> = function (configuration?: Configuration, basePath?: string, fetch?: FetchAPI) {
+	return new OrganizationsApi(configuration, basePath, fetch);
+};
+
+/**
+ * OrganizationsApi - object-oriented interface
+ * @export
+ * @class OrganizationsApi
+ * @extends {BaseAPI}
+ */
+export class OrganizationsApi extends BaseAPI {
+	/**
+	 * <p>Needs <code>organizations:update</code>. Adds a user of the project (another project&#39;s, or none, is 400 <code>invalid_params</code> naming <code>user_id</code>) with organization roles; a user may belong to any number of organizations. A user who is a member already is 409 <code>member_already_exists</code>. Each of <code>role_ids</code> must be an organization role of the project (<code>scope: &quot;organization&quot;</code>): a project role, or no role of the project, is 400 <code>invalid_params</code> naming <code>role_ids.&lt;index&gt;</code>. Least privilege: the caller must hold every permission of each role it gives (403 <code>insufficient_permission</code>, naming the codes it lacks) and of each role it takes away (403). One transaction with its <code>organization.member_added</code> event.</p>
+	 * @summary Add a member
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {Api.AddOrganizationMemberRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public addOrganizationMember(projectId: string, organizationId: string, request: Api.AddOrganizationMemberRequest, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).addOrganizationMember(projectId, organizationId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:create</code>. A customer company of the project&#39;s application: its members hold organization roles in it (<code>…/organizations/{organization_id}/members</code>). The name is unique in the project, case-insensitively (409 <code>organization_name_already_used</code>). A public mail domain is refused with 400 <code>invalid_params</code> naming <code>domains.&lt;index&gt;</code>; a domain another organization of the project holds with 409 <code>organization_domain_already_used</code>, naming it. Setting <code>mfa</code> (other than <code>inherit</code> on creation) needs every permission of the project: the project&#39;s admin client or an operator; otherwise 403 <code>insufficient_permission</code> on <code>mfa</code>. One transaction with its <code>organization.created</code> event.</p>
+	 * @summary Create an organization
+	 * @param {string} projectId
+	 * @param {Api.CreateOrganizationRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public createOrganization(projectId: string, request: Api.CreateOrganizationRequest, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).createOrganization(projectId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:delete</code>. Its members go with it (their users stay), so the caller must hold every permission of each role its members hold there (403 <code>insufficient_permission</code> otherwise). Its objects stay, the project&#39;s (<code>organization_id</code> null). One transaction with its <code>organization.deleted</code> event (<code>details</code>: <code>members_removed</code>, <code>objects_released</code>); answers 204.</p>
+	 * @summary Delete an organization
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public deleteOrganization(projectId: string, organizationId: string, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).deleteOrganization(projectId, organizationId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:read</code>. An unknown id, or another project&#39;s, is <code>organization_not_found</code>.</p>
+	 * @summary Get an organization
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getOrganization(projectId: string, organizationId: string, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).getOrganization(projectId, organizationId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:read</code>. A user who is not a member (or no user) is <code>member_not_found</code>.</p>
+	 * @summary Get a member
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getOrganizationMember(projectId: string, organizationId: string, userId: string, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).getOrganizationMember(projectId, organizationId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:read</code>. Each member with their organization roles there, their display name and email. <code>search</code> matches the display name and the email; <code>role_id</code> keeps the members holding that role.</p>
+	 * @summary List an organization's members
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+	 * @param {Api.ListOrganizationMembersSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+	 * @param {Api.ListOrganizationMembersSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+	 * @param {string} [roleId] <p>Only members holding this role</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listOrganizationMembers(projectId: string, organizationId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListOrganizationMembersSortByEnum | undefined, sortDir: Api.ListOrganizationMembersSortDirEnum | undefined, search: string | undefined, roleId: string | undefined, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).listOrganizationMembers(projectId, organizationId, pageNum, pageSize, sortBy, sortDir, search, roleId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:read</code>. <code>search</code> matches the name, the description and the domains.</p>
+	 * @summary List organizations
+	 * @param {string} projectId
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+	 * @param {Api.ListOrganizationsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+	 * @param {Api.ListOrganizationsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listOrganizations(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListOrganizationsSortByEnum | undefined, sortDir: Api.ListOrganizationsSortDirEnum | undefined, search: string | undefined, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).listOrganizations(projectId, pageNum, pageSize, sortBy, sortDir, search, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:read</code>. The organizations the user belongs to, each with the user&#39;s organization roles there. <code>search</code> matches the organization&#39;s name. An unknown user, or another project&#39;s, is <code>user_not_found</code>.</p>
+	 * @summary A user's organizations
+	 * @param {string} projectId
+	 * @param {string} userId
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+	 * @param {Api.ListUserOrganizationsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+	 * @param {Api.ListUserOrganizationsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listUserOrganizations(projectId: string, userId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListUserOrganizationsSortByEnum | undefined, sortDir: Api.ListUserOrganizationsSortDirEnum | undefined, search: string | undefined, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).listUserOrganizations(projectId, userId, pageNum, pageSize, sortBy, sortDir, search, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:update</code>. The member loses their roles in the organization (the user stays), so the caller must hold every permission of each of them (403 <code>insufficient_permission</code> otherwise). One transaction with its <code>organization.member_removed</code> event; answers 204.</p>
+	 * @summary Remove a member
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {string} userId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public removeOrganizationMember(projectId: string, organizationId: string, userId: string, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).removeOrganizationMember(projectId, organizationId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:update</code>. Changes the fields given; an omitted field keeps its value, <code>description</code> null or &quot;&quot; clears it, <code>properties</code> and <code>domains</code> replace the stored ones whole. A public mail domain is refused with 400 <code>invalid_params</code> naming <code>domains.&lt;index&gt;</code>; a domain another organization of the project holds with 409 <code>organization_domain_already_used</code>, naming it. Setting <code>mfa</code> (other than <code>inherit</code> on creation) needs every permission of the project: the project&#39;s admin client or an operator; otherwise 403 <code>insufficient_permission</code> on <code>mfa</code>. One transaction with its <code>organization.updated</code> event (none when nothing changed).</p>
+	 * @summary Update an organization
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {Api.UpdateOrganizationRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public updateOrganization(projectId: string, organizationId: string, request: Api.UpdateOrganizationRequest, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).updateOrganization(projectId, organizationId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:update</code>. <code>role_ids</code> replaces the member&#39;s roles in the organization. Each of <code>role_ids</code> must be an organization role of the project (<code>scope: &quot;organization&quot;</code>): a project role, or no role of the project, is 400 <code>invalid_params</code> naming <code>role_ids.&lt;index&gt;</code>. Least privilege: the caller must hold every permission of each role it gives (403 <code>insufficient_permission</code>, naming the codes it lacks) and of each role it takes away (403). The roles the member keeps need nothing. One transaction with its <code>organization.member_updated</code> event (none when nothing changed).</p>
+	 * @summary Replace a member's roles
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {string} userId
+	 * @param {Api.UpdateOrganizationMemberRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public updateOrganizationMember(projectId: string, organizationId: string, userId: string, request: Api.UpdateOrganizationMemberRequest, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).updateOrganizationMember(projectId, organizationId, userId, request, options)(this.fetch, this.basePath);
+	}
+
+}
+/**
  * ProjectsApi - fetch parameter creator
  * @export
  */
 export const ProjectsApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>objects</code> (read, create, update, delete), <code>grants</code> (read, create, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
+		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>objects</code> (read, create, update, delete), <code>grants</code> (read, create, delete), <code>organizations</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
 		 * @summary Create a project
 		 * @param {Api.CreateProjectRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -7167,7 +8800,7 @@ export const ProjectsApiFetchParamCreator = function (configuration?: Configurat
 export const ProjectsApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>objects</code> (read, create, update, delete), <code>grants</code> (read, create, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
+		 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>objects</code> (read, create, update, delete), <code>grants</code> (read, create, delete), <code>organizations</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
 		 * @summary Create a project
 		 * @param {Api.CreateProjectRequest} request
 		 * @param {RequestInit} [options] Override http request option.
@@ -7633,7 +9266,7 @@ export const ProjectsApiFactory: FactoryFunction<ProjectsApi> = function (config
  */
 export class ProjectsApi extends BaseAPI {
 	/**
-	 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>objects</code> (read, create, update, delete), <code>grants</code> (read, create, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
+	 * <p>Needs <code>projects:create</code> on a system-project token. Creates the project with its default resources and their permissions: <code>resources</code> (read, create, update, delete), <code>roles</code> (read, create, update, delete), <code>users</code> (read, create, update, delete), <code>clients</code> (read, create, update, delete), <code>projects</code> (read, update), <code>audit</code> (read), <code>webhooks</code> (read, create, update, delete), <code>identity_providers</code> (read, create, update, delete), <code>objects</code> (read, create, update, delete), <code>grants</code> (read, create, delete), <code>organizations</code> (read, create, update, delete), <code>access</code> (evaluate, search); and its admin client, which holds every one of those permissions and whose secret the answer carries once.</p>
 	 * @summary Create a project
 	 * @param {Api.CreateProjectRequest} request
 	 * @param {RequestInit} [options] Override http request option.
@@ -8459,7 +10092,7 @@ export class ResourcesApi extends BaseAPI {
 export const RolesApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>roles:create</code>. The caller grants only permissions it holds itself (the project&#39;s admin client holds them all): otherwise 403 <code>insufficient_permission</code>, <code>details</code> naming the codes it lacks, and nothing is written. Unknown ids are checked first (<code>some_permissions_not_found</code>).</p>
+		 * <p>Needs <code>roles:create</code>. <code>scope</code> (default <code>project</code>) is fixed at creation: an organization role is held by organizations&#39; members, never as a user&#39;s role, a default role or on an object grant. The caller grants only permissions it holds itself (the project&#39;s admin client holds them all): otherwise 403 <code>insufficient_permission</code>, <code>details</code> naming the codes it lacks, and nothing is written. Unknown ids are checked first (<code>some_permissions_not_found</code>).</p>
 		 * @summary Create a role
 		 * @param {string} projectId
 		 * @param {Api.CreateRoleRequest} request
@@ -8513,7 +10146,7 @@ export const RolesApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>). Its grants on objects end, each with a <code>grant.deleted</code> event (<code>details.cause</code>). One transaction with its <code>role.deleted</code> audit event; answers 204. In the system project, moving the last active operator (a user whose role holds every system permission) to a role short of them is refused with 409 <code>last_operator</code>.</p>
+		 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>, an organization role 400 <code>invalid_params</code>). Members holding an organization role lose it. Its grants on objects end, each with a <code>grant.deleted</code> event (<code>details.cause</code>). One transaction with its <code>role.deleted</code> audit event; answers 204. In the system project, moving the last active operator (a user whose role holds every system permission) to a role short of them is refused with 409 <code>last_operator</code>.</p>
 		 * @summary Delete a role
 		 * @param {string} projectId
 		 * @param {string} roleId
@@ -8616,7 +10249,7 @@ export const RolesApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
+		 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description; <code>scope</code> keeps the project&#39;s or the organization roles.</p>
 		 * @summary List roles
 		 * @param {string} projectId
 		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
@@ -8624,10 +10257,11 @@ export const RolesApiFetchParamCreator = function (configuration?: Configuration
 		 * @param {Api.ListRolesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListRolesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {Api.RoleScope} [scope] <p>Whose role it is: <code>&quot;project&quot;</code> (the default), given as a user&#39;s <code>role_id</code>, as the project&#39;s or an identity provider&#39;s <code>default_role_id</code>, or granted on an object; or <code>&quot;organization&quot;</code>, held by the members of an organization in that organization (<code>…/organizations/{organization_id}/members</code>) and refused everywhere else (400 <code>invalid_params</code>). Set when the role is created; it never changes.</p>
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		listRoles(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListRolesSortByEnum | undefined, sortDir: Api.ListRolesSortDirEnum | undefined, search: string | undefined, options: RequestInit = {}): FetchArgs {
+		listRoles(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListRolesSortByEnum | undefined, sortDir: Api.ListRolesSortDirEnum | undefined, search: string | undefined, scope: Api.RoleScope | undefined, options: RequestInit = {}): FetchArgs {
 			// verify required parameter 'projectId' is not null or undefined
 			if (projectId === null || projectId === undefined) {
 				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listRoles.');
@@ -8672,6 +10306,10 @@ export const RolesApiFetchParamCreator = function (configuration?: Configuration
 				localVarQueryParameter.append('search', String(search));
 			}
 
+			if (scope !== undefined) {
+				localVarQueryParameter.append('scope', String(scope));
+			}
+
 			localVarRequestOptions.headers = localVarHeaderParameter;
 
 			const localVarQueryParameterString = localVarQueryParameter.toString();
@@ -8684,7 +10322,7 @@ export const RolesApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user with the role on their next request. Every permission added must be held by the caller (403 <code>insufficient_permission</code> otherwise, naming the codes); permissions the role keeps or loses need not be. In the system project, taking from a role a permission that leaves no active user holding every system permission is refused with 409 <code>last_operator</code>.</p>
+		 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user (or member) with the role on their next request; <code>scope</code> cannot change (sending it is 400 <code>invalid_params</code>). Every permission added must be held by the caller (403 <code>insufficient_permission</code> otherwise, naming the codes); permissions the role keeps or loses need not be. In the system project, taking from a role a permission that leaves no active user holding every system permission is refused with 409 <code>last_operator</code>.</p>
 		 * @summary Update a role
 		 * @param {string} projectId
 		 * @param {string} roleId
@@ -8753,7 +10391,7 @@ export const RolesApiFetchParamCreator = function (configuration?: Configuration
 export const RolesApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>roles:create</code>. The caller grants only permissions it holds itself (the project&#39;s admin client holds them all): otherwise 403 <code>insufficient_permission</code>, <code>details</code> naming the codes it lacks, and nothing is written. Unknown ids are checked first (<code>some_permissions_not_found</code>).</p>
+		 * <p>Needs <code>roles:create</code>. <code>scope</code> (default <code>project</code>) is fixed at creation: an organization role is held by organizations&#39; members, never as a user&#39;s role, a default role or on an object grant. The caller grants only permissions it holds itself (the project&#39;s admin client holds them all): otherwise 403 <code>insufficient_permission</code>, <code>details</code> naming the codes it lacks, and nothing is written. Unknown ids are checked first (<code>some_permissions_not_found</code>).</p>
 		 * @summary Create a role
 		 * @param {string} projectId
 		 * @param {Api.CreateRoleRequest} request
@@ -8826,7 +10464,7 @@ export const RolesApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>). Its grants on objects end, each with a <code>grant.deleted</code> event (<code>details.cause</code>). One transaction with its <code>role.deleted</code> audit event; answers 204. In the system project, moving the last active operator (a user whose role holds every system permission) to a role short of them is refused with 409 <code>last_operator</code>.</p>
+		 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>, an organization role 400 <code>invalid_params</code>). Members holding an organization role lose it. Its grants on objects end, each with a <code>grant.deleted</code> event (<code>details.cause</code>). One transaction with its <code>role.deleted</code> audit event; answers 204. In the system project, moving the last active operator (a user whose role holds every system permission) to a role short of them is refused with 409 <code>last_operator</code>.</p>
 		 * @summary Delete a role
 		 * @param {string} projectId
 		 * @param {string} roleId
@@ -8964,7 +10602,7 @@ export const RolesApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
+		 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description; <code>scope</code> keeps the project&#39;s or the organization roles.</p>
 		 * @summary List roles
 		 * @param {string} projectId
 		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
@@ -8972,11 +10610,12 @@ export const RolesApiFp = function(configuration?: Configuration) {
 		 * @param {Api.ListRolesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 		 * @param {Api.ListRolesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {Api.RoleScope} [scope] <p>Whose role it is: <code>&quot;project&quot;</code> (the default), given as a user&#39;s <code>role_id</code>, as the project&#39;s or an identity provider&#39;s <code>default_role_id</code>, or granted on an object; or <code>&quot;organization&quot;</code>, held by the members of an organization in that organization (<code>…/organizations/{organization_id}/members</code>) and refused everywhere else (400 <code>invalid_params</code>). Set when the role is created; it never changes.</p>
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		listRoles(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListRolesSortByEnum | undefined, sortDir: Api.ListRolesSortDirEnum | undefined, search: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.RoleList> {
-			const localVarFetchArgs = RolesApiFetchParamCreator(configuration).listRoles(projectId, pageNum, pageSize, sortBy, sortDir, search, options);
+		listRoles(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListRolesSortByEnum | undefined, sortDir: Api.ListRolesSortDirEnum | undefined, search: string | undefined, scope: Api.RoleScope | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.RoleList> {
+			const localVarFetchArgs = RolesApiFetchParamCreator(configuration).listRoles(projectId, pageNum, pageSize, sortBy, sortDir, search, scope, options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
 					const contentType = response.headers.get('Content-Type');
@@ -9035,7 +10674,7 @@ export const RolesApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user with the role on their next request. Every permission added must be held by the caller (403 <code>insufficient_permission</code> otherwise, naming the codes); permissions the role keeps or loses need not be. In the system project, taking from a role a permission that leaves no active user holding every system permission is refused with 409 <code>last_operator</code>.</p>
+		 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user (or member) with the role on their next request; <code>scope</code> cannot change (sending it is 400 <code>invalid_params</code>). Every permission added must be held by the caller (403 <code>insufficient_permission</code> otherwise, naming the codes); permissions the role keeps or loses need not be. In the system project, taking from a role a permission that leaves no active user holding every system permission is refused with 409 <code>last_operator</code>.</p>
 		 * @summary Update a role
 		 * @param {string} projectId
 		 * @param {string} roleId
@@ -9127,7 +10766,7 @@ export const RolesApiFactory: FactoryFunction<RolesApi> = function (configuratio
  */
 export class RolesApi extends BaseAPI {
 	/**
-	 * <p>Needs <code>roles:create</code>. The caller grants only permissions it holds itself (the project&#39;s admin client holds them all): otherwise 403 <code>insufficient_permission</code>, <code>details</code> naming the codes it lacks, and nothing is written. Unknown ids are checked first (<code>some_permissions_not_found</code>).</p>
+	 * <p>Needs <code>roles:create</code>. <code>scope</code> (default <code>project</code>) is fixed at creation: an organization role is held by organizations&#39; members, never as a user&#39;s role, a default role or on an object grant. The caller grants only permissions it holds itself (the project&#39;s admin client holds them all): otherwise 403 <code>insufficient_permission</code>, <code>details</code> naming the codes it lacks, and nothing is written. Unknown ids are checked first (<code>some_permissions_not_found</code>).</p>
 	 * @summary Create a role
 	 * @param {string} projectId
 	 * @param {Api.CreateRoleRequest} request
@@ -9139,7 +10778,7 @@ export class RolesApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>). Its grants on objects end, each with a <code>grant.deleted</code> event (<code>details.cause</code>). One transaction with its <code>role.deleted</code> audit event; answers 204. In the system project, moving the last active operator (a user whose role holds every system permission) to a role short of them is refused with 409 <code>last_operator</code>.</p>
+	 * <p>Needs <code>roles:delete</code>. Its users would lose what it grants, so the caller must cover the role&#39;s permissions (403 <code>insufficient_permission</code> otherwise). A role that users still have is refused with 409 <code>role_in_use</code> (<code>details</code> says how many) unless <code>reassign_role_id</code> names another role of the project, which the caller must be able to give: its users move to that role in the same transaction (an unknown one is <code>role_not_found</code>, an organization role 400 <code>invalid_params</code>). Members holding an organization role lose it. Its grants on objects end, each with a <code>grant.deleted</code> event (<code>details.cause</code>). One transaction with its <code>role.deleted</code> audit event; answers 204. In the system project, moving the last active operator (a user whose role holds every system permission) to a role short of them is refused with 409 <code>last_operator</code>.</p>
 	 * @summary Delete a role
 	 * @param {string} projectId
 	 * @param {string} roleId
@@ -9164,7 +10803,7 @@ export class RolesApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description.</p>
+	 * <p>Needs <code>roles:read</code>. <code>search</code> matches the code, name and description; <code>scope</code> keeps the project&#39;s or the organization roles.</p>
 	 * @summary List roles
 	 * @param {string} projectId
 	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
@@ -9172,15 +10811,16 @@ export class RolesApi extends BaseAPI {
 	 * @param {Api.ListRolesSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
 	 * @param {Api.ListRolesSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
 	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+	 * @param {Api.RoleScope} [scope] <p>Whose role it is: <code>&quot;project&quot;</code> (the default), given as a user&#39;s <code>role_id</code>, as the project&#39;s or an identity provider&#39;s <code>default_role_id</code>, or granted on an object; or <code>&quot;organization&quot;</code>, held by the members of an organization in that organization (<code>…/organizations/{organization_id}/members</code>) and refused everywhere else (400 <code>invalid_params</code>). Set when the role is created; it never changes.</p>
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
 	 */
-	public listRoles(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListRolesSortByEnum | undefined, sortDir: Api.ListRolesSortDirEnum | undefined, search: string | undefined, options?: RequestInit) {
-		return RolesApiFp(this.configuration).listRoles(projectId, pageNum, pageSize, sortBy, sortDir, search, options)(this.fetch, this.basePath);
+	public listRoles(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListRolesSortByEnum | undefined, sortDir: Api.ListRolesSortDirEnum | undefined, search: string | undefined, scope: Api.RoleScope | undefined, options?: RequestInit) {
+		return RolesApiFp(this.configuration).listRoles(projectId, pageNum, pageSize, sortBy, sortDir, search, scope, options)(this.fetch, this.basePath);
 	}
 
 	/**
-	 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user with the role on their next request. Every permission added must be held by the caller (403 <code>insufficient_permission</code> otherwise, naming the codes); permissions the role keeps or loses need not be. In the system project, taking from a role a permission that leaves no active user holding every system permission is refused with 409 <code>last_operator</code>.</p>
+	 * <p>Needs <code>roles:update</code>. A change of permissions applies to every user (or member) with the role on their next request; <code>scope</code> cannot change (sending it is 400 <code>invalid_params</code>). Every permission added must be held by the caller (403 <code>insufficient_permission</code> otherwise, naming the codes); permissions the role keeps or loses need not be. In the system project, taking from a role a permission that leaves no active user holding every system permission is refused with 409 <code>last_operator</code>.</p>
 	 * @summary Update a role
 	 * @param {string} projectId
 	 * @param {string} roleId
@@ -12157,7 +13797,7 @@ export class TokensApi extends BaseAPI {
 export const UsersApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, or <code>send_invitation: true</code> to mail them a link to choose one; logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system). A <code>role_id</code> whose permissions the caller does not all hold is refused with 403 <code>insufficient_permission</code>, naming the codes.</p>
+		 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, or <code>send_invitation: true</code> to mail them a link to choose one; logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system). A <code>role_id</code> that is an organization role is 400 <code>invalid_params</code> (members hold those, in their organization). A <code>role_id</code> whose permissions the caller does not all hold is refused with 403 <code>insufficient_permission</code>, naming the codes.</p>
 		 * @summary Create a user
 		 * @param {string} projectId
 		 * @param {Api.CreateUserRequest} request
@@ -12678,7 +14318,7 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
-		 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request. Changing a user&#39;s password, email, external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role&#39;s permissions must all be held by the caller: 403 <code>insufficient_permission</code> otherwise. The display name and avatar change freely. The system project keeps an operator: deactivating, or giving a role short of every system permission to, its last active user whose role holds them all is refused with 409 <code>last_operator</code>.</p>
+		 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request; an organization role is 400 <code>invalid_params</code>. Changing a user&#39;s password, email, external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role&#39;s permissions must all be held by the caller: 403 <code>insufficient_permission</code> otherwise. The display name and avatar change freely. The system project keeps an operator: deactivating, or giving a role short of every system permission to, its last active user whose role holds them all is refused with 409 <code>last_operator</code>.</p>
 		 * @summary Update a user
 		 * @param {string} projectId
 		 * @param {string} userId
@@ -12747,7 +14387,7 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 export const UsersApiFp = function(configuration?: Configuration) {
 	return {
 		/**
-		 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, or <code>send_invitation: true</code> to mail them a link to choose one; logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system). A <code>role_id</code> whose permissions the caller does not all hold is refused with 403 <code>insufficient_permission</code>, naming the codes.</p>
+		 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, or <code>send_invitation: true</code> to mail them a link to choose one; logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system). A <code>role_id</code> that is an organization role is 400 <code>invalid_params</code> (members hold those, in their organization). A <code>role_id</code> whose permissions the caller does not all hold is refused with 403 <code>insufficient_permission</code>, naming the codes.</p>
 		 * @summary Create a user
 		 * @param {string} projectId
 		 * @param {Api.CreateUserRequest} request
@@ -13443,7 +15083,7 @@ export const UsersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
-		 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request. Changing a user&#39;s password, email, external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role&#39;s permissions must all be held by the caller: 403 <code>insufficient_permission</code> otherwise. The display name and avatar change freely. The system project keeps an operator: deactivating, or giving a role short of every system permission to, its last active user whose role holds them all is refused with 409 <code>last_operator</code>.</p>
+		 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request; an organization role is 400 <code>invalid_params</code>. Changing a user&#39;s password, email, external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role&#39;s permissions must all be held by the caller: 403 <code>insufficient_permission</code> otherwise. The display name and avatar change freely. The system project keeps an operator: deactivating, or giving a role short of every system permission to, its last active user whose role holds them all is refused with 409 <code>last_operator</code>.</p>
 		 * @summary Update a user
 		 * @param {string} projectId
 		 * @param {string} userId
@@ -13535,7 +15175,7 @@ export const UsersApiFactory: FactoryFunction<UsersApi> = function (configuratio
  */
 export class UsersApi extends BaseAPI {
 	/**
-	 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, or <code>send_invitation: true</code> to mail them a link to choose one; logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system). A <code>role_id</code> whose permissions the caller does not all hold is refused with 403 <code>insufficient_permission</code>, naming the codes.</p>
+	 * <p>Needs <code>users:create</code>. Either fully managed (<code>email</code> with <code>password</code>, or <code>send_invitation: true</code> to mail them a link to choose one; logs in on the login page) or identified by <code>external_user_id</code> (supplied by the calling system). A <code>role_id</code> that is an organization role is 400 <code>invalid_params</code> (members hold those, in their organization). A <code>role_id</code> whose permissions the caller does not all hold is refused with 403 <code>insufficient_permission</code>, naming the codes.</p>
 	 * @summary Create a user
 	 * @param {string} projectId
 	 * @param {Api.CreateUserRequest} request
@@ -13660,7 +15300,7 @@ export class UsersApi extends BaseAPI {
 	}
 
 	/**
-	 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request. Changing a user&#39;s password, email, external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role&#39;s permissions must all be held by the caller: 403 <code>insufficient_permission</code> otherwise. The display name and avatar change freely. The system project keeps an operator: deactivating, or giving a role short of every system permission to, its last active user whose role holds them all is refused with 409 <code>last_operator</code>.</p>
+	 * <p>Needs <code>users:update</code>. <code>external_user_id</code> is required when <code>email</code> is not provided. A changed role applies on the user&#39;s next request; an organization role is 400 <code>invalid_params</code>. Changing a user&#39;s password, email, external id, active state or role needs every permission the user holds (the caller cannot act on users above it), and a new role&#39;s permissions must all be held by the caller: 403 <code>insufficient_permission</code> otherwise. The display name and avatar change freely. The system project keeps an operator: deactivating, or giving a role short of every system permission to, its last active user whose role holds them all is refused with 409 <code>last_operator</code>.</p>
 	 * @summary Update a user
 	 * @param {string} projectId
 	 * @param {string} userId

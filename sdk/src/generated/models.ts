@@ -262,6 +262,21 @@ export namespace Api {
 		results: Api.AuthzenActionName[];
 	}
 
+	export interface AddOrganizationMemberRequest {
+		/**
+		 * @description <p>A user of this project (else 400 <code>invalid_params</code> naming <code>user_id</code>)</p>
+		 * @type {string}
+		 * @memberof AddOrganizationMemberRequest
+		 */
+		'user_id': string;
+		/**
+		 * @description <p>Default none. Organization roles of the project (<code>scope: &quot;organization&quot;</code>); repeats collapse. A project role, or an id that is no role of this project, is refused with 400 <code>invalid_params</code> naming <code>role_ids.&lt;index&gt;</code>. The caller must hold every permission of each role it gives or takes away (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @type {string[]}
+		 * @memberof AddOrganizationMemberRequest
+		 */
+		'role_ids'?: string[];
+	}
+
 	export type AuditChange = Api.AuditChange.ObjectValue | Api.AuditChange.EnumValueEnum;
 
 	/**
@@ -290,7 +305,7 @@ export namespace Api {
 		'project_id': string;
 		'occurred_at': string;
 		/**
-		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created: by an admin, or on the sign-up page (<code>details.how</code>: <code>&quot;signup&quot;</code>); <code>signup.refused</code>: A sign-up on the login page created nothing: <code>details.reason</code> <code>honeypot</code> (the field humans leave empty was filled; the page answered as for a success) or <code>domain_not_allowed</code> (<code>details.domain</code> is not among the project&#39;s <code>signup.domains</code>); <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.recorded</code>: A client identified by the URL of its metadata document was recorded on its first use (<code>details.metadata_url</code>, <code>details.name</code>); block it by deactivating it; <code>client_metadata.refused</code>: An authorization request of a client identified by a URL was refused (<code>details.metadata_url</code>, <code>details.reason</code>: <code>not_admitted</code> (the project&#39;s <code>client_metadata_documents</code>), <code>unreachable</code>, <code>private_address</code>, <code>too_large</code>, <code>timeout</code>, <code>bad_status</code>, <code>not_json</code>, <code>client_id_mismatch</code>, <code>invalid_document</code>, <code>redirect_uri_not_listed</code>; <code>details.description</code>); nothing was recorded of the client. At most one per URL, reason and minute; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>), or right after creating their account (<code>details.how</code>: <code>&quot;signup&quot;</code>); then asked for a second factor&#39;s code or to enrol one (<code>details.second_factor</code>: <code>code</code>, <code>enrol</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>mfa.enrolled</code>: A user added a second factor (<code>details.factor</code>: <code>totp</code>), with new recovery codes; <code>mfa.removed</code>: A second factor was removed, by its user or an admin (<code>details.factor</code>); <code>mfa.failed</code>: A second-step code was wrong, spent or expired, or refused while throttled (<code>details.reason</code>: <code>wrong_code</code>, <code>throttled</code>); <code>recovery_code.used</code>: A recovery code was spent at sign-in, or as fresh proof for changing sign-in methods (<code>details.for</code>: <code>&quot;fresh_proof&quot;</code>); <code>details.remaining</code>: how many are left; <code>user.reauthenticated</code>: A user without a password signed in again at their identity provider from the account page (<code>prompt=login</code>, <code>max_age=0</code>), as fresh proof for changing sign-in methods (<code>details.provider_id</code>); <code>user.reauthentication_failed</code>: Signing in again at the identity provider from the account page failed (<code>details.provider_id</code>, <code>details.reason</code>: <code>state_mismatch</code>, <code>upstream_error</code>, <code>another_identity</code>, <code>stale_auth_time</code>, <code>invalid_id_token</code>, …); <code>recovery_codes.regenerated</code>: A user&#39;s recovery codes were replaced with ten new ones; <code>passkey.registered</code>: A user registered a passkey (<code>details.credential_id</code>, <code>details.name</code>, <code>details.backup_eligible</code>: a synced passkey); <code>passkey.removed</code>: A passkey was removed, by its user or an admin (<code>details.credential_id</code>); <code>passkey.refused</code>: A passkey registration or sign-in was refused (<code>details.reason</code>: <code>wrong_challenge</code>, <code>wrong_origin</code>, <code>wrong_rp_id</code>, <code>bad_signature</code>, <code>user_not_verified</code>, <code>counter_went_back</code> (a cloned authenticator), <code>unknown_credential</code>, <code>another_user</code>, …); <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>consent.granted</code>: A user allowed a third-party client on its consent page (<code>details.client_id</code>, <code>details.resource_id</code> (null: the project), <code>details.permissions</code>: the codes granted); <code>consent.denied</code>: A user denied a third-party client on its consent page; the login ended with <code>access_denied</code> (<code>details.client_id</code>, <code>details.resource</code>: the indicator asked, or null); <code>consent.revoked</code>: A user&#39;s consent to a client was revoked, by the user (Connected apps on /account) or an admin: the client&#39;s sessions and refresh tokens for that user ended (<code>details.client_id</code>, <code>details.resource_id</code>); <code>device.approved</code>: A user approved a device on the verification page (RFC 8628): its next poll gets the user&#39;s tokens (<code>details.client_id</code>, <code>details.device_id</code>); <code>device.denied</code>: A user denied a device on the verification page, or at the consent page of its sign-in; its next poll answers <code>access_denied</code> (<code>details.client_id</code>, <code>details.device_id</code>); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>delegation.revoked</code>: A user removed an agent acting for them (on /account): every live token exchanged for them in whose chain the agent acts is refused from the next request on (<code>details.client_id</code>, <code>details.tokens</code>: how many); <code>token.exchanged</code>: A client with a delegation exchanged a subject&#39;s token for one naming it as the actor (RFC 8693): <code>details.subject</code> (<code>type</code>, <code>id</code>), <code>details.actor</code>, <code>details.actors</code> (the chain, the latest first), <code>details.permissions</code> granted, <code>details.resource</code> (an API&#39;s indicator, if any), <code>details.jti</code>; <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+		 * @description <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created: by an admin, or on the sign-up page (<code>details.how</code>: <code>&quot;signup&quot;</code>); <code>signup.refused</code>: A sign-up on the login page created nothing: <code>details.reason</code> <code>honeypot</code> (the field humans leave empty was filled; the page answered as for a success) or <code>domain_not_allowed</code> (<code>details.domain</code> is not among the project&#39;s <code>signup.domains</code>); <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.recorded</code>: A client identified by the URL of its metadata document was recorded on its first use (<code>details.metadata_url</code>, <code>details.name</code>); block it by deactivating it; <code>client_metadata.refused</code>: An authorization request of a client identified by a URL was refused (<code>details.metadata_url</code>, <code>details.reason</code>: <code>not_admitted</code> (the project&#39;s <code>client_metadata_documents</code>), <code>unreachable</code>, <code>private_address</code>, <code>too_large</code>, <code>timeout</code>, <code>bad_status</code>, <code>not_json</code>, <code>client_id_mismatch</code>, <code>invalid_document</code>, <code>redirect_uri_not_listed</code>; <code>details.description</code>); nothing was recorded of the client. At most one per URL, reason and minute; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed, moved under another parent, given other properties or another organization; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>organization.created</code>: An organization was created (with its domains); <code>organization.updated</code>: An organization&#39;s name, description, properties, domains or second-factor policy (<code>mfa</code>) changed; <code>organization.deleted</code>: An organization was deleted with its members (their users stay), its objects left to the project; <code>changes</code> holds its last state, <code>details.members_removed</code> and <code>details.objects_released</code> count them; <code>organization.member_added</code>: A user was added to an organization (the target) with organization roles (<code>details.user_id</code>, <code>details.role_ids</code>); <code>organization.member_updated</code>: A member&#39;s organization roles were replaced (<code>details.user_id</code>; <code>changes.role_ids</code>); <code>organization.member_removed</code>: A member was removed from an organization: their roles there ended (<code>details.user_id</code>, <code>details.role_ids</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>), or right after creating their account (<code>details.how</code>: <code>&quot;signup&quot;</code>); then asked for a second factor&#39;s code or to enrol one (<code>details.second_factor</code>: <code>code</code>, <code>enrol</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>mfa.enrolled</code>: A user added a second factor (<code>details.factor</code>: <code>totp</code>), with new recovery codes; <code>mfa.removed</code>: A second factor was removed, by its user or an admin (<code>details.factor</code>); <code>mfa.failed</code>: A second-step code was wrong, spent or expired, or refused while throttled (<code>details.reason</code>: <code>wrong_code</code>, <code>throttled</code>); <code>recovery_code.used</code>: A recovery code was spent at sign-in, or as fresh proof for changing sign-in methods (<code>details.for</code>: <code>&quot;fresh_proof&quot;</code>); <code>details.remaining</code>: how many are left; <code>user.reauthenticated</code>: A user without a password signed in again at their identity provider from the account page (<code>prompt=login</code>, <code>max_age=0</code>), as fresh proof for changing sign-in methods (<code>details.provider_id</code>); <code>user.reauthentication_failed</code>: Signing in again at the identity provider from the account page failed (<code>details.provider_id</code>, <code>details.reason</code>: <code>state_mismatch</code>, <code>upstream_error</code>, <code>another_identity</code>, <code>stale_auth_time</code>, <code>invalid_id_token</code>, …); <code>recovery_codes.regenerated</code>: A user&#39;s recovery codes were replaced with ten new ones; <code>passkey.registered</code>: A user registered a passkey (<code>details.credential_id</code>, <code>details.name</code>, <code>details.backup_eligible</code>: a synced passkey); <code>passkey.removed</code>: A passkey was removed, by its user or an admin (<code>details.credential_id</code>); <code>passkey.refused</code>: A passkey registration or sign-in was refused (<code>details.reason</code>: <code>wrong_challenge</code>, <code>wrong_origin</code>, <code>wrong_rp_id</code>, <code>bad_signature</code>, <code>user_not_verified</code>, <code>counter_went_back</code> (a cloned authenticator), <code>unknown_credential</code>, <code>another_user</code>, …); <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>consent.granted</code>: A user allowed a third-party client on its consent page (<code>details.client_id</code>, <code>details.resource_id</code> (null: the project), <code>details.permissions</code>: the codes granted); <code>consent.denied</code>: A user denied a third-party client on its consent page; the login ended with <code>access_denied</code> (<code>details.client_id</code>, <code>details.resource</code>: the indicator asked, or null); <code>consent.revoked</code>: A user&#39;s consent to a client was revoked, by the user (Connected apps on /account) or an admin: the client&#39;s sessions and refresh tokens for that user ended (<code>details.client_id</code>, <code>details.resource_id</code>); <code>device.approved</code>: A user approved a device on the verification page (RFC 8628): its next poll gets the user&#39;s tokens (<code>details.client_id</code>, <code>details.device_id</code>); <code>device.denied</code>: A user denied a device on the verification page, or at the consent page of its sign-in; its next poll answers <code>access_denied</code> (<code>details.client_id</code>, <code>details.device_id</code>); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>delegation.revoked</code>: A user removed an agent acting for them (on /account): every live token exchanged for them in whose chain the agent acts is refused from the next request on (<code>details.client_id</code>, <code>details.tokens</code>: how many); <code>token.exchanged</code>: A client with a delegation exchanged a subject&#39;s token for one naming it as the actor (RFC 8693): <code>details.subject</code> (<code>type</code>, <code>id</code>), <code>details.actor</code>, <code>details.actors</code> (the chain, the latest first), <code>details.permissions</code> granted, <code>details.resource</code> (an API&#39;s indicator, if any), <code>details.jti</code>; <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 		 * @type {Api.AuditEventType}
 		 * @memberof AuditEvent
 		 */
@@ -383,7 +398,7 @@ export namespace Api {
 	}
 
 	/**
-	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created: by an admin, or on the sign-up page (<code>details.how</code>: <code>&quot;signup&quot;</code>); <code>signup.refused</code>: A sign-up on the login page created nothing: <code>details.reason</code> <code>honeypot</code> (the field humans leave empty was filled; the page answered as for a success) or <code>domain_not_allowed</code> (<code>details.domain</code> is not among the project&#39;s <code>signup.domains</code>); <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.recorded</code>: A client identified by the URL of its metadata document was recorded on its first use (<code>details.metadata_url</code>, <code>details.name</code>); block it by deactivating it; <code>client_metadata.refused</code>: An authorization request of a client identified by a URL was refused (<code>details.metadata_url</code>, <code>details.reason</code>: <code>not_admitted</code> (the project&#39;s <code>client_metadata_documents</code>), <code>unreachable</code>, <code>private_address</code>, <code>too_large</code>, <code>timeout</code>, <code>bad_status</code>, <code>not_json</code>, <code>client_id_mismatch</code>, <code>invalid_document</code>, <code>redirect_uri_not_listed</code>; <code>details.description</code>); nothing was recorded of the client. At most one per URL, reason and minute; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed or moved under another parent; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>), or right after creating their account (<code>details.how</code>: <code>&quot;signup&quot;</code>); then asked for a second factor&#39;s code or to enrol one (<code>details.second_factor</code>: <code>code</code>, <code>enrol</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>mfa.enrolled</code>: A user added a second factor (<code>details.factor</code>: <code>totp</code>), with new recovery codes; <code>mfa.removed</code>: A second factor was removed, by its user or an admin (<code>details.factor</code>); <code>mfa.failed</code>: A second-step code was wrong, spent or expired, or refused while throttled (<code>details.reason</code>: <code>wrong_code</code>, <code>throttled</code>); <code>recovery_code.used</code>: A recovery code was spent at sign-in, or as fresh proof for changing sign-in methods (<code>details.for</code>: <code>&quot;fresh_proof&quot;</code>); <code>details.remaining</code>: how many are left; <code>user.reauthenticated</code>: A user without a password signed in again at their identity provider from the account page (<code>prompt=login</code>, <code>max_age=0</code>), as fresh proof for changing sign-in methods (<code>details.provider_id</code>); <code>user.reauthentication_failed</code>: Signing in again at the identity provider from the account page failed (<code>details.provider_id</code>, <code>details.reason</code>: <code>state_mismatch</code>, <code>upstream_error</code>, <code>another_identity</code>, <code>stale_auth_time</code>, <code>invalid_id_token</code>, …); <code>recovery_codes.regenerated</code>: A user&#39;s recovery codes were replaced with ten new ones; <code>passkey.registered</code>: A user registered a passkey (<code>details.credential_id</code>, <code>details.name</code>, <code>details.backup_eligible</code>: a synced passkey); <code>passkey.removed</code>: A passkey was removed, by its user or an admin (<code>details.credential_id</code>); <code>passkey.refused</code>: A passkey registration or sign-in was refused (<code>details.reason</code>: <code>wrong_challenge</code>, <code>wrong_origin</code>, <code>wrong_rp_id</code>, <code>bad_signature</code>, <code>user_not_verified</code>, <code>counter_went_back</code> (a cloned authenticator), <code>unknown_credential</code>, <code>another_user</code>, …); <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>consent.granted</code>: A user allowed a third-party client on its consent page (<code>details.client_id</code>, <code>details.resource_id</code> (null: the project), <code>details.permissions</code>: the codes granted); <code>consent.denied</code>: A user denied a third-party client on its consent page; the login ended with <code>access_denied</code> (<code>details.client_id</code>, <code>details.resource</code>: the indicator asked, or null); <code>consent.revoked</code>: A user&#39;s consent to a client was revoked, by the user (Connected apps on /account) or an admin: the client&#39;s sessions and refresh tokens for that user ended (<code>details.client_id</code>, <code>details.resource_id</code>); <code>device.approved</code>: A user approved a device on the verification page (RFC 8628): its next poll gets the user&#39;s tokens (<code>details.client_id</code>, <code>details.device_id</code>); <code>device.denied</code>: A user denied a device on the verification page, or at the consent page of its sign-in; its next poll answers <code>access_denied</code> (<code>details.client_id</code>, <code>details.device_id</code>); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>delegation.revoked</code>: A user removed an agent acting for them (on /account): every live token exchanged for them in whose chain the agent acts is refused from the next request on (<code>details.client_id</code>, <code>details.tokens</code>: how many); <code>token.exchanged</code>: A client with a delegation exchanged a subject&#39;s token for one naming it as the actor (RFC 8693): <code>details.subject</code> (<code>type</code>, <code>id</code>), <code>details.actor</code>, <code>details.actors</code> (the chain, the latest first), <code>details.permissions</code> granted, <code>details.resource</code> (an API&#39;s indicator, if any), <code>details.jti</code>; <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
+	 * <p><code>project.created</code>: A project was created, with its default resources and admin client; <code>project.updated</code>: A project&#39;s name, description or redirect URIs changed; <code>project.activated</code>: A project was activated; <code>project.deactivated</code>: A project was deactivated: its tokens are refused and its sessions ended; <code>resource.created</code>: A resource was created with its permissions; <code>resource.updated</code>: A resource or its permissions changed; <code>resource.deleted</code>: A resource was deleted with its permissions, which left every role and client holding them; <code>changes</code> holds its last state; <code>role.created</code>: A role was created; <code>role.updated</code>: A role&#39;s code, name, description or permissions changed; <code>role.deleted</code>: A role was deleted; <code>changes</code> holds its last state, <code>details</code> the users moved to another role; <code>user.created</code>: A user was created: by an admin, or on the sign-up page (<code>details.how</code>: <code>&quot;signup&quot;</code>); <code>signup.refused</code>: A sign-up on the login page created nothing: <code>details.reason</code> <code>honeypot</code> (the field humans leave empty was filled; the page answered as for a success) or <code>domain_not_allowed</code> (<code>details.domain</code> is not among the project&#39;s <code>signup.domains</code>); <code>user.updated</code>: A user&#39;s profile, identity, password (<code>&quot;changed&quot;</code>) or role changed; <code>user.activated</code>: A user was activated; <code>user.deactivated</code>: A user was deactivated: their sessions ended; <code>user.deleted</code>: A user was deleted: their sessions ended, their email and external id free; <code>changes</code> holds their last state; <code>client.created</code>: A client was created; <code>client.updated</code>: A client&#39;s name, description, authentication method or permissions changed; <code>client.activated</code>: A client was activated; <code>client.deactivated</code>: A client was deactivated: its tokens are refused and its sessions ended; <code>client.secret_rotated</code>: A client&#39;s secret was replaced; tokens issued before are refused; <code>client.recorded</code>: A client identified by the URL of its metadata document was recorded on its first use (<code>details.metadata_url</code>, <code>details.name</code>); block it by deactivating it; <code>client_metadata.refused</code>: An authorization request of a client identified by a URL was refused (<code>details.metadata_url</code>, <code>details.reason</code>: <code>not_admitted</code> (the project&#39;s <code>client_metadata_documents</code>), <code>unreachable</code>, <code>private_address</code>, <code>too_large</code>, <code>timeout</code>, <code>bad_status</code>, <code>not_json</code>, <code>client_id_mismatch</code>, <code>invalid_document</code>, <code>redirect_uri_not_listed</code>; <code>details.description</code>); nothing was recorded of the client. At most one per URL, reason and minute; <code>client.deleted</code>: A client was deleted: its tokens are refused and its sessions ended; <code>changes</code> holds its last state (never a secret); <code>object.created</code>: Objects of a resource were created (<code>details.resource_id</code>; a batch: one event, target the resource, <code>details.count</code>); <code>object.updated</code>: An object was renamed, moved under another parent, given other properties or another organization; <code>object.deleted</code>: An object was deleted with its grants (with <code>cascade</code>, its descendants and theirs: <code>details</code> counts them); <code>grant.created</code>: A role was granted on an object (<code>details</code>: subject, role, object, expiry); <code>grant.deleted</code>: A grant on an object was revoked; <code>grant.expired</code>: An expired grant was purged, GRANT_RETENTION_DAYS after its expiry (it had stopped deciding at <code>expires_at</code>); <code>organization.created</code>: An organization was created (with its domains); <code>organization.updated</code>: An organization&#39;s name, description, properties, domains or second-factor policy (<code>mfa</code>) changed; <code>organization.deleted</code>: An organization was deleted with its members (their users stay), its objects left to the project; <code>changes</code> holds its last state, <code>details.members_removed</code> and <code>details.objects_released</code> count them; <code>organization.member_added</code>: A user was added to an organization (the target) with organization roles (<code>details.user_id</code>, <code>details.role_ids</code>); <code>organization.member_updated</code>: A member&#39;s organization roles were replaced (<code>details.user_id</code>; <code>changes.role_ids</code>); <code>organization.member_removed</code>: A member was removed from an organization: their roles there ended (<code>details.user_id</code>, <code>details.role_ids</code>); <code>webhook.created</code>: A webhook subscription was created; <code>webhook.updated</code>: A webhook subscription changed; <code>webhook.deleted</code>: A webhook subscription was deleted; <code>webhook.secret_rotated</code>: A webhook&#39;s signing secret was replaced; <code>webhook.delivery_retried</code>: A delivery was put back in line to be sent again now, on request; <code>identity_provider.created</code>: An upstream identity provider was added (its client secret never shown); <code>identity_provider.updated</code>: An identity provider&#39;s settings changed (a new client secret shows as <code>&quot;changed&quot;</code>); <code>identity_provider.activated</code>: An identity provider was activated: its button shows on the login page; <code>identity_provider.deactivated</code>: An identity provider was deactivated: no one signs in with it; <code>identity_provider.deleted</code>: An identity provider was deleted with every identity linked through it; <code>user.identity_linked</code>: An upstream identity was linked to a user: by an admin, by email at sign-in, or to a user created at sign-in (<code>details.provider_id</code>, <code>details.how</code>); <code>user.identity_unlinked</code>: An upstream identity was unlinked from a user; <code>login.succeeded</code>: A user signed in on the login page, with a password or through an identity provider (<code>details.provider_id</code>), or right after creating their account (<code>details.how</code>: <code>&quot;signup&quot;</code>); then asked for a second factor&#39;s code or to enrol one (<code>details.second_factor</code>: <code>code</code>, <code>enrol</code>); <code>login.failed</code>: A sign-in failed (wrong password, unknown, inactive or password-less user); for an unknown account nothing typed is kept (<code>details.reason</code> is <code>unknown_email</code>, no <code>email</code>); <code>email_not_verified</code>: the right password, in a project that requires a verified address. Through an identity provider: <code>details.provider_id</code> and <code>details.reason</code> (<code>upstream_error</code>, <code>provider_unreachable</code>, <code>state_mismatch</code>, <code>state_replayed</code>, <code>invalid_id_token</code>, <code>issuer_mismatch</code>, <code>no_account</code>, <code>email_not_linkable</code>, <code>user_inactive</code>, …); <code>login.throttled</code>: A sign-in was refused for too many failures (429), at most one per account and minute; an unknown account&#39;s typed email is not kept; <code>mfa.enrolled</code>: A user added a second factor (<code>details.factor</code>: <code>totp</code>), with new recovery codes; <code>mfa.removed</code>: A second factor was removed, by its user or an admin (<code>details.factor</code>); <code>mfa.failed</code>: A second-step code was wrong, spent or expired, or refused while throttled (<code>details.reason</code>: <code>wrong_code</code>, <code>throttled</code>); <code>recovery_code.used</code>: A recovery code was spent at sign-in, or as fresh proof for changing sign-in methods (<code>details.for</code>: <code>&quot;fresh_proof&quot;</code>); <code>details.remaining</code>: how many are left; <code>user.reauthenticated</code>: A user without a password signed in again at their identity provider from the account page (<code>prompt=login</code>, <code>max_age=0</code>), as fresh proof for changing sign-in methods (<code>details.provider_id</code>); <code>user.reauthentication_failed</code>: Signing in again at the identity provider from the account page failed (<code>details.provider_id</code>, <code>details.reason</code>: <code>state_mismatch</code>, <code>upstream_error</code>, <code>another_identity</code>, <code>stale_auth_time</code>, <code>invalid_id_token</code>, …); <code>recovery_codes.regenerated</code>: A user&#39;s recovery codes were replaced with ten new ones; <code>passkey.registered</code>: A user registered a passkey (<code>details.credential_id</code>, <code>details.name</code>, <code>details.backup_eligible</code>: a synced passkey); <code>passkey.removed</code>: A passkey was removed, by its user or an admin (<code>details.credential_id</code>); <code>passkey.refused</code>: A passkey registration or sign-in was refused (<code>details.reason</code>: <code>wrong_challenge</code>, <code>wrong_origin</code>, <code>wrong_rp_id</code>, <code>bad_signature</code>, <code>user_not_verified</code>, <code>counter_went_back</code> (a cloned authenticator), <code>unknown_credential</code>, <code>another_user</code>, …); <code>client_auth.failed</code>: A client authentication with a wrong secret failed, or was refused while throttled, at the token, revocation or introspection endpoint (<code>details.endpoint</code>, <code>details.reason</code>: <code>wrong_secret</code>, <code>throttled</code>); at most one per client and minute; <code>authorization_code.replayed</code>: A spent authorization code was presented again; its session was revoked; <code>refresh_token.reuse_detected</code>: A spent refresh token was presented again; its session was revoked; <code>session.revoked</code>: A login session ended: its refresh token was revoked (RFC 7009), or an admin or the user ended it; <code>user.sessions_ended</code>: Every session of a user was ended (sign out everywhere); <code>consent.granted</code>: A user allowed a third-party client on its consent page (<code>details.client_id</code>, <code>details.resource_id</code> (null: the project), <code>details.permissions</code>: the codes granted); <code>consent.denied</code>: A user denied a third-party client on its consent page; the login ended with <code>access_denied</code> (<code>details.client_id</code>, <code>details.resource</code>: the indicator asked, or null); <code>consent.revoked</code>: A user&#39;s consent to a client was revoked, by the user (Connected apps on /account) or an admin: the client&#39;s sessions and refresh tokens for that user ended (<code>details.client_id</code>, <code>details.resource_id</code>); <code>device.approved</code>: A user approved a device on the verification page (RFC 8628): its next poll gets the user&#39;s tokens (<code>details.client_id</code>, <code>details.device_id</code>); <code>device.denied</code>: A user denied a device on the verification page, or at the consent page of its sign-in; its next poll answers <code>access_denied</code> (<code>details.client_id</code>, <code>details.device_id</code>); <code>login.sso</code>: A user was signed in by their single sign-on session, without the login form; <code>sso_session.ended</code>: A single sign-on session ended by a logout, with the login sessions it created; <code>token.revoked</code>: An access token was revoked (RFC 7009); <code>delegation.revoked</code>: A user removed an agent acting for them (on /account): every live token exchanged for them in whose chain the agent acts is refused from the next request on (<code>details.client_id</code>, <code>details.tokens</code>: how many); <code>token.exchanged</code>: A client with a delegation exchanged a subject&#39;s token for one naming it as the actor (RFC 8693): <code>details.subject</code> (<code>type</code>, <code>id</code>), <code>details.actor</code>, <code>details.actors</code> (the chain, the latest first), <code>details.permissions</code> granted, <code>details.resource</code> (an API&#39;s indicator, if any), <code>details.jti</code>; <code>password_reset.requested</code>: A password reset link was mailed to a user (asked on the login page, or by an admin: see the actor); <code>password_reset.completed</code>: A user set a new password through a reset link: every session and single sign-on session of theirs ended; <code>email.verification_sent</code>: A link that verifies a user&#39;s email address was mailed to it; <code>email.verified</code>: A user followed the link mailed to their address: <code>email_verified</code> is true; <code>invitation.sent</code>: An invitation to choose a password was mailed to a user; <code>invitation.accepted</code>: An invited user chose their password (which also verified their address); <code>mail.failed</code>: A mail could not be delivered after its last retry and was given up (<code>details</code>: kind, address, attempts, the last error); <code>key.rotated</code>: The signing key was rotated (system project); <code>key.revoked</code>: A signing key was revoked (system project)</p>
 	 */
 	export enum AuditEventType {
 		ProjectCreated = 'project.created',
@@ -416,6 +431,12 @@ export namespace Api {
 		GrantCreated = 'grant.created',
 		GrantDeleted = 'grant.deleted',
 		GrantExpired = 'grant.expired',
+		OrganizationCreated = 'organization.created',
+		OrganizationUpdated = 'organization.updated',
+		OrganizationDeleted = 'organization.deleted',
+		OrganizationMemberAdded = 'organization.member_added',
+		OrganizationMemberUpdated = 'organization.member_updated',
+		OrganizationMemberRemoved = 'organization.member_removed',
 		WebhookCreated = 'webhook.created',
 		WebhookUpdated = 'webhook.updated',
 		WebhookDeleted = 'webhook.deleted',
@@ -1189,7 +1210,7 @@ export namespace Api {
 		 */
 		'jit_provisioning'?: boolean;
 		/**
-		 * @description <p>The role of users created at sign-in; the caller must hold its permissions</p>
+		 * @description <p>The role of users created at sign-in: a project role (an organization role is 400 <code>invalid_params</code>); the caller must hold its permissions</p>
 		 * @type {string | null}
 		 * @memberof CreateIdentityProviderRequest
 		 */
@@ -1255,10 +1276,49 @@ export namespace Api {
 		 * @memberof CreateObjectRequest
 		 */
 		properties?: { [name: string]: unknown };
+		/**
+		 * @description <p>The organization the object belongs to; omitted or null: none. An organization of the project (else 400 <code>invalid_params</code> naming the field): its members&#39; organization roles act on the object.</p>
+		 * @type {string | null}
+		 * @memberof CreateObjectRequest
+		 */
+		'organization_id'?: string | null;
 	}
 
 	export interface CreateObjectsRequest {
 		objects: Api.CreateObjectRequest[];
+	}
+
+	export interface CreateOrganizationRequest {
+		/**
+		 * @description <p>Unique in the project (case-insensitively); 1 to 50 characters</p>
+		 * @type {string}
+		 * @memberof CreateOrganizationRequest
+		 */
+		name: string;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof CreateOrganizationRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. Default {}.</p>
+		 * @type {{ [name: string]: unknown }}
+		 * @memberof CreateOrganizationRequest
+		 */
+		properties?: { [name: string]: unknown };
+		/**
+		 * @description <p>Default none. The organization&#39;s email domains (its members&#39; addresses end in <code>@</code> and one of them): DNS names with at least one dot, stored lower-cased, no scheme, port, path or <code>@</code>, each at most once; at most 100. A common public mail domain (gmail.com, outlook.com, yahoo.com, icloud.com, …) is refused with 400 <code>invalid_params</code> naming <code>domains.&lt;index&gt;</code>, and a domain another organization of the project holds with 409 <code>organization_domain_already_used</code>.</p>
+		 * @type {string[]}
+		 * @memberof CreateOrganizationRequest
+		 */
+		domains?: string[];
+		/**
+		 * @description <p>Whether the organization&#39;s members must use a second factor: <code>inherit</code> (the default: as the project&#39;s <code>mfa</code> says), <code>optional</code> or <code>required</code>. Setting or changing it needs every permission of the project (its admin client, or an operator), as the project&#39;s own <code>mfa</code> does.</p>
+		 * @type {Api.OrganizationMfa}
+		 * @memberof CreateOrganizationRequest
+		 */
+		mfa?: Api.OrganizationMfa;
 	}
 
 	export interface CreateProjectRequest {
@@ -1420,6 +1480,12 @@ export namespace Api {
 		 * @memberof CreateRoleRequest
 		 */
 		conditions?: Api.RoleCondition[];
+		/**
+		 * @description <p>Whose role it is: <code>&quot;project&quot;</code> (the default), given as a user&#39;s <code>role_id</code>, as the project&#39;s or an identity provider&#39;s <code>default_role_id</code>, or granted on an object; or <code>&quot;organization&quot;</code>, held by the members of an organization in that organization (<code>…/organizations/{organization_id}/members</code>) and refused everywhere else (400 <code>invalid_params</code>). Set when the role is created; it never changes.</p>
+		 * @type {Api.RoleScope}
+		 * @memberof CreateRoleRequest
+		 */
+		scope?: Api.RoleScope;
 	}
 
 	export interface CreateUserRequest {
@@ -1449,7 +1515,7 @@ export namespace Api {
 		 */
 		password?: string | null;
 		/**
-		 * @description <p>A role of this project. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @description <p>A project role of this project (an organization role is 400 <code>invalid_params</code>). On update: omitted keeps it; null or &quot;&quot; removes it.</p>
 		 * @type {string | null}
 		 * @memberof CreateUserRequest
 		 */
@@ -1711,6 +1777,8 @@ export namespace Api {
 		IdentityNotFound = 'identity_not_found',
 		ObjectNotFound = 'object_not_found',
 		GrantNotFound = 'grant_not_found',
+		OrganizationNotFound = 'organization_not_found',
+		MemberNotFound = 'member_not_found',
 		ResourceCodeAlreadyUsed = 'resource_code_already_used',
 		ResourceIndicatorAlreadyUsed = 'resource_indicator_already_used',
 		RoleCodeAlreadyUsed = 'role_code_already_used',
@@ -1721,6 +1789,9 @@ export namespace Api {
 		RoleInUse = 'role_in_use',
 		ObjectAlreadyExists = 'object_already_exists',
 		ObjectHasChildren = 'object_has_children',
+		OrganizationNameAlreadyUsed = 'organization_name_already_used',
+		OrganizationDomainAlreadyUsed = 'organization_domain_already_used',
+		MemberAlreadyExists = 'member_already_exists',
 		ClientNotDeletable = 'client_not_deletable',
 		IdentityAlreadyLinked = 'identity_already_linked',
 		LastSignInMethod = 'last_sign_in_method',
@@ -2232,6 +2303,39 @@ export namespace Api {
 	/**
 	 * <p>Default <code>created_at</code>; ties by id</p>
 	 */
+	export enum ListOrganizationMembersSortByEnum {
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListOrganizationMembersSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListOrganizationsSortByEnum {
+		Name = 'name',
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListOrganizationsSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
 	export enum ListProjectsSortByEnum {
 		Name = 'name',
 		CreatedAt = 'created_at',
@@ -2278,6 +2382,22 @@ export namespace Api {
 	 * <p>Default <code>desc</code></p>
 	 */
 	export enum ListRolesSortDirEnum {
+		Asc = 'asc',
+		Desc = 'desc'
+	}
+
+	/**
+	 * <p>Default <code>created_at</code>; ties by id</p>
+	 */
+	export enum ListUserOrganizationsSortByEnum {
+		CreatedAt = 'created_at',
+		UpdatedAt = 'updated_at'
+	}
+
+	/**
+	 * <p>Default <code>desc</code></p>
+	 */
+	export enum ListUserOrganizationsSortDirEnum {
 		Asc = 'asc',
 		Desc = 'desc'
 	}
@@ -2521,6 +2641,12 @@ export namespace Api {
 		 */
 		properties: { [name: string]: unknown };
 		/**
+		 * @description <p>The organization it belongs to, or null: the project&#39;s (deleting the organization sets null)</p>
+		 * @type {string | null}
+		 * @memberof Object
+		 */
+		'organization_id': string | null;
+		/**
 		 * @description <p>RFC 3339, UTC</p>
 		 * @type {string}
 		 * @memberof Object
@@ -2555,6 +2681,97 @@ export namespace Api {
 		'claims_parameter_supported': boolean;
 		'request_parameter_supported': boolean;
 		'request_uri_parameter_supported': boolean;
+	}
+
+	export interface Organization {
+		id: string;
+		'project_id': string;
+		name: string;
+		description: string | null;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. <code>{}</code> when none.</p>
+		 * @type {{ [name: string]: unknown }}
+		 * @memberof Organization
+		 */
+		properties: { [name: string]: unknown };
+		/**
+		 * @description <p>Lower-cased, sorted</p>
+		 * @type {string[]}
+		 * @memberof Organization
+		 */
+		domains: string[];
+		/**
+		 * @description <p>Whether the organization&#39;s members must use a second factor: <code>inherit</code> (the default: as the project&#39;s <code>mfa</code> says), <code>optional</code> or <code>required</code>. Setting or changing it needs every permission of the project (its admin client, or an operator), as the project&#39;s own <code>mfa</code> does.</p>
+		 * @type {Api.OrganizationMfa}
+		 * @memberof Organization
+		 */
+		mfa: Api.OrganizationMfa;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Organization
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof Organization
+		 */
+		'updated_at': string;
+	}
+
+	export interface OrganizationList {
+		data: Api.Organization[];
+		pagination: Api.Pagination;
+	}
+
+	export interface OrganizationMember {
+		'organization_id': string;
+		'user_id': string;
+		/**
+		 * @description <p>The member&#39;s organization roles here, sorted</p>
+		 * @type {string[]}
+		 * @memberof OrganizationMember
+		 */
+		'role_ids': string[];
+		/**
+		 * @description <p>The user&#39;s</p>
+		 * @type {string}
+		 * @memberof OrganizationMember
+		 */
+		'display_name': string;
+		/**
+		 * @description <p>The user&#39;s</p>
+		 * @type {string | null}
+		 * @memberof OrganizationMember
+		 */
+		email: string | null;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof OrganizationMember
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof OrganizationMember
+		 */
+		'updated_at': string;
+	}
+
+	export interface OrganizationMemberList {
+		data: Api.OrganizationMember[];
+		pagination: Api.Pagination;
+	}
+
+	/**
+	 * <p>Whether the organization&#39;s members must use a second factor: <code>inherit</code> (the default: as the project&#39;s <code>mfa</code> says), <code>optional</code> or <code>required</code>. Setting or changing it needs every permission of the project (its admin client, or an operator), as the project&#39;s own <code>mfa</code> does.</p>
+	 */
+	export enum OrganizationMfa {
+		Inherit = 'inherit',
+		Optional = 'optional',
+		Required = 'required'
 	}
 
 	export interface Pagination {
@@ -2668,7 +2885,7 @@ export namespace Api {
 		 */
 		'client_metadata_documents': Api.Project.ClientMetadataDocuments.EnumValueEnum | Api.Project.ClientMetadataDocuments.ObjectValue;
 		/**
-		 * @description <p>The role a user gets on creating an account through self-service sign-up (<code>signup</code>); null: none. One of the project&#39;s roles (a deleted role leaves none). Users created through an identity provider get that provider&#39;s <code>default_role_id</code> instead.</p>
+		 * @description <p>The role a user gets on creating an account through self-service sign-up (<code>signup</code>); null: none. One of the project&#39;s roles, a project role (an organization role is 400 <code>invalid_params</code>; a deleted role leaves none). Users created through an identity provider get that provider&#39;s <code>default_role_id</code> instead.</p>
 		 * @type {string | null}
 		 * @memberof Project
 		 */
@@ -3128,6 +3345,12 @@ export namespace Api {
 		code: string;
 		name: string;
 		description: string | null;
+		/**
+		 * @description <p>Whose role it is: <code>&quot;project&quot;</code> (the default), given as a user&#39;s <code>role_id</code>, as the project&#39;s or an identity provider&#39;s <code>default_role_id</code>, or granted on an object; or <code>&quot;organization&quot;</code>, held by the members of an organization in that organization (<code>…/organizations/{organization_id}/members</code>) and refused everywhere else (400 <code>invalid_params</code>). Set when the role is created; it never changes.</p>
+		 * @type {Api.RoleScope}
+		 * @memberof Role
+		 */
+		scope: Api.RoleScope;
 		'permission_ids': string[];
 		/**
 		 * @description <p>The conditions on some of <code>permission_ids</code>: such a permission is held only when its expression is true (docs/authzen.md § Conditions). By permission id.</p>
@@ -3174,6 +3397,14 @@ export namespace Api {
 	export interface RoleList {
 		data: Api.Role[];
 		pagination: Api.Pagination;
+	}
+
+	/**
+	 * <p>Whose role it is: <code>&quot;project&quot;</code> (the default), given as a user&#39;s <code>role_id</code>, as the project&#39;s or an identity provider&#39;s <code>default_role_id</code>, or granted on an object; or <code>&quot;organization&quot;</code>, held by the members of an organization in that organization (<code>…/organizations/{organization_id}/members</code>) and refused everywhere else (400 <code>invalid_params</code>). Set when the role is created; it never changes.</p>
+	 */
+	export enum RoleScope {
+		Project = 'project',
+		Organization = 'organization'
 	}
 
 	export interface SecondFactors {
@@ -3866,7 +4097,7 @@ export namespace Api {
 		 */
 		'jit_provisioning'?: boolean;
 		/**
-		 * @description <p>The role of users created at sign-in; the caller must hold its permissions</p>
+		 * @description <p>The role of users created at sign-in: a project role (an organization role is 400 <code>invalid_params</code>); the caller must hold its permissions</p>
 		 * @type {string | null}
 		 * @memberof UpdateIdentityProviderRequest
 		 */
@@ -3916,6 +4147,54 @@ export namespace Api {
 		 * @memberof UpdateObjectRequest
 		 */
 		properties?: { [name: string]: unknown };
+		/**
+		 * @description <p>Omitted: unchanged. null: none (the project&#39;s). An organization of the project (else 400 <code>invalid_params</code> naming the field): its members&#39; organization roles act on the object.</p>
+		 * @type {string | null}
+		 * @memberof UpdateObjectRequest
+		 */
+		'organization_id'?: string | null;
+	}
+
+	export interface UpdateOrganizationMemberRequest {
+		/**
+		 * @description <p>Replaces the member&#39;s roles ([] removes them all). Organization roles of the project (<code>scope: &quot;organization&quot;</code>); repeats collapse. A project role, or an id that is no role of this project, is refused with 400 <code>invalid_params</code> naming <code>role_ids.&lt;index&gt;</code>. The caller must hold every permission of each role it gives or takes away (403 <code>insufficient_permission</code> otherwise).</p>
+		 * @type {string[]}
+		 * @memberof UpdateOrganizationMemberRequest
+		 */
+		'role_ids': string[];
+	}
+
+	export interface UpdateOrganizationRequest {
+		/**
+		 * @description <p>Omitted: unchanged. Unique in the project (case-insensitively)</p>
+		 * @type {string}
+		 * @memberof UpdateOrganizationRequest
+		 */
+		name?: string;
+		/**
+		 * @description <p>At most 200 characters. On update: omitted keeps it; null or &quot;&quot; clears it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateOrganizationRequest
+		 */
+		description?: string | null;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read, with the rules of the record&#39;s <code>properties</code> (a JSON object, at most 4096 bytes, identifier keys). Omitted: unchanged; an object replaces them whole ({} clears them). Whoever may update the record may set them.</p>
+		 * @type {{ [name: string]: unknown }}
+		 * @memberof UpdateOrganizationRequest
+		 */
+		properties?: { [name: string]: unknown };
+		/**
+		 * @description <p>Omitted: unchanged. Given: replaces them ([] removes them all). The organization&#39;s email domains (its members&#39; addresses end in <code>@</code> and one of them): DNS names with at least one dot, stored lower-cased, no scheme, port, path or <code>@</code>, each at most once; at most 100. A common public mail domain (gmail.com, outlook.com, yahoo.com, icloud.com, …) is refused with 400 <code>invalid_params</code> naming <code>domains.&lt;index&gt;</code>, and a domain another organization of the project holds with 409 <code>organization_domain_already_used</code>.</p>
+		 * @type {string[]}
+		 * @memberof UpdateOrganizationRequest
+		 */
+		domains?: string[];
+		/**
+		 * @description <p>Whether the organization&#39;s members must use a second factor: <code>inherit</code> (the default: as the project&#39;s <code>mfa</code> says), <code>optional</code> or <code>required</code>. Setting or changing it needs every permission of the project (its admin client, or an operator), as the project&#39;s own <code>mfa</code> does.</p>
+		 * @type {Api.OrganizationMfa}
+		 * @memberof UpdateOrganizationRequest
+		 */
+		mfa?: Api.OrganizationMfa;
 	}
 
 	export interface UpdateProjectRequest {
@@ -3969,7 +4248,7 @@ export namespace Api {
 		 */
 		'client_metadata_documents'?: Api.UpdateProjectRequest.ClientMetadataDocuments.EnumValueEnum | Api.UpdateProjectRequest.ClientMetadataDocuments.ObjectValue;
 		/**
-		 * @description <p>The role a user gets on creating an account through self-service sign-up (<code>signup</code>); null: none. One of the project&#39;s roles (a deleted role leaves none). Users created through an identity provider get that provider&#39;s <code>default_role_id</code> instead. Omitted keeps it; null clears it. Only a caller covering the whole project may change it, as <code>signup</code> (it decides what anyone who signs up may do).</p>
+		 * @description <p>The role a user gets on creating an account through self-service sign-up (<code>signup</code>); null: none. One of the project&#39;s roles, a project role (an organization role is 400 <code>invalid_params</code>; a deleted role leaves none). Users created through an identity provider get that provider&#39;s <code>default_role_id</code> instead. Omitted keeps it; null clears it. Only a caller covering the whole project may change it, as <code>signup</code> (it decides what anyone who signs up may do).</p>
 		 * @type {string | null}
 		 * @memberof UpdateProjectRequest
 		 */
@@ -4123,7 +4402,7 @@ export namespace Api {
 		 */
 		password?: string | null;
 		/**
-		 * @description <p>A role of this project. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @description <p>A project role of this project (an organization role is 400 <code>invalid_params</code>). On update: omitted keeps it; null or &quot;&quot; removes it.</p>
 		 * @type {string | null}
 		 * @memberof UpdateUserRequest
 		 */
@@ -4259,6 +4538,39 @@ export namespace Api {
 
 	export interface UserList {
 		data: Api.User[];
+		pagination: Api.Pagination;
+	}
+
+	export interface UserOrganization {
+		'organization_id': string;
+		/**
+		 * @description <p>The organization&#39;s</p>
+		 * @type {string}
+		 * @memberof UserOrganization
+		 */
+		name: string;
+		/**
+		 * @description <p>The user&#39;s organization roles there, sorted</p>
+		 * @type {string[]}
+		 * @memberof UserOrganization
+		 */
+		'role_ids': string[];
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof UserOrganization
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof UserOrganization
+		 */
+		'updated_at': string;
+	}
+
+	export interface UserOrganizationList {
+		data: Api.UserOrganization[];
 		pagination: Api.Pagination;
 	}
 

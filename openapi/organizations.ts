@@ -1,0 +1,148 @@
+/** Organizations of a project (the customer companies of one application), their members and their roles. */
+import { z } from "@hono/zod-openapi";
+import {
+  ChangedProperties,
+  Description,
+  Id,
+  listQuery,
+  Name,
+  NewProperties,
+  ProjectIdParam,
+  Properties,
+  Timestamps,
+} from "./fields.ts";
+import { UserIdParam } from "./users.ts";
+
+/** At most this many email domains per organization. */
+export const MAX_ORGANIZATION_DOMAINS = 100;
+/** At most this many organization roles per member. */
+export const MAX_MEMBER_ROLES = 50;
+
+const MFA =
+  "Whether the organization's members must use a second factor: `inherit` (the default: as the project's " +
+  "`mfa` says), `optional` or `required`. Setting or changing it needs every permission of the project (its " +
+  "admin client, or an operator), as the project's own `mfa` does.";
+export const OrganizationMfa = z.enum(["inherit", "optional", "required"]).openapi("OrganizationMfa", {
+  description: MFA,
+});
+
+/**
+ * An email domain: a DNS name of at least two labels (letters, digits, hyphens; the last label begins with a
+ * letter, so no address literal), lower-cased; no scheme, port, path or `@`. An internationalised name is given
+ * in its ASCII form (`xn--…`).
+ */
+const OrganizationDomain = z.string().trim().toLowerCase().max(253, "at most 253 characters").regex(
+  /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+  "must be a domain name such as example.com (no scheme, port, path or @)",
+).openapi({ example: "acme.com" });
+
+const DOMAINS = "The organization's email domains (its members' addresses end in `@` and one of them): DNS " +
+  "names with at least one dot, stored lower-cased, no scheme, port, path or `@`, each at most once; at most " +
+  `${MAX_ORGANIZATION_DOMAINS}. A common public mail domain (gmail.com, outlook.com, yahoo.com, icloud.com, …) ` +
+  "is refused with 400 `invalid_params` naming `domains.<index>`, and a domain another organization of the " +
+  "project holds with 409 `organization_domain_already_used`.";
+
+const Domains = z.array(OrganizationDomain).max(
+  MAX_ORGANIZATION_DOMAINS,
+  `at most ${MAX_ORGANIZATION_DOMAINS} domains`,
+).superRefine((list, ctx) => {
+  const seen = new Set<string>();
+  list.forEach((d, i) => {
+    if (seen.has(d)) ctx.addIssue({ code: "custom", path: [i], message: "repeats another domain" });
+    seen.add(d);
+  });
+}).openapi({ example: ["acme.com", "acme.co.uk"] });
+
+export const Organization = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  properties: Properties,
+  domains: z.array(z.string()).openapi({ description: "Lower-cased, sorted" }),
+  mfa: OrganizationMfa,
+  ...Timestamps,
+}).openapi("Organization");
+export type Organization = z.infer<typeof Organization>;
+
+export const CreateOrganizationRequest = z.strictObject({
+  name: Name.openapi({ description: "Unique in the project (case-insensitively); 1 to 50 characters" }),
+  description: Description,
+  properties: NewProperties,
+  domains: Domains.optional().openapi({ description: `Default none. ${DOMAINS}` }),
+  // The enum's description says the default: the SDK's generator takes none beside an enum's $ref.
+  mfa: OrganizationMfa.optional(),
+}).openapi("CreateOrganizationRequest");
+export type CreateOrganizationRequest = z.infer<typeof CreateOrganizationRequest>;
+
+export const UpdateOrganizationRequest = z.strictObject({
+  name: Name.optional().openapi({
+    description: "Omitted: unchanged. Unique in the project (case-insensitively)",
+  }),
+  description: Description,
+  properties: ChangedProperties,
+  domains: Domains.optional().openapi({
+    description: `Omitted: unchanged. Given: replaces them ([] removes them all). ${DOMAINS}`,
+  }),
+  mfa: OrganizationMfa.optional(),
+}).openapi("UpdateOrganizationRequest");
+export type UpdateOrganizationRequest = z.infer<typeof UpdateOrganizationRequest>;
+
+export const OrganizationIdParam = ProjectIdParam.extend({
+  organization_id: Id.openapi({ param: { name: "organization_id", in: "path" } }),
+});
+
+export const OrganizationListQuery = listQuery(["name", "created_at", "updated_at"] as const);
+export type OrganizationListQuery = z.infer<typeof OrganizationListQuery>;
+
+const ROLE_IDS = 'Organization roles of the project (`scope: "organization"`); repeats collapse. A project ' +
+  "role, or an id that is no role of this project, is refused with 400 `invalid_params` naming " +
+  "`role_ids.<index>`. The caller must hold every permission of each role it gives or takes away (403 " +
+  "`insufficient_permission` otherwise).";
+const RoleIds = z.array(Id).max(MAX_MEMBER_ROLES, `at most ${MAX_MEMBER_ROLES} roles`);
+
+export const OrganizationMember = z.object({
+  organization_id: z.string(),
+  user_id: z.string(),
+  role_ids: z.array(z.string()).openapi({ description: "The member's organization roles here, sorted" }),
+  display_name: z.string().openapi({ description: "The user's" }),
+  email: z.string().nullable().openapi({ description: "The user's" }),
+  ...Timestamps,
+}).openapi("OrganizationMember");
+export type OrganizationMember = z.infer<typeof OrganizationMember>;
+
+export const AddMemberRequest = z.strictObject({
+  user_id: Id.openapi({ description: "A user of this project (else 400 `invalid_params` naming `user_id`)" }),
+  role_ids: RoleIds.optional().openapi({ description: `Default none. ${ROLE_IDS}` }),
+}).openapi("AddOrganizationMemberRequest");
+export type AddMemberRequest = z.infer<typeof AddMemberRequest>;
+
+export const UpdateMemberRequest = z.strictObject({
+  role_ids: RoleIds.openapi({
+    description: `Replaces the member's roles ([] removes them all). ${ROLE_IDS}`,
+  }),
+}).openapi("UpdateOrganizationMemberRequest");
+export type UpdateMemberRequest = z.infer<typeof UpdateMemberRequest>;
+
+export const MemberParam = OrganizationIdParam.extend({
+  user_id: Id.openapi({ param: { name: "user_id", in: "path" } }),
+});
+
+export const MemberListQuery = listQuery(["created_at", "updated_at"] as const).extend({
+  role_id: Id.optional().openapi({ description: "Only members holding this role" }),
+});
+export type MemberListQuery = z.infer<typeof MemberListQuery>;
+
+/** An organization a user belongs to, with the roles they hold there. */
+export const UserOrganization = z.object({
+  organization_id: z.string(),
+  name: z.string().openapi({ description: "The organization's" }),
+  role_ids: z.array(z.string()).openapi({ description: "The user's organization roles there, sorted" }),
+  ...Timestamps,
+}).openapi("UserOrganization");
+export type UserOrganization = z.infer<typeof UserOrganization>;
+
+export const UserOrganizationsParam = UserIdParam;
+
+export const UserOrganizationListQuery = listQuery(["created_at", "updated_at"] as const);
+export type UserOrganizationListQuery = z.infer<typeof UserOrganizationListQuery>;
