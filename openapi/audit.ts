@@ -69,6 +69,17 @@ export const EVENT_TYPES = {
   "organization.member_removed":
     "A member was removed from an organization: their roles there ended (`details.user_id`, " +
     "`details.role_ids`)",
+  "organization.invitation_sent":
+    "An address was invited to an organization (the target) with organization " +
+    "roles and mailed a link (`details.invitation_id`, `details.email`, `details.role_ids`; " +
+    "`details.replaced_invitation_id` when it replaced an open invitation to the same address)",
+  "organization.invitation_resent":
+    "An invitation was mailed again with a new link (`details.invitation_id`, `details.sent_count`)",
+  "organization.invitation_revoked": "An invitation was revoked: its link stopped working",
+  "organization.invitation_accepted":
+    "An invitation was accepted on its link's page (`details.user_id`: the " +
+    "user who joined; with `organization.member_added` or `organization.member_updated` `how: invitation`, " +
+    "and `user.created` `how: invitation` when the page created the user)",
   "webhook.created": "A webhook subscription was created",
   "webhook.updated": "A webhook subscription changed",
   "webhook.deleted": "A webhook subscription was deleted",

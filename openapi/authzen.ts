@@ -25,6 +25,9 @@ export const Context = z.record(z.string(), z.unknown()).openapi("AuthzenContext
     '`{"sub": <client id>}`, nested for a chain) names the clients acting for the subject: the decision then ' +
     "also needs every one of them to be an active client of the project whose delegation has the permission " +
     "(else `actor_not_delegated`, naming the first that lacks it; a malformed `act` is `invalid_request`). " +
+    "`organization_id` (a string) names the organization the question is asked in (else the token's " +
+    "`org_id`, for a token of an organization): a user's organization roles there count too, on objects " +
+    "registered in that organization and on objects not registered (docs/organizations.md). " +
     "Conditions read it whole as `context` (docs/authzen.md § Conditions).",
   example: { time: "1985-10-26T01:22-07:00" },
 });
@@ -122,6 +125,7 @@ export type EvaluationsRequest = z.infer<typeof EvaluationsRequest>;
 
 export const REASON_CODES = [
   "role_permission",
+  "organization_role",
   "client_permission",
   "object_grant",
   "grant_expired",
@@ -145,7 +149,12 @@ const Reason = z.object({
   role_id: z.string().optional().openapi({
     description: "`role_permission`: the user's role that holds the permission; `no_permission`: the " +
       "user's role, which does not (absent when the user has none); `condition_false`, `condition_error`: " +
-      "the role whose condition on the permission denied it",
+      "the role whose condition on the permission denied it; `organization_role`: the member's organization " +
+      "role that holds it",
+  }),
+  organization_id: z.string().optional().openapi({
+    description: "`organization_role` (and `condition_false`, `condition_error` of one): the organization " +
+      "the question was asked in, where the subject is a member with that role",
   }),
   client_id: z.string().optional().openapi({
     description: "`client_permission`: the client; `actor_not_delegated`: the actor of `context.act` whose " +
@@ -163,7 +172,8 @@ const Reason = z.object({
     description: "Through a condition (`conditional`, `condition_false`, `condition_error`): the permission",
   }),
   conditional: z.literal(true).optional().openapi({
-    description: "Allowed through a condition that was true (`role_permission` or `object_grant`)",
+    description:
+      "Allowed through a condition that was true (`role_permission`, `organization_role` or `object_grant`)",
   }),
   message: z.string().optional().openapi({
     description:

@@ -67,6 +67,8 @@ export const ERROR_CODES = [
   "organization_name_already_used",
   "organization_domain_already_used",
   "member_already_exists",
+  "invitation_not_found",
+  "invitation_not_pending",
   "client_not_deletable",
   "identity_already_linked",
   "last_sign_in_method",

@@ -26,6 +26,7 @@ export const CLAIMS_SUPPORTED = [
   "amr",
   "acr",
   "idp",
+  "org_id",
   "name",
   "picture",
   "email",
@@ -56,8 +57,13 @@ export const UserInfo = z.object({
   }),
   email: z.string().optional().openapi({ description: "With `email`, when the user has one" }),
   email_verified: z.boolean().optional().openapi({
-    description: "With `email`, beside `email`: always false, the service does not verify email addresses",
+    description: "With `email`, beside `email`: whether the address is known to be the user's (a mailed " +
+      "link was followed, or an admin or an upstream identity provider said so)",
   }),
+  org_id: z.string().optional().openapi({
+    description: "A token of an organization: the organization the user signed in to (a member of it now)",
+  }),
+  org_name: z.string().optional().openapi({ description: "With `org_id`: the organization's name now" }),
 }).openapi("UserInfo", {
   description: "A claim without a value is left out, never null (OpenID Connect Core §5.3.2).",
 });

@@ -24,6 +24,11 @@ export const TokenRequest = z.object({
   redirect_uri: field("Required for `authorization_code`; must equal the authorize request's."),
   code_verifier: field("Required for `authorization_code` (PKCE, S256)."),
   refresh_token: field("Required for `refresh_token`."),
+  organization: field(
+    "Refresh grant, optional: the id of another organization the user belongs to, whose tokens (`org_id`) " +
+      "the refresh issues from now on (docs/organizations.md). A user who is not a member of it, or no " +
+      "longer of the session's: `access_denied`.",
+  ),
   device_code: field(
     "Required for the device grant: the `device_code` of the device authorization (RFC 8628).",
   ),
@@ -123,6 +128,10 @@ export const Introspection = z.object({
   iat: z.number().int().optional(),
   jti: z.string().optional(),
   sid: z.string().optional(),
+  org_id: z.string().optional().openapi({
+    description: "A user token of an organization: its id (the user is a member of it now)",
+  }),
+  org_name: z.string().optional().openapi({ description: "With `org_id`: the organization's name now" }),
   amr: z.array(z.string()).optional().openapi({
     description: "How the user authenticated at the login (RFC 8176): `pwd`, `otp`, `mfa`, `fed`",
   }),

@@ -39,9 +39,11 @@ import { registerUserRoutes } from "./api/accounts/users.ts";
 import { registerUserMailRoutes } from "./api/accounts/user_mail.ts";
 import { registerAccountPages } from "./pages/mail_links.ts";
 import { registerSignupPages } from "./pages/signup.ts";
+import { registerInvitationPages } from "./pages/invitations.ts";
 import { registerWebhookRoutes } from "./api/events/webhooks.ts";
 import { registerOrganizationRoutes } from "./api/organizations/organizations.ts";
 import { registerMemberRoutes } from "./api/organizations/members.ts";
+import { registerInvitationRoutes } from "./api/organizations/invitations.ts";
 
 export const OPENAPI_INFO = {
   openapi: "3.1.0",
@@ -87,6 +89,7 @@ export function createApp(deps: Deps): App {
   registerFederationRoutes(app);
   registerAccountPages(app);
   registerSignupPages(app);
+  registerInvitationPages(app);
   registerSecondFactorRoutes(app);
   registerPasskeyRoutes(app);
   registerAccountRoutes(app);
@@ -107,6 +110,7 @@ export function createApp(deps: Deps): App {
   registerUserMailRoutes(app);
   registerOrganizationRoutes(app);
   registerMemberRoutes(app);
+  registerInvitationRoutes(app);
   registerClientRoutes(app);
   registerKeyRoutes(app);
   registerAuditRoutes(app);

@@ -15,7 +15,12 @@ import { DEFAULTS } from "../domain/authz/defaults.ts";
 const ROOT = new URL("../", import.meta.url);
 
 /** The guides that hold generated tables. */
-export const GENERATED_DOCS = ["docs/api.md", "docs/authzen.md", "docs/model-permissions.md"];
+export const GENERATED_DOCS = [
+  "docs/api.md",
+  "docs/authzen.md",
+  "docs/model-permissions.md",
+  "docs/organizations.md",
+];
 
 type Operation = {
   summary?: string;

@@ -1,4 +1,5 @@
 /** The domain's settings of a request, read from the configuration and the keys: one place for every page and operation. */
+import type { InvitationSettings } from "../domain/organizations/invitations.ts";
 import type { Context } from "hono";
 import type { LinkSettings } from "../domain/accounts/account_links.ts";
 import type { MfaSettings } from "../domain/factors/proof.ts";
@@ -25,6 +26,12 @@ export function mfaSettings(c: Context<AppEnv>): MfaSettings {
     issuer: new URL(deps.config.publicUrl).host,
     publicUrl: deps.config.publicUrl,
   };
+}
+
+/** Where invitation links point and how their mails' links are sealed. */
+export function invitationSettings(c: Context<AppEnv>): InvitationSettings {
+  const { config, keys } = c.get("deps");
+  return { publicUrl: config.publicUrl, vault: keys.vault };
 }
 
 /** The links' settings, from the configuration. */

@@ -17,6 +17,11 @@ export type Question = {
   rt: string | null;
   an: string | null;
   ri: string | null;
+  /**
+   * The organization the question is asked in (`context.organization_id`, or the token's `org_id`): the
+   * subject's organization roles there count, on the object `ri` unless it is registered in another one.
+   */
+  org: string | null;
 };
 
 /**
@@ -61,7 +66,7 @@ const grantOn = (st: string, s: string, r: string, pe: string, ri: string, when 
  */
 const pendingObject = (d: string, ri: string) =>
   `condition_inputs(${d}.role_id, ${d}.permission_id, ${d}.cond, ${d}.subject_properties, ${d}.st = 'user',
-    ${d}.subject_id, ${d}.resource_id, ${ri}, ${d}.live)`;
+    ${d}.subject_id, ${d}.resource_id, ${ri}, ${d}.live, ${d}.org_role_id, ${d}.org_cond, ${d}.organization_id)`;
 
 /**
  * Resolves each item's subject (a user by id, else by external id; a client by id), resource (by code) and
@@ -75,13 +80,18 @@ const pendingObject = (d: string, ri: string) =>
  */
 const decisions = (items: string) => `
   select i.n, c.allowed, c.code, i.st, i.ri, s.id as subject_id, r.id as resource_id, pe.id as permission_id,
-    case when c.code in ('role_permission', 'no_permission', 'conditional') then s.role_id end as role_id,
+    case when c.code = 'organization_role' then om.role_id
+         when c.code in ('role_permission', 'no_permission', 'conditional') then s.role_id end as role_id,
     case when c.code = 'client_permission' then s.id end as client_id,
     case when c.code in ('object_grant', 'grant_expired') then og.grant_id end as grant_id,
     case when c.code in ('object_grant', 'grant_expired') then og.object_id end as object_id,
     case when c.code = 'conditional' then g.cond end as cond,
     case when c.code = 'conditional' then og.live is true end as live,
-    case when c.code in ('conditional', 'no_permission') then s.properties end as subject_properties
+    case when c.code in ('conditional', 'no_permission') then s.properties end as subject_properties,
+    case when c.code = 'organization_role' or (c.code = 'conditional' and om.cond is not null) then i.org end
+      as organization_id,
+    case when c.code = 'conditional' and om.cond is not null then om.role_id end as org_role_id,
+    case when c.code = 'conditional' then om.cond end as org_cond
   from ${items}
   cross join (select coalesce((select is_active from projects where id = $1::text), false) as is_active offset 0) p
   left join lateral (
@@ -109,6 +119,20 @@ const decisions = (items: string) => `
      where i.st = 'client' and cp.client_id = s.id and cp.permission_id = pe.id)
     limit 1
   ) g on true
+  -- An organization role of the subject's in the organization asked about that holds the permission, unless the
+  -- object is registered in another organization (or in none): a plain one first. Tried only in an organization,
+  -- when the role does not hold the permission outright (a condition on the outer row: checked once).
+  left join lateral (
+    select true as ok, mr.role_id, rp.condition as cond
+    from organization_member_roles mr
+    join role_permissions rp on rp.role_id = mr.role_id and rp.permission_id = pe.id
+    where i.org is not null and i.st = 'user' and s.active and (g.ok is null or g.cond is not null)
+      and mr.organization_id = i.org and mr.user_id = s.id and mr.project_id = $1::text
+      and not exists (select from objects ob where ob.resource_id = r.id and ob.id = i.ri
+                      and ob.organization_id is distinct from i.org)
+    order by rp.condition is null desc, mr.role_id
+    limit 1
+  ) om on true
   left join lateral (
     ${
   grantOn(
@@ -117,12 +141,14 @@ const decisions = (items: string) => `
     "r.id",
     "pe.id",
     "i.ri",
-    "(g.ok is null or g.cond is not null) and pe.id is not null and s.active and i.ri is not null",
+    "(g.ok is null or g.cond is not null) and (om.ok is null or om.cond is not null) and pe.id is not null " +
+      "and s.active and i.ri is not null",
   )
 }
   ) og on true
   cross join lateral (
-    select (p.is_active and s.active and ((g.ok and g.cond is null) or (og.live and og.plain))) is true as allowed,
+    select (p.is_active and s.active and ((g.ok and g.cond is null) or (om.ok and om.cond is null)
+      or (og.live and og.plain))) is true as allowed,
       case when not p.is_active then 'project_inactive'
            when s.id is null then 'unknown_subject'
            when not s.active then 'subject_inactive'
@@ -130,8 +156,9 @@ const decisions = (items: string) => `
            when pe.id is null then 'unknown_action'
            when g.ok and g.cond is null and i.st = 'user' then 'role_permission'
            when g.ok and g.cond is null then 'client_permission'
+           when om.ok and om.cond is null then 'organization_role'
            when og.live and og.plain then 'object_grant'
-           when g.ok or og.live then 'conditional'
+           when g.ok or om.ok or og.live then 'conditional'
            when og.grant_id is not null then 'grant_expired'
            else 'no_permission'
       end as code
@@ -142,6 +169,7 @@ const decisionObject = (d: string) =>
   `'{"decision":' || case when ${d}.allowed then 'true' else 'false' end
      || ',"context":{"reason_admin":{"code":"' || ${d}.code || '"'
      || coalesce(',"role_id":' || to_json(${d}.role_id)::text, '')
+     || coalesce(',"organization_id":' || to_json(${d}.organization_id)::text, '')
      || coalesce(',"client_id":' || to_json(${d}.client_id)::text, '')
      || coalesce(',"grant_id":' || to_json(${d}.grant_id)::text, '')
      || coalesce(',"object_id":' || to_json(${d}.object_id)::text, '') || '}}}'`;
@@ -154,7 +182,7 @@ const decisionObject = (d: string) =>
 const EVALUATE_ONE = `
   with d as (${
   decisions(`(select $2::text as st, $3::text as si, $4::text as rt, $5::text as an, $6::text as ri,
-    1::bigint as n) i`)
+    $7::text as org, 1::bigint as n) i`)
 })
   select case when d.code = 'conditional' then ${pendingObject("d", "d.ri")} else ${decisionObject("d")} end
     as answer
@@ -170,8 +198,8 @@ const EVALUATE_ONE = `
  */
 const DECIDE = `
   with d as materialized (${
-  decisions(`rows from (json_to_recordset($2::text::json) as (st text, si text, rt text, an text, ri text))
-    with ordinality as i (st, si, rt, an, ri, n)`)
+  decisions(`rows from (json_to_recordset($2::text::json) as (st text, si text, rt text, an text, ri text,
+    org text)) with ordinality as i (st, si, rt, an, ri, org, n)`)
 }),
   o as (
     select o.q, o.ri, x.allowed,
@@ -188,7 +216,8 @@ const DECIDE = `
         case when k.code = 'conditional' then d.role_id end as role_id, null::text as client_id,
         case when k.code <> 'conditional' then og.grant_id end as grant_id,
         case when k.code <> 'conditional' then og.object_id end as object_id,
-        d.st, d.subject_id, d.resource_id, d.permission_id, d.cond, og.live is true as live, d.subject_properties
+        d.st, d.subject_id, d.resource_id, d.permission_id, d.cond, og.live is true as live, d.subject_properties,
+        null::text as organization_id, null::text as org_role_id, null::text as org_cond
       from (select case when og.live and og.plain then 'object_grant'
                         when d.code = 'conditional' or og.live then 'conditional'
                         else 'grant_expired' end as code) k
@@ -205,7 +234,7 @@ const DECIDE = `
 
 /** The statement deciding one question in the project, as the read the gate attaches (or runs alone). */
 export function evaluationRead(projectId: string, q: Question): AttachedRead {
-  return { text: EVALUATE_ONE, params: [projectId, q.st, q.si, q.rt, q.an, q.ri] };
+  return { text: EVALUATE_ONE, params: [projectId, q.st, q.si, q.rt, q.an, q.ri, q.org] };
 }
 
 /** Runs an evaluation's statement; its answer as JSON text. */
@@ -213,6 +242,12 @@ export async function evaluate(sql: Sql, read: AttachedRead): Promise<string> {
   const [row] = await sql.unsafe<{ answer: string }[]>(read.text, read.params, { prepare: true });
   return row.answer;
 }
+
+/**
+ * A question of a batch: without its object (the batch's objects are sent apart), unless it is asked in an
+ * organization, where the object decides whether the subject's organization roles count.
+ */
+export type BatchQuestion = Omit<Question, "ri" | "org"> & { ri?: string | null; org?: string | null };
 
 /** A decision of a batch: of question `q` (its ordinal, from 1), or of that question on object `ri`. */
 export type Decided = { q: number; ri: string | null; allowed: boolean; obj: string };
@@ -225,7 +260,7 @@ export type Decided = { q: number; ri: string | null; allowed: boolean; obj: str
 export function decideAll(
   sql: Sql,
   projectId: string,
-  questions: Omit<Question, "ri">[],
+  questions: BatchQuestion[],
   objects: { q: number; ri: string }[],
 ): Promise<Decided[]> {
   if (questions.length === 0) return Promise.resolve([]);

@@ -38,6 +38,8 @@ export type GateQuery = {
   permission: { resource: string; code: string } | null;
   /** A token of an exchange (its `act` claim): its row in delegated_tokens decides (DELEGATED below). */
   delegated?: boolean;
+  /** A user token of an organization (`org_id`): live while the user is a member of it. */
+  organizationId?: string | null;
 };
 
 /**
@@ -51,7 +53,7 @@ export type GateQuery = {
  * session and user left-joined, cost PostgreSQL about 25 µs more per request.)
  *
  * Parameters: $1 path project, $2 resource code, $3 permission code, $4 client, $5 token's project, $6 exp,
- * $7 jti, $8 kid, $9 issued at; a user token's $10 session and $11 user.
+ * $7 jti, $8 kid, $9 issued at; a user token's $10 session, $11 user and $12 organization (null for none).
  */
 function gateStatement(kind: { grants: string; isAdmin: string; joins: string; live: string }): string {
   return `
@@ -90,7 +92,10 @@ const GATE = {
     isAdmin: "false",
     joins: `join sessions s on s.project_id = p.id and s.id = $10::text and s.client_id = c.id
     join users u on u.project_id = p.id and u.id = s.user_id and u.id = $11::text`,
-    live: "and u.is_active and s.revoked_at is null and s.expires_at > now()",
+    // A token of an organization only while its user is a member (removal refuses it at once).
+    live: `and u.is_active and s.revoked_at is null and s.expires_at > now()
+      and ($12::text is null or exists (select from organization_members m
+                                        where m.organization_id = $12::text and m.user_id = u.id and m.project_id = p.id))`,
   }),
 };
 
@@ -197,7 +202,7 @@ export function findLivePrincipal(
     t.jti,
     t.kid,
     t.issuedAt,
-    ...(t.delegated ? [t.subject] : user ? [t.sessionId!, t.subject] : []),
+    ...(t.delegated ? [t.subject] : user ? [t.sessionId!, t.subject, t.organizationId ?? null] : []),
   ];
   const kind: Kind = t.delegated ? "delegated" : user ? "user" : "client";
   const text = read ? withRead(kind, params.length, read.text) : STATEMENTS[kind];
@@ -280,26 +285,33 @@ function gateOf(text: string, types: string[]) {
 }
 
 /**
- * The `resource:permission` codes a client (directly) or a user (through the role) holds now, sorted byte-wise:
- * `plain` those held outright, `conditional` those the role holds only under a condition.
+ * The `resource:permission` codes a client (directly) or a user (through the role, and in an organization
+ * through their organization roles there) holds now, sorted byte-wise: `plain` those held outright,
+ * `conditional` those held only under a condition.
  */
 export async function heldCodes(
   sql: Sql,
-  subject: { clientId: string } | { userId: string },
+  subject: { clientId: string } | { userId: string; organizationId?: string | null },
 ): Promise<{ plain: string[]; conditional: string[] }> {
   const [table, owner, condition] = "clientId" in subject
     ? [sql`client_permissions`, sql`g.client_id = ${subject.clientId}`, sql`false`]
     : [
       sql`role_permissions`,
-      sql`g.role_id = (select role_id from users where id = ${subject.userId})`,
+      subject.organizationId
+        ? sql`g.role_id in (select role_id from users where id = ${subject.userId}
+                            union all
+                            select role_id from organization_member_roles
+                            where organization_id = ${subject.organizationId} and user_id = ${subject.userId})`
+        : sql`g.role_id = (select role_id from users where id = ${subject.userId})`,
       sql`g.condition is not null`,
     ];
   const rows = await sql<{ code: string; conditional: boolean }[]>`
-    select r.code || ':' || pe.code as code, ${condition} as conditional
+    select r.code || ':' || pe.code as code, bool_and(${condition}) as conditional
     from ${table} g
     join permissions pe on pe.id = g.permission_id
     join resources r on r.id = pe.resource_id
     where ${owner}
+    group by r.code, pe.code
     order by (r.code || ':' || pe.code) collate "C"`;
   return {
     plain: rows.filter((r) => !r.conditional).map((r) => r.code),

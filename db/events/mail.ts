@@ -10,7 +10,8 @@ export type MailKind =
   | "email_verification"
   | "email_changed"
   | "security_notice"
-  | "signup_existing";
+  | "signup_existing"
+  | "organization_invitation";
 
 export type OutboxMail = {
   project_id: string;

@@ -13,8 +13,13 @@ export type IndicatorTarget = {
 /**
  * A token's subject: a client on its own, or a user; for a user through a client that needs consent
  * (`consentOf`, that client's ID), only what the user consented to that client of the resource counts as held.
+ * A user signed in to an organization (`organizationId`) also holds what their organization roles there hold.
  */
-export type IndicatorSubject = { clientId: string } | { userId: string; consentOf?: string };
+export type IndicatorSubject = { clientId: string } | {
+  userId: string;
+  consentOf?: string;
+  organizationId?: string | null;
+};
 
 /** The resource whose indicator is exactly `indicator`, and the subject's permission codes on it; or undefined. */
 export async function findIndicatorTarget(
@@ -30,9 +35,19 @@ export async function findIndicatorTarget(
   const held = "clientId" in subject
     ? sql`select pe.code from client_permissions g join permissions pe on pe.id = g.permission_id
           where g.client_id = ${subject.clientId} and pe.resource_id = r.id`
-    : sql`select pe.code from role_permissions g join permissions pe on pe.id = g.permission_id
-          where g.role_id = (select role_id from users where id = ${subject.userId}) and pe.resource_id = r.id
-            and g.condition is null
+    : sql`select pe.code from permissions pe
+          where pe.resource_id = r.id and pe.id in (
+            select g.permission_id from role_permissions g
+            where g.role_id = (select role_id from users where id = ${subject.userId}) and g.condition is null
+            ${
+      subject.organizationId
+        ? sql`union all
+            select g.permission_id from organization_member_roles mr
+            join role_permissions g on g.role_id = mr.role_id
+            where mr.organization_id = ${subject.organizationId} and mr.user_id = ${subject.userId}
+              and g.condition is null`
+        : sql``
+    })
           ${consented}`;
   const [row] = await sql<IndicatorTarget[]>`
     select r.project_id, r.id as resource_id,

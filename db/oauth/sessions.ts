@@ -19,6 +19,8 @@ export type AuthorizationRequestRow = {
   /** RFC 8707: the API asked for (its indicator) and the scope the request asked, or null. */
   resource: string | null;
   resource_scope: string | null;
+  /** The organization the user signs in to (`organization`), or null. */
+  organization_id: string | null;
   csrf_hash: Uint8Array;
   browser_hash: Uint8Array;
   expired: boolean;
@@ -32,10 +34,10 @@ export async function insertAuthorizationRequest(
   await sql`
     insert into authorization_requests
       (id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, acr, resource, resource_scope,
-       csrf_hash, browser_hash, expires_at)
+       organization_id, csrf_hash, browser_hash, expires_at)
     values (${r.id}, ${r.project_id}, ${r.client_id}, ${r.redirect_uri}, ${r.code_challenge}, ${r.state},
-            ${r.scope}, ${r.nonce}, ${r.acr}, ${r.resource}, ${r.resource_scope}, ${r.csrf_hash}, ${r.browser_hash},
-            now() + make_interval(secs => ${r.ttlSeconds}))`;
+            ${r.scope}, ${r.nonce}, ${r.acr}, ${r.resource}, ${r.resource_scope}, ${r.organization_id}, ${r.csrf_hash},
+            ${r.browser_hash}, now() + make_interval(secs => ${r.ttlSeconds}))`;
 }
 
 export async function findAuthorizationRequest(
@@ -44,7 +46,8 @@ export async function findAuthorizationRequest(
 ): Promise<AuthorizationRequestRow | undefined> {
   const [row] = await sql<AuthorizationRequestRow[]>`
     select id, project_id, client_id, redirect_uri, code_challenge, state, scope, nonce, acr, resource,
-           resource_scope, csrf_hash, browser_hash, expires_at <= now() as expired, used_at is not null as used
+           resource_scope, organization_id, csrf_hash, browser_hash, expires_at <= now() as expired,
+           used_at is not null as used
     from authorization_requests where id = ${id}`;
   return row;
 }
@@ -72,11 +75,13 @@ export async function insertAuthorizationCode(
   await sql`
     insert into authorization_codes (project_id, code_hash, client_id, user_id, redirect_uri, code_challenge, expires_at,
                                      scope, nonce, auth_time, sso_session_id, ip, user_agent, amr, resource,
-                                     resource_scope)
+                                     resource_scope, organization_id)
     values (${c.project_id}, ${c.code_hash}, ${c.client_id}, ${c.user_id}, ${c.redirect_uri}, ${c.code_challenge},
             now() + make_interval(secs => ${c.ttlSeconds}), ${c.scope ?? null}, ${c.nonce ?? null},
             ${c.auth_time ?? null}, ${c.sso_session_id ?? null}, ${c.ip ?? null}, ${c.user_agent ?? null},
-            ${c.amr ?? null}, ${c.resource ?? null}, ${c.resource_scope ?? null})`;
+            ${c.amr ?? null}, ${c.resource ?? null}, ${c.resource_scope ?? null}, ${
+    c.organization_id ?? null
+  })`;
 }
 
 /**
@@ -96,6 +101,8 @@ export type CodeLogin = {
   /** RFC 8707: the API the authorization asked for, and the scope it asked; null for a token of the project. */
   resource: string | null;
   resource_scope: string | null;
+  /** The organization the user signed in to (`org_id`), or null; kept by each refresh token, which may switch it. */
+  organization_id: string | null;
 };
 
 export type CodeRow = {
@@ -125,7 +132,7 @@ export async function findAuthorizationCode(sql: Sql, codeHash: Uint8Array): Pro
     select a.project_id, a.client_id, a.user_id, a.redirect_uri, a.code_challenge, a.used_at is not null as used,
            a.expires_at <= now() as expired, a.session_id, u.is_active as user_active,
            a.scope, a.nonce, a.auth_time, a.sso_session_id, a.ip, a.user_agent, a.amr, a.resource, a.resource_scope,
-           ${ssoLive(sql)} as sso_live
+           a.organization_id, ${ssoLive(sql)} as sso_live
     from authorization_codes a join users u on u.id = a.user_id
     where a.code_hash = ${codeHash}`;
   return row;
@@ -175,8 +182,8 @@ export async function openSession(
               ${s.user_agent ?? null}, ${s.amr ?? null}, ${s.resource ?? null}, ${s.resource_scope ?? null})
       returning project_id, id, expires_at
     )
-    insert into refresh_tokens (project_id, token_hash, session_id, expires_at)
-    select s.project_id, ${s.token_hash}, s.id, s.expires_at from s
+    insert into refresh_tokens (project_id, token_hash, session_id, expires_at, organization_id)
+    select s.project_id, ${s.token_hash}, s.id, s.expires_at, ${s.organization_id ?? null} from s
     returning floor(extract(epoch from expires_at - now()))::int as expires_in`;
   return row.expires_in;
 }
@@ -209,7 +216,13 @@ export async function endSessions(
 
 export async function insertRefreshToken(
   sql: Sql,
-  t: { project_id: string; token_hash: Uint8Array; session_id: string; ttlSeconds: number },
+  t: {
+    project_id: string;
+    token_hash: Uint8Array;
+    session_id: string;
+    ttlSeconds: number;
+    organization_id: string | null;
+  },
 ): Promise<number> {
   const [row] = await sql<{ expires_in: number }[]>`
     with s as (
@@ -219,8 +232,8 @@ export async function insertRefreshToken(
       where project_id = ${t.project_id} and id = ${t.session_id}
       returning project_id, id, least(now() + make_interval(secs => ${t.ttlSeconds}), max_expires_at) as until
     )
-    insert into refresh_tokens (project_id, token_hash, session_id, expires_at)
-    select s.project_id, ${t.token_hash}, s.id, s.until from s
+    insert into refresh_tokens (project_id, token_hash, session_id, expires_at, organization_id)
+    select s.project_id, ${t.token_hash}, s.id, s.until, ${t.organization_id} from s
     returning floor(extract(epoch from expires_at - now()))::int as expires_in`;
   return row.expires_in;
 }
@@ -244,6 +257,8 @@ export type RefreshRow = {
   /** RFC 8707: the API the session's tokens are for, and the scope its authorization asked. */
   resource: string | null;
   resource_scope: string | null;
+  /** The organization of the token's family now (`org_id`), or null. */
+  organization_id: string | null;
 };
 
 export async function findRefreshToken(sql: Sql, tokenHash: Uint8Array): Promise<RefreshRow | undefined> {
@@ -253,7 +268,7 @@ export async function findRefreshToken(sql: Sql, tokenHash: Uint8Array): Promise
            (s.revoked_at is null and s.expires_at > now()) as session_live, u.is_active as user_active,
            (c.is_active and p.is_active) as client_live,
            extract(epoch from t.expires_at)::bigint::int as exp, s.scope, s.auth_time, s.sso_session_id,
-           s.resource, s.resource_scope
+           s.resource, s.resource_scope, t.organization_id
     from refresh_tokens t
     join sessions s on s.id = t.session_id
     join users u on u.id = s.user_id

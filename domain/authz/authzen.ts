@@ -7,6 +7,7 @@
 import { retryRead, type Sql } from "../../db/connection.ts";
 import {
   actorLacking,
+  type BatchQuestion,
   decideAll,
   type Decided,
   evaluate,
@@ -38,14 +39,34 @@ export function usable(s: string): string | null {
   return s.includes("\0") || !s.isWellFormed() ? null : s;
 }
 
-function question(subject: Subject, action: Action, resource: Resource): Question {
+function question(
+  subject: Subject,
+  action: Action,
+  resource: Resource,
+  org: string | null,
+): Question {
   return {
     st: usable(subject.type),
     si: usable(subject.id),
     rt: usable(resource.type),
     an: usable(action.name),
     ri: usable(resource.id),
+    org,
   };
+}
+
+/**
+ * The organization a question is asked in: `context.organization_id`, else the token's (`org_id`, for a user
+ * token of an organization). A `context.organization_id` that is not a string names none, so that only
+ * project-wide permissions and grants count (an organization's roles only ever add to them).
+ */
+export function organizationAsked(
+  context: Record<string, unknown> | undefined,
+  tokenOrg: string | null,
+): string | null {
+  const o = context?.organization_id;
+  if (o === undefined) return tokenOrg;
+  return typeof o === "string" ? usable(o) : null;
 }
 
 /**
@@ -83,7 +104,7 @@ function lacking(e: Entities, at: (key: string) => string): string[] {
  * must then be complete (400 `invalid_params` otherwise). An item still incomplete is answered
  * `invalid_request` (the certification scenario's `execute_all` error handling), whatever the semantic.
  */
-export function planEvaluations(req: EvaluationsRequest): Plan {
+export function planEvaluations(req: EvaluationsRequest, tokenOrg: string | null = null): Plan {
   const semantic = req.options?.evaluations_semantic ?? "execute_all";
   const items: EvaluationItem[] = req.evaluations ?? [];
   if (items.length === 0) {
@@ -95,7 +116,14 @@ export function planEvaluations(req: EvaluationsRequest): Plan {
       });
     }
     return {
-      items: [question(req.subject as Subject, req.action as Action, req.resource as Resource)],
+      items: [
+        question(
+          req.subject as Subject,
+          req.action as Action,
+          req.resource as Resource,
+          organizationAsked(req.context, tokenOrg),
+        ),
+      ],
       semantic,
       single: true,
     };
@@ -106,6 +134,7 @@ export function planEvaluations(req: EvaluationsRequest): Plan {
   let resource: Partial<Resource> | undefined;
   let st: string | null = null, si: string | null = null, an: string | null = null;
   let rt: string | null = null, ri: string | null = null;
+  let context: Record<string, unknown> | undefined, org: string | null = tokenOrg;
   const planned = new Array<Item>(items.length);
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
@@ -122,14 +151,19 @@ export function planEvaluations(req: EvaluationsRequest): Plan {
     if (s !== subject) [subject, st, si] = [s, usable(s.type), usable(s.id)];
     if (a !== action) [action, an] = [a, usable(a.name)];
     if (r !== resource) [resource, rt, ri] = [r, usable(r.type), usable(r.id)];
-    planned[i] = { st, si, rt, an, ri };
+    const x = item.context ?? req.context;
+    if (x !== context) [context, org] = [x, organizationAsked(x, tokenOrg)];
+    planned[i] = { st, si, rt, an, ri, org };
   }
   return { items: planned, semantic, single: false };
 }
 
 /** The read of one evaluation: the gate carries it, and `evaluateOne` recognises it by its text and params. */
-function oneRead(projectId: string, req: EvaluationRequest): AttachedRead {
-  return evaluationRead(projectId, question(req.subject, req.action, req.resource));
+function oneRead(projectId: string, req: EvaluationRequest, tokenOrg: string | null): AttachedRead {
+  return evaluationRead(
+    projectId,
+    question(req.subject, req.action, req.resource, organizationAsked(req.context, tokenOrg)),
+  );
 }
 
 /** A string field of an object sent as JSON, or undefined. */
@@ -144,7 +178,10 @@ function field(o: unknown, key: string): unknown {
  * without a schema (the route's validator parses the body after the gate, and the handler uses the record only
  * when the validated request makes this very read). Null when one of them is not a string.
  */
-export function evaluationReadOf(projectId: string, body: unknown): AttachedRead | null {
+export function evaluationReadOf(
+  token: { projectId: string; organizationId: string | null },
+  body: unknown,
+): AttachedRead | null {
   const subject = field(body, "subject"), action = field(body, "action"), resource = field(body, "resource");
   const [st, si, an, rt, ri] = [
     field(subject, "type"),
@@ -159,7 +196,17 @@ export function evaluationReadOf(projectId: string, body: unknown): AttachedRead
   ) {
     return null;
   }
-  return evaluationRead(projectId, question({ type: st, id: si }, { name: an }, { type: rt, id: ri }));
+  const context = field(body, "context");
+  const org = organizationAsked(
+    context !== null && typeof context === "object" && !Array.isArray(context)
+      ? context as Record<string, unknown>
+      : undefined,
+    token.organizationId,
+  );
+  return evaluationRead(
+    token.projectId,
+    question({ type: st, id: si }, { name: an }, { type: rt, id: ri }, org),
+  );
 }
 
 /** A decision without its reason, for a client that wants none (`decision_reasons` false). */
@@ -176,8 +223,9 @@ export async function evaluateOne(
   req: EvaluationRequest,
   attached?: Attached,
   reasons = true,
+  tokenOrg: string | null = null,
 ): Promise<JsonText<Decision>> {
-  const text = await decideOne(sql, projectId, req, attached);
+  const text = await decideOne(sql, projectId, req, attached, tokenOrg);
   return reasons ? text : bare(text.startsWith('{"decision":true'));
 }
 
@@ -185,9 +233,10 @@ async function decideOne(
   sql: Sql,
   projectId: string,
   req: EvaluationRequest,
-  attached?: Attached,
+  attached: Attached | undefined,
+  tokenOrg: string | null,
 ): Promise<JsonText<Decision>> {
-  const read = oneRead(projectId, req);
+  const read = oneRead(projectId, req, tokenOrg);
   let text = attachedRecord<string>(attached, read) ?? await retryRead(() => evaluate(sql, read));
   if (isPending(text)) text = settle(text, req).obj;
   const actors = actorsAsked(req.context);
@@ -259,13 +308,16 @@ export async function evaluateMany(
   projectId: string,
   req: EvaluationsRequest,
   reasons = true,
+  tokenOrg: string | null = null,
 ): Promise<Answer<EvaluationsResponse | Decision>> {
-  const plan = planEvaluations(req);
+  const plan = planEvaluations(req, tokenOrg);
   // Without items, the request is one evaluation (its top-level entities complete: planEvaluations checked).
   if (plan.single) {
-    return decisionAnswer(await evaluateOne(sql, projectId, req as EvaluationRequest, undefined, reasons));
+    return decisionAnswer(
+      await evaluateOne(sql, projectId, req as EvaluationRequest, undefined, reasons, tokenOrg),
+    );
   }
-  const { questions, objects, slots } = numbered(plan.items);
+  const { questions, objects, slots } = numbered(plan.items as Question[]);
   const byQuestion: Decided[] = [];
   const byObject = new Map<number, Map<string, Decided>>();
   for (const d of await retryRead(() => decideAll(sql, projectId, questions, objects))) {
@@ -327,22 +379,33 @@ export async function evaluateMany(
  * its question's number; and each item's question (-1 for an incomplete item). A batch asks few questions (of many
  * objects): the first ones are found by comparing, the rest by key. An object asked twice with one question is
  * sent twice and answered alike (one snapshot): sets to tell them apart cost a batch of 100 distinct objects about
- * a tenth of the service thread's time under load.
+ * a tenth of the service thread's time under load. A question asked in an organization keeps its object (the
+ * object decides whether the organization's roles count), so each of its objects is a question of its own.
  */
 function numbered(
-  items: Item[],
-): { questions: Omit<Question, "ri">[]; objects: { q: number; ri: string }[]; slots: number[] } {
-  const questions: Omit<Question, "ri">[] = [];
+  items: (Question | { missing: string[] })[],
+): { questions: BatchQuestion[]; objects: { q: number; ri: string }[]; slots: number[] } {
+  const questions: BatchQuestion[] = [];
   const byKey = new Map<string, number>();
   const numberOf = (x: Question): number => {
+    const ri = x.org === null ? undefined : x.ri;
     for (let k = 0; k < questions.length && k < SCANNED; k++) {
       const y = questions[k];
-      if (y.st === x.st && y.si === x.si && y.rt === x.rt && y.an === x.an) return k + 1;
+      if (
+        y.st === x.st && y.si === x.si && y.rt === x.rt && y.an === x.an && y.org === (x.org ?? undefined) &&
+        y.ri === ri
+      ) {
+        return k + 1;
+      }
     }
     const key = questions.length > SCANNED ? questionKey(x) : undefined;
     const known = key === undefined ? undefined : byKey.get(key);
     if (known !== undefined) return known;
-    const q = questions.push({ st: x.st, si: x.si, rt: x.rt, an: x.an });
+    const q = questions.push(
+      x.org === null
+        ? { st: x.st, si: x.si, rt: x.rt, an: x.an }
+        : { st: x.st, si: x.si, rt: x.rt, an: x.an, ri: x.ri, org: x.org },
+    );
     if (q > SCANNED) byKey.set(key ?? questionKey(x), q);
     return q;
   };
@@ -355,20 +418,21 @@ function numbered(
       continue;
     }
     const q = slots[i] = numberOf(item);
-    if (item.ri === null) continue;
+    if (item.ri === null || item.org !== null) continue;
     objects.push({ q, ri: item.ri });
   }
   return { questions, objects, slots };
 }
 
 /**
- * A question's key: its four strings after a mask of which are null. They hold no NUL byte (`usable`), so the
- * NULs between them make the key unambiguous.
+ * A question's key: its four strings (and, in an organization, the organization and the object) after a mask of
+ * which are null. They hold no NUL byte (`usable`), so the NULs between them make the key unambiguous.
  */
 function questionKey(q: Question): string {
   const mask = (q.st === null ? 1 : 0) | (q.si === null ? 2 : 0) | (q.rt === null ? 4 : 0) |
-    (q.an === null ? 8 : 0);
-  return `${mask}\0${q.st ?? ""}\0${q.si ?? ""}\0${q.rt ?? ""}\0${q.an ?? ""}`;
+    (q.an === null ? 8 : 0) | (q.org !== null && q.ri === null ? 16 : 0);
+  const key = `${mask}\0${q.st ?? ""}\0${q.si ?? ""}\0${q.rt ?? ""}\0${q.an ?? ""}`;
+  return q.org === null ? key : `${key}\0${q.org}\0${q.ri ?? ""}`;
 }
 
 /** The answer to an item still incomplete after the defaults: denied, naming what it lacks. */

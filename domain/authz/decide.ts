@@ -2,8 +2,8 @@
  * Decisions through conditions: the statement of db/authz/authzen.ts answers `{"pending": …}` when the subject
  * holds the permission only through conditions (its role's on the permission, or live grants with one), with
  * what they read from the model; this settles it with what the request says, in the order the statement found
- * them: the role's condition, then each grant's (nearest object first; a grant needs its own condition and its
- * role's). The first true one allows; else the decision is false with `condition_error` (the first that could
+ * them: the role's condition, then the organization role's (in the organization asked about), then each
+ * grant's (nearest object first; a grant needs its own condition and its role's). The first true one allows; else the decision is false with `condition_error` (the first that could
  * not be evaluated) or `condition_false` (the first false one), naming the role or grant and the permission.
  */
 import type { Action, Resource, Subject } from "../../openapi/authzen.ts";
@@ -24,6 +24,8 @@ type Pending = {
   role_id: string | null;
   permission_id: string;
   role_condition: string | null;
+  /** The subject's organization role holding the permission under a condition, in the organization asked. */
+  org_role: { role_id: string; organization_id: string; condition: string } | null;
   subject: Record<string, unknown> | null;
   /** The registered object's stored properties; null when the object is not registered. */
   object: Record<string, unknown> | null;
@@ -93,6 +95,12 @@ export function settle(
     const outcome = evaluate(p.role_condition);
     const by = { role_id: p.role_id };
     if ("value" in outcome && outcome.value) return allow("role_permission", by, p.permission_id);
+    fail(by, outcome);
+  }
+  if (p.org_role) {
+    const outcome = evaluate(p.org_role.condition);
+    const by = { role_id: p.org_role.role_id, organization_id: p.org_role.organization_id };
+    if ("value" in outcome && outcome.value) return allow("organization_role", by, p.permission_id);
     fail(by, outcome);
   }
   for (const g of p.grants ?? []) {

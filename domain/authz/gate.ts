@@ -68,6 +68,7 @@ export async function liveToken(
       pathProjectId: opts.pathProjectId,
       permission: opts.permission ? { resource, code } : null,
       delegated: claims.act !== undefined,
+      organizationId: claims.org_id ?? null,
     }, read)
   );
 }
@@ -78,6 +79,7 @@ export function principalOf(claims: VerifiedClaims, row: GateRow): Principal {
     projectId: claims.aud,
     clientId: claims.client_id,
     ...(claims.sid ? { userId: claims.sub, sessionId: claims.sid } : {}),
+    ...(claims.org_id ? { organizationId: claims.org_id } : {}),
     jti: claims.jti,
     isSystem: claims.aud === SYSTEM_PROJECT_ID,
     isAdmin: row.is_admin,
@@ -112,7 +114,7 @@ export async function authorize(
   tokens: TokenService,
   req: { token: string | undefined; pathProjectId: string | null },
   need: Need,
-  readOf?: (token: { projectId: string }) => AttachedRead | null,
+  readOf?: (token: { projectId: string; organizationId: string | null }) => AttachedRead | null,
 ): Promise<{ principal: Principal; attached?: Attached }> {
   if (req.token === undefined) throw invalidToken("the Authorization header with a bearer token is missing");
   const claims = await tokens.verifyAccessToken(req.token);
@@ -123,7 +125,9 @@ export async function authorize(
   const refusedByProject = need.scope === "system"
     ? !system
     : req.pathProjectId !== null && req.pathProjectId !== claims.aud && !system;
-  const read = refusedByProject ? undefined : readOf?.({ projectId: claims.aud }) ?? undefined;
+  const read = refusedByProject
+    ? undefined
+    : readOf?.({ projectId: claims.aud, organizationId: claims.org_id ?? null }) ?? undefined;
   const row = await liveToken(
     sql,
     claims,

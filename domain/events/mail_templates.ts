@@ -23,6 +23,8 @@ export type MailFields = {
   device?: string;
   /** The account page, where the user sees and undoes it (security_notice). */
   account_url?: string;
+  /** The organization the address is invited to (organization_invitation). */
+  organization?: string;
 };
 
 export type RenderedMail = { subject: string; text: string; html: string };
@@ -72,6 +74,16 @@ const TEMPLATES: Record<MailKind, Template> = {
     ],
     action: "Choose your password",
     outro: () => ["If you did not expect this, ignore this mail."],
+  },
+  organization_invitation: {
+    subject: (f) => `You are invited to join ${f.organization} on ${f.project}`,
+    intro: (f) => [
+      "Hello,",
+      `you are invited to join ${f.organization} on ${f.project}, as ${f.name}. Open this link to accept: ` +
+      `you sign in with your account, or create one if you have none. It works once, for ${f.valid_for}.`,
+    ],
+    action: "Accept the invitation",
+    outro: () => ["If you did not expect this, ignore this mail: nothing happens unless you accept."],
   },
   email_verification: {
     subject: (f) => `Confirm your email address for ${f.project}`,

@@ -44,6 +44,8 @@ export type AccessClaims = {
   exp: number;
   /** The session, on user tokens only. */
   sid?: string;
+  /** A user token of an organization: the organization the user signed in to, as a member (issue 49). */
+  org_id?: string;
   /** A token of an exchange (RFC 8693 §4.1): who acts for the subject, the former actors nested inside. */
   act?: Actor;
   /** RFC 8693 §4.4: the one client that may exchange this token (its client's `may_act`). */
@@ -120,6 +122,8 @@ export class TokenService {
       mayAct?: string | null;
       /** Claims from decisions (domain/oauth/decision_claims.ts): named id lists, and `claims_truncated`. */
       decisionClaims?: Record<string, string[]>;
+      /** A user token of an organization (`org_id`). */
+      organizationId?: string | null;
     },
   ): Promise<{ token: string; claims: AccessClaims }> {
     const signer = await this.#signer(c.kid);
@@ -136,6 +140,7 @@ export class TokenService {
       // An exchanged token never outlives the token it was exchanged for (RFC 8693 §2.2.1's lifetime).
       exp: Math.min(iat + this.accessTokenTtl, c.exchange?.notAfter ?? Infinity),
       ...(c.sessionId ? { sid: c.sessionId } : {}),
+      ...(c.organizationId ? { org_id: c.organizationId } : {}),
       ...(c.exchange ? { act: c.exchange.act } : {}),
       ...(c.mayAct ? { may_act: { sub: c.mayAct } } : {}),
     };
@@ -148,6 +153,7 @@ export class TokenService {
       client_id: claims.client_id,
       ...(claims.scope ? { scope: claims.scope } : {}),
       ...(claims.sid ? { sid: claims.sid } : {}),
+      ...(claims.org_id ? { org_id: claims.org_id } : {}),
       ...(claims.act ? { act: claims.act } : {}),
       ...(claims.may_act ? { may_act: claims.may_act } : {}),
       iat: claims.iat,
@@ -337,13 +343,15 @@ function accessClaims(
 ): VerifiedClaims | null {
   const typ = typeof header.typ === "string" ? header.typ.toLowerCase() : "";
   if (typ !== "at+jwt" && typ !== "application/at+jwt") return null;
-  const { iss, aud, sub, jti, client_id, sid, iat, exp, nbf, scope, act, may_act } = p;
+  const { iss, aud, sub, jti, client_id, sid, org_id, iat, exp, nbf, scope, act, may_act } = p;
   if (iss !== issuer) return null;
   if (typeof exp !== "number" || exp <= now - CLOCK_LEEWAY_SECONDS || typeof iat !== "number") return null;
   if (nbf !== undefined && (typeof nbf !== "number" || nbf > now)) return null;
   if (typeof aud !== "string" || typeof sub !== "string" || typeof jti !== "string") return null;
   if (typeof client_id !== "string" || (sid !== undefined && typeof sid !== "string")) return null;
   if (scope !== undefined && typeof scope !== "string") return null;
+  // Only a user token (one of a session) belongs to an organization.
+  if (org_id !== undefined && (typeof org_id !== "string" || sid === undefined)) return null;
   const actor = act === undefined ? undefined : actorOf(act);
   if (actor === null) return null;
   const mayAct = may_act === undefined ? undefined : actorOf(may_act, 5);
@@ -357,6 +365,7 @@ function accessClaims(
     iat,
     exp,
     ...(sid ? { sid: sid as string } : {}),
+    ...(org_id ? { org_id: org_id as string } : {}),
     ...(actor ? { act: actor } : {}),
     ...(mayAct ? { may_act: { sub: mayAct.sub } } : {}),
     kid: header.kid as string,

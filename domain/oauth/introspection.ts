@@ -10,6 +10,7 @@ import { liveToken, principalOf } from "../authz/gate.ts";
 import { findSessionAuth } from "../../db/oauth/oidc.ts";
 import { findIndicatorProject, findIndicatorTarget } from "../../db/oauth/resource_indicators.ts";
 import { authContext } from "./oidc.ts";
+import { findMembership, organizationNameOf } from "../organizations/membership.ts";
 import { hashSecret } from "../shared/secrets.ts";
 import { holderOf, type TokenService } from "../keys/tokens.ts";
 
@@ -103,7 +104,12 @@ export async function introspectToken(
     // the same read says what of the API its subject (a user's session, or the client itself) holds now.
     const forApi = verified.aud !== client.project_id;
     const subject = holderOf(verified);
-    const api = forApi ? await retryRead(() => findIndicatorTarget(sql, verified.aud, subject)) : undefined;
+    const inOrganization = "userId" in subject && verified.org_id
+      ? { ...subject, organizationId: verified.org_id }
+      : subject;
+    const api = forApi
+      ? await retryRead(() => findIndicatorTarget(sql, verified.aud, inOrganization))
+      : undefined;
     if (forApi && api?.project_id !== client.project_id) return { active: false };
     const claims = { ...verified, aud: client.project_id };
     const live = await liveToken(sql, claims, { pathProjectId: null, permission: null });
@@ -113,7 +119,12 @@ export async function introspectToken(
     const delegated = verified.act
       ? await retryRead(() => delegatedPermissions(sql, verified.jti))
       : undefined;
-    const held = delegated ? { permissions: delegated.map((p) => p.code) } : await heldOf(sql, subject);
+    const held = delegated
+      ? { permissions: delegated.map((p) => p.code) }
+      : await heldOf(sql, inOrganization);
+    const organization = verified.org_id
+      ? { org_id: verified.org_id, ...await organizationOf(sql, claims.aud, verified.org_id) }
+      : {};
     const ofApi = delegated ? delegated.map((p) => p.permission) : api?.held ?? [];
     return {
       active: true,
@@ -129,6 +140,7 @@ export async function introspectToken(
       ...(verified.act ? { act: verified.act } : {}),
       ...(principal.sessionId ? { sid: principal.sessionId } : {}),
       ...(principal.sessionId ? await sessionAuth(sql, claims.aud, principal.sessionId) : {}),
+      ...organization,
       ...held,
     };
   }
@@ -141,8 +153,17 @@ function liveScope(scope: string | undefined, held: string[]): string {
   return (scope ?? "").split(" ").filter((code) => held.includes(code)).join(" ");
 }
 
+/** A token's organization's name now (`org_name`), when it still exists. */
+async function organizationOf(sql: Sql, projectId: string, organizationId: string) {
+  const name = await organizationNameOf(sql, projectId, organizationId);
+  return name === null ? {} : { org_name: name };
+}
+
 /** A subject's permissions as introspection shows them: outright, and (when any) under a condition. */
-async function heldOf(sql: Sql, subject: { userId: string } | { clientId: string }) {
+async function heldOf(
+  sql: Sql,
+  subject: { userId: string; organizationId?: string | null } | { clientId: string },
+) {
   const held = await retryRead(() => heldCodes(sql, subject));
   return {
     permissions: held.plain,
@@ -168,6 +189,12 @@ async function introspectRefresh(
     !refresh || refresh.project_id !== projectId || refresh.used || refresh.expired ||
     !refresh.session_live || !refresh.user_active || !refresh.client_live
   ) return null;
+  // A refresh token of an organization counts while its user is a member (a refresh is refused otherwise).
+  if (refresh.organization_id !== null) {
+    const { organization_id: org } = refresh;
+    const m = await retryRead(() => findMembership(sql, refresh.project_id, org, refresh.user_id));
+    if (!m?.member) return null;
+  }
   return {
     active: true,
     token_type: "refresh_token",
@@ -178,6 +205,12 @@ async function introspectRefresh(
     exp: refresh.exp,
     sid: refresh.session_id,
     ...await sessionAuth(sql, refresh.project_id, refresh.session_id),
-    ...await heldOf(sql, { userId: refresh.user_id }),
+    ...(refresh.organization_id
+      ? {
+        org_id: refresh.organization_id,
+        ...await organizationOf(sql, refresh.project_id, refresh.organization_id),
+      }
+      : {}),
+    ...await heldOf(sql, { userId: refresh.user_id, organizationId: refresh.organization_id }),
   };
 }

@@ -10,6 +10,7 @@ import { OIDC_SCOPES, type OidcScope, type UserInfo } from "../../openapi/oidc.t
 import { liveToken } from "../authz/gate.ts";
 import type { TokenService } from "../keys/tokens.ts";
 import { ACR_MULTI, acrOf } from "./acr.ts";
+import { organizationNameOf } from "../organizations/membership.ts";
 
 /** What an authorization request with `openid` asked for, beyond OAuth's parameters. */
 export type OidcRequest = {
@@ -113,6 +114,8 @@ export async function issueIdToken(
     accessToken: string;
     /** Claims from decisions (domain/oauth/decision_claims.ts), as the access token carries them. */
     decisionClaims?: Record<string, string[]>;
+    /** The organization the user signed in to, as the access token's `org_id`. */
+    organizationId?: string | null;
   },
 ): Promise<string> {
   const user = await findSessionClaims(sql, t.projectId, t.sessionId, t.userId);
@@ -134,6 +137,7 @@ export async function issueIdToken(
     ...(user.provider_id !== null ? { idp: user.provider_id } : {}),
     // The single sign-on session, which a logout ends (OpenID Connect Front-Channel Logout §3).
     ...(t.ssoSessionId !== null ? { sid: t.ssoSessionId } : { sid: t.sessionId }),
+    ...(t.organizationId ? { org_id: t.organizationId } : {}),
   }, t.accessToken);
 }
 
@@ -174,5 +178,10 @@ export async function userInfo(sql: Sql, tokens: TokenService, token: string | u
   if (!hasOpenId(user.scope)) {
     throw new BearerError("insufficient_scope", "the login did not ask for the openid scope");
   }
-  return claimsOf(claims.sub, user.scope, user);
+  const info = claimsOf(claims.sub, user.scope, user);
+  if (claims.org_id) {
+    const name = await organizationNameOf(sql, claims.aud, claims.org_id);
+    Object.assign(info, { org_id: claims.org_id, ...(name === null ? {} : { org_name: name }) });
+  }
+  return info;
 }

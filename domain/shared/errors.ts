@@ -66,6 +66,8 @@ export const ERRORS = {
     message: "another organization of the project already has this domain",
   },
   member_already_exists: { message: "the user is already a member of this organization" },
+  invitation_not_found: { message: "the invitation does not exist" },
+  invitation_not_pending: { message: "the invitation was accepted or revoked" },
   role_in_use: { message: "users still have this role: reassign them with reassign_role_id" },
   client_not_deletable: { message: "the project's admin client and the console client cannot be deleted" },
   identity_already_linked: {

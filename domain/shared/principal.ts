@@ -14,6 +14,8 @@ export type Principal = {
   userId?: string;
   /** The login session of a user token. */
   sessionId?: string;
+  /** A user token of an organization (`org_id`): the user was a member when the gate checked it. */
+  organizationId?: string;
   /** The token's id, for the audit trail and revocation. */
   jti: string;
   /** The token belongs to the system project. */

@@ -134,7 +134,19 @@ export async function redeemDeviceLogin(
     return await holdDeviceLogin(tx, row.id, {
       user_id: code.user_id,
       session_id: sessionId,
-      login: { scope, nonce, auth_time, sso_session_id, ip, user_agent, amr, resource, resource_scope },
+      // A device's tokens are the project's: the device grant asks for no organization.
+      login: {
+        scope,
+        nonce,
+        auth_time,
+        sso_session_id,
+        ip,
+        user_agent,
+        amr,
+        resource,
+        resource_scope,
+        organization_id: null,
+      },
       confirm_csrf_hash: hashSecret(csrf),
     });
   });

@@ -34,21 +34,15 @@ import { type SecondStep, secondStepFor } from "../factors/second_step.ts";
 import { accountKey, normalizeEmail } from "../accounts/emails.ts";
 import { mustVerifyFirst } from "../accounts/signin_policy.ts";
 import { mintAuthorizationCode } from "./codes.ts";
+import { AuthorizePageError } from "./page_errors.ts";
+
+export { AuthorizePageError };
+import { organizationNameOf } from "../organizations/membership.ts";
 import { indicatorOfProject, oneIndicator } from "../oauth/resource_indicators.ts";
 import { ClientMetadataRefused, isClientIdUrl, metadataClientOf } from "../oauth/client_metadata.ts";
 
 /** How long a login page stays usable. */
 export const LOGIN_REQUEST_TTL = 600;
-
-/**
- * An error shown on our own page: the redirect URI cannot be trusted, so the browser is not sent there. `reason`,
- * when given, goes to the request log's line.
- */
-export class AuthorizePageError extends Error {
-  constructor(message: string, readonly reason: string | null = null) {
-    super(message);
-  }
-}
 
 /** A `redirect_uri` not in the list that applies to the client: the page says what was received and where to fix it. */
 export class RedirectUriNotRegistered extends AuthorizePageError {
@@ -80,6 +74,8 @@ export type ValidAuthorizeRequest = {
   oidc: OidcRequest | null;
   /** RFC 8707: the one API asked for (a resource's indicator in the client's project) and the scope asked. */
   resource: { indicator: string; scope: string | null } | null;
+  /** The organization the user signs in to (`organization`, one of the project's), or null. */
+  organization: { id: string; name: string } | null;
 };
 
 const single = (params: AuthorizeParams, name: string): string | undefined | null => {
@@ -194,7 +190,25 @@ export async function validateAuthorizeRequest(
       throw err;
     }
   }
-  return { client, redirectUri, codeChallenge: challenge, state, oidc: oidcRequest(get), resource };
+  let organization: ValidAuthorizeRequest["organization"] = null;
+  const asked = get("organization");
+  if (asked !== undefined) {
+    // Whether the user is a member is known once they sign in: the code is then refused (NotAMember's page).
+    const name = await organizationNameOf(sql, client.project_id, asked);
+    if (name === null) {
+      throw fail("invalid_request", "organization is not the id of an organization of the project");
+    }
+    organization = { id: asked, name };
+  }
+  return {
+    client,
+    redirectUri,
+    codeChallenge: challenge,
+    state,
+    oidc: oidcRequest(get),
+    resource,
+    organization,
+  };
 }
 
 /**
@@ -222,6 +236,7 @@ export async function startLogin(
     acr: req.oidc?.acr ?? null,
     resource: req.resource?.indicator ?? null,
     resource_scope: req.resource?.scope ?? null,
+    organization_id: req.organization?.id ?? null,
     csrf_hash: hashSecret(csrf),
     browser_hash: hashSecret(browserSecret),
     ttlSeconds: LOGIN_REQUEST_TTL,
@@ -278,6 +293,7 @@ export function authorizeUrlOf(
     | "acr"
     | "resource"
     | "resource_scope"
+    | "organization_id"
   >,
   publicUrl: string,
 ): string {
@@ -294,6 +310,7 @@ export function authorizeUrlOf(
   if (req.nonce !== null) q.set("nonce", req.nonce);
   if (req.acr !== null) q.set("acr_values", req.acr);
   if (req.resource !== null) q.set("resource", req.resource);
+  if (req.organization_id !== null) q.set("organization", req.organization_id);
   return `${publicUrl}/authorize?${q}`;
 }
 
@@ -452,6 +469,7 @@ export async function issueAuthorizationCode(
       ttlSeconds: codeTtl,
       resource: req.resource,
       resource_scope: req.resource_scope,
+      organization_id: req.organization_id,
       ...(await login(tx)),
     });
   });

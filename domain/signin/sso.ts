@@ -20,7 +20,7 @@ import type { RequestInfo } from "../shared/principal.ts";
 import { hashSecret, isBrowserSecret } from "../shared/secrets.ts";
 import { secondStepFor } from "../factors/second_step.ts";
 import { ConsentRequired } from "./consent.ts";
-import { mintAuthorizationCode } from "./codes.ts";
+import { mintAuthorizationCode, NotAMember } from "./codes.ts";
 import { ACR_MULTI, acrOf } from "../oauth/acr.ts";
 import { EmailNotVerified, recordStopped, requireSignInPolicy } from "../accounts/signin_policy.ts";
 
@@ -97,6 +97,15 @@ export async function signInSilently(
   try {
     await mintSilently(sql, req, sso, code, settings, request);
   } catch (err) {
+    // With prompt=none no page may be shown: a user who is not a member is the client's to hear of.
+    if (err instanceof NotAMember && oidc.prompt === "none") {
+      throw new AuthorizeRedirectError(
+        "access_denied",
+        "the user is not a member of the organization",
+        req.redirectUri,
+        req.state,
+      );
+    }
     if (!(err instanceof ConsentRequired)) throw err;
     // OpenID Connect Core §3.1.2.6: with prompt=none, no page may be shown.
     if (oidc.prompt === "none") {
@@ -136,6 +145,7 @@ async function mintSilently(
       nonce: oidc.nonce,
       resource: req.resource?.indicator ?? null,
       resource_scope: req.resource?.scope ?? null,
+      organization_id: req.organization?.id ?? null,
       auth_time: sso.auth_time,
       sso_session_id: sso.id,
       amr: sso.amr,

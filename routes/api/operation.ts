@@ -58,7 +58,10 @@ export function guardedRoute<const C extends Config>(
      * (unvalidated: null when it is not one the operation would make). The handler validates the body and
      * uses the record only when it would have made that very read, as for `reads`.
      */
-    readsBody?: (body: unknown, principal: { projectId: string }) => AttachedRead | null;
+    readsBody?: (
+      body: unknown,
+      principal: { projectId: string; organizationId: string | null },
+    ) => AttachedRead | null;
   },
 ) {
   const { permission, scope = "own", alsoNeeds = [], errors = [], description, reads, readsBody, ...route } =
@@ -151,7 +154,10 @@ function readOf(
 function gate(
   need: Need,
   reads?: (c: Context<AppEnv>) => AttachedRead | null,
-  readsBody?: (body: unknown, principal: { projectId: string }) => AttachedRead | null,
+  readsBody?: (
+    body: unknown,
+    principal: { projectId: string; organizationId: string | null },
+  ) => AttachedRead | null,
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const { sql, tokens } = c.get("deps");

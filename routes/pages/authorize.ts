@@ -232,6 +232,12 @@ const authorizeDoc: RouteConfig = {
           "are for; `scope` then also names the permission codes of it wanted. Their `aud` is the indicator. " +
           "Unknown, another project's, not an absolute URI, with a fragment or repeated: `error=invalid_target`.",
       }),
+      organization: z.string().optional().openapi({
+        description: "The id of an organization of the client's project the user signs in to " +
+          "(docs/organizations.md): the tokens carry it as `org_id`, with the member's organization roles. " +
+          "Not an organization of the project: `error=invalid_request`. A user who is not a member of it is " +
+          "shown a page saying so (with `prompt=none`: `error=access_denied`), never given a code.",
+      }),
       prompt: z.enum(["login", "none"]).optional().openapi({
         description: "`login` shows the form even when signed in; `none` never shows it (without a " +
           "session: `error=login_required`; a third-party client without the user's consent: " +

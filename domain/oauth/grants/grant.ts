@@ -10,6 +10,7 @@ import type { TokenService } from "../../keys/tokens.ts";
 import { hasOpenId, issueIdToken } from "../oidc.ts";
 import { formIndicator, type Target, targetOf } from "../resource_indicators.ts";
 import { needsConsent } from "../clients.ts";
+import { requireMembership } from "../../organizations/membership.ts";
 
 /**
  * The API a user grant's token is for: the authorization's `resource` (RFC 8707), which the token request may
@@ -20,7 +21,13 @@ import { needsConsent } from "../clients.ts";
 export async function userTarget(
   ctx: GrantContext,
   client: { id: string; third_party: boolean },
-  s: { projectId: string; userId: string; resource: string | null; resource_scope: string | null },
+  s: {
+    projectId: string;
+    userId: string;
+    resource: string | null;
+    resource_scope: string | null;
+    organization_id?: string | null;
+  },
 ): Promise<Target | undefined> {
   const asked = formIndicator(ctx.form.resource);
   if (asked !== undefined && asked !== s.resource) {
@@ -33,7 +40,8 @@ export async function userTarget(
   if (s.resource === null) return undefined;
   // A client that needs consent gets no more than the user consented to (domain/signin/consent.ts), also on a
   // refresh after the user's role gained permissions: those are the client's only once the user is asked again.
-  const subject = needsConsent(client) ? { userId: s.userId, consentOf: client.id } : { userId: s.userId };
+  const user = { userId: s.userId, organizationId: s.organization_id ?? null };
+  const subject = needsConsent(client) ? { ...user, consentOf: client.id } : user;
   return await targetOf(ctx.sql, s.projectId, subject, s.resource, s.resource_scope);
 }
 
@@ -49,6 +57,8 @@ export type SessionLogin = {
   /** RFC 8707: the API the authorization asked for, and the scope it asked (kept by the session). */
   resource?: string | null;
   resource_scope?: string | null;
+  /** The organization the session's tokens are of now (`org_id`): the login's, or the one a refresh switched to. */
+  organization_id?: string | null;
 };
 
 export type GrantSettings = {
@@ -108,6 +118,9 @@ export async function issueUserTokens(
   },
 ): Promise<TokenResponse> {
   const refresh = newSecret();
+  const organizationId = s.login.organization_id ?? null;
+  // A token of an organization only for a member of it now, checked in the transaction that issues it.
+  if (organizationId !== null) await requireMembership(tx, s.projectId, organizationId, s.userId);
   const refreshTtl = s.fresh
     ? await openSession(tx, {
       project_id: s.projectId,
@@ -125,12 +138,14 @@ export async function issueUserTokens(
       amr: s.login.amr ?? null,
       resource: s.login.resource ?? null,
       resource_scope: s.login.resource_scope ?? null,
+      organization_id: organizationId,
     })
     : await insertRefreshToken(tx, {
       project_id: s.projectId,
       token_hash: hashSecret(refresh),
       session_id: s.sessionId,
       ttlSeconds: ctx.settings.refreshTokenTtl,
+      organization_id: organizationId,
     });
   const { token } = await ctx.tokens.issueAccessToken({
     projectId: s.projectId,
@@ -142,6 +157,7 @@ export async function issueUserTokens(
     target: s.target,
     mayAct: s.mayAct,
     decisionClaims: s.decisionClaims,
+    organizationId,
   });
   const response: TokenResponse = {
     access_token: token,
@@ -166,6 +182,7 @@ export async function issueUserTokens(
       kid: s.spent.kid,
       accessToken: token,
       decisionClaims: s.decisionClaims,
+      organizationId,
     });
     response.scope = s.login.scope;
   }

@@ -45,7 +45,15 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
     throw new AppError("invalid_refresh_token", { description: "the session has ended" });
   }
   if (!row.user_active) throw new AppError("invalid_refresh_token", { description: "the user is inactive" });
-  const target = await userTarget(ctx, client, { projectId: row.project_id, userId: row.user_id, ...row });
+  // `organization` switches the session's tokens to another organization the user belongs to (checked, with
+  // the one kept, when the tokens are issued: `access_denied` for one the user is not a member of).
+  const organizationId = form.organization ?? row.organization_id;
+  const target = await userTarget(ctx, client, {
+    projectId: row.project_id,
+    userId: row.user_id,
+    ...row,
+    organization_id: organizationId,
+  });
   // Answered again at every refresh: the token says what the user may do now.
   const decisionClaims = await decisionClaimsOf(sql, row.project_id, row.user_id, client.decision_claims);
   await ctx.tokens.prepareSigner(client.current_kid);
@@ -61,7 +69,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
       metadataUrl: client.metadata_url,
       fresh: false,
       spent,
-      login: { ...row, nonce: null },
+      login: { ...row, nonce: null, organization_id: organizationId },
       target,
       decisionClaims,
     });

@@ -71,7 +71,7 @@ export const evaluateAccessRoute = guardedRoute({
   description: `${MAPPING} ${REASONS} ${INPUT}`,
   request: { body: extensibleJsonBody(EvaluationRequest) },
   responses: { 200: jsonResponse(Decision, "The decision and its reason") },
-  readsBody: (body, token) => evaluationReadOf(token.projectId, body),
+  readsBody: (body, token) => evaluationReadOf(token, body),
 });
 
 export const evaluateAccessBatchRoute = guardedRoute({
@@ -225,15 +225,23 @@ export function registerAuthzenRoutes(app: App) {
   app.openapi(evaluateAccessRoute, async (c) => {
     const { sql } = c.get("deps");
     const req = c.req.valid("json");
-    const { projectId, decisionReasons } = c.get("principal");
-    const answer = decisionAnswer(await evaluateOne(sql, projectId, req, c.get("attached"), decisionReasons));
+    const { projectId, decisionReasons, organizationId } = c.get("principal");
+    const answer = decisionAnswer(
+      await evaluateOne(sql, projectId, req, c.get("attached"), decisionReasons, organizationId ?? null),
+    );
     countDecisions("evaluation", answer);
     return jsonText(c, answer.text, 200);
   }, pointerHook as never);
   app.openapi(evaluateAccessBatchRoute, async (c) => {
     const { sql } = c.get("deps");
-    const { projectId, decisionReasons } = c.get("principal");
-    const answer = await evaluateMany(sql, projectId, c.req.valid("json"), decisionReasons);
+    const { projectId, decisionReasons, organizationId } = c.get("principal");
+    const answer = await evaluateMany(
+      sql,
+      projectId,
+      c.req.valid("json"),
+      decisionReasons,
+      organizationId ?? null,
+    );
     countDecisions("evaluations", answer);
     return jsonText(c, answer.text, 200);
   }, pointerHook as never);

@@ -4442,6 +4442,56 @@ export class KeysApi extends BaseAPI {
 export const LoginApiFetchParamCreator = function (configuration?: Configuration) {
 	return {
 		/**
+		 * <p>Spends the invitation (once, of concurrent submissions one wins) and makes the user a member with its roles that are still organization roles of the project (a member already gains them); without a user of the address, creates one first with the name and password (the address verified, no project role). One transaction with <code>organization.invitation_accepted</code>, <code>organization.member_added</code> (or <code>member_updated</code>) and, for a new user, <code>user.created</code> (<code>how: invitation</code>). The page then says to go back to the application and sign in.</p>
+		 * @summary Accept an organization's invitation
+		 * @param {Api.AcceptInvitationRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		acceptInvitation(request: Api.AcceptInvitationRequest | undefined, options: RequestInit = {}): FetchArgs {
+			let localVarPath = `/authorize/invitation`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			localVarHeaderParameter.set('Content-Type', 'application/x-www-form-urlencoded');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				const localVarFormParams = new URLSearchParams();
+				if (request["token"] !== undefined) {
+					localVarFormParams.append('token', String(request["token"]));
+				}
+				if (request["csrf"] !== undefined) {
+					localVarFormParams.append('csrf', String(request["csrf"]));
+				}
+				if (request["name"] !== undefined) {
+					localVarFormParams.append('name', String(request["name"]));
+				}
+				if (request["password"] !== undefined) {
+					localVarFormParams.append('password', String(request["password"]));
+				}
+				if (request["password_repeat"] !== undefined) {
+					localVarFormParams.append('password_repeat', String(request["password_repeat"]));
+				}
+				localVarRequestOptions.body = localVarFormParams;
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. The page of an unregistered <code>redirect_uri</code> shows the URI received (escaped, at most 200 characters), says it must match one registered for the client byte for byte, and names where to register it: the console page of the client (when it has its own <code>redirect_uris</code>) or of its project, or the admin API; it never lists the registered URIs. The request log&#39;s line carries <code>reason: redirect_uri_not_registered</code>. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>. With <code>openid</code> in <code>scope</code>, a browser already signed in to the project (single sign-on) is redirected (302) with a code at once. A client marked <code>third_party</code> first shows the user its consent page (<code>/authorize/consent</code>) unless the user&#39;s kept decision covers what is asked; with <code>prompt=none</code>, <code>error=consent_required</code> instead.</p>
 		 * @summary Start a browser login (authorization code with PKCE)
 		 * @param {string} clientId <p>The client&#39;s id</p>
@@ -4453,6 +4503,7 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 		 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 		 * @param {string} [nonce] <p>Echoed in the ID token</p>
 		 * @param {string} [resource] <p>RFC 8707: the <code>indicator</code> of the one API (a resource of the client&#39;s project) the tokens are for; <code>scope</code> then also names the permission codes of it wanted. Their <code>aud</code> is the indicator. Unknown, another project&#39;s, not an absolute URI, with a fragment or repeated: <code>error=invalid_target</code>.</p>
+		 * @param {string} [organization] <p>The id of an organization of the client&#39;s project the user signs in to (docs/organizations.md): the tokens carry it as <code>org_id</code>, with the member&#39;s organization roles. Not an organization of the project: <code>error=invalid_request</code>. A user who is not a member of it is shown a page saying so (with <code>prompt=none</code>: <code>error=access_denied</code>), never given a code.</p>
 		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>; a third-party client without the user&#39;s consent: <code>error=consent_required</code>). Other values: <code>invalid_request</code>.</p>
 		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 		 * @param {string} [loginHint] <p>Pre-fills the email field</p>
@@ -4460,7 +4511,7 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, resource: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options: RequestInit = {}): FetchArgs {
+		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, resource: string | undefined, organization: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options: RequestInit = {}): FetchArgs {
 			// verify required parameter 'clientId' is not null or undefined
 			if (clientId === null || clientId === undefined) {
 				throw new RequiredError('clientId', 'Required parameter clientId was null or undefined when calling authorize.');
@@ -4524,6 +4575,10 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 
 			if (resource !== undefined) {
 				localVarQueryParameter.append('resource', String(resource));
+			}
+
+			if (organization !== undefined) {
+				localVarQueryParameter.append('organization', String(organization));
 			}
 
 			if (prompt !== undefined) {
@@ -4648,6 +4703,42 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 
 			if (errorDescription !== undefined) {
 				localVarQueryParameter.append('error_description', String(errorDescription));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Opened from an invitation&#39;s mail (docs/organizations.md § Invitations). A pending invitation shows &quot;Join <organization>&quot;: one button for a user of the project with the address (its address verified), or a form for a name and a password when no user has it. A user who has the address unverified is asked to sign in and confirm it first (403), so that the link never joins an account someone else made with the address. Accepted, revoked, expired or unknown: an error page (400).</p>
+		 * @summary The page of an organization's invitation link
+		 * @param {string} token <p>The link&#39;s token</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		invitationPage(token: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'token' is not null or undefined
+			if (token === null || token === undefined) {
+				throw new RequiredError('token', 'Required parameter token was null or undefined when calling invitationPage.');
+			}
+			let localVarPath = `/authorize/invitation`;
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			if (token !== undefined) {
+				localVarQueryParameter.append('token', String(token));
 			}
 
 			localVarRequestOptions.headers = localVarHeaderParameter;
@@ -5214,6 +5305,36 @@ export const LoginApiFetchParamCreator = function (configuration?: Configuration
 export const LoginApiFp = function(configuration?: Configuration) {
 	return {
 		/**
+		 * <p>Spends the invitation (once, of concurrent submissions one wins) and makes the user a member with its roles that are still organization roles of the project (a member already gains them); without a user of the address, creates one first with the name and password (the address verified, no project role). One transaction with <code>organization.invitation_accepted</code>, <code>organization.member_added</code> (or <code>member_updated</code>) and, for a new user, <code>user.created</code> (<code>how: invitation</code>). The page then says to go back to the application and sign in.</p>
+		 * @summary Accept an organization's invitation
+		 * @param {Api.AcceptInvitationRequest} [request]
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		acceptInvitation(request: Api.AcceptInvitationRequest | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).acceptInvitation(request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 403) {
+						return response;
+					}
+					if (response.status === 413) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. The page of an unregistered <code>redirect_uri</code> shows the URI received (escaped, at most 200 characters), says it must match one registered for the client byte for byte, and names where to register it: the console page of the client (when it has its own <code>redirect_uris</code>) or of its project, or the admin API; it never lists the registered URIs. The request log&#39;s line carries <code>reason: redirect_uri_not_registered</code>. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>. With <code>openid</code> in <code>scope</code>, a browser already signed in to the project (single sign-on) is redirected (302) with a code at once. A client marked <code>third_party</code> first shows the user its consent page (<code>/authorize/consent</code>) unless the user&#39;s kept decision covers what is asked; with <code>prompt=none</code>, <code>error=consent_required</code> instead.</p>
 		 * @summary Start a browser login (authorization code with PKCE)
 		 * @param {string} clientId <p>The client&#39;s id</p>
@@ -5225,6 +5346,7 @@ export const LoginApiFp = function(configuration?: Configuration) {
 		 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 		 * @param {string} [nonce] <p>Echoed in the ID token</p>
 		 * @param {string} [resource] <p>RFC 8707: the <code>indicator</code> of the one API (a resource of the client&#39;s project) the tokens are for; <code>scope</code> then also names the permission codes of it wanted. Their <code>aud</code> is the indicator. Unknown, another project&#39;s, not an absolute URI, with a fragment or repeated: <code>error=invalid_target</code>.</p>
+		 * @param {string} [organization] <p>The id of an organization of the client&#39;s project the user signs in to (docs/organizations.md): the tokens carry it as <code>org_id</code>, with the member&#39;s organization roles. Not an organization of the project: <code>error=invalid_request</code>. A user who is not a member of it is shown a page saying so (with <code>prompt=none</code>: <code>error=access_denied</code>), never given a code.</p>
 		 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>; a third-party client without the user&#39;s consent: <code>error=consent_required</code>). Other values: <code>invalid_request</code>.</p>
 		 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 		 * @param {string} [loginHint] <p>Pre-fills the email field</p>
@@ -5232,8 +5354,8 @@ export const LoginApiFp = function(configuration?: Configuration) {
 		 * @param {RequestInit} [options] Override http request option.
 		 * @throws {RequiredError}
 		 */
-		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, resource: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
-			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, resource, prompt, maxAge, loginHint, acrValues, options);
+		authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, resource: string | undefined, organization: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, resource, organization, prompt, maxAge, loginHint, acrValues, options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
 					const contentType = response.headers.get('Content-Type');
@@ -5298,6 +5420,33 @@ export const LoginApiFp = function(configuration?: Configuration) {
 		 */
 		federatedLoginCallback(providerId: string, state: string, code: string | undefined, error: string | undefined, errorDescription: string | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
 			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).federatedLoginCallback(providerId, state, code, error, errorDescription, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						return response;
+					}
+					if (response.status === 400) {
+						return response;
+					}
+					if (response.status === 403) {
+						return response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Opened from an invitation&#39;s mail (docs/organizations.md § Invitations). A pending invitation shows &quot;Join <organization>&quot;: one button for a user of the project with the address (its address verified), or a form for a name and a password when no user has it. A user who has the address unverified is asked to sign in and confirm it first (403), so that the link never joins an account someone else made with the address. Accepted, revoked, expired or unknown: an error page (400).</p>
+		 * @summary The page of an organization's invitation link
+		 * @param {string} token <p>The link&#39;s token</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		invitationPage(token: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = LoginApiFetchParamCreator(configuration).invitationPage(token, options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
 					const contentType = response.headers.get('Content-Type');
@@ -5683,6 +5832,17 @@ export const LoginApiFactory: FactoryFunction<LoginApi> = function (configuratio
  */
 export class LoginApi extends BaseAPI {
 	/**
+	 * <p>Spends the invitation (once, of concurrent submissions one wins) and makes the user a member with its roles that are still organization roles of the project (a member already gains them); without a user of the address, creates one first with the name and password (the address verified, no project role). One transaction with <code>organization.invitation_accepted</code>, <code>organization.member_added</code> (or <code>member_updated</code>) and, for a new user, <code>user.created</code> (<code>how: invitation</code>). The page then says to go back to the application and sign in.</p>
+	 * @summary Accept an organization's invitation
+	 * @param {Api.AcceptInvitationRequest} [request]
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public acceptInvitation(request: Api.AcceptInvitationRequest | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).acceptInvitation(request, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Open this URL in the user&#39;s browser. Errors about the client or the redirect URI (unknown or inactive client, inactive project, a redirect URI not registered byte for byte) show an error page and never redirect. The page of an unregistered <code>redirect_uri</code> shows the URI received (escaped, at most 200 characters), says it must match one registered for the client byte for byte, and names where to register it: the console page of the client (when it has its own <code>redirect_uris</code>) or of its project, or the admin API; it never lists the registered URIs. The request log&#39;s line carries <code>reason: redirect_uri_not_registered</code>. Other errors redirect to <code>redirect_uri</code> with <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> (RFC 6749 §4.1.2.1, RFC 9207). A valid request shows the login page; a successful login redirects (303) to <code>redirect_uri</code> with <code>code</code>, <code>state</code> and <code>iss</code>. With <code>openid</code> in <code>scope</code>, a browser already signed in to the project (single sign-on) is redirected (302) with a code at once. A client marked <code>third_party</code> first shows the user its consent page (<code>/authorize/consent</code>) unless the user&#39;s kept decision covers what is asked; with <code>prompt=none</code>, <code>error=consent_required</code> instead.</p>
 	 * @summary Start a browser login (authorization code with PKCE)
 	 * @param {string} clientId <p>The client&#39;s id</p>
@@ -5694,6 +5854,7 @@ export class LoginApi extends BaseAPI {
 	 * @param {string} [scope] <p>With <code>openid</code>: an OpenID Connect request (ID token, single sign-on); <code>profile</code> and <code>email</code> add claims; other scopes are ignored. Without <code>openid</code> the request is plain OAuth.</p>
 	 * @param {string} [nonce] <p>Echoed in the ID token</p>
 	 * @param {string} [resource] <p>RFC 8707: the <code>indicator</code> of the one API (a resource of the client&#39;s project) the tokens are for; <code>scope</code> then also names the permission codes of it wanted. Their <code>aud</code> is the indicator. Unknown, another project&#39;s, not an absolute URI, with a fragment or repeated: <code>error=invalid_target</code>.</p>
+	 * @param {string} [organization] <p>The id of an organization of the client&#39;s project the user signs in to (docs/organizations.md): the tokens carry it as <code>org_id</code>, with the member&#39;s organization roles. Not an organization of the project: <code>error=invalid_request</code>. A user who is not a member of it is shown a page saying so (with <code>prompt=none</code>: <code>error=access_denied</code>), never given a code.</p>
 	 * @param {Api.AuthorizePromptEnum} [prompt] <p><code>login</code> shows the form even when signed in; <code>none</code> never shows it (without a session: <code>error=login_required</code>; a third-party client without the user&#39;s consent: <code>error=consent_required</code>). Other values: <code>invalid_request</code>.</p>
 	 * @param {string} [maxAge] <p>Seconds: an older login shows the form again, or for a user with a second factor asks only for its code (<code>invalid_request</code> unless a non-negative integer)</p>
 	 * @param {string} [loginHint] <p>Pre-fills the email field</p>
@@ -5701,8 +5862,8 @@ export class LoginApi extends BaseAPI {
 	 * @param {RequestInit} [options] Override http request option.
 	 * @throws {RequiredError}
 	 */
-	public authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, resource: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options?: RequestInit) {
-		return LoginApiFp(this.configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, resource, prompt, maxAge, loginHint, acrValues, options)(this.fetch, this.basePath);
+	public authorize(clientId: string, redirectUri: string, responseType: Api.AuthorizeResponseTypeEnum, codeChallenge: string, codeChallengeMethod: Api.AuthorizeCodeChallengeMethodEnum, state: string | undefined, scope: string | undefined, nonce: string | undefined, resource: string | undefined, organization: string | undefined, prompt: Api.AuthorizePromptEnum | undefined, maxAge: string | undefined, loginHint: string | undefined, acrValues: string | undefined, options?: RequestInit) {
+		return LoginApiFp(this.configuration).authorize(clientId, redirectUri, responseType, codeChallenge, codeChallengeMethod, state, scope, nonce, resource, organization, prompt, maxAge, loginHint, acrValues, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -5732,6 +5893,17 @@ export class LoginApi extends BaseAPI {
 	 */
 	public federatedLoginCallback(providerId: string, state: string, code: string | undefined, error: string | undefined, errorDescription: string | undefined, options?: RequestInit) {
 		return LoginApiFp(this.configuration).federatedLoginCallback(providerId, state, code, error, errorDescription, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Opened from an invitation&#39;s mail (docs/organizations.md § Invitations). A pending invitation shows &quot;Join <organization>&quot;: one button for a user of the project with the address (its address verified), or a form for a name and a password when no user has it. A user who has the address unverified is asked to sign in and confirm it first (403), so that the link never joins an account someone else made with the address. Accepted, revoked, expired or unknown: an error page (400).</p>
+	 * @summary The page of an organization's invitation link
+	 * @param {string} token <p>The link&#39;s token</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public invitationPage(token: string, options?: RequestInit) {
+		return LoginApiFp(this.configuration).invitationPage(token, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -6937,6 +7109,66 @@ export const OrganizationsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
+		 * <p>Needs <code>organizations:update</code>. Invites an address with organization roles (<code>scope: &quot;organization&quot;</code>; a project role, or no role of the project, is 400 <code>invalid_params</code> naming <code>role_ids.&lt;index&gt;</code>; the caller must hold every permission of each, else 403). An address of a member already is 409 <code>member_already_exists</code>; an open invitation to the same address is revoked and replaced. The mail (through the outbox, docs/email.md) carries a link to the service&#39;s page <code>/authorize/invitation?token=…</code>, which works once, until <code>expires_at</code>: a user of the project with the address (and it verified) joins there with one button; without one, the page creates the user with a name and a password (the address verified by the link) and they join. One transaction with its <code>organization.invitation_sent</code> event and its mail.</p>
+		 * @summary Invite an address
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {Api.CreateOrganizationInvitationRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createOrganizationInvitation(projectId: string, organizationId: string, request: Api.CreateOrganizationInvitationRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling createOrganizationInvitation.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling createOrganizationInvitation.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling createOrganizationInvitation.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}/invitations`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs <code>organizations:delete</code>. Its members go with it (their users stay), so the caller must hold every permission of each role its members hold there (403 <code>insufficient_permission</code> otherwise). Its objects stay, the project&#39;s (<code>organization_id</code> null). One transaction with its <code>organization.deleted</code> event (<code>details</code>: <code>members_removed</code>, <code>objects_released</code>); answers 204.</p>
 		 * @summary Delete an organization
 		 * @param {string} projectId
@@ -7035,6 +7267,61 @@ export const OrganizationsApiFetchParamCreator = function (configuration?: Confi
 			};
 		},
 		/**
+		 * <p>Needs <code>organizations:read</code>.</p>
+		 * @summary Get an invitation
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {string} invitationId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getOrganizationInvitation(projectId: string, organizationId: string, invitationId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling getOrganizationInvitation.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling getOrganizationInvitation.');
+			}
+			// verify required parameter 'invitationId' is not null or undefined
+			if (invitationId === null || invitationId === undefined) {
+				throw new RequiredError('invitationId', 'Required parameter invitationId was null or undefined when calling getOrganizationInvitation.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}/invitations/{invitation_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)))
+				.replace('{invitation_id}', encodeURIPathSegment(String(invitationId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs <code>organizations:read</code>. A user who is not a member (or no user) is <code>member_not_found</code>.</p>
 		 * @summary Get a member
 		 * @param {string} projectId
@@ -7078,6 +7365,85 @@ export const OrganizationsApiFetchParamCreator = function (configuration?: Confi
 					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
 				}
 			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:read</code>. Every invitation with its status now (<code>pending</code>, <code>accepted</code>, <code>revoked</code>, <code>expired</code>); <code>search</code> matches the address, <code>status</code> keeps one status. The link is never shown: only its mail has it.</p>
+		 * @summary List an organization's invitations
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListOrganizationInvitationsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListOrganizationInvitationsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {Api.ListOrganizationInvitationsStatusEnum} [status] <p>Only invitations in this status</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listOrganizationInvitations(projectId: string, organizationId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListOrganizationInvitationsSortByEnum | undefined, sortDir: Api.ListOrganizationInvitationsSortDirEnum | undefined, search: string | undefined, status: Api.ListOrganizationInvitationsStatusEnum | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listOrganizationInvitations.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling listOrganizationInvitations.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}/invitations`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (pageNum !== undefined) {
+				localVarQueryParameter.append('page_num', String(pageNum));
+			}
+
+			if (pageSize !== undefined) {
+				localVarQueryParameter.append('page_size', String(pageSize));
+			}
+
+			if (sortBy !== undefined) {
+				localVarQueryParameter.append('sort_by', String(sortBy));
+			}
+
+			if (sortDir !== undefined) {
+				localVarQueryParameter.append('sort_dir', String(sortDir));
+			}
+
+			if (search !== undefined) {
+				localVarQueryParameter.append('search', String(search));
+			}
+
+			if (status !== undefined) {
+				localVarQueryParameter.append('status', String(status));
+			}
+
 			localVarRequestOptions.headers = localVarHeaderParameter;
 
 			const localVarQueryParameterString = localVarQueryParameter.toString();
@@ -7336,6 +7702,116 @@ export const OrganizationsApiFetchParamCreator = function (configuration?: Confi
 				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
 				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)))
 				.replace('{user_id}', encodeURIPathSegment(String(userId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:update</code>. A new link (the one mailed before stops working), working as long as first asked from now, in a new mail; an expired invitation is pending again. Accepted or revoked: 409 <code>invitation_not_pending</code>. The caller must still hold every permission of its roles (403). One transaction with its <code>organization.invitation_resent</code> event and its mail.</p>
+		 * @summary Mail an invitation again
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {string} invitationId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		resendOrganizationInvitation(projectId: string, organizationId: string, invitationId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling resendOrganizationInvitation.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling resendOrganizationInvitation.');
+			}
+			// verify required parameter 'invitationId' is not null or undefined
+			if (invitationId === null || invitationId === undefined) {
+				throw new RequiredError('invitationId', 'Required parameter invitationId was null or undefined when calling resendOrganizationInvitation.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}/invitations/{invitation_id}/resend`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)))
+				.replace('{invitation_id}', encodeURIPathSegment(String(invitationId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:update</code>. Its link stops working at once; the invitation stays listed as <code>revoked</code>. Accepted or revoked already: 409 <code>invitation_not_pending</code>. One transaction with its <code>organization.invitation_revoked</code> event.</p>
+		 * @summary Revoke an invitation
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {string} invitationId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeOrganizationInvitation(projectId: string, organizationId: string, invitationId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling revokeOrganizationInvitation.');
+			}
+			// verify required parameter 'organizationId' is not null or undefined
+			if (organizationId === null || organizationId === undefined) {
+				throw new RequiredError('organizationId', 'Required parameter organizationId was null or undefined when calling revokeOrganizationInvitation.');
+			}
+			// verify required parameter 'invitationId' is not null or undefined
+			if (invitationId === null || invitationId === undefined) {
+				throw new RequiredError('invitationId', 'Required parameter invitationId was null or undefined when calling revokeOrganizationInvitation.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/organizations/{organization_id}/invitations/{invitation_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{organization_id}', encodeURIPathSegment(String(organizationId)))
+				.replace('{invitation_id}', encodeURIPathSegment(String(invitationId)));
 			const localVarPathQueryStart = localVarPath.indexOf("?");
 			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
 			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
@@ -7648,6 +8124,80 @@ export const OrganizationsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>organizations:update</code>. Invites an address with organization roles (<code>scope: &quot;organization&quot;</code>; a project role, or no role of the project, is 400 <code>invalid_params</code> naming <code>role_ids.&lt;index&gt;</code>; the caller must hold every permission of each, else 403). An address of a member already is 409 <code>member_already_exists</code>; an open invitation to the same address is revoked and replaced. The mail (through the outbox, docs/email.md) carries a link to the service&#39;s page <code>/authorize/invitation?token=…</code>, which works once, until <code>expires_at</code>: a user of the project with the address (and it verified) joins there with one button; without one, the page creates the user with a name and a password (the address verified by the link) and they join. One transaction with its <code>organization.invitation_sent</code> event and its mail.</p>
+		 * @summary Invite an address
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {Api.CreateOrganizationInvitationRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createOrganizationInvitation(projectId: string, organizationId: string, request: Api.CreateOrganizationInvitationRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.OrganizationInvitation> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).createOrganizationInvitation(projectId, organizationId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs <code>organizations:delete</code>. Its members go with it (their users stay), so the caller must hold every permission of each role its members hold there (403 <code>insufficient_permission</code> otherwise). Its objects stay, the project&#39;s (<code>organization_id</code> null). One transaction with its <code>organization.deleted</code> event (<code>details</code>: <code>members_removed</code>, <code>objects_released</code>); answers 204.</p>
 		 * @summary Delete an organization
 		 * @param {string} projectId
@@ -7779,6 +8329,74 @@ export const OrganizationsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>organizations:read</code>.</p>
+		 * @summary Get an invitation
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {string} invitationId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		getOrganizationInvitation(projectId: string, organizationId: string, invitationId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.OrganizationInvitation> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).getOrganizationInvitation(projectId, organizationId, invitationId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs <code>organizations:read</code>. A user who is not a member (or no user) is <code>member_not_found</code>.</p>
 		 * @summary Get a member
 		 * @param {string} projectId
@@ -7789,6 +8407,79 @@ export const OrganizationsApiFp = function(configuration?: Configuration) {
 		 */
 		getOrganizationMember(projectId: string, organizationId: string, userId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.OrganizationMember> {
 			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).getOrganizationMember(projectId, organizationId, userId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:read</code>. Every invitation with its status now (<code>pending</code>, <code>accepted</code>, <code>revoked</code>, <code>expired</code>); <code>search</code> matches the address, <code>status</code> keeps one status. The link is never shown: only its mail has it.</p>
+		 * @summary List an organization's invitations
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+		 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+		 * @param {Api.ListOrganizationInvitationsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+		 * @param {Api.ListOrganizationInvitationsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+		 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+		 * @param {Api.ListOrganizationInvitationsStatusEnum} [status] <p>Only invitations in this status</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listOrganizationInvitations(projectId: string, organizationId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListOrganizationInvitationsSortByEnum | undefined, sortDir: Api.ListOrganizationInvitationsSortDirEnum | undefined, search: string | undefined, status: Api.ListOrganizationInvitationsStatusEnum | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.OrganizationInvitationList> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).listOrganizationInvitations(projectId, organizationId, pageNum, pageSize, sortBy, sortDir, search, status, options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
 					const contentType = response.headers.get('Content-Type');
@@ -8128,6 +8819,154 @@ export const OrganizationsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>organizations:update</code>. A new link (the one mailed before stops working), working as long as first asked from now, in a new mail; an expired invitation is pending again. Accepted or revoked: 409 <code>invitation_not_pending</code>. The caller must still hold every permission of its roles (403). One transaction with its <code>organization.invitation_resent</code> event and its mail.</p>
+		 * @summary Mail an invitation again
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {string} invitationId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		resendOrganizationInvitation(projectId: string, organizationId: string, invitationId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.OrganizationInvitation> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).resendOrganizationInvitation(projectId, organizationId, invitationId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>organizations:update</code>. Its link stops working at once; the invitation stays listed as <code>revoked</code>. Accepted or revoked already: 409 <code>invitation_not_pending</code>. One transaction with its <code>organization.invitation_revoked</code> event.</p>
+		 * @summary Revoke an invitation
+		 * @param {string} projectId
+		 * @param {string} organizationId
+		 * @param {string} invitationId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeOrganizationInvitation(projectId: string, organizationId: string, invitationId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.OrganizationInvitation> {
+			const localVarFetchArgs = OrganizationsApiFetchParamCreator(configuration).revokeOrganizationInvitation(projectId, organizationId, invitationId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs <code>organizations:update</code>. Changes the fields given; an omitted field keeps its value, <code>description</code> null or &quot;&quot; clears it, <code>properties</code> and <code>domains</code> replace the stored ones whole. A public mail domain is refused with 400 <code>invalid_params</code> naming <code>domains.&lt;index&gt;</code>; a domain another organization of the project holds with 409 <code>organization_domain_already_used</code>, naming it. Setting <code>mfa</code> (other than <code>inherit</code> on creation) needs every permission of the project: the project&#39;s admin client or an operator; otherwise 403 <code>insufficient_permission</code> on <code>mfa</code>. One transaction with its <code>organization.updated</code> event (none when nothing changed).</p>
 		 * @summary Update an organization
 		 * @param {string} projectId
@@ -8314,6 +9153,19 @@ export class OrganizationsApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Needs <code>organizations:update</code>. Invites an address with organization roles (<code>scope: &quot;organization&quot;</code>; a project role, or no role of the project, is 400 <code>invalid_params</code> naming <code>role_ids.&lt;index&gt;</code>; the caller must hold every permission of each, else 403). An address of a member already is 409 <code>member_already_exists</code>; an open invitation to the same address is revoked and replaced. The mail (through the outbox, docs/email.md) carries a link to the service&#39;s page <code>/authorize/invitation?token=…</code>, which works once, until <code>expires_at</code>: a user of the project with the address (and it verified) joins there with one button; without one, the page creates the user with a name and a password (the address verified by the link) and they join. One transaction with its <code>organization.invitation_sent</code> event and its mail.</p>
+	 * @summary Invite an address
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {Api.CreateOrganizationInvitationRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public createOrganizationInvitation(projectId: string, organizationId: string, request: Api.CreateOrganizationInvitationRequest, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).createOrganizationInvitation(projectId, organizationId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Needs <code>organizations:delete</code>. Its members go with it (their users stay), so the caller must hold every permission of each role its members hold there (403 <code>insufficient_permission</code> otherwise). Its objects stay, the project&#39;s (<code>organization_id</code> null). One transaction with its <code>organization.deleted</code> event (<code>details</code>: <code>members_removed</code>, <code>objects_released</code>); answers 204.</p>
 	 * @summary Delete an organization
 	 * @param {string} projectId
@@ -8338,6 +9190,19 @@ export class OrganizationsApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Needs <code>organizations:read</code>.</p>
+	 * @summary Get an invitation
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {string} invitationId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public getOrganizationInvitation(projectId: string, organizationId: string, invitationId: string, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).getOrganizationInvitation(projectId, organizationId, invitationId, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Needs <code>organizations:read</code>. A user who is not a member (or no user) is <code>member_not_found</code>.</p>
 	 * @summary Get a member
 	 * @param {string} projectId
@@ -8348,6 +9213,24 @@ export class OrganizationsApi extends BaseAPI {
 	 */
 	public getOrganizationMember(projectId: string, organizationId: string, userId: string, options?: RequestInit) {
 		return OrganizationsApiFp(this.configuration).getOrganizationMember(projectId, organizationId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:read</code>. Every invitation with its status now (<code>pending</code>, <code>accepted</code>, <code>revoked</code>, <code>expired</code>); <code>search</code> matches the address, <code>status</code> keeps one status. The link is never shown: only its mail has it.</p>
+	 * @summary List an organization's invitations
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {number} [pageNum] <p>From 1 (default 1); past the last page <code>data</code> is empty</p>
+	 * @param {number} [pageSize] <p>1 to 100 (default 10)</p>
+	 * @param {Api.ListOrganizationInvitationsSortByEnum} [sortBy] <p>Default <code>created_at</code>; ties by id</p>
+	 * @param {Api.ListOrganizationInvitationsSortDirEnum} [sortDir] <p>Default <code>desc</code></p>
+	 * @param {string} [search] <p>Case-insensitive substring; <code>%</code> and <code>_</code> match themselves</p>
+	 * @param {Api.ListOrganizationInvitationsStatusEnum} [status] <p>Only invitations in this status</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listOrganizationInvitations(projectId: string, organizationId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListOrganizationInvitationsSortByEnum | undefined, sortDir: Api.ListOrganizationInvitationsSortDirEnum | undefined, search: string | undefined, status: Api.ListOrganizationInvitationsStatusEnum | undefined, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).listOrganizationInvitations(projectId, organizationId, pageNum, pageSize, sortBy, sortDir, search, status, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -8412,6 +9295,32 @@ export class OrganizationsApi extends BaseAPI {
 	 */
 	public removeOrganizationMember(projectId: string, organizationId: string, userId: string, options?: RequestInit) {
 		return OrganizationsApiFp(this.configuration).removeOrganizationMember(projectId, organizationId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:update</code>. A new link (the one mailed before stops working), working as long as first asked from now, in a new mail; an expired invitation is pending again. Accepted or revoked: 409 <code>invitation_not_pending</code>. The caller must still hold every permission of its roles (403). One transaction with its <code>organization.invitation_resent</code> event and its mail.</p>
+	 * @summary Mail an invitation again
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {string} invitationId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public resendOrganizationInvitation(projectId: string, organizationId: string, invitationId: string, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).resendOrganizationInvitation(projectId, organizationId, invitationId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>organizations:update</code>. Its link stops working at once; the invitation stays listed as <code>revoked</code>. Accepted or revoked already: 409 <code>invitation_not_pending</code>. One transaction with its <code>organization.invitation_revoked</code> event.</p>
+	 * @summary Revoke an invitation
+	 * @param {string} projectId
+	 * @param {string} organizationId
+	 * @param {string} invitationId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public revokeOrganizationInvitation(projectId: string, organizationId: string, invitationId: string, options?: RequestInit) {
+		return OrganizationsApiFp(this.configuration).revokeOrganizationInvitation(projectId, organizationId, invitationId, options)(this.fetch, this.basePath);
 	}
 
 	/**
@@ -12882,6 +13791,9 @@ export const TokensApiFetchParamCreator = function (configuration?: Configuratio
 				}
 				if (request["refresh_token"] !== undefined) {
 					localVarFormParams.append('refresh_token', String(request["refresh_token"]));
+				}
+				if (request["organization"] !== undefined) {
+					localVarFormParams.append('organization', String(request["organization"]));
 				}
 				if (request["device_code"] !== undefined) {
 					localVarFormParams.append('device_code', String(request["device_code"]));
