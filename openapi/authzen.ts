@@ -26,8 +26,8 @@ export const Context = z.record(z.string(), z.unknown()).openapi("AuthzenContext
     "also needs every one of them to be an active client of the project whose delegation has the permission " +
     "(else `actor_not_delegated`, naming the first that lacks it; a malformed `act` is `invalid_request`). " +
     "`organization_id` (a string) names the organization the question is asked in (else the token's " +
-    "`org_id`, for a token of an organization): a user's organization roles there count too, on objects " +
-    "registered in that organization and on objects not registered (docs/organizations.md). " +
+    "`org_id`, for a token of an organization): a user's organization roles there count too, on that " +
+    "organization's objects only (registered with it, or under an ancestor that is; docs/organizations.md). " +
     "Conditions read it whole as `context` (docs/authzen.md § Conditions).",
   example: { time: "1985-10-26T01:22-07:00" },
 });

@@ -65,6 +65,10 @@ export const IdentityProvider = z.object({
   default_role_id: z.string().nullable(),
   link_by_verified_email: z.boolean(),
   is_active: z.boolean(),
+  organization_id: z.string().nullable().openapi({
+    description: "The organization whose own sign-in this provider is (docs/organizations.md § An " +
+      "organization's own sign-in), or null: the project's",
+  }),
   redirect_uri: z.string().openapi({
     description: "Read-only: the redirect URI to register at the upstream provider for this client",
   }),
@@ -96,6 +100,14 @@ const ProviderFields = {
   }),
   is_active: z.boolean().optional().openapi({
     description: "Default true; inactive providers show no button",
+  }),
+  organization_id: Id.nullable().optional().openapi({
+    description:
+      "An organization of the project (else 400 `invalid_params`) whose own sign-in this is: its " +
+      "button shows only on a sign-in to that organization, `/authorize?organization=` goes straight to it, " +
+      "and so does an address of one of the organization's domains entered on the login page. Whoever signs " +
+      "in through it becomes a member just in time (with the organization's `default_role_ids`), signed in to " +
+      "the organization, under its `mfa`. Null (the default): the project's. On update: omitted keeps it.",
   }),
 };
 

@@ -132,6 +132,11 @@ export const Introspection = z.object({
     description: "A user token of an organization: its id (the user is a member of it now)",
   }),
   org_name: z.string().optional().openapi({ description: "With `org_id`: the organization's name now" }),
+  organization_permissions: z.array(z.string()).optional().openapi({
+    description: "With `org_id`: the `resource:permission` codes the user's organization roles there hold " +
+      "outright now. They hold only on that organization's objects (docs/organizations.md); `permissions` " +
+      "stays what the user holds project-wide.",
+  }),
   amr: z.array(z.string()).optional().openapi({
     description: "How the user authenticated at the login (RFC 8176): `pwd`, `otp`, `mfa`, `fed`",
   }),

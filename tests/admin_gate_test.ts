@@ -29,6 +29,7 @@ type DocOp = {
 
 /** The operations anyone may call; any other operation must be behind the gate. */
 const PUBLIC_OPERATIONS = [
+  "acceptInvitation",
   "authorize",
   "authorizeDevice",
   "deviceCallback",
@@ -44,6 +45,7 @@ const PUBLIC_OPERATIONS = [
   "getReadiness",
   "getUserInfo",
   "introspectToken",
+  "invitationPage",
   "logout",
   "postUserInfo",
   "revokeToken",
@@ -129,7 +131,7 @@ test("every operation is public by name or states its permission and scope in th
     "searchResources",
     "searchSubjects",
   ]);
-  assert.equal(byScope("own").length, 71, names("own").join(", "));
+  assert.equal(byScope("own").length, 76, names("own").join(", "));
 });
 
 test("the permissions an operation checks beyond the gate's are published with it", () => {

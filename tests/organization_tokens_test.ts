@@ -52,6 +52,8 @@ type Setup = Awaited<ReturnType<typeof loginProject>> & {
   viewer: string;
   writer: string;
   perm: Record<string, string>;
+  /** The `doc` resource's id. */
+  doc: string;
   /** A client holding access:evaluate. */
   pep: string;
 };
@@ -95,7 +97,7 @@ async function setup(): Promise<Setup> {
     ],
   });
   const pep = (await clientWith(p, ["access:evaluate"])).token;
-  return { ...p, acme, globex, admin, viewer, writer, perm, pep };
+  return { ...p, acme, globex, admin, viewer, writer, perm, doc: doc.id, pep };
 }
 
 /** Signs the login user in through /authorize with these extra parameters; the redirect's URL. */
@@ -186,18 +188,20 @@ test("a member's tokens of an organization: org_id in both tokens, its roles' pe
   assert.equal(seen.active, true);
   assert.equal(seen.org_id, s.acme.id);
   assert.equal(seen.org_name, "Acme");
-  assert.deepEqual(seen.permissions, ["doc:read", "doc:write"]);
+  // Project-wide: nothing; in Acme (on its objects only): its admin role's.
+  assert.deepEqual(seen.permissions, []);
+  assert.deepEqual(seen.organization_permissions, ["doc:read", "doc:write"]);
   const info = await (await http("/userinfo", { headers: bearer(t.access_token) })).json();
   assert.equal(info.org_id, s.acme.id);
   assert.equal(info.org_name, "Acme");
   const r = await introspect(s, t.refresh_token);
   assert.equal(r.org_id, s.acme.id);
-  assert.deepEqual(r.permissions, ["doc:read", "doc:write"]);
+  assert.deepEqual(r.organization_permissions, ["doc:read", "doc:write"]);
   // The same user in Globex: its viewer role only.
   const g = await tokensIn(s, s.globex.id);
   const inGlobex = await introspect(s, g.access_token);
   assert.equal(inGlobex.org_name, "Globex");
-  assert.deepEqual(inGlobex.permissions, ["doc:read"]);
+  assert.deepEqual(inGlobex.organization_permissions, ["doc:read"]);
   // Without an organization: the project's tokens, as before.
   const { res, verifier } = await signIn(s, {});
   const code = new URL(res.headers.get("location")!).searchParams.get("code")!;
@@ -211,6 +215,7 @@ test("a member's tokens of an organization: org_id in both tokens, its roles' pe
   assert.equal(claimsOf(plain.access_token).org_id, undefined);
   const project = await introspect(s, plain.access_token);
   assert.equal(project.org_id, undefined);
+  assert.equal(project.organization_permissions, undefined);
   assert.deepEqual(project.permissions, []);
 });
 
@@ -295,17 +300,31 @@ test("refresh switches to another organization of the user's, keeps it, and refu
   assert.equal((await refused.json()).error, "access_denied");
   const unknown = await refresh(s, kept.refresh_token, "no-such-organization");
   assert.equal((await unknown.json()).error, "access_denied");
+  // An organization that requires a second factor: a login without one cannot switch into it.
+  await call(s, "PATCH", `/organizations/${s.acme.id}`, { mfa: "required" });
+  const weak = await refresh(s, kept.refresh_token, s.acme.id);
+  assert.equal(weak.status, 400);
+  assert.match((await weak.json()).error_description, /second factor/);
+  await call(s, "PATCH", `/organizations/${s.acme.id}`, { mfa: "inherit" });
   assert.equal((await refresh(s, kept.refresh_token, s.acme.id)).status, 200);
 });
 
-test("decisions in an organization: its roles on its objects and on unregistered ones, with reasons", async () => {
+test("decisions in an organization: its roles on its objects (and their descendants) only, with reasons", async () => {
   const s = await setup();
   const inAcme = { organization_id: s.acme.id };
   const mine = await decide(s, "write", "doc-acme", inAcme);
   assert.equal(mine.decision, true);
   assert.deepEqual(reason(mine), { code: "organization_role", role_id: s.admin, organization_id: s.acme.id });
-  // Not registered: the request places it in the organization it names.
-  assert.equal((await decide(s, "write", "new-doc", inAcme)).decision, true);
+  // Not registered: no organization's roles reach it (a request never places an object in one).
+  const unregistered = await decide(s, "write", "new-doc", inAcme);
+  assert.equal(unregistered.decision, false);
+  assert.equal(reason(unregistered).code, "no_permission");
+  // A child without an organization of its own belongs to its nearest ancestor's.
+  await call(s, "POST", `/resources/${s.doc}/objects`, { id: "acme-child", parent_id: "doc-acme" });
+  assert.equal((await decide(s, "write", "acme-child", inAcme)).decision, true);
+  assert.equal((await decide(s, "read", "acme-child", { organization_id: s.globex.id })).decision, false);
+  // A NUL in the id names no object: no organization's roles.
+  assert.equal((await decide(s, "read", "doc-acme\u0000", inAcme)).decision, false);
   // Registered in another organization, or in none: Acme's roles do not reach it.
   for (const id of ["doc-globex", "doc-project"]) {
     const d = await decide(s, "read", id, inAcme);
@@ -349,6 +368,33 @@ test("decisions in an organization: its roles on its objects and on unregistered
   });
 });
 
+test("placing an object in an organization needs the organization roles' permissions of its resource", async () => {
+  const s = await setup();
+  const limited = await clientWith(s, ["objects:create", "objects:update", "objects:read", "doc:read"]);
+  const placed = await http(`/api/v1/projects/${s.project.id}/resources/${s.doc}/objects`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${limited.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ id: "sneaky", organization_id: s.acme.id }),
+  });
+  assert.equal(placed.status, 403);
+  assert.match((await placed.json()).error_description, /doc:write/);
+  const moved = await http(`/api/v1/projects/${s.project.id}/resources/${s.doc}/objects/doc-project`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${limited.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ organization_id: s.acme.id }),
+  });
+  assert.equal(moved.status, 403);
+  await moved.body?.cancel();
+  // Without an organization: as before.
+  const plain = await http(`/api/v1/projects/${s.project.id}/resources/${s.doc}/objects`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${limited.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ id: "plain" }),
+  });
+  assert.equal(plain.status, 201);
+  await plain.body?.cancel();
+});
+
 test("an organization role's condition decides with its reason; a user token's organization is the question's", async () => {
   const s = await setup();
   const { writer } = s;
@@ -362,6 +408,10 @@ test("an organization role's condition decides with its reason; a user token's o
     organization_id: s.globex.id,
     permission_id: s.perm.write,
   });
+  await call(s, "POST", `/resources/${s.doc}/objects`, {
+    id: "globex-draft",
+    organization_id: s.globex.id,
+  });
   const open = await decide(s, "write", "globex-draft", inGlobex);
   assert.deepEqual(reason(open), {
     code: "organization_role",
@@ -370,6 +420,19 @@ test("an organization role's condition decides with its reason; a user token's o
     permission_id: s.perm.write,
     conditional: true,
   });
+  // In a batch too, the stored object decides (its properties, not the request's).
+  const batch = await ok(
+    await post(EVALUATIONS, {
+      subject: { type: "user", id: s.userId },
+      action: { name: "write" },
+      context: inGlobex,
+      evaluations: [{ resource: { type: "doc", id: "doc-globex" } }, {
+        resource: { type: "doc", id: "globex-draft" },
+      }],
+    }, s.pep),
+  );
+  assert.deepEqual(batch.evaluations.map((d: { decision: boolean }) => d.decision), [false, true]);
+  assert.equal(reason(batch.evaluations[0]).code, "condition_false");
   // The user's own token of Globex asks about itself: its organization is the question's without context.
   const evaluator = await call(s, "POST", "/roles", {
     code: "evaluator",
@@ -428,7 +491,17 @@ test("a member removed: the organization's tokens are refused on the next reques
     assert.equal((await refused.json()).error, "access_denied");
     // Acme's roles no longer count in decisions either.
     assert.equal((await decide(s, "write", "doc-acme", { organization_id: s.acme.id })).decision, false);
-    // The same refresh token may still switch to an organization the user belongs to.
+    // Added back: the tokens of the membership that ended stay refused.
+    await call(s, "POST", `/organizations/${s.acme.id}/members`, { user_id: s.userId, role_ids: [s.admin] });
+    for (const url of urls) {
+      const res = await fetch(`${url}/userinfo`, { headers: bearer(t.access_token) });
+      assert.equal(res.status, 401);
+      await res.body?.cancel();
+    }
+    assert.deepEqual(await introspect(s, t.refresh_token), { active: false });
+    assert.equal((await (await refresh(s, t.refresh_token)).json()).error, "access_denied");
+    assert.equal((await (await refresh(s, t.refresh_token, s.acme.id)).json()).error, "access_denied");
+    // The same refresh token may still switch to another organization the user belongs to.
     const moved = await refresh(s, t.refresh_token, s.globex.id);
     assert.equal(moved.status, 200);
     assert.equal(claimsOf((await moved.json()).access_token).org_id, s.globex.id);

@@ -96,9 +96,11 @@ test("organizations: create, read, list with search and paging, update, delete, 
   });
   assert.deepEqual(Object.keys(acme).sort(), [
     "created_at",
+    "default_role_ids",
     "description",
     "domains",
     "id",
+    "join_by_domain",
     "mfa",
     "name",
     "project_id",

@@ -3,7 +3,7 @@
  * top level's entities as defaults, before any statement runs.
  */
 import assert from "node:assert/strict";
-import { planEvaluations, usable } from "../domain/authz/authzen.ts";
+import { organizationAsked, planEvaluations, usable } from "../domain/authz/authzen.ts";
 import { AppError } from "../domain/shared/errors.ts";
 import type { EvaluationsRequest } from "../openapi/authzen.ts";
 
@@ -22,7 +22,7 @@ Deno.test("usable: a NUL byte or an unpaired surrogate can never name anything",
 Deno.test("planEvaluations without evaluations: one question, or 400 invalid_params naming every missing field", () => {
   const plan = planEvaluations({ subject, action, resource } as EvaluationsRequest);
   assert.deepEqual(plan, {
-    items: [{ st: "user", si: "u1", rt: "document", an: "read", ri: "d1" }],
+    items: [{ st: "user", si: "u1", rt: "document", an: "read", ri: "d1", org: null }],
     semantic: "execute_all",
     single: true,
   });
@@ -58,9 +58,29 @@ Deno.test("planEvaluations with evaluations: defaults from the top level, an inc
   assert.equal(plan.single, false);
   assert.equal(plan.semantic, "deny_on_first_deny");
   assert.deepEqual(plan.items, [
-    { st: "user", si: "u1", rt: "document", an: "read", ri: "d1" },
-    { st: "user", si: "u1", rt: "folder", an: "write", ri: null },
+    { st: "user", si: "u1", rt: "document", an: "read", ri: "d1", org: null },
+    { st: "user", si: "u1", rt: "folder", an: "write", ri: null, org: null },
     { missing: ["/evaluations/2/resource/id"] },
     { missing: ["/evaluations/3/resource"] },
   ]);
+});
+
+Deno.test("the organization a question is asked in: context.organization_id, else the token's; per item in a batch", () => {
+  assert.equal(organizationAsked(undefined, null), null);
+  assert.equal(organizationAsked(undefined, "o-token"), "o-token");
+  assert.equal(organizationAsked({ organization_id: "o-1" }, "o-token"), "o-1");
+  // Not a string (or unusable): no organization at all, never the token's.
+  assert.equal(organizationAsked({ organization_id: 7 }, "o-token"), null);
+  assert.equal(organizationAsked({ organization_id: null }, "o-token"), null);
+  assert.equal(organizationAsked({ organization_id: "o\0" }, "o-token"), null);
+  const plan = planEvaluations({
+    subject,
+    action,
+    context: { organization_id: "o-top" },
+    evaluations: [{ resource }, { resource, context: { organization_id: "o-own" } }, {
+      resource,
+      context: {},
+    }],
+  } as EvaluationsRequest, "o-token");
+  assert.deepEqual(plan.items.map((i) => "org" in i ? i.org : undefined), ["o-top", "o-own", "o-token"]);
 });

@@ -66,7 +66,7 @@ const grantOn = (st: string, s: string, r: string, pe: string, ri: string, when 
  */
 const pendingObject = (d: string, ri: string) =>
   `condition_inputs(${d}.role_id, ${d}.permission_id, ${d}.cond, ${d}.subject_properties, ${d}.st = 'user',
-    ${d}.subject_id, ${d}.resource_id, ${ri}, ${d}.live, ${d}.org_role_id, ${d}.org_cond, ${d}.organization_id)`;
+    ${d}.subject_id, ${d}.resource_id, ${ri}, ${d}.live, ${d}.organization_id)`;
 
 /**
  * Resolves each item's subject (a user by id, else by external id; a client by id), resource (by code) and
@@ -89,9 +89,7 @@ const decisions = (items: string) => `
     case when c.code = 'conditional' then og.live is true end as live,
     case when c.code in ('conditional', 'no_permission') then s.properties end as subject_properties,
     case when c.code = 'organization_role' or (c.code = 'conditional' and om.cond is not null) then i.org end
-      as organization_id,
-    case when c.code = 'conditional' and om.cond is not null then om.role_id end as org_role_id,
-    case when c.code = 'conditional' then om.cond end as org_cond
+      as organization_id
   from ${items}
   cross join (select coalesce((select is_active from projects where id = $1::text), false) as is_active offset 0) p
   left join lateral (
@@ -120,16 +118,20 @@ const decisions = (items: string) => `
     limit 1
   ) g on true
   -- An organization role of the subject's in the organization asked about that holds the permission, unless the
-  -- object is registered in another organization (or in none): a plain one first. Tried only in an organization,
-  -- when the role does not hold the permission outright (a condition on the outer row: checked once).
+  -- object belongs to that organization: registered with it, or under the nearest ancestor that names one (the
+  -- object's closure, at most 32 probes). A plain one first. Tried only in an organization, when the role does
+  -- not hold the permission outright (conditions on the outer row: checked once).
   left join lateral (
     select true as ok, mr.role_id, rp.condition as cond
     from organization_member_roles mr
     join role_permissions rp on rp.role_id = mr.role_id and rp.permission_id = pe.id
-    where i.org is not null and i.st = 'user' and s.active and (g.ok is null or g.cond is not null)
+    where i.org is not null and i.ri is not null and i.st = 'user' and s.active
+      and (g.ok is null or g.cond is not null)
       and mr.organization_id = i.org and mr.user_id = s.id and mr.project_id = $1::text
-      and not exists (select from objects ob where ob.resource_id = r.id and ob.id = i.ri
-                      and ob.organization_id is distinct from i.org)
+      and (select ob.organization_id from object_paths op
+           join objects ob on ob.resource_id = op.resource_id and ob.id = op.ancestor_id
+           where op.resource_id = r.id and op.object_id = i.ri and ob.organization_id is not null
+           order by op.depth limit 1) = i.org
     order by rp.condition is null desc, mr.role_id
     limit 1
   ) om on true
@@ -217,7 +219,7 @@ const DECIDE = `
         case when k.code <> 'conditional' then og.grant_id end as grant_id,
         case when k.code <> 'conditional' then og.object_id end as object_id,
         d.st, d.subject_id, d.resource_id, d.permission_id, d.cond, og.live is true as live, d.subject_properties,
-        null::text as organization_id, null::text as org_role_id, null::text as org_cond
+        null::text as organization_id
       from (select case when og.live and og.plain then 'object_grant'
                         when d.code = 'conditional' or og.live then 'conditional'
                         else 'grant_expired' end as code) k
@@ -227,7 +229,8 @@ const DECIDE = `
       and (og.grant_id is not null or d.code = 'conditional')
   )
   select d.n as q, null::text as ri, d.allowed,
-    case when d.code = 'conditional' then ${pendingObject("d", "null")} else ${decisionObject("d")} end as obj
+    -- A question asked in an organization keeps its object (\`d.ri\`); the others have none here.
+    case when d.code = 'conditional' then ${pendingObject("d", "d.ri")} else ${decisionObject("d")} end as obj
   from d
   union all
   select o.q, o.ri, o.allowed, o.obj from o`;

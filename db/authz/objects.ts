@@ -292,3 +292,20 @@ export async function deleteSubtree(
     select (select count(*) from o)::int as objects, (select count(*) from g)::int as grants`;
   return row;
 }
+
+/**
+ * The permissions of a resource that organization roles of the project hold: what placing one of its objects in
+ * an organization (or out of one) gives (or takes from) that organization's members.
+ */
+export async function organizationRolePermissionIds(
+  sql: Sql,
+  projectId: string,
+  resourceId: string,
+): Promise<string[]> {
+  const rows = await sql<{ permission_id: string }[]>`
+    select distinct rp.permission_id from role_permissions rp
+    join roles r on r.project_id = rp.project_id and r.id = rp.role_id
+    join permissions pe on pe.id = rp.permission_id
+    where rp.project_id = ${projectId} and r.scope = 'organization' and pe.resource_id = ${resourceId}`;
+  return rows.map((r) => r.permission_id);
+}

@@ -92,10 +92,12 @@ const GATE = {
     isAdmin: "false",
     joins: `join sessions s on s.project_id = p.id and s.id = $10::text and s.client_id = c.id
     join users u on u.project_id = p.id and u.id = s.user_id and u.id = $11::text`,
-    // A token of an organization only while its user is a member (removal refuses it at once).
+    // A token of an organization only while its user is a member, of the membership it was issued in (removal
+    // refuses it at once, and adding the user back does not revive it).
     live: `and u.is_active and s.revoked_at is null and s.expires_at > now()
       and ($12::text is null or exists (select from organization_members m
-                                        where m.organization_id = $12::text and m.user_id = u.id and m.project_id = p.id))`,
+                                        where m.organization_id = $12::text and m.user_id = u.id and m.project_id = p.id
+                                          and date_trunc('milliseconds', m.created_at) <= $9::timestamptz))`,
   }),
 };
 
@@ -285,9 +287,10 @@ function gateOf(text: string, types: string[]) {
 }
 
 /**
- * The `resource:permission` codes a client (directly) or a user (through the role, and in an organization
- * through their organization roles there) holds now, sorted byte-wise: `plain` those held outright,
- * `conditional` those held only under a condition.
+ * The `resource:permission` codes a client (directly) or a user (through the role) holds now, sorted byte-wise:
+ * `plain` those held outright, `conditional` those the role holds only under a condition. With an organization:
+ * instead what the user's organization roles there hold (of the application's resources: never the service's
+ * own, which they never give), which hold only on that organization's objects.
  */
 export async function heldCodes(
   sql: Sql,
@@ -298,10 +301,9 @@ export async function heldCodes(
     : [
       sql`role_permissions`,
       subject.organizationId
-        ? sql`g.role_id in (select role_id from users where id = ${subject.userId}
-                            union all
-                            select role_id from organization_member_roles
-                            where organization_id = ${subject.organizationId} and user_id = ${subject.userId})`
+        ? sql`g.role_id in (select role_id from organization_member_roles
+                            where organization_id = ${subject.organizationId} and user_id = ${subject.userId})
+              and not r.is_default`
         : sql`g.role_id = (select role_id from users where id = ${subject.userId})`,
       sql`g.condition is not null`,
     ];
@@ -362,8 +364,9 @@ export function delegatedPermissionIds(sql: Sql, jti: string, projectId?: string
 }
 
 /**
- * The ids of the permissions `h` holds. `outright`: only those held without a condition (what a caller covers:
- * a permission it holds only under a condition is one it may not give).
+ * The ids of the permissions `h` holds. `outright`: only those held without a condition, and a user's through
+ * their project role only (what a caller covers: a permission it holds only under a condition, or only in an
+ * organization, is one it may not give).
  */
 function permissionIdsOf(sql: Sql, projectId: string, h: Holder, outright = false) {
   if ("clientId" in h) {
@@ -371,9 +374,17 @@ function permissionIdsOf(sql: Sql, projectId: string, h: Holder, outright = fals
   }
   const plain = outright ? sql`and rp.condition is null` : sql``;
   if ("userId" in h) {
-    return sql`select rp.permission_id from role_permissions rp
+    const own = sql`select rp.permission_id from role_permissions rp
       join users u on u.project_id = rp.project_id and u.role_id = rp.role_id
       where u.project_id = ${projectId} and u.id = ${h.userId} ${plain}`;
+    // What a user holds as the one acted on (`wanted`) counts their organization roles in every organization too:
+    // whoever takes over the account gets those. What a user covers as a caller (`outright`) does not: those
+    // roles hold only on their organizations' objects, never project-wide.
+    return outright ? own : sql`${own}
+      union all
+      select rp.permission_id from role_permissions rp
+      join organization_member_roles mr on mr.role_id = rp.role_id
+      where mr.project_id = ${projectId} and mr.user_id = ${h.userId}`;
   }
   if ("roleId" in h) {
     return sql`select rp.permission_id from role_permissions rp

@@ -24,6 +24,8 @@ export type ProviderRow = {
   default_role_id: string | null;
   link_by_verified_email: boolean;
   is_active: boolean;
+  /** The organization whose own sign-in it is, or null (the project's). */
+  organization_id: string | null;
   metadata: Record<string, unknown>;
   metadata_fetched_at: string;
   created_at: string;
@@ -37,7 +39,7 @@ export type ProviderFields = Omit<
 
 const COLUMNS = `p.id, p.project_id, p.kind, p.preset, p.display_name, p.issuer, p.client_id, p.client_secret,
   p.client_secret_sealed, p.scopes, p.claim_email, p.claim_name, p.claim_picture, p.jit_provisioning,
-  p.default_role_id, p.link_by_verified_email, p.is_active, p.metadata, ${
+  p.default_role_id, p.link_by_verified_email, p.is_active, p.organization_id, p.metadata, ${
   isoText("p.metadata_fetched_at")
 } as metadata_fetched_at, ${timestampsText("p")}`;
 const columns = (sql: Sql) => fixed(sql, COLUMNS);
@@ -49,11 +51,11 @@ export async function insertProvider(
   await sql`
     insert into identity_providers (project_id, id, kind, preset, display_name, issuer, client_id, client_secret,
       client_secret_sealed, scopes, claim_email, claim_name, claim_picture, jit_provisioning, default_role_id,
-      link_by_verified_email, is_active, metadata, metadata_fetched_at)
+      link_by_verified_email, is_active, organization_id, metadata, metadata_fetched_at)
     values (${p.project_id}, ${p.id}, ${p.kind}, ${p.preset}, ${p.display_name}, ${p.issuer}, ${p.client_id},
       ${p.client_secret}, ${p.client_secret_sealed}, ${p.scopes}, ${p.claim_email}, ${p.claim_name},
       ${p.claim_picture}, ${p.jit_provisioning}, ${p.default_role_id}, ${p.link_by_verified_email}, ${p.is_active},
-      ${sql.json(p.metadata as never)}, now())`;
+      ${p.organization_id}, ${sql.json(p.metadata as never)}, now())`;
 }
 
 export async function updateProviderRow(
@@ -68,7 +70,8 @@ export async function updateProviderRow(
       scopes = ${p.scopes}, claim_email = ${p.claim_email}, claim_name = ${p.claim_name},
       claim_picture = ${p.claim_picture}, jit_provisioning = ${p.jit_provisioning},
       default_role_id = ${p.default_role_id}, link_by_verified_email = ${p.link_by_verified_email},
-      is_active = ${p.is_active}, metadata = ${sql.json(p.metadata as never)}, metadata_fetched_at = now(),
+      is_active = ${p.is_active}, organization_id = ${p.organization_id},
+      metadata = ${sql.json(p.metadata as never)}, metadata_fetched_at = now(),
       updated_at = now()
     where project_id = ${projectId} and id = ${id}`;
 }
@@ -124,13 +127,50 @@ export async function listProviderRows(
 }
 
 /** The buttons of a login page: the project's active providers, by name. */
+/**
+ * The active providers a login page offers: the project's own, and, for a sign-in to an organization, that
+ * organization's (another organization's never show).
+ */
 export async function listActiveProviders(
   sql: Sql,
   projectId: string,
-): Promise<{ id: string; display_name: string }[]> {
-  return await sql<{ id: string; display_name: string }[]>`
-    select id, display_name from identity_providers
-    where project_id = ${projectId} and is_active order by display_name, id limit 20`;
+  organizationId: string | null = null,
+): Promise<{ id: string; display_name: string; organization_id: string | null }[]> {
+  return await sql<{ id: string; display_name: string; organization_id: string | null }[]>`
+    select id, display_name, organization_id from identity_providers
+    where project_id = ${projectId} and is_active
+      and (organization_id is null or organization_id = ${organizationId})
+    order by organization_id is null, display_name, id limit 20`;
+}
+
+/**
+ * The active provider of the organization that holds this email domain (the first, when it has several), for a
+ * sign-in that starts with an address: undefined when no organization of the project has the domain, or it has
+ * no active provider.
+ */
+export async function findDomainProvider(
+  sql: Sql,
+  projectId: string,
+  domain: string,
+): Promise<{ id: string; organization_id: string } | undefined> {
+  const [row] = await sql<{ id: string; organization_id: string }[]>`
+    select p.id, p.organization_id from organization_domains d
+    join identity_providers p on p.project_id = d.project_id and p.organization_id = d.organization_id
+    where d.project_id = ${projectId} and d.domain = ${domain} and p.is_active
+    order by p.created_at, p.id limit 1`;
+  return row;
+}
+
+/** The organization's active providers, the oldest first. */
+export async function listOrganizationProviders(
+  sql: Sql,
+  projectId: string,
+  organizationId: string,
+): Promise<{ id: string }[]> {
+  return await sql<{ id: string }[]>`
+    select id from identity_providers
+    where project_id = ${projectId} and organization_id = ${organizationId} and is_active
+    order by created_at, id limit 2`;
 }
 
 export async function deleteProviderRow(sql: Sql, projectId: string, id: string): Promise<void> {
@@ -308,4 +348,12 @@ export async function providerProject(sql: Sql, id: string): Promise<string | un
     { project_id: string }[]
   >`select project_id from identity_providers where id = ${id}`;
   return row?.project_id;
+}
+
+/** Whether any organization of the project has an active provider of its own (the login page then offers it). */
+export async function organizationProvidersExist(sql: Sql, projectId: string): Promise<boolean> {
+  const rows = await sql`
+    select 1 from identity_providers where project_id = ${projectId} and is_active and organization_id is not null
+    limit 1`;
+  return rows.length > 0;
 }

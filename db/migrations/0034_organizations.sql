@@ -96,18 +96,23 @@ alter table authorization_codes add column organization_id text;
 alter table refresh_tokens add column organization_id text;
 
 -- What a decision through conditions reads (db/authz/authzen.ts `pendingObject`, migration 0033), now also
--- the organization role that holds the permission under a condition in the organization asked about.
+-- the organization roles that hold the permission under a condition in the organization asked about (given
+-- only when the object belongs to it and no organization role holds the permission outright).
 drop function condition_inputs(text, text, text, jsonb, boolean, text, text, text, boolean);
 create function condition_inputs(
   role_id text, permission_id text, role_condition text, subject_properties jsonb, is_user boolean,
-  subject_id text, resource_id text, object_id text, grants_live boolean,
-  org_role_id text, org_role_condition text, organization_id text
+  subject_id text, resource_id text, object_id text, grants_live boolean, organization_id text
 ) returns text language plpgsql stable as $$
 begin
   return json_build_object('pending', json_build_object(
     'role_id', role_id, 'permission_id', permission_id, 'role_condition', role_condition,
-    'org_role', case when org_role_id is not null then json_build_object(
-      'role_id', org_role_id, 'organization_id', organization_id, 'condition', org_role_condition) end,
+    'organization_id', organization_id,
+    'org_roles', case when organization_id is not null and is_user then (
+      select json_agg(json_build_object('role_id', mr.role_id, 'condition', rp.condition) order by mr.role_id)
+      from organization_member_roles mr
+      join role_permissions rp on rp.role_id = mr.role_id and rp.permission_id = condition_inputs.permission_id
+      where mr.organization_id = condition_inputs.organization_id and mr.user_id = condition_inputs.subject_id
+        and rp.condition is not null) end,
     'subject', subject_properties,
     'object', (select ob.properties from objects ob
                where ob.resource_id = condition_inputs.resource_id and ob.id = condition_inputs.object_id),

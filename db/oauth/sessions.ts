@@ -52,6 +52,16 @@ export async function findAuthorizationRequest(
   return row;
 }
 
+/**
+ * A login request becomes a sign-in to the organization whose own provider the user chose (when it asked for
+ * none): its code and tokens are then that organization's.
+ */
+export async function setRequestOrganization(sql: Sql, id: string, organizationId: string): Promise<void> {
+  await sql`
+    update authorization_requests set organization_id = ${organizationId}
+    where id = ${id} and organization_id is null and used_at is null`;
+}
+
 /** Marks the request used; false when another submission got there first. */
 export async function consumeAuthorizationRequest(sql: Sql, id: string): Promise<boolean> {
   const rows = await sql`
@@ -259,6 +269,8 @@ export type RefreshRow = {
   resource_scope: string | null;
   /** The organization of the token's family now (`org_id`), or null. */
   organization_id: string | null;
+  /** When this refresh token was issued (to the millisecond). */
+  issued_at: Date;
 };
 
 export async function findRefreshToken(sql: Sql, tokenHash: Uint8Array): Promise<RefreshRow | undefined> {
@@ -268,7 +280,8 @@ export async function findRefreshToken(sql: Sql, tokenHash: Uint8Array): Promise
            (s.revoked_at is null and s.expires_at > now()) as session_live, u.is_active as user_active,
            (c.is_active and p.is_active) as client_live,
            extract(epoch from t.expires_at)::bigint::int as exp, s.scope, s.auth_time, s.sso_session_id,
-           s.resource, s.resource_scope, t.organization_id
+           s.resource, s.resource_scope, t.organization_id,
+           date_trunc('milliseconds', t.created_at) as issued_at
     from refresh_tokens t
     join sessions s on s.id = t.session_id
     join users u on u.id = s.user_id

@@ -1,6 +1,6 @@
 /** Queries on invitations to join an organization (migration 0034). */
 import type { PageOf } from "../../openapi/fields.ts";
-import type { Invitation, InvitationListQuery } from "../../openapi/invitations.ts";
+import type { Invitation, InvitationListQuery } from "../../openapi/organizations.ts";
 import { fixed, isoText, timestampsText } from "../columns.ts";
 import type { Sql } from "../connection.ts";
 import { containsPattern, offsetOf, pageOf } from "../lists.ts";

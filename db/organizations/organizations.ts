@@ -8,20 +8,26 @@ import { containsPattern, type PageStatement, pageStatement, type Params } from 
 const COLUMNS = `o.id, o.project_id, o.name, o.description, o.properties,
       array(select d.domain from organization_domains d where d.organization_id = o.id order by d.domain collate "C")
         as domains,
-      o.mfa, ${timestampsText("o")}`;
+      o.mfa, o.join_by_domain,
+      array(select r.role_id from organization_default_roles r where r.organization_id = o.id
+            order by r.role_id collate "C") as default_role_ids,
+      ${timestampsText("o")}`;
 const columns = (sql: Sql) => fixed(sql, COLUMNS);
 
 /** The stored fields of an organization (its domains apart). */
-export type OrganizationFields = Pick<Organization, "name" | "description" | "properties" | "mfa">;
+export type OrganizationFields = Pick<
+  Organization,
+  "name" | "description" | "properties" | "mfa" | "join_by_domain"
+>;
 
 export async function insertOrganization(
   sql: Sql,
   o: OrganizationFields & { project_id: string; id: string },
 ): Promise<void> {
   await sql`
-    insert into organizations (project_id, id, name, description, properties, mfa)
+    insert into organizations (project_id, id, name, description, properties, mfa, join_by_domain)
     values (${o.project_id}, ${o.id}, ${o.name}, ${o.description}, ${sql.json(o.properties as Properties)},
-            ${o.mfa})`;
+            ${o.mfa}, ${o.join_by_domain})`;
 }
 
 /** The organization; `lock` holds it (`for update`) for the rest of the transaction, `share` (`for share`). */
@@ -49,7 +55,8 @@ export async function updateOrganizationRow(
 ): Promise<void> {
   await sql`
     update organizations set name = ${o.name}, description = ${o.description},
-      properties = ${sql.json(o.properties as Properties)}, mfa = ${o.mfa}, updated_at = now()
+      properties = ${sql.json(o.properties as Properties)}, mfa = ${o.mfa},
+      join_by_domain = ${o.join_by_domain}, updated_at = now()
     where project_id = ${projectId} and id = ${id}`;
 }
 
@@ -73,6 +80,23 @@ export async function setOrganizationDomains(
     insert into organization_domains (project_id, organization_id, domain)
     select ${projectId}, ${id}, d from unnest(${domains}::text[]) as d
     on conflict (organization_id, domain) do nothing`;
+}
+
+/** Replaces the organization's default roles with exactly these. */
+export async function setOrganizationDefaultRoles(
+  sql: Sql,
+  projectId: string,
+  id: string,
+  roleIds: string[],
+): Promise<void> {
+  await sql`
+    delete from organization_default_roles
+    where project_id = ${projectId} and organization_id = ${id} and role_id <> all(${roleIds}::text[])`;
+  if (roleIds.length === 0) return;
+  await sql`
+    insert into organization_default_roles (project_id, organization_id, role_id)
+    select ${projectId}, ${id}, r from unnest(${roleIds}::text[]) as r
+    on conflict (organization_id, role_id) do nothing`;
 }
 
 /** Which of these domains another organization of the project holds, and which one: domain → organization id. */
@@ -128,4 +152,11 @@ export function organizationListStatement(projectId: string, q: OrganizationList
       select from organization_domains d where d.organization_id = o.id and d.domain ilike ${like}))`;
   }
   return pageStatement({ table: "organizations", alias: "o" }, { columns: COLUMNS }, where, params, q);
+}
+
+/** Whether the organization has identity providers of its own (deleting it deletes them). */
+export async function hasOwnProviders(sql: Sql, projectId: string, id: string): Promise<boolean> {
+  const rows = await sql`
+    select 1 from identity_providers where project_id = ${projectId} and organization_id = ${id} limit 1`;
+  return rows.length > 0;
 }

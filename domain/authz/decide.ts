@@ -24,8 +24,10 @@ type Pending = {
   role_id: string | null;
   permission_id: string;
   role_condition: string | null;
-  /** The subject's organization role holding the permission under a condition, in the organization asked. */
-  org_role: { role_id: string; organization_id: string; condition: string } | null;
+  /** The organization asked about, when its roles hold the permission (under conditions) on the object. */
+  organization_id: string | null;
+  /** The subject's organization roles there holding the permission under a condition, by id. */
+  org_roles: { role_id: string; condition: string }[] | null;
   subject: Record<string, unknown> | null;
   /** The registered object's stored properties; null when the object is not registered. */
   object: Record<string, unknown> | null;
@@ -97,9 +99,9 @@ export function settle(
     if ("value" in outcome && outcome.value) return allow("role_permission", by, p.permission_id);
     fail(by, outcome);
   }
-  if (p.org_role) {
-    const outcome = evaluate(p.org_role.condition);
-    const by = { role_id: p.org_role.role_id, organization_id: p.org_role.organization_id };
+  for (const r of p.org_roles ?? []) {
+    const outcome = evaluate(r.condition);
+    const by = { role_id: r.role_id, organization_id: p.organization_id! };
     if ("value" in outcome && outcome.value) return allow("organization_role", by, p.permission_id);
     fail(by, outcome);
   }

@@ -19,6 +19,7 @@ import {
   type NewPath,
   objectListStatement,
   type ObjectsResource,
+  organizationRolePermissionIds,
   pathsOf,
   subtreeOf,
   updateObjectRow,
@@ -35,6 +36,7 @@ import { diff, record, sourceOf } from "../audit/audit.ts";
 import { AppError, type ErrorDetail } from "../shared/errors.ts";
 import { type JsonText, listPage } from "./lists.ts";
 import { endGrantsOf, requireMovable } from "./object_grants.ts";
+import { requireCovered } from "./coverage.ts";
 import type { Principal } from "../shared/principal.ts";
 
 /** At most this many grants are listed in a move's event (`grants_now_reaching_count` says how many reach). */
@@ -60,6 +62,30 @@ async function readableResource(sql: Sql, projectId: string, resourceId: string)
 
 function invalid(details: ErrorDetail[], description?: string): AppError {
   return new AppError("invalid_params", { description, details });
+}
+
+/**
+ * Placing objects of a resource in an organization, moving them between organizations or out of one gives (or
+ * takes) the organization roles' permissions of that resource on them, as a grant would: the caller must hold
+ * every permission of the resource that an organization role of the project holds (403 naming them).
+ */
+async function requirePlaceable(
+  tx: Sql,
+  caller: Principal,
+  projectId: string,
+  resourceId: string,
+  field: string,
+): Promise<void> {
+  const permissionIds = await organizationRolePermissionIds(tx, projectId, resourceId);
+  if (permissionIds.length === 0) return;
+  await requireCovered(
+    tx,
+    caller,
+    projectId,
+    { permissionIds },
+    field,
+    "placing an object in an organization",
+  );
 }
 
 /**
@@ -189,6 +215,8 @@ export async function createObjects(
     await lockHierarchy(tx, resourceId);
     const plan = await planBatch(tx, resourceId, items, at);
     await requireOrganizations(tx, projectId, items, (i) => at(i, "organization_id"));
+    const placed = items.findIndex((o) => !!o.organization_id);
+    if (placed >= 0) await requirePlaceable(tx, caller, projectId, resourceId, at(placed, "organization_id"));
     const created = await insertObjects(tx, projectId, resourceId, plan.objects, plan.paths);
     const byId = new Map(created.map((o) => [o.id, o]));
     await record(tx, {
@@ -273,6 +301,8 @@ export async function updateObject(
       reaching = parent === null
         ? []
         : await requireMovable(tx, caller, projectId, resourceId, objectId, parent.id);
+      // Its organization may be its new ancestors' (an object without one of its own belongs to the nearest).
+      await requirePlaceable(tx, caller, projectId, resourceId, "parent_id");
       await moveObject(tx, resourceId, objectId, parent, current.depth);
     }
     const name = input.name === undefined ? current.name : (input.name || null);
@@ -287,6 +317,7 @@ export async function updateObject(
         [{ organization_id: organizationId }],
         () => "organization_id",
       );
+      await requirePlaceable(tx, caller, projectId, resourceId, "organization_id");
     }
     await updateObjectRow(tx, resourceId, objectId, {
       name,

@@ -16,6 +16,7 @@ import { type MfaSettings, spendFactorCode } from "./proof.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 import { addressKey, attempt, secondFactorKey, THROTTLE } from "../shared/throttle.ts";
 import { ACR_MULTI, AMR_PASSWORD } from "../oauth/acr.ts";
+import { signInMfaPolicy } from "../organizations/membership.ts";
 
 /**
  * The second step of a login: a code of the user's authenticator (6 digits, once each) or one of their recovery
@@ -112,16 +113,28 @@ export function withSecondFactor(amr: string[]): string[] {
 export type SecondStep = "none" | "code" | "enrol";
 
 /**
- * The project's policy decides, live: `off` asks for nothing; a user with a factor gives its code; a user
+ * The policy of a sign-in, live: the project's `mfa`, made stricter by the organization signed in to
+ * (domain/organizations/membership.ts `signInMfaPolicy`).
+ */
+export async function mfaPolicyOf(
+  sql: Sql,
+  req: { project_id: string; organization_id?: string | null },
+): Promise<"off" | "optional" | "required"> {
+  const project = await findMfaPolicy(sql, req.project_id) ?? "off";
+  return await signInMfaPolicy(sql, req.project_id, req.organization_id, project);
+}
+
+/**
+ * The project's policy (and the organization's) decides, live: `off` asks for nothing; a user with a factor gives its code; a user
  * without one enrols when the project requires factors or the OpenID request asked for the multi-factor level
  * (`acr_values=2`).
  */
 export async function secondStepFor(
   sql: Sql,
-  req: { project_id: string; acr: string | null },
+  req: { project_id: string; acr: string | null; organization_id?: string | null },
   userId: string,
 ): Promise<SecondStep> {
-  const policy = await findMfaPolicy(sql, req.project_id);
+  const policy = await mfaPolicyOf(sql, req);
   if (policy === "off") return "none";
   if (await hasSecondFactor(sql, req.project_id, userId)) return "code";
   return policy === "required" || req.acr === ACR_MULTI ? "enrol" : "none";

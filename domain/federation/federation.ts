@@ -13,19 +13,28 @@
 import { type Sql, transaction } from "../../db/connection.ts";
 import {
   consumeFederationState,
+  findDomainProvider,
   findLinkedUser,
   findProvider,
   findUserByEmail,
   insertFederationState,
   insertIdentity,
   listActiveProviders,
+  listOrganizationProviders,
+  organizationProvidersExist,
   providerProject,
   type ProviderRow,
   replaceCsrf,
   touchIdentity,
 } from "../../db/federation/identity_providers.ts";
 import { findClientWithProject } from "../../db/oauth/clients.ts";
-import { type AuthorizationRequestRow, findAuthorizationRequest } from "../../db/oauth/sessions.ts";
+import {
+  type AuthorizationRequestRow,
+  findAuthorizationRequest,
+  setRequestOrganization,
+} from "../../db/oauth/sessions.ts";
+import { joinThroughProvider } from "../organizations/membership.ts";
+import { isPublicMailDomain } from "../organizations/public_domains.ts";
 import { insertUser } from "../../db/accounts/users.ts";
 import { record, userSource } from "../audit/audit.ts";
 import { encodeBase64Url } from "../shared/base64.ts";
@@ -51,9 +60,49 @@ export class FederationFailure extends Error {
   }
 }
 
-/** The active providers of a project, for the login page's buttons. */
-export function loginButtons(sql: Sql, projectId: string) {
-  return listActiveProviders(sql, projectId);
+/**
+ * The active providers of a project, for the login page's buttons: the project's, and on a sign-in to an
+ * organization that organization's own (another organization's never).
+ */
+export function loginButtons(sql: Sql, projectId: string, organizationId: string | null = null) {
+  return listActiveProviders(sql, projectId, organizationId);
+}
+
+/** Whether the login page offers "Use my company's sign-in" (an organization of the project has a provider). */
+export function companySignInOffered(sql: Sql, projectId: string): Promise<boolean> {
+  return organizationProvidersExist(sql, projectId);
+}
+
+/**
+ * The provider a sign-in to an organization goes straight to: its one active provider (null when it has none,
+ * or several: the login page then shows theirs).
+ */
+export async function organizationProviderOf(
+  sql: Sql,
+  projectId: string,
+  organizationId: string,
+): Promise<string | null> {
+  const providers = await listOrganizationProviders(sql, projectId, organizationId);
+  return providers.length === 1 ? providers[0].id : null;
+}
+
+/**
+ * Home realm discovery: the provider of the organization that holds the address's domain, for a login that
+ * starts with an address (never a public mail domain's). Null when none, or when the login asks for another
+ * organization.
+ */
+export async function providerForAddress(
+  sql: Sql,
+  req: { project_id: string; organization_id: string | null },
+  email: string,
+): Promise<string | null> {
+  const at = email.lastIndexOf("@");
+  const domain = at < 0 ? "" : email.slice(at + 1).trim().toLowerCase();
+  if (domain === "" || isPublicMailDomain(domain)) return null;
+  const found = await findDomainProvider(sql, req.project_id, domain);
+  if (!found) return null;
+  if (req.organization_id !== null && req.organization_id !== found.organization_id) return null;
+  return found.id;
 }
 
 /** A fresh CSRF token for a login page shown again (its hash replaces the old one). */
@@ -104,12 +153,19 @@ export async function startFederation(
   form: { request_id?: string; csrf?: string },
   browser: string | undefined,
   request: RequestInfo,
+  /** The address the user typed, passed on to the provider (`login_hint`). */
+  loginHint?: string,
 ): Promise<string> {
   const req = await loginRequestFor(sql, form, browser, s.publicUrl);
   // Each click stores a state: counted with the login pages an address opens (429 beyond).
   await attempt(sql, `authorize:${addressKey(request.ip)}`, THROTTLE.loginPage);
   const provider = await findProvider(sql, req.project_id, providerId);
-  if (!provider || !provider.is_active) {
+  // An organization's own provider signs in to that organization only.
+  if (
+    !provider || !provider.is_active ||
+    (provider.organization_id !== null && req.organization_id !== null &&
+      provider.organization_id !== req.organization_id)
+  ) {
     throw new FederationFailure("This sign-in option is not available.", req);
   }
   let metadata;
@@ -130,7 +186,10 @@ export async function startFederation(
     code_verifier: verifier,
     ttlSeconds: LOGIN_REQUEST_TTL,
   });
-  return await authorizationUrl(s, provider, metadata, { state, nonce, verifier });
+  // Through an organization's own provider, the sign-in is that organization's (its code, tokens and `mfa`).
+  if (provider.organization_id !== null) await setRequestOrganization(sql, req.id, provider.organization_id);
+  const hint: Record<string, string> = loginHint && loginHint.length <= 100 ? { login_hint: loginHint } : {};
+  return await authorizationUrl(s, provider, metadata, { state, nonce, verifier }, hint);
 }
 
 /**
@@ -274,6 +333,16 @@ export async function federationCallback(
     throw err;
   }
   const userId = await account(sql, provider, upstream, req, request, fail);
+  // An organization's own provider vouches for its people: whoever signs in through it is a member (just in time).
+  if (provider.organization_id !== null) {
+    await joinThroughProvider(sql, {
+      projectId,
+      organizationId: provider.organization_id,
+      userId,
+      providerId,
+      request,
+    });
+  }
   // The project's sign-in policy, before a second step: a user just created from an address the provider did
   // not say is verified, or a linked one whose address is not, is stopped here (the page offers the link).
   try {

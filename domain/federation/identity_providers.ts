@@ -27,6 +27,7 @@ import {
 import { diff, record, sourceOf } from "../audit/audit.ts";
 import { requireCovered, requireCoversAll } from "../authz/coverage.ts";
 import { requireProjectRole } from "../authz/roles.ts";
+import { isOrganizationOf } from "../organizations/membership.ts";
 import { AppError } from "../shared/errors.ts";
 import { newId } from "../shared/ids.ts";
 import type { KeyVault } from "../keys/key_vault.ts";
@@ -65,6 +66,7 @@ export function toApi(row: ProviderRow, publicUrl: string): IdentityProvider {
     default_role_id: row.default_role_id,
     link_by_verified_email: row.link_by_verified_email,
     is_active: row.is_active,
+    organization_id: row.organization_id,
     redirect_uri: redirectUriOf(publicUrl, row.id),
     metadata_fetched_at: row.metadata_fetched_at,
     created_at: row.created_at,
@@ -212,6 +214,16 @@ async function checkRole(
   await requireCovered(tx, caller, projectId, { roleId }, "default_role_id", "giving this role at sign-in");
 }
 
+/** The organization must be the project's (400 `invalid_params` naming `organization_id`). */
+async function checkOrganization(tx: Sql, projectId: string, organizationId: string | null): Promise<void> {
+  if (organizationId === null) return;
+  if (!(await isOrganizationOf(tx, projectId, organizationId))) {
+    throw new AppError("invalid_params", {
+      details: [{ field: "organization_id", issue: "is not an organization of this project" }],
+    });
+  }
+}
+
 const guard = (tx: Sql, caller: Principal, projectId: string, field: string) =>
   requireCoversAll(tx, caller, projectId, field, "managing identity providers");
 
@@ -230,10 +242,12 @@ export async function createProvider(
 ): Promise<IdentityProvider> {
   const { issuer, display_name } = issuerOf(input);
   const roleId = input.default_role_id || null;
+  const organizationId = input.organization_id || null;
   // The caller's standing and the role first: no request leaves the service on behalf of a caller it refuses.
   await transaction(sql, async (tx) => {
     await guard(tx, caller, projectId, "issuer");
     await checkRole(tx, caller, projectId, roleId);
+    await checkOrganization(tx, projectId, organizationId);
   });
   const metadata = await discover(issuer, s.allowPrivate);
   const id = newId();
@@ -257,6 +271,7 @@ export async function createProvider(
       default_role_id: roleId,
       link_by_verified_email: input.link_by_verified_email ?? false,
       is_active: input.is_active ?? true,
+      organization_id: organizationId,
       metadata,
     });
     await record(tx, {
@@ -304,9 +319,13 @@ export async function updateProvider(
   const roleId = input.default_role_id === undefined
     ? current.default_role_id
     : input.default_role_id || null;
+  const organizationId = input.organization_id === undefined
+    ? current.organization_id
+    : input.organization_id || null;
   await transaction(sql, async (tx) => {
     await guard(tx, caller, projectId, "provider_id");
     await checkRole(tx, caller, projectId, roleId);
+    await checkOrganization(tx, projectId, organizationId);
   });
   const metadata = await discover(input.issuer, s.allowPrivate);
   return await transaction(sql, async (tx) => {
@@ -332,6 +351,7 @@ export async function updateProvider(
       default_role_id: roleId,
       link_by_verified_email: input.link_by_verified_email ?? before.link_by_verified_email,
       is_active: input.is_active ?? before.is_active,
+      organization_id: organizationId,
       metadata,
     };
     await updateProviderRow(tx, projectId, id, fields);

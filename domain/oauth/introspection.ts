@@ -119,11 +119,9 @@ export async function introspectToken(
     const delegated = verified.act
       ? await retryRead(() => delegatedPermissions(sql, verified.jti))
       : undefined;
-    const held = delegated
-      ? { permissions: delegated.map((p) => p.code) }
-      : await heldOf(sql, inOrganization);
-    const organization = verified.org_id
-      ? { org_id: verified.org_id, ...await organizationOf(sql, claims.aud, verified.org_id) }
+    const held = delegated ? { permissions: delegated.map((p) => p.code) } : await heldOf(sql, subject);
+    const organization = verified.org_id && "userId" in subject
+      ? await organizationPart(sql, claims.aud, verified.org_id, subject.userId)
       : {};
     const ofApi = delegated ? delegated.map((p) => p.permission) : api?.held ?? [];
     return {
@@ -153,17 +151,22 @@ function liveScope(scope: string | undefined, held: string[]): string {
   return (scope ?? "").split(" ").filter((code) => held.includes(code)).join(" ");
 }
 
-/** A token's organization's name now (`org_name`), when it still exists. */
-async function organizationOf(sql: Sql, projectId: string, organizationId: string) {
+/**
+ * A token of an organization: `org_id`, its name now (`org_name`) and what the user's organization roles there
+ * hold (`organization_permissions`, outright; they hold only on that organization's objects).
+ */
+async function organizationPart(sql: Sql, projectId: string, organizationId: string, userId: string) {
   const name = await organizationNameOf(sql, projectId, organizationId);
-  return name === null ? {} : { org_name: name };
+  const held = await retryRead(() => heldCodes(sql, { userId, organizationId }));
+  return {
+    org_id: organizationId,
+    ...(name === null ? {} : { org_name: name }),
+    organization_permissions: held.plain,
+  };
 }
 
 /** A subject's permissions as introspection shows them: outright, and (when any) under a condition. */
-async function heldOf(
-  sql: Sql,
-  subject: { userId: string; organizationId?: string | null } | { clientId: string },
-) {
+async function heldOf(sql: Sql, subject: { userId: string } | { clientId: string }) {
   const held = await retryRead(() => heldCodes(sql, subject));
   return {
     permissions: held.plain,
@@ -193,7 +196,7 @@ async function introspectRefresh(
   if (refresh.organization_id !== null) {
     const { organization_id: org } = refresh;
     const m = await retryRead(() => findMembership(sql, refresh.project_id, org, refresh.user_id));
-    if (!m?.member) return null;
+    if (!m?.member || m.since! > refresh.issued_at) return null;
   }
   return {
     active: true,
@@ -206,11 +209,8 @@ async function introspectRefresh(
     sid: refresh.session_id,
     ...await sessionAuth(sql, refresh.project_id, refresh.session_id),
     ...(refresh.organization_id
-      ? {
-        org_id: refresh.organization_id,
-        ...await organizationOf(sql, refresh.project_id, refresh.organization_id),
-      }
+      ? await organizationPart(sql, refresh.project_id, refresh.organization_id, refresh.user_id)
       : {}),
-    ...await heldOf(sql, { userId: refresh.user_id, organizationId: refresh.organization_id }),
+    ...await heldOf(sql, { userId: refresh.user_id }),
   };
 }

@@ -26,7 +26,7 @@ import {
   type Invitation,
   INVITATION_TTL_DEFAULT,
   type InvitationListQuery,
-} from "../../openapi/invitations.ts";
+} from "../../openapi/organizations.ts";
 import { record, sourceOf, userSource } from "../audit/audit.ts";
 import { normalizeEmail } from "../accounts/emails.ts";
 import { hashPassword, passwordIssue } from "../accounts/passwords.ts";
@@ -44,9 +44,12 @@ export const INVITATION_PATH = "/authorize/invitation";
 
 export type InvitationSettings = { publicUrl: string; vault: KeyVault | null };
 
-/** The organization (held `for share` until the transaction ends) and its project's name; else 404. */
+/**
+ * The organization (held until the transaction ends: `for update`, so that two invitations to one address take
+ * turns) and its project's name; else 404.
+ */
 async function requireOpenOrganization(sql: Sql, projectId: string, organizationId: string) {
-  const organization = await findOrganization(sql, projectId, organizationId, { lock: "share" });
+  const organization = await findOrganization(sql, projectId, organizationId, { lock: "update" });
   if (!organization) throw new AppError("organization_not_found");
   const project = await findProjectName(sql, projectId);
   return { name: organization.name, project_name: project?.name ?? "" };
@@ -257,8 +260,9 @@ export async function invitationState(sql: Sql, token: string): Promise<Invitati
   if (link.status !== "pending") return { state: "stale", link };
   if (!link.project_active || link.user_active === false) return { state: "inactive", link };
   if (link.user_id === null) return { state: "create", link };
-  if (link.member) return { state: "member", link };
-  return { state: link.user_email_verified ? "join" : "unverified", link };
+  // Unverified first: an account someone made with the address is never given the invitation's roles.
+  if (!link.user_email_verified) return { state: "unverified", link };
+  return { state: link.member ? "member" : "join", link };
 }
 
 /** The invitation could not be accepted at the moment it was tried (accepted meanwhile, say). */
@@ -301,15 +305,23 @@ export async function acceptInvitation(
     passwordHash = await hashPassword(form!.password);
   }
   const userId = await transaction(sql, async (tx) => {
-    let userId = link.user_id;
-    if (userId === null) {
-      // Created here, or (by a concurrent path) just now: the address's user, whoever made it, is the one.
-      const created = await tx<{ id: string }[]>`
-        select id from users where project_id = ${link.project_id} and email = ${link.email} for update`;
-      if (created.length > 0) throw new InvitationUnusable();
+    // The address's user now, held: the one the page was shown for, still active and verified (else the page
+    // was stale, or the account changed since).
+    const [holder] = await tx<{ id: string; is_active: boolean; email_verified: boolean }[]>`
+      select id, is_active, email_verified from users
+      where project_id = ${link.project_id} and email = ${link.email} for update`;
+    if ((holder?.id ?? null) !== link.user_id || (holder && (!holder.is_active || !holder.email_verified))) {
+      throw new InvitationUnusable();
+    }
+    // Spent first, as one statement: of concurrent acceptances one goes on, the others wait and find it spent.
+    const userId = link.user_id ?? newId();
+    const spent = await acceptInvitationRow(tx, hashSecret(token), userId);
+    if (!spent) throw new InvitationUnusable();
+    if (link.user_id === null) {
+      // A sign-up with the address at the same moment wins: this page is then stale.
       const user = await insertUser(tx, {
         project_id: link.project_id,
-        id: newId(),
+        id: userId,
         display_name: form!.name.trim(),
         avatar_url: null,
         external_user_id: null,
@@ -319,18 +331,18 @@ export async function acceptInvitation(
         role_id: null,
         is_active: true,
         password_hash: passwordHash,
+      }).catch((err) => {
+        const taken = (err as { constraint_name?: string }).constraint_name === "users__project_id_email";
+        throw taken ? new InvitationUnusable() : err;
       });
-      userId = user.id;
       await record(tx, {
         projectId: link.project_id,
         type: "user.created",
         source: userSource(userId, request),
-        target: { type: "user", id: userId },
+        target: { type: "user", id: user.id },
         details: { how: "invitation", email: link.email, invitation_id: link.id, role_id: null },
       });
     }
-    const spent = await acceptInvitationRow(tx, hashSecret(token), userId);
-    if (!spent) throw new InvitationUnusable();
     const current = await findMember(tx, link.project_id, link.organization_id, userId, { lock: true });
     const source = userSource(userId, request);
     const target = { type: "organization", id: link.organization_id };

@@ -43,7 +43,12 @@ async function requireOrganization(tx: Tx, projectId: string, organizationId: st
  * The role ids given, without repeats, each an organization role of the project (400 `invalid_params` naming
  * `role_ids.<index>` otherwise), held `for share` until the transaction ends so that their permissions stay put.
  */
-export async function organizationRoles(tx: Tx, projectId: string, given: string[]): Promise<string[]> {
+export async function organizationRoles(
+  tx: Tx,
+  projectId: string,
+  given: string[],
+  field = "role_ids",
+): Promise<string[]> {
   const unique = [...new Set(given)];
   const scopes = await lockRolesShared(tx, projectId, unique);
   const details: ErrorDetail[] = [];
@@ -54,7 +59,7 @@ export async function organizationRoles(tx: Tx, projectId: string, given: string
     if (scope === "organization") return;
     reported.add(id);
     details.push({
-      field: `role_ids.${i}`,
+      field: `${field}.${i}`,
       issue: scope === undefined
         ? "is not a role of this project"
         : "is a project role, not an organization role",
@@ -76,6 +81,7 @@ export async function requireGivable(
   projectId: string,
   given: string[],
   sent: string[],
+  field = "role_ids",
 ) {
   for (const roleId of given) {
     await requireCovered(
@@ -83,7 +89,7 @@ export async function requireGivable(
       caller,
       projectId,
       { roleId },
-      `role_ids.${sent.indexOf(roleId)}`,
+      `${field}.${sent.indexOf(roleId)}`,
       "giving this organization role",
     );
   }

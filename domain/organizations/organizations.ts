@@ -3,16 +3,18 @@
  * email domains (none of them a public mail domain, none held by another organization of the project) and its
  * second-factor policy. Deleting one removes its members and leaves its objects to the project.
  */
-import { retryRead, type Sql, transaction } from "../../db/connection.ts";
+import { retryRead, type Sql, transaction, type Tx } from "../../db/connection.ts";
 import { lockRolesShared } from "../../db/authz/roles.ts";
 import { rolesHeldIn } from "../../db/organizations/members.ts";
 import {
   deleteOrganizationRow,
   domainsHeldElsewhere,
   findOrganization,
+  hasOwnProviders,
   insertOrganization,
   organizationListStatement,
   organizationNameUsed,
+  setOrganizationDefaultRoles,
   setOrganizationDomains,
   touchOrganization,
   updateOrganizationRow,
@@ -32,6 +34,24 @@ import { newId } from "../shared/ids.ts";
 import type { Principal } from "../shared/principal.ts";
 import { keepOrClear } from "../shared/updates.ts";
 import { isPublicMailDomain } from "./public_domains.ts";
+import { organizationRoles, requireGivable } from "./members.ts";
+
+/**
+ * The default roles given: organization roles of the project (400 naming `default_role_ids.<index>`), each the
+ * caller adds one it covers (403): whoever joins by domain or just in time gets them.
+ */
+async function defaultRoles(
+  tx: Tx,
+  caller: Principal,
+  projectId: string,
+  given: string[],
+  current: string[],
+): Promise<string[]> {
+  const roleIds = await organizationRoles(tx, projectId, given, "default_role_ids");
+  const added = roleIds.filter((id) => !current.includes(id));
+  await requireGivable(tx, caller, projectId, added, given, "default_role_ids");
+  return roleIds;
+}
 
 /** The domains as given (lower-cased and checked by the schema): 400 naming each public mail domain. */
 function checkDomains(domains: string[]): string[] {
@@ -98,6 +118,7 @@ export async function createOrganization(
     if (mfa !== "inherit") await requireMfaSettable(tx, caller, projectId);
     await requireFreeName(tx, projectId, input.name, null);
     await requireFreeDomains(tx, projectId, null, domains);
+    const roleIds = await defaultRoles(tx, caller, projectId, input.default_role_ids ?? [], []);
     await insertOrganization(tx, {
       project_id: projectId,
       id,
@@ -105,8 +126,10 @@ export async function createOrganization(
       description: input.description || null,
       properties: input.properties ?? {},
       mfa,
+      join_by_domain: input.join_by_domain ?? false,
     });
     await setOrganizationDomains(tx, projectId, id, domains);
+    await setOrganizationDefaultRoles(tx, projectId, id, roleIds);
     await record(tx, {
       projectId,
       type: "organization.created",
@@ -150,11 +173,17 @@ export async function updateOrganization(
     const domainsChanged = domains !== undefined &&
       JSON.stringify([...domains].sort()) !== JSON.stringify(current.domains);
     if (domainsChanged) await requireFreeDomains(tx, projectId, id, domains);
+    const roleIds = input.default_role_ids === undefined
+      ? undefined
+      : await defaultRoles(tx, caller, projectId, input.default_role_ids, current.default_role_ids);
+    const rolesChanged = roleIds !== undefined &&
+      JSON.stringify([...roleIds].sort()) !== JSON.stringify(current.default_role_ids);
     const fields = {
       name,
       description: keepOrClear(input.description, current.description),
       properties: input.properties ?? current.properties,
       mfa,
+      join_by_domain: input.join_by_domain ?? current.join_by_domain,
     };
     const fieldsChanged = Object.keys(diff(
       {
@@ -162,15 +191,15 @@ export async function updateOrganization(
         description: current.description,
         properties: current.properties,
         mfa: current.mfa,
+        join_by_domain: current.join_by_domain,
       },
       fields,
     )).length > 0;
-    if (!fieldsChanged && !domainsChanged) return current;
+    if (!fieldsChanged && !domainsChanged && !rolesChanged) return current;
     if (fieldsChanged) await updateOrganizationRow(tx, projectId, id, fields);
-    if (domainsChanged) {
-      await setOrganizationDomains(tx, projectId, id, domains);
-      if (!fieldsChanged) await touchOrganization(tx, projectId, id);
-    }
+    if (domainsChanged) await setOrganizationDomains(tx, projectId, id, domains);
+    if (rolesChanged) await setOrganizationDefaultRoles(tx, projectId, id, roleIds);
+    if (!fieldsChanged) await touchOrganization(tx, projectId, id);
     const updated = (await findOrganization(tx, projectId, id))!;
     await record(tx, {
       projectId,
@@ -208,6 +237,11 @@ export async function deleteOrganization(
         "taking away its members' organization roles",
         { nameCodes: false },
       );
+    }
+    // Its own identity providers go with it (their linked identities too): as deleting a provider does, that
+    // needs every permission of the project.
+    if (await hasOwnProviders(tx, projectId, id)) {
+      await requireCoversAll(tx, caller, projectId, "organization_id", "deleting its identity providers");
     }
     const gone = await deleteOrganizationRow(tx, projectId, id);
     await record(tx, {

@@ -18,7 +18,7 @@ import {
 } from "./login.ts";
 import type { RequestInfo } from "../shared/principal.ts";
 import { hashSecret, isBrowserSecret } from "../shared/secrets.ts";
-import { secondStepFor } from "../factors/second_step.ts";
+import { mfaPolicyOf, secondStepFor } from "../factors/second_step.ts";
 import { ConsentRequired } from "./consent.ts";
 import { mintAuthorizationCode, NotAMember } from "./codes.ts";
 import { ACR_MULTI, acrOf } from "../oauth/acr.ts";
@@ -79,11 +79,18 @@ export async function signInSilently(
     throw err;
   }
   const stale = oidc.maxAge !== null && sso.age > oidc.maxAge;
-  const weak = oidc.acr === ACR_MULTI && acrOf(sso.amr) !== ACR_MULTI;
+  // An organization requiring a second factor asks a session that has none for one, as acr_values=2 does.
+  const required = req.organization !== null &&
+    await mfaPolicyOf(sql, { project_id: projectId, organization_id: req.organization.id }) === "required";
+  const weak = (oidc.acr === ACR_MULTI || required) && acrOf(sso.amr) !== ACR_MULTI;
   if (stale || weak) {
     // Step-up: a user with a second factor gives its code again (not the password); one without enrols after
     // the form; a project with factors off ignores acr_values.
-    const step = await secondStepFor(sql, { project_id: projectId, acr: oidc.acr }, sso.user_id);
+    const step = await secondStepFor(
+      sql,
+      { project_id: projectId, acr: oidc.acr, organization_id: req.organization?.id ?? null },
+      sso.user_id,
+    );
     if (step === "code") {
       if (oidc.prompt === "none") return interaction("a second factor is needed");
       // RFC 8176: the new login's methods are those presented now, not the session's earlier ones.

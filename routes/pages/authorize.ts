@@ -12,7 +12,14 @@ import {
 import { newSecret } from "../../domain/shared/ids.ts";
 import { signInSilently } from "../../domain/signin/sso.ts";
 import { EmailNotVerified } from "../../domain/accounts/signin_policy.ts";
-import { loginButtons } from "../../domain/federation/federation.ts";
+import {
+  companySignInOffered,
+  FederationFailure,
+  loginButtons,
+  organizationProviderOf,
+  providerForAddress,
+  startFederation,
+} from "../../domain/federation/federation.ts";
 import { ssoCookie } from "./kit/cookies.ts";
 import { brandFor } from "./kit/brand.ts";
 import type { App, AppEnv } from "../env.ts";
@@ -25,7 +32,7 @@ import { cookieOptions, deviceCookie } from "./kit/cookies.ts";
 import { formLimit, formSettings, readForm } from "./kit/forms.ts";
 import { startPage } from "./kit/headers.ts";
 import { pageErrors, retryAfter } from "./kit/errors.ts";
-import { ssoSettings } from "../settings.ts";
+import { providerSettings, ssoSettings } from "../settings.ts";
 import { signupRule } from "../../domain/signup/signup.ts";
 const INVALID = "Invalid email or password.";
 
@@ -50,6 +57,44 @@ async function signupUrl(c: Context<AppEnv>, projectId: string, requestId: strin
   if (!(await signupRule(c.get("deps").sql, projectId))) return undefined;
   const query = new URLSearchParams({ request_id: requestId, csrf });
   return `${c.get("deps").config.publicUrl}/authorize/signup?${query}`;
+}
+
+/**
+ * Straight to an upstream provider, from the login page's request: a 303 to the provider, or null when the
+ * provider cannot be used now (`failure` then holds why, for the page).
+ */
+async function toProvider(
+  c: Context<AppEnv>,
+  providerId: string,
+  form: { request_id: string; csrf: string },
+  loginHint?: string,
+): Promise<{ response: Response } | { failure: string }> {
+  try {
+    const location = await startFederation(
+      c.get("deps").sql,
+      providerSettings(c.get("deps")),
+      providerId,
+      form,
+      getCookie(c, formSettings(c).cookieName),
+      requestInfo(c),
+      loginHint,
+    );
+    c.header("Cache-Control", "no-store");
+    c.header("Referrer-Policy", "no-referrer");
+    return { response: c.redirect(location, 303) };
+  } catch (err) {
+    if (err instanceof FederationFailure) return { failure: err.message };
+    throw err;
+  }
+}
+
+/** What the login page shows of organizations: their providers' buttons and the company sign-in. */
+async function organizationOptions(c: Context<AppEnv>, projectId: string, organizationId: string | null) {
+  const { sql } = c.get("deps");
+  return {
+    providers: await loginButtons(sql, projectId, organizationId),
+    companySignIn: await companySignInOffered(sql, projectId),
+  };
 }
 
 /** GET /authorize: a request checked, then single sign-on, a step-up's second step, or the login page. */
@@ -94,9 +139,21 @@ async function showLogin(c: Context<AppEnv>): Promise<Response> {
     const { userId, amr, providerId } = silent.stepUp;
     return await showSecondStep(c, { nonce, req, csrf, userId, step: "code", amr, providerId });
   }
-  const providers = await loginButtons(sql, valid.client.project_id);
+  let error: string | undefined;
+  if (valid.organization !== null) {
+    // A sign-in to an organization with its own provider goes straight there (docs/organizations.md).
+    const own = await organizationProviderOf(sql, valid.client.project_id, valid.organization.id);
+    if (own !== null) {
+      const sent = await toProvider(c, own, { request_id: requestId, csrf });
+      if ("response" in sent) return sent.response;
+      error = sent.failure;
+    }
+  }
   return c.html(
     loginPage({
+      ...(await organizationOptions(c, valid.client.project_id, valid.organization?.id ?? null)),
+      organizationName: valid.organization?.name,
+      error,
       nonce,
       action,
       ...(await brandFor(c, valid.client.project_id, valid.client.project_name)),
@@ -105,7 +162,6 @@ async function showLogin(c: Context<AppEnv>): Promise<Response> {
       csrf,
       // A pre-fill only, so taken from a plain OAuth request too (the console's own sign-in sends one).
       email: valid.oidc?.loginHint ?? loginHintOf(c),
-      providers,
       resetUrl: resetUrl(c, requestId),
       signupUrl: await signupUrl(c, valid.client.project_id, requestId, csrf),
     }),
@@ -124,7 +180,7 @@ async function loginAgain(
   const { req, form } = p;
   return c.html(
     loginPage({
-      providers: await loginButtons(c.get("deps").sql, req.project_id),
+      ...(await organizationOptions(c, req.project_id, req.organization_id)),
       nonce: p.nonce,
       action: formSettings(c).action,
       ...(await brandFor(c, req.project_id, req.project_name)),
@@ -150,6 +206,18 @@ async function submitLogin(c: Context<AppEnv>): Promise<Response> {
   const again = (error: string, status: 400 | 429) => loginAgain(c, { nonce, req, form, error, status });
   const email = form.email ?? "";
   const password = form.password ?? "";
+  // An address alone ("Use my company's sign-in", or no password): its organization's own provider, if any.
+  if (email && email.length <= 100 && (form.company === "1" || !password)) {
+    const providerId = await providerForAddress(sql, req, email);
+    if (providerId !== null) {
+      const sent = await toProvider(c, providerId, { request_id: form.request_id, csrf: form.csrf }, email);
+      if ("response" in sent) return sent.response;
+      return await again(sent.failure, 400);
+    }
+    if (form.company === "1") {
+      return await again("No company sign-in is set up for this address. Sign in with your password.", 400);
+    }
+  }
   if (!email || !password || email.length > 100 || password.length > 1024) return await again(INVALID, 400);
   let signedIn;
   try {

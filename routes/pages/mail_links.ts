@@ -44,7 +44,7 @@ import { browserOf, csrfMatches, csrfOf } from "./kit/csrf.ts";
 import { page, type PageStatus, startPage } from "./kit/headers.ts";
 import { finishLogin, verifyFirst } from "./flow.ts";
 import { retryAfter } from "./kit/errors.ts";
-import { errorPage } from "./kit/errors.ts";
+import { errorPage, showError } from "./kit/errors.ts";
 
 const FORM_LIMIT = 16 * 1024;
 type Status = PageStatus;
@@ -265,7 +265,14 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
     : null;
   if (req && req.project_id === link.project_id) {
     // The link verified the address, so the project's policy lets the user in; were it not so, its page.
-    const done = await finishLogin(c, { nonce: startPage(c, req.redirect_uri), req, userId: link.user_id });
+    let done;
+    try {
+      done = await finishLogin(c, { nonce: startPage(c, req.redirect_uri), req, userId: link.user_id });
+    } catch (err) {
+      // A sign-in to an organization the user is not a member of, say: its page (the password stays set).
+      if (err instanceof AuthorizePageError) return showError(c, err);
+      throw err;
+    }
     if (done instanceof Response) return done;
     c.header("Cache-Control", "no-store");
     return c.redirect(done.location, 303);

@@ -115,12 +115,16 @@ export async function issueUserTokens(
     mayAct?: string | null;
     /** The client's decision claims as answered for the user (domain/oauth/decision_claims.ts), in both tokens. */
     decisionClaims?: Record<string, string[]>;
+    /** A refresh in the same organization: the membership must be the one its token was issued in. */
+    memberSince?: Date;
   },
 ): Promise<TokenResponse> {
   const refresh = newSecret();
   const organizationId = s.login.organization_id ?? null;
   // A token of an organization only for a member of it now, checked in the transaction that issues it.
-  if (organizationId !== null) await requireMembership(tx, s.projectId, organizationId, s.userId);
+  if (organizationId !== null) {
+    await requireMembership(tx, s.projectId, organizationId, s.userId, s.memberSince);
+  }
   const refreshTtl = s.fresh
     ? await openSession(tx, {
       project_id: s.projectId,

@@ -15,7 +15,7 @@ import {
   Invitation,
   InvitationListQuery,
   InvitationParam,
-} from "../../../openapi/invitations.ts";
+} from "../../../openapi/organizations.ts";
 import { OrganizationIdParam } from "../../../openapi/organizations.ts";
 import type { App } from "../../env.ts";
 import { invitationSettings } from "../../settings.ts";

@@ -21,6 +21,10 @@ export function loginPage(p: {
   resetUrl?: string;
   /** "Create an account": the sign-up page of this login, when the project's `signup` is not "off". */
   signupUrl?: string;
+  /** A sign-in to an organization: its name. */
+  organizationName?: string;
+  /** "Use my company's sign-in": an organization of the project has its own provider, found by the address. */
+  companySignIn?: boolean;
 }) {
   const base = p.action.replace(/\/authorize$/, "");
   const providerHref = (id: string) =>
@@ -32,7 +36,9 @@ export function loginPage(p: {
     { nonce: p.nonce, brand: p.brand, title: `Sign in to ${p.projectName}` },
     html`
       <h1>Sign in</h1>
-      <p class="lead">to continue to <strong>${p.projectName}</strong></p>
+      <p class="lead">to continue to <strong>${p.projectName}</strong>${p.organizationName
+        ? html`, in <strong id="organization">${p.organizationName}</strong>`
+        : ""}</p>
       ${p.consoleOf
         ? html`<p class="lead" id="project">The admin console of the project with ID <code>${p.consoleOf}</code></p>`
         : ""}
@@ -49,6 +55,12 @@ export function loginPage(p: {
         <input id="password" name="password" type="password" autocomplete="current-password" required
           maxlength="1024">
         <button type="submit">Sign in</button>
+        ${p.companySignIn
+          ? html`
+            <button type="submit" name="company" value="1" formnovalidate class="secondary"
+              id="company-sign-in">Use my company's sign-in</button>
+          `
+          : ""}
       </form>
       ${p.resetUrl ? html`<p class="aside"><a href="${p.resetUrl}">Forgot your password?</a></p>` : ""}
       ${p.signupUrl

@@ -57,7 +57,7 @@ export namespace Api {
 		action?: Api.AccessEvaluationItem.Action;
 		resource?: Api.AccessEvaluationItem.Resource;
 		/**
-		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). <code>organization_id</code> (a string) names the organization the question is asked in (else the token&#39;s <code>org_id</code>, for a token of an organization): a user&#39;s organization roles there count too, on objects registered in that organization and on objects not registered (docs/organizations.md). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). <code>organization_id</code> (a string) names the organization the question is asked in (else the token&#39;s <code>org_id</code>, for a token of an organization): a user&#39;s organization roles there count too, on that organization&#39;s objects only (registered with it, or under an ancestor that is; docs/organizations.md). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof AccessEvaluationItem
 		 */
@@ -133,7 +133,7 @@ export namespace Api {
 		action: Api.AuthzenAction;
 		resource: Api.AuthzenResource;
 		/**
-		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). <code>organization_id</code> (a string) names the organization the question is asked in (else the token&#39;s <code>org_id</code>, for a token of an organization): a user&#39;s organization roles there count too, on objects registered in that organization and on objects not registered (docs/organizations.md). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). <code>organization_id</code> (a string) names the organization the question is asked in (else the token&#39;s <code>org_id</code>, for a token of an organization): a user&#39;s organization roles there count too, on that organization&#39;s objects only (registered with it, or under an ancestor that is; docs/organizations.md). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof AccessEvaluationRequest
 		 */
@@ -145,7 +145,7 @@ export namespace Api {
 		action?: Api.AccessEvaluationsRequest.Action;
 		resource?: Api.AccessEvaluationsRequest.Resource;
 		/**
-		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). <code>organization_id</code> (a string) names the organization the question is asked in (else the token&#39;s <code>org_id</code>, for a token of an organization): a user&#39;s organization roles there count too, on objects registered in that organization and on objects not registered (docs/organizations.md). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). <code>organization_id</code> (a string) names the organization the question is asked in (else the token&#39;s <code>org_id</code>, for a token of an organization): a user&#39;s organization roles there count too, on that organization&#39;s objects only (registered with it, or under an ancestor that is; docs/organizations.md). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof AccessEvaluationsRequest
 		 */
@@ -262,7 +262,7 @@ export namespace Api {
 		subject: Api.AuthzenSubject;
 		resource: Api.AuthzenResource;
 		/**
-		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). <code>organization_id</code> (a string) names the organization the question is asked in (else the token&#39;s <code>org_id</code>, for a token of an organization): a user&#39;s organization roles there count too, on objects registered in that organization and on objects not registered (docs/organizations.md). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). <code>organization_id</code> (a string) names the organization the question is asked in (else the token&#39;s <code>org_id</code>, for a token of an organization): a user&#39;s organization roles there count too, on that organization&#39;s objects only (registered with it, or under an ancestor that is; docs/organizations.md). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof ActionSearchRequest
 		 */
@@ -1256,6 +1256,12 @@ export namespace Api {
 		 * @memberof CreateIdentityProviderRequest
 		 */
 		'is_active'?: boolean;
+		/**
+		 * @description <p>An organization of the project (else 400 <code>invalid_params</code>) whose own sign-in this is: its button shows only on a sign-in to that organization, <code>/authorize?organization=</code> goes straight to it, and so does an address of one of the organization&#39;s domains entered on the login page. Whoever signs in through it becomes a member just in time (with the organization&#39;s <code>default_role_ids</code>), signed in to the organization, under its <code>mfa</code>. Null (the default): the project&#39;s. On update: omitted keeps it.</p>
+		 * @type {string | null}
+		 * @memberof CreateIdentityProviderRequest
+		 */
+		'organization_id'?: string | null;
 	}
 
 	/**
@@ -1371,6 +1377,18 @@ export namespace Api {
 		 * @memberof CreateOrganizationRequest
 		 */
 		mfa?: Api.OrganizationMfa;
+		/**
+		 * @description <p>Default false. <code>true</code>: a user of the project who signs in (any way: a password, a passkey, an upstream provider, single sign-on) with a verified address of one of <code>domains</code> joins the organization then, with <code>default_role_ids</code> (docs/organizations.md § Joining by domain). Public mail domains are never an organization&#39;s, so they never let anyone join.</p>
+		 * @type {boolean}
+		 * @memberof CreateOrganizationRequest
+		 */
+		'join_by_domain'?: boolean;
+		/**
+		 * @description <p>Default none. Organization roles of the project (<code>scope: &quot;organization&quot;</code>; a project role, or none of the project, is 400 naming <code>default_role_ids.&lt;index&gt;</code>), given to a member who joins by domain or just in time through the organization&#39;s identity provider. The caller must hold every permission of each role it adds (403 <code>insufficient_permission</code>): a default role is one given to whoever joins.</p>
+		 * @type {string[]}
+		 * @memberof CreateOrganizationRequest
+		 */
+		'default_role_ids'?: string[];
 	}
 
 	export interface CreateProjectRequest {
@@ -2045,6 +2063,12 @@ export namespace Api {
 		'link_by_verified_email': boolean;
 		'is_active': boolean;
 		/**
+		 * @description <p>The organization whose own sign-in this provider is (docs/organizations.md § An organization&#39;s own sign-in), or null: the project&#39;s</p>
+		 * @type {string | null}
+		 * @memberof IdentityProvider
+		 */
+		'organization_id': string | null;
+		/**
 		 * @description <p>Read-only: the redirect URI to register at the upstream provider for this client</p>
 		 * @type {string}
 		 * @memberof IdentityProvider
@@ -2172,6 +2196,12 @@ export namespace Api {
 		 * @memberof Introspection
 		 */
 		'org_name'?: string;
+		/**
+		 * @description <p>With <code>org_id</code>: the <code>resource:permission</code> codes the user&#39;s organization roles there hold outright now. They hold only on that organization&#39;s objects (docs/organizations.md); <code>permissions</code> stays what the user holds project-wide.</p>
+		 * @type {string[]}
+		 * @memberof Introspection
+		 */
+		'organization_permissions'?: string[];
 		/**
 		 * @description <p>How the user authenticated at the login (RFC 8176): <code>pwd</code>, <code>otp</code>, <code>mfa</code>, <code>fed</code></p>
 		 * @type {string[]}
@@ -2810,6 +2840,18 @@ export namespace Api {
 		 */
 		mfa: Api.OrganizationMfa;
 		/**
+		 * @description <p>Whether a user who signs in with a verified address of one of <code>domains</code> joins the organization then, with <code>default_role_ids</code></p>
+		 * @type {boolean}
+		 * @memberof Organization
+		 */
+		'join_by_domain': boolean;
+		/**
+		 * @description <p>The organization roles a member who joins by domain, or just in time through the organization&#39;s identity provider, is given (sorted)</p>
+		 * @type {string[]}
+		 * @memberof Organization
+		 */
+		'default_role_ids': string[];
+		/**
 		 * @description <p>RFC 3339, UTC</p>
 		 * @type {string}
 		 * @memberof Organization
@@ -3441,7 +3483,7 @@ export namespace Api {
 		action: Api.AuthzenAction;
 		resource: Api.ResourceSearchRequest.Resource;
 		/**
-		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). <code>organization_id</code> (a string) names the organization the question is asked in (else the token&#39;s <code>org_id</code>, for a token of an organization): a user&#39;s organization roles there count too, on objects registered in that organization and on objects not registered (docs/organizations.md). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). <code>organization_id</code> (a string) names the organization the question is asked in (else the token&#39;s <code>org_id</code>, for a token of an organization): a user&#39;s organization roles there count too, on that organization&#39;s objects only (registered with it, or under an ancestor that is; docs/organizations.md). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof ResourceSearchRequest
 		 */
@@ -3723,7 +3765,7 @@ export namespace Api {
 		action: Api.AuthzenAction;
 		resource: Api.AuthzenResource;
 		/**
-		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). <code>organization_id</code> (a string) names the organization the question is asked in (else the token&#39;s <code>org_id</code>, for a token of an organization): a user&#39;s organization roles there count too, on objects registered in that organization and on objects not registered (docs/organizations.md). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
+		 * @description <p>The environment of the request. <code>act</code> (RFC 8693 §4.1, as a token of an exchange carries it: <code>{&quot;sub&quot;: &lt;client id&gt;}</code>, nested for a chain) names the clients acting for the subject: the decision then also needs every one of them to be an active client of the project whose delegation has the permission (else <code>actor_not_delegated</code>, naming the first that lacks it; a malformed <code>act</code> is <code>invalid_request</code>). <code>organization_id</code> (a string) names the organization the question is asked in (else the token&#39;s <code>org_id</code>, for a token of an organization): a user&#39;s organization roles there count too, on that organization&#39;s objects only (registered with it, or under an ancestor that is; docs/organizations.md). Conditions read it whole as <code>context</code> (docs/authzen.md § Conditions).</p>
 		 * @type {{ [name: string]: unknown }}
 		 * @memberof SubjectSearchRequest
 		 */
@@ -4285,6 +4327,12 @@ export namespace Api {
 		 */
 		'is_active'?: boolean;
 		/**
+		 * @description <p>An organization of the project (else 400 <code>invalid_params</code>) whose own sign-in this is: its button shows only on a sign-in to that organization, <code>/authorize?organization=</code> goes straight to it, and so does an address of one of the organization&#39;s domains entered on the login page. Whoever signs in through it becomes a member just in time (with the organization&#39;s <code>default_role_ids</code>), signed in to the organization, under its <code>mfa</code>. Null (the default): the project&#39;s. On update: omitted keeps it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateIdentityProviderRequest
+		 */
+		'organization_id'?: string | null;
+		/**
 		 * @description <p>The provider&#39;s issuer identifier. Its discovery document (<code>{issuer}/.well-known/openid-configuration</code>) is fetched when the provider is saved and must name exactly this issuer. <code>https</code>; <code>http</code> only to a loopback host. Only global unicast addresses are reached unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true (the one setting for every URL an admin gives the service).</p>
 		 * @type {string}
 		 * @memberof UpdateIdentityProviderRequest
@@ -4365,6 +4413,18 @@ export namespace Api {
 		 * @memberof UpdateOrganizationRequest
 		 */
 		mfa?: Api.OrganizationMfa;
+		/**
+		 * @description <p>Omitted: unchanged. <code>true</code>: a user of the project who signs in (any way: a password, a passkey, an upstream provider, single sign-on) with a verified address of one of <code>domains</code> joins the organization then, with <code>default_role_ids</code> (docs/organizations.md § Joining by domain). Public mail domains are never an organization&#39;s, so they never let anyone join.</p>
+		 * @type {boolean}
+		 * @memberof UpdateOrganizationRequest
+		 */
+		'join_by_domain'?: boolean;
+		/**
+		 * @description <p>Omitted: unchanged. Given: replaces them ([] removes them all). Organization roles of the project (<code>scope: &quot;organization&quot;</code>; a project role, or none of the project, is 400 naming <code>default_role_ids.&lt;index&gt;</code>), given to a member who joins by domain or just in time through the organization&#39;s identity provider. The caller must hold every permission of each role it adds (403 <code>insufficient_permission</code>): a default role is one given to whoever joins.</p>
+		 * @type {string[]}
+		 * @memberof UpdateOrganizationRequest
+		 */
+		'default_role_ids'?: string[];
 	}
 
 	export interface UpdateProjectRequest {
