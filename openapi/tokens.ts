@@ -25,9 +25,12 @@ export const TokenRequest = z.object({
   code_verifier: field("Required for `authorization_code` (PKCE, S256)."),
   refresh_token: field("Required for `refresh_token`."),
   organization: field(
-    "Refresh grant, optional: the id of another organization the user belongs to, whose tokens (`org_id`) " +
-      "the refresh issues from now on (docs/organizations.md). A user who is not a member of it, or no " +
-      "longer of the session's: `access_denied`.",
+    "Refresh grant and token exchange, optional: the id of another organization the user belongs to, whose " +
+      "tokens (`org_id`) the refresh issues from now on, or the exchange issues (docs/organizations.md). " +
+      "Without it the refresh keeps the session's organization and the exchange the subject token's. A user " +
+      "who is not a member of it (or no longer of the one kept), or an organization requiring a second " +
+      "factor the login did not give: `access_denied`. In an exchange, only for a user's subject token that " +
+      "was not itself exchanged (`invalid_params` otherwise).",
   ),
   device_code: field(
     "Required for the device grant: the `device_code` of the device authorization (RFC 8628).",

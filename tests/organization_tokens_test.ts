@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { EVALUATION, EVALUATIONS, ok, post } from "./authzen_support.ts";
 import { claimsOf } from "./idp_support.ts";
 import {
+  Api,
   basic,
   challengeOf,
   clientWith,
@@ -508,4 +509,38 @@ test("a member removed: the organization's tokens are refused on the next reques
   } finally {
     await second?.close();
   }
+});
+
+test("token exchange: an agent acts for a member in the subject token's organization, or one it switches to", async () => {
+  const s = await setup();
+  const agent = await s.api.clients.createClient(s.project.id, {
+    name: "Agent",
+    token_endpoint_auth_method: Api.TokenEndpointAuthMethod.ClientSecretBasic,
+    delegation: { permission_ids: [s.perm.read, s.perm.write] },
+  });
+  const exchange = (subject: string, extra: Record<string, string> = {}) =>
+    postToken({
+      grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+      subject_token: subject,
+      subject_token_type: "urn:ietf:params:oauth:token-type:access_token",
+      ...extra,
+    }, { authorization: basic(agent.id, agent.client_secret) });
+  const t = await tokensIn(s, s.acme.id);
+  const inAcme = await exchange(t.access_token);
+  const acmeBody = await inAcme.json();
+  assert.equal(inAcme.status, 200, JSON.stringify(acmeBody));
+  assert.equal(claimsOf(acmeBody.access_token).org_id, s.acme.id);
+  assert.equal(acmeBody.scope, "doc:read doc:write");
+  const switched = await (await exchange(t.access_token, { organization: s.globex.id })).json();
+  assert.equal(claimsOf(switched.access_token).org_id, s.globex.id);
+  assert.equal(switched.scope, "doc:read");
+  const initech = await call(s, "POST", "/organizations", { name: "Initech" });
+  const refused = await exchange(t.access_token, { organization: initech.id });
+  assert.equal(refused.status, 400);
+  assert.equal((await refused.json()).error, "access_denied");
+  // The agent's token of Acme dies with the membership.
+  assert.equal((await introspect(s, acmeBody.access_token)).active, true);
+  await call(s, "DELETE", `/organizations/${s.acme.id}/members/${s.userId}`);
+  assert.deepEqual(await introspect(s, acmeBody.access_token), { active: false });
+  assert.equal((await introspect(s, switched.access_token)).active, true);
 });

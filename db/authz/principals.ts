@@ -133,6 +133,10 @@ const DELEGATED = `
     left join users u on u.project_id = p.id and u.id = s.user_id
     where dt.jti = $7::text and p.id = $5::text and dt.actors[1] = $4::text and dt.subject_id = $10::text
       and dt.revoked_at is null and p.is_active and sc.is_active
+      -- Of an organization: only while its user is a member, in a membership older than this token.
+      and (dt.organization_id is null or exists (
+        select from organization_members m where m.project_id = p.id and m.organization_id = dt.organization_id
+          and m.user_id = dt.subject_id and date_trunc('milliseconds', m.created_at) <= $9::timestamptz))
       and case when dt.subject_type = 'user'
                then u.id = dt.subject_id and u.is_active and s.revoked_at is null and s.expires_at > now()
                else dt.subject_id = dt.subject_client_id end

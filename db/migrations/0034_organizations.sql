@@ -167,3 +167,7 @@ alter table identity_providers add constraint identity_providers__organization_f
   foreign key (project_id, organization_id) references organizations (project_id, id) on delete cascade;
 create index identity_providers__organization_id on identity_providers (organization_id)
   where organization_id is not null;
+
+-- A token of an exchange may be of an organization too (`org_id`): the subject token's, or the one the exchange
+-- switched to; it is live only while its user is a member of it (db/authz/principals.ts).
+alter table delegated_tokens add column organization_id text;

@@ -10,6 +10,8 @@ export type DelegatedRow = {
   subject_issued_at: Date;
   actors: string[];
   ancestors: string[];
+  /** A user subject's organization (`org_id`), or null. */
+  organization_id: string | null;
 };
 
 /** A token of an exchange as its row says, with what it was asked for (null: all of the intersection). */
@@ -19,7 +21,7 @@ export type DelegatedToken = DelegatedRow & { permission_ids: string[] | null; r
 export async function findDelegatedToken(sql: Sql, jti: string): Promise<DelegatedToken | undefined> {
   const [row] = await sql<DelegatedToken[]>`
     select subject_type, subject_id, subject_client_id, session_id, subject_issued_at, actors, ancestors,
-           permission_ids, resource_id
+           permission_ids, resource_id, organization_id
     from delegated_tokens where jti = ${jti}`;
   return row;
 }
@@ -69,18 +71,20 @@ export async function insertDelegatedToken(
 ): Promise<void> {
   await sql`
     insert into delegated_tokens (project_id, jti, subject_type, subject_id, subject_client_id, session_id,
-                                  subject_issued_at, actors, ancestors, permission_ids, resource_id, expires_at)
+                                  subject_issued_at, actors, ancestors, permission_ids, resource_id, expires_at,
+                                  organization_id)
     values (${t.project_id}, ${t.jti}, ${t.subject_type}, ${t.subject_id}, ${t.subject_client_id}, ${t.session_id},
             ${t.subject_issued_at}, ${t.actors}, ${t.ancestors}, ${t.permission_ids}, ${t.resource_id},
-            to_timestamp(${t.expires_at}))`;
+            to_timestamp(${t.expires_at}), ${t.organization_id})`;
 }
 
 /** A permission of the project: its id, its resource, and its `resource:permission` code. */
 export type ExchangeablePermission = { id: string; resource_id: string; permission: string; code: string };
 
 /**
- * The permissions a token of an exchange may hold, now: those the subject holds (a user through the role, a
- * client directly) that every actor's delegation has. With `resourceId`, only that API's.
+ * The permissions a token of an exchange may hold, now: those the subject holds (a user through the role, and in
+ * an organization through their organization roles there, of the application's resources; a client directly)
+ * that every actor's delegation has. With `resourceId`, only that API's.
  */
 export async function exchangeablePermissions(
   sql: Sql,
@@ -88,11 +92,21 @@ export async function exchangeablePermissions(
   subject: { userId: string } | { clientId: string },
   actors: string[],
   resourceId: string | null,
+  organizationId: string | null = null,
 ): Promise<ExchangeablePermission[]> {
   const held = "userId" in subject
     ? sql`select rp.permission_id from role_permissions rp join users u
             on u.project_id = rp.project_id and u.role_id = rp.role_id
-          where u.project_id = ${projectId} and u.id = ${subject.userId} and rp.condition is null`
+          where u.project_id = ${projectId} and u.id = ${subject.userId} and rp.condition is null
+          ${
+      organizationId === null ? sql`` : sql`union all
+          select rp.permission_id from organization_member_roles mr
+          join role_permissions rp on rp.role_id = mr.role_id
+          join permissions ope on ope.id = rp.permission_id
+          join resources ore on ore.id = ope.resource_id and not ore.is_default
+          where mr.project_id = ${projectId} and mr.organization_id = ${organizationId}
+            and mr.user_id = ${subject.userId} and rp.condition is null`
+    }`
     : sql`select permission_id from client_permissions where project_id = ${projectId} and client_id = ${subject.clientId}`;
   return await sql<ExchangeablePermission[]>`
     select pe.id, pe.resource_id, pe.code as permission, r.code || ':' || pe.code as code

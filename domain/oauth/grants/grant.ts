@@ -10,7 +10,31 @@ import type { TokenService } from "../../keys/tokens.ts";
 import { hasOpenId, issueIdToken } from "../oidc.ts";
 import { formIndicator, type Target, targetOf } from "../resource_indicators.ts";
 import { needsConsent } from "../clients.ts";
-import { requireMembership } from "../../organizations/membership.ts";
+import { requireMembership, signInMfaPolicy } from "../../organizations/membership.ts";
+import { findMfaPolicy } from "../../../db/projects/projects.ts";
+import { findSessionAuth } from "../../../db/oauth/oidc.ts";
+import { retryRead } from "../../../db/connection.ts";
+import { ACR_MULTI, acrOf } from "../acr.ts";
+
+/**
+ * A switch (refresh, token exchange) into an organization that requires a second factor needs a login that gave
+ * one: else 400 `access_denied` (the application signs the user in to it, with `organization=`, to give it).
+ */
+export async function requireSecondFactorIn(
+  sql: Sql,
+  projectId: string,
+  sessionId: string,
+  organizationId: string,
+): Promise<void> {
+  const project = await retryRead(() => findMfaPolicy(sql, projectId)) ?? "off";
+  const policy = await retryRead(() => signInMfaPolicy(sql, projectId, organizationId, project));
+  if (policy !== "required") return;
+  const login = await retryRead(() => findSessionAuth(sql, projectId, sessionId));
+  if (login && acrOf(login.amr ?? []) === ACR_MULTI) return;
+  throw new AppError("access_denied", {
+    description: "the organization requires a second factor: sign the user in to it with organization=",
+  });
+}
 
 /**
  * The API a user grant's token is for: the authorization's `resource` (RFC 8707), which the token request may

@@ -8,27 +8,7 @@ import { hashSecret } from "../../shared/secrets.ts";
 import { refreshReuse } from "../../../telemetry/families.ts";
 import type { TokenResponse } from "../../../openapi/tokens.ts";
 import { decisionClaimsOf } from "../decision_claims.ts";
-import { type GrantContext, issueUserTokens, required, userTarget } from "./grant.ts";
-import { findMfaPolicy } from "../../../db/projects/projects.ts";
-import { findSessionAuth } from "../../../db/oauth/oidc.ts";
-import { signInMfaPolicy } from "../../organizations/membership.ts";
-import { ACR_MULTI, acrOf } from "../acr.ts";
-import type { RefreshRow } from "../../../db/oauth/sessions.ts";
-
-/**
- * A switch into an organization that requires a second factor needs a login that gave one: else 400
- * `access_denied` (sign in to the organization, with `organization=`, to give it).
- */
-async function requireSecondFactorFor(sql: GrantContext["sql"], row: RefreshRow, organizationId: string) {
-  const project = await retryRead(() => findMfaPolicy(sql, row.project_id)) ?? "off";
-  const policy = await retryRead(() => signInMfaPolicy(sql, row.project_id, organizationId, project));
-  if (policy !== "required") return;
-  const login = await retryRead(() => findSessionAuth(sql, row.project_id, row.session_id));
-  if (login && acrOf(login.amr ?? []) === ACR_MULTI) return;
-  throw new AppError("access_denied", {
-    description: "the organization requires a second factor: sign the user in to it with organization=",
-  });
-}
+import { type GrantContext, issueUserTokens, required, requireSecondFactorIn, userTarget } from "./grant.ts";
 
 export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
   const { sql, form } = ctx;
@@ -69,7 +49,7 @@ export async function refreshToken(ctx: GrantContext): Promise<TokenResponse> {
   // the one kept, when the tokens are issued: `access_denied` for one the user is not a member of).
   const organizationId = form.organization ?? row.organization_id;
   if (organizationId !== null && organizationId !== row.organization_id) {
-    await requireSecondFactorFor(sql, row, organizationId);
+    await requireSecondFactorIn(sql, row.project_id, row.session_id, organizationId);
   }
   const target = await userTarget(ctx, client, {
     projectId: row.project_id,

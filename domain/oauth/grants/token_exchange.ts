@@ -26,7 +26,8 @@ import { AppError } from "../../shared/errors.ts";
 import { uuidV7Time } from "../../shared/ids.ts";
 import { authenticateClient } from "../client_auth.ts";
 import { formIndicator } from "../resource_indicators.ts";
-import { type GrantContext, required } from "./grant.ts";
+import { type GrantContext, required, requireSecondFactorIn } from "./grant.ts";
+import { requireMembership } from "../../organizations/membership.ts";
 
 export const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
 export const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
@@ -136,6 +137,39 @@ function granted(
   return { ids: chosen.map((p) => p.id), codes: chosen.map((p) => forApi ? p.permission : p.code) };
 }
 
+/**
+ * The organization of the new token: the subject token's (a chain keeps its own), or another the user belongs to
+ * (`organization`, for a user's token that is not itself exchanged; `access_denied` for one the user is not a
+ * member of, or that requires a second factor the login did not give). Staying in the subject token's
+ * organization needs the membership it was issued in.
+ */
+async function organizationOf(
+  ctx: GrantContext,
+  projectId: string,
+  s: VerifiedClaims,
+  chain: DelegatedToken | undefined,
+): Promise<string | null> {
+  const asked = ctx.form.organization;
+  const current = chain ? chain.organization_id : (s.org_id ?? null);
+  if (asked === undefined || asked === current) {
+    if (current !== null && s.sid) {
+      await requireMembership(
+        ctx.sql,
+        projectId,
+        current,
+        s.sub,
+        new Date(uuidV7Time(s.jti) ?? s.iat * 1000),
+      );
+    }
+    return current;
+  }
+  if (!s.sid) throw invalidParams("organization", "only a user's token is of an organization");
+  if (chain) throw invalidParams("organization", "a chain of exchanges stays in its organization");
+  await requireMembership(ctx.sql, projectId, asked, s.sub);
+  await requireSecondFactorIn(ctx.sql, projectId, s.sid, asked);
+  return asked;
+}
+
 export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
   const { sql, form } = ctx;
   required(ctx, "token-exchange", ["subject_token", "subject_token_type"]);
@@ -175,7 +209,9 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
       subject_issued_at: new Date(uuidV7Time(s.jti) ?? s.iat * 1000),
       actors,
       ancestors: [s.jti],
+      organization_id: null,
     };
+  row.organization_id = await organizationOf(ctx, client.project_id, s, subject.row);
   const block = await retryRead(() =>
     exchangeBlock(sql, {
       projectId: client.project_id,
@@ -217,7 +253,7 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
     aud = s.aud; // a token for an API exchanges for a token for the same API
   }
   let possible = await retryRead(() =>
-    exchangeablePermissions(sql, client.project_id, who, actors, resourceId)
+    exchangeablePermissions(sql, client.project_id, who, actors, resourceId, row.organization_id)
   );
   // A subject token for an API carries what its scope says (what the user consented to): never more.
   if (subject.resourceId !== null) {
@@ -242,6 +278,7 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
       ...(aud !== client.project_id ? { target: { indicator: aud, scope } } : {}),
       exchange: { act: actOf(actors), scope, notAfter: s.exp },
       mayAct,
+      organizationId: row.organization_id,
     });
     await insertDelegatedToken(tx, {
       ...row,
@@ -262,6 +299,7 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
         actors,
         permissions: grant.codes,
         ...(aud !== client.project_id ? { resource: aud } : {}),
+        ...(row.organization_id ? { organization_id: row.organization_id } : {}),
         jti: claims.jti,
       },
     });

@@ -3989,7 +3989,7 @@ export namespace Api {
 		 */
 		'refresh_token'?: string;
 		/**
-		 * @description <p>Refresh grant, optional: the id of another organization the user belongs to, whose tokens (<code>org_id</code>) the refresh issues from now on (docs/organizations.md). A user who is not a member of it, or no longer of the session&#39;s: <code>access_denied</code>.</p>
+		 * @description <p>Refresh grant and token exchange, optional: the id of another organization the user belongs to, whose tokens (<code>org_id</code>) the refresh issues from now on, or the exchange issues (docs/organizations.md). Without it the refresh keeps the session&#39;s organization and the exchange the subject token&#39;s. A user who is not a member of it (or no longer of the one kept), or an organization requiring a second factor the login did not give: <code>access_denied</code>. In an exchange, only for a user&#39;s subject token that was not itself exchanged (<code>invalid_params</code> otherwise).</p>
 		 * @type {string}
 		 * @memberof TokenRequest
 		 */
