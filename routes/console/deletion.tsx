@@ -39,12 +39,12 @@ const CONSEQUENCES: Record<Area, { noun: string; goes: string[] }> = {
 
 const nameOf = (r: Named) => r.display_name ?? r.name ?? r.id;
 
-/** Every role of the project but `except`, for the reassignment choice. */
+/** Every project role but `except`, for the reassignment choice (users hold project roles only). */
 async function otherRoles(k: Console, except: string): Promise<Role[]> {
   const out: Role[] = [];
   for (let n = 1;; n++) {
     const page = await k.get<Page<Role>>(
-      `${areaApi(k, "roles")}?page_size=100&page_num=${n}&sort_by=name&sort_dir=asc`,
+      `${areaApi(k, "roles")}?scope=project&page_size=100&page_num=${n}&sort_by=name&sort_dir=asc`,
     );
     out.push(...page.data.filter((r) => r.id !== except));
     if (n * 100 >= page.pagination.total) return out;

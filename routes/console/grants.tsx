@@ -80,7 +80,7 @@ function GrantForm(p: GrantsProps & { v: GrantValues; problem: Problem | null })
       <div>
         <label for="f-role">Role</label>
         <select id="f-role" name="role_id" required>
-          {[...p.roles.values()].map((r) => (
+          {[...p.roles.values()].filter((r) => r.scope === "project").map((r) => (
             <option key={r.id} value={r.id} selected={r.id === v.role_id}>{`${r.name} (${r.code})`}</option>
           ))}
         </select>

@@ -1,6 +1,9 @@
-/** Console pages of a project's roles: their permissions as a checklist grouped by resource. */
+/**
+ * Console pages of a project's roles: their scope (a user's project role, or an organization role held by the
+ * members of an organization), and their permissions as a checklist grouped by resource.
+ */
 import type { Resource } from "../../openapi/resources.ts";
-import type { Role } from "../../openapi/roles.ts";
+import type { Role, RoleScope } from "../../openapi/roles.ts";
 import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
 import { Alert, CopyId, Csrf, Field, Layout, plural, type Problem, problemOf, SortTh } from "./layout.tsx";
@@ -122,6 +125,8 @@ export function PermissionChecklist(
 
 const api = (k: Console) => areaApi(k, "roles");
 type Values = {
+  /** Chosen when the role is created; never changed. */
+  scope: RoleScope;
   code: string;
   name: string;
   description: string;
@@ -140,6 +145,7 @@ function registerRoleList(app: App) {
       <>
         <SortTh query={q} field="name" label="Name" />
         <SortTh query={q} field="code" label="Code" />
+        <th scope="col">Scope</th>
         <th scope="col" class="wide">Permissions</th>
       </>
     ),
@@ -151,10 +157,37 @@ function registerRoleList(app: App) {
         <td>
           <code>{r.code}</code>
         </td>
+        <td>{r.scope}</td>
         <td class="wide">{plural(r.permission_ids.length, "permission")}</td>
       </>
     ),
   });
+}
+
+const SCOPES: Record<RoleScope, string> = {
+  project: "project (a user's role across the project, or granted on an object)",
+  organization: "organization (held by members of an organization, in that organization only)",
+};
+
+/** The scope of a new role: set once, when it is created. */
+function ScopeSelect(p: { value: RoleScope; problem: Problem | null }) {
+  const error = p.problem?.fields["scope"];
+  return (
+    <>
+      <label for="f-scope">Scope</label>
+      <p class="hint" id="f-scope-hint">Set when the role is created; it never changes.</p>
+      <select
+        id="f-scope"
+        name="scope"
+        aria-describedby={error ? "f-scope-hint f-scope-error" : "f-scope-hint"}
+      >
+        {(["project", "organization"] as const).map((s) => (
+          <option key={s} value={s} selected={s === p.value}>{SCOPES[s]}</option>
+        ))}
+      </select>
+      {error && <p class="field-error" id="f-scope-error">{error}</p>}
+    </>
+  );
 }
 
 type RolePageProps = {
@@ -186,6 +219,7 @@ function RolePage(p: RolePageProps) {
         <Field name="name" label="Name" value={v.name} required problem={problem} />
         <Field name="code" label="Code" value={v.code} required problem={problem} />
         <Field name="description" label="Description" value={v.description} problem={problem} />
+        {role ? <p>Scope: {SCOPES[role.scope]}</p> : <ScopeSelect value={v.scope} problem={problem} />}
         <PermissionChecklist
           resources={p.resources}
           checked={v.permission_ids}
@@ -211,13 +245,21 @@ async function editPage(k: Console, role: Role | null, values: Values | null, pr
   const v = values ??
     (role
       ? {
+        scope: role.scope,
         code: role.code,
         name: role.name,
         description: role.description ?? "",
         permission_ids: role.permission_ids,
         conditions: Object.fromEntries(role.conditions.map((c) => [c.permission_id, c.expression])),
       }
-      : { code: "", name: "", description: "", permission_ids: [], conditions: {} });
+      : {
+        scope: "project" as const,
+        code: "",
+        name: "",
+        description: "",
+        permission_ids: [],
+        conditions: {},
+      });
   const base = `${projectPath(s.project.id)}/roles`;
   const action = role ? `${base}/${encodeURIComponent(role.id)}` : `${base}/new`;
   const readonly = !s.can(role ? "roles:update" : "roles:create");
@@ -234,6 +276,7 @@ function values(k: Console): Values {
     if (text) conditions[id] = text;
   }
   return {
+    scope: k.field("scope") === "organization" ? "organization" : "project",
     code: k.field("code"),
     name: k.field("name"),
     description: k.field("description"),
@@ -274,7 +317,7 @@ const showNewRole = (k: Console) => editPage(k, null, null, null);
 
 async function createRole(k: Console) {
   const v = values(k);
-  const res = await k.api("POST", api(k), body(v));
+  const res = await k.api("POST", api(k), { ...body(v), scope: v.scope });
   if (!res.ok) return editPage(k, null, v, problemOf(res));
   return k.c.redirect(`${rolesPath(k)}?done=1`, 303);
 }

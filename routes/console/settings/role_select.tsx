@@ -9,11 +9,14 @@ import type { Page } from "../layout.tsx";
 import { areaApi } from "../projects.tsx";
 import type { Console } from "../session.ts";
 
-/** The project's roles, by name; none when the user may not read them. */
+/**
+ * The project's roles by name (an organization role is never a `default_role_id`); none when the user may not
+ * read them.
+ */
 export async function rolesOf(k: Console): Promise<Role[]> {
   const res = await k.api<Page<Role>>(
     "GET",
-    `${areaApi(k, "roles")}?page_size=100&sort_by=name&sort_dir=asc`,
+    `${areaApi(k, "roles")}?scope=project&page_size=100&sort_by=name&sort_dir=asc`,
   );
   return res.ok ? res.body.data : [];
 }
