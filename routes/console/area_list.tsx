@@ -1,7 +1,7 @@
 /**
- * The list page of one area of a project (resources, roles, users, clients): heading, create button (when the
- * signed-in user may create), search, a sortable table with links to each record, and the pager; all from the
- * admin API's list with the page's query.
+ * The list page of one area of a project (resources, roles, users, clients, organizations): heading, create
+ * button (when the signed-in user may create), search, a sortable table with links to each record, and the
+ * pager; all from the admin API's list with the page's query.
  */
 import type { Child } from "hono/jsx";
 import type { App } from "../env.ts";
@@ -9,7 +9,7 @@ import { Alert, Layout, listQuery, type Page, Pager, SearchBox } from "./layout.
 import { projectApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { html, signedIn } from "./session.ts";
 
-export type Area = "resources" | "roles" | "users" | "clients";
+export type Area = "resources" | "roles" | "users" | "clients" | "organizations";
 
 export function registerAreaList<T extends { id: string }>(app: App, o: {
   area: Area;

@@ -28,6 +28,7 @@ const AREAS: Record<string, string> = {
   role: "roles",
   resource: "resources",
   webhook: "webhooks",
+  organization: "organizations",
 };
 
 type Named = { name: string; href: string | null };

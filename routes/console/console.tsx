@@ -18,6 +18,10 @@ import { registerWebhookPages } from "./webhooks.tsx";
 import { registerSignInSettings } from "./settings/sign_in.tsx";
 import { registerBrandingPage } from "./settings/branding.tsx";
 import { registerIdentityProviderPages } from "./settings/identity_providers.tsx";
+import { registerOrganizationListPages } from "./organizations/list.tsx";
+import { registerOrganizationPage } from "./organizations/page.tsx";
+import { registerMemberPages } from "./organizations/members.tsx";
+import { registerInvitationPages } from "./organizations/invitations.tsx";
 
 const SCRIPT = Deno.readTextFileSync(new URL("../assets/console.js", import.meta.url));
 
@@ -52,4 +56,9 @@ export function registerConsoleRoutes(app: App) {
   registerSignInSettings(app);
   registerBrandingPage(app);
   registerIdentityProviderPages(app);
+  // The list and `…/organizations/new` before an organization's own pages (`…/organizations/:oid`).
+  registerOrganizationListPages(app);
+  registerOrganizationPage(app);
+  registerMemberPages(app);
+  registerInvitationPages(app);
 }

@@ -47,6 +47,7 @@ nav.tabs ul { display: flex; flex-wrap: wrap; gap: .1rem .25rem; list-style: non
 nav.tabs a { display: inline-block; padding: .55rem .5rem; text-decoration: none; color: var(--muted); border-bottom: 3px solid transparent; }
 nav.tabs a:hover { color: var(--text); }
 nav.tabs a[aria-current=page] { color: var(--text); font-weight: 700; border-bottom-color: var(--accent); }
+nav.tabs.sub { background: transparent; margin: 0 0 1rem; } nav.tabs.sub ul { padding: 0; margin: 0; }
 main { padding: 1.25rem 1rem 3rem; max-width: 72rem; margin: 0 auto; }
 .crumbs { margin: 0 0 .25rem; font-size: .9rem; color: var(--muted); }
 h1 { font-size: 1.5rem; margin: .25rem 0 1rem; overflow-wrap: anywhere; } h2 { font-size: 1.15rem; margin: 1.75rem 0 .5rem; }
@@ -89,6 +90,8 @@ td .sub { display: block; font-size: .85rem; color: var(--muted); }
 .toolbar label { margin: 0 0 .25rem; } .toolbar button { margin: 0; }
 fieldset { border: 1px solid var(--line); border-radius: .4rem; margin: .75rem 0; max-width: 40rem; min-width: 0; }
 fieldset label, .check label { display: inline; font-weight: 400; margin: 0; }
+fieldset.bare { border: 0; padding: 0; margin: 0; max-width: none; }
+fieldset.bare > div > label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
 .check { display: block; margin: .3rem 0; }
 .check .condition { display: block; margin: .2rem 0 .4rem 1.6rem; }
 .check .condition label { display: block; font-size: .85rem; color: var(--muted); }
@@ -116,6 +119,7 @@ export type Tab =
   | "resources"
   | "roles"
   | "users"
+  | "organizations"
   | "clients"
   | "sessions"
   | "audit"
@@ -200,6 +204,7 @@ function Tabs(p: { project: { name: string }; base: string; tab?: Tab }) {
     ["resources", "Resources", `${base}/resources`],
     ["roles", "Roles", `${base}/roles`],
     ["users", "Users", `${base}/users`],
+    ["organizations", "Organizations", `${base}/organizations`],
     ["clients", "Clients", `${base}/clients`],
     ["sessions", "Sessions", `${base}/sessions`],
     ["audit", "Audit trail", `${base}/audit`],

@@ -1,9 +1,10 @@
 /**
  * Console pages of a resource's objects as a tree (one level at a time, with the path to it and the grants on
- * the object shown, to revoke), and what grants.tsx shares. Everything goes through the admin API as the
- * signed-in user.
+ * the object shown, to revoke; each object's properties and organization), and what grants.tsx shares.
+ * Everything goes through the admin API as the signed-in user.
  */
 import type { Grant, ObjectRecord } from "../../openapi/objects.ts";
+import type { Organization } from "../../openapi/organizations.ts";
 import type { Resource } from "../../openapi/resources.ts";
 import type { Role } from "../../openapi/roles.ts";
 import type { App } from "../env.ts";
@@ -24,6 +25,7 @@ import {
 } from "./layout.tsx";
 import { areaApi, projectPath, refusedPage, type Scope, scopeOf } from "./projects.tsx";
 import { ApiRefusal, type Console, findIn, html, signedIn } from "./session.ts";
+import { OrganizationChoice, organizationsOf } from "./organizations/kit.tsx";
 
 export const enc = encodeURIComponent;
 const rid = (k: Console) => k.c.req.param("rid")!;
@@ -150,10 +152,15 @@ type Browser = Place & {
   at: string | null;
   self: string;
   problem: Problem | null;
-  values?: { id: string; name: string };
-  /** The properties textarea's text as posted, when it was refused. */
+  values?: { id: string; name: string; organization_id?: string };
+  /** The properties textarea's text (and the organization) as posted, when they were refused. */
   properties?: string;
+  organization?: string;
+  /** The project's organizations, for an object's (none when the user may not read them). */
+  organizations: Organization[];
 };
+
+const ORGANIZATION_HINT = "Its organization's roles act on it; no other organization's do.";
 
 function AddForm(p: Browser) {
   return (
@@ -170,6 +177,12 @@ function AddForm(p: Browser) {
         hint="Your application's id: letters, digits and . _ : / @ - (at most 200)."
       />
       <Field name="name" label="Name" value={p.values?.name} problem={p.problem} />
+      <OrganizationChoice
+        value={p.values?.organization_id ?? p.current?.organization_id ?? ""}
+        organizations={p.organizations}
+        problem={p.problem}
+        hint={ORGANIZATION_HINT}
+      />
       <button type="submit">Add object</button>
     </form>
   );
@@ -234,6 +247,14 @@ function PropertiesForm(p: Browser & { current: ObjectRecord }) {
       <Csrf k={p.k} back={p.self} />
       <input type="hidden" name="object" value={p.current.id} />
       <PropertiesField value={p.properties ?? propertiesText(p.current.properties)} problem={p.problem} />
+      <OrganizationChoice
+        id="f-object-organization_id"
+        label="Organization of this object"
+        value={p.organization ?? p.current.organization_id ?? ""}
+        organizations={p.organizations}
+        problem={p.problem}
+        hint={ORGANIZATION_HINT}
+      />
       {editable && <button type="submit">Save properties</button>}
     </form>
   );
@@ -298,8 +319,9 @@ function BrowserPage(p: BrowserPageProps) {
 async function browser(
   k: Console,
   problem: Problem | null,
-  values?: { id: string; name: string },
+  values?: { id: string; name: string; organization_id?: string },
   properties?: string,
+  organization?: string,
 ) {
   const url = new URL(k.c.req.url);
   const at = url.searchParams.get("at") || (k.field("parent") || null);
@@ -313,7 +335,7 @@ async function browser(
   if (n) q.set("page_num", n);
   const res = await k.api<Page<ObjectRecord>>("GET", `${objectsApi(k)}?${q}`);
   if (!res.ok) return refusedPage(k, new ApiRefusal(res));
-  const { grants, roles } = await grantsOf(k, place);
+  const [{ grants, roles }, organizations] = await Promise.all([grantsOf(k, place), organizationsOf(k)]);
   const self = browserPath(s.project.id, resource.id, at);
   const title = current ? `${resource.name}: ${current.name ?? current.id}` : `Objects of ${resource.name}`;
   const notice = NOTICES[url.searchParams.get("done") ?? ""] ?? null;
@@ -325,6 +347,8 @@ async function browser(
     problem,
     values,
     properties,
+    organization,
+    organizations,
     grants,
     roles,
     inside: res.body,
@@ -335,12 +359,13 @@ async function browser(
 }
 
 async function addObject(k: Console) {
-  const values = { id: k.field("id"), name: k.field("name") };
+  const values = { id: k.field("id"), name: k.field("name"), organization_id: k.field("organization_id") };
   const parent = k.field("parent") || null;
   const res = await k.api("POST", objectsApi(k), {
     id: values.id,
     name: values.name || null,
     parent_id: parent,
+    organization_id: values.organization_id || null,
   });
   if (!res.ok) return browser(k, problemOf(res), values);
   const at = browserPath(k.c.req.param("pid")!, rid(k), parent);
@@ -361,14 +386,20 @@ async function deleteObject(k: Console) {
   return k.c.redirect(`${up}${current?.parent_id ? "&" : "?"}done=deleted`, 303);
 }
 
-/** Replaces the object's properties with the textarea's JSON (not JSON: refused on the form, 400). */
+/**
+ * Replaces the object's properties with the textarea's JSON (not JSON: refused on the form, 400), and sets its
+ * organization when the form offered the choice.
+ */
 async function saveProperties(k: Console) {
   const id = k.field("object");
   const text = k.field("properties");
   const parsed = parsedProperties(text);
-  const res = "problem" in parsed
-    ? null
-    : await k.api("PUT", `${objectsApi(k)}/${enc(id)}`, { properties: parsed.value });
+  const organization = "organization_id" in k.form ? k.field("organization_id") : undefined;
+  const body = {
+    properties: "problem" in parsed ? null : parsed.value,
+    ...(organization === undefined ? {} : { organization_id: organization || null }),
+  };
+  const res = "problem" in parsed ? null : await k.api("PUT", `${objectsApi(k)}/${enc(id)}`, body);
   if (res === null || !res.ok) {
     k.form.parent = id;
     return browser(
@@ -376,6 +407,7 @@ async function saveProperties(k: Console) {
       res === null ? (parsed as { problem: Problem }).problem : problemOf(res),
       undefined,
       text,
+      organization,
     );
   }
   return k.c.redirect(`${browserPath(k.c.req.param("pid")!, rid(k), id)}&done=saved`, 303);

@@ -20,6 +20,7 @@ const GLANCE = [
   ["resources", "resources", "resource"],
   ["roles", "roles", "role"],
   ["users", "users", "user"],
+  ["organizations", "organizations", "organization"],
   ["clients", "clients", "client"],
   ["webhooks", "webhooks", "webhook"],
 ] as const;

@@ -1,6 +1,10 @@
-/** A user's page in the console: facts, effective permissions, the profile form and the mail actions. */
+/**
+ * A user's page in the console: facts, effective permissions, the organizations they belong to, the profile form
+ * and the mail actions.
+ */
 import type { Role } from "../../openapi/roles.ts";
 import type { User } from "../../openapi/users.ts";
+import type { UserOrganization } from "../../openapi/organizations.ts";
 import { DeleteLink } from "./deletion.tsx";
 import {
   Active,
@@ -26,11 +30,60 @@ export type Values =
     is_active: boolean;
   };
 
+/** The project roles a user may be given (an organization role is a member's, never a user's `role_id`). */
 async function rolesOf(k: Console, projectId: string): Promise<Role[]> {
   const page = await k.get<Page<Role>>(
-    `${projectApi(projectId, "roles")}?page_size=100&sort_by=name&sort_dir=asc`,
+    `${projectApi(projectId, "roles")}?scope=project&page_size=100&sort_by=name&sort_dir=asc`,
   );
   return page.data;
+}
+
+/** The organizations the user belongs to and the organization roles by id; null where they may not be read. */
+async function organizationsOf(k: Console, projectId: string, user: User): Promise<Memberships | null> {
+  const [orgs, roles] = await Promise.all([
+    k.api<Page<UserOrganization>>(
+      "GET",
+      `${projectApi(projectId, "users")}/${encodeURIComponent(user.id)}/organizations?page_size=100`,
+    ),
+    k.api<Page<Role>>("GET", `${projectApi(projectId, "roles")}?scope=organization&page_size=100`),
+  ]);
+  if (!orgs.ok) return null;
+  return { page: orgs.body, roles: new Map(roles.ok ? roles.body.data.map((r) => [r.id, r.name]) : []) };
+}
+
+type Memberships = { page: Page<UserOrganization>; roles: Map<string, string> };
+
+/** The user's organizations, each linked to the user's membership there, with their roles in it. */
+function Organizations(p: { memberships: Memberships | null; projectId: string; user: User }) {
+  if (!p.memberships) return null;
+  const { page, roles } = p.memberships;
+  const base = `${projectPath(p.projectId)}/organizations`;
+  return (
+    <section aria-labelledby="organizations-heading">
+      <h2 id="organizations-heading">Organizations</h2>
+      {page.data.length === 0
+        ? <p>{p.user.display_name} belongs to no organization.</p>
+        : (
+          <ul id="organization-list">
+            {page.data.map((o) => (
+              <li key={o.organization_id}>
+                <a href={`${base}/${encodeURIComponent(o.organization_id)}`}>{o.name}</a>:{" "}
+                <a
+                  href={`${base}/${encodeURIComponent(o.organization_id)}/members/${
+                    encodeURIComponent(p.user.id)
+                  }`}
+                >
+                  {o.role_ids.length ? o.role_ids.map((id) => roles.get(id) ?? id).join(", ") : "no roles"}
+                </a>
+              </li>
+            ))}
+          </ul>
+        )}
+      {page.pagination.total > page.data.length && (
+        <p class="hint">The first {page.data.length} of {page.pagination.total} organizations.</p>
+      )}
+    </section>
+  );
 }
 
 /**
@@ -247,7 +300,15 @@ function ProfileForm(p: Form) {
   );
 }
 
-function UserPage(p: Form & { nonce: string; s: Scope; effective: string[] | null; title: string }) {
+function UserPage(
+  p: Form & {
+    nonce: string;
+    s: Scope;
+    effective: string[] | null;
+    memberships: Memberships | null;
+    title: string;
+  },
+) {
   const { k, s, user, action } = p;
   const role = user?.role_id ? p.roles.find((r) => r.id === user.role_id) : undefined;
   return (
@@ -256,6 +317,7 @@ function UserPage(p: Form & { nonce: string; s: Scope; effective: string[] | nul
       <Alert problem={p.problem} notice={user ? MAILED[k.c.req.query("mailed") ?? ""] : null} />
       {user && <UserFacts user={user} role={role} projectId={s.project.id} action={action} />}
       {user && <Effective codes={p.effective} held={user.permissions} role={role} />}
+      {user && <Organizations memberships={p.memberships} projectId={s.project.id} user={user} />}
       <h2>Profile</h2>
       <ProfileForm {...p} />
       {user && user.email && user.is_active && !p.readonly && (
@@ -280,7 +342,9 @@ export async function editPage(
   } catch (err) {
     return refusedPage(k, err);
   }
-  const effective = user ? await effectivePermissions(k, s, user) : null;
+  const [effective, memberships] = user
+    ? await Promise.all([effectivePermissions(k, s, user), organizationsOf(k, s.project.id, user)])
+    : [null, null];
   const v: Values = values ?? {
     display_name: user?.display_name ?? "",
     email: user?.email ?? "",
@@ -294,6 +358,6 @@ export async function editPage(
   const action = user ? `${base}/${encodeURIComponent(user.id)}` : `${base}/new`;
   const readonly = !s.can(user ? "users:update" : "users:create");
   const title = user ? `User ${user.display_name}` : "Create user";
-  const page = { k, s, user, v, roles, effective, problem, action, readonly, title };
+  const page = { k, s, user, v, roles, effective, memberships, problem, action, readonly, title };
   return html(k.c, (nonce) => <UserPage nonce={nonce} {...page} />, problem ? 400 : 200);
 }

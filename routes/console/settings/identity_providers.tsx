@@ -1,10 +1,12 @@
 /**
  * Console pages of a project's upstream identity providers (OpenID Connect): the list, create (from a preset or
  * an issuer), a provider's page with its redirect URI to register upstream, update, activate or deactivate, and
- * delete after a confirmation. All through the admin API as the signed-in user (`…/identity-providers`), so its
- * permissions, discovery check and audit apply; the client secret is write-only and never shown back.
+ * delete after a confirmation; a provider may be an organization's own sign-in. All through the admin API as the
+ * signed-in user (`…/identity-providers`), so its permissions, discovery check and audit apply; the client secret
+ * is write-only and never shown back.
  */
 import type { IdentityProvider } from "../../../openapi/identity_providers.ts";
+import type { Organization } from "../../../openapi/organizations.ts";
 import type { Role } from "../../../openapi/roles.ts";
 import type { App } from "../../env.ts";
 import {
@@ -23,6 +25,7 @@ import {
 import { areaApi, pid, projectPath, recordNow, refusedPage, type Scope, scopeOf } from "../projects.tsx";
 import { ApiRefusal, type Console, findIn, html, signedIn } from "../session.ts";
 import { RoleSelect, rolesOf } from "./role_select.tsx";
+import { organizationsOf } from "../organizations/kit.tsx";
 
 const api = (k: Console) => areaApi(k, "identity-providers");
 const base = (k: Console) => `${projectPath(pid(k))}/identity-providers`;
@@ -40,6 +43,7 @@ type Values = {
   jit_provisioning: boolean;
   link_by_verified_email: boolean;
   default_role_id: string;
+  organization_id: string;
   is_active: boolean;
 };
 
@@ -55,6 +59,7 @@ const valuesOf = (p: IdentityProvider | null): Values => ({
   jit_provisioning: p?.jit_provisioning ?? false,
   link_by_verified_email: p?.link_by_verified_email ?? false,
   default_role_id: p?.default_role_id ?? "",
+  organization_id: p?.organization_id ?? "",
   is_active: p?.is_active ?? true,
 });
 
@@ -70,6 +75,7 @@ const posted = (k: Console): Values => ({
   jit_provisioning: k.field("jit_provisioning") === "true",
   link_by_verified_email: k.field("link_by_verified_email") === "true",
   default_role_id: k.field("default_role_id"),
+  organization_id: k.field("organization_id"),
   is_active: k.field("is_active") === "true",
 });
 
@@ -80,6 +86,7 @@ const common = (v: Values) => ({
   jit_provisioning: v.jit_provisioning,
   link_by_verified_email: v.link_by_verified_email,
   default_role_id: v.default_role_id || null,
+  organization_id: v.organization_id || null,
   is_active: v.is_active,
 });
 
@@ -119,11 +126,39 @@ function PresetFields(p: { v: Values; problem: Problem | null }) {
   );
 }
 
+/** Whose sign-in the provider is: the project's, or one organization's own (one the list lacks kept by id). */
+function OrganizationSelect(p: { value: string; organizations: Organization[]; problem: Problem | null }) {
+  const error = p.problem?.fields["organization_id"];
+  const known = p.organizations.some((o) => o.id === p.value);
+  return (
+    <div>
+      <label for="f-organization_id">Whose sign-in</label>
+      <p class="hint" id="f-organization_id-hint">
+        An organization's own provider shows only on sign-ins to that organization, and whoever signs in
+        through it becomes a member (docs/organizations.md).
+      </p>
+      <select
+        id="f-organization_id"
+        name="organization_id"
+        aria-describedby={error ? "f-organization_id-hint f-organization_id-error" : "f-organization_id-hint"}
+      >
+        <option value="" selected={!p.value}>The project's (every sign-in)</option>
+        {!known && p.value && <option value={p.value} selected>Organization {p.value}</option>}
+        {p.organizations.map((o) => (
+          <option key={o.id} value={o.id} selected={o.id === p.value}>Organization {o.name}</option>
+        ))}
+      </select>
+      {error && <p class="field-error" id="f-organization_id-error">{error}</p>}
+    </div>
+  );
+}
+
 type FormProps = {
   k: Console;
   provider: IdentityProvider | null;
   v: Values;
   roles: Role[];
+  organizations: Organization[];
   problem: Problem | null;
   action: string;
   readonly: boolean;
@@ -171,6 +206,7 @@ function ProviderForm(p: FormProps) {
           problem={problem}
           label="Role of users created at sign-in"
         />
+        <OrganizationSelect value={v.organization_id} organizations={p.organizations} problem={problem} />
         <Check name="is_active" label="Active (its button shows on the login page)" checked={v.is_active} />
         {!p.readonly && <button type="submit">{provider ? "Save provider" : "Create provider"}</button>}
       </fieldset>
@@ -223,18 +259,20 @@ async function editPage(
   values: Values | null,
   problem: Problem | null,
 ) {
-  let s: Scope, roles: Role[];
+  let s: Scope, roles: Role[], organizations: Organization[];
   try {
     s = await scopeOf(k, pid(k));
-    roles = await rolesOf(k);
+    [roles, organizations] = await Promise.all([rolesOf(k), organizationsOf(k)]);
   } catch (err) {
     return refusedPage(k, err);
   }
   const action = idp ? `${base(k)}/${encodeURIComponent(idp.id)}` : `${base(k)}/new`;
   const readonly = !s.can(idp ? "identity_providers:update" : "identity_providers:create");
   const title = idp ? `Identity provider ${idp.display_name}` : "Add identity provider";
-  const v = values ?? valuesOf(idp);
-  const form = { k, provider: idp, v, roles, problem, action, readonly };
+  // A new provider for an organization: its page links here with `?organization_id=`.
+  const v = values ??
+    { ...valuesOf(idp), ...(idp ? {} : { organization_id: k.c.req.query("organization_id") ?? "" }) };
+  const form = { k, provider: idp, v, roles, organizations, problem, action, readonly };
   return html(
     k.c,
     (nonce) => (
@@ -266,7 +304,8 @@ async function editPage(
   );
 }
 
-function ProvidersTable(p: { base: string; list: IdentityProvider[] }) {
+function ProvidersTable(p: { base: string; list: IdentityProvider[]; organizations: Organization[] }) {
+  const orgs = `${projectPath(p.list[0]?.project_id ?? "")}/organizations`;
   return (
     <div class="table-wrap">
       <table>
@@ -274,6 +313,7 @@ function ProvidersTable(p: { base: string; list: IdentityProvider[] }) {
           <tr>
             <th scope="col">Button label</th>
             <th scope="col" class="wide">Issuer</th>
+            <th scope="col" class="wide">Sign-in of</th>
             <th scope="col">State</th>
           </tr>
         </thead>
@@ -285,6 +325,15 @@ function ProvidersTable(p: { base: string; list: IdentityProvider[] }) {
               </td>
               <td class="wide">
                 <code>{idp.issuer}</code>
+              </td>
+              <td class="wide">
+                {idp.organization_id
+                  ? (
+                    <a href={`${orgs}/${encodeURIComponent(idp.organization_id)}`}>
+                      {p.organizations.find((o) => o.id === idp.organization_id)?.name ?? idp.organization_id}
+                    </a>
+                  )
+                  : "the project"}
               </td>
               <td>
                 <Active on={idp.is_active} />
@@ -298,10 +347,13 @@ function ProvidersTable(p: { base: string; list: IdentityProvider[] }) {
 }
 
 async function listProviders(k: Console) {
-  let s: Scope, page: Page<IdentityProvider>;
+  let s: Scope, page: Page<IdentityProvider>, organizations: Organization[];
   try {
     s = await scopeOf(k, pid(k));
-    page = await k.get<Page<IdentityProvider>>(`${api(k)}?page_size=100&sort_by=display_name&sort_dir=asc`);
+    [page, organizations] = await Promise.all([
+      k.get<Page<IdentityProvider>>(`${api(k)}?page_size=100&sort_by=display_name&sort_dir=asc`),
+      organizationsOf(k),
+    ]);
   } catch (err) {
     return refusedPage(k, err);
   }
@@ -327,7 +379,7 @@ async function listProviders(k: Console) {
         )}
         {page.data.length === 0
           ? <p class="card">No identity providers yet.</p>
-          : <ProvidersTable base={base(k)} list={page.data} />}
+          : <ProvidersTable base={base(k)} list={page.data} organizations={organizations} />}
       </Layout>
     ),
   );
