@@ -64,9 +64,34 @@ const grantOn = (st: string, s: string, r: string, pe: string, ri: string, when 
  * `d`: the decision's row (with `st`, `subject_id`, `resource_id`, `permission_id`, `role_id`, `cond`, `live`);
  * `ri`: the object's id.
  */
-const pendingObject = (d: string, ri: string) =>
-  `condition_inputs(${d}.role_id, ${d}.permission_id, ${d}.cond, ${d}.subject_properties, ${d}.st = 'user',
-    ${d}.subject_id, ${d}.resource_id, ${ri}, ${d}.live, ${d}.organization_id)`;
+const pendingObject = (d: string, ri: string, org: boolean) =>
+  org
+    ? `condition_inputs_org(${d}.role_id, ${d}.permission_id, ${d}.cond, ${d}.subject_properties,
+    ${d}.st = 'user', ${d}.subject_id, ${d}.resource_id, ${ri}, ${d}.live, ${d}.organization_id)`
+    : `condition_inputs(${d}.role_id, ${d}.permission_id, ${d}.cond, ${d}.subject_properties, ${d}.st = 'user',
+    ${d}.subject_id, ${d}.resource_id, ${ri}, ${d}.live)`;
+
+/**
+ * An organization role of the subject's in the organization asked about that holds the permission, when the
+ * object belongs to that organization: registered with it, or under the nearest ancestor that names one (the
+ * object's closure, at most 32 probes). A plain one first. Tried only when the role does not hold the permission
+ * outright (conditions on the outer row: checked once).
+ */
+const ORGANIZATION_ROLE = `
+  left join lateral (
+    select true as ok, mr.role_id, rp.condition as cond
+    from organization_member_roles mr
+    join role_permissions rp on rp.role_id = mr.role_id and rp.permission_id = pe.id
+    where i.org is not null and i.ri is not null and i.st = 'user' and s.active
+      and (g.ok is null or g.cond is not null)
+      and mr.organization_id = i.org and mr.user_id = s.id and mr.project_id = $1::text
+      and (select ob.organization_id from object_paths op
+           join objects ob on ob.resource_id = op.resource_id and ob.id = op.ancestor_id
+           where op.resource_id = r.id and op.object_id = i.ri and ob.organization_id is not null
+           order by op.depth limit 1) = i.org
+    order by rp.condition is null desc, mr.role_id
+    limit 1
+  ) om on true`;
 
 /**
  * Resolves each item's subject (a user by id, else by external id; a client by id), resource (by code) and
@@ -77,10 +102,12 @@ const pendingObject = (d: string, ri: string) =>
  * would read them all for a small batch). Only when the subject lacks the permission project-wide are the
  * grants on the object and its ancestors tried (`og`, when the item names an object), so a project-wide
  * decision costs what it did. The subject's, resource's and permission's ids are kept for the batch's grants.
+ * `org`: the items are asked in organizations (their column `org`), whose roles are tried too (`om`); a statement
+ * of its own, so that the questions asked in none cost what they did (its planning included).
  */
-const decisions = (items: string) => `
+const decisions = (items: string, org: boolean) => `
   select i.n, c.allowed, c.code, i.st, i.ri, s.id as subject_id, r.id as resource_id, pe.id as permission_id,
-    case when c.code = 'organization_role' then om.role_id
+    case ${org ? "when c.code = 'organization_role' then om.role_id" : ""}
          when c.code in ('role_permission', 'no_permission', 'conditional') then s.role_id end as role_id,
     case when c.code = 'client_permission' then s.id end as client_id,
     case when c.code in ('object_grant', 'grant_expired') then og.grant_id end as grant_id,
@@ -88,8 +115,11 @@ const decisions = (items: string) => `
     case when c.code = 'conditional' then g.cond end as cond,
     case when c.code = 'conditional' then og.live is true end as live,
     case when c.code in ('conditional', 'no_permission') then s.properties end as subject_properties,
-    case when c.code = 'organization_role' or (c.code = 'conditional' and om.cond is not null) then i.org end
-      as organization_id
+    ${
+  org
+    ? "case when c.code = 'organization_role' or (c.code = 'conditional' and om.cond is not null) then i.org end"
+    : "null::text"
+} as organization_id
   from ${items}
   cross join (select coalesce((select is_active from projects where id = $1::text), false) as is_active offset 0) p
   left join lateral (
@@ -117,25 +147,7 @@ const decisions = (items: string) => `
      where i.st = 'client' and cp.client_id = s.id and cp.permission_id = pe.id)
     limit 1
   ) g on true
-  -- An organization role of the subject's in the organization asked about that holds the permission, unless the
-  -- object belongs to that organization: registered with it, or under the nearest ancestor that names one (the
-  -- object's closure, at most 32 probes). A plain one first. Tried only in an organization, when the role does
-  -- not hold the permission outright (conditions on the outer row: checked once).
-  left join lateral (
-    select true as ok, mr.role_id, rp.condition as cond
-    from organization_member_roles mr
-    join role_permissions rp on rp.role_id = mr.role_id and rp.permission_id = pe.id
-    where i.org is not null and i.ri is not null and i.st = 'user' and s.active
-      and (g.ok is null or g.cond is not null)
-      and mr.organization_id = i.org and mr.user_id = s.id and mr.project_id = $1::text
-      and (select ob.organization_id from object_paths op
-           join objects ob on ob.resource_id = op.resource_id and ob.id = op.ancestor_id
-           where op.resource_id = r.id and op.object_id = i.ri and ob.organization_id is not null
-           order by op.depth limit 1) = i.org
-    order by rp.condition is null desc, mr.role_id
-    limit 1
-  ) om on true
-  left join lateral (
+${org ? ORGANIZATION_ROLE : ""}  left join lateral (
     ${
   grantOn(
     "i.st",
@@ -143,14 +155,16 @@ const decisions = (items: string) => `
     "r.id",
     "pe.id",
     "i.ri",
-    "(g.ok is null or g.cond is not null) and (om.ok is null or om.cond is not null) and pe.id is not null " +
-      "and s.active and i.ri is not null",
+    `(g.ok is null or g.cond is not null) ${
+      org ? "and (om.ok is null or om.cond is not null)" : ""
+    } and pe.id is not null and s.active and i.ri is not null`,
   )
 }
   ) og on true
   cross join lateral (
-    select (p.is_active and s.active and ((g.ok and g.cond is null) or (om.ok and om.cond is null)
-      or (og.live and og.plain))) is true as allowed,
+    select (p.is_active and s.active and ((g.ok and g.cond is null) ${
+  org ? "or (om.ok and om.cond is null)" : ""
+} or (og.live and og.plain))) is true as allowed,
       case when not p.is_active then 'project_inactive'
            when s.id is null then 'unknown_subject'
            when not s.active then 'subject_inactive'
@@ -158,20 +172,24 @@ const decisions = (items: string) => `
            when pe.id is null then 'unknown_action'
            when g.ok and g.cond is null and i.st = 'user' then 'role_permission'
            when g.ok and g.cond is null then 'client_permission'
-           when om.ok and om.cond is null then 'organization_role'
+           ${org ? "when om.ok and om.cond is null then 'organization_role'" : ""}
            when og.live and og.plain then 'object_grant'
-           when g.ok or om.ok or og.live then 'conditional'
+           when g.ok ${org ? "or om.ok" : ""} or og.live then 'conditional'
            when og.grant_id is not null then 'grant_expired'
            else 'no_permission'
       end as code
   ) c`;
 
 /** One question's decision, as compact JSON text: `{"decision":…,"context":{"reason_admin":…}}`. */
-const decisionObject = (d: string) =>
+const decisionObject = (d: string, org: boolean) =>
   `'{"decision":' || case when ${d}.allowed then 'true' else 'false' end
      || ',"context":{"reason_admin":{"code":"' || ${d}.code || '"'
-     || coalesce(',"role_id":' || to_json(${d}.role_id)::text, '')
-     || coalesce(',"organization_id":' || to_json(${d}.organization_id)::text, '')
+     || coalesce(',"role_id":' || to_json(${d}.role_id)::text, '')${
+    org
+      ? `
+     || coalesce(',"organization_id":' || to_json(${d}.organization_id)::text, '')`
+      : ""
+  }
      || coalesce(',"client_id":' || to_json(${d}.client_id)::text, '')
      || coalesce(',"grant_id":' || to_json(${d}.grant_id)::text, '')
      || coalesce(',"object_id":' || to_json(${d}.object_id)::text, '') || '}}}'`;
@@ -181,14 +199,23 @@ const decisionObject = (d: string) =>
  * `$6` object id): no JSON to parse, so the plan PostgreSQL keeps for the prepared statement (or for the
  * gate's, which carries it for a single evaluation) is as cheap as its index probes.
  */
-const EVALUATE_ONE = `
+const evaluateOne = (org: boolean) => `
   with d as (${
-  decisions(`(select $2::text as st, $3::text as si, $4::text as rt, $5::text as an, $6::text as ri,
-    $7::text as org, 1::bigint as n) i`)
+  decisions(
+    `(select $2::text as st, $3::text as si, $4::text as rt, $5::text as an, $6::text as ri, ${
+      org ? "$7::text" : "null::text"
+    } as org, 1::bigint as n) i`,
+    org,
+  )
 })
-  select case when d.code = 'conditional' then ${pendingObject("d", "d.ri")} else ${decisionObject("d")} end
+  select case when d.code = 'conditional' then ${pendingObject("d", "d.ri", org)} else ${
+  decisionObject("d", org)
+} end
     as answer
   from d`;
+/** A question asked in no organization (`$7` is not read), and one asked in one. */
+const EVALUATE_ONE = evaluateOne(false);
+const EVALUATE_ONE_ORG = evaluateOne(true);
 
 /**
  * A batch in two steps, in one statement (so in one snapshot): the distinct questions without their objects
@@ -198,15 +225,19 @@ const EVALUATE_ONE = `
  * the lookups grow with its questions, and only the grants with its objects. One row per question (`ri` null)
  * and one per object that a grant decides, each with its decision as compact JSON text.
  */
-const DECIDE = `
+const decide = (org: boolean) => `
   with d as materialized (${
-  decisions(`rows from (json_to_recordset($2::text::json) as (st text, si text, rt text, an text, ri text,
-    org text)) with ordinality as i (st, si, rt, an, ri, org, n)`)
+  decisions(
+    `rows from (json_to_recordset($2::text::json) as (st text, si text, rt text, an text, ri text${
+      org ? ", org text" : ""
+    })) with ordinality as i (st, si, rt, an, ri, ${org ? "org, " : ""}n)`,
+    org,
+  )
 }),
   o as (
     select o.q, o.ri, x.allowed,
-      case when x.code = 'conditional' then ${pendingObject("x", "o.ri")} else ${
-  decisionObject("x")
+      case when x.code = 'conditional' then ${pendingObject("x", "o.ri", org)} else ${
+  decisionObject("x", org)
 } end as obj
     from json_to_recordset($3::text::json) as o (q bigint, ri text)
     join d on d.n = o.q and d.code in ('no_permission', 'conditional')
@@ -230,14 +261,18 @@ const DECIDE = `
   )
   select d.n as q, null::text as ri, d.allowed,
     -- A question asked in an organization keeps its object (\`d.ri\`); the others have none here.
-    case when d.code = 'conditional' then ${pendingObject("d", "d.ri")} else ${decisionObject("d")} end as obj
+    case when d.code = 'conditional' then ${pendingObject("d", org ? "d.ri" : "null", org)} else ${
+  decisionObject("d", org)
+} end as obj
   from d
   union all
   select o.q, o.ri, o.allowed, o.obj from o`;
 
 /** The statement deciding one question in the project, as the read the gate attaches (or runs alone). */
 export function evaluationRead(projectId: string, q: Question): AttachedRead {
-  return { text: EVALUATE_ONE, params: [projectId, q.st, q.si, q.rt, q.an, q.ri, q.org] };
+  return q.org === null
+    ? { text: EVALUATE_ONE, params: [projectId, q.st, q.si, q.rt, q.an, q.ri] }
+    : { text: EVALUATE_ONE_ORG, params: [projectId, q.st, q.si, q.rt, q.an, q.ri, q.org] };
 }
 
 /** Runs an evaluation's statement; its answer as JSON text. */
@@ -268,12 +303,14 @@ export function decideAll(
 ): Promise<Decided[]> {
   if (questions.length === 0) return Promise.resolve([]);
   const params: Batch = [projectId, JSON.stringify(questions), JSON.stringify(objects)];
+  // A batch that asks anything in an organization takes the statement that reads organization roles.
+  const org = questions.some((q) => q.org != null);
   // Only small batches share a statement, so that a large one (or a slow one) never makes the others wait or
   // share its failure: at most BATCH_MAX × SHARED_AT_MOST lookups go in one statement.
   if (questions.length + objects.length > SHARED_AT_MOST) {
-    return decideEach(sql, [params]).then(([rows]) => rows);
+    return decideEach(org ? DECIDE_EACH_ORG : DECIDE_EACH, sql, [params]).then(([rows]) => rows);
   }
-  return decideShared(sql, params).then((rows) => rows ?? []);
+  return (org ? decideSharedOrg : decideShared)(sql, params).then((rows) => rows ?? []);
 }
 
 /** The size (questions and objects) up to which a batch shares its statement with others. */
@@ -286,16 +323,18 @@ type Batch = [string, string, string];
  * Batches decided in one statement: each batch's parameters are the n-th element of three arrays, and its
  * decisions come back with its ordinal `b`. Each batch is decided in one snapshot, the statement's.
  */
-const DECIDE_EACH = `
+const decideEachText = (org: boolean) => `
   select b.n::int as b, x.q, x.ri, x.allowed, x.obj
   from unnest($1::text[], $2::text[], $3::text[]) with ordinality as b (project_id, questions, objects, n)
   cross join lateral (${
-  DECIDE.replace(/\$(\d)/g, (_, d) => ["b.project_id", "b.questions", "b.objects"][Number(d) - 1])
+  decide(org).replace(/\$(\d)/g, (_, d) => ["b.project_id", "b.questions", "b.objects"][Number(d) - 1])
 }) x`;
+const DECIDE_EACH = decideEachText(false);
+const DECIDE_EACH_ORG = decideEachText(true);
 
-async function decideEach(sql: Sql, batches: Batch[]): Promise<Decided[][]> {
+async function decideEach(text: string, sql: Sql, batches: Batch[]): Promise<Decided[][]> {
   const rows = await sql.unsafe<(Omit<Decided, "q"> & { q: string; b: number })[]>(
-    DECIDE_EACH,
+    text,
     [batches.map((b) => b[0]), batches.map((b) => b[1]), batches.map((b) => b[2])],
     { prepare: true },
   );
@@ -308,9 +347,12 @@ async function decideEach(sql: Sql, batches: Batch[]): Promise<Decided[][]> {
  * The batches asked for in one turn of the event loop share a statement, and the same batch asked again in it
  * (the same project, questions and objects) is decided once for all who asked (db/batch.ts).
  */
-const decideShared = batchedRead<Batch, Decided[]>(
-  decideEach,
-  ([project, questions, objects]) => `${project.length}:${project}${questions.length}:${questions}${objects}`,
+const batchKey = ([project, questions, objects]: Batch) =>
+  `${project.length}:${project}${questions.length}:${questions}${objects}`;
+const decideShared = batchedRead<Batch, Decided[]>((sql, b) => decideEach(DECIDE_EACH, sql, b), batchKey);
+const decideSharedOrg = batchedRead<Batch, Decided[]>(
+  (sql, b) => decideEach(DECIDE_EACH_ORG, sql, b),
+  batchKey,
 );
 
 /**

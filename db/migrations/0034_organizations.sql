@@ -95,11 +95,12 @@ alter table authorization_requests add column organization_id text;
 alter table authorization_codes add column organization_id text;
 alter table refresh_tokens add column organization_id text;
 
--- What a decision through conditions reads (db/authz/authzen.ts `pendingObject`, migration 0033), now also
--- the organization roles that hold the permission under a condition in the organization asked about (given
--- only when the object belongs to it and no organization role holds the permission outright).
-drop function condition_inputs(text, text, text, jsonb, boolean, text, text, text, boolean);
-create function condition_inputs(
+-- What a decision in an organization through conditions reads (db/authz/authzen.ts `pendingObject`): what
+-- `condition_inputs` (migration 0033) reads, and the organization roles that hold the permission under a
+-- condition in the organization asked about (given only when the object belongs to it and no organization role
+-- holds the permission outright). A function of its own: decisions asked in no organization call the other one
+-- as they did (its subqueries are set up on every call).
+create function condition_inputs_org(
   role_id text, permission_id text, role_condition text, subject_properties jsonb, is_user boolean,
   subject_id text, resource_id text, object_id text, grants_live boolean, organization_id text
 ) returns text language plpgsql stable as $$
@@ -110,22 +111,22 @@ begin
     'org_roles', case when organization_id is not null and is_user then (
       select json_agg(json_build_object('role_id', mr.role_id, 'condition', rp.condition) order by mr.role_id)
       from organization_member_roles mr
-      join role_permissions rp on rp.role_id = mr.role_id and rp.permission_id = condition_inputs.permission_id
-      where mr.organization_id = condition_inputs.organization_id and mr.user_id = condition_inputs.subject_id
+      join role_permissions rp on rp.role_id = mr.role_id and rp.permission_id = condition_inputs_org.permission_id
+      where mr.organization_id = condition_inputs_org.organization_id and mr.user_id = condition_inputs_org.subject_id
         and rp.condition is not null) end,
     'subject', subject_properties,
     'object', (select ob.properties from objects ob
-               where ob.resource_id = condition_inputs.resource_id and ob.id = condition_inputs.object_id),
+               where ob.resource_id = condition_inputs_org.resource_id and ob.id = condition_inputs_org.object_id),
     'grants', case when grants_live then (
       select json_agg(json_build_object('grant_id', gr.id, 'object_id', gr.object_id, 'role_id', gr.role_id,
                                         'condition', gr.condition, 'role_condition', rp.condition)
                       order by op.depth, gr.id)
       from object_paths op
       join object_grants gr on gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id
-        and gr.subject_id = condition_inputs.subject_id and (gr.user_id is not null) = is_user
+        and gr.subject_id = condition_inputs_org.subject_id and (gr.user_id is not null) = is_user
         and (gr.expires_at is null or gr.expires_at > now())
-      join role_permissions rp on rp.role_id = gr.role_id and rp.permission_id = condition_inputs.permission_id
-      where op.resource_id = condition_inputs.resource_id and op.object_id = condition_inputs.object_id
+      join role_permissions rp on rp.role_id = gr.role_id and rp.permission_id = condition_inputs_org.permission_id
+      where op.resource_id = condition_inputs_org.resource_id and op.object_id = condition_inputs_org.object_id
         and (gr.condition is not null or rp.condition is not null)) end,
     'now', now()))::text;
 end $$;

@@ -234,7 +234,7 @@ export async function deleteOrganization(
         projectId,
         { roleId },
         "organization_id",
-        "taking away its members' organization roles",
+        "deleting the organization (its members lose their roles there: each role)",
         { nameCodes: false },
       );
     }
