@@ -114,12 +114,12 @@ const decisions = (items: string, org: boolean) => `
     case when c.code in ('object_grant', 'grant_expired') then og.object_id end as object_id,
     case when c.code = 'conditional' then g.cond end as cond,
     case when c.code = 'conditional' then og.live is true end as live,
-    case when c.code in ('conditional', 'no_permission') then s.properties end as subject_properties,
-    ${
+    case when c.code in ('conditional', 'no_permission') then s.properties end as subject_properties${
   org
-    ? "case when c.code = 'organization_role' or (c.code = 'conditional' and om.cond is not null) then i.org end"
-    : "null::text"
-} as organization_id
+    ? ", case when c.code = 'organization_role' or (c.code = 'conditional' and om.cond is not null) then i.org " +
+      "end as organization_id"
+    : ""
+}
   from ${items}
   cross join (select coalesce((select is_active from projects where id = $1::text), false) as is_active offset 0) p
   left join lateral (
@@ -203,8 +203,8 @@ const evaluateOne = (org: boolean) => `
   with d as (${
   decisions(
     `(select $2::text as st, $3::text as si, $4::text as rt, $5::text as an, $6::text as ri, ${
-      org ? "$7::text" : "null::text"
-    } as org, 1::bigint as n) i`,
+      org ? "$7::text as org, " : ""
+    }1::bigint as n) i`,
     org,
   )
 })
@@ -249,8 +249,8 @@ const decide = (org: boolean) => `
         case when k.code = 'conditional' then d.role_id end as role_id, null::text as client_id,
         case when k.code <> 'conditional' then og.grant_id end as grant_id,
         case when k.code <> 'conditional' then og.object_id end as object_id,
-        d.st, d.subject_id, d.resource_id, d.permission_id, d.cond, og.live is true as live, d.subject_properties,
-        null::text as organization_id
+        d.st, d.subject_id, d.resource_id, d.permission_id, d.cond, og.live is true as live, d.subject_properties
+        ${org ? ", null::text as organization_id" : ""}
       from (select case when og.live and og.plain then 'object_grant'
                         when d.code = 'conditional' or og.live then 'conditional'
                         else 'grant_expired' end as code) k
