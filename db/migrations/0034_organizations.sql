@@ -103,33 +103,18 @@ alter table refresh_tokens add column organization_id text;
 create function condition_inputs_org(
   role_id text, permission_id text, role_condition text, subject_properties jsonb, is_user boolean,
   subject_id text, resource_id text, object_id text, grants_live boolean, organization_id text
-) returns text language plpgsql stable as $$
-begin
-  return json_build_object('pending', json_build_object(
-    'role_id', role_id, 'permission_id', permission_id, 'role_condition', role_condition,
-    'organization_id', organization_id,
-    'org_roles', case when organization_id is not null and is_user then (
-      select json_agg(json_build_object('role_id', mr.role_id, 'condition', rp.condition) order by mr.role_id)
+) returns text language sql stable as $$
+  select jsonb_set(jsonb_set(
+    condition_inputs(role_id, permission_id, role_condition, subject_properties, is_user, subject_id, resource_id,
+                     object_id, grants_live)::jsonb,
+    '{pending,organization_id}', to_jsonb(organization_id)),
+    '{pending,org_roles}', coalesce((
+      select jsonb_agg(jsonb_build_object('role_id', mr.role_id, 'condition', rp.condition) order by mr.role_id)
       from organization_member_roles mr
       join role_permissions rp on rp.role_id = mr.role_id and rp.permission_id = condition_inputs_org.permission_id
-      where mr.organization_id = condition_inputs_org.organization_id and mr.user_id = condition_inputs_org.subject_id
-        and rp.condition is not null) end,
-    'subject', subject_properties,
-    'object', (select ob.properties from objects ob
-               where ob.resource_id = condition_inputs_org.resource_id and ob.id = condition_inputs_org.object_id),
-    'grants', case when grants_live then (
-      select json_agg(json_build_object('grant_id', gr.id, 'object_id', gr.object_id, 'role_id', gr.role_id,
-                                        'condition', gr.condition, 'role_condition', rp.condition)
-                      order by op.depth, gr.id)
-      from object_paths op
-      join object_grants gr on gr.resource_id = op.resource_id and gr.object_id = op.ancestor_id
-        and gr.subject_id = condition_inputs_org.subject_id and (gr.user_id is not null) = is_user
-        and (gr.expires_at is null or gr.expires_at > now())
-      join role_permissions rp on rp.role_id = gr.role_id and rp.permission_id = condition_inputs_org.permission_id
-      where op.resource_id = condition_inputs_org.resource_id and op.object_id = condition_inputs_org.object_id
-        and (gr.condition is not null or rp.condition is not null)) end,
-    'now', now()))::text;
-end $$;
+      where is_user and mr.organization_id = condition_inputs_org.organization_id
+        and mr.user_id = condition_inputs_org.subject_id and rp.condition is not null), 'null'::jsonb))::text
+$$;
 
 -- Invitations to join an organization, mailed to an address (the user is created on acceptance when none has
 -- it). Only the SHA-256 of the link's token is kept; a resend replaces it. The roles are re-checked when the

@@ -30,26 +30,23 @@ export async function findOrganizationName(
 }
 
 /**
- * Makes the user a member, with its default roles, of each organization of the project that holds `domain` and
- * lets users join by it, unless a member already; in one statement. The organizations joined, with the roles.
+ * Makes the user a member, with each organization's default roles, of the organizations `candidates` (a query of
+ * `organization_id`s of the project) names that the user is not a member of yet, in one statement; those joined,
+ * with the roles given.
  */
-export async function joinDomainOrganizations(
+function joinWithDefaultRoles(
   sql: Sql,
   projectId: string,
   userId: string,
-  domain: string,
+  candidates: ReturnType<Sql>,
 ): Promise<{ organization_id: string; role_ids: string[] }[]> {
-  return await sql<{ organization_id: string; role_ids: string[] }[]>`
-    with o as (
-      select d.organization_id from organization_domains d
-      join organizations org on org.project_id = d.project_id and org.id = d.organization_id
-      where d.project_id = ${projectId} and d.domain = ${domain} and org.join_by_domain
-        and not exists (select from organization_members m
-                        where m.organization_id = d.organization_id and m.user_id = ${userId})
-    ),
+  return sql<{ organization_id: string; role_ids: string[] }[]>`
+    with o as (${candidates}),
     m as (
       insert into organization_members (project_id, organization_id, user_id)
       select ${projectId}, o.organization_id, ${userId} from o
+      where not exists (select from organization_members x
+                        where x.organization_id = o.organization_id and x.user_id = ${userId})
       on conflict do nothing
       returning organization_id
     ),
@@ -63,6 +60,26 @@ export async function joinDomainOrganizations(
            array(select r.role_id from r where r.organization_id = m.organization_id
                  order by r.role_id collate "C") as role_ids
     from m`;
+}
+
+/**
+ * Joins the user to each organization of the project that holds `domain` and lets users join by it (unless a
+ * member already): the organizations joined, with the roles.
+ */
+export async function joinDomainOrganizations(
+  sql: Sql,
+  projectId: string,
+  userId: string,
+  domain: string,
+): Promise<{ organization_id: string; role_ids: string[] }[]> {
+  return await joinWithDefaultRoles(
+    sql,
+    projectId,
+    userId,
+    sql`select d.organization_id from organization_domains d
+        join organizations org on org.project_id = d.project_id and org.id = d.organization_id
+        where d.project_id = ${projectId} and d.domain = ${domain} and org.join_by_domain`,
+  );
 }
 
 /** The user's address when it is verified (and the user active), else undefined. */
@@ -88,29 +105,19 @@ export async function findOrganizationMfa(
   return row?.mfa;
 }
 
-/**
- * Makes the user a member of the organization with its default roles, unless a member already; the roles given,
- * or undefined when the user was a member.
- */
+/** Joins the user to the organization with its default roles; the roles given, or undefined when a member. */
 export async function joinOrganization(
   sql: Sql,
   projectId: string,
   organizationId: string,
   userId: string,
 ): Promise<string[] | undefined> {
-  const [row] = await sql<{ role_ids: string[] }[]>`
-    with m as (
-      insert into organization_members (project_id, organization_id, user_id)
-      select ${projectId}, o.id, ${userId} from organizations o where o.project_id = ${projectId} and o.id = ${organizationId}
-      on conflict do nothing
-      returning organization_id
-    ),
-    r as (
-      insert into organization_member_roles (project_id, organization_id, user_id, role_id)
-      select ${projectId}, m.organization_id, ${userId}, dr.role_id
-      from m join organization_default_roles dr on dr.organization_id = m.organization_id
-      returning role_id
-    )
-    select array(select r.role_id from r order by r.role_id collate "C") as role_ids from m`;
-  return row?.role_ids;
+  const [joined] = await joinWithDefaultRoles(
+    sql,
+    projectId,
+    userId,
+    sql`select o.id as organization_id from organizations o
+        where o.project_id = ${projectId} and o.id = ${organizationId}`,
+  );
+  return joined?.role_ids;
 }
