@@ -205,12 +205,14 @@ test("an organization's own provider: straight there, found by the address, memb
     const page = await openDownLogin(agent, d);
     assert.deepEqual(pageOf(page.html).links, []);
     assert.match(page.html, /id="company-sign-in"/);
-    // With organization: straight to Acme's provider; the user is created, joins, and signs in to Acme.
-    const straight = await openDownLogin(agent, d, { organization: org.id });
+    // With organization: straight to Acme's provider (a browser's first visit: no cookie yet); the user is
+    // created, joins, and signs in to Acme.
+    const first = new Agent();
+    const straight = await openDownLogin(first, d, { organization: org.id });
     assert.equal(straight.res.status, 303);
     const to = straight.res.headers.get("location")!;
     assert.ok(to.startsWith(`${up.base}/authorize`), to);
-    const back = await agent.follow(to);
+    const back = await first.follow(to);
     assert.ok(back.url.startsWith(APP_REDIRECT), back.url);
     const tokens = await redeemAt(d, back.url, straight.verifier);
     assert.equal(claimsOf(tokens.access_token).org_id, org.id);
@@ -264,6 +266,23 @@ test("an organization's own provider: straight there, found by the address, memb
     );
     assert.equal(clicked.status, 400);
     assert.match(await clicked.text(), /This sign-in option is not available/);
+    // An address outside Acme's domains: the provider's word that it is verified does not count.
+    up.state.claims = () => ({
+      sub: "upstream-mallory",
+      email: `mallory@elsewhere-${domain}`,
+      email_verified: true,
+      name: "Mallory",
+    });
+    const outsider = new Agent();
+    const out = await openDownLogin(outsider, d, { organization: org.id });
+    const outBack = await outsider.follow(out.res.headers.get("location")!);
+    const outTokens = await redeemAt(d, outBack.url, out.verifier);
+    const mallory = claimsOf(outTokens.access_token).sub as string;
+    const malloryUser = await json<{ email_verified: boolean }>(
+      await call(d.url, d.token, "GET", `/api/v1/projects/${d.projectId}/users/${mallory}`),
+      200,
+    );
+    assert.equal(malloryUser.email_verified, false);
     // Bad input: an organization that is not the project's.
     const wrong = await call(d.url, d.token, "POST", `/api/v1/projects/${d.projectId}/identity-providers`, {
       kind: "oidc",

@@ -121,3 +121,16 @@ export async function joinOrganization(
   );
   return joined?.role_ids;
 }
+
+/** Whether the organization holds this email domain. */
+export async function organizationHasDomain(
+  sql: Sql,
+  projectId: string,
+  organizationId: string,
+  domain: string,
+): Promise<boolean> {
+  const rows = await sql`
+    select 1 from organization_domains
+    where project_id = ${projectId} and organization_id = ${organizationId} and domain = ${domain}`;
+  return rows.length > 0;
+}

@@ -33,7 +33,7 @@ import {
   findAuthorizationRequest,
   setRequestOrganization,
 } from "../../db/oauth/sessions.ts";
-import { joinThroughProvider } from "../organizations/membership.ts";
+import { joinThroughProvider, organizationHoldsAddress } from "../organizations/membership.ts";
 import { isPublicMailDomain } from "../organizations/public_domains.ts";
 import { insertUser } from "../../db/accounts/users.ts";
 import { record, userSource } from "../audit/audit.ts";
@@ -186,8 +186,6 @@ export async function startFederation(
     code_verifier: verifier,
     ttlSeconds: LOGIN_REQUEST_TTL,
   });
-  // Through an organization's own provider, the sign-in is that organization's (its code, tokens and `mfa`).
-  if (provider.organization_id !== null) await setRequestOrganization(sql, req.id, provider.organization_id);
   const hint: Record<string, string> = loginHint && loginHint.length <= 100 ? { login_hint: loginHint } : {};
   return await authorizationUrl(s, provider, metadata, { state, nonce, verifier }, hint);
 }
@@ -332,17 +330,13 @@ export async function federationCallback(
     if (err instanceof OutboundError) throw await fail("provider_unreachable", err);
     throw err;
   }
-  const userId = await account(sql, provider, upstream, req, request, fail);
-  // An organization's own provider vouches for its people: whoever signs in through it is a member (just in time).
-  if (provider.organization_id !== null) {
-    await joinThroughProvider(sql, {
-      projectId,
-      organizationId: provider.organization_id,
-      userId,
-      providerId,
-      request,
-    });
+  // An organization's own provider vouches for the addresses of its organization's domains only: another
+  // address it says is verified counts as unverified (no link by it, no join by its domain, the policy's check).
+  if (provider.organization_id !== null && upstream.emailVerified && upstream.email !== null) {
+    const ours = await organizationHoldsAddress(sql, projectId, provider.organization_id, upstream.email);
+    if (!ours) upstream = { ...upstream, emailVerified: false };
   }
+  const userId = await account(sql, provider, upstream, req, request, fail);
   // The project's sign-in policy, before a second step: a user just created from an address the provider did
   // not say is verified, or a linked one whose address is not, is stopped here (the page offers the link).
   try {
@@ -351,6 +345,19 @@ export async function federationCallback(
   } catch (err) {
     if (err instanceof EmailNotVerified) return { userId, providerId, request: req, unverified: err };
     throw err;
+  }
+  // An organization's own provider vouches for its people: whoever the policy lets in through it is a member
+  // (just in time), and the sign-in is that organization's (its code, its tokens, its `mfa`).
+  if (provider.organization_id !== null) {
+    await joinThroughProvider(sql, {
+      projectId,
+      organizationId: provider.organization_id,
+      userId,
+      providerId,
+      request,
+    });
+    await setRequestOrganization(sql, req.id, provider.organization_id);
+    req.organization_id = provider.organization_id;
   }
   await record(sql, {
     projectId,

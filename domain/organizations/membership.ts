@@ -11,6 +11,7 @@ import {
   findVerifiedEmail,
   joinDomainOrganizations,
   joinOrganization,
+  organizationHasDomain,
 } from "../../db/organizations/membership.ts";
 import { record, userSource } from "../audit/audit.ts";
 import { isPublicMailDomain } from "./public_domains.ts";
@@ -120,4 +121,15 @@ export async function joinThroughProvider(
       details: { user_id: p.userId, role_ids: roleIds, how: "jit", provider_id: p.providerId },
     });
   });
+}
+
+/** Whether the address's domain is one of the organization's (an organization's own provider vouches for those). */
+export async function organizationHoldsAddress(
+  sql: Sql,
+  projectId: string,
+  organizationId: string,
+  email: string,
+): Promise<boolean> {
+  const domain = email.slice(email.lastIndexOf("@") + 1).trim().toLowerCase();
+  return await retryRead(() => organizationHasDomain(sql, projectId, organizationId, domain));
 }

@@ -67,6 +67,8 @@ async function toProvider(
   c: Context<AppEnv>,
   providerId: string,
   form: { request_id: string; csrf: string },
+  /** The browser's cookie: the request's, or the one this answer sets (a first visit). */
+  browser: string | undefined,
   loginHint?: string,
 ): Promise<{ response: Response } | { failure: string }> {
   try {
@@ -75,7 +77,7 @@ async function toProvider(
       providerSettings(c.get("deps")),
       providerId,
       form,
-      getCookie(c, formSettings(c).cookieName),
+      browser,
       requestInfo(c),
       loginHint,
     );
@@ -144,7 +146,7 @@ async function showLogin(c: Context<AppEnv>): Promise<Response> {
     // A sign-in to an organization with its own provider goes straight there (docs/organizations.md).
     const own = await organizationProviderOf(sql, valid.client.project_id, valid.organization.id);
     if (own !== null) {
-      const sent = await toProvider(c, own, { request_id: requestId, csrf });
+      const sent = await toProvider(c, own, { request_id: requestId, csrf }, browser);
       if ("response" in sent) return sent.response;
       error = sent.failure;
     }
@@ -210,7 +212,13 @@ async function submitLogin(c: Context<AppEnv>): Promise<Response> {
   if (email && email.length <= 100 && (form.company === "1" || !password)) {
     const providerId = await providerForAddress(sql, req, email);
     if (providerId !== null) {
-      const sent = await toProvider(c, providerId, { request_id: form.request_id, csrf: form.csrf }, email);
+      const sent = await toProvider(
+        c,
+        providerId,
+        { request_id: form.request_id, csrf: form.csrf },
+        getCookie(c, cookieName),
+        email,
+      );
       if ("response" in sent) return sent.response;
       return await again(sent.failure, 400);
     }

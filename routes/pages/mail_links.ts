@@ -248,22 +248,29 @@ async function submitPassword(c: Context<AppEnv>): Promise<Response> {
     if (err instanceof LinkUnusable) return await staleLink(c, token, false);
     throw err;
   }
-  // A link proves the mailbox, not a second factor: a user who has one (or must enrol one) is not signed in
-  // by it, and signs in with the new password and the factor.
-  if ((await secondStepFor(sql, { project_id: link.project_id, acr: null }, link.user_id)) !== "none") {
+  // The login page the reset was asked from, when this browser opened it: it goes on after the password.
+  const secure = config.publicUrl.startsWith("https:");
+  const browser = getCookie(c, browserCookie(secure));
+  const sso = ssoCookie(config.publicUrl);
+  const resumed = link.authorization_request_id
+    ? await resumableRequest(sql, link.authorization_request_id, browser, config.publicUrl)
+    : null;
+  const req = resumed && resumed.project_id === link.project_id ? resumed : null;
+  // A link proves the mailbox, not a second factor: a user who has one (or must enrol one: the project's
+  // policy, the organization's the login asks for, or its acr_values) is not signed in by it, and signs in
+  // with the new password and the factor.
+  const step = await secondStepFor(
+    sql,
+    { project_id: link.project_id, acr: req?.acr ?? null, organization_id: req?.organization_id ?? null },
+    link.user_id,
+  );
+  if (step !== "none") {
     const brand = await brandFor(c, link.project_id, link.project_name);
     const backUrl = await signInAgainUrl(c, link.authorization_request_id);
     return page(c, (nonce) => passwordSetPage({ nonce, ...brand, signedIn: false, backUrl }));
   }
-  // Signed in: the login page the reset was asked from goes on, when this browser opened it; otherwise the
-  // browser gets a single sign-on session of the project.
-  const secure = config.publicUrl.startsWith("https:");
-  const browser = getCookie(c, browserCookie(secure));
-  const sso = ssoCookie(config.publicUrl);
-  const req = link.authorization_request_id
-    ? await resumableRequest(sql, link.authorization_request_id, browser, config.publicUrl)
-    : null;
-  if (req && req.project_id === link.project_id) {
+  // Signed in: the login page goes on; otherwise the browser gets a single sign-on session of the project.
+  if (req) {
     // The link verified the address, so the project's policy lets the user in; were it not so, its page.
     let done;
     try {
