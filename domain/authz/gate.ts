@@ -40,7 +40,7 @@ const REFUSALS = {
 } as const;
 
 /** When a token was signed: its UUIDv7 jti carries milliseconds, `iat` only seconds. */
-function issuedAt(claims: VerifiedClaims): Date {
+export function issuedAt(claims: VerifiedClaims): Date {
   return new Date(uuidV7Time(claims.jti) ?? claims.iat * 1000);
 }
 

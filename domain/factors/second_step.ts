@@ -7,7 +7,6 @@
  */
 import type { Sql } from "../../db/connection.ts";
 import { awaitSecondFactor, pendingSecondFactor } from "../../db/factors/mfa.ts";
-import { findMfaPolicy } from "../../db/projects/projects.ts";
 import { clearAttempts, uncountAttempt } from "../../db/shared/throttle.ts";
 import { record, userSource } from "../audit/audit.ts";
 import { AppError } from "../shared/errors.ts";
@@ -120,8 +119,7 @@ export async function mfaPolicyOf(
   sql: Sql,
   req: { project_id: string; organization_id?: string | null },
 ): Promise<"off" | "optional" | "required"> {
-  const project = await findMfaPolicy(sql, req.project_id) ?? "off";
-  return await signInMfaPolicy(sql, req.project_id, req.organization_id, project);
+  return await signInMfaPolicy(sql, req.project_id, req.organization_id);
 }
 
 /**

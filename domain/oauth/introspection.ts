@@ -155,8 +155,15 @@ function liveScope(scope: string | undefined, held: string[]): string {
  * A token of an organization: `org_id`, its name now (`org_name`) and what the user's organization roles there
  * hold (`organization_permissions`, outright; they hold only on that organization's objects).
  */
-async function organizationPart(sql: Sql, projectId: string, organizationId: string, userId: string) {
-  const name = await organizationNameOf(sql, projectId, organizationId);
+async function organizationPart(
+  sql: Sql,
+  projectId: string,
+  organizationId: string,
+  userId: string,
+  /** Its name when the caller read it already (null: deleted). */
+  known?: string | null,
+) {
+  const name = known !== undefined ? known : await organizationNameOf(sql, projectId, organizationId);
   const held = await retryRead(() => heldCodes(sql, { userId, organizationId }));
   return {
     org_id: organizationId,
@@ -193,10 +200,12 @@ async function introspectRefresh(
     !refresh.session_live || !refresh.user_active || !refresh.client_live
   ) return null;
   // A refresh token of an organization counts while its user is a member (a refresh is refused otherwise).
+  let organization = {};
   if (refresh.organization_id !== null) {
     const { organization_id: org } = refresh;
     const m = await retryRead(() => findMembership(sql, refresh.project_id, org, refresh.user_id));
     if (!m?.member || m.since! > refresh.issued_at) return null;
+    organization = await organizationPart(sql, refresh.project_id, org, refresh.user_id, m.name);
   }
   return {
     active: true,
@@ -208,9 +217,7 @@ async function introspectRefresh(
     exp: refresh.exp,
     sid: refresh.session_id,
     ...await sessionAuth(sql, refresh.project_id, refresh.session_id),
-    ...(refresh.organization_id
-      ? await organizationPart(sql, refresh.project_id, refresh.organization_id, refresh.user_id)
-      : {}),
+    ...organization,
     ...await heldOf(sql, { userId: refresh.user_id }),
   };
 }

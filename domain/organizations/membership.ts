@@ -4,6 +4,7 @@
  */
 import { retryRead, type Sql, transaction } from "../../db/connection.ts";
 import type { RequestInfo } from "../shared/principal.ts";
+import { findMfaPolicy } from "../../db/projects/projects.ts";
 import {
   findMembership,
   findOrganizationMfa,
@@ -65,16 +66,16 @@ type Policy = "off" | "optional" | "required";
 const STRICTNESS: Policy[] = ["off", "optional", "required"];
 
 /**
- * The second-factor policy of a sign-in: the project's, made stricter (never weaker) by the organization the
- * user signs in to: `optional` asks a user who has a factor for its code even where the project is `off`,
- * `required` makes every member enrol one; `inherit` keeps the project's.
+ * The second-factor policy of a sign-in, live: the project's `mfa`, made stricter (never weaker) by the
+ * organization the user signs in to: `optional` asks a user who has a factor for its code even where the
+ * project is `off`, `required` makes every member enrol one; `inherit` keeps the project's.
  */
 export async function signInMfaPolicy(
   sql: Sql,
   projectId: string,
   organizationId: string | null | undefined,
-  projectPolicy: Policy,
 ): Promise<Policy> {
+  const projectPolicy = await findMfaPolicy(sql, projectId) ?? "off";
   if (!organizationId) return projectPolicy;
   const own = await findOrganizationMfa(sql, projectId, organizationId);
   if (own === undefined || own === "inherit") return projectPolicy;

@@ -11,7 +11,6 @@ import { hasOpenId, issueIdToken } from "../oidc.ts";
 import { formIndicator, type Target, targetOf } from "../resource_indicators.ts";
 import { needsConsent } from "../clients.ts";
 import { requireMembership, signInMfaPolicy } from "../../organizations/membership.ts";
-import { findMfaPolicy } from "../../../db/projects/projects.ts";
 import { findSessionAuth } from "../../../db/oauth/oidc.ts";
 import { retryRead } from "../../../db/connection.ts";
 import { ACR_MULTI, acrOf } from "../acr.ts";
@@ -26,8 +25,7 @@ export async function requireSecondFactorIn(
   sessionId: string,
   organizationId: string,
 ): Promise<void> {
-  const project = await retryRead(() => findMfaPolicy(sql, projectId)) ?? "off";
-  const policy = await retryRead(() => signInMfaPolicy(sql, projectId, organizationId, project));
+  const policy = await retryRead(() => signInMfaPolicy(sql, projectId, organizationId));
   if (policy !== "required") return;
   const login = await retryRead(() => findSessionAuth(sql, projectId, sessionId));
   if (login && acrOf(login.amr ?? []) === ACR_MULTI) return;

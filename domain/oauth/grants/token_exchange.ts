@@ -20,10 +20,9 @@ import {
 import { findIndicatorTarget } from "../../../db/oauth/resource_indicators.ts";
 import type { TokenResponse } from "../../../openapi/tokens.ts";
 import { clientSource, record } from "../../audit/audit.ts";
-import { liveToken } from "../../authz/gate.ts";
+import { issuedAt, liveToken } from "../../authz/gate.ts";
 import { type Actor, holderOf, type VerifiedClaims } from "../../keys/tokens.ts";
 import { AppError } from "../../shared/errors.ts";
-import { uuidV7Time } from "../../shared/ids.ts";
 import { authenticateClient } from "../client_auth.ts";
 import { formIndicator } from "../resource_indicators.ts";
 import { type GrantContext, required, requireSecondFactorIn } from "./grant.ts";
@@ -158,7 +157,7 @@ async function organizationOf(
         projectId,
         current,
         s.sub,
-        new Date(uuidV7Time(s.jti) ?? s.iat * 1000),
+        issuedAt(s),
       );
     }
     return current;
@@ -206,7 +205,7 @@ export async function tokenExchange(ctx: GrantContext): Promise<TokenResponse> {
       subject_id: s.sub,
       subject_client_id: s.client_id,
       session_id: s.sid ?? null,
-      subject_issued_at: new Date(uuidV7Time(s.jti) ?? s.iat * 1000),
+      subject_issued_at: issuedAt(s),
       actors,
       ancestors: [s.jti],
       organization_id: null,

@@ -15,8 +15,8 @@ import {
   Invitation,
   InvitationListQuery,
   InvitationParam,
+  OrganizationIdParam,
 } from "../../../openapi/organizations.ts";
-import { OrganizationIdParam } from "../../../openapi/organizations.ts";
 import type { App } from "../../env.ts";
 import { invitationSettings } from "../../settings.ts";
 import { guardedRoute } from "../operation.ts";
