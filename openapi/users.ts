@@ -17,6 +17,12 @@ export const User = z.object({
   id: z.string(),
   project_id: z.string(),
   display_name: z.string(),
+  given_name: z.string().nullable().openapi({
+    description: "The given (first) name, as SCIM's `name.givenName`",
+  }),
+  family_name: z.string().nullable().openapi({
+    description: "The family (last) name, as SCIM's `name.familyName`",
+  }),
   avatar_url: z.string().nullable(),
   external_user_id: z.string().nullable(),
   email: z.string().nullable().openapi({ description: "Stored trimmed and lower-cased" }),
@@ -31,6 +37,24 @@ export const User = z.object({
   role_id: z.string().nullable(),
   is_active: z.boolean(),
   properties: Properties,
+  password_scheme: z.enum([
+    "argon2id",
+    "argon2",
+    "bcrypt",
+    "scrypt",
+    "pbkdf2",
+    "django_pbkdf2",
+    "firebase_scrypt",
+    "sha256_salted",
+    "sha512_salted",
+    "md5_salted",
+    "unknown",
+  ]).nullable().openapi({
+    description:
+      "The scheme of the user's password hash (never the hash): `argon2id` is the service's own; " +
+      "the others were imported (POST …/users/import) and are rehashed to `argon2id` at the user's first " +
+      "sign-in. null: the user has no password.",
+  }),
   permissions: z.array(z.string()).optional().openapi({
     description:
       "Only with `include_permissions=true`: the sorted `resource:permission` codes of the user's role",
@@ -64,6 +88,13 @@ const Email = z.string().trim().max(100, "at most 100 characters")
       "new address replaces a verified one only once it is verified too (it waits in `pending_email`); an " +
       "unverified one is replaced at once. The new address is mailed a verification link, the old one a notice.",
   });
+const NamePart = (which: string, scim: string) =>
+  z.string().trim().max(100, "at most 100 characters").nullable().optional().openapi({
+    description:
+      `The ${which} name (SCIM's \`name.${scim}\`). On update: omitted keeps it; null or "" removes it.`,
+  });
+const GivenName = NamePart("given (first)", "givenName");
+const FamilyName = NamePart("family (last)", "familyName");
 const RoleId = z.string().max(100).nullable().optional().openapi({
   description: "A project role of this project (an organization role is 400 `invalid_params`). On update: " +
     'omitted keeps it; null or "" removes it.',
@@ -71,6 +102,8 @@ const RoleId = z.string().max(100).nullable().optional().openapi({
 
 export const CreateUserRequest = z.strictObject({
   display_name: Name,
+  given_name: GivenName,
+  family_name: FamilyName,
   avatar_url: AvatarUrl,
   external_user_id: ExternalUserId,
   email: Email,
@@ -127,6 +160,8 @@ export type CreateUserRequest = z.infer<typeof CreateUserRequest>;
 
 export const UpdateUserRequest = z.strictObject({
   display_name: Name,
+  given_name: GivenName,
+  family_name: FamilyName,
   is_active: z.boolean().openapi({
     description: "false deactivates the user and ends their sessions at once",
   }),

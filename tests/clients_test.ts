@@ -189,7 +189,7 @@ test("a project's admin client can be neither deactivated nor stripped of its pe
     is_active: true,
   });
   assert.equal(renamed.name, "Ops");
-  assert.equal(renamed.permission_ids.length, 40);
+  assert.equal(renamed.permission_ids.length, 43);
   const other = await p.api.clients.createClient(p.project.id, { name: "not admin", is_active: false });
   assert.equal(other.is_admin, false);
   assert.equal(other.is_active, false, "is_active is accepted on create");

@@ -400,7 +400,7 @@ test("introspection: live state and permissions for the token's project only", a
   const machine = await introspect(await clientToken(p.clientId, p.secret));
   assert.equal(machine.active, true);
   assert.equal(machine.sub, p.clientId);
-  assert.equal(machine.permissions.length, 40);
+  assert.equal(machine.permissions.length, 43);
   assert.ok(machine.permissions.includes("users:create"));
   const unauth = await http("/api/v1/tokens/introspect", {
     method: "POST",

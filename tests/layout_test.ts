@@ -28,6 +28,7 @@ export const CAPABILITIES = [
   "signin",
   "signup",
   "federation",
+  "provisioning",
   "system",
 ] as const;
 

@@ -87,12 +87,13 @@ test("a new project has the default resources, and its admin client holds every 
     ["projects", true, ["read", "update"]],
     ["resources", true, ["create", "delete", "read", "update"]],
     ["roles", true, ["create", "delete", "read", "update"]],
-    ["users", true, ["create", "delete", "read", "update"]],
+    ["scim", true, ["read", "write"]],
+    ["users", true, ["create", "delete", "export_secrets", "read", "update"]],
     ["webhooks", true, ["create", "delete", "read", "update"]],
   ]);
   const [{ granted }] = await db.sql<{ granted: number }[]>`
     select count(*)::int as granted from client_permissions where client_id = ${p.clientId}`;
-  assert.equal(granted, 40);
+  assert.equal(granted, 43);
   const [{ system }] = await db.sql<{ system: string[] }[]>`
     select array(select pe.code from permissions pe join resources r on r.id = pe.resource_id
       where r.project_id = 'system' and r.code = 'projects' order by pe.code) as system`;
@@ -321,7 +322,7 @@ test("POST .../clients/{client_id}/secret rotates the secret: the old one stops 
   const rotated = await p.api.clients.rotateClientSecret(p.project.id, p.clientId);
   assert.equal(rotated.id, p.clientId);
   assert.equal(rotated.project_id, p.project.id);
-  assert.equal(rotated.permission_ids.length, 40);
+  assert.equal(rotated.permission_ids.length, 43);
   assert.notEqual(rotated.client_secret, p.secret);
   await expectOAuthError(
     await postToken({ grant_type: "client_credentials" }, { authorization: basic(p.clientId, p.secret) }),

@@ -217,8 +217,8 @@ test("PUT .../resources/{id}: errors and the update rules of the code", async ()
     undefined,
     true,
   );
-  assert.equal(defaults.pagination.total, 12);
-  assert.equal(defaults.data.length, 12);
+  assert.equal(defaults.pagination.total, 13);
+  assert.equal(defaults.data.length, 13);
   const users = defaults.data.find((r) => r.code === "users")!;
   await expectError(
     p.api.resources.updateResource(p.project.id, users.id, { name: "Users", code: "users", permissions: [] }),
@@ -270,10 +270,10 @@ test("GET .../resources pages, sorts, filters by is_default and searches resourc
     undefined,
     undefined,
   );
-  assert.equal(all.pagination.total, 15);
-  assert.equal(all.data.length, 15);
+  assert.equal(all.pagination.total, 16);
+  assert.equal(all.data.length, 16);
   assert.ok(
-    all.data.find((r) => r.code === "users")!.permissions.length === 4,
+    all.data.find((r) => r.code === "users")!.permissions.length === 5,
     "each resource carries its permissions",
   );
   const search = (q: string) =>

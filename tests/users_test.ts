@@ -17,8 +17,11 @@ test("POST .../users creates a fully managed user; the password is stored only a
     "email",
     "email_verified",
     "external_user_id",
+    "family_name",
+    "given_name",
     "id",
     "is_active",
+    "password_scheme",
     "pending_email",
     "project_id",
     "properties",
@@ -26,6 +29,7 @@ test("POST .../users creates a fully managed user; the password is stored only a
     "updated_at",
   ]);
   assert.deepEqual(u.properties, {});
+  assert.equal(u.password_scheme, "argon2id", "the service's own scheme; never the hash");
   assert.equal(u.email, "ada@example.com");
   assert.equal(u.is_active, true);
   assert.equal(u.external_user_id, null);
@@ -466,6 +470,43 @@ test("GET .../users/external/{id}: an impossible id is not found, include_permis
   await expectError(await http(`${base}/e1?include_permissions=yes`, { headers }), 400, "invalid_params");
   await expectError(
     p.api.users.createUser(p.project.id, { display_name: "x", external_user_id: "   " }),
+    400,
+    "invalid_params",
+  );
+});
+
+test("a user's name in parts: given_name and family_name are set, kept when omitted and cleared by null or empty", async () => {
+  const p = await newProject();
+  const u = await p.api.users.createUser(p.project.id, {
+    display_name: "Ada Lovelace",
+    external_user_id: "ada",
+    given_name: " Ada ",
+    family_name: "Lovelace",
+  });
+  assert.equal(u.given_name, "Ada", "trimmed");
+  assert.equal(u.family_name, "Lovelace");
+  assert.equal(u.password_scheme, null, "no password");
+  const kept = await p.api.users.updateUser(p.project.id, u.id, {
+    display_name: "Ada L.",
+    is_active: true,
+    external_user_id: "ada",
+  });
+  assert.deepEqual([kept.given_name, kept.family_name], ["Ada", "Lovelace"]);
+  const cleared = await p.api.users.updateUser(p.project.id, u.id, {
+    display_name: "Ada L.",
+    is_active: true,
+    external_user_id: "ada",
+    given_name: null,
+    family_name: "",
+  });
+  assert.deepEqual([cleared.given_name, cleared.family_name], [null, null]);
+  await expectError(
+    p.api.users.updateUser(p.project.id, u.id, {
+      display_name: "Ada",
+      is_active: true,
+      external_user_id: "ada",
+      given_name: "x".repeat(101),
+    }),
     400,
     "invalid_params",
   );

@@ -9,17 +9,23 @@ import type { Sql } from "../connection.ts";
 import { containsPattern, type PageStatement, pageStatement, type Params } from "../lists.ts";
 
 /** The stored fields of a user that an update sets (the password hash aside). */
-export type UserFields = Pick<
-  User,
-  | "display_name"
-  | "avatar_url"
-  | "external_user_id"
-  | "email"
-  | "role_id"
-  | "is_active"
-  | "email_verified"
-  | "pending_email"
->;
+export type UserFields =
+  & Pick<
+    User,
+    | "display_name"
+    | "avatar_url"
+    | "external_user_id"
+    | "email"
+    | "role_id"
+    | "is_active"
+    | "email_verified"
+    | "pending_email"
+  >
+  & {
+    /** The name in parts (SCIM's `name`); omitted: null on insert, kept on update. */
+    given_name?: string | null;
+    family_name?: string | null;
+  };
 
 /** A user row's columns as text, per alias (`u`, or the table's own name). */
 const columnText = (alias: string) =>
@@ -27,6 +33,8 @@ const columnText = (alias: string) =>
     "id",
     "project_id",
     "display_name",
+    "given_name",
+    "family_name",
     "avatar_url",
     "external_user_id",
     "email",
@@ -35,6 +43,7 @@ const columnText = (alias: string) =>
     "role_id",
     "is_active",
     "properties",
+    "password_scheme",
   ]
     .map((c) => quoted(`${alias}.${c}`)).join(", ") + `, ${timestampsText(alias)}`;
 const COLUMNS = { u: columnText("u"), users: columnText("users") };
@@ -51,14 +60,19 @@ export async function insertUser(
     properties?: Properties;
   },
 ): Promise<User> {
-  const { properties, ...fields } = u;
+  const { properties, ...given } = u;
+  // Omitted fields take the column's default.
+  const fields = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
   const values = properties === undefined ? fields : { ...fields, properties: sql.json(properties) };
   // postgres.js's insert helper needs `insert into users` right before it, so no alias here.
   const [row] = await sql<User[]>`insert into users ${sql(values)} returning ${columns(sql, "users")}`;
   return row;
 }
 
-/** Updates the user; a null `password_hash` keeps the stored one, omitted `properties` the stored ones. */
+/**
+ * Updates the user; a null `password_hash` keeps the stored one, omitted `properties`, `given_name` and
+ * `family_name` the stored ones.
+ */
 export async function updateUserRow(
   sql: Sql,
   projectId: string,
@@ -69,6 +83,10 @@ export async function updateUserRow(
   const [row] = await sql<User[]>`
     update users as u set
       display_name = ${u.display_name}, avatar_url = ${u.avatar_url}, external_user_id = ${u.external_user_id},
+      given_name = case when ${u.given_name === undefined} then u.given_name else ${u.given_name ?? null} end,
+      family_name = case when ${u.family_name === undefined} then u.family_name else ${
+    u.family_name ?? null
+  } end,
       email = ${u.email}, email_verified = ${u.email_verified},
       pending_email = ${u.pending_email}, role_id = ${u.role_id}, is_active = ${u.is_active},
       properties = coalesce(${properties}::jsonb, u.properties),

@@ -74,6 +74,8 @@ export async function createUser(
       project_id: projectId,
       id: newId(),
       display_name: input.display_name,
+      given_name: input.given_name || null,
+      family_name: input.family_name || null,
       avatar_url: input.avatar_url || null,
       external_user_id: input.external_user_id || null,
       email: normalizeEmail(input.email) || null,
@@ -174,6 +176,8 @@ export async function updateUser(
     if (change.pending_email !== current.pending_email) await requireFreeEmail(tx, projectId, userId, change);
     const row = await updateUserRow(tx, projectId, userId, {
       display_name: input.display_name,
+      given_name: input.given_name === undefined ? undefined : input.given_name || null,
+      family_name: input.family_name === undefined ? undefined : input.family_name || null,
       avatar_url: keepOrClear(input.avatar_url, current.avatar_url),
       external_user_id: externalUserId,
       email: change.email,

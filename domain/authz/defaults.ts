@@ -32,7 +32,12 @@ export const DEFAULTS = [
     actions: ["read", "create", "update", "delete"],
   },
   { code: "roles", name: "Roles", noun: "roles", actions: ["read", "create", "update", "delete"] },
-  { code: "users", name: "Users", noun: "users", actions: ["read", "create", "update", "delete"] },
+  {
+    code: "users",
+    name: "Users",
+    noun: "users",
+    actions: ["read", "create", "update", "delete", "export_secrets"],
+  },
   {
     code: "clients",
     name: "Clients",
@@ -68,6 +73,7 @@ export const DEFAULTS = [
     noun: "organizations and their members",
     actions: ["read", "create", "update", "delete"],
   },
+  { code: "scim", name: "SCIM", noun: "users and groups through SCIM 2.0", actions: ["read", "write"] },
   {
     code: "access",
     name: "Access",
@@ -91,6 +97,8 @@ const VERBS: Record<string, string> = {
   delete: "Delete",
   evaluate: "Evaluate",
   search: "Search",
+  write: "Write",
+  export_secrets: "Export the secrets of",
 };
 
 function actionsOf(d: Default, isSystem: boolean): readonly string[] {
@@ -104,8 +112,18 @@ const ACCESS: Record<string, string> = {
   evaluate: "Ask for access decisions about the project's users and clients, and search a subject's actions",
   search: "Search who may do an action, and on which objects (reveals who holds what)",
 };
+/** What the permissions whose verb says too little allow. */
+const SPECIAL: Record<string, string> = {
+  "users:export_secrets":
+    "Export the users' password hashes (GET …/users/export?include_password_hashes=true)",
+  "scim:read":
+    "Read the project's users and groups (organizations) through SCIM 2.0 (/scim/v2/{project_id}/)",
+  "scim:write": "Create, change, deactivate and delete users and groups (organizations) through SCIM 2.0",
+};
 const permissionDescription = (d: Default, action: string) =>
-  d.code === "access" ? ACCESS[action] : `${VERBS[action] ?? action} ${d.noun} of the project`;
+  d.code === "access"
+    ? ACCESS[action]
+    : SPECIAL[`${d.code}:${action}`] ?? `${VERBS[action] ?? action} ${d.noun} of the project`;
 
 /**
  * The default resources of a project other than the system project, as the API's descriptions list them:

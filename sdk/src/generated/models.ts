@@ -1561,6 +1561,18 @@ export namespace Api {
 	export interface CreateUserRequest {
 		'display_name': string;
 		/**
+		 * @description <p>The given (first) name (SCIM&#39;s <code>name.givenName</code>). On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof CreateUserRequest
+		 */
+		'given_name'?: string | null;
+		/**
+		 * @description <p>The family (last) name (SCIM&#39;s <code>name.familyName</code>). On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof CreateUserRequest
+		 */
+		'family_name'?: string | null;
+		/**
 		 * @description <p>URL of an image. On update: omitted keeps it; null or &quot;&quot; removes it.</p>
 		 * @type {string | null}
 		 * @memberof CreateUserRequest
@@ -4602,6 +4614,18 @@ export namespace Api {
 	export interface UpdateUserRequest {
 		'display_name': string;
 		/**
+		 * @description <p>The given (first) name (SCIM&#39;s <code>name.givenName</code>). On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateUserRequest
+		 */
+		'given_name'?: string | null;
+		/**
+		 * @description <p>The family (last) name (SCIM&#39;s <code>name.familyName</code>). On update: omitted keeps it; null or &quot;&quot; removes it.</p>
+		 * @type {string | null}
+		 * @memberof UpdateUserRequest
+		 */
+		'family_name'?: string | null;
+		/**
 		 * @description <p>false deactivates the user and ends their sessions at once</p>
 		 * @type {boolean}
 		 * @memberof UpdateUserRequest
@@ -4682,6 +4706,18 @@ export namespace Api {
 		id: string;
 		'project_id': string;
 		'display_name': string;
+		/**
+		 * @description <p>The given (first) name, as SCIM&#39;s <code>name.givenName</code></p>
+		 * @type {string | null}
+		 * @memberof User
+		 */
+		'given_name': string | null;
+		/**
+		 * @description <p>The family (last) name, as SCIM&#39;s <code>name.familyName</code></p>
+		 * @type {string | null}
+		 * @memberof User
+		 */
+		'family_name': string | null;
 		'avatar_url': string | null;
 		'external_user_id': string | null;
 		/**
@@ -4711,6 +4747,12 @@ export namespace Api {
 		 */
 		properties: { [name: string]: unknown };
 		/**
+		 * @description <p>The scheme of the user&#39;s password hash (never the hash): <code>argon2id</code> is the service&#39;s own; the others were imported (POST …/users/import) and are rehashed to <code>argon2id</code> at the user&#39;s first sign-in. null: the user has no password.</p>
+		 * @type {Api.User.PasswordSchemeEnum | null}
+		 * @memberof User
+		 */
+		'password_scheme': Api.User.PasswordSchemeEnum | null;
+		/**
 		 * @description <p>Only with <code>include_permissions=true</code>: the sorted <code>resource:permission</code> codes of the user&#39;s role</p>
 		 * @type {string[]}
 		 * @memberof User
@@ -4728,6 +4770,31 @@ export namespace Api {
 		 * @memberof User
 		 */
 		'updated_at': string;
+	}
+
+	/**
+	 * @export
+	 * @namespace User
+	 */
+	export namespace User {
+		/**
+		 * <p>The scheme of the user&#39;s password hash (never the hash): <code>argon2id</code> is the service&#39;s own; the others were imported (POST …/users/import) and are rehashed to <code>argon2id</code> at the user&#39;s first sign-in. null: the user has no password.</p>
+		 */
+		export enum PasswordSchemeEnum {
+			Argon2id = 'argon2id',
+			Argon2 = 'argon2',
+			Bcrypt = 'bcrypt',
+			Scrypt = 'scrypt',
+			Pbkdf2 = 'pbkdf2',
+			DjangoPbkdf2 = 'django_pbkdf2',
+			FirebaseScrypt = 'firebase_scrypt',
+			Sha256Salted = 'sha256_salted',
+			Sha512Salted = 'sha512_salted',
+			Md5Salted = 'md5_salted',
+			Unknown = 'unknown',
+			Null = 'null'
+		}
+
 	}
 
 	/**
