@@ -2,18 +2,18 @@
  * Password hashing: argon2id with OWASP's parameters (19 MiB, 2 passes, 1 lane), as PHC strings.
  * The native @node-rs/argon2 (about 13 ms, off the event loop) is used where native addons load; elsewhere
  * (Deno Deploy, or without --allow-ffi) hash-wasm computes the same hashes (about 40 ms, on the event loop).
- * Both read each other's hashes.
+ * Both read each other's hashes. `verifyPassword` also reads every imported scheme (password_schemes.ts): other
+ * Argon2 parameters and argon2i here, the rest there.
  */
 import { timingSafeEqual } from "node:crypto";
-import { decodeBase64Strict } from "../shared/base64.ts";
+import { ARGON2, type Argon2Hash, parseArgon2, verifyForeign } from "./password_schemes.ts";
 
-type Argon2Params = { memoryKiB: number; passes: number; lanes: number; hashLength: number };
-export const ARGON2: Readonly<Argon2Params> = { memoryKiB: 19_456, passes: 2, lanes: 1, hashLength: 32 };
+export { ARGON2 };
 
 type Backend = {
   name: "native" | "wasm";
   hash(password: string): Promise<string>;
-  verify(phc: string, password: string): Promise<boolean>;
+  verify(phc: string, parsed: Argon2Hash, password: string): Promise<boolean>;
 };
 
 let backend: Promise<Backend> | undefined;
@@ -30,18 +30,19 @@ async function loadBackend(): Promise<Backend> {
     };
     // Prove the addon works before relying on it.
     await native.verify(await native.hash("probe", opts), "probe");
-    return { name: "native", hash: (p) => native.hash(p, opts), verify: (h, p) => native.verify(h, p) };
+    // The addon reads the variant and parameters from the PHC string itself.
+    return { name: "native", hash: (p) => native.hash(p, opts), verify: (h, _, p) => native.verify(h, p) };
   } catch {
     // The native addon does not load or work on this platform: the WebAssembly one computes the same hashes.
     const wasm = await import("hash-wasm");
-    const compute = (password: string, salt: Uint8Array, params: Argon2Params) =>
-      wasm.argon2id({
+    const compute = (password: string, parsed: Argon2Hash) =>
+      (parsed.type === "argon2i" ? wasm.argon2i : wasm.argon2id)({
         password,
-        salt,
-        memorySize: params.memoryKiB,
-        iterations: params.passes,
-        parallelism: params.lanes,
-        hashLength: params.hashLength,
+        salt: parsed.salt,
+        memorySize: parsed.memoryKiB,
+        iterations: parsed.passes,
+        parallelism: parsed.lanes,
+        hashLength: parsed.hash.length,
         outputType: "binary",
       });
     return {
@@ -58,14 +59,8 @@ async function loadBackend(): Promise<Backend> {
           outputType: "encoded",
         });
       },
-      verify: async (phc, password) => {
-        const parsed = parsePhc(phc);
-        if (!parsed) return false;
-        const actual = await compute(password, parsed.salt, {
-          ...ARGON2,
-          ...parsed.params,
-          hashLength: parsed.hash.length,
-        });
+      verify: async (_, parsed, password) => {
+        const actual = await compute(password, parsed);
         return timingSafeEqual(actual, parsed.hash);
       },
     };
@@ -77,29 +72,22 @@ function getBackend(): Promise<Backend> {
   return backend;
 }
 
-/** $argon2id$v=19$m=…,t=…,p=…$salt$hash (unpadded base64). */
-function parsePhc(phc: string) {
-  const m = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/.exec(phc);
-  if (!m) return null;
-  const salt = decodeBase64Strict(m[4]);
-  const hash = decodeBase64Strict(m[5]);
-  if (!salt || !hash) return null;
-  return {
-    params: { memoryKiB: Number(m[1]), passes: Number(m[2]), lanes: Number(m[3]) },
-    salt,
-    hash,
-  };
-}
-
 export async function hashPassword(password: string): Promise<string> {
   return await (await getBackend()).hash(password);
 }
 
-export async function verifyPassword(phc: string, password: string): Promise<boolean> {
+/**
+ * Whether the password matches the stored hash, of any scheme (the service's own, or an imported one). A stored
+ * value that is no hash of a known scheme, or whose parameters are out of bounds, matches nothing.
+ */
+export async function verifyPassword(stored: string, password: string): Promise<boolean> {
   try {
-    return await (await getBackend()).verify(phc, password);
+    if (!stored.startsWith("$argon2")) return await verifyForeign(stored, password);
+    const parsed = parseArgon2(stored);
+    if (typeof parsed === "string") return false;
+    return await (await getBackend()).verify(stored, parsed, password);
   } catch {
-    return false; // the libraries throw on a stored value that is no Argon2id PHC string: it matches nothing
+    return false; // the libraries throw on a value they cannot read: it matches nothing
   }
 }
 
