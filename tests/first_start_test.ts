@@ -13,6 +13,7 @@ import {
   freePort,
   http,
   isolatedDatabase,
+  startWith,
   test,
 } from "./helpers.ts";
 import { exitWithin, launch, spawn } from "./processes.ts";
@@ -212,5 +213,50 @@ test("/openapi.json names the service in servers, and 'Create a project' lists e
       description.includes(`\`${d.code}\` (${d.actions.join(", ")})`),
       `${d.code} in: ${description}`,
     );
+  }
+});
+
+test("an upgrade that adds default permissions gives them to the operators' role, and to no other role", async () => {
+  const db = await isolatedDatabase();
+  const env = {
+    ...db.env,
+    BOOTSTRAP_ADMIN_EMAIL: "ops@example.com",
+    BOOTSTRAP_ADMIN_PASSWORD: "a long password",
+  };
+  try {
+    const first = await startWith(env);
+    try {
+      const sql = first.db.sql;
+      // A role holding one default permission only.
+      await sql`insert into roles (project_id, id, code, name) values ('system', 'reader-role', 'reader', 'Reader')`;
+      await sql`
+        insert into role_permissions (project_id, role_id, permission_id)
+        select 'system', 'reader-role', pe.id from permissions pe join resources r on r.id = pe.resource_id
+        where pe.project_id = 'system' and r.code = 'users' and pe.code = 'read'`;
+      // The database as an older version left it: no scim resource, no users:export_secrets.
+      await sql`
+        delete from permissions pe using resources r
+        where r.id = pe.resource_id and r.is_default and (r.code = 'scim' or pe.code = 'export_secrets')`;
+      await sql`delete from resources where is_default and code = 'scim'`;
+    } finally {
+      await first.close();
+    }
+    const next = await startWith(env);
+    try {
+      const held = (role: string) =>
+        next.db.sql<{ code: string }[]>`
+          select r.code || ':' || pe.code as code from role_permissions rp
+          join permissions pe on pe.id = rp.permission_id join resources r on r.id = pe.resource_id
+          where rp.role_id = ${role} and (r.code = 'scim' or pe.code = 'export_secrets') order by 1`
+          .then((rows) => rows.map((r) => r.code));
+      const [operator] = await next.db.sql<{ role_id: string }[]>`
+        select role_id from users where project_id = 'system' and email = 'ops@example.com'`;
+      assert.deepEqual(await held(operator.role_id), ["scim:read", "scim:write", "users:export_secrets"]);
+      assert.deepEqual(await held("reader-role"), [], "a role that held less gains nothing");
+    } finally {
+      await next.close();
+    }
+  } finally {
+    await db.drop();
   }
 });

@@ -187,6 +187,34 @@ export async function insertMissingDefault(
   return clashes.map((r) => r.project_id);
 }
 
+/**
+ * The project's roles that hold every default permission without a condition: in the system project, the roles
+ * that make their users operators (db/accounts/users.ts listOperators).
+ */
+export async function rolesHoldingEveryDefault(sql: Sql, projectId: string): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    select ro.id from roles ro
+    where ro.project_id = ${projectId} and ro.scope = 'project'
+      and not exists (
+        select 1 from permissions pe join resources r on r.id = pe.resource_id
+        where pe.project_id = ${projectId} and r.is_default
+          and not exists (select 1 from role_permissions rp
+                          where rp.role_id = ro.id and rp.permission_id = pe.id and rp.condition is null))`;
+  return rows.map((r) => r.id);
+}
+
+/** Gives the roles every default permission of their project that they lack. */
+export async function grantRolesDefaults(sql: Sql, projectId: string, roleIds: string[]): Promise<void> {
+  if (roleIds.length === 0) return;
+  await sql`
+    insert into role_permissions (project_id, role_id, permission_id)
+    select ${projectId}, ro.id, pe.id
+    from unnest(${roleIds}::text[]) as ro (id)
+    cross join permissions pe join resources r on r.id = pe.resource_id and r.is_default
+    where pe.project_id = ${projectId}
+    on conflict do nothing`;
+}
+
 /** Grants every project's admin client the default permissions it lacks. */
 export async function grantAdminClientsDefaults(sql: Sql): Promise<void> {
   await sql`

@@ -6,8 +6,10 @@
 import type { Sql } from "../../db/connection.ts";
 import {
   grantAdminClientsDefaults,
+  grantRolesDefaults,
   insertMissingDefault,
   type NewResource,
+  rolesHoldingEveryDefault,
 } from "../../db/authz/resources.ts";
 import { newId } from "../shared/ids.ts";
 
@@ -158,6 +160,9 @@ export function defaultResources(isSystem: boolean): NewResource[] {
  */
 export async function syncDefaultResources(sql: Sql, systemProjectId: string): Promise<string[]> {
   const clashes = new Set<string>();
+  // The operators' roles (every default permission of the system project) keep holding every one: a version
+  // that adds a default permission must not leave the service without operators after an upgrade.
+  const operatorRoles = await rolesHoldingEveryDefault(sql, systemProjectId);
   for (const d of DEFAULTS as readonly Default[]) {
     const found = await insertMissingDefault(sql, {
       code: d.code,
@@ -178,6 +183,7 @@ export async function syncDefaultResources(sql: Sql, systemProjectId: string): P
     });
     for (const p of found) clashes.add(p);
   }
+  await grantRolesDefaults(sql, systemProjectId, operatorRoles);
   await grantAdminClientsDefaults(sql);
   return [...clashes];
 }
