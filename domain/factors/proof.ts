@@ -19,6 +19,7 @@ import { findUser } from "../../db/accounts/users.ts";
 import type { KeyVault } from "../keys/key_vault.ts";
 import { record, type Source, sourceOf } from "../audit/audit.ts";
 import { verifyPassword } from "../accounts/passwords.ts";
+import { rehashIfForeign } from "../accounts/password_rehash.ts";
 import { accountKey } from "../accounts/emails.ts";
 import { AppError } from "../shared/errors.ts";
 import { hashSecret } from "../shared/secrets.ts";
@@ -106,6 +107,7 @@ export async function requireFreshProof(
     if (!(await verifyPassword(user.password_hash, given.current_password))) {
       throw fieldIssue("current_password", "is wrong");
     }
+    await rehashIfForeign(sql, { projectId, userId, stored: user.password_hash }, given.current_password);
     await clearAttempts(sql, key);
     return user;
   }

@@ -24,6 +24,7 @@ import { deviceLoginExists } from "../../db/oauth/device_codes.ts";
 import { deviceFor, deviceThrottleKey, trustDevice } from "./devices.ts";
 import { newSecret } from "../shared/ids.ts";
 import { hashPassword, verifyPassword } from "../accounts/passwords.ts";
+import { rehashIfForeign } from "../accounts/password_rehash.ts";
 import { hashSecret, secretMatches } from "../shared/secrets.ts";
 import { oidcParamIssue, type OidcRequest, oidcRequest } from "../oauth/oidc.ts";
 import { recentEvent, record, userSource } from "../audit/audit.ts";
@@ -389,6 +390,12 @@ export async function checkPassword(
   decoy ??= hashPassword(newSecret());
   const ok = await verifyPassword(user?.password_hash ?? await decoy, password);
   if (ok && user?.is_active && user.password_hash) {
+    // An imported hash becomes the service's own argon2id now that the password is known to be right.
+    await rehashIfForeign(
+      sql,
+      { projectId: req.project_id, userId: user.id, stored: user.password_hash },
+      password,
+    );
     await clearAttempts(sql, account);
     await uncountAttempt(sql, address);
     const trusted = await trustDevice(sql, device, who);

@@ -1,0 +1,24 @@
+/**
+ * Imported password hashes become the service's own at the first successful sign-in (the login form) or proof
+ * (a change of sign-in methods): the password just proved right is hashed with argon2id and stored in place of
+ * the foreign hash, if that hash is still the user's. The one place both paths call.
+ */
+import type { Sql } from "../../db/connection.ts";
+import { replacePasswordHash } from "../../db/accounts/passwords.ts";
+import { needsRehash } from "./password_schemes.ts";
+import { hashPassword } from "./passwords.ts";
+
+/**
+ * After `password` was verified against `stored`: when `stored` is not the service's own argon2id, stores the
+ * password's argon2id hash instead (compare-and-set on `stored`, so a concurrent change of password wins).
+ * Whether it rehashed.
+ */
+export async function rehashIfForeign(
+  sql: Sql,
+  user: { projectId: string; userId: string; stored: string },
+  password: string,
+): Promise<boolean> {
+  if (!needsRehash(user.stored)) return false;
+  const next = await hashPassword(password);
+  return await replacePasswordHash(sql, user.projectId, user.userId, user.stored, next);
+}
