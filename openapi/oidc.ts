@@ -9,7 +9,7 @@ export type OidcScope = (typeof OIDC_SCOPES)[number];
 /** The claims each scope adds to the ID token and userinfo, besides `sub`. */
 export const SCOPE_CLAIMS: Record<OidcScope, readonly string[]> = {
   openid: [],
-  profile: ["name", "picture"],
+  profile: ["name", "given_name", "family_name", "picture"],
   email: ["email", "email_verified"],
 };
 
@@ -28,6 +28,8 @@ export const CLAIMS_SUPPORTED = [
   "idp",
   "org_id",
   "name",
+  "given_name",
+  "family_name",
   "picture",
   "email",
   "email_verified",
@@ -52,6 +54,8 @@ export type OpenIdConfiguration = z.infer<typeof OpenIdConfiguration>;
 export const UserInfo = z.object({
   sub: z.string().openapi({ description: "The user id" }),
   name: z.string().optional().openapi({ description: "With `profile`: the display name" }),
+  given_name: z.string().optional().openapi({ description: "With `profile`, when the user has one" }),
+  family_name: z.string().optional().openapi({ description: "With `profile`, when the user has one" }),
   picture: z.string().optional().openapi({
     description: "With `profile`, when the user has an avatar: its URL",
   }),

@@ -29,6 +29,7 @@ test("openid-client: discovery, code + PKCE + nonce, ID token, userinfo, refresh
   assert.deepEqual(meta.subject_types_supported, ["public"]);
   assert.deepEqual(meta.prompt_values_supported, ["none", "login"]);
   assert.ok((meta.claims_supported as string[]).includes("sid"));
+  assert.ok((meta.claims_supported as string[]).includes("given_name"));
   assert.deepEqual(meta.id_token_signing_alg_values_supported, ["EdDSA"]);
 
   const verifier = oidc.randomPKCECodeVerifier();
@@ -140,13 +141,22 @@ test("claims without a value are left out of the ID token and userinfo, and thos
     avatar_url: "https://example.com/a.png",
     email: null,
     external_user_id: `ext-${p.userId}`,
+    given_name: "Login",
+    family_name: "User",
   });
   const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
   const claims = refreshed.claims()!;
   assert.equal(claims.picture, "https://example.com/a.png");
+  assert.deepEqual([claims.given_name, claims.family_name], ["Login", "User"], "the name in parts (profile)");
   for (const absent of ["email", "email_verified"]) assert.equal(absent in claims, false, absent);
   const info = await oidc.fetchUserInfo(config, refreshed.access_token, claims.sub);
-  assert.deepEqual(info, { sub: p.userId, name: "Login User", picture: "https://example.com/a.png" });
+  assert.deepEqual(info, {
+    sub: p.userId,
+    name: "Login User",
+    given_name: "Login",
+    family_name: "User",
+    picture: "https://example.com/a.png",
+  });
 });
 
 test("GET /.well-known/openid-configuration extends the RFC 8414 document", async () => {

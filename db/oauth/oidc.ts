@@ -4,6 +4,8 @@ import type { Sql } from "../connection.ts";
 export type ClaimsRow = {
   scope: string | null;
   display_name: string;
+  given_name: string | null;
+  family_name: string | null;
   avatar_url: string | null;
   email: string | null;
   email_verified: boolean;
@@ -21,7 +23,7 @@ export async function findSessionClaims(
   userId: string,
 ): Promise<ClaimsRow | undefined> {
   const [row] = await sql<ClaimsRow[]>`
-    select s.scope, u.display_name, u.avatar_url, u.email, u.email_verified, b.provider_id, s.amr
+    select s.scope, u.display_name, u.given_name, u.family_name, u.avatar_url, u.email, u.email_verified, b.provider_id, s.amr
     from sessions s join users u on u.project_id = s.project_id and u.id = s.user_id
     left join sso_sessions b on b.project_id = s.project_id and b.id = s.sso_session_id
     where s.project_id = ${projectId} and s.id = ${sessionId} and s.user_id = ${userId}`;

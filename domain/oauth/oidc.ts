@@ -71,18 +71,28 @@ export const hasOpenId = (scope: string | null): scope is string =>
 const granted = (scope: string, s: OidcScope) => scope.split(" ").includes(s);
 
 /**
- * `sub` and the claims of the granted scopes: `name`, `picture` (profile); `email`, `email_verified` (email).
+ * `sub` and the claims of the granted scopes: `name`, `given_name`, `family_name`, `picture` (profile); `email`,
+ * `email_verified` (email).
  * A claim without a value is left out, never `null` (OpenID Connect Core §5.3.2): a user without an avatar has
  * no `picture`, one without an email neither `email` nor `email_verified`.
  */
 function claimsOf(
   userId: string,
   scope: string,
-  u: { display_name: string; avatar_url: string | null; email: string | null; email_verified: boolean },
+  u: {
+    display_name: string;
+    given_name: string | null;
+    family_name: string | null;
+    avatar_url: string | null;
+    email: string | null;
+    email_verified: boolean;
+  },
 ): UserInfo {
   const claims: UserInfo = { sub: userId };
   if (granted(scope, "profile")) {
     if (u.display_name) claims.name = u.display_name;
+    if (u.given_name) claims.given_name = u.given_name;
+    if (u.family_name) claims.family_name = u.family_name;
     if (u.avatar_url) claims.picture = u.avatar_url;
   }
   // Verified: a link mailed to the address was followed (docs/email.md), an admin said so, or an upstream

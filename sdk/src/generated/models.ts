@@ -4814,6 +4814,18 @@ export namespace Api {
 		 */
 		name?: string;
 		/**
+		 * @description <p>With <code>profile</code>, when the user has one</p>
+		 * @type {string}
+		 * @memberof UserInfo
+		 */
+		'given_name'?: string;
+		/**
+		 * @description <p>With <code>profile</code>, when the user has one</p>
+		 * @type {string}
+		 * @memberof UserInfo
+		 */
+		'family_name'?: string;
+		/**
 		 * @description <p>With <code>profile</code>, when the user has an avatar: its URL</p>
 		 * @type {string}
 		 * @memberof UserInfo
