@@ -269,6 +269,16 @@ test(
       assert.deepEqual((await p.api.users.getUser(p.project.id, user.id, undefined)).properties, {
         region: "eu",
       });
+      // The name in parts, and the password's scheme in words (never the hash).
+      await page.goto(`${url}/console/projects/${p.project.id}/users/${user.id}`);
+      const scheme = (await page.locator("#password-scheme").textContent())!;
+      assert.equal(scheme, "none");
+      await page.getByLabel("Given name").fill("Ann");
+      await page.getByLabel("Family name").fill("Lee");
+      await page.getByRole("button", { name: "Save user" }).click();
+      await page.waitForURL(/\/users\?done=1/);
+      const named = await p.api.users.getUser(p.project.id, user.id, undefined);
+      assert.deepEqual([named.given_name, named.family_name], ["Ann", "Lee"]);
       await page.goto(`${url}/console/projects/${p.project.id}/clients/${client.id}`);
       await page.getByLabel(/^Properties/).fill('["not", "an object"]');
       await page.getByRole("button", { name: "Save client" }).click();

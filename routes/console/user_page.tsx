@@ -25,7 +25,17 @@ import { allResources } from "./resources.tsx";
 import { ApiRefusal, type Console, html } from "./session.ts";
 
 export type Values =
-  & Record<"display_name" | "email" | "external_user_id" | "role_id" | "password" | "properties", string>
+  & Record<
+    | "display_name"
+    | "given_name"
+    | "family_name"
+    | "email"
+    | "external_user_id"
+    | "role_id"
+    | "password"
+    | "properties",
+    string
+  >
   & {
     is_active: boolean;
   };
@@ -211,6 +221,8 @@ function UserFacts(p: { user: User; role: Role | undefined; projectId: string; a
           }`
           : "none"}
       </dd>
+      <dt>Password</dt>
+      <dd id="password-scheme">{passwordText(user.password_scheme)}</dd>
       <dt>Created</dt>
       <dd>
         <Time at={user.created_at} />
@@ -225,6 +237,13 @@ function UserFacts(p: { user: User; role: Role | undefined; projectId: string; a
       </dd>
     </dl>
   );
+}
+
+/** What the user's password hash is, in words (never the hash). */
+function passwordText(scheme: User["password_scheme"]): string {
+  if (scheme === null) return "none";
+  if (scheme === "argon2id") return "set (argon2id)";
+  return `imported (${scheme}); it becomes argon2id at the user's next sign-in`;
 }
 
 function RoleSelect(p: { roles: Role[]; value: string; error: string | undefined }) {
@@ -262,6 +281,8 @@ function ProfileForm(p: Form) {
     <form method="post" action={p.action}>
       <Csrf k={p.k} back={p.action} />
       <Field name="display_name" label="Display name" value={v.display_name} required problem={problem} />
+      <Field name="given_name" label="Given name" value={v.given_name} problem={problem} />
+      <Field name="family_name" label="Family name" value={v.family_name} problem={problem} />
       <Field
         name="email"
         label="Email"
@@ -347,6 +368,8 @@ export async function editPage(
     : [null, null];
   const v: Values = values ?? {
     display_name: user?.display_name ?? "",
+    given_name: user?.given_name ?? "",
+    family_name: user?.family_name ?? "",
     email: user?.email ?? "",
     external_user_id: user?.external_user_id ?? "",
     role_id: user?.role_id ?? "",

@@ -46,6 +46,8 @@ function registerUserList(app: App) {
 
 const values = (k: Console): Values => ({
   display_name: k.field("display_name"),
+  given_name: k.field("given_name"),
+  family_name: k.field("family_name"),
   email: k.field("email"),
   external_user_id: k.field("external_user_id"),
   role_id: k.field("role_id"),
@@ -57,6 +59,8 @@ const values = (k: Console): Values => ({
 const body = (v: Values, create: boolean, properties: unknown) => ({
   properties,
   display_name: v.display_name,
+  given_name: v.given_name || null,
+  family_name: v.family_name || null,
   email: v.email || null,
   external_user_id: v.external_user_id || null,
   role_id: v.role_id || null,
