@@ -44,6 +44,9 @@ import { registerWebhookRoutes } from "./api/events/webhooks.ts";
 import { registerOrganizationRoutes } from "./api/organizations/organizations.ts";
 import { registerMemberRoutes } from "./api/organizations/members.ts";
 import { registerInvitationRoutes } from "./api/organizations/invitations.ts";
+import { registerScimUserRoutes } from "./api/provisioning/scim_users.ts";
+import { registerScimGroupRoutes } from "./api/provisioning/scim_groups.ts";
+import { registerScimDiscoveryRoutes, registerScimNotFound } from "./api/provisioning/scim_discovery.ts";
 
 export const OPENAPI_INFO = {
   openapi: "3.1.0",
@@ -118,6 +121,11 @@ export function createApp(deps: Deps): App {
   registerIdentityProviderRoutes(app);
   registerAuthzenRoutes(app);
   registerConsoleRoutes(app);
+  // SCIM 2.0 (docs/provisioning.md): its own protocol, with plain routes outside the OpenAPI document.
+  registerScimDiscoveryRoutes(app);
+  registerScimUserRoutes(app);
+  registerScimGroupRoutes(app);
+  registerScimNotFound(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -1,0 +1,93 @@
+/** SCIM Groups at /scim/v2/{project_id}/Groups (the project's organizations): list, read, create, replace, patch, delete. */
+import type { App } from "../../env.ts";
+import {
+  createScimGroup,
+  deleteScimGroup,
+  getGroup,
+  listGroups,
+  patchScimGroup,
+  replaceScimGroup,
+} from "../../../domain/provisioning/scim_groups.ts";
+import { versionMatches } from "../../../domain/provisioning/scim_versions.ts";
+import { listParams, scimBody, scimJson, scimOperation } from "./scim_edge.ts";
+
+export function registerScimGroupRoutes(app: App): void {
+  app.get(
+    "/scim/v2/:project_id/Groups",
+    scimOperation(
+      "scim:read",
+      async ({ c, projectId, base }) =>
+        scimJson(c, await listGroups(c.get("deps").sql, projectId, base, listParams(c))),
+    ),
+  );
+  app.get(
+    "/scim/v2/:project_id/Groups/:id",
+    scimOperation("scim:read", async ({ c, projectId, base, id }) => {
+      const { resource, etag } = await getGroup(
+        c.get("deps").sql,
+        projectId,
+        base,
+        id,
+        listParams(c),
+      );
+      if (versionMatches(c.req.header("if-none-match"), etag)) {
+        return new Response(null, { status: 304, headers: { etag } });
+      }
+      return scimJson(c, resource, 200, { etag });
+    }),
+  );
+  app.post(
+    "/scim/v2/:project_id/Groups",
+    scimOperation("scim:write", async ({ c, caller, projectId, base }) => {
+      const body = await scimBody(c);
+      const { resource, etag } = await createScimGroup(c.get("deps").sql, caller, projectId, base, body);
+      const location = (resource.meta as { location: string }).location;
+      return scimJson(c, resource, 201, { etag, location });
+    }),
+  );
+  app.put(
+    "/scim/v2/:project_id/Groups/:id",
+    scimOperation("scim:write", async ({ c, caller, projectId, base, id }) => {
+      const body = await scimBody(c);
+      const { resource, etag } = await replaceScimGroup(
+        c.get("deps").sql,
+        caller,
+        projectId,
+        base,
+        id,
+        body,
+        c.req.header("if-match"),
+      );
+      return scimJson(c, resource, 200, { etag });
+    }),
+  );
+  app.patch(
+    "/scim/v2/:project_id/Groups/:id",
+    scimOperation("scim:write", async ({ c, caller, projectId, base, id }) => {
+      const body = await scimBody(c);
+      const { resource, etag } = await patchScimGroup(
+        c.get("deps").sql,
+        caller,
+        projectId,
+        base,
+        id,
+        body,
+        c.req.header("if-match"),
+      );
+      return scimJson(c, resource, 200, { etag });
+    }),
+  );
+  app.delete(
+    "/scim/v2/:project_id/Groups/:id",
+    scimOperation("scim:write", async ({ c, caller, projectId, id }) => {
+      await deleteScimGroup(
+        c.get("deps").sql,
+        caller,
+        projectId,
+        id,
+        c.req.header("if-match"),
+      );
+      return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
+    }),
+  );
+}
