@@ -17,7 +17,11 @@ export const EVENT_TYPES = {
   "role.updated": "A role's code, name, description or permissions changed",
   "role.deleted":
     "A role was deleted; `changes` holds its last state, `details` the users moved to another role",
-  "user.created": 'A user was created: by an admin, or on the sign-up page (`details.how`: `"signup"`)',
+  "user.created":
+    'A user was created: by an admin, on the sign-up page (`details.how`: `"signup"`), or by an ' +
+    'import (`"import"`, POST …/users/import)',
+  "users.exported_with_secrets": "The project's users were exported with their password hashes " +
+    "(GET …/users/export?include_password_hashes=true), recorded before the first line is sent",
   "signup.refused": "A sign-up on the login page created nothing: `details.reason` `honeypot` (the field " +
     "humans leave empty was filled; the page answered as for a success) or `domain_not_allowed` " +
     "(`details.domain` is not among the project's `signup.domains`)",

@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import {
   booleanFilter,
   ChangedProperties,
+  ErrorCodeSchema,
   Id,
   listQuery,
   Name,
@@ -245,3 +246,159 @@ export const MailSent = z.object({
   expires_at: z.string().openapi({ description: "When the link in it stops working (RFC 3339)" }),
 }).openapi("MailSent");
 export type MailSent = z.infer<typeof MailSent>;
+
+/** The hash schemes an import names with `password_hash_algorithm` (domain/accounts/password_schemes.ts). */
+const ImportAlgorithm = z.enum([
+  "bcrypt",
+  "argon2",
+  "scrypt",
+  "pbkdf2",
+  "django_pbkdf2",
+  "firebase_scrypt",
+  "sha256_salted",
+  "sha512_salted",
+  "md5_salted",
+]);
+
+/** Fields an export writes that an import takes back and ignores (the new project makes its own). */
+const ExportedOnly = (what: string) =>
+  z.string().max(200).nullable().optional().openapi({
+    description: `Ignored (${what}, as an export writes it)`,
+  });
+
+export const ImportUserLine = z.strictObject({
+  email: Email.openapi({
+    description: "Unique in the project, case-insensitively; required when `external_user_id` is absent",
+  }),
+  email_verified: z.boolean().optional().openapi({
+    description: "Default false. true: the old system verified the address",
+  }),
+  display_name: Name.optional().openapi({
+    description: "Default: `given_name` and `family_name`, else the email, else the external id (cut to 50)",
+  }),
+  given_name: GivenName,
+  family_name: FamilyName,
+  external_user_id: ExternalUserId.openapi({
+    description: "The calling system's id for the user; unique in the project. Required when email is absent",
+  }),
+  avatar_url: AvatarUrl,
+  role_id: RoleId.openapi({
+    description:
+      "A project role of this project; the caller must hold every permission of it (403 on the line)",
+  }),
+  is_active: z.boolean().optional().openapi({ description: "Default true" }),
+  properties: NewProperties,
+  password_hash: z.string().min(1, "must not be empty").max(2048, "at most 2048 characters").nullable()
+    .optional().openapi({
+      description: "The hash the old system stored, kept until the user's first sign-in rehashes it: a PHC " +
+        "string (`$argon2id$`, `$argon2i$`, `$scrypt$`, `$pbkdf2-sha256$`), bcrypt's `$2a$`/`$2b$`/`$2y$`, " +
+        "Django's `pbkdf2_sha256$…`, a string this service exported, or a bare digest (hex or base64) with " +
+        "`password_hash_algorithm`. Needs `email`. Never a plain password.",
+      example: "$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy",
+    }),
+  password_hash_algorithm: ImportAlgorithm.nullable().optional().openapi({
+    description: "Required when `password_hash` does not name its scheme (`firebase_scrypt` and the salted " +
+      "digests); when given for a string that names one, it must agree",
+  }),
+  password_salt: z.string().max(1024, "at most 1024 characters").nullable().optional().openapi({
+    description:
+      "For `firebase_scrypt`: the user's salt, base64 (the export's `salt`). For the salted digests: " +
+      "the salt as the text that was joined to the password",
+  }),
+  password_salt_position: z.enum(["prefix", "suffix"]).nullable().optional().openapi({
+    description: "For the salted digests: `prefix` hashed salt + password, `suffix` password + salt",
+  }),
+  id: ExportedOnly("the user's id in the exporting project"),
+  project_id: ExportedOnly("the exporting project"),
+  pending_email: ExportedOnly("an address waiting for verification"),
+  password_scheme: ExportedOnly("read from `password_hash`"),
+  created_at: ExportedOnly("the time the user was created there"),
+  updated_at: ExportedOnly("the time the user last changed there"),
+}).superRefine((u, ctx) => {
+  if (!u.email && !u.external_user_id) {
+    ctx.addIssue({ code: "custom", path: ["external_user_id"], message: "required when email is absent" });
+  }
+  if (u.password_hash && !u.email) {
+    ctx.addIssue({ code: "custom", path: ["password_hash"], message: "needs an email to sign in with" });
+  }
+  for (const field of ["password_hash_algorithm", "password_salt", "password_salt_position"] as const) {
+    if (u[field] != null && !u.password_hash) {
+      ctx.addIssue({ code: "custom", path: [field], message: "is only used with password_hash" });
+    }
+  }
+}).openapi("ImportUserLine", {
+  description:
+    "One user to import: an element of the JSON array, or one line of JSON lines. Unknown fields " +
+    "refuse the line. The fields an export writes and an import cannot keep (`id`, `project_id`, " +
+    "`pending_email`, `password_scheme`, `created_at`, `updated_at`) are accepted and ignored, so that an " +
+    "export imports back as it is.",
+});
+export type ImportUserLine = z.infer<typeof ImportUserLine>;
+
+export const FirebaseHashParameters = z.strictObject({
+  signer_key: z.string().min(1).max(1024).openapi({
+    description: "`base64_signer_key`, as the console shows it",
+  }),
+  salt_separator: z.string().max(1024).openapi({ description: "`base64_salt_separator` (may be empty)" }),
+  rounds: z.number().int().min(1).max(32).openapi({ description: "`rounds` (scrypt's r), usually 8" }),
+  mem_cost: z.number().int().min(1).max(20).openapi({
+    description: "`mem_cost` (scrypt's N = 2^mem_cost), usually 14",
+  }),
+}).openapi("FirebaseHashParameters", {
+  description: "The Firebase project's password hash parameters (Authentication → Users → Password hash " +
+    "parameters), for the lines whose `password_hash_algorithm` is `firebase_scrypt`",
+});
+export type FirebaseHashParameters = z.infer<typeof FirebaseHashParameters>;
+
+/** At most this many users in one import request. */
+export const IMPORT_MAX_USERS = 10_000;
+
+export const ImportUsersRequest = z.union([
+  z.array(ImportUserLine).max(IMPORT_MAX_USERS),
+  z.strictObject({
+    users: z.array(ImportUserLine).max(IMPORT_MAX_USERS),
+    firebase: FirebaseHashParameters.optional(),
+  }),
+]).openapi("ImportUsersRequest", {
+  description: "A JSON array of users, or an object with `users` and the `firebase` hash parameters",
+});
+
+export const ImportLineError = z.object({
+  code: ErrorCodeSchema,
+  description: z.string().openapi({ description: "Why the line was refused, in words" }),
+  details: z.array(z.object({ field: z.string(), issue: z.string() })).optional().openapi({
+    description: "For `invalid_params`: each field of the line at fault",
+  }),
+}).openapi("ImportLineError");
+
+export const ImportLineResult = z.object({
+  line: z.number().int().openapi({
+    description: "The user's position: its 1-based index in a JSON array, or its line number in JSON lines",
+  }),
+  status: z.enum(["created", "refused"]),
+  user_id: z.string().optional().openapi({ description: "The new user's id, when created" }),
+  error: ImportLineError.optional().openapi({ description: "Why, when refused" }),
+}).openapi("ImportLineResult");
+export type ImportLineResult = z.infer<typeof ImportLineResult>;
+
+export const ImportUsersResult = z.object({
+  results: z.array(ImportLineResult).openapi({ description: "One per user, in the order sent" }),
+  created: z.number().int(),
+  refused: z.number().int(),
+}).openapi("ImportUsersResult");
+export type ImportUsersResult = z.infer<typeof ImportUsersResult>;
+
+export const ExportUsersQuery = z.object({
+  include_password_hashes: booleanFilter(
+    "true: each line carries `password_hash` (needs `users:export_secrets`; recorded as an audit event)",
+  ),
+});
+
+export const ExportedUser = User.omit({ permissions: true }).extend({
+  password_hash: z.string().optional().openapi({
+    description:
+      "Only with `include_password_hashes=true`, for a user with a password: the stored hash, in a " +
+      "form `POST …/users/import` takes back",
+  }),
+}).openapi("ExportedUser", { description: "One line of an export: the user as the API shows them" });
+export type ExportedUser = z.infer<typeof ExportedUser>;

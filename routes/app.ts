@@ -37,6 +37,7 @@ import { registerDeviceAuthorizationRoute } from "./api/oauth/device_authorizati
 import { registerDevicePages } from "./pages/device.ts";
 import { registerUserRoutes } from "./api/accounts/users.ts";
 import { registerUserMailRoutes } from "./api/accounts/user_mail.ts";
+import { registerUserImportRoutes } from "./api/provisioning/users_import.ts";
 import { registerAccountPages } from "./pages/mail_links.ts";
 import { registerSignupPages } from "./pages/signup.ts";
 import { registerInvitationPages } from "./pages/invitations.ts";
@@ -109,6 +110,7 @@ export function createApp(deps: Deps): App {
   registerSessionRoutes(app);
   registerConsentApiRoutes(app);
   registerMfaRoutes(app);
+  registerUserImportRoutes(app);
   registerUserRoutes(app);
   registerUserMailRoutes(app);
   registerOrganizationRoutes(app);

@@ -19,6 +19,8 @@ import { isFormEndpoint } from "./form_endpoints.ts";
 
 const JSON_TYPE = /^application\/json(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
+/** JSON lines, as the user import takes them besides JSON (routes/api/provisioning/users_import.ts). */
+const JSON_LINES_TYPE = /^application\/(x-ndjson|jsonl)(;\s*[a-zA-Z0-9\-]+=([^;]+))*$/i;
 
 /**
  * Hands the service's dependencies and a request id to the request (the caller's `X-Request-ID` when it is a
@@ -197,18 +199,28 @@ const formLimit = limitBody(64 * 1024, "64 KiB");
 const LOGO_PATH = /^\/api\/v1\/projects\/[^/]+\/branding\/logo$/;
 const logoLimit = limitBody(100 * 1024, "100 KiB");
 
-/** What a request's body is: a form (the form endpoints), a logo (its image), or JSON (every other). */
-type BodyKind = "form" | "logo" | "json";
+/** A user import is up to 10,000 users, as JSON or JSON lines, of at most 16 MiB. */
+const IMPORT_PATH = /^\/api\/v1\/projects\/[^/]+\/users\/import$/;
+export const IMPORT_MAX_BYTES = 16 * 1024 * 1024;
+const importLimit = limitBody(IMPORT_MAX_BYTES, "16 MiB");
+
+/**
+ * What a request's body is: a form (the form endpoints), a logo (its image), a user import (JSON or JSON lines),
+ * or JSON (every other).
+ */
+type BodyKind = "form" | "logo" | "import" | "json";
 
 function bodyKind(c: Context<AppEnv>): BodyKind {
   if (isFormEndpoint(c.req.path)) return "form";
+  if (c.req.method === "POST" && IMPORT_PATH.test(c.req.path)) return "import";
   return c.req.method === "PUT" && LOGO_PATH.test(c.req.path) ? "logo" : "json";
 }
 
-/** At most 1 MiB, less at the form endpoints and for a logo. */
+/** At most 1 MiB, less at the form endpoints and for a logo, more for a user import. */
 const LIMITS: Record<BodyKind, MiddlewareHandler<AppEnv>> = {
   form: formLimit,
   logo: logoLimit,
+  import: importLimit,
   json: apiLimit,
 };
 
@@ -219,9 +231,14 @@ async function bodyType(c: Context<AppEnv>, kind: BodyKind, next: () => Promise<
     if (kind === "logo") return await next();
     const form = kind === "form";
     const contentType = c.req.header("content-type");
-    const ok = contentType === undefined ? !hasBody(c) : (form ? FORM_TYPE : JSON_TYPE).test(contentType);
+    const ok = contentType === undefined ? !hasBody(c) : (form ? FORM_TYPE : JSON_TYPE).test(contentType) ||
+      (kind === "import" && JSON_LINES_TYPE.test(contentType));
     if (!ok) {
-      const expected = form ? "application/x-www-form-urlencoded" : "application/json";
+      const expected = form
+        ? "application/x-www-form-urlencoded"
+        : kind === "import"
+        ? "application/json or application/x-ndjson"
+        : "application/json";
       throw new AppError("invalid_params", {
         description: `the body must be ${expected}`,
         details: [{ field: "Content-Type", issue: `must be ${expected}` }],

@@ -11,14 +11,15 @@ import { hashPassword } from "./passwords.ts";
 /**
  * After `password` was verified against `stored`: when `stored` is not the service's own argon2id, stores the
  * password's argon2id hash instead (compare-and-set on `stored`, so a concurrent change of password wins).
- * Whether it rehashed.
+ * Answers the user's hash as it now is: the new one, or `stored` when nothing was replaced (a caller that
+ * compares hashes later, as a change of password does, compares with this one).
  */
 export async function rehashIfForeign(
   sql: Sql,
   user: { projectId: string; userId: string; stored: string },
   password: string,
-): Promise<boolean> {
-  if (!needsRehash(user.stored)) return false;
+): Promise<string> {
+  if (!needsRehash(user.stored)) return user.stored;
   const next = await hashPassword(password);
-  return await replacePasswordHash(sql, user.projectId, user.userId, user.stored, next);
+  return await replacePasswordHash(sql, user.projectId, user.userId, user.stored, next) ? next : user.stored;
 }

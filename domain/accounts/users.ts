@@ -43,7 +43,7 @@ import { findMailUser } from "../../db/events/mail.ts";
  * A role to give a user must exist (404) and be a project role (an organization role is 400); it is held until
  * the transaction ends, so its permissions stay put.
  */
-async function requireRole(sql: Sql, projectId: string, roleId: string | null): Promise<void> {
+export async function requireRole(sql: Sql, projectId: string, roleId: string | null): Promise<void> {
   if (roleId === null) return;
   const scope = await lockRoleShared(sql, projectId, roleId);
   if (scope === undefined) throw new AppError("role_not_found");
@@ -51,7 +51,7 @@ async function requireRole(sql: Sql, projectId: string, roleId: string | null): 
 }
 
 /** The caller must cover the permissions of a role it gives (403 naming the codes it lacks). */
-async function requireGivable(sql: Sql, caller: Principal, projectId: string, roleId: string | null) {
+export async function requireGivable(sql: Sql, caller: Principal, projectId: string, roleId: string | null) {
   if (roleId !== null) {
     await requireCovered(sql, caller, projectId, { roleId }, "role_id", "giving this role");
   }

@@ -107,9 +107,13 @@ export async function requireFreshProof(
     if (!(await verifyPassword(user.password_hash, given.current_password))) {
       throw fieldIssue("current_password", "is wrong");
     }
-    await rehashIfForeign(sql, { projectId, userId, stored: user.password_hash }, given.current_password);
+    const stored = await rehashIfForeign(
+      sql,
+      { projectId, userId, stored: user.password_hash },
+      given.current_password,
+    );
     await clearAttempts(sql, key);
-    return user;
+    return { ...user, password_hash: stored };
   }
   const at = actor.reauthenticatedAt?.getTime();
   if (at !== undefined && Date.now() - at <= FRESH_PROOF_SECONDS * 1000) return user;

@@ -203,7 +203,7 @@ export function refuseDeepNesting(values: unknown[], depth: number): void {
 }
 
 /** Whether a parsed JSON value nests objects and arrays deeper than `max`; walked without recursion. */
-function deeperThan(value: unknown, max: number): boolean {
+export function deeperThan(value: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[value, 1]];
   while (stack.length > 0) {
     const [v, depth] = stack.pop()!;

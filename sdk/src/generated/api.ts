@@ -14957,6 +14957,60 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
+		 * <p>Needs <code>users:create</code>. Creates users from another system, keeping the password hashes it made: bcrypt, Argon2 (argon2id, argon2i), scrypt, PBKDF2 (PHC and Django), Firebase&#39;s scrypt, and salted SHA-256, SHA-512 and MD5 (weak: rehash them soon). Each hash is checked at the user&#39;s sign-in in its own scheme and replaced by the service&#39;s argon2id at the first success; parameters that would make a sign-in costly (bcrypt cost over 14, scrypt over 64 MiB, PBKDF2 over 2,000,000 iterations, Argon2 over 256 MiB or 10 passes) are refused. The body is <code>application/json</code> (an array of users, or <code>{&quot;users&quot;: [...], &quot;firebase&quot;: {...}}</code>) or JSON lines (<code>application/x-ndjson</code> or <code>application/jsonl</code>, one user a line, the first line <code>{&quot;firebase&quot;: {...}}</code> when Firebase hashes need it). At most 10,000 users and 16 MiB a request (400 <code>invalid_params</code> on <code>body</code> beyond the count, 413 beyond the size): send a larger directory in several requests. Each line is checked alone: a line that is not a user object, has unknown fields, a malformed hash or one missing its scheme&#39;s parameters, an email or external id of an earlier line or of an existing user, or a role the caller cannot give (it must hold every permission of it, as for <code>createUser</code>) is refused with its reason, and the others are created, each with its <code>user.created</code> event (<code>details.how</code>: <code>import</code>) in the same transaction. A plain <code>password</code> is not taken (no password is hashed at import). The answer lists every line in order.</p>
+		 * @summary Import users
+		 * @param {string} projectId
+		 * @param {Api.ImportUsersRequest} request <p>The users</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		importUsers(projectId: string, request: Api.ImportUsersRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling importUsers.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling importUsers.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/import`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs <code>users:read</code>. <code>search</code> matches the display name and email.</p>
 		 * @summary List users
 		 * @param {string} projectId
@@ -15643,6 +15697,73 @@ export const UsersApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>users:create</code>. Creates users from another system, keeping the password hashes it made: bcrypt, Argon2 (argon2id, argon2i), scrypt, PBKDF2 (PHC and Django), Firebase&#39;s scrypt, and salted SHA-256, SHA-512 and MD5 (weak: rehash them soon). Each hash is checked at the user&#39;s sign-in in its own scheme and replaced by the service&#39;s argon2id at the first success; parameters that would make a sign-in costly (bcrypt cost over 14, scrypt over 64 MiB, PBKDF2 over 2,000,000 iterations, Argon2 over 256 MiB or 10 passes) are refused. The body is <code>application/json</code> (an array of users, or <code>{&quot;users&quot;: [...], &quot;firebase&quot;: {...}}</code>) or JSON lines (<code>application/x-ndjson</code> or <code>application/jsonl</code>, one user a line, the first line <code>{&quot;firebase&quot;: {...}}</code> when Firebase hashes need it). At most 10,000 users and 16 MiB a request (400 <code>invalid_params</code> on <code>body</code> beyond the count, 413 beyond the size): send a larger directory in several requests. Each line is checked alone: a line that is not a user object, has unknown fields, a malformed hash or one missing its scheme&#39;s parameters, an email or external id of an earlier line or of an existing user, or a role the caller cannot give (it must hold every permission of it, as for <code>createUser</code>) is refused with its reason, and the others are created, each with its <code>user.created</code> event (<code>details.how</code>: <code>import</code>) in the same transaction. A plain <code>password</code> is not taken (no password is hashed at import). The answer lists every line in order.</p>
+		 * @summary Import users
+		 * @param {string} projectId
+		 * @param {Api.ImportUsersRequest} request <p>The users</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		importUsers(projectId: string, request: Api.ImportUsersRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ImportUsersResult> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).importUsers(projectId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs <code>users:read</code>. <code>search</code> matches the display name and email.</p>
 		 * @summary List users
 		 * @param {string} projectId
@@ -16144,6 +16265,18 @@ export class UsersApi extends BaseAPI {
 	 */
 	public getUser(projectId: string, userId: string, includePermissions: boolean | undefined, options?: RequestInit) {
 		return UsersApiFp(this.configuration).getUser(projectId, userId, includePermissions, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:create</code>. Creates users from another system, keeping the password hashes it made: bcrypt, Argon2 (argon2id, argon2i), scrypt, PBKDF2 (PHC and Django), Firebase&#39;s scrypt, and salted SHA-256, SHA-512 and MD5 (weak: rehash them soon). Each hash is checked at the user&#39;s sign-in in its own scheme and replaced by the service&#39;s argon2id at the first success; parameters that would make a sign-in costly (bcrypt cost over 14, scrypt over 64 MiB, PBKDF2 over 2,000,000 iterations, Argon2 over 256 MiB or 10 passes) are refused. The body is <code>application/json</code> (an array of users, or <code>{&quot;users&quot;: [...], &quot;firebase&quot;: {...}}</code>) or JSON lines (<code>application/x-ndjson</code> or <code>application/jsonl</code>, one user a line, the first line <code>{&quot;firebase&quot;: {...}}</code> when Firebase hashes need it). At most 10,000 users and 16 MiB a request (400 <code>invalid_params</code> on <code>body</code> beyond the count, 413 beyond the size): send a larger directory in several requests. Each line is checked alone: a line that is not a user object, has unknown fields, a malformed hash or one missing its scheme&#39;s parameters, an email or external id of an earlier line or of an existing user, or a role the caller cannot give (it must hold every permission of it, as for <code>createUser</code>) is refused with its reason, and the others are created, each with its <code>user.created</code> event (<code>details.how</code>: <code>import</code>) in the same transaction. A plain <code>password</code> is not taken (no password is hashed at import). The answer lists every line in order.</p>
+	 * @summary Import users
+	 * @param {string} projectId
+	 * @param {Api.ImportUsersRequest} request <p>The users</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public importUsers(projectId: string, request: Api.ImportUsersRequest, options?: RequestInit) {
+		return UsersApiFp(this.configuration).importUsers(projectId, request, options)(this.fetch, this.basePath);
 	}
 
 	/**
