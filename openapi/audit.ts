@@ -36,6 +36,8 @@ export const EVENT_TYPES = {
   "client.activated": "A client was activated",
   "client.deactivated": "A client was deactivated: its tokens are refused and its sessions ended",
   "client.secret_rotated": "A client's secret was replaced; tokens issued before are refused",
+  "scim_token.created": "A SCIM token of a client was made (`details.scim_token_id`, `details.expires_at`)",
+  "scim_token.revoked": "A SCIM token of a client was revoked (`details.scim_token_id`)",
   "client.recorded":
     "A client identified by the URL of its metadata document was recorded on its first use " +
     "(`details.metadata_url`, `details.name`); block it by deactivating it",

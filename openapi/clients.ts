@@ -239,3 +239,41 @@ export const ClientListQuery = listQuery(["name", "is_active", "created_at", "up
   is_active: booleanFilter("Only active (true) or inactive (false) clients"),
 });
 export type ClientListQuery = z.infer<typeof ClientListQuery>;
+
+/** A client's SCIM token (docs/provisioning.md): the token itself is shown once, at creation. */
+export const ScimToken = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  client_id: z.string(),
+  description: z.string().nullable(),
+  created_at: z.string(),
+  expires_at: z.string().nullable().openapi({ description: "null: it does not expire" }),
+  last_used_at: z.string().nullable().openapi({
+    description: "When it last authenticated a SCIM request (to the minute); null: never",
+  }),
+}).openapi("ScimToken");
+export type ScimToken = z.infer<typeof ScimToken>;
+
+export const ScimTokenWithSecret = ScimToken.extend({
+  token: z.string().openapi({
+    description: "The bearer token for /scim/v2/{project_id}/ (`scim_` and 43 characters): shown only now; " +
+      "only its SHA-256 is stored",
+  }),
+}).openapi("ScimTokenWithSecret");
+export type ScimTokenWithSecret = z.infer<typeof ScimTokenWithSecret>;
+
+export const CreateScimTokenRequest = z.strictObject({
+  description: z.string().trim().max(200, "at most 200 characters").nullable().optional().openapi({
+    description: 'What the token is for, e.g. "Entra ID provisioning"',
+  }),
+  expires_in_days: z.number().int().min(1).max(3650).nullable().optional().openapi({
+    description: "Days until it expires (1 to 3650); omitted or null: it does not expire",
+  }),
+}).openapi("CreateScimTokenRequest");
+export type CreateScimTokenRequest = z.infer<typeof CreateScimTokenRequest>;
+
+export const ScimTokenList = z.object({ data: z.array(ScimToken) }).openapi("ScimTokenList");
+
+export const ScimTokenParam = ClientIdParam.extend({
+  token_id: Id.openapi({ param: { name: "token_id", in: "path" } }),
+});

@@ -68,6 +68,7 @@ export const ERROR_CODES = [
   "organization_domain_already_used",
   "member_already_exists",
   "invitation_not_found",
+  "scim_token_not_found",
   "invitation_not_pending",
   "client_not_deletable",
   "identity_already_linked",

@@ -83,6 +83,7 @@ export const ERROR_STATUS = {
   organization_domain_already_used: 409,
   member_already_exists: 409,
   invitation_not_found: 404,
+  scim_token_not_found: 404,
   invitation_not_pending: 409,
   role_in_use: 409,
   identity_already_linked: 409,

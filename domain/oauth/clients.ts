@@ -40,7 +40,7 @@ import { keepOrClear } from "../shared/updates.ts";
  * The caller may act on the client only when it covers the client's permissions; a project's admin client,
  * which covers every permission, only by itself or by the system project's admin client.
  */
-async function requireActOn(tx: Sql, caller: Principal, target: Client, what: string): Promise<void> {
+export async function requireActOn(tx: Sql, caller: Principal, target: Client, what: string): Promise<void> {
   if (target.is_admin) return await requireCoversAll(tx, caller, target.project_id, "client_id", what);
   await requireCovered(tx, caller, target.project_id, { clientId: target.id }, "client_id", what, {
     nameCodes: false,

@@ -67,6 +67,7 @@ export const ERRORS = {
   },
   member_already_exists: { message: "the user is already a member of this organization" },
   invitation_not_found: { message: "the invitation does not exist" },
+  scim_token_not_found: { message: "the SCIM token does not exist" },
   invitation_not_pending: { message: "the invitation was accepted or revoked" },
   role_in_use: { message: "users still have this role: reassign them with reassign_role_id" },
   client_not_deletable: { message: "the project's admin client and the console client cannot be deleted" },

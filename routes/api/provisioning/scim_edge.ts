@@ -1,12 +1,13 @@
 /**
- * The edge of the SCIM 2.0 service provider at /scim/v2/{project_id}/: the admin API's bearer gate (scim:read
- * for reads, scim:write for changes), JSON bodies as `application/scim+json` or `application/json` of at most
+ * The edge of the SCIM 2.0 service provider at /scim/v2/{project_id}/: the admin API's bearer gate, or a client's
+ * SCIM token (scim:read for reads, scim:write for changes), JSON bodies as `application/scim+json` or `application/json` of at most
  * 1 MiB, answers as `application/scim+json`, and every error in RFC 7644 §3.12's shape. SCIM is its own
  * protocol, served with plain Hono routes apart from the OpenAPI document (docs/provisioning.md).
  */
 import type { Context, Handler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { authorize } from "../../../domain/authz/gate.ts";
+import { authorizeScimToken, SCIM_TOKEN_PREFIX } from "../../../domain/provisioning/scim_tokens.ts";
 import { AppError } from "../../../domain/shared/errors.ts";
 import type { Principal } from "../../../domain/shared/principal.ts";
 import { ERROR_SCHEMA, ScimError, type ScimType } from "../../../domain/provisioning/scim_errors.ts";
@@ -53,12 +54,16 @@ export function scimOperation(
       if (projectId.length === 0 || projectId.length > 100 || !PLAIN.test(projectId)) {
         throw new ScimError(404, undefined, "no such project");
       }
-      const { principal } = await authorize(
-        c.get("deps").sql,
-        c.get("deps").tokens,
-        { token: bearerToken(c.req.header("authorization")), pathProjectId: projectId },
-        { permission, scope: "own" },
-      );
+      const token = bearerToken(c.req.header("authorization"));
+      // A client's SCIM token (scim_tokens.ts), for directories that send one fixed token; else an access token.
+      const principal = token?.startsWith(SCIM_TOKEN_PREFIX)
+        ? await authorizeScimToken(c.get("deps").sql, token, projectId, permission)
+        : (await authorize(
+          c.get("deps").sql,
+          c.get("deps").tokens,
+          { token, pathProjectId: projectId },
+          { permission, scope: "own" },
+        )).principal;
       const caller = { ...principal, request: requestInfo(c) };
       c.set("principal", caller);
       return await handler({
