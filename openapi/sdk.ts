@@ -60,7 +60,12 @@ export async function generateSdk(outDir: string): Promise<void> {
       source
         .replace(/from "(\.\/[\w-]+)"/g, 'from "$1.ts"')
         // Every map in the document is free-form but one (an audit event's `changes`, typed by its own schema).
-        .replaceAll("{ [name: string]: string }", "{ [name: string]: unknown }"),
+        .replaceAll("{ [name: string]: string }", "{ [name: string]: unknown }")
+        // A JSON lines answer (an export) is handed back as the Response, to be read as it streams.
+        .replaceAll(
+          "return response; /* Unsupported mimeType */",
+          "return response as any; /* Unsupported mimeType */",
+        ),
     );
   }
 }

@@ -828,7 +828,7 @@ export const AuditApiFp = function(configuration?: Configuration) {
 							return response.json() as any;
 						}
 						if (mimeType === 'application/x-ndjson') {
-							return response; /* Unsupported mimeType */
+							return response as any; /* Unsupported mimeType */
 						}
 						throw response;
 					}
@@ -14812,6 +14812,54 @@ export const UsersApiFetchParamCreator = function (configuration?: Configuration
 			};
 		},
 		/**
+		 * <p>Needs <code>users:read</code>. Every user of the project, one JSON object a line (<code>application/x-ndjson</code>), oldest first, as the admin API shows them (with <code>password_scheme</code>, never the hash). Streamed: the users are read a thousand at a time as the client reads the answer, so any number of them can be exported; the pages are separate reads, so a user created or deleted during the export may or may not be in it. With <code>include_password_hashes=true</code> each user with a password also carries <code>password_hash</code>, in a form <code>POST …/users/import</code> takes back (another project, another instance of the service): that needs <code>users:export_secrets</code> as well (403 <code>insufficient_permission</code> naming it), and is recorded as a <code>users.exported_with_secrets</code> audit event before the first line is sent.</p>
+		 * @summary Export users
+		 * @param {string} projectId
+		 * @param {boolean} [includePasswordHashes] <p>true: each line carries <code>password_hash</code> (needs <code>users:export_secrets</code>; recorded as an audit event)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		exportUsers(projectId: string, includePasswordHashes: boolean | undefined, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling exportUsers.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/users/export`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			if (includePasswordHashes !== undefined) {
+				localVarQueryParameter.append('include_password_hashes', String(includePasswordHashes));
+			}
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs only a valid token, and no permission; not a token of an exchange (RFC 8693), which acts for its subject with permissions, never on its account (403). A client-credentials token has no user: <code>user_not_found</code>.</p>
 		 * @summary The user the token belongs to
 		 * @param {RequestInit} [options] Override http request option.
@@ -15468,6 +15516,73 @@ export const UsersApiFp = function(configuration?: Configuration) {
 						throw response;
 					}
 					if (response.status === 409) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>users:read</code>. Every user of the project, one JSON object a line (<code>application/x-ndjson</code>), oldest first, as the admin API shows them (with <code>password_scheme</code>, never the hash). Streamed: the users are read a thousand at a time as the client reads the answer, so any number of them can be exported; the pages are separate reads, so a user created or deleted during the export may or may not be in it. With <code>include_password_hashes=true</code> each user with a password also carries <code>password_hash</code>, in a form <code>POST …/users/import</code> takes back (another project, another instance of the service): that needs <code>users:export_secrets</code> as well (403 <code>insufficient_permission</code> naming it), and is recorded as a <code>users.exported_with_secrets</code> audit event before the first line is sent.</p>
+		 * @summary Export users
+		 * @param {string} projectId
+		 * @param {boolean} [includePasswordHashes] <p>true: each line carries <code>password_hash</code> (needs <code>users:export_secrets</code>; recorded as an audit event)</p>
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		exportUsers(projectId: string, includePasswordHashes: boolean | undefined, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ExportedUser> {
+			const localVarFetchArgs = UsersApiFetchParamCreator(configuration).exportUsers(projectId, includePasswordHashes, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/x-ndjson') {
+							return response as any; /* Unsupported mimeType */
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
 						if (mimeType === 'application/json') {
 							throw response;
 						}
@@ -16229,6 +16344,18 @@ export class UsersApi extends BaseAPI {
 	 */
 	public deleteUser(projectId: string, userId: string, options?: RequestInit) {
 		return UsersApiFp(this.configuration).deleteUser(projectId, userId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>users:read</code>. Every user of the project, one JSON object a line (<code>application/x-ndjson</code>), oldest first, as the admin API shows them (with <code>password_scheme</code>, never the hash). Streamed: the users are read a thousand at a time as the client reads the answer, so any number of them can be exported; the pages are separate reads, so a user created or deleted during the export may or may not be in it. With <code>include_password_hashes=true</code> each user with a password also carries <code>password_hash</code>, in a form <code>POST …/users/import</code> takes back (another project, another instance of the service): that needs <code>users:export_secrets</code> as well (403 <code>insufficient_permission</code> naming it), and is recorded as a <code>users.exported_with_secrets</code> audit event before the first line is sent.</p>
+	 * @summary Export users
+	 * @param {string} projectId
+	 * @param {boolean} [includePasswordHashes] <p>true: each line carries <code>password_hash</code> (needs <code>users:export_secrets</code>; recorded as an audit event)</p>
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public exportUsers(projectId: string, includePasswordHashes: boolean | undefined, options?: RequestInit) {
+		return UsersApiFp(this.configuration).exportUsers(projectId, includePasswordHashes, options)(this.fetch, this.basePath);
 	}
 
 	/**

@@ -1900,6 +1900,104 @@ export namespace Api {
 		PermitOnFirstPermit = 'permit_on_first_permit'
 	}
 
+	/**
+	 * <p>One line of an export: the user as the API shows them</p>
+	 */
+	export interface ExportedUser {
+		id: string;
+		'project_id': string;
+		'display_name': string;
+		/**
+		 * @description <p>The given (first) name, as SCIM&#39;s <code>name.givenName</code></p>
+		 * @type {string | null}
+		 * @memberof ExportedUser
+		 */
+		'given_name': string | null;
+		/**
+		 * @description <p>The family (last) name, as SCIM&#39;s <code>name.familyName</code></p>
+		 * @type {string | null}
+		 * @memberof ExportedUser
+		 */
+		'family_name': string | null;
+		'avatar_url': string | null;
+		'external_user_id': string | null;
+		/**
+		 * @description <p>Stored trimmed and lower-cased</p>
+		 * @type {string | null}
+		 * @memberof ExportedUser
+		 */
+		email: string | null;
+		/**
+		 * @description <p>Whether the user proved they receive mail at <code>email</code> (followed a link mailed there: verification, invitation or password reset), or an admin said so. A changed email is unverified.</p>
+		 * @type {boolean}
+		 * @memberof ExportedUser
+		 */
+		'email_verified': boolean;
+		/**
+		 * @description <p>A new address that replaces a verified <code>email</code> once it is verified itself (its link was mailed to it); null when none waits</p>
+		 * @type {string | null}
+		 * @memberof ExportedUser
+		 */
+		'pending_email': string | null;
+		'role_id': string | null;
+		'is_active': boolean;
+		/**
+		 * @description <p>Attributes of the record that decisions&#39; conditions will read (an owner, a region, a status): a JSON object of at most 4096 bytes of JSON text, whose top-level keys match <code>^[A-Za-z_][A-Za-z0-9_]*$</code>; nested values may be any JSON. <code>{}</code> when none.</p>
+		 * @type {{ [name: string]: unknown }}
+		 * @memberof ExportedUser
+		 */
+		properties: { [name: string]: unknown };
+		/**
+		 * @description <p>The scheme of the user&#39;s password hash (never the hash): <code>argon2id</code> is the service&#39;s own; the others were imported (POST …/users/import) and are rehashed to <code>argon2id</code> at the user&#39;s first sign-in. null: the user has no password.</p>
+		 * @type {Api.ExportedUser.PasswordSchemeEnum | null}
+		 * @memberof ExportedUser
+		 */
+		'password_scheme': Api.ExportedUser.PasswordSchemeEnum | null;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof ExportedUser
+		 */
+		'created_at': string;
+		/**
+		 * @description <p>RFC 3339, UTC</p>
+		 * @type {string}
+		 * @memberof ExportedUser
+		 */
+		'updated_at': string;
+		/**
+		 * @description <p>Only with <code>include_password_hashes=true</code>, for a user with a password: the stored hash, in a form <code>POST …/users/import</code> takes back</p>
+		 * @type {string}
+		 * @memberof ExportedUser
+		 */
+		'password_hash'?: string;
+	}
+
+	/**
+	 * @export
+	 * @namespace ExportedUser
+	 */
+	export namespace ExportedUser {
+		/**
+		 * <p>The scheme of the user&#39;s password hash (never the hash): <code>argon2id</code> is the service&#39;s own; the others were imported (POST …/users/import) and are rehashed to <code>argon2id</code> at the user&#39;s first sign-in. null: the user has no password.</p>
+		 */
+		export enum PasswordSchemeEnum {
+			Argon2id = 'argon2id',
+			Argon2 = 'argon2',
+			Bcrypt = 'bcrypt',
+			Scrypt = 'scrypt',
+			Pbkdf2 = 'pbkdf2',
+			DjangoPbkdf2 = 'django_pbkdf2',
+			FirebaseScrypt = 'firebase_scrypt',
+			Sha256Salted = 'sha256_salted',
+			Sha512Salted = 'sha512_salted',
+			Md5Salted = 'md5_salted',
+			Unknown = 'unknown',
+			Null = 'null'
+		}
+
+	}
+
 	export interface ExternalIdentity {
 		'provider_id': string;
 		'provider_display_name': string;
