@@ -15,11 +15,14 @@ import {
   type FirebaseParams,
   type ForeignHash,
   type HashIssue,
+  IMPORT_ALGORITHMS,
   type ImportedHash,
   importHash,
   needsRehash,
   schemeOf,
+  SCHEMES,
 } from "../domain/accounts/password_schemes.ts";
+import { ImportUserLine, User } from "../openapi/users.ts";
 import { hashPassword, verifyPassword } from "../domain/accounts/passwords.ts";
 
 const PASSWORD = "correct horse battery staple";
@@ -332,4 +335,12 @@ Deno.test("base64 in every flavour hash strings use, exactly", () => {
     assert.deepEqual(decodeAnyBase64(text), bytes);
   }
   for (const bad of ["+//+AR", "A", "YQ=", "Y Q"]) assert.equal(decodeAnyBase64(bad), null, bad);
+});
+
+Deno.test("the API's lists of schemes are the domain's: password_hash_algorithm and password_scheme", () => {
+  const algorithms = (ImportUserLine.shape.password_hash_algorithm.unwrap().unwrap() as { options: string[] })
+    .options;
+  assert.deepEqual([...algorithms].sort(), [...IMPORT_ALGORITHMS].sort());
+  const shown = (User.shape.password_scheme.unwrap() as { options: string[] }).options;
+  assert.deepEqual([...shown].sort(), [...SCHEMES, "unknown"].sort());
 });
