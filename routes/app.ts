@@ -38,6 +38,7 @@ import { registerDevicePages } from "./pages/device.ts";
 import { registerUserRoutes } from "./api/accounts/users.ts";
 import { registerUserMailRoutes } from "./api/accounts/user_mail.ts";
 import { registerUserImportRoutes } from "./api/provisioning/users_import.ts";
+import { registerScimTokenRoutes } from "./api/provisioning/scim_tokens.ts";
 import { registerUserExportRoutes } from "./api/provisioning/users_export.ts";
 import { registerAccountPages } from "./pages/mail_links.ts";
 import { registerSignupPages } from "./pages/signup.ts";
@@ -112,6 +113,7 @@ export function createApp(deps: Deps): App {
   registerConsentApiRoutes(app);
   registerMfaRoutes(app);
   registerUserImportRoutes(app);
+  registerScimTokenRoutes(app);
   // Before the user routes: `…/users/export` would otherwise be read as a user id.
   registerUserExportRoutes(app);
   registerUserRoutes(app);

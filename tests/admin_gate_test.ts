@@ -131,7 +131,7 @@ test("every operation is public by name or states its permission and scope in th
     "searchResources",
     "searchSubjects",
   ]);
-  assert.equal(byScope("own").length, 78, names("own").join(", "));
+  assert.equal(byScope("own").length, 81, names("own").join(", "));
 });
 
 test("the permissions an operation checks beyond the gate's are published with it", () => {

@@ -976,6 +976,66 @@ export const ClientsApiFetchParamCreator = function (configuration?: Configurati
 			};
 		},
 		/**
+		 * <p>Needs <code>clients:update</code>. A long-lived bearer token for the project&#39;s SCIM endpoints (<code>/scim/v2/{project_id}/</code>) only, for directories that send one fixed token (Entra ID&#39;s Secret Token, Okta&#39;s HTTP Header): shown once, only its SHA-256 stored. It acts as the client, with the client&#39;s permissions at each request (<code>scim:read</code>, <code>scim:write</code>), while the client and project are active; rotating the client&#39;s secret or deactivating it refuses the tokens made before. The caller must cover the client&#39;s permissions (403), as rotating its secret needs. At most 5 a client (400 <code>invalid_params</code>). One transaction with its <code>scim_token.created</code> event.</p>
+		 * @summary Make a SCIM token of a client
+		 * @param {string} projectId
+		 * @param {string} clientId
+		 * @param {Api.CreateScimTokenRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createScimToken(projectId: string, clientId: string, request: Api.CreateScimTokenRequest, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling createScimToken.');
+			}
+			// verify required parameter 'clientId' is not null or undefined
+			if (clientId === null || clientId === undefined) {
+				throw new RequiredError('clientId', 'Required parameter clientId was null or undefined when calling createScimToken.');
+			}
+			// verify required parameter 'request' is not null or undefined
+			if (request === null || request === undefined) {
+				throw new RequiredError('request', 'Required parameter request was null or undefined when calling createScimToken.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/clients/{client_id}/scim-tokens`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{client_id}', encodeURIPathSegment(String(clientId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'POST' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarHeaderParameter.set('Content-Type', 'application/json');
+
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			if (request !== undefined) {
+				localVarRequestOptions.body = JSON.stringify(request || {});
+			}
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs <code>clients:delete</code>. Its tokens are refused from the next request on and its sessions end. The caller must cover the client&#39;s permissions (403 <code>insufficient_permission</code> otherwise). The project&#39;s admin client and the built-in console client cannot be deleted: 403 <code>client_not_deletable</code>. One transaction with its <code>client.deleted</code> audit event (the client&#39;s last state, never a secret) and one <code>grant.deleted</code> per grant on objects it ends (<code>details.cause</code>); answers 204.</p>
 		 * @summary Delete a client
 		 * @param {string} projectId
@@ -1147,6 +1207,110 @@ export const ClientsApiFetchParamCreator = function (configuration?: Configurati
 			};
 		},
 		/**
+		 * <p>Needs <code>clients:read</code>. The client&#39;s SCIM tokens, the newest first, with when each expires and was last used; never the tokens themselves.</p>
+		 * @summary List a client's SCIM tokens
+		 * @param {string} projectId
+		 * @param {string} clientId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listScimTokens(projectId: string, clientId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling listScimTokens.');
+			}
+			// verify required parameter 'clientId' is not null or undefined
+			if (clientId === null || clientId === undefined) {
+				throw new RequiredError('clientId', 'Required parameter clientId was null or undefined when calling listScimTokens.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/clients/{client_id}/scim-tokens`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{client_id}', encodeURIPathSegment(String(clientId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'GET' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
+		 * <p>Needs <code>clients:update</code>. The next SCIM request with it is refused (401). The caller must cover the client&#39;s permissions (403). One transaction with its <code>scim_token.revoked</code> event.</p>
+		 * @summary Revoke a SCIM token
+		 * @param {string} projectId
+		 * @param {string} clientId
+		 * @param {string} tokenId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeScimToken(projectId: string, clientId: string, tokenId: string, options: RequestInit = {}): FetchArgs {
+			// verify required parameter 'projectId' is not null or undefined
+			if (projectId === null || projectId === undefined) {
+				throw new RequiredError('projectId', 'Required parameter projectId was null or undefined when calling revokeScimToken.');
+			}
+			// verify required parameter 'clientId' is not null or undefined
+			if (clientId === null || clientId === undefined) {
+				throw new RequiredError('clientId', 'Required parameter clientId was null or undefined when calling revokeScimToken.');
+			}
+			// verify required parameter 'tokenId' is not null or undefined
+			if (tokenId === null || tokenId === undefined) {
+				throw new RequiredError('tokenId', 'Required parameter tokenId was null or undefined when calling revokeScimToken.');
+			}
+			let localVarPath = `/api/v1/projects/{project_id}/clients/{client_id}/scim-tokens/{token_id}`
+				.replace('{project_id}', encodeURIPathSegment(String(projectId)))
+				.replace('{client_id}', encodeURIPathSegment(String(clientId)))
+				.replace('{token_id}', encodeURIPathSegment(String(tokenId)));
+			const localVarPathQueryStart = localVarPath.indexOf("?");
+			const localVarRequestOptions: RequestInit = Object.assign({ method: 'DELETE' }, options);
+			const localVarHeaderParameter: Headers = options.headers ? new Headers(options.headers) : new Headers();
+			const localVarQueryParameter = new URLSearchParams(localVarPathQueryStart !== -1 ? localVarPath.substring(localVarPathQueryStart + 1) : "");
+			if (localVarPathQueryStart !== -1) {
+				localVarPath = localVarPath.substring(0, localVarPathQueryStart);
+			}
+
+			// authentication bearerAuth required
+			// http authorization required
+			if (configuration && configuration.authorization) {
+				const localVarAuthorizationValue = typeof configuration.authorization === 'function'
+					? configuration.authorization('bearerAuth')
+					: configuration.authorization;
+				if (localVarAuthorizationValue !== null) {
+					localVarHeaderParameter.set("Authorization", "Bearer " + localVarAuthorizationValue);
+				}
+			}
+			localVarRequestOptions.headers = localVarHeaderParameter;
+
+			const localVarQueryParameterString = localVarQueryParameter.toString();
+			if (localVarQueryParameterString) {
+				localVarPath += "?" + localVarQueryParameterString;
+			}
+			return {
+				url: localVarPath,
+				options: localVarRequestOptions,
+			};
+		},
+		/**
 		 * <p>Needs <code>clients:update</code>. Generates a new 256-bit secret; the old one stops working at once, and so do the access tokens issued before. The secret is stored only as a hash and is shown in this answer only. A client may rotate its own secret; any other caller must hold every permission the client holds (a project&#39;s admin client: only itself and the system project&#39;s admin client), else 403 <code>insufficient_permission</code>.</p>
 		 * @summary Rotate a client's secret
 		 * @param {string} projectId
@@ -1274,6 +1438,74 @@ export const ClientsApiFp = function(configuration?: Configuration) {
 		 */
 		createClient(projectId: string, request: Api.CreateClientRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ClientWithSecret> {
 			const localVarFetchArgs = ClientsApiFetchParamCreator(configuration).createClient(projectId, request, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 201) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>clients:update</code>. A long-lived bearer token for the project&#39;s SCIM endpoints (<code>/scim/v2/{project_id}/</code>) only, for directories that send one fixed token (Entra ID&#39;s Secret Token, Okta&#39;s HTTP Header): shown once, only its SHA-256 stored. It acts as the client, with the client&#39;s permissions at each request (<code>scim:read</code>, <code>scim:write</code>), while the client and project are active; rotating the client&#39;s secret or deactivating it refuses the tokens made before. The caller must cover the client&#39;s permissions (403), as rotating its secret needs. At most 5 a client (400 <code>invalid_params</code>). One transaction with its <code>scim_token.created</code> event.</p>
+		 * @summary Make a SCIM token of a client
+		 * @param {string} projectId
+		 * @param {string} clientId
+		 * @param {Api.CreateScimTokenRequest} request
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		createScimToken(projectId: string, clientId: string, request: Api.CreateScimTokenRequest, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ScimTokenWithSecret> {
+			const localVarFetchArgs = ClientsApiFetchParamCreator(configuration).createScimToken(projectId, clientId, request, options);
 			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
 				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
 					const contentType = response.headers.get('Content-Type');
@@ -1535,6 +1767,138 @@ export const ClientsApiFp = function(configuration?: Configuration) {
 			};
 		},
 		/**
+		 * <p>Needs <code>clients:read</code>. The client&#39;s SCIM tokens, the newest first, with when each expires and was last used; never the tokens themselves.</p>
+		 * @summary List a client's SCIM tokens
+		 * @param {string} projectId
+		 * @param {string} clientId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		listScimTokens(projectId: string, clientId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Api.ScimTokenList> {
+			const localVarFetchArgs = ClientsApiFetchParamCreator(configuration).listScimTokens(projectId, clientId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 200) {
+						if (mimeType === 'application/json') {
+							return response.json() as any;
+						}
+						throw response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
+		 * <p>Needs <code>clients:update</code>. The next SCIM request with it is refused (401). The caller must cover the client&#39;s permissions (403). One transaction with its <code>scim_token.revoked</code> event.</p>
+		 * @summary Revoke a SCIM token
+		 * @param {string} projectId
+		 * @param {string} clientId
+		 * @param {string} tokenId
+		 * @param {RequestInit} [options] Override http request option.
+		 * @throws {RequiredError}
+		 */
+		revokeScimToken(projectId: string, clientId: string, tokenId: string, options?: RequestInit): (fetch?: FetchAPI, basePath?: string) => Promise<Response> {
+			const localVarFetchArgs = ClientsApiFetchParamCreator(configuration).revokeScimToken(projectId, clientId, tokenId, options);
+			return (fetch: FetchAPI = defaultFetch, basePath: string = BASE_PATH) => {
+				return fetch(basePath + localVarFetchArgs.url, localVarFetchArgs.options).then((response) => {
+					const contentType = response.headers.get('Content-Type');
+					const mimeType = contentType ? contentType.replace(/;.*/, '') : undefined;
+
+					if (response.status === 204) {
+						return response;
+					}
+					if (response.status === 400) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 401) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 403) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 404) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 413) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 500) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					if (response.status === 503) {
+						if (mimeType === 'application/json') {
+							throw response;
+						}
+						throw response;
+					}
+					throw response;
+				});
+			};
+		},
+		/**
 		 * <p>Needs <code>clients:update</code>. Generates a new 256-bit secret; the old one stops working at once, and so do the access tokens issued before. The secret is stored only as a hash and is shown in this answer only. A client may rotate its own secret; any other caller must hold every permission the client holds (a project&#39;s admin client: only itself and the system project&#39;s admin client), else 403 <code>insufficient_permission</code>.</p>
 		 * @summary Rotate a client's secret
 		 * @param {string} projectId
@@ -1700,6 +2064,19 @@ export class ClientsApi extends BaseAPI {
 	}
 
 	/**
+	 * <p>Needs <code>clients:update</code>. A long-lived bearer token for the project&#39;s SCIM endpoints (<code>/scim/v2/{project_id}/</code>) only, for directories that send one fixed token (Entra ID&#39;s Secret Token, Okta&#39;s HTTP Header): shown once, only its SHA-256 stored. It acts as the client, with the client&#39;s permissions at each request (<code>scim:read</code>, <code>scim:write</code>), while the client and project are active; rotating the client&#39;s secret or deactivating it refuses the tokens made before. The caller must cover the client&#39;s permissions (403), as rotating its secret needs. At most 5 a client (400 <code>invalid_params</code>). One transaction with its <code>scim_token.created</code> event.</p>
+	 * @summary Make a SCIM token of a client
+	 * @param {string} projectId
+	 * @param {string} clientId
+	 * @param {Api.CreateScimTokenRequest} request
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public createScimToken(projectId: string, clientId: string, request: Api.CreateScimTokenRequest, options?: RequestInit) {
+		return ClientsApiFp(this.configuration).createScimToken(projectId, clientId, request, options)(this.fetch, this.basePath);
+	}
+
+	/**
 	 * <p>Needs <code>clients:delete</code>. Its tokens are refused from the next request on and its sessions end. The caller must cover the client&#39;s permissions (403 <code>insufficient_permission</code> otherwise). The project&#39;s admin client and the built-in console client cannot be deleted: 403 <code>client_not_deletable</code>. One transaction with its <code>client.deleted</code> audit event (the client&#39;s last state, never a secret) and one <code>grant.deleted</code> per grant on objects it ends (<code>details.cause</code>); answers 204.</p>
 	 * @summary Delete a client
 	 * @param {string} projectId
@@ -1738,6 +2115,31 @@ export class ClientsApi extends BaseAPI {
 	 */
 	public listClients(projectId: string, pageNum: number | undefined, pageSize: number | undefined, sortBy: Api.ListClientsSortByEnum | undefined, sortDir: Api.ListClientsSortDirEnum | undefined, search: string | undefined, isActive: boolean | undefined, options?: RequestInit) {
 		return ClientsApiFp(this.configuration).listClients(projectId, pageNum, pageSize, sortBy, sortDir, search, isActive, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>clients:read</code>. The client&#39;s SCIM tokens, the newest first, with when each expires and was last used; never the tokens themselves.</p>
+	 * @summary List a client's SCIM tokens
+	 * @param {string} projectId
+	 * @param {string} clientId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public listScimTokens(projectId: string, clientId: string, options?: RequestInit) {
+		return ClientsApiFp(this.configuration).listScimTokens(projectId, clientId, options)(this.fetch, this.basePath);
+	}
+
+	/**
+	 * <p>Needs <code>clients:update</code>. The next SCIM request with it is refused (401). The caller must cover the client&#39;s permissions (403). One transaction with its <code>scim_token.revoked</code> event.</p>
+	 * @summary Revoke a SCIM token
+	 * @param {string} projectId
+	 * @param {string} clientId
+	 * @param {string} tokenId
+	 * @param {RequestInit} [options] Override http request option.
+	 * @throws {RequiredError}
+	 */
+	public revokeScimToken(projectId: string, clientId: string, tokenId: string, options?: RequestInit) {
+		return ClientsApiFp(this.configuration).revokeScimToken(projectId, clientId, tokenId, options)(this.fetch, this.basePath);
 	}
 
 	/**
