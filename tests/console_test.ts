@@ -100,7 +100,10 @@ test(
       await page.getByLabel("API indicator").fill(indicator);
       await page.getByRole("button", { name: "Create resource" }).click();
       await page.waitForURL(/resources\?done=1/);
-      assert.ok(await page.getByRole("cell", { name: "read, write" }).isVisible());
+      assert.ok(
+        await page.getByRole("row", { name: /^Orders/ }).getByRole("cell", { name: "read, write" })
+          .isVisible(),
+      );
       await page.getByRole("link", { name: "Orders", exact: true }).click();
       assert.equal(await page.getByLabel("API indicator").inputValue(), indicator);
 
