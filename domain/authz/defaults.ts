@@ -120,7 +120,9 @@ const SPECIAL: Record<string, string> = {
     "Export the users' password hashes (GET …/users/export?include_password_hashes=true)",
   "scim:read":
     "Read the project's users and groups (organizations) through SCIM 2.0 (/scim/v2/{project_id}/)",
-  "scim:write": "Create, change, deactivate and delete users and groups (organizations) through SCIM 2.0",
+  "scim:write": "Create, change (email included, as verified), deactivate and delete users and groups " +
+    "(organizations, their members) through SCIM 2.0: the power of users:create, users:update, users:delete " +
+    "and organizations' permissions, on the users and roles the client covers",
 };
 const permissionDescription = (d: Default, action: string) =>
   d.code === "access"
