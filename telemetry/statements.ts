@@ -30,9 +30,13 @@ const summaries = new Map<string, string>();
 const VERB = /^\s*(?:\/\*.*?\*\/\s*)?(\w+)/s;
 const TABLE = /\b(?:from|into|update|join|table)\s+"?([a-z_][a-z0-9_]*)"?/i;
 
+/** The longest statement text remembered: a longer one (a SCIM filter's, say) is summarized every time. */
+export const MAX_REMEMBERED_TEXT = 4096;
+
 /**
  * A statement's name for its span: its verb and first table (`select signing_keys`, `insert audit_events`),
- * from the text with its `$n` placeholders, so never a value. Remembered per text (at most 2,000 of them).
+ * from the text with its `$n` placeholders, so never a value. Remembered per text (at most 2,000 of them, each
+ * at most MAX_REMEMBERED_TEXT characters: texts a client shapes cannot pin megabytes).
  */
 export function statementSummary(text: string): string {
   let s = summaries.get(text);
@@ -42,9 +46,12 @@ export function statementSummary(text: string): string {
     ? undefined
     : TABLE.exec(text)?.[1]?.toLowerCase();
   s = table ? `${verb} ${table}` : verb;
-  if (summaries.size < 2000) summaries.set(text, s);
+  if (summaries.size < 2000 && text.length <= MAX_REMEMBERED_TEXT) summaries.set(text, s);
   return s;
 }
+
+/** How many texts are remembered (for tests). */
+export const rememberedSummaries = (): number => summaries.size;
 
 export type StatementHooks = {
   on_statement: (text: string, durationMs: number, error?: unknown, context?: unknown) => void;

@@ -351,3 +351,180 @@ test("SCIM Groups refuse bad input in RFC 7644's shape", async () => {
   const reader = await scimProject(["scim:read"]);
   await expectScimError(await scim(reader, "POST", "/Groups", { schemas: [GROUP], displayName: "R" }), 403);
 });
+
+/** `n` users of the project made by the import (fast), their ids. */
+async function manyUsers(p: ScimProject, n: number): Promise<string[]> {
+  const tag = crypto.randomUUID().slice(0, 8);
+  const res = await http(`/api/v1/projects/${p.project.id}/users/import`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${p.token}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      users: Array.from(
+        { length: n },
+        (_, i) => ({ email: `m${i}-${tag}@example.com`, display_name: `M ${i}` }),
+      ),
+    }),
+  });
+  const answer = await res.json();
+  assert.equal(res.status, 200, JSON.stringify(answer).slice(0, 500));
+  assert.equal(answer.created, n);
+  return (answer.results as { user_id: string }[]).map((r) => r.user_id);
+}
+
+async function eventCount(p: ScimProject, type: string, groupId: string): Promise<number> {
+  let count = 0;
+  let cursor: string | undefined;
+  do {
+    const res = await http(
+      `/api/v1/projects/${p.project.id}/audit-events?type=${type}&target_id=${groupId}&limit=100${
+        cursor ? `&cursor=${cursor}` : ""
+      }`,
+      { headers: { authorization: `Bearer ${p.token}` } },
+    );
+    const page = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(page));
+    for (const e of page.data as Api.AuditEvent[]) {
+      assert.equal(e.actor.id, p.scimClientId);
+      assert.equal(typeof (e.details as { user_id?: unknown }).user_id, "string");
+    }
+    count += page.data.length;
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return count;
+}
+
+test("SCIM Groups: 3,000 members added and removed in one request each, set-based, one event each", async () => {
+  const p = await scimProject();
+  const ids = await manyUsers(p, 3000);
+  const group = await expectJson(
+    await scim(p, "POST", "/Groups", {
+      schemas: [GROUP],
+      displayName: "Everyone",
+      members: ids.slice(0, 1000).map((value) => ({ value })),
+    }),
+    201,
+  );
+  assert.equal((group.members as unknown[]).length, 1000);
+  const added = await expectJson(
+    await scim(
+      p,
+      "PATCH",
+      `/Groups/${group.id}`,
+      patch({ op: "add", path: "members", value: ids.map((value) => ({ value })) }),
+    ),
+    200,
+  );
+  assert.deepEqual(memberIds(added), [...ids].sort());
+  assert.equal(await eventCount(p, "organization.member_added", group.id as string), 3000);
+  const removed = await expectJson(
+    await scim(
+      p,
+      "PATCH",
+      `/Groups/${group.id}`,
+      patch({ op: "remove", path: "members", value: ids.slice(0, 1500).map((value) => ({ value })) }),
+    ),
+    200,
+  );
+  assert.deepEqual(memberIds(removed), ids.slice(1500).sort());
+  assert.equal(await eventCount(p, "organization.member_removed", group.id as string), 1500);
+  // Each member added got a row the admin API reads.
+  const member = await http(
+    `/api/v1/projects/${p.project.id}/organizations/${group.id}/members/${ids[2999]}`,
+    {
+      headers: { authorization: `Bearer ${p.token}` },
+    },
+  );
+  assert.equal(member.status, 200, await member.text());
+
+  // Past the cap: 400 tooMany, nothing changed.
+  const tooMany = Array.from({ length: 10_001 }, () => ({ value: ids[0] }));
+  await expectScimError(
+    await scim(p, "PATCH", `/Groups/${group.id}`, patch({ op: "add", path: "members", value: tooMany })),
+    400,
+    "tooMany",
+  );
+  // Each operation visits the 1,500 members once: 600 of them are within the work a PATCH may do, 1,000 not.
+  const noop = { op: "remove", path: 'members[value eq "nobody"]' };
+  await expectJson(await scim(p, "PATCH", `/Groups/${group.id}`, patch(...Array(600).fill(noop))), 200);
+  await expectScimError(
+    await scim(p, "PATCH", `/Groups/${group.id}`, patch(...Array(1000).fill(noop))),
+    400,
+    "tooMany",
+  );
+  const still = await expectJson(await scim(p, "GET", `/Groups/${group.id}`), 200);
+  assert.deepEqual(memberIds(still), ids.slice(1500).sort());
+});
+
+test("SCIM Groups: an existing member's value is immutable (add or replace through a filter)", async () => {
+  const p = await scimProject();
+  const [ann, bob, cid] = [await user(p, "Ann"), await user(p, "Bob"), await user(p, "Cid")];
+  const group = await expectJson(
+    await scim(p, "POST", "/Groups", {
+      schemas: [GROUP],
+      displayName: "Crew",
+      members: [{ value: ann.id }, { value: bob.id }],
+    }),
+    201,
+  );
+  for (
+    const op of [
+      { op: "add", path: "members[value pr].value", value: cid.id },
+      { op: "replace", path: "members[value pr].value", value: cid.id },
+      { op: "add", path: `members[value eq "${ann.id}"]`, value: { value: cid.id } },
+      { op: "replace", path: `members[value eq "${ann.id}"]`, value: { value: cid.id } },
+    ]
+  ) {
+    await expectScimError(await scim(p, "PATCH", `/Groups/${group.id}`, patch(op)), 400, "mutability");
+  }
+  const still = await expectJson(await scim(p, "GET", `/Groups/${group.id}`), 200);
+  assert.deepEqual(memberIds(still), [ann.id, bob.id].sort());
+  // A filter matching nothing adds a member, as before.
+  const added = await expectJson(
+    await scim(
+      p,
+      "PATCH",
+      `/Groups/${group.id}`,
+      patch({ op: "add", path: `members[value eq "${cid.id}"]`, value: {} }),
+    ),
+    200,
+  );
+  assert.deepEqual(memberIds(added), [ann.id, bob.id, cid.id].sort());
+});
+
+test("SCIM Groups: DELETE compares If-Match under the organization's lock (a racing PATCH wins or it does)", async () => {
+  const p = await scimProject();
+  const users = [await user(p, "Ann"), await user(p, "Bob")];
+  for (let round = 0; round < 5; round++) {
+    const group = await expectJson(
+      await scim(p, "POST", "/Groups", { schemas: [GROUP], displayName: `Race ${round}` }),
+      201,
+    );
+    const etag = (group.meta as { version: string }).version;
+    const [patched, deleted] = await Promise.all([
+      scim(
+        p,
+        "PATCH",
+        `/Groups/${group.id}`,
+        patch({ op: "add", path: "members", value: users.map((u) => ({ value: u.id })) }),
+        { "if-match": etag },
+      ),
+      scim(p, "DELETE", `/Groups/${group.id}`, undefined, { "if-match": etag }),
+    ]);
+    await patched.body?.cancel();
+    await deleted.body?.cancel();
+    const statuses = [patched.status, deleted.status];
+    assert.ok(
+      [[200, 412], [412, 204], [404, 204]].some((s) => s[0] === statuses[0] && s[1] === statuses[1]),
+      `PATCH and DELETE with the same version: ${statuses}`,
+    );
+  }
+  const stale = await expectJson(
+    await scim(p, "POST", "/Groups", { schemas: [GROUP], displayName: "Stale" }),
+    201,
+  );
+  await expectScimError(
+    await scim(p, "DELETE", `/Groups/${stale.id}`, undefined, { "if-match": 'W/"other"' }),
+    412,
+  );
+  assert.equal((await scim(p, "DELETE", `/Groups/${stale.id}`)).status, 204);
+});

@@ -3,7 +3,13 @@ import assert from "node:assert/strict";
 import { type Filter, parseFilter, parsePatchPath } from "../domain/provisioning/scim_filter.ts";
 import { ScimError } from "../domain/provisioning/scim_errors.ts";
 import { conditionOf, listQuery } from "../domain/provisioning/scim_query.ts";
-import { applyPatch } from "../domain/provisioning/scim_patch.ts";
+import {
+  applyPatch,
+  MAX_MEMBER_CHANGES,
+  MAX_PATCH_WORK,
+  parsePatch,
+} from "../domain/provisioning/scim_patch.ts";
+import { MAX_REMEMBERED_TEXT, rememberedSummaries, statementSummary } from "../telemetry/statements.ts";
 import { whereOf } from "../db/provisioning/scim_sql.ts";
 import { USER_TABLE } from "../db/provisioning/scim_users.ts";
 import { GROUP_TABLE } from "../db/provisioning/scim_groups.ts";
@@ -236,4 +242,130 @@ Deno.test("applyPatch refuses with the RFC's scimType", () => {
     "invalidPath",
   );
   assert.doesNotThrow(() => applyPatch("User", user(), ops({ op: "replace", path: "id", value: "u1" })));
+});
+
+const PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+const patchOf = (...ops: unknown[]) => ({ schemas: [PATCH_OP], Operations: ops });
+const group = (n: number, from = 0) => ({
+  schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+  id: "g",
+  displayName: "G",
+  members: Array.from(
+    { length: n },
+    (_, i) => ({ value: `u${from + i}`, display: `U ${from + i}`, type: "User" }),
+  ),
+});
+const valuesOf = (doc: Record<string, unknown>) => (doc.members as { value: string }[]).map((m) => m.value);
+
+Deno.test("applyPatch: 10,000 members added and 10,000 removed in one operation each, exactly", () => {
+  const current = group(10_000);
+  // Half already members (skipped), half new, repeats once each; then the first 10,000 removed by value.
+  const adds = Array.from({ length: 10_000 }, (_, i) => ({ value: `u${5_000 + i}` }));
+  const added = applyPatch("Group", current, patchOf({ op: "add", path: "members", value: adds }));
+  assert.equal(valuesOf(added).length, 15_000);
+  assert.deepEqual(new Set(valuesOf(added)).size, 15_000);
+  const drops = Array.from({ length: 10_000 }, (_, i) => ({ value: `u${i}` }));
+  const removed = applyPatch("Group", added, patchOf({ op: "remove", path: "members", value: drops }));
+  assert.deepEqual(valuesOf(removed), Array.from({ length: 5_000 }, (_, i) => `u${10_000 + i}`));
+  // A filter over every member: each element visited once.
+  const kept = applyPatch("Group", current, patchOf({ op: "remove", path: 'members[value sw "u1"]' }));
+  assert.equal(valuesOf(kept).length, 10_000 - 1 - 10 - 100 - 1_000);
+});
+
+Deno.test("parsePatch sizes a PATCH before it is applied; applyPatch stops past MAX_PATCH_WORK", () => {
+  const emails = (n: number) => Array.from({ length: n }, () => ({}));
+  refused(
+    () => parsePatch("User", patchOf({ op: "add", path: "emails", value: emails(100_000) })),
+    400,
+    "tooMany",
+  );
+  refused(
+    () => parsePatch("User", patchOf({ op: "add", path: "emails", value: emails(11) })),
+    400,
+    "tooMany",
+  );
+  refused(
+    () => parsePatch("User", patchOf({ op: "replace", value: { emails: emails(11) } })),
+    400,
+    "tooMany",
+  );
+  assert.equal(parsePatch("User", patchOf({ op: "add", path: "emails", value: emails(10) })).length, 1);
+  const members = (n: number) => Array.from({ length: n }, (_, i) => ({ value: `u${i}` }));
+  refused(
+    () =>
+      parsePatch("Group", patchOf({ op: "add", path: "members", value: members(MAX_MEMBER_CHANGES + 1) })),
+    400,
+    "tooMany",
+  );
+  // In all, across operations.
+  const half = { op: "add", path: "members", value: members(MAX_MEMBER_CHANGES / 2 + 1) };
+  refused(() => parsePatch("Group", patchOf(half, half)), 400, "tooMany");
+  // The work: operations × the list each visits.
+  const big = group(2_000);
+  const noop = { op: "remove", path: 'members[value eq "nobody"]' };
+  const fits = Math.floor(MAX_PATCH_WORK / 2_000);
+  assert.equal(valuesOf(applyPatch("Group", big, patchOf(...Array(fits).fill(noop)))).length, 2_000);
+  const over = patchOf(...Array(Math.min(1000, fits + 1)).fill(noop));
+  if (fits + 1 <= 1000) refused(() => applyPatch("Group", big, over), 400, "tooMany");
+  refused(() => applyPatch("Group", group(1_001), patchOf(...Array(1000).fill(noop))), 400, "tooMany");
+});
+
+Deno.test("applyPatch: an existing member's value is immutable; a new member's is given", () => {
+  const current = group(3);
+  for (
+    const op of [
+      { op: "add", path: "members[value pr].value", value: "u9" },
+      { op: "replace", path: "members[value pr].value", value: "u9" },
+      { op: "add", path: 'members[value eq "u1"]', value: { value: "u9" } },
+      { op: "replace", path: 'members[value eq "u1"]', value: { value: "u9" } },
+    ]
+  ) {
+    refused(() => applyPatch("Group", current, patchOf(op)), 400, "mutability");
+  }
+  const added = applyPatch(
+    "Group",
+    current,
+    patchOf({ op: "add", path: 'members[value eq "u9"]', value: {} }),
+  );
+  assert.deepEqual(valuesOf(added), ["u0", "u1", "u2", "u9"]);
+});
+
+Deno.test("listQuery: startIndex past 2^31 - 1 is an offset the database takes (an empty page); strict dates", () => {
+  for (const startIndex of ["2147483648", "2147483649", "999999999999999"]) {
+    const q = listQuery("User", { startIndex });
+    assert.equal(q.offset, 2 ** 31 - 1);
+    assert.equal(q.startIndex, Number(startIndex));
+  }
+  const date = (d: string) => listQuery("User", { filter: `meta.created gt "${d}"` });
+  for (
+    const bad of [
+      "0000-01-01T00:00:00Z",
+      "2026-02-30T00:00:00Z",
+      "2025-02-29T00:00:00Z",
+      "2026-04-31T00:00:00Z",
+      "2026-00-10T00:00:00Z",
+      "2026-01-01T23:60:00Z",
+      "2026-01-01",
+      "+002026-01-01T00:00:00Z",
+      "9999-12-31T23:59:59-01:00",
+    ]
+  ) {
+    refused(() => date(bad), 400, "invalidFilter");
+  }
+  assert.equal(
+    (date("2024-02-29T10:00:00+02:00").cond as { value: string }).value,
+    "2024-02-29T08:00:00.000Z",
+  );
+  assert.equal((date("0001-01-01T00:00:00Z").cond as { value: string }).value, "0001-01-01T00:00:00.000Z");
+});
+
+Deno.test("statementSummary remembers short texts only: a long SCIM filter's SQL is not kept", () => {
+  const before = rememberedSummaries();
+  const long = `select u.id from users u where ${"u.email = $1 or ".repeat(MAX_REMEMBERED_TEXT / 10)}true`;
+  assert.equal(statementSummary(long), "select users");
+  assert.equal(statementSummary(long + " "), "select users");
+  assert.equal(rememberedSummaries(), before);
+  const short = `select 1 from signing_keys where id = $1 -- ${crypto.randomUUID()}`;
+  assert.equal(statementSummary(short), "select signing_keys");
+  assert.equal(rememberedSummaries(), before + 1);
 });

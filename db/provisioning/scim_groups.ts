@@ -6,6 +6,7 @@
 import type { Sql } from "../connection.ts";
 import { isoText } from "../columns.ts";
 import { type Cond, scimPage, type Table, whereOf } from "./scim_sql.ts";
+import type { EventSource } from "./users_import.ts";
 
 export type ScimGroupRow = {
   id: string;
@@ -106,4 +107,100 @@ export async function existingUsers(sql: Sql, projectId: string, userIds: string
   const rows = await sql<{ id: string }[]>`
     select id from users where project_id = ${projectId} and id = any(${userIds}::text[])`;
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Which of these ids are users of the project, each held `for key share` until the transaction ends (as one
+ * member's addition holds its user: not deleted before the membership commits).
+ */
+export async function lockUsersShared(sql: Sql, projectId: string, userIds: string[]): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set();
+  const rows = await sql<{ id: string }[]>`
+    select id from users where project_id = ${projectId} and id = any(${userIds}::text[])
+    order by id for key share`;
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * These users made members of the organization, each with these roles, in two statements: one already a member
+ * (made meanwhile) is skipped. Answers the user ids inserted.
+ */
+export async function insertMembers(
+  sql: Sql,
+  projectId: string,
+  organizationId: string,
+  userIds: string[],
+  roleIds: string[],
+): Promise<string[]> {
+  if (userIds.length === 0) return [];
+  const inserted = (await sql<{ user_id: string }[]>`
+    insert into organization_members (project_id, organization_id, user_id)
+    select ${projectId}, ${organizationId}, u from unnest(${userIds}::text[]) as u
+    on conflict do nothing
+    returning user_id`).map((r) => r.user_id);
+  if (inserted.length > 0 && roleIds.length > 0) {
+    await sql`
+      insert into organization_member_roles (project_id, organization_id, user_id, role_id)
+      select ${projectId}, ${organizationId}, u, r from unnest(${inserted}::text[]) as u
+      cross join unnest(${roleIds}::text[]) as r
+      on conflict (organization_id, user_id, role_id) do nothing`;
+  }
+  return inserted;
+}
+
+/** The members among these users, held `for update`, with the roles each holds here. */
+export async function lockMembers(
+  sql: Sql,
+  projectId: string,
+  organizationId: string,
+  userIds: string[],
+): Promise<{ user_id: string; role_ids: string[] }[]> {
+  if (userIds.length === 0) return [];
+  return await sql<{ user_id: string; role_ids: string[] }[]>`
+    select m.user_id, array(select mr.role_id from organization_member_roles mr
+      where mr.organization_id = m.organization_id and mr.user_id = m.user_id
+      order by mr.role_id collate "C") as role_ids
+    from organization_members m
+    where m.project_id = ${projectId} and m.organization_id = ${organizationId}
+      and m.user_id = any(${userIds}::text[])
+    order by m.user_id for update of m`;
+}
+
+/** Removes these members with their roles here, in one statement. */
+export async function deleteMembers(
+  sql: Sql,
+  projectId: string,
+  organizationId: string,
+  userIds: string[],
+): Promise<void> {
+  if (userIds.length === 0) return;
+  await sql`
+    delete from organization_members
+    where project_id = ${projectId} and organization_id = ${organizationId} and user_id = any(${userIds}::text[])`;
+}
+
+/**
+ * One event of `type` on the organization per item, in one statement, as db/audit's insertEvent writes one
+ * (`fans_out` computed once; the trigger then writes the webhook deliveries as for any event).
+ */
+export async function insertOrganizationEvents(
+  sql: Sql,
+  projectId: string,
+  organizationId: string,
+  type: string,
+  source: EventSource,
+  events: { id: string; details: string }[],
+): Promise<void> {
+  if (events.length === 0) return;
+  await sql`
+    insert into audit_events (project_id, id, occurred_at, type, actor_type, actor_id, actor_token_jti,
+                              request_id, request_ip, request_user_agent, target_type, target_id, changes, details,
+                              fans_out)
+    select ${projectId}::text, e.id, clock_timestamp(), ${type}::text, ${source.actor_type}::text,
+           ${source.actor_id}::text, ${source.actor_token_jti}::text, ${source.request_id}::text,
+           ${source.request_ip}::text, ${source.request_user_agent}::text, 'organization', ${organizationId}::text,
+           null, e.details::jsonb, exists (select 1 from webhooks w where w.project_id = ${projectId} and w.is_active)
+    from unnest(${events.map((e) => e.id)}::text[], ${
+    events.map((e) => e.details)
+  }::text[]) as e (id, details)`;
 }

@@ -5,18 +5,27 @@
  * added through SCIM gets the organization's `default_role_ids`, as a member joining by domain or just in time
  * does; the caller must cover those roles (403 otherwise).
  */
-import { retryRead, type Sql, transaction } from "../../db/connection.ts";
+import { retryRead, type Sql, transaction, type Tx } from "../../db/connection.ts";
 import { findOrganization, touchOrganization } from "../../db/organizations/organizations.ts";
+import { lockRolesShared } from "../../db/authz/roles.ts";
 import {
-  existingUsers,
+  deleteMembers,
   EXTERNAL_ID_PROPERTY,
   findScimGroup,
+  insertMembers,
+  insertOrganizationEvents,
   listScimGroups,
+  lockMembers,
+  lockUsersShared,
   membersOf,
   type ScimGroupRow,
   type ScimMemberRow,
 } from "../../db/provisioning/scim_groups.ts";
-import { addMember, removeMember } from "../organizations/members.ts";
+import { auditEvents } from "../../telemetry/families.ts";
+import { sourceOf } from "../audit/audit.ts";
+import { requireCovered } from "../authz/coverage.ts";
+import { organizationRoles, requireGivable } from "../organizations/members.ts";
+import { newId } from "../shared/ids.ts";
 import {
   createOrganization,
   deleteOrganization,
@@ -24,13 +33,20 @@ import {
 } from "../organizations/organizations.ts";
 import type { Principal } from "../shared/principal.ts";
 import { invalidValue, ScimError } from "./scim_errors.ts";
-import { applyPatch, canonicalBody, type Json, requireObject, requireSchema } from "./scim_patch.ts";
+import {
+  applySteps,
+  canonicalBody,
+  type Json,
+  MAX_MEMBER_CHANGES,
+  parsePatch,
+  requireObject,
+  requireSchema,
+} from "./scim_patch.ts";
 import { type ListParams, listQuery, project } from "./scim_query.ts";
 import { GROUP_SCHEMA, LIST_SCHEMA } from "./scim_schema.ts";
 import { requireVersion, type Versioned } from "./scim_versions.ts";
 
-/** At most this many members added or removed in one request. */
-export const MAX_MEMBER_CHANGES = 10_000;
+export { MAX_MEMBER_CHANGES };
 
 function groupResource(base: string, row: ScimGroupRow, members: ScimMemberRow[] | undefined): Json {
   return {
@@ -134,16 +150,102 @@ function readGroup(doc: Json): GroupInput {
   };
 }
 
-/** 400 `invalidValue` naming the ids that are no user of the project. */
-async function requireUsers(sql: Sql, projectId: string, ids: string[]): Promise<void> {
-  if (ids.length > MAX_MEMBER_CHANGES) {
-    throw new ScimError(400, "tooMany", `at most ${MAX_MEMBER_CHANGES} members change in one request`);
-  }
-  const found = await existingUsers(sql, projectId, ids);
-  const missing = ids.filter((id) => !found.has(id));
+const tooManyChanges = () =>
+  new ScimError(400, "tooMany", `at most ${MAX_MEMBER_CHANGES} members change in one request`);
+
+/**
+ * These users made members with the organization's default roles, set-based (a few statements whatever their
+ * number), with one `organization.member_added` event each, as addMember records it. The roles are checked
+ * once: organization roles of the project, held `for share`, each covered by the caller (403 otherwise); the
+ * users must be the project's (400 `invalidValue` naming those that are not), held `for key share`.
+ */
+async function addMembers(
+  tx: Tx,
+  caller: Principal,
+  projectId: string,
+  organizationId: string,
+  defaultRoleIds: string[],
+  userIds: string[],
+): Promise<void> {
+  if (userIds.length === 0) return;
+  if (userIds.length > MAX_MEMBER_CHANGES) throw tooManyChanges();
+  const found = await lockUsersShared(tx, projectId, userIds);
+  const missing = userIds.filter((id) => !found.has(id));
   if (missing.length > 0) {
     throw invalidValue("members", `no user of this project has the id ${missing.slice(0, 5).join(", ")}`);
   }
+  const roleIds = await organizationRoles(tx, projectId, defaultRoleIds, "default_role_ids");
+  await requireGivable(tx, caller, projectId, roleIds, defaultRoleIds, "default_role_ids");
+  const inserted = await insertMembers(tx, projectId, organizationId, userIds, roleIds);
+  const roles = [...roleIds].sort();
+  await insertOrganizationEvents(
+    tx,
+    projectId,
+    organizationId,
+    "organization.member_added",
+    eventSource(caller),
+    inserted.map((userId) => ({
+      id: newId(),
+      details: JSON.stringify({ user_id: userId, role_ids: roles }),
+    })),
+  );
+  auditEvents.child("organization.member_added").value += inserted.length;
+}
+
+/**
+ * These members removed, set-based, with one `organization.member_removed` event each. The caller must cover
+ * every role they hold here, each distinct role checked once (403 otherwise), as removeMember asks.
+ */
+async function removeMembers(
+  tx: Tx,
+  caller: Principal,
+  projectId: string,
+  organizationId: string,
+  userIds: string[],
+): Promise<void> {
+  if (userIds.length === 0) return;
+  if (userIds.length > MAX_MEMBER_CHANGES) throw tooManyChanges();
+  const members = await lockMembers(tx, projectId, organizationId, userIds);
+  const held = [...new Set(members.flatMap((m) => m.role_ids))].sort();
+  await lockRolesShared(tx, projectId, held);
+  for (const roleId of held) {
+    await requireCovered(
+      tx,
+      caller,
+      projectId,
+      { roleId },
+      "role_ids",
+      "taking away this organization role",
+      {
+        nameCodes: false,
+      },
+    );
+  }
+  await deleteMembers(tx, projectId, organizationId, members.map((m) => m.user_id));
+  await insertOrganizationEvents(
+    tx,
+    projectId,
+    organizationId,
+    "organization.member_removed",
+    eventSource(caller),
+    members.map((m) => ({
+      id: newId(),
+      details: JSON.stringify({ user_id: m.user_id, role_ids: m.role_ids }),
+    })),
+  );
+  auditEvents.child("organization.member_removed").value += members.length;
+}
+
+function eventSource(caller: Principal) {
+  const { actor, request } = sourceOf(caller);
+  return {
+    actor_type: actor.type,
+    actor_id: actor.id,
+    actor_token_jti: actor.token_jti,
+    request_id: request?.id ?? null,
+    request_ip: request?.ip ?? null,
+    request_user_agent: request?.user_agent ?? null,
+  };
 }
 
 /** POST /Groups: an organization, with its members (no roles: a new organization has no default roles). */
@@ -157,15 +259,13 @@ export async function createScimGroup(
   const doc = canonicalBody("Group", requireObject(body));
   requireSchema(doc, GROUP_SCHEMA);
   const input = readGroup(doc);
+  if (input.members.length > MAX_MEMBER_CHANGES) throw tooManyChanges();
   return await transaction(sql, async (tx) => {
-    await requireUsers(tx, projectId, input.members);
     const org = await createOrganization(tx, caller, projectId, {
       name: input.name,
       properties: input.externalId === null ? {} : { [EXTERNAL_ID_PROPERTY]: input.externalId },
     });
-    for (const userId of input.members) {
-      await addMember(tx, caller, projectId, org.id, { user_id: userId, role_ids: org.default_role_ids });
-    }
+    await addMembers(tx, caller, projectId, org.id, org.default_role_ids, input.members);
     const row = (await findScimGroup(tx, projectId, org.id))!;
     return {
       resource: groupResource(base, row, await membersOf(tx, projectId, [org.id])),
@@ -198,10 +298,7 @@ async function change(
     const added = input.members.filter((m) => !before.has(m));
     const after = new Set(input.members);
     const removed = [...before].filter((m) => !after.has(m));
-    await requireUsers(tx, projectId, added);
-    if (removed.length > MAX_MEMBER_CHANGES) {
-      throw new ScimError(400, "tooMany", `at most ${MAX_MEMBER_CHANGES} members change in one request`);
-    }
+    if (added.length > MAX_MEMBER_CHANGES || removed.length > MAX_MEMBER_CHANGES) throw tooManyChanges();
     if (input.name !== row.name || input.externalId !== row.external_id) {
       const { [EXTERNAL_ID_PROPERTY]: _old, ...others } = org.properties as Record<string, unknown>;
       await updateOrganization(tx, caller, projectId, id, {
@@ -211,10 +308,8 @@ async function change(
           : { ...others, [EXTERNAL_ID_PROPERTY]: input.externalId }) as never,
       });
     }
-    for (const userId of added) {
-      await addMember(tx, caller, projectId, id, { user_id: userId, role_ids: org.default_role_ids });
-    }
-    for (const userId of removed) await removeMember(tx, caller, projectId, id, userId);
+    await addMembers(tx, caller, projectId, id, org.default_role_ids, added);
+    await removeMembers(tx, caller, projectId, id, removed);
     // A removal leaves no member row behind: the organization's own time says the group changed.
     if (removed.length > 0) await touchOrganization(tx, projectId, id);
     const updated = (await findScimGroup(tx, projectId, id))!;
@@ -250,6 +345,7 @@ export async function patchScimGroup(
   body: unknown,
   ifMatch: string | undefined,
 ): Promise<Versioned> {
+  const steps = parsePatch("Group", body); // read and sized whole before the organization is locked
   return await change(
     sql,
     caller,
@@ -257,7 +353,7 @@ export async function patchScimGroup(
     base,
     id,
     ifMatch,
-    (current) => applyPatch("Group", current, body),
+    (current) => applySteps("Group", current, steps),
   );
 }
 
@@ -269,8 +365,9 @@ export async function deleteScimGroup(
   ifMatch: string | undefined,
 ): Promise<void> {
   await transaction(sql, async (tx) => {
-    const row = await findScimGroup(tx, projectId, id);
-    if (!row) throw notFound(id);
+    // Held as change() holds it: the version compared is the one deleted.
+    if (!(await findOrganization(tx, projectId, id, { lock: "update" }))) throw notFound(id);
+    const row = (await findScimGroup(tx, projectId, id))!;
     requireVersion(ifMatch, etagOf(row));
     await deleteOrganization(tx, caller, projectId, id);
   });

@@ -12,6 +12,15 @@ export type Json = Record<string, unknown>;
 
 /** At most this many operations in one PATCH. */
 export const MAX_OPERATIONS = 1000;
+/** At most this many members added or removed in one request (a PATCH's `members` values, all told). */
+export const MAX_MEMBER_CHANGES = 10_000;
+/** At most this many items in the value of any other multi-valued attribute (`emails`: the user keeps one). */
+export const MAX_LIST_VALUES = 10;
+/**
+ * At most this many list elements visited by one PATCH: each operation on a multi-valued attribute visits the
+ * list once (its elements and the values given), so 1,000 operations on a group of 1,000 members fit.
+ */
+export const MAX_PATCH_WORK = 1_000_000;
 
 const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
 
@@ -131,13 +140,47 @@ function sameAsNow(doc: Json, def: Attribute, sub: Attribute | undefined, value:
   return now !== undefined && JSON.stringify(now) === JSON.stringify(value);
 }
 
-/** Two multi-valued elements are one when their `value` is the same (members, emails). */
-function sameElement(a: unknown, b: unknown): boolean {
-  return isObject(a) && isObject(b) && a.value !== undefined && a.value === b.value;
+/** The `value` that identifies a multi-valued element (members, emails), if it has one. */
+const keyOf = (e: unknown): unknown => isObject(e) ? e.value : undefined;
+
+/** The elements visited so far by one PATCH, against MAX_PATCH_WORK (400 `tooMany` past it). */
+type Budget = { used: number };
+
+function spend(budget: Budget, n: number): void {
+  budget.used += n;
+  if (budget.used > MAX_PATCH_WORK) {
+    throw new ScimError(
+      400,
+      "tooMany",
+      `this PATCH visits more than ${MAX_PATCH_WORK} list elements: send fewer operations`,
+    );
+  }
+}
+
+/** 400 `mutability` when `given` changes an immutable or read-only sub-attribute of an existing element. */
+function refuseImmutableChange(def: Attribute, element: unknown, given: unknown, path: string): void {
+  if (!isObject(element) || !isObject(given)) return;
+  for (const sub of def.subAttributes ?? []) {
+    if (sub.mutability !== "immutable") continue;
+    if (sub.name in given && JSON.stringify(given[sub.name]) !== JSON.stringify(element[sub.name])) {
+      throw new ScimError(
+        400,
+        "mutability",
+        `${def.name}.${sub.name} of an existing value is immutable (${path})`,
+      );
+    }
+  }
 }
 
 /** Applies one operation at a resolved path to `doc` (changed in place). */
-function applyAt(kind: ResourceKind, doc: Json, op: string, rawPath: string, value: unknown): void {
+function applyAt(
+  kind: ResourceKind,
+  doc: Json,
+  op: string,
+  rawPath: string,
+  value: unknown,
+  budget: Budget,
+): void {
   const parsed = parsePatchPath(rawPath);
   const resolved = attribute(kind, parsed.path);
   if (!resolved) {
@@ -168,18 +211,20 @@ function applyAt(kind: ResourceKind, doc: Json, op: string, rawPath: string, val
 
   if (def.multiValued && parsed.filter) {
     const list = Array.isArray(doc[name]) ? [...(doc[name] as unknown[])] : [];
-    const hits = list.map((e, i) => matches(def, e, parsed.filter!) ? i : -1).filter((i) => i >= 0);
+    spend(budget, list.length);
+    const hit = list.map((e) => matches(def, e, parsed.filter!));
+    const hits = hit.filter(Boolean).length;
     if (op === "remove") {
       doc[name] = sub
         ? list.map((e, i) => {
-          if (!hits.includes(i) || !isObject(e)) return e;
+          if (!hit[i] || !isObject(e)) return e;
           const { [sub!.name]: _, ...rest } = e;
           return rest;
         })
-        : list.filter((_, i) => !hits.includes(i));
+        : list.filter((_, i) => !hit[i]);
       return;
     }
-    if (hits.length === 0) {
+    if (hits === 0) {
       if (op === "replace") {
         throw new ScimError(400, "noTarget", `no value of ${name} matches ${rawPath}`);
       }
@@ -190,10 +235,19 @@ function applyAt(kind: ResourceKind, doc: Json, op: string, rawPath: string, val
       doc[name] = [...list, created];
       return;
     }
+    // An existing element's immutable sub-attribute (a member's `value`) is never rewritten, by add or replace.
+    if (sub?.mutability === "immutable") {
+      throw new ScimError(
+        400,
+        "mutability",
+        `${name}.${sub.name} of an existing value is immutable (${rawPath})`,
+      );
+    }
+    const given = sub ? undefined : canonicalComplex(def, value);
     doc[name] = list.map((e, i) => {
-      if (!hits.includes(i) || !isObject(e)) return e;
+      if (!hit[i] || !isObject(e)) return e;
       if (sub) return { ...e, [sub.name]: value };
-      const given = canonicalComplex(def, value);
+      refuseImmutableChange(def, e, given, rawPath);
       return op === "replace" ? given : { ...e, ...(isObject(given) ? given : {}) };
     });
     return;
@@ -215,9 +269,15 @@ function applyAt(kind: ResourceKind, doc: Json, op: string, rawPath: string, val
     if (def.multiValued && value !== undefined && value !== null) {
       // Entra ID's removal of members listed in `value`: [{"value": "<id>"}].
       const given = canonicalValue(def, value);
-      const drop = Array.isArray(given) ? given : [given];
+      const drop = new Set(
+        (Array.isArray(given) ? given : [given]).map(keyOf).filter((k) => k !== undefined),
+      );
       const list = Array.isArray(doc[name]) ? doc[name] as unknown[] : [];
-      doc[name] = list.filter((e) => !drop.some((d) => sameElement(e, d)));
+      spend(budget, list.length + drop.size);
+      doc[name] = list.filter((e) => {
+        const k = keyOf(e);
+        return k === undefined || !drop.has(k);
+      });
     } else {
       delete doc[name];
     }
@@ -227,10 +287,19 @@ function applyAt(kind: ResourceKind, doc: Json, op: string, rawPath: string, val
   if (def.multiValued) {
     if (!Array.isArray(given)) throw new ScimError(400, "invalidValue", `${name} takes a list`);
     if (op === "replace") {
+      spend(budget, given.length);
       doc[name] = given;
     } else {
+      // Two elements are one when their `value` is the same (members, emails): a value already there is skipped.
       const list = Array.isArray(doc[name]) ? [...(doc[name] as unknown[])] : [];
-      for (const g of given) if (!list.some((e) => sameElement(e, g))) list.push(g);
+      spend(budget, list.length + given.length);
+      const seen = new Set(list.map(keyOf).filter((k) => k !== undefined));
+      for (const g of given) {
+        const k = keyOf(g);
+        if (k !== undefined && seen.has(k)) continue;
+        if (k !== undefined) seen.add(k);
+        list.push(g);
+      }
       doc[name] = list;
     }
     return;
@@ -244,12 +313,22 @@ function applyAt(kind: ResourceKind, doc: Json, op: string, rawPath: string, val
   doc[name] = given;
 }
 
+/** One operation of a PatchOp, its path resolved (a path-less `value` object gives one per key). */
+export type PatchStep = { op: "add" | "replace" | "remove"; path: string; value: unknown };
+
+/** The most items a value list of this attribute may hold in one PATCH. */
+function listCap(kind: ResourceKind, path: string): number {
+  const resolved = attribute(kind, parsePatchPath(path).path);
+  return resolved?.attribute.name === "members" && !resolved.sub ? MAX_MEMBER_CHANGES : MAX_LIST_VALUES;
+}
+
 /**
- * The representation after a PatchOp body's operations, applied in order to a copy of `current`. 400
- * `invalidSyntax` for a malformed body or operation, `invalidPath` for a path naming nothing, `mutability` for a
- * read-only attribute, `noTarget` for a `replace` whose filter matched nothing, `tooMany` past MAX_OPERATIONS.
+ * A PatchOp body read and checked whole, before any resource is read or locked: 400 `invalidSyntax` for a
+ * malformed body or operation, `invalidPath` for a path that does not parse, `tooMany` past MAX_OPERATIONS, a
+ * value list longer than its attribute takes (MAX_MEMBER_CHANGES members, MAX_LIST_VALUES of any other), or
+ * more than MAX_MEMBER_CHANGES values in all.
  */
-export function applyPatch(kind: ResourceKind, current: Json, body: unknown): Json {
+export function parsePatch(kind: ResourceKind, body: unknown): PatchStep[] {
   const patch = requireObject(body);
   requireSchema(patch, PATCH_SCHEMA);
   const key = Object.keys(patch).find((k) => k.toLowerCase() === "operations");
@@ -260,7 +339,21 @@ export function applyPatch(kind: ResourceKind, current: Json, body: unknown): Js
   if (operations.length > MAX_OPERATIONS) {
     throw new ScimError(400, "tooMany", `at most ${MAX_OPERATIONS} operations in one PATCH`);
   }
-  const doc: Json = structuredClone(current);
+  const steps: PatchStep[] = [];
+  let values = 0;
+  const push = (op: PatchStep["op"], path: string, value: unknown) => {
+    if (Array.isArray(value)) {
+      const cap = listCap(kind, path);
+      if (value.length > cap) {
+        throw new ScimError(400, "tooMany", `at most ${cap} values of ${path} in one operation`);
+      }
+      values += value.length;
+      if (values > MAX_MEMBER_CHANGES) {
+        throw new ScimError(400, "tooMany", `at most ${MAX_MEMBER_CHANGES} values in one PATCH`);
+      }
+    }
+    steps.push({ op, path, value });
+  };
   operations.forEach((raw, i) => {
     if (!isObject(raw)) throw invalidSyntax(`Operations[${i}] must be an object`);
     const field = (name: string) => raw[Object.keys(raw).find((k) => k.toLowerCase() === name) ?? name];
@@ -270,12 +363,12 @@ export function applyPatch(kind: ResourceKind, current: Json, body: unknown): Js
     if (typeof op !== "string" || !["add", "replace", "remove"].includes(op.toLowerCase())) {
       throw invalidSyntax(`Operations[${i}].op must be add, replace or remove`);
     }
-    const code = op.toLowerCase();
+    const code = op.toLowerCase() as PatchStep["op"];
     if (path !== undefined && path !== null && typeof path !== "string") {
       throw invalidSyntax(`Operations[${i}].path must be a string`);
     }
     if (typeof path === "string" && path.trim() !== "") {
-      applyAt(kind, doc, code, path, value);
+      push(code, path, value);
       return;
     }
     if (code === "remove") throw new ScimError(400, "noTarget", `Operations[${i}]: remove needs a path`);
@@ -284,8 +377,26 @@ export function applyPatch(kind: ResourceKind, current: Json, body: unknown): Js
     }
     for (const [k, v] of Object.entries(value)) {
       if (k.toLowerCase() === "schemas") continue;
-      applyAt(kind, doc, code, k, v);
+      push(code, k, v);
     }
   });
+  return steps;
+}
+
+/**
+ * The representation after a PatchOp body's operations, applied in order to a copy
+ * of `current`. 400 as parsePatch answers, and `invalidPath` for a path naming nothing, `mutability` for a
+ * read-only attribute or an existing member's `value`, `noTarget` for a `replace` whose filter matched nothing,
+ * `tooMany` past MAX_PATCH_WORK. Each operation is linear in the list it changes.
+ */
+export function applyPatch(kind: ResourceKind, current: Json, body: unknown): Json {
+  return applySteps(kind, current, parsePatch(kind, body));
+}
+
+/** applyPatch of steps parsePatch read. */
+export function applySteps(kind: ResourceKind, current: Json, steps: PatchStep[]): Json {
+  const doc: Json = structuredClone(current);
+  const budget: Budget = { used: 0 };
+  for (const step of steps) applyAt(kind, doc, step.op, step.path, step.value, budget);
   return doc;
 }

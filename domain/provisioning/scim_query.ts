@@ -62,6 +62,26 @@ function targetOf(kind: ResourceKind, path: string, parent?: Attribute): Target 
   return target;
 }
 
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})?$/;
+
+/**
+ * An RFC 3339 date and time as milliseconds, NaN unless strictly one: years 0001 to 9999 (what the database
+ * stores), and a date that exists (`2026-02-30` is no date, never 2 March).
+ */
+function strictDate(text: string): number {
+  const m = DATE_TIME.exec(text);
+  if (!m) return NaN;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  if (year < 1 || month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return NaN;
+  const calendar = new Date(Date.UTC(2000, month - 1, day));
+  calendar.setUTCFullYear(year);
+  if (calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) return NaN;
+  const time = Date.parse(m[8] ? text : `${text}Z`); // no offset: UTC, as the database's times are
+  const iso = Number.isNaN(time) ? "" : new Date(time).toISOString();
+  // An offset may move the instant out of the years 0001 to 9999 (`0001-01-01T00:00:00+01:00`).
+  return /^\d{4}-/.test(iso) && iso >= "0001-01-01" ? time : NaN;
+}
+
 function comparison(path: string, target: Target, op: string, value: CompValue): Cond {
   const bad = (why: string) => new ScimError(400, "invalidFilter", `${path} ${op}: ${why}`);
   if (value === null) {
@@ -76,8 +96,12 @@ function comparison(path: string, target: Target, op: string, value: CompValue):
     else throw bad("the value must be true or false");
   } else if (target.type === "dateTime") {
     if (["co", "sw", "ew"].includes(op)) throw bad("a date is compared with eq, ne, gt, ge, lt or le");
-    const time = typeof value === "string" && /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : NaN;
-    if (Number.isNaN(time)) throw bad('the value must be a date and time such as "2026-01-02T03:04:05Z"');
+    const time = typeof value === "string" ? strictDate(value) : NaN;
+    if (Number.isNaN(time)) {
+      throw bad(
+        'the value must be a date and time of the years 0001 to 9999, such as "2026-01-02T03:04:05Z"',
+      );
+    }
     v = new Date(time).toISOString();
   } else {
     if (typeof value === "boolean") throw bad("the value must be a string");
@@ -180,7 +204,8 @@ export function listQuery(kind: ResourceKind, p: ListParams): ListQuery {
   return {
     cond,
     sort,
-    offset: startIndex - 1,
+    // The database's offset is a 32-bit integer: past it, no project has rows (an empty page, RFC 7644 §3.4.2.4).
+    offset: Math.min(startIndex - 1, 2 ** 31 - 1),
     count,
     startIndex,
     attributes: names(p.attributes),
