@@ -552,3 +552,201 @@ test("SCIM discovery: ServiceProviderConfig, ResourceTypes and Schemas, each als
   );
   await expectScimError(await scim(p, "GET", "/Schemas/urn:nothing"), 404);
 });
+
+test("SCIM PATCH is sized before any lock: 100,000 emails, 11 emails, 10,001 members answer 400 tooMany", async () => {
+  const p = await scimProject();
+  const user = await created(p, entraUser(address("many")));
+  const emails = Array.from({ length: 100_000 }, () => ({}));
+  await expectScimError(
+    await scim(p, "PATCH", `/Users/${user.id}`, patch({ op: "add", path: "emails", value: emails })),
+    400,
+    "tooMany",
+  );
+  await expectScimError(
+    await scim(
+      p,
+      "PATCH",
+      `/Users/${user.id}`,
+      patch({
+        op: "replace",
+        value: { emails: Array.from({ length: 11 }, () => ({ value: address("x") })) },
+      }),
+    ),
+    400,
+    "tooMany",
+  );
+  // 1,000 operations each adding 10 emails: 10,000 values, and the list visited once per operation.
+  const ops = Array.from({ length: 1000 }, () => ({ op: "add", path: "emails", value: emails.slice(0, 10) }));
+  await expectScimError(await scim(p, "PATCH", `/Users/${user.id}`, patch(...ops)), 400, "tooMany");
+  // Nothing changed, and the user answers at once.
+  const now = await expectJson(await scim(p, "GET", `/Users/${user.id}`), 200);
+  assert.deepEqual(now.emails, user.emails);
+  assert.equal((now.meta as { version: string }).version, (user.meta as { version: string }).version);
+});
+
+test("SCIM active: a PUT without it keeps it, a PATCH removing it or setting null is refused", async () => {
+  const p = await scimProject();
+  const body = oktaUser(address("act"));
+  const { active: _, ...withoutActive } = body;
+  const user = await created(p, withoutActive);
+  assert.equal(user.active, true, "a new user is active when the body does not say");
+  await expectJson(
+    await scim(p, "PATCH", `/Users/${user.id}`, patch({ op: "replace", path: "active", value: false })),
+    200,
+  );
+  const put = await expectJson(
+    await scim(p, "PUT", `/Users/${user.id}`, { ...withoutActive, displayName: "Renamed" }),
+    200,
+  );
+  assert.deepEqual([put.displayName, put.active], ["Renamed", false]);
+  const putNull = await expectJson(
+    await scim(p, "PUT", `/Users/${user.id}`, { ...withoutActive, active: null }),
+    200,
+  );
+  assert.equal(putNull.active, false);
+  for (const op of [{ op: "remove", path: "active" }, { op: "replace", path: "active", value: null }]) {
+    await expectScimError(await scim(p, "PATCH", `/Users/${user.id}`, patch(op)), 400, "invalidValue");
+  }
+  await expectScimError(
+    await scim(p, "PATCH", `/Users/${user.id}`, patch({ op: "replace", value: { active: null } })),
+    400,
+    "invalidValue",
+  );
+  assert.equal((await p.api.users.getUser(p.project.id, user.id as string, undefined)).is_active, false);
+});
+
+test("SCIM userName is required: a PUT or PATCH leaving none is refused and the address stays", async () => {
+  const p = await scimProject();
+  const body = oktaUser(address("name"));
+  const user = await created(p, body);
+  const { userName: _, ...withoutUserName } = body;
+  await expectScimError(await scim(p, "PUT", `/Users/${user.id}`, withoutUserName), 400, "invalidValue");
+  for (
+    const op of [
+      { op: "remove", path: "userName" },
+      { op: "replace", path: "userName", value: null },
+      { op: "replace", path: "userName", value: "" },
+      { op: "replace", value: { userName: "  " } },
+    ]
+  ) {
+    await expectScimError(await scim(p, "PATCH", `/Users/${user.id}`, patch(op)), 400, "invalidValue");
+  }
+  const now = await p.api.users.getUser(p.project.id, user.id as string, undefined);
+  assert.equal(now.email, body.userName);
+});
+
+test("SCIM externalId is kept exactly, and a PATCH of displayName alone touches nothing sensitive", async () => {
+  const p = await scimProject();
+  const spaced = `  ext ${crypto.randomUUID()}  `;
+  const user = await created(p, { ...oktaUser(address("ext")), externalId: spaced });
+  assert.equal(user.externalId, spaced);
+  const found = await expectJson(
+    await scim(p, "GET", `/Users?filter=${encodeURIComponent(`externalId eq "${spaced}"`)}`),
+    200,
+  );
+  assert.equal(found.totalResults, 1);
+  const renamed = await expectJson(
+    await scim(p, "PATCH", `/Users/${user.id}`, patch({ op: "replace", path: "displayName", value: "Ann" })),
+    200,
+  );
+  assert.deepEqual([renamed.displayName, renamed.externalId], ["Ann", spaced]);
+
+  // A user the client does not cover: its external id (with spaces) and names as the admin API stored them.
+  const ids = await permissionIds(p);
+  const role = await p.api.roles.createRole(p.project.id, {
+    code: "boss",
+    name: "Boss",
+    permission_ids: [ids["users:delete"]],
+  });
+  const boss = await p.api.users.createUser(p.project.id, {
+    display_name: "Boss",
+    email: address("boss"),
+    external_user_id: " boss-1 ",
+    password: "correct horse battery",
+    role_id: role.id,
+  });
+  const patched = await expectJson(
+    await scim(
+      p,
+      "PATCH",
+      `/Users/${boss.id}`,
+      patch({ op: "replace", path: "displayName", value: "Big Boss" }),
+    ),
+    200,
+  );
+  assert.deepEqual([patched.displayName, patched.externalId], ["Big Boss", " boss-1 "]);
+  // Changing the external id itself still needs coverage.
+  await expectScimError(
+    await scim(
+      p,
+      "PATCH",
+      `/Users/${boss.id}`,
+      patch({ op: "replace", path: "externalId", value: "boss-1" }),
+    ),
+    403,
+  );
+  const trail = await http(
+    `/api/v1/projects/${p.project.id}/audit-events?type=user.updated&target_id=${boss.id}&limit=5`,
+    { headers: { authorization: `Bearer ${p.token}` } },
+  );
+  const [event] = (await trail.json()).data as Api.AuditEvent[];
+  assert.deepEqual(Object.keys(event.changes ?? {}), ["display_name"]);
+});
+
+test("SCIM userName set to the address waiting for verification applies it, verified", async () => {
+  const p = await scimProject();
+  const user = await created(p, oktaUser(address("old")));
+  const next = address("new");
+  // An admin asks for a new address: a verified one stays until the new one is verified (pending).
+  const asked = await p.api.users.updateUser(p.project.id, user.id as string, {
+    display_name: "Test User",
+    is_active: true,
+    email: next,
+  });
+  assert.equal(asked.email, user.userName);
+  const applied = await expectJson(
+    await scim(p, "PATCH", `/Users/${user.id}`, patch({ op: "replace", path: "userName", value: next })),
+    200,
+  );
+  assert.equal(applied.userName, next);
+  const now = await p.api.users.getUser(p.project.id, user.id as string, undefined);
+  assert.deepEqual([now.email, now.email_verified, now.pending_email ?? null], [next, true, null]);
+});
+
+test("SCIM paging and dates: a startIndex past 2^31 is an empty page; impossible dates are invalidFilter", async () => {
+  const p = await scimProject();
+  await created(p, oktaUser(address("page")));
+  for (const startIndex of ["2147483648", "2147483649", "999999999999999"]) {
+    const page = await expectJson(await scim(p, "GET", `/Users?startIndex=${startIndex}`), 200);
+    assert.deepEqual([page.totalResults, page.itemsPerPage, page.Resources], [1, 0, []]);
+  }
+  for (
+    const date of [
+      "0000-01-01T00:00:00Z",
+      "2026-02-30T00:00:00Z",
+      "2026-13-01T00:00:00Z",
+      "2026-01-01T24:00:00Z",
+      "10000-01-01T00:00:00Z",
+      "0001-01-01T00:00:00+01:00",
+    ]
+  ) {
+    const filter = encodeURIComponent(`meta.created gt "${date}"`);
+    await expectScimError(await scim(p, "GET", `/Users?filter=${filter}`), 400, "invalidFilter");
+  }
+  for (const date of ["0001-01-01T00:00:00Z", "2024-02-29T00:00:00.123456Z", "2026-01-01T00:00:00"]) {
+    const filter = encodeURIComponent(`meta.created gt "${date}"`);
+    const page = await expectJson(await scim(p, "GET", `/Users?filter=${filter}`), 200);
+    assert.equal(page.totalResults, 1, date);
+  }
+});
+
+test("SCIM /Me and /Bulk answer 501 in RFC 7644's shape", async () => {
+  const p = await scimProject();
+  await expectScimError(await scim(p, "GET", "/Me"), 501);
+  await expectScimError(
+    await scim(p, "PATCH", "/Me", patch({ op: "replace", value: { displayName: "x" } })),
+    501,
+  );
+  await expectScimError(await scim(p, "POST", "/Bulk", { schemas: [], Operations: [] }), 501);
+  await expectScimError(await scim(p, "GET", "/Me", undefined, {}, null), 401);
+});

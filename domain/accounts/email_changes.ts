@@ -24,7 +24,8 @@ export type EmailChange = {
 /**
  * How a requested email applies. A verified address stays until the new one is verified (it waits in
  * `pending_email`); an unverified one is replaced at once, unverified. Either way the new address gets a
- * verification link and the old one a notice. `asserted` (an admin's `email_verified: true`) applies it verified.
+ * verification link and the old one a notice. `asserted` (an admin's `email_verified: true`) applies it verified,
+ * the pending address too (a SCIM directory setting the address that waits for its link).
  */
 export function emailChange(
   current: { email: string | null; email_verified: boolean; pending_email: string | null },
@@ -32,7 +33,10 @@ export function emailChange(
   asserted?: boolean,
 ): EmailChange {
   const keep = { verify: null, notify: null };
-  if (requested === current.email || (requested !== null && requested === current.pending_email)) {
+  if (
+    requested === current.email ||
+    (requested !== null && requested === current.pending_email && asserted !== true)
+  ) {
     return {
       ...keep,
       email: current.email,

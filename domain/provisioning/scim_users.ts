@@ -16,7 +16,14 @@ import type { LinkSettings } from "../accounts/account_links.ts";
 import { createUser, deleteUser, updateUser } from "../accounts/users.ts";
 import type { Principal } from "../shared/principal.ts";
 import { invalidValue, ScimError } from "./scim_errors.ts";
-import { applyPatch, canonicalBody, type Json, requireObject, requireSchema } from "./scim_patch.ts";
+import {
+  applySteps,
+  canonicalBody,
+  type Json,
+  parsePatch,
+  requireObject,
+  requireSchema,
+} from "./scim_patch.ts";
 import { asks, type ListParams, listQuery, project } from "./scim_query.ts";
 import { LIST_SCHEMA, USER_SCHEMA } from "./scim_schema.ts";
 import { requireVersion, type Versioned } from "./scim_versions.ts";
@@ -65,7 +72,8 @@ type UserInput = {
   given_name: string | null;
   family_name: string | null;
   external_user_id: string | null;
-  is_active: boolean;
+  /** Undefined when the body has no `active` (or null). */
+  is_active: boolean | undefined;
   password: string | null;
 };
 
@@ -83,6 +91,14 @@ function boolean(name: string, v: unknown): boolean | undefined {
   if (typeof v === "boolean") return v;
   if (typeof v === "string" && /^(true|false)$/i.test(v.trim())) return v.trim().toLowerCase() === "true";
   throw invalidValue(name, "must be true or false");
+}
+
+/** An identifier matched exactly (`externalId`): never trimmed; "" (or blank) is none. */
+function identifier(name: string, v: unknown, max: number): string | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "string") throw invalidValue(name, "must be a string");
+  if (v.length > max) throw invalidValue(name, `at most ${max} characters`);
+  return v.trim() === "" ? null : v;
 }
 
 function address(name: string, v: unknown): string | null {
@@ -114,12 +130,23 @@ function readUser(doc: Json, current: ScimUserRow | null): UserInput {
   else if (fromEmails !== undefined && fromEmails !== null && fromEmails !== current.email) {
     email = fromEmails;
   } else email = userName;
-  if (email === null && current === null) throw invalidValue("userName", "is required");
+  // userName is required (RFC 7643 §4.1.1): a body without one never deletes the user's address.
+  if (email === null && (current === null || current.email !== null)) {
+    throw invalidValue("userName", "is required");
+  }
   const name = (doc.name ?? {}) as Json;
   if (typeof name !== "object" || Array.isArray(name)) throw invalidValue("name", "must be an object");
-  const given = text("name.givenName", name.givenName, 100);
-  const family = text("name.familyName", name.familyName, 100);
-  let display = text("displayName", doc.displayName, 50);
+  // A value sent as it is stored is kept as stored (a name the admin API saved with spaces stays unchanged).
+  const kept = (v: unknown, stored: string | null | undefined) => current !== null && v === stored;
+  const given = kept(name.givenName, current?.given_name)
+    ? current!.given_name
+    : text("name.givenName", name.givenName, 100);
+  const family = kept(name.familyName, current?.family_name)
+    ? current!.family_name
+    : text("name.familyName", name.familyName, 100);
+  let display = kept(doc.displayName, current?.display_name)
+    ? current!.display_name
+    : text("displayName", doc.displayName, 50);
   if (display === null) {
     // displayName is optional in SCIM and required here: the name, else the address's local part.
     const derived = [given, family].filter(Boolean).join(" ") || (email ?? "").split("@")[0] ||
@@ -137,8 +164,8 @@ function readUser(doc: Json, current: ScimUserRow | null): UserInput {
     display_name: display,
     given_name: given,
     family_name: family,
-    external_user_id: text("externalId", doc.externalId, 100),
-    is_active: boolean("active", doc.active) ?? true,
+    external_user_id: identifier("externalId", doc.externalId, 100),
+    is_active: boolean("active", doc.active),
     password: typeof password === "string" ? password : null,
   };
 }
@@ -211,7 +238,7 @@ export async function createScimUser(
       email: input.email,
       email_verified: true,
       external_user_id: input.external_user_id,
-      is_active: input.is_active,
+      is_active: input.is_active ?? true,
       password: input.password,
     });
     return versioned(base, (await findScimUser(tx, projectId, user.id))!);
@@ -238,7 +265,9 @@ async function change(
     requireVersion(ifMatch, etagOf(current));
     const doc = next(current);
     refuseOtherId(doc, id);
-    const input = readUser(doc, current);
+    const read = readUser(doc, current);
+    // A PUT without `active` keeps it (never reactivates a user a directory or an admin deactivated).
+    const input = { ...read, is_active: read.is_active ?? current.is_active };
     const emailChanged = input.email !== current.email;
     const same = !emailChanged && input.password === null &&
       input.display_name === current.display_name && input.given_name === current.given_name &&
@@ -259,7 +288,10 @@ async function change(
   });
 }
 
-/** PUT /Users/{id}: the body replaces every writable attribute (an omitted one is cleared). */
+/**
+ * PUT /Users/{id}: the body replaces every writable attribute (an omitted one is cleared), but `userName` is
+ * required and an omitted `active` keeps its value.
+ */
 export async function replaceScimUser(
   sql: Sql,
   caller: Principal,
@@ -286,9 +318,15 @@ export async function patchScimUser(
   ifMatch: string | undefined,
   mail?: LinkSettings,
 ): Promise<Versioned> {
+  const steps = parsePatch("User", body); // read and sized whole before the user is locked
   return await change(sql, caller, projectId, base, id, ifMatch, (current) => {
     const { meta: _, ...resource } = userResource(base, current);
-    return applyPatch("User", resource, body);
+    const doc = applySteps("User", resource, steps);
+    // `active` is not required, but removing it (or setting it to null) has no meaning: true or false.
+    if (doc.active === undefined || doc.active === null) {
+      throw invalidValue("active", "cannot be removed or null: send true or false");
+    }
+    return doc;
   }, mail);
 }
 

@@ -1,6 +1,6 @@
 /**
  * SCIM discovery at /scim/v2/{project_id}/ (RFC 7644 §4): ServiceProviderConfig, ResourceTypes and Schemas, each
- * also by id; and a SCIM 404 for any other path under the base.
+ * also by id; 501 for `/Me` and `/Bulk`; and a SCIM 404 for any other path under the base.
  */
 import type { App } from "../../env.ts";
 import { resourceTypes, schemas, serviceProviderConfig } from "../../../domain/provisioning/scim_schema.ts";
@@ -46,6 +46,23 @@ export function registerScimDiscoveryRoutes(app: App): void {
       return Promise.resolve(scimJson(c, found));
     }),
   );
+  registerScimUnsupported(app);
+}
+
+/**
+ * `/Me` and `/Bulk`, which this service provider does not support: 501 in SCIM's shape (RFC 7644 §3.11 for
+ * `/Me`; ServiceProviderConfig says `bulk.supported: false`), after the gate.
+ */
+function registerScimUnsupported(app: App): void {
+  for (const path of ["/scim/v2/:project_id/Me", "/scim/v2/:project_id/Me/*", "/scim/v2/:project_id/Bulk"]) {
+    app.all(
+      path,
+      scimOperation("scim:read", ({ c }) => {
+        const name = c.req.path.includes("/Bulk") ? "/Bulk" : "/Me";
+        throw new ScimError(501, undefined, `${name} is not supported by this service provider`);
+      }),
+    );
+  }
 }
 
 /** Any other path under /scim/v2/: 404 in SCIM's shape (registered after every SCIM route). */
