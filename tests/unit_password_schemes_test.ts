@@ -11,6 +11,8 @@ import bcrypt from "bcryptjs";
 import { argon2i, argon2id } from "hash-wasm";
 import { hash as nativeArgon2 } from "@node-rs/argon2";
 import {
+  bcryptBackendName,
+  BOUNDS,
   decodeAnyBase64,
   type FirebaseParams,
   type ForeignHash,
@@ -24,6 +26,8 @@ import {
 } from "../domain/accounts/password_schemes.ts";
 import { ImportUserLine, User } from "../openapi/users.ts";
 import { hashPassword, verifyPassword } from "../domain/accounts/passwords.ts";
+import { createGate } from "../domain/accounts/hash_gate.ts";
+import { AppError } from "../domain/shared/errors.ts";
 
 const PASSWORD = "correct horse battery staple";
 const WRONG = "correct horse battery stapler";
@@ -268,8 +272,8 @@ Deno.test("parameters that would make a sign-in a denial of service are refused,
   const salt = b64(randomBytes(16));
   const hash = b64(randomBytes(32));
   const cases: [string, RegExp][] = [
-    ["$2b$15$" + "a".repeat(53), /cost must be 4 to 14/],
-    ["$2b$03$" + "a".repeat(53), /cost must be 4 to 14/],
+    ["$2b$14$" + "a".repeat(53), /cost must be 4 to 13/],
+    ["$2b$03$" + "a".repeat(53), /cost must be 4 to 13/],
     [`$argon2id$v=19$m=262145,t=2,p=1$${salt}$${hash}`, /m \(memory, KiB\)/],
     [`$argon2id$v=19$m=65536,t=11,p=1$${salt}$${hash}`, /t \(passes\)/],
     [`$argon2id$v=19$m=65536,t=2,p=17$${salt}$${hash}`, /p \(lanes\)/],
@@ -343,4 +347,68 @@ Deno.test("the API's lists of schemes are the domain's: password_hash_algorithm 
   assert.deepEqual([...algorithms].sort(), [...IMPORT_ALGORITHMS].sort());
   const shown = (User.shape.password_scheme.unwrap() as { options: string[] }).options;
   assert.deepEqual([...shown].sort(), [...SCHEMES, "unknown"].sort());
+});
+
+Deno.test("the bounds keep one verification near a second of CPU and 64 MiB: Argon2 m·t, scrypt N·r·p, bcrypt 13", () => {
+  const salt = b64(randomBytes(16));
+  const hash = b64(randomBytes(32));
+  const cases: [string, RegExp][] = [
+    [`$argon2id$v=19$m=65537,t=1,p=1$${salt}$${hash}`, /m \(memory, KiB\) must be 8·p to 65536/],
+    [`$argon2id$v=19$m=262144,t=10,p=1$${salt}$${hash}`, /m \(memory, KiB\)/],
+    [`$argon2id$v=19$m=65536,t=5,p=1$${salt}$${hash}`, /m·t/], // 320 MiB of work
+    [`$argon2id$v=19$m=32768,t=10,p=1$${salt}$${hash}`, /m·t/],
+    [`$scrypt$ln=16,r=8,p=4$${salt}$${hash}`, /N·r·p/], // 2^21
+    [`$scrypt$ln=14,r=8,p=16$${salt}$${hash}`, /N·r·p/], // 2^21
+    ["$2b$14$" + "a".repeat(53), /cost must be 4 to 13/],
+  ];
+  for (const [text, issue] of cases) assert.match(refused(text).issue, issue, text);
+  // PHP's default Argon2 (64 MiB, 4 passes) and scrypt's usual 2^14·8·1 are within them.
+  imported(`$argon2id$v=19$m=65536,t=4,p=1$${salt}$${hash}`);
+  imported(`$scrypt$ln=16,r=8,p=1$${salt}$${hash}`);
+  imported("$2b$13$" + "a".repeat(53));
+  assert.equal(BOUNDS.bcrypt.maxCost, 13);
+});
+
+Deno.test("PBKDF2 derives only the first block: a 128-byte hash verifies by its first digest-sized prefix", async () => {
+  const salt = randomBytes(16);
+  for (const [digest, block] of [["sha1", 20], ["sha256", 32], ["sha512", 64]] as const) {
+    const key = pbkdf2Sync(PASSWORD, salt, 1000, 128, digest);
+    const stored = imported(`$pbkdf2-${digest}$1000$${b64(salt)}$${b64(key)}`).stored;
+    await verifies(stored);
+    // Blocks after the first are never derived (their cost would multiply the sign-in's): a string whose tail
+    // differs matches on its first block, one whose first block differs does not.
+    const tail = Buffer.from(key);
+    tail[block] ^= 1;
+    assert.equal(await verifyPassword(`$pbkdf2-${digest}$1000$${b64(salt)}$${b64(tail)}`, PASSWORD), true);
+    const head = Buffer.from(key);
+    head[block - 1] ^= 1;
+    assert.equal(await verifyPassword(`$pbkdf2-${digest}$1000$${b64(salt)}$${b64(head)}`, PASSWORD), false);
+  }
+  const django = pbkdf2Sync(PASSWORD, "abc", 1000, 128, "sha256");
+  await verifies(`pbkdf2_sha256$1000$abc$${b64(django)}`);
+});
+
+Deno.test("bcrypt runs in the native addon where it loads (here: tests run with --allow-all)", async () => {
+  assert.equal(await bcryptBackendName(), "native");
+});
+
+Deno.test("the foreign-hash gate: `limit` at once, `queue` waiting, beyond that 429 too_many_requests", async () => {
+  const gate = createGate(1, 1);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => release = resolve);
+  const first = gate.run(() => held.then(() => "first"));
+  const second = gate.run(() => Promise.resolve("second"));
+  assert.equal(gate.running, 1);
+  assert.equal(gate.waiting, 1);
+  await assert.rejects(
+    gate.run(() => Promise.resolve("third")),
+    (err: unknown) => err instanceof AppError && err.code === "too_many_requests",
+  );
+  release();
+  assert.deepEqual(await Promise.all([first, second]), ["first", "second"]);
+  assert.equal(gate.running, 0);
+  assert.equal(await gate.run(() => Promise.resolve("again")), "again");
+  // A failure releases its slot too.
+  await assert.rejects(gate.run(() => Promise.reject(new Error("boom"))));
+  assert.equal(gate.running, 0);
 });

@@ -11,11 +11,16 @@
  *
  * Every parameter is bounded, at import and again at each verification, so that no stored string can make a
  * sign-in cost more than about a second of CPU or 64 MiB of memory (`BOUNDS`), and strings that cannot be real
- * (an empty salt, a hash shorter than 16 bytes) are refused. Digests are compared in constant time.
+ * (an empty salt, a hash shorter than 16 bytes) are refused. Digests are compared in constant time. How many
+ * such verifications run at once is bounded too (hash_gate.ts, applied by passwords.ts).
+ *
+ * bcrypt runs in the native @node-rs/bcrypt (off the event loop) where native addons load, as Argon2 does in
+ * passwords.ts; elsewhere (Deno Deploy, or without --allow-ffi) in the pure-JavaScript bcryptjs, on the event
+ * loop (cost 13 is about 0.6 s there).
  */
 import { Buffer } from "node:buffer";
 import { createCipheriv, createHash, pbkdf2, scrypt, timingSafeEqual } from "node:crypto";
-import bcrypt from "bcryptjs";
+import bcryptjs from "bcryptjs";
 
 /** The service's own Argon2id parameters (OWASP's: 19 MiB, 2 passes, 1 lane, 32-byte hash). */
 export const ARGON2 = { memoryKiB: 19_456, passes: 2, lanes: 1, hashLength: 32 } as const;
@@ -43,13 +48,28 @@ export const IMPORT_ALGORITHMS = SCHEMES.filter((s) => s !== "argon2id") as Excl
 export type ImportAlgorithm = Exclude<Scheme, "argon2id">;
 
 /**
- * The limits on every scheme's parameters. Above them a single sign-in would be a denial of service (bcrypt 15
- * is over 2 s in JavaScript; scrypt's memory is 128·N·r bytes); below them the string cannot be a real hash.
+ * The limits on every scheme's parameters, so that one verification costs at most about a second of CPU and
+ * 64 MiB of memory. Above them a single sign-in would be a denial of service; below them the string cannot be a
+ * real hash.
+ * - bcrypt: cost 4 to 13 (13 is about 0.6 s; each step doubles it, so 14 is refused).
+ * - Argon2: m ≤ 65,536 KiB (64 MiB) and m·t ≤ 262,144 KiB (PHP's default, 64 MiB × 4 passes, fits; libsodium's
+ *   "moderate", 256 MiB, does not: such users reset their password).
+ * - scrypt (and Firebase's): 128·N·r bytes ≤ 64 MiB and N·r·p ≤ 2^20.
+ * - PBKDF2: at most 2,000,000 iterations; only the first block of the hash (the digest's size) is derived and
+ *   compared, so that a long stored hash does not multiply the cost (`pbkdf2Async`).
  */
 export const BOUNDS = {
-  bcrypt: { minCost: 4, maxCost: 14 },
-  argon2: { maxMemoryKiB: 262_144, maxPasses: 10, maxLanes: 16, minSalt: 8, minHash: 16, maxHash: 64 },
-  scrypt: { maxMemoryBytes: 64 * 1024 * 1024, maxCost: 2 ** 21, maxLogN: 20, maxR: 32, maxP: 16 },
+  bcrypt: { minCost: 4, maxCost: 13 },
+  argon2: {
+    maxMemoryKiB: 65_536,
+    maxWorkKiB: 262_144,
+    maxPasses: 10,
+    maxLanes: 16,
+    minSalt: 8,
+    minHash: 16,
+    maxHash: 64,
+  },
+  scrypt: { maxMemoryBytes: 64 * 1024 * 1024, maxCost: 2 ** 20, maxLogN: 20, maxR: 32, maxP: 16 },
   pbkdf2: { maxIterations: 2_000_000 },
   /** Any salt: 1 to 1,024 bytes; any KDF's hash: 16 to 128 bytes. */
   salt: { min: 1, max: 1024 },
@@ -148,6 +168,9 @@ export function parseArgon2(stored: string): Parsed<Argon2Hash> {
     return `m (memory, KiB) must be 8·p to ${b.maxMemoryKiB}`;
   }
   if (!(passes >= 1 && passes <= b.maxPasses)) return `t (passes) must be 1 to ${b.maxPasses}`;
+  if (memoryKiB * passes > b.maxWorkKiB) {
+    return `m·t (memory times passes) must be at most ${b.maxWorkKiB.toLocaleString("en")} KiB`;
+  }
   const salt = decodeAnyBase64(m[6]);
   const hash = decodeAnyBase64(m[7]);
   if (!salt || salt.length < b.minSalt || salt.length > BOUNDS.salt.max) {
@@ -479,9 +502,23 @@ function scryptAsync(
   );
 }
 
+const PBKDF2_BLOCK = { sha1: 20, sha256: 32, sha512: 64 } as const;
+
+/**
+ * The first min(hash length, digest size) bytes of the PBKDF2 key: the prefix of the stored hash to compare.
+ * PBKDF2's output is T1 ‖ T2 ‖ …, where each block Ti = F(password, salt, iterations, i) is computed on its own
+ * (RFC 8018 §5.2): T1 depends only on the password, the salt, the iterations and the block index 1, so the first
+ * block is exactly what deriving the whole length would start with, and comparing it is as sound as comparing
+ * the whole (a match of 20 to 64 bytes of an HMAC chain). Deriving more would multiply the cost by the number of
+ * blocks for nothing: a 128-byte SHA-1 hash is 7 blocks.
+ */
+function pbkdf2Prefix(h: Pbkdf2Hash): Uint8Array {
+  return h.hash.subarray(0, Math.min(h.hash.length, PBKDF2_BLOCK[h.digest]));
+}
+
 function pbkdf2Async(password: Uint8Array, h: Pbkdf2Hash): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    pbkdf2(password, h.salt, h.iterations, h.hash.length, h.digest, (err, key) => {
+    pbkdf2(password, h.salt, h.iterations, pbkdf2Prefix(h).length, h.digest, (err, key) => {
       if (err) reject(err);
       else resolve(key);
     })
@@ -501,6 +538,35 @@ export async function firebaseScrypt(password: string, h: Omit<FirebaseHash, "ha
   return Buffer.concat([cipher.update(h.signerKey), cipher.final()]);
 }
 
+type Bcrypt = { name: "native" | "js"; compare(password: string, stored: string): Promise<boolean> };
+
+let bcryptBackend: Promise<Bcrypt> | undefined;
+
+async function loadBcrypt(): Promise<Bcrypt> {
+  try {
+    const native = await import("@node-rs/bcrypt");
+    // Prove the addon works before relying on it.
+    const probe = await native.hash("probe", 4);
+    if (!(await native.compare("probe", probe)) || (await native.compare("wrong", probe))) {
+      throw new Error("the native bcrypt does not work");
+    }
+    return { name: "native", compare: (p, s) => native.compare(p, s) };
+  } catch {
+    // The native addon does not load here (Deno Deploy, no --allow-ffi): bcryptjs computes the same.
+    return { name: "js", compare: (p, s) => bcryptjs.compare(p, s) };
+  }
+}
+
+function getBcrypt(): Promise<Bcrypt> {
+  bcryptBackend ??= loadBcrypt();
+  return bcryptBackend;
+}
+
+/** Which bcrypt runs: the native addon, off the event loop, or bcryptjs on it. */
+export async function bcryptBackendName(): Promise<"native" | "js"> {
+  return (await getBcrypt()).name;
+}
+
 /**
  * Whether the password matches a stored hash of any scheme but Argon2 (passwords.ts verifies those). A string
  * that does not parse, or whose parameters are out of BOUNDS, matches nothing.
@@ -511,8 +577,8 @@ export async function verifyForeign(stored: string, password: string): Promise<b
   const given = encoder.encode(password);
   switch (read.scheme) {
     case "bcrypt":
-      // bcryptjs compares its own output in constant time. $2y$ is $2b$ under another name (PHP's).
-      return await bcrypt.compare(password, stored);
+      // Both compare their own output in constant time, and read $2a$, $2b$ and $2y$ ($2b$ under PHP's name).
+      return await (await getBcrypt()).compare(password, stored);
     case "scrypt": {
       const h = read.parsed as ScryptHash;
       return same(await scryptAsync(given, h.salt, h.hash.length, h), h.hash);
@@ -520,7 +586,7 @@ export async function verifyForeign(stored: string, password: string): Promise<b
     case "pbkdf2":
     case "django_pbkdf2": {
       const h = read.parsed as Pbkdf2Hash;
-      return same(await pbkdf2Async(given, h), h.hash);
+      return same(await pbkdf2Async(given, h), pbkdf2Prefix(h));
     }
     case "firebase_scrypt": {
       const h = read.parsed as FirebaseHash;

@@ -6,7 +6,8 @@
  * Argon2 parameters and argon2i here, the rest there.
  */
 import { timingSafeEqual } from "node:crypto";
-import { ARGON2, type Argon2Hash, parseArgon2, verifyForeign } from "./password_schemes.ts";
+import { ARGON2, type Argon2Hash, needsRehash, parseArgon2, verifyForeign } from "./password_schemes.ts";
+import { FOREIGN_HASH_GATE } from "./hash_gate.ts";
 
 export { ARGON2 };
 
@@ -78,9 +79,16 @@ export async function hashPassword(password: string): Promise<string> {
 
 /**
  * Whether the password matches the stored hash, of any scheme (the service's own, or an imported one). A stored
- * value that is no hash of a known scheme, or whose parameters are out of bounds, matches nothing.
+ * value that is no hash of a known scheme, or whose parameters are out of bounds, matches nothing. An imported
+ * hash is verified under the process-wide FOREIGN_HASH_GATE: when it is full, this throws 429
+ * `too_many_requests` (hash_gate.ts) rather than queue without bound.
  */
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {
+  if (needsRehash(stored)) return await FOREIGN_HASH_GATE.run(() => verifyAny(stored, password));
+  return await verifyAny(stored, password);
+}
+
+async function verifyAny(stored: string, password: string): Promise<boolean> {
   try {
     if (!stored.startsWith("$argon2")) return await verifyForeign(stored, password);
     const parsed = parseArgon2(stored);

@@ -14,7 +14,7 @@
  */
 import { type Sql, transaction } from "../../db/connection.ts";
 import { findTotp, type TotpRow, useRecoveryCode, useTotpStep } from "../../db/factors/mfa.ts";
-import { clearAttempts } from "../../db/shared/throttle.ts";
+import { clearAttempts, uncountAttempt } from "../../db/shared/throttle.ts";
 import { findUser } from "../../db/accounts/users.ts";
 import type { KeyVault } from "../keys/key_vault.ts";
 import { record, type Source, sourceOf } from "../audit/audit.ts";
@@ -104,7 +104,11 @@ export async function requireFreshProof(
     if (!given.current_password) throw fieldIssue("current_password", `required ${what}`);
     const key = accountKey(projectId, user.email ?? userId);
     await attempt(sql, key, THROTTLE.account);
-    if (!(await verifyPassword(user.password_hash, given.current_password))) {
+    const right = await verifyPassword(user.password_hash, given.current_password).catch(async (err) => {
+      await uncountAttempt(sql, key); // 429 (hash_gate.ts): not counted
+      throw err;
+    });
+    if (!right) {
       throw fieldIssue("current_password", "is wrong");
     }
     const stored = await rehashIfForeign(

@@ -388,7 +388,15 @@ export async function checkPassword(
   }
   const user = normalized ? await findLoginUser(sql, req.project_id, normalized) : undefined;
   decoy ??= hashPassword(newSecret());
-  const ok = await verifyPassword(user?.password_hash ?? await decoy, password);
+  let ok: boolean;
+  try {
+    ok = await verifyPassword(user?.password_hash ?? await decoy, password);
+  } catch (err) {
+    // Too many imported hashes are being verified at once (hash_gate.ts): 429, and the attempt is not counted.
+    await uncountAttempt(sql, account);
+    await uncountAttempt(sql, address);
+    throw err;
+  }
   if (ok && user?.is_active && user.password_hash) {
     // An imported hash becomes the service's own argon2id now that the password is known to be right.
     await rehashIfForeign(
