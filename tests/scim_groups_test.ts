@@ -371,26 +371,35 @@ async function manyUsers(p: ScimProject, n: number): Promise<string[]> {
   return (answer.results as { user_id: string }[]).map((r) => r.user_id);
 }
 
+/**
+ * The members named by the events of this type on the group, read as the NDJSON export and page by page (a
+ * bulk write's events share milliseconds: the cursor must not skip them).
+ */
 async function eventCount(p: ScimProject, type: string, groupId: string): Promise<number> {
-  let count = 0;
-  let cursor: string | undefined;
+  const query = `/api/v1/projects/${p.project.id}/audit-events?type=${type}&target_id=${groupId}`;
+  const res = await http(query, {
+    headers: { authorization: `Bearer ${p.token}`, accept: "application/x-ndjson" },
+  });
+  const text = await res.text();
+  assert.equal(res.status, 200, text.slice(0, 500));
+  const events = text.split("\n").filter(Boolean).map((line) => JSON.parse(line) as Api.AuditEvent);
+  for (const e of events) {
+    assert.equal(e.actor.id, p.scimClientId);
+    assert.equal(typeof (e.details as { user_id?: unknown }).user_id, "string");
+  }
+  const paged: Api.AuditEvent[] = [];
+  let cursor: string | null = null;
   do {
-    const res = await http(
-      `/api/v1/projects/${p.project.id}/audit-events?type=${type}&target_id=${groupId}&limit=100${
-        cursor ? `&cursor=${cursor}` : ""
-      }`,
-      { headers: { authorization: `Bearer ${p.token}` } },
-    );
-    const page = await res.json();
-    assert.equal(res.status, 200, JSON.stringify(page));
-    for (const e of page.data as Api.AuditEvent[]) {
-      assert.equal(e.actor.id, p.scimClientId);
-      assert.equal(typeof (e.details as { user_id?: unknown }).user_id, "string");
-    }
-    count += page.data.length;
-    cursor = page.next_cursor ?? undefined;
+    const page = await http(`${query}&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, {
+      headers: { authorization: `Bearer ${p.token}` },
+    });
+    const body = await page.json();
+    assert.equal(page.status, 200, JSON.stringify(body));
+    paged.push(...body.data);
+    cursor = body.next_cursor;
   } while (cursor);
-  return count;
+  assert.deepEqual(paged.map((e) => e.id), events.map((e) => e.id), "pages and the export agree");
+  return new Set(events.map((e) => (e.details as { user_id: string }).user_id)).size;
 }
 
 test("SCIM Groups: 3,000 members added and removed in one request each, set-based, one event each", async () => {

@@ -75,6 +75,8 @@ export async function listEventRows(
   limit: number,
 ): Promise<(AuditEvent & { position: Position })[]> {
   const prefix = q.type?.endsWith(".*") ? q.type.slice(0, -1) : null;
+  // The position's instant goes as text: postgres.js sends a timestamptz parameter through a JS Date, which
+  // keeps milliseconds only, and the next page would skip the rest of a millisecond (a bulk write's events).
   return await sql<(AuditEvent & { position: Position })[]>`
     select ${eventColumns(sql)},
            json_build_object('at', to_char(a.occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
@@ -92,7 +94,9 @@ export async function listEventRows(
       ${q.target_id === undefined ? sql`` : sql`and a.target_id = ${q.target_id}`}
       ${q.since === undefined ? sql`` : sql`and a.occurred_at >= ${q.since}::timestamptz`}
       ${q.until === undefined ? sql`` : sql`and a.occurred_at < ${q.until}::timestamptz`}
-      ${after === null ? sql`` : sql`and (a.occurred_at, a.id) < (${after.at}::timestamptz, ${after.id})`}
+      ${
+    after === null ? sql`` : sql`and (a.occurred_at, a.id) < (${after.at}::text::timestamptz, ${after.id})`
+  }
     order by a.occurred_at desc, a.id desc
     limit ${limit}`;
 }
