@@ -25,6 +25,7 @@ import {
   userTokens,
 } from "./helpers.ts";
 import { FOREIGN_HASH_GATE } from "../domain/accounts/hash_gate.ts";
+import { IMPORT_GATE } from "../domain/provisioning/import_scan.ts";
 
 const PASSWORD = "correct horse battery staple";
 const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64").replace(/=+$/, "");
@@ -426,6 +427,56 @@ test("POST …/users/import records one user.created event per created user, how
     assert.deepEqual(e.details, { how: "import" });
     assert.equal(e.actor.id, p.clientId);
   }
+});
+
+test("POST …/users/import refuses a pathological body before parsing it: 400 on body, never a 500", async () => {
+  const p = await newProject();
+  // 16 MiB less a little of `[[],[],…]`: millions of arrays, a few hundred MiB of heap were it parsed.
+  const arrays = "[" + "[],".repeat(5_000_000) + "[]]";
+  const many = await expectError(await importRaw(p, arrays), 400, "invalid_params");
+  assert.equal(many.details?.[0].field, "body");
+  // A hundred users of 40,000 values each: few users, too many values.
+  const one = '{"external_user_id": "x", "properties": {"a": [' + "[],".repeat(20_000) + "[]]}}";
+  const values = await expectError(
+    await importRaw(p, `[${Array(100).fill(one).join(",")}]`),
+    400,
+    "invalid_params",
+  );
+  assert.match(values.details![0].issue, /JSON values/);
+  // A user larger than 64 KiB.
+  const big = JSON.stringify([{ external_user_id: "big", display_name: "x".repeat(70_000) }]);
+  const large = await expectError(await importRaw(p, big), 400, "invalid_params");
+  assert.match(large.details![0].issue, /a user is larger than 64 KiB/);
+  // JSON lines: a line over 64 KiB; more lines than users.
+  const longLine = await expectError(
+    await importRaw(p, '{"external_user_id": "a"}\n' + big, "application/x-ndjson"),
+    400,
+    "invalid_params",
+  );
+  assert.match(longLine.details![0].issue, /line 2 is larger than 64 KiB/);
+  const lines = Array(10_002).fill("{}").join("\n");
+  await expectError(await importRaw(p, lines, "application/x-ndjson"), 400, "invalid_params");
+  // 16 MiB of blank lines hold no user: an empty answer, and no sixteen million strings.
+  const blank = await importRaw(p, "\n".repeat(16 * 1024 * 1024 - 16), "application/x-ndjson");
+  assert.equal(blank.status, 200);
+  assert.deepEqual(await blank.json(), { results: [], created: 0, refused: 0 });
+});
+
+test("POST …/users/import: one import at a time per process, another meanwhile is 429", async () => {
+  const p = await newProject();
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => release = resolve);
+  const running = IMPORT_GATE.run(() => held);
+  try {
+    const res = await importRaw(p, JSON.stringify([{ external_user_id: "later" }]));
+    await expectError(res, 429, "too_many_requests");
+    assert.ok(Number(res.headers.get("retry-after")) >= 1);
+  } finally {
+    release();
+    await running;
+  }
+  const answer = await importUsers(p, [{ external_user_id: "later" }]);
+  assert.equal(answer.created, 1);
 });
 
 test("POST …/users/import: 10,000 users in one request (the time is printed)", async () => {

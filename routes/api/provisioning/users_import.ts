@@ -6,6 +6,7 @@
 import type { Context } from "hono";
 import { type ImportLine, importUsers, type LineError } from "../../../domain/provisioning/import_users.ts";
 import { AppError } from "../../../domain/shared/errors.ts";
+import { IMPORT_GATE, scanJson, scanJsonLines } from "../../../domain/provisioning/import_scan.ts";
 import { ProjectIdParam } from "../../../openapi/fields.ts";
 import {
   FirebaseHashParameters,
@@ -22,8 +23,11 @@ import { jsonResponse } from "../responses.ts";
 import { unknownFieldsError } from "../unknown_fields.ts";
 
 const BODY_RULES =
-  "At most 10,000 users and 16 MiB a request (400 `invalid_params` on `body` beyond the count, " +
-  "413 beyond the size): send a larger directory in several requests.";
+  "At most 10,000 users and 16 MiB a request, each user (an element, a line) at most 64 KiB, and at most " +
+  "1,500,000 JSON values (brackets, braces, commas, colons) in all, measured before the body is parsed (400 " +
+  "`invalid_params` on `body` beyond them, 413 beyond the size): send a larger directory in several requests. " +
+  "One import runs at a time per server process: another meanwhile is 429 `too_many_requests` (retry after " +
+  "`Retry-After`).";
 
 export const importUsersRoute = guardedRoute({
   method: "post",
@@ -36,7 +40,8 @@ export const importUsersRoute = guardedRoute({
     "(argon2id, argon2i), scrypt, PBKDF2 (PHC and Django), Firebase's scrypt, and salted SHA-256, SHA-512 and " +
     "MD5 (weak: rehash them soon). Each hash is checked at the user's sign-in in its own scheme and replaced by " +
     "the service's argon2id at the first success; parameters that would make a sign-in costly (bcrypt cost " +
-    "over 14, scrypt over 64 MiB, PBKDF2 over 2,000,000 iterations, Argon2 over 256 MiB or 10 passes) are " +
+    "over 13, scrypt over 64 MiB or N·r·p over 2^20, PBKDF2 over 2,000,000 iterations, Argon2 over 64 MiB or " +
+    "m·t over 262,144 KiB: at most about a second of CPU and 64 MiB each) are " +
     'refused. The body is `application/json` (an array of users, or `{"users": [...], "firebase": {...}}`) ' +
     "or JSON lines (`application/x-ndjson` or `application/jsonl`, one user a line, the first line " +
     '`{"firebase": {...}}` when Firebase hashes need it). ' + BODY_RULES + " Each line is checked alone: a " +
@@ -58,7 +63,7 @@ export const importUsersRoute = guardedRoute({
     },
   },
   responses: { 200: jsonResponse(ImportUsersResult, "Every line's result, in order") },
-  errors: ["invalid_params"],
+  errors: ["invalid_params", "too_many_requests"],
 });
 importUsersRoute.responses[413].description = "`invalid_params`: the request body is larger than 16 MiB";
 
@@ -69,8 +74,11 @@ export function registerUserImportRoutes(app: App) {
   app.openAPIRegistry.registerPath(documented);
   app.openapi({ ...importUsersRoute, hide: true, request: { params: ProjectIdParam } }, async (c) => {
     const { project_id } = c.req.valid("param");
-    const body = await readBody(c);
-    const result = await importUsers(c.get("deps").sql, c.get("principal"), project_id, body);
+    // One import at a time per process (a second is 429): see IMPORT_GATE.
+    const result = await IMPORT_GATE.run(async () => {
+      const body = await readBody(c);
+      return await importUsers(c.get("deps").sql, c.get("principal"), project_id, body);
+    });
     return c.json(result, 200);
   });
 }
@@ -89,6 +97,9 @@ async function readBody(
     throw invalid("body", "could not be read", "the request body could not be read");
   }
   const jsonLines = /^application\/(x-ndjson|jsonl)/i.test(c.req.header("content-type") ?? "");
+  // Measured before it is parsed: a pathological body is refused before it costs the heap (import_scan.ts).
+  const scanned = jsonLines ? scanJsonLines(text) : scanJson(text);
+  if (scanned) throw invalid("body", scanned.issue, scanned.description);
   const { values, firebase } = jsonLines ? splitLines(text) : splitJson(text);
   if (values.length > IMPORT_MAX_USERS) {
     throw invalid(
@@ -129,9 +140,12 @@ function splitJson(text: string): Split {
 function splitLines(text: string): Split {
   const values: [number, unknown][] = [];
   let firebase: FirebaseParams | null = null;
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
+  // Line by line without splitting the text (a body of blank lines would be millions of strings).
+  for (let i = 0, from = 0; from <= text.length; i++) {
+    let end = text.indexOf("\n", from);
+    if (end < 0) end = text.length;
+    const line = end - from > 0 && /\S/.test(text.slice(from, end)) ? text.slice(from, end).trim() : "";
+    from = end + 1;
     if (line === "") continue;
     let value: unknown;
     try {
