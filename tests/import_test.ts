@@ -26,6 +26,9 @@ import {
 } from "./helpers.ts";
 import { FOREIGN_HASH_GATE } from "../domain/accounts/hash_gate.ts";
 import { IMPORT_GATE } from "../domain/provisioning/import_scan.ts";
+import { decoyHash } from "../domain/accounts/password_decoy.ts";
+import { OWN_PREFIX } from "../domain/accounts/password_schemes.ts";
+import { hashPassword } from "../domain/accounts/passwords.ts";
 
 const PASSWORD = "correct horse battery staple";
 const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64").replace(/=+$/, "");
@@ -212,13 +215,38 @@ test("imported hashes are verified a few at a time: beyond the gate's queue a si
   );
   try {
     assert.equal(await loginStatus(p, email, PASSWORD), 429);
-    assert.equal(await loginStatus(p, mail("unknown"), PASSWORD), 400); // the own argon2id decoy: no gate
+    // An unknown address of this project verifies against its imported hash (password_decoy.ts): gated alike.
+    assert.equal(await loginStatus(p, mail("unknown"), PASSWORD), 429);
+    // A project without imported hashes: the service's own argon2id decoy, not gated.
+    const other = await newProject({ redirect_uris: [REDIRECT_URI] });
+    assert.equal(await loginStatus(other, mail("unknown"), PASSWORD), 400);
   } finally {
     release();
     await Promise.all(busy);
   }
   // Not counted against the account: the right password signs in at once.
   assert.equal(await loginStatus(p, email, PASSWORD), 303);
+});
+
+test("the sign-in decoy is an imported hash of the same project while it holds one, never another's", async () => {
+  const { db } = await service();
+  const a = await newProject({ redirect_uris: [REDIRECT_URI] });
+  const b = await newProject({ redirect_uris: [REDIRECT_URI] });
+  // No imported hash: the service's own argon2id (of a random secret).
+  assert.ok((await decoyHash(db.sql, a.project.id)).startsWith(OWN_PREFIX));
+  const email = mail("decoy");
+  const bcryptHash = bcrypt.hashSync(PASSWORD, 5);
+  await importUsers(a, [
+    { email, email_verified: true, password_hash: bcryptHash },
+    { email: mail("own"), password_hash: await hashPassword("another password") }, // argon2id: not a decoy
+  ]);
+  assert.equal(await decoyHash(db.sql, a.project.id), bcryptHash);
+  assert.ok((await decoyHash(db.sql, b.project.id)).startsWith(OWN_PREFIX), "not project a's hash");
+  // Unknown addresses still fail (the guessed password is no user's), even with the imported user's password.
+  assert.equal(await loginStatus(a, mail("unknown"), PASSWORD), 400);
+  // Once the imported user has signed in (rehashed), the project has none left.
+  assert.equal(await loginStatus(a, email, PASSWORD), 303);
+  assert.ok((await decoyHash(db.sql, a.project.id)).startsWith(OWN_PREFIX));
 });
 
 test("POST …/users/import refuses each bad line alone, with its reason, and creates the others", async () => {

@@ -1,4 +1,7 @@
-/** A user's password hash replaced by the service's own after a sign-in with an imported one. */
+/**
+ * A user's password hash replaced by the service's own after a sign-in with an imported one, and a project's
+ * imported hash for the sign-in decoy.
+ */
 import type { Sql } from "../connection.ts";
 
 /**
@@ -32,4 +35,17 @@ export async function replacePasswordHash(
     )
     select 1 from replaced`;
   return rows.length === 1;
+}
+
+/**
+ * One imported (foreign) password hash of the project that verification reads (not the service's own argon2id,
+ * not one of no known scheme), or null when the project has none: the partial index
+ * `users__foreign_hash` (db/migrations/0037_foreign_hashes.sql) answers it.
+ */
+export async function findForeignHash(sql: Sql, projectId: string): Promise<string | null> {
+  const [row] = await sql<{ password_hash: string }[]>`
+    select password_hash from users
+    where project_id = ${projectId} and password_scheme <> 'argon2id' and password_scheme <> 'unknown'
+    limit 1`;
+  return row?.password_hash ?? null;
 }

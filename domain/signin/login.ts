@@ -23,8 +23,9 @@ import {
 import { deviceLoginExists } from "../../db/oauth/device_codes.ts";
 import { deviceFor, deviceThrottleKey, trustDevice } from "./devices.ts";
 import { newSecret } from "../shared/ids.ts";
-import { hashPassword, verifyPassword } from "../accounts/passwords.ts";
+import { verifyPassword } from "../accounts/passwords.ts";
 import { rehashIfForeign } from "../accounts/password_rehash.ts";
+import { decoyHash } from "../accounts/password_decoy.ts";
 import { hashSecret, secretMatches } from "../shared/secrets.ts";
 import { oidcParamIssue, type OidcRequest, oidcRequest } from "../oauth/oidc.ts";
 import { recentEvent, record, userSource } from "../audit/audit.ts";
@@ -329,9 +330,6 @@ export async function reauthorizeUrl(
   return authorizeUrlOf(req, publicUrl);
 }
 
-/** A hash to verify against when there is no user, so that unknown emails take as long as known ones. */
-let decoy: Promise<string> | undefined;
-
 /**
  * Checks email and password. Unknown, inactive and password-less users fail exactly like a wrong password.
  * Every attempt is counted, per address and per account, before the password is checked (so that parallel
@@ -387,10 +385,10 @@ export async function checkPassword(
     throw err;
   }
   const user = normalized ? await findLoginUser(sql, req.project_id, normalized) : undefined;
-  decoy ??= hashPassword(newSecret());
   let ok: boolean;
   try {
-    ok = await verifyPassword(user?.password_hash ?? await decoy, password);
+    // No hash (an unknown address, no password): a decoy that costs what the project's accounts cost.
+    ok = await verifyPassword(user?.password_hash ?? await decoyHash(sql, req.project_id), password);
   } catch (err) {
     // Too many imported hashes are being verified at once (hash_gate.ts): 429, and the attempt is not counted.
     await uncountAttempt(sql, account);
