@@ -228,6 +228,32 @@ test("imported hashes are verified a few at a time: beyond the gate's queue a si
   assert.equal(await loginStatus(p, email, PASSWORD), 303);
 });
 
+test("POST …/users/import: an Argon2 string in padded base64 is stored re-encoded and signs in", async () => {
+  const p = await newProject({ redirect_uris: [REDIRECT_URI] });
+  const email = mail("padded");
+  const made = await argon2i({
+    password: PASSWORD,
+    salt: new Uint8Array(17), // 17 bytes: base64 of 23 characters, "=" padded to 24
+    memorySize: 4096,
+    iterations: 1,
+    parallelism: 1,
+    hashLength: 32,
+    outputType: "encoded",
+  });
+  const [, , v, params, salt, hash] = made.split("$");
+  const pad = (t: string) => t + "=".repeat((4 - (t.length % 4)) % 4);
+  const padded = `$argon2i$${v}$${params}$${pad(salt)}$${pad(hash)}`;
+  assert.notEqual(padded, made);
+  const [result] = (await importUsers(p, [{ email, email_verified: true, password_hash: padded }])).results;
+  assert.equal(result.status, "created", JSON.stringify(result));
+  const { db } = await service();
+  const [row] = await db.sql<{ password_hash: string }[]>`select password_hash from users where id = ${result
+    .user_id!}`;
+  assert.equal(row.password_hash, made);
+  assert.equal(await loginStatus(p, email, PASSWORD), 303);
+  assert.equal(await schemeOf(p, result.user_id!), "argon2id");
+});
+
 test("the sign-in decoy is an imported hash of the same project while it holds one, never another's", async () => {
   const { db } = await service();
   const a = await newProject({ redirect_uris: [REDIRECT_URI] });

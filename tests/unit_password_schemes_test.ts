@@ -412,3 +412,31 @@ Deno.test("the foreign-hash gate: `limit` at once, `queue` waiting, beyond that 
   await assert.rejects(gate.run(() => Promise.reject(new Error("boom"))));
   assert.equal(gate.running, 0);
 });
+
+Deno.test("Argon2 in padded or URL-safe base64 is stored re-encoded (unpadded standard) and verifies", async () => {
+  const salt = new Uint8Array(Buffer.from("fb+/salt-of-16-b")); // base64 with + and / in it
+  const made = await nativeArgon2(PASSWORD, {
+    algorithm: 2,
+    memoryCost: 8192,
+    timeCost: 1,
+    parallelism: 1,
+    salt,
+  });
+  const [, , , params, saltText, hashText] = made.split("$");
+  const padded = (t: string) => t + "=".repeat((4 - (t.length % 4)) % 4);
+  const urlSafe = (t: string) => t.replace(/\+/g, "-").replace(/\//g, "_");
+  assert.match(saltText + hashText, /[+/]/, "the vector has characters URL-safe base64 writes otherwise");
+  for (
+    const variant of [
+      `$argon2id$v=19$${params}$${padded(saltText)}$${padded(hashText)}`,
+      `$argon2id$v=19$${params}$${urlSafe(saltText)}$${urlSafe(hashText)}`,
+    ]
+  ) {
+    assert.notEqual(variant, made);
+    const { stored, scheme } = imported(variant);
+    assert.equal(stored, made, "stored as PHC writes it");
+    assert.equal(scheme, "argon2");
+    await verifies(stored);
+    await verifies(variant); // and a stored string written otherwise still verifies
+  }
+});

@@ -182,6 +182,15 @@ export function parseArgon2(stored: string): Parsed<Argon2Hash> {
   return { type: m[1] as Argon2Hash["type"], memoryKiB, passes, lanes, salt, hash };
 }
 
+/**
+ * The canonical PHC string of an Argon2 hash: unpadded standard base64, as the native addon (which re-reads the
+ * string itself) and the SQL column expect. An import may give padded or URL-safe base64, which parseArgon2
+ * reads; it is stored, and verified, re-encoded.
+ */
+export function argon2String(h: Argon2Hash): string {
+  return `$${h.type}$v=19$m=${h.memoryKiB},t=${h.passes},p=${h.lanes}$${b64(h.salt)}$${b64(h.hash)}`;
+}
+
 /** `$2a$`, `$2b$` or `$2y$`, a two-digit cost within BOUNDS, and 53 characters of bcrypt's base64. */
 function parseBcrypt(stored: string): Parsed<{ cost: number }> {
   const m = /^\$2[aby]\$(\d\d)\$[./A-Za-z0-9]{53}$/.exec(stored);
@@ -404,7 +413,13 @@ export function importHash(input: ForeignHash, firebase?: FirebaseParams | null)
     }
     const stored = text.startsWith("$pbkdf2$") ? `$pbkdf2-sha1$${text.slice("$pbkdf2$".length)}` : text;
     const parsed = parseStored(stored);
-    return isReason(parsed) ? refuse(parsed) : { stored, scheme: parsed.scheme };
+    if (isReason(parsed)) return refuse(parsed);
+    if (parsed.scheme === "argon2" || parsed.scheme === "argon2id") {
+      // Stored re-encoded (padded or URL-safe base64 becomes PHC's unpadded standard base64).
+      const canonical = argon2String(parsed.parsed as Argon2Hash);
+      return { stored: canonical, scheme: schemeOf(canonical) as Scheme };
+    }
+    return { stored, scheme: parsed.scheme };
   }
   if (algorithm === null) {
     return refuse(

@@ -6,7 +6,14 @@
  * Argon2 parameters and argon2i here, the rest there.
  */
 import { timingSafeEqual } from "node:crypto";
-import { ARGON2, type Argon2Hash, needsRehash, parseArgon2, verifyForeign } from "./password_schemes.ts";
+import {
+  ARGON2,
+  type Argon2Hash,
+  argon2String,
+  needsRehash,
+  parseArgon2,
+  verifyForeign,
+} from "./password_schemes.ts";
 import { FOREIGN_HASH_GATE } from "./hash_gate.ts";
 
 export { ARGON2 };
@@ -31,8 +38,13 @@ async function loadBackend(): Promise<Backend> {
     };
     // Prove the addon works before relying on it.
     await native.verify(await native.hash("probe", opts), "probe");
-    // The addon reads the variant and parameters from the PHC string itself.
-    return { name: "native", hash: (p) => native.hash(p, opts), verify: (h, _, p) => native.verify(h, p) };
+    // The addon reads the variant and parameters from the PHC string itself: given re-encoded (unpadded standard
+    // base64), which it reads where it might not read a padded or URL-safe one.
+    return {
+      name: "native",
+      hash: (p) => native.hash(p, opts),
+      verify: (_, parsed, p) => native.verify(argon2String(parsed), p),
+    };
   } catch {
     // The native addon does not load or work on this platform: the WebAssembly one computes the same hashes.
     const wasm = await import("hash-wasm");
