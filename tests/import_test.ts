@@ -27,6 +27,7 @@ import {
 import { FOREIGN_HASH_GATE } from "../domain/accounts/hash_gate.ts";
 import { IMPORT_GATE } from "../domain/provisioning/import_scan.ts";
 import { decoyHash } from "../domain/accounts/password_decoy.ts";
+import { rehashIfForeign } from "../domain/accounts/password_rehash.ts";
 import { OWN_PREFIX } from "../domain/accounts/password_schemes.ts";
 import { hashPassword } from "../domain/accounts/passwords.ts";
 
@@ -252,6 +253,24 @@ test("POST …/users/import: an Argon2 string in padded base64 is stored re-enco
   assert.equal(row.password_hash, made);
   assert.equal(await loginStatus(p, email, PASSWORD), 303);
   assert.equal(await schemeOf(p, result.user_id!), "argon2id");
+});
+
+test("a rehash that finds the hash rehashed by a concurrent sign-in answers that hash, not the imported one", async () => {
+  const p = await newProject({ redirect_uris: [REDIRECT_URI] });
+  const { db } = await service();
+  const email = mail("race");
+  const bcryptHash = bcrypt.hashSync(PASSWORD, 4);
+  const [{ user_id }] = (await importUsers(p, [{ email, password_hash: bcryptHash }])).results;
+  const who = { projectId: p.project.id, userId: user_id!, stored: bcryptHash };
+  // A concurrent sign-in rehashed it first: the compare-and-set fails, and the hash as it is now is answered.
+  const theirs = await hashPassword(PASSWORD);
+  await db.sql`update users set password_hash = ${theirs} where id = ${user_id!}`;
+  assert.equal(await rehashIfForeign(db.sql, who, PASSWORD), theirs);
+  // A new password meanwhile (a reset): the imported hash is answered, so a later "changed meanwhile" refuses.
+  await db.sql`update users set password_hash = ${await hashPassword(
+    "a new password",
+  )} where id = ${user_id!}`;
+  assert.equal(await rehashIfForeign(db.sql, who, PASSWORD), bcryptHash);
 });
 
 test("the sign-in decoy is an imported hash of the same project while it holds one, never another's", async () => {

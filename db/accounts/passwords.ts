@@ -49,3 +49,10 @@ export async function findForeignHash(sql: Sql, projectId: string): Promise<stri
     limit 1`;
   return row?.password_hash ?? null;
 }
+
+/** The user's password hash as it is now (null: no password, or no such user). */
+export async function findPasswordHash(sql: Sql, projectId: string, userId: string): Promise<string | null> {
+  const [row] = await sql<{ password_hash: string | null }[]>`
+    select password_hash from users where project_id = ${projectId} and id = ${userId}`;
+  return row?.password_hash ?? null;
+}

@@ -4,15 +4,20 @@
  * the foreign hash, if that hash is still the user's. The one place both paths call.
  */
 import type { Sql } from "../../db/connection.ts";
-import { replacePasswordHash } from "../../db/accounts/passwords.ts";
+import { findPasswordHash, replacePasswordHash } from "../../db/accounts/passwords.ts";
 import { needsRehash } from "./password_schemes.ts";
-import { hashPassword } from "./passwords.ts";
+import { hashPassword, verifyPassword } from "./passwords.ts";
 
 /**
  * After `password` was verified against `stored`: when `stored` is not the service's own argon2id, stores the
  * password's argon2id hash instead (compare-and-set on `stored`, so a concurrent change of password wins).
  * Answers the user's hash as it now is: the new one, or `stored` when nothing was replaced (a caller that
  * compares hashes later, as a change of password does, compares with this one).
+ *
+ * When the compare-and-set finds the hash changed, a concurrent sign-in with the same password usually rehashed
+ * it first: the hash now is the service's own of this very password, and is answered (so that a change of
+ * password that proved this password is not refused as "changed meanwhile"). Any other change (a new password:
+ * a reset, another change) is answered as `stored`, and the caller's later check refuses.
  */
 export async function rehashIfForeign(
   sql: Sql,
@@ -21,5 +26,8 @@ export async function rehashIfForeign(
 ): Promise<string> {
   if (!needsRehash(user.stored)) return user.stored;
   const next = await hashPassword(password);
-  return await replacePasswordHash(sql, user.projectId, user.userId, user.stored, next) ? next : user.stored;
+  if (await replacePasswordHash(sql, user.projectId, user.userId, user.stored, next)) return next;
+  const now = await findPasswordHash(sql, user.projectId, user.userId);
+  // The service's own hash (argon2id, ungated) of the same password: rehashed by a concurrent sign-in.
+  return now !== null && !needsRehash(now) && await verifyPassword(now, password) ? now : user.stored;
 }
