@@ -273,6 +273,37 @@ test("a rehash that finds the hash rehashed by a concurrent sign-in answers that
   assert.equal(await rehashIfForeign(db.sql, who, PASSWORD), bcryptHash);
 });
 
+test("POST …/users/import: a chunk failing after others were written answers their results, the rest system_error", async () => {
+  const p = await newProject();
+  const { db } = await service();
+  const boom = mail("boom");
+  const fn = `import_boom_${crypto.randomUUID().slice(0, 8)}`;
+  // The database refuses one user of the second chunk (lines 1,001 to 1,500), as a failure partway would.
+  await db.sql.unsafe(`create function ${fn}() returns trigger language plpgsql as $f$
+    begin if new.email = '${boom}' then raise exception 'boom'; end if; return new; end $f$`);
+  await db.sql.unsafe(`create trigger ${fn} before insert on users for each row execute function ${fn}()`);
+  try {
+    const users = Array.from({ length: 1_500 }, (_, i) => ({ external_user_id: `${fn}-${i}` }));
+    users[1_200] = { external_user_id: `${fn}-boom`, email: boom } as (typeof users)[number];
+    const answer = await importUsers(p, [...users, { nickname: "refused before any write" }]);
+    assert.equal(answer.created, 1_000);
+    assert.equal(answer.refused, 501);
+    assert.ok(answer.results.slice(0, 1_000).every((r) => r.status === "created"));
+    for (const r of answer.results.slice(1_000, 1_500)) {
+      assert.equal(r.status, "refused");
+      assert.equal(r.error?.code, "system_error");
+      assert.match(r.error!.description, /not written: the import failed at its line 1001/);
+    }
+    assert.equal(answer.results[1_500].error?.code, "invalid_params"); // its own refusal stays
+    const [{ count }] = await db.sql<{ count: number }[]>`
+      select count(*)::int as count from users where project_id = ${p.project.id}`;
+    assert.equal(count, 1_000); // the first chunk, written; nothing of the second
+  } finally {
+    await db.sql.unsafe(`drop trigger ${fn} on users`);
+    await db.sql.unsafe(`drop function ${fn}()`);
+  }
+});
+
 test("the sign-in decoy is an imported hash of the same project while it holds one, never another's", async () => {
   const { db } = await service();
   const a = await newProject({ redirect_uris: [REDIRECT_URI] });

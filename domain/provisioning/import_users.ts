@@ -95,12 +95,18 @@ function prepare(u: ImportUserLine, firebase: FirebaseHashParameters | null): Im
  * is malformed or out of bounds or lacks its scheme's parameters, and an email or external id an earlier line of
  * the request has. Refused in its chunk's transaction: a role that does not exist or is an organization role, one
  * whose permissions the caller does not all hold, and an email or external id a user of the project already has.
+ *
+ * A chunk whose transaction fails (the database unavailable, say) after earlier chunks were committed does not
+ * lose their results: the answer lists the created lines, and each line of the failed chunk and of the chunks
+ * after it (none of them written) refused with `system_error`; `report` is told the error (the route logs it).
+ * When the first chunk fails nothing was written, and the error is the request's.
  */
 export async function importUsers(
   sql: Sql,
   caller: Principal,
   projectId: string,
   input: { lines: ImportLine[]; firebase: FirebaseHashParameters | null },
+  report: (err: unknown) => void = () => {},
 ): Promise<ImportUsersResult> {
   const results = new Map<number, ImportLineResult>();
   const refuse = (line: number, error: LineError) => results.set(line, { line, status: "refused", error });
@@ -140,7 +146,21 @@ export async function importUsers(
   const source = eventSource(caller);
   for (let at = 0; at < ready.length; at += IMPORT_CHUNK) {
     const chunk = ready.slice(at, at + IMPORT_CHUNK);
-    const outcomes = await transaction(sql, (tx) => writeChunk(tx, caller, projectId, chunk, source));
+    let outcomes: ImportLineResult[];
+    try {
+      outcomes = await transaction(sql, (tx) => writeChunk(tx, caller, projectId, chunk, source));
+    } catch (err) {
+      if (at === 0) throw err; // nothing written: the request's error
+      report(err);
+      const notWritten = refusal(
+        "system_error",
+        `not written: the import failed at its line ${chunk[0].line} (earlier lines were written); send ` +
+          "this line again (lines already written are refused as user_email_already_used or " +
+          "user_external_id_already_used, never duplicated)",
+      );
+      for (const p of ready.slice(at)) refuse(p.line, notWritten);
+      break;
+    }
     for (const outcome of outcomes) results.set(outcome.line, outcome);
   }
   const ordered = input.lines.map((l) => results.get(l.line)!);

@@ -49,7 +49,10 @@ export const importUsersRoute = guardedRoute({
     "parameters, an email or external id of an earlier line or of an existing user, or a role the caller cannot " +
     "give (it must hold every permission of it, as for `createUser`) is refused with its reason, and the others " +
     "are created, each with its `user.created` event (`details.how`: `import`) in the same transaction. A plain " +
-    "`password` is not taken (no password is hashed at import). The answer lists every line in order.",
+    "`password` is not taken (no password is hashed at import). The answer lists every line in order. Users " +
+    "are written 1,000 to a transaction: should one fail after earlier ones were committed, the answer lists " +
+    "the created lines and refuses each line not written with `system_error` (send them again: lines already " +
+    "written are refused as `user_email_already_used` or `user_external_id_already_used`, never duplicated).",
   request: {
     params: ProjectIdParam,
     body: {
@@ -77,7 +80,21 @@ export function registerUserImportRoutes(app: App) {
     // One import at a time per process (a second is 429): see IMPORT_GATE.
     const result = await IMPORT_GATE.run(async () => {
       const body = await readBody(c);
-      return await importUsers(c.get("deps").sql, c.get("principal"), project_id, body);
+      const { sql, log } = c.get("deps");
+      return await importUsers(
+        sql,
+        c.get("principal"),
+        project_id,
+        body,
+        (err) =>
+          log.error(
+            "user import: a chunk failed after earlier ones were written; its lines answered system_error",
+            {
+              project_id,
+              error: err instanceof Error ? err.message : String(err),
+            },
+          ),
+      );
     });
     return c.json(result, 200);
   });
