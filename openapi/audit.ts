@@ -26,6 +26,10 @@ export const EVENT_TYPES = {
     "humans leave empty was filled; the page answered as for a success) or `domain_not_allowed` " +
     "(`details.domain` is not among the project's `signup.domains`)",
   "user.updated": 'A user\'s profile, identity, password (`"changed"`) or role changed',
+  "user.password_rehashed":
+    "An imported password hash became the service's own argon2id at the user's first " +
+    "successful sign-in or fresh proof (`details.from`: the imported scheme, e.g. `bcrypt`); the password is " +
+    "the same",
   "user.activated": "A user was activated",
   "user.deactivated": "A user was deactivated: their sessions ended",
   "user.deleted":

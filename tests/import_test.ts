@@ -28,6 +28,7 @@ import { FOREIGN_HASH_GATE } from "../domain/accounts/hash_gate.ts";
 import { IMPORT_GATE } from "../domain/provisioning/import_scan.ts";
 import { decoyHash } from "../domain/accounts/password_decoy.ts";
 import { rehashIfForeign } from "../domain/accounts/password_rehash.ts";
+import { SYSTEM } from "../domain/audit/audit.ts";
 import { OWN_PREFIX } from "../domain/accounts/password_schemes.ts";
 import { hashPassword } from "../domain/accounts/passwords.ts";
 
@@ -181,6 +182,22 @@ test("POST …/users/import: a hash of every scheme signs in, and the first succ
     assert.match(after.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     await authorizationCode({ clientId: p.clientId, email: emails[i], password }); // and still signs in
   }
+  // Each rehash is an audit event, the imported scheme in its details (argon2id, already the service's: none).
+  const res = await http(
+    `/api/v1/projects/${p.project.id}/audit-events?type=user.password_rehashed&limit=100`,
+    {
+      headers: { authorization: `Bearer ${p.token}` },
+    },
+  );
+  assert.equal(res.status, 200, await res.clone().text());
+  const events: { target: { id: string }; details: { from: string } }[] = (await res.json()).data;
+  const rehashed = cases.flatMap(([scheme], i) =>
+    scheme === "argon2id" ? [] : [[answer.results[i].user_id, scheme]]
+  );
+  assert.deepEqual(
+    events.map((e) => [e.target.id, e.details.from]).sort(),
+    rehashed.sort(),
+  );
 });
 
 test("POST …/users/import: fresh proof with an imported password rehashes it too", async () => {
@@ -265,12 +282,12 @@ test("a rehash that finds the hash rehashed by a concurrent sign-in answers that
   // A concurrent sign-in rehashed it first: the compare-and-set fails, and the hash as it is now is answered.
   const theirs = await hashPassword(PASSWORD);
   await db.sql`update users set password_hash = ${theirs} where id = ${user_id!}`;
-  assert.equal(await rehashIfForeign(db.sql, who, PASSWORD), theirs);
+  assert.equal(await rehashIfForeign(db.sql, who, PASSWORD, SYSTEM), theirs);
   // A new password meanwhile (a reset): the imported hash is answered, so a later "changed meanwhile" refuses.
   await db.sql`update users set password_hash = ${await hashPassword(
     "a new password",
   )} where id = ${user_id!}`;
-  assert.equal(await rehashIfForeign(db.sql, who, PASSWORD), bcryptHash);
+  assert.equal(await rehashIfForeign(db.sql, who, PASSWORD, SYSTEM), bcryptHash);
 });
 
 test("POST …/users/import: a chunk failing after others were written answers their results, the rest system_error", async () => {

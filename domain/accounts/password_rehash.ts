@@ -1,11 +1,13 @@
 /**
  * Imported password hashes become the service's own at the first successful sign-in (the login form) or proof
  * (a change of sign-in methods): the password just proved right is hashed with argon2id and stored in place of
- * the foreign hash, if that hash is still the user's. The one place both paths call.
+ * the foreign hash, if that hash is still the user's, with its audit event `user.password_rehashed`
+ * (`details.from`: the imported scheme) in the same transaction. The one place both paths call.
  */
-import type { Sql } from "../../db/connection.ts";
+import { type Sql, transaction } from "../../db/connection.ts";
+import { record, type Source } from "../audit/audit.ts";
 import { findPasswordHash, replacePasswordHash } from "../../db/accounts/passwords.ts";
-import { needsRehash } from "./password_schemes.ts";
+import { needsRehash, schemeOf } from "./password_schemes.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 
 /**
@@ -23,10 +25,22 @@ export async function rehashIfForeign(
   sql: Sql,
   user: { projectId: string; userId: string; stored: string },
   password: string,
+  source: Source,
 ): Promise<string> {
   if (!needsRehash(user.stored)) return user.stored;
   const next = await hashPassword(password);
-  if (await replacePasswordHash(sql, user.projectId, user.userId, user.stored, next)) return next;
+  const replaced = await transaction(sql, async (tx) => {
+    if (!(await replacePasswordHash(tx, user.projectId, user.userId, user.stored, next))) return false;
+    await record(tx, {
+      projectId: user.projectId,
+      type: "user.password_rehashed",
+      source,
+      target: { type: "user", id: user.userId },
+      details: { from: schemeOf(user.stored) },
+    });
+    return true;
+  });
+  if (replaced) return next;
   const now = await findPasswordHash(sql, user.projectId, user.userId);
   // The service's own hash (argon2id, ungated) of the same password: rehashed by a concurrent sign-in.
   return now !== null && !needsRehash(now) && await verifyPassword(now, password) ? now : user.stored;

@@ -115,6 +115,7 @@ export async function requireFreshProof(
       sql,
       { projectId, userId, stored: user.password_hash },
       given.current_password,
+      actor.source,
     );
     await clearAttempts(sql, key);
     return { ...user, password_hash: stored };

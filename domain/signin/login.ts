@@ -401,6 +401,7 @@ export async function checkPassword(
       sql,
       { projectId: req.project_id, userId: user.id, stored: user.password_hash },
       password,
+      userSource(user.id, request),
     );
     await clearAttempts(sql, account);
     await uncountAttempt(sql, address);
