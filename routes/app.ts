@@ -47,8 +47,7 @@ import { registerWebhookRoutes } from "./api/events/webhooks.ts";
 import { registerOrganizationRoutes } from "./api/organizations/organizations.ts";
 import { registerMemberRoutes } from "./api/organizations/members.ts";
 import { registerInvitationRoutes } from "./api/organizations/invitations.ts";
-import { registerScimUserRoutes } from "./api/provisioning/scim_users.ts";
-import { registerScimGroupRoutes } from "./api/provisioning/scim_groups.ts";
+import { registerScimResourceRoutes } from "./api/provisioning/scim_resources.ts";
 import { registerScimDiscoveryRoutes, registerScimNotFound } from "./api/provisioning/scim_discovery.ts";
 
 export const OPENAPI_INFO = {
@@ -130,8 +129,7 @@ export function createApp(deps: Deps): App {
   registerConsoleRoutes(app);
   // SCIM 2.0 (docs/provisioning.md): its own protocol, with plain routes outside the OpenAPI document.
   registerScimDiscoveryRoutes(app);
-  registerScimUserRoutes(app);
-  registerScimGroupRoutes(app);
+  registerScimResourceRoutes(app);
   registerScimNotFound(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
