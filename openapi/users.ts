@@ -14,6 +14,24 @@ import {
 } from "./fields.ts";
 import { FreshProofFields } from "./mfa.ts";
 
+/**
+ * The schemes an imported password hash may be in, as `password_hash_algorithm` names them (`argon2` covers
+ * argon2id and argon2i of other parameters than the service's); domain/accounts/password_schemes.ts reads them.
+ */
+export const IMPORT_ALGORITHMS = [
+  "bcrypt",
+  "argon2",
+  "scrypt",
+  "pbkdf2",
+  "django_pbkdf2",
+  "firebase_scrypt",
+  "sha256_salted",
+  "sha512_salted",
+  "md5_salted",
+] as const;
+/** What `users.password_scheme` shows: the service's own `argon2id`, or an imported scheme until the rehash. */
+export const PASSWORD_SCHEMES = ["argon2id", ...IMPORT_ALGORITHMS] as const;
+
 export const User = z.object({
   id: z.string(),
   project_id: z.string(),
@@ -38,19 +56,7 @@ export const User = z.object({
   role_id: z.string().nullable(),
   is_active: z.boolean(),
   properties: Properties,
-  password_scheme: z.enum([
-    "argon2id",
-    "argon2",
-    "bcrypt",
-    "scrypt",
-    "pbkdf2",
-    "django_pbkdf2",
-    "firebase_scrypt",
-    "sha256_salted",
-    "sha512_salted",
-    "md5_salted",
-    "unknown",
-  ]).nullable().openapi({
+  password_scheme: z.enum([...PASSWORD_SCHEMES, "unknown"]).nullable().openapi({
     description:
       "The scheme of the user's password hash (never the hash): `argon2id` is the service's own; " +
       "the others were imported (POST …/users/import) and are rehashed to `argon2id` at the user's first " +
@@ -248,17 +254,7 @@ export const MailSent = z.object({
 export type MailSent = z.infer<typeof MailSent>;
 
 /** The hash schemes an import names with `password_hash_algorithm` (domain/accounts/password_schemes.ts). */
-const ImportAlgorithm = z.enum([
-  "bcrypt",
-  "argon2",
-  "scrypt",
-  "pbkdf2",
-  "django_pbkdf2",
-  "firebase_scrypt",
-  "sha256_salted",
-  "sha512_salted",
-  "md5_salted",
-]);
+const ImportAlgorithm = z.enum(IMPORT_ALGORITHMS);
 
 /** Fields an export writes that an import takes back and ignores (the new project makes its own). */
 const ExportedOnly = (what: string) =>

@@ -21,6 +21,7 @@
 import { Buffer } from "node:buffer";
 import { createCipheriv, createHash, pbkdf2, scrypt, timingSafeEqual } from "node:crypto";
 import bcryptjs from "bcryptjs";
+import { IMPORT_ALGORITHMS, PASSWORD_SCHEMES } from "../../openapi/users.ts";
 
 /** The service's own Argon2id parameters (OWASP's: 19 MiB, 2 passes, 1 lane, 32-byte hash). */
 export const ARGON2 = { memoryKiB: 19_456, passes: 2, lanes: 1, hashLength: 32 } as const;
@@ -29,23 +30,12 @@ export const ARGON2 = { memoryKiB: 19_456, passes: 2, lanes: 1, hashLength: 32 }
 export const OWN_PREFIX = `$argon2id$v=19$m=${ARGON2.memoryKiB},t=${ARGON2.passes},p=${ARGON2.lanes}$`;
 
 /** What `users.password_scheme` shows (db/migrations/0035_provisioning.sql reads the same prefixes). */
-export const SCHEMES = [
-  "argon2id",
-  "argon2",
-  "bcrypt",
-  "scrypt",
-  "pbkdf2",
-  "django_pbkdf2",
-  "firebase_scrypt",
-  "sha256_salted",
-  "sha512_salted",
-  "md5_salted",
-] as const;
+export const SCHEMES = PASSWORD_SCHEMES;
 export type Scheme = (typeof SCHEMES)[number];
 
 /** What an import line's `password_hash_algorithm` may name (`argon2` covers argon2id and argon2i). */
-export const IMPORT_ALGORITHMS = SCHEMES.filter((s) => s !== "argon2id") as Exclude<Scheme, "argon2id">[];
-export type ImportAlgorithm = Exclude<Scheme, "argon2id">;
+export { IMPORT_ALGORITHMS };
+export type ImportAlgorithm = (typeof IMPORT_ALGORITHMS)[number];
 
 /**
  * The limits on every scheme's parameters, so that one verification costs at most about a second of CPU and

@@ -96,7 +96,7 @@ export async function requireGivable(
 }
 
 /** 403 unless the caller covers each role it takes away (held `for share` first). */
-async function requireRemovable(tx: Tx, caller: Principal, projectId: string, taken: string[]) {
+export async function requireRemovable(tx: Tx, caller: Principal, projectId: string, taken: string[]) {
   await lockRolesShared(tx, projectId, taken);
   for (const roleId of taken) {
     await requireCovered(

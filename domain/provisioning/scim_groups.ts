@@ -7,7 +7,6 @@
  */
 import { retryRead, type Sql, transaction, type Tx } from "../../db/connection.ts";
 import { findOrganization, touchOrganization } from "../../db/organizations/organizations.ts";
-import { lockRolesShared } from "../../db/authz/roles.ts";
 import {
   deleteMembers,
   EXTERNAL_ID_PROPERTY,
@@ -23,8 +22,7 @@ import {
 } from "../../db/provisioning/scim_groups.ts";
 import { auditEvents } from "../../telemetry/families.ts";
 import { sourceOf } from "../audit/audit.ts";
-import { requireCovered } from "../authz/coverage.ts";
-import { organizationRoles, requireGivable } from "../organizations/members.ts";
+import { organizationRoles, requireGivable, requireRemovable } from "../organizations/members.ts";
 import { newId } from "../shared/ids.ts";
 import {
   createOrganization,
@@ -206,21 +204,7 @@ async function removeMembers(
   if (userIds.length === 0) return;
   if (userIds.length > MAX_MEMBER_CHANGES) throw tooManyChanges();
   const members = await lockMembers(tx, projectId, organizationId, userIds);
-  const held = [...new Set(members.flatMap((m) => m.role_ids))].sort();
-  await lockRolesShared(tx, projectId, held);
-  for (const roleId of held) {
-    await requireCovered(
-      tx,
-      caller,
-      projectId,
-      { roleId },
-      "role_ids",
-      "taking away this organization role",
-      {
-        nameCodes: false,
-      },
-    );
-  }
+  await requireRemovable(tx, caller, projectId, [...new Set(members.flatMap((m) => m.role_ids))].sort());
   await deleteMembers(tx, projectId, organizationId, members.map((m) => m.user_id));
   await insertOrganizationEvents(
     tx,

@@ -2004,8 +2004,8 @@ export namespace Api {
 		 */
 		export enum PasswordSchemeEnum {
 			Argon2id = 'argon2id',
-			Argon2 = 'argon2',
 			Bcrypt = 'bcrypt',
+			Argon2 = 'argon2',
 			Scrypt = 'scrypt',
 			Pbkdf2 = 'pbkdf2',
 			DjangoPbkdf2 = 'django_pbkdf2',
@@ -5235,8 +5235,8 @@ export namespace Api {
 		 */
 		export enum PasswordSchemeEnum {
 			Argon2id = 'argon2id',
-			Argon2 = 'argon2',
 			Bcrypt = 'bcrypt',
+			Argon2 = 'argon2',
 			Scrypt = 'scrypt',
 			Pbkdf2 = 'pbkdf2',
 			DjangoPbkdf2 = 'django_pbkdf2',
