@@ -1,5 +1,8 @@
-/** Console pages of a project's clients: create and rotate (the secret shown once), activate or deactivate, permissions. */
-import type { Client, DecisionClaim } from "../../openapi/clients.ts";
+/**
+ * Console pages of a project's clients: create and rotate (the secret shown once), activate or deactivate,
+ * permissions, and SCIM tokens (scim_tokens.tsx; each shown once).
+ */
+import type { Client, DecisionClaim, ScimToken } from "../../openapi/clients.ts";
 import type { Resource } from "../../openapi/resources.ts";
 import type { App } from "../env.ts";
 import { DeleteLink } from "./deletion.tsx";
@@ -35,6 +38,7 @@ import { PermissionChecklist } from "./roles.tsx";
 import { type Console, findIn, html, signedIn } from "./session.ts";
 import { registerAreaList } from "./area_list.tsx";
 import { keepOnce, type Once, takeOnce } from "../../domain/console/shown_once.ts";
+import { ScimTokens, scimTokensOf } from "./scim_tokens.tsx";
 
 const api = (k: Console) => areaApi(k, "clients");
 type Method = Client["token_endpoint_auth_method"];
@@ -300,7 +304,9 @@ function SecretNotice(p: { once: Once }) {
   );
 }
 
-function ClientPage(p: Form & { nonce: string; s: Scope; title: string; once?: Once }) {
+type Extras = { once?: Once; scimOnce?: Once; scimTokens?: ScimToken[] | null };
+
+function ClientPage(p: Form & Extras & { nonce: string; s: Scope; title: string }) {
   const { k, s, client } = p;
   return (
     <Layout nonce={p.nonce} title={p.title} k={k} project={s.project} tab="clients" operator={s.operator}>
@@ -310,6 +316,16 @@ function ClientPage(p: Form & { nonce: string; s: Scope; title: string; once?: O
       {client && <ClientFacts client={client} />}
       <ClientForm {...p} />
       {client && !p.readonly && !client.metadata_url && <RotateForm k={k} action={p.action} />}
+      {client && p.scimTokens && (
+        <ScimTokens
+          k={k}
+          action={p.action}
+          tokens={p.scimTokens}
+          readonly={p.readonly}
+          once={p.scimOnce}
+          problem={p.problem}
+        />
+      )}
       {client && <DeleteLink s={s} area="clients" id={client.id} show={!client.is_admin} />}
     </Layout>
   );
@@ -320,7 +336,7 @@ async function editPage(
   client: Client | null,
   values: Values | null,
   problem: Problem | null,
-  once?: Once,
+  extras: Pick<Extras, "once" | "scimOnce"> = {},
 ) {
   let s: Scope, resources: Resource[];
   try {
@@ -347,7 +363,9 @@ async function editPage(
   const action = client ? `${base}/${encodeURIComponent(client.id)}` : `${base}/new`;
   const readonly = !s.can(client ? "clients:update" : "clients:create");
   const title = client ? `Client ${client.name}` : "Create client";
-  const page = { k, s, client, v, resources, problem, action, readonly, title, once };
+  // A client of a metadata document has no credentials, so no SCIM token either.
+  const scimTokens = client && !client.metadata_url ? await scimTokensOf(k, client.id) : null;
+  const page = { k, s, client, v, resources, problem, action, readonly, title, ...extras, scimTokens };
   return html(k.c, (nonce) => <ClientPage nonce={nonce} {...page} />, problem ? 400 : 200);
 }
 
@@ -428,7 +446,16 @@ async function showClient(k: Console) {
   const { sql, keys } = k.c.get("deps");
   // Read before the page: the secret is spent by this read, whichever instance kept it.
   const once = key === undefined ? undefined : await takeOnce(sql, keys.vault, k.session.secret, key);
-  return await showRecord<Client>(k, api(k), cid(k), (found) => editPage(k, found, null, null, once));
+  const scimKey = k.c.req.query("scim_once");
+  const scimOnce = scimKey === undefined
+    ? undefined
+    : await takeOnce(sql, keys.vault, k.session.secret, scimKey);
+  return await showRecord<Client>(
+    k,
+    api(k),
+    cid(k),
+    (found) => editPage(k, found, null, null, { once, scimOnce }),
+  );
 }
 
 async function saveClient(k: Console) {
@@ -457,6 +484,40 @@ async function rotateSecret(k: Console) {
   return editPage(k, current, null, problemOf(res));
 }
 
+/** Makes a SCIM token of the client and shows it once on the client's page (post, redirect, get). */
+async function makeScimToken(k: Console) {
+  const days = k.field("scim_expires_in_days").trim();
+  const res = await k.api<ScimToken & { token: string }>(
+    "POST",
+    `${api(k)}/${encodeURIComponent(cid(k))}/scim-tokens`,
+    {
+      description: k.field("scim_description").trim() || null,
+      expires_in_days: days === "" ? null : Number(days),
+    },
+  );
+  if (!res.ok) {
+    const current = await findIn<Client>(k, api(k), cid(k)).catch(() => null);
+    return editPage(k, current, null, problemOf(res));
+  }
+  const { sql, keys } = k.c.get("deps");
+  const key = await keepOnce(sql, keys.vault, k.session.secret, { id: res.body.id, secret: res.body.token });
+  const page = `${projectPath(k.c.req.param("pid")!)}/clients/${encodeURIComponent(cid(k))}`;
+  return k.c.redirect(`${page}?scim_once=${encodeURIComponent(key)}#scim-tokens`, 303);
+}
+
+async function revokeScimToken(k: Console) {
+  const res = await k.api(
+    "DELETE",
+    `${api(k)}/${encodeURIComponent(cid(k))}/scim-tokens/${encodeURIComponent(k.c.req.param("tid")!)}`,
+  );
+  if (!res.ok) {
+    const current = await findIn<Client>(k, api(k), cid(k)).catch(() => null);
+    return editPage(k, current, null, problemOf(res));
+  }
+  const page = `${projectPath(k.c.req.param("pid")!)}/clients/${encodeURIComponent(cid(k))}`;
+  return k.c.redirect(`${page}?done=1#scim-tokens`, 303);
+}
+
 export function registerClientPages(app: App) {
   registerClientList(app);
   app.get("/console/projects/:pid/clients/new", signedIn(app, showNewClient));
@@ -464,4 +525,6 @@ export function registerClientPages(app: App) {
   app.get("/console/projects/:pid/clients/:cid", signedIn(app, showClient));
   app.post("/console/projects/:pid/clients/:cid", signedIn(app, saveClient));
   app.post("/console/projects/:pid/clients/:cid/secret", signedIn(app, rotateSecret));
+  app.post("/console/projects/:pid/clients/:cid/scim-tokens", signedIn(app, makeScimToken));
+  app.post("/console/projects/:pid/clients/:cid/scim-tokens/:tid/revoke", signedIn(app, revokeScimToken));
 }
