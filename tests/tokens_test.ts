@@ -273,7 +273,13 @@ test("POST /api/v1/tokens: requests sent together are each answered for their ow
     { id: `${a.clientId}","x\\{}`, secret: a.secret, expect: "invalid_client" },
     { id: stopped.id, secret: stopped.client_secret, expect: "client_not_active" },
   ];
-  const sent = Array.from({ length: 10 }, () => cases).flat();
+  // The wrong secret five times only: at ten failures the client throttle (THROTTLE.client, per client and
+  // address) refuses even a right secret of that client, and whether the batch's right ones are checked before
+  // the tenth failure is counted is a race.
+  const sent = Array.from(
+    { length: 10 },
+    (_, round) => cases.filter((c) => round < 5 || c.expect !== "invalid_client_credentials"),
+  ).flat();
   const answers = await Promise.all(
     sent.map((c) =>
       postToken({ grant_type: "client_credentials" }, { authorization: basic(c.id, c.secret) })
